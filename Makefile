@@ -1,0 +1,111 @@
+# vbench build. `make` builds bin/vbench (CLI + coordinator) and bin/vbench-agent;
+# `make test` installs what is missing, builds, and runs every test through prove (TAP).
+# Sources are picked up by folder, so adding a module needs no edit here.
+
+BUILD    ?= build
+CC       ?= cc
+CXX      ?= g++
+OPT      ?= -O2
+SAN      ?=
+PKGS     := libzmq libczmq libprotobuf-c sqlite3 yaml-0.1 libxxhash libsystemd
+HDF5_DIR := /usr/lib/x86_64-linux-gnu/hdf5/serial
+CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(HDF5_DIR)/include $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS   += -std=gnu11 $(OPT) -g -Wall -Wextra -pthread $(SAN)
+CXXFLAGS += -std=c++17 -O3 -g -Wall -Wextra -pthread $(SAN)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -L$(HDF5_DIR)/lib -lhdf5 -lopenblas -lstdc++ -lm -pthread
+LDFLAGS  += $(SAN)
+
+GIT_REV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+CPPFLAGS += -DVB_GIT_REV='"$(GIT_REV)"'
+
+# Shared code used by both programs, one folder per concern.
+LIB_C    := $(wildcard util/*.c metrics/*.c datasets/*.c engines/*.c config/*.c proto/*.c)
+LIB_CXX  := $(wildcard engines/*.cc)
+PROTO_C  := $(BUILD)/gen/proto/vbench.pb-c.c
+EMBED_C  := $(BUILD)/gen/embedded.c
+LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(PROTO_C:%.c=%.o) $(EMBED_C:%.c=%.o)
+COORD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard coordinator/*.c))
+AGENT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*.c))
+# agent/main.c is the agent program; the rest of agent/ is linked into the CLI too (local helpers, tests).
+AGENT_LIB := $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJ))
+COORD_LIB := $(filter-out $(BUILD)/coordinator/main.o,$(COORD_OBJ))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+EMBEDDED := $(sort $(wildcard profiles/*.yml)) results.db/schema.sql
+
+.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt clean
+# `make` first installs what is missing (Debian packages), then builds in a fresh make so that the
+# pkg-config flags are read after the install.
+all: deps
+	@$(MAKE) --no-print-directory binaries
+
+binaries: bin/vbench bin/vbench-agent
+
+deps:
+	@bash deploy/install-deps
+
+test-deps:
+	@bash deploy/install-deps --with-tests
+
+$(BUILD)/gen/proto/vbench.pb-c.c $(BUILD)/gen/proto/vbench.pb-c.h: proto/vbench.proto
+	@mkdir -p $(BUILD)/gen/proto
+	protoc-c --proto_path=proto --c_out=$(BUILD)/gen/proto proto/vbench.proto
+
+# Profiles and the results schema are compiled in, so the binary works from any directory.
+$(EMBED_C): $(EMBEDDED) util/embed.sh
+	@mkdir -p $(dir $@)
+	sh util/embed.sh $(EMBEDDED) > $@
+
+$(BUILD)/%.o: %.c $(BUILD)/gen/proto/vbench.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libvbench.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+bin/vbench: $(COORD_OBJ) $(AGENT_LIB) $(BUILD)/libvbench.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bin/vbench-agent: $(AGENT_OBJ) $(COORD_LIB) $(BUILD)/libvbench.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(AGENT_LIB) $(COORD_LIB) $(BUILD)/libvbench.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(UNIT_BIN)
+
+# The whole suite: unit programs and end-to-end scripts, all speaking TAP, summarised by prove.
+test: test-deps
+	@$(MAKE) --no-print-directory binaries unit
+	@VB_BIN=$(CURDIR)/bin prove --exec '' --timer $(UNIT_BIN) $(sort $(wildcard tests/e2e/*.t))
+
+# Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a build tree of their own.
+asan-test:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" unit
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  prove --exec '' $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
+
+valgrind-test: test-deps
+	@$(MAKE) --no-print-directory unit
+	@for t in $(UNIT_BIN); do valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null || exit 1; done; echo "valgrind: clean"
+
+bench-gt: test-deps
+	@$(MAKE) --no-print-directory binaries
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_gt
+	@sh bench/bench_gt.sh $(BUILD)/bench/bench_gt
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libvbench.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+clean:
+	rm -rf $(BUILD) build-asan bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

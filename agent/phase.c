@@ -1,0 +1,148 @@
+/* Phase dispatch, reporting helpers, and the corpus load shared by build and rebuild. */
+#include "agent/phase.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datasets/dataset.h"
+#include "proto/wire.h"
+#include "util/clock.h"
+
+vb_phase_fn vb_phase_lookup(const char *phase) {
+    if (strcmp(phase, "build") == 0) return vb_phase_build;
+    if (strcmp(phase, "recall_sweep") == 0) return vb_phase_recall_sweep;
+    return NULL;
+}
+
+static void send_env(vb_phase_ctx *ctx, Vbench__Envelope *env) {
+    vb_error err;
+    if (vb_wire_send(ctx->out, NULL, env, &err) != VB_OK) fprintf(stderr, "vbench-agent: %s\n", err.message);
+}
+
+void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint64_t total, double rate, int force) {
+    uint64_t now = vb_now_ns();
+    if (!force && now - ctx->last_progress_ns < 500000000ull) return;
+    ctx->last_progress_ns = now;
+    Vbench__Progress p = VBENCH__PROGRESS__INIT;
+    p.item_key = ctx->assign->item_key;
+    p.stage = (char *)stage;
+    p.done = done;
+    p.total = total;
+    p.rate = rate;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_PROGRESS;
+    env.progress = &p;
+    send_env(ctx, &env);
+}
+
+void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    Vbench__Log l = VBENCH__LOG__INIT;
+    l.item_key = ctx->assign->item_key;
+    l.level = (char *)level;
+    l.message = msg;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_LOG;
+    env.log = &l;
+    send_env(ctx, &env);
+}
+
+void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix) {
+    char key[512];
+    snprintf(key, sizeof key, "%s#%s", ctx->assign->item_key, suffix);
+    r->result_key = key;
+    r->item_key = ctx->assign->item_key;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_RESULT;
+    env.result = r;
+    send_env(ctx, &env);
+}
+
+/* One loader thread: its own connection, a contiguous slice of rows, batches of `batch`. */
+typedef struct loader {
+    pthread_t tid;
+    vb_engine *engine;
+    const vb_dataset *ds;
+    size_t from, to;
+    int batch;
+    atomic_ullong *loaded;
+    atomic_int *stop;
+    int rc;
+    int joined;
+    vb_error err;
+} loader;
+
+static void *loader_main(void *arg) {
+    loader *l = arg;
+    vb_conn *c = NULL;
+    l->rc = vb_engine_connect(l->engine, &c, &l->err);
+    if (l->rc) return NULL;
+    size_t batch = (size_t)l->batch;
+    int64_t *ids = malloc(batch * sizeof *ids);
+    int32_t *tags = malloc(batch * sizeof *tags);
+    for (size_t row = l->from; row < l->to && l->rc == VB_OK; row += batch) {
+        if (l->stop && atomic_load(l->stop)) {
+            l->rc = vb_error_set(&l->err, "agent", 1, "aborted");
+            break;
+        }
+        size_t n = row + batch <= l->to ? batch : l->to - row;
+        for (size_t i = 0; i < n; i++) {
+            ids[i] = (int64_t)(row + i);
+            tags[i] = vb_dataset_tag(ids[i]);
+        }
+        l->rc = vb_conn_load(c, ids, l->ds->train + row * l->ds->dim, tags, n, &l->err);
+        atomic_fetch_add(l->loaded, n);
+    }
+    free(ids);
+    free(tags);
+    vb_conn_close(&c);
+    return NULL;
+}
+
+int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, vb_error *err) {
+    const vb_dataset *ds = s->ds;
+    if (connections < 1) connections = 1;
+    if (batch < 1) batch = 1;
+    atomic_ullong loaded = 0;
+    loader *ls = calloc((size_t)connections, sizeof *ls);
+    uint64_t t0 = vb_now_ns();
+    int started = 0;
+    for (int i = 0; i < connections; i++) {
+        ls[i] = (loader){.engine = s->engine, .ds = ds, .from = ds->n_train * (size_t)i / (size_t)connections,
+                         .to = ds->n_train * (size_t)(i + 1) / (size_t)connections, .batch = batch,
+                         .loaded = &loaded, .stop = ctx->stop};
+        if (pthread_create(&ls[i].tid, NULL, loader_main, &ls[i]) != 0) {
+            ls[i].rc = vb_error_set(&ls[i].err, "agent", 1, "cannot start a loader thread");
+            break;
+        }
+        started++;
+    }
+    /* Report while the loaders run; joining happens when all have counted their rows or failed. */
+    for (;;) {
+        uint64_t done = atomic_load(&loaded);
+        double secs = (double)(vb_now_ns() - t0) / 1e9;
+        vb_phase_progress(ctx, "load", done, ds->n_train, secs > 0 ? (double)done / secs : 0, 0);
+        int alive = 0;
+        for (int i = 0; i < started; i++) {
+            if (!ls[i].joined && pthread_tryjoin_np(ls[i].tid, NULL) == 0) ls[i].joined = 1;
+            alive += !ls[i].joined;
+        }
+        if (!alive) break;
+        vb_sleep_ns(50000000ull);
+    }
+    int rc = VB_OK;
+    for (int i = 0; i < connections && rc == VB_OK; i++)
+        if (ls[i].rc != VB_OK) {
+            *err = ls[i].err;
+            rc = VB_ERROR;
+        }
+    free(ls);
+    return rc;
+}

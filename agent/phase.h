@@ -1,0 +1,59 @@
+/* What a phase implementation gets from the agent, and how it reports back.
+ *
+ * A phase runs in the agent's work thread, one item at a time. It reports through ctx->out (an inproc PUSH
+ * socket read by the agent's main loop, which owns the coordinator connection): progress as it goes, results
+ * as they are measured. It returns VB_OK (the agent then sends Done) or VB_ERROR with err filled (Failed). It
+ * checks *ctx->stop between units of work and returns promptly when it is set. */
+#ifndef VB_AGENT_PHASE_H
+#define VB_AGENT_PHASE_H
+
+#include <czmq.h>
+#include <stdatomic.h>
+
+#include "agent/session.h"
+#include "proto/vbench.pb-c.h"
+#include "util/error.h"
+#include "util/kv.h"
+
+typedef struct vb_phase_ctx {
+    const Vbench__Assign *assign;
+    vb_kv *point;              /* views of assign's lists */
+    size_t n_point;
+    vb_kv *phase_params;
+    size_t n_phase_params;
+    vb_kv *engine_params;
+    size_t n_engine_params;
+    vb_kv *dataset_params;
+    size_t n_dataset_params;
+    vb_session **session;      /* the agent's current session; phases may replace it */
+    zsock_t *out;
+    atomic_int *stop;
+    const char *agent_id;
+    const char *work_dir;
+    const char *cache_dir;
+    const int *cpus;
+    int n_cpus;
+    uint64_t last_progress_ns;
+} vb_phase_ctx;
+
+typedef int (*vb_phase_fn)(vb_phase_ctx *ctx, vb_error *err);
+
+/* The implementation for a phase name, or NULL when this agent cannot run it. */
+vb_phase_fn vb_phase_lookup(const char *phase);
+
+/* Sends progress, at most every 500 ms unless force. */
+void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint64_t total, double rate, int force);
+void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Sends a result; result_key and item_key are filled in here: key = item key + "#" + suffix. */
+void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix);
+
+/* Makes sure the session holds a loaded, built index: after a restart it attaches or rebuilds (untimed). */
+int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err);
+/* Bulk-loads the whole corpus over `connections` parallel connections in batches; reports progress.
+ * Used by build (timed) and by the rebuild path (untimed). */
+int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, vb_error *err);
+
+int vb_phase_build(vb_phase_ctx *ctx, vb_error *err);
+int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err);
+
+#endif

@@ -1,0 +1,37 @@
+/* A session: the dataset and the engine instance that a run of plan items works on, kept across items.
+ *
+ * The build item creates it; the items after it (recall sweep points, later concurrency, filtered, churn) reuse
+ * it. An agent keeps one session at a time: an item for another engine or dataset closes the old one first, so
+ * only one corpus and one index occupy memory. After a restart (resume), a later item finds no session and
+ * reopens it: the engine attaches to what it persisted, or the index is rebuilt, untimed and said so. */
+#ifndef VB_AGENT_SESSION_H
+#define VB_AGENT_SESSION_H
+
+#include "datasets/dataset.h"
+#include "datasets/groundtruth.h"
+#include "engines/engine.h"
+#include "util/kv.h"
+
+typedef struct vb_session {
+    char engine_name[64];
+    char dataset_name[128];
+    vb_dataset *ds;
+    vb_engine *engine;
+    vb_table_spec spec;
+    int ready;                 /* the index holds the corpus and answers queries */
+    vb_groundtruth gt;         /* unfiltered top-k, loaded on first use */
+    int have_gt;
+    int k;
+} vb_session;
+
+/* Returns the session for (engine, dataset), opening dataset and engine when it is not the current one.
+ * data_dir is where the engine may keep files. *opened = 1 when a new session was made (its index is empty or
+ * attached: check ->ready). */
+int vb_session_get(vb_session **cur, const char *engine, const vb_kv *engine_params, size_t n_engine_params,
+                   const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
+                   const char *work_dir, const char *cache_dir, int *opened, vb_error *err);
+/* Loads (or computes and caches) the unfiltered ground truth for the session's k. */
+int vb_session_groundtruth(vb_session *s, const char *cache_dir, vb_error *err);
+void vb_session_close(vb_session **s);
+
+#endif

@@ -1,0 +1,430 @@
+/* The client's query loop: worker threads that each own a CPU, one engine connection and one latency
+ * histogram. The calling (coordinator) thread only starts them, fixes the window and merges after join.
+ *
+ * Start protocol, as in pgbench ("connected", then "go"):
+ *   launch gate  - threads are created while the coordinator holds a mutex; if creating one fails, the
+ *                  others see `abort` at the gate and leave before touching a barrier, so a partial start
+ *                  can never deadlock;
+ *   connected    - each worker pins itself, connects and applies the search parameters, then waits;
+ *   coordinator  - reads every worker's setup result; on a failure sets `abort`, otherwise fixes the window
+ *                  t0 = now + warm-up once, for everyone;
+ *   go           - every worker starts its loop (or leaves, on abort).
+ * Per query a worker reads the monotonic clock once, after the call: the end of one call is the start of the
+ * next, and the deadline check uses that same reading. What a worker measures lives in its locals and then in
+ * its own cache-line-aligned slot; nothing is shared or locked per query except a relaxed load of the stop
+ * flag. */
+#include "agent/workload.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/clock.h"
+
+#define VB_WORKLOAD_MAX_CLIENTS 4096
+
+typedef struct shared {
+    const vb_workload_config *cfg;
+    pthread_mutex_t launch;
+    pthread_barrier_t connected, go;
+    int abort;              /* set by the coordinator under `launch` or before `go`; read after them */
+    uint64_t t0, t1;        /* window mode: [t0, t1), fixed before `go` */
+    size_t budget;          /* budget mode: queries 0 .. budget-1 */
+    int64_t *answers;       /* budget mode: the result's arrays; each worker writes only its own slice */
+    int *n_answer;
+} shared;
+
+typedef struct worker {
+    int index;
+    pthread_t thread;
+    shared *sh;
+    vb_conn *conn;
+    vb_histogram *hist;
+    int64_t *scratch;           /* k ids, for answers nobody keeps (window mode) */
+    int setup_rc;
+    vb_error setup_err;
+    /* Results, written by the worker once at the end of its loop. */
+    uint64_t queries, errors, warmup_queries, warmup_errors;
+    uint64_t in_call_ns, cpu_ns;
+    uint64_t start_ns, end_ns;  /* first clock reading after `go`; last reading */
+    int lost, stopped;
+    int has_error;
+    uint64_t first_error_ns;
+    char first_error[1024];
+} __attribute__((aligned(64))) worker;
+
+static int stop_requested(atomic_int *stop) {
+    return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
+}
+
+/* Writes the CPUs this thread may run on as "0-3,8" into buf, for error messages. */
+static void describe_allowed_cpus(char *buf, size_t len) {
+    cpu_set_t set;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        snprintf(buf, len, "(unknown)");
+        return;
+    }
+    for (int c = 0; c < CPU_SETSIZE && used < len; c++) {
+        if (!CPU_ISSET(c, &set)) continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) last++;
+        int n = last > c ? snprintf(buf + used, len - used, "%s%d-%d", used ? "," : "", c, last)
+                         : snprintf(buf + used, len - used, "%s%d", used ? "," : "", c);
+        if (n < 0) break;
+        used += (size_t)n;
+        c = last;
+    }
+}
+
+/* Pins the calling thread to one CPU; the message names the CPU and the ones that were allowed. */
+static int pin_self(int client, int cpu, vb_error *err) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (rc == 0) return VB_OK;
+    char why[128], allowed[256];
+    const char *msg = strerror_r(rc, why, sizeof why);
+    describe_allowed_cpus(allowed, sizeof allowed);
+    return vb_error_set(err, "workload", rc, "client %d: cannot pin to CPU %d: %s (this process may use CPUs %s)",
+                        client, cpu, msg, allowed);
+}
+
+/* Opens the worker's connection and applies the search parameters. On failure the connection is closed. */
+static int open_conn(worker *w, vb_error *err) {
+    const vb_workload_config *cfg = w->sh->cfg;
+    const vb_engine_ops *ops = vb_engine_ops_of(cfg->engine);
+    const char *name = ops && ops->name ? ops->name : "engine";
+    int rc = vb_engine_connect(cfg->engine, &w->conn, err);
+    if (rc != VB_OK) {
+        w->conn = NULL;
+        return vb_error_prefix(err, "client %d: connecting to %s", w->index, name);
+    }
+    if (vb_conn_set_search(w->conn, &cfg->search, err) != VB_OK) {
+        vb_conn_close(&w->conn);
+        return vb_error_prefix(err, "client %d: setting search parameters on %s", w->index, name);
+    }
+    return VB_OK;
+}
+
+/* Before the `connected` barrier: pin, connect, set search. Nothing here is measured. */
+static int setup(worker *w) {
+    const vb_workload_config *cfg = w->sh->cfg;
+    if (cfg->cpus && cfg->n_cpus > 0 && pin_self(w->index, cfg->cpus[w->index % cfg->n_cpus], &w->setup_err) != VB_OK)
+        return VB_ERROR;
+    return open_conn(w, &w->setup_err);
+}
+
+/* Handles one failed query: keeps the first message, and on VB_RETRY reconnects once. Returns VB_ERROR when
+ * the worker has lost its connection for good. */
+static int on_failure(worker *w, int rc, size_t qi, const vb_error *qerr, uint64_t when) {
+    if (!w->has_error) {
+        w->has_error = 1;
+        w->first_error_ns = when;
+        snprintf(w->first_error, sizeof w->first_error, "client %d, query %zu%s: %.960s", w->index, qi,
+                 rc == VB_RETRY ? " (transient)" : "", qerr->message[0] ? qerr->message : "(no message)");
+    }
+    if (rc != VB_RETRY) return VB_OK;
+    vb_error rerr;
+    vb_error_clear(&rerr);
+    vb_conn_close(&w->conn);
+    if (open_conn(w, &rerr) == VB_OK) return VB_OK;
+    w->lost = 1;
+    size_t used = strlen(w->first_error);
+    snprintf(w->first_error + used, sizeof w->first_error - used, "; client lost, %s", rerr.message);
+    return VB_ERROR;
+}
+
+/* An engine that claims more ids than asked for has already written past the buffer: report, do not trust. */
+static int check_count(int rc, int n, int k, vb_error *qerr) {
+    if (rc == VB_OK && (n < 0 || n > k))
+        return vb_error_set(qerr, "workload", 0, "engine returned %d ids for k = %d", n, k);
+    return rc;
+}
+
+/* Budget mode: this worker's contiguous slice of the first `budget` queries, each once, answers kept. */
+static void run_budget(worker *w) {
+    const vb_workload_config *cfg = w->sh->cfg;
+    const size_t clients = (size_t)cfg->clients, budget = w->sh->budget, k = (size_t)cfg->k;
+    const size_t lo = budget * (size_t)w->index / clients, hi = budget * (size_t)(w->index + 1) / clients;
+    uint64_t queries = 0, errors = 0, in_call = 0;
+    vb_error qerr;
+    vb_error_clear(&qerr);
+
+    uint64_t cpu0 = vb_thread_cpu_ns();
+    uint64_t s = vb_now_ns();
+    w->start_ns = s;
+    for (size_t qi = lo; qi < hi; qi++) {
+        if (stop_requested(cfg->stop)) {
+            w->stopped = 1;
+            break;
+        }
+        int n = 0;
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter,
+                                w->sh->answers + qi * k, &n, &qerr);
+        uint64_t e = vb_now_ns();
+        in_call += e - s;
+        rc = check_count(rc, n, cfg->k, &qerr);
+        if (rc == VB_OK) {
+            queries++;
+            w->sh->n_answer[qi] = n;
+            vb_histogram_record(w->hist, e - s);
+        } else {
+            errors++;
+            if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
+            if (rc == VB_RETRY) e = vb_now_ns(); /* the reconnect is nobody's in-call time */
+        }
+        s = e;
+    }
+    w->cpu_ns = vb_thread_cpu_ns() - cpu0;
+    w->end_ns = s;
+    w->queries = queries;
+    w->errors = errors;
+    w->in_call_ns = in_call;
+}
+
+/* Window mode: walk the whole query set cyclically from this client's offset until the deadline. A query
+ * counts only if it started and finished inside [t0, t1); in-call time is clipped to the window. */
+static void run_window(worker *w) {
+    const vb_workload_config *cfg = w->sh->cfg;
+    const uint64_t t0 = w->sh->t0, t1 = w->sh->t1;
+    const size_t n_queries = cfg->n_queries;
+    size_t qi = (size_t)w->index * n_queries / (size_t)cfg->clients;
+    uint64_t queries = 0, errors = 0, outside = 0, outside_errors = 0, in_call = 0, cpu0 = 0;
+    int in_window = 0;
+    vb_error qerr;
+    vb_error_clear(&qerr);
+
+    uint64_t s = vb_now_ns();
+    w->start_ns = s;
+    while (s < t1) {
+        if (stop_requested(cfg->stop)) {
+            w->stopped = 1;
+            break;
+        }
+        if (!in_window && s >= t0) { /* once: the measured period starts here */
+            in_window = 1;
+            cpu0 = vb_thread_cpu_ns();
+        }
+        int n = 0;
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, w->scratch, &n, &qerr);
+        uint64_t e = vb_now_ns();
+        uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;
+        if (hi > lo) in_call += hi - lo;
+        rc = check_count(rc, n, cfg->k, &qerr);
+        if (rc == VB_OK) {
+            if (s >= t0 && e < t1) {
+                queries++;
+                vb_histogram_record(w->hist, e - s);
+            } else {
+                outside++;
+            }
+        } else {
+            if (s >= t0) errors++;
+            else outside_errors++;
+            if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
+            if (rc == VB_RETRY) e = vb_now_ns();
+        }
+        s = e;
+        if (++qi == n_queries) qi = 0;
+    }
+    w->cpu_ns = in_window ? vb_thread_cpu_ns() - cpu0 : 0;
+    w->end_ns = s;
+    w->queries = queries;
+    w->errors = errors;
+    w->warmup_queries = outside;
+    w->warmup_errors = outside_errors;
+    w->in_call_ns = in_call;
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    shared *sh = w->sh;
+    pthread_mutex_lock(&sh->launch);
+    int abort_early = sh->abort;
+    pthread_mutex_unlock(&sh->launch);
+    if (abort_early) return NULL;
+
+    w->setup_rc = setup(w);
+    pthread_barrier_wait(&sh->connected);
+    pthread_barrier_wait(&sh->go);
+    if (!sh->abort) {
+        if (sh->budget > 0) run_budget(w);
+        else run_window(w);
+    }
+    vb_conn_close(&w->conn);
+    return NULL;
+}
+
+static int check_config(const vb_workload_config *cfg, vb_error *err) {
+    if (!cfg || !cfg->engine) return vb_error_set(err, "workload", 0, "no engine to run the workload against");
+    if (cfg->clients < 1 || cfg->clients > VB_WORKLOAD_MAX_CLIENTS)
+        return vb_error_set(err, "workload", 0, "clients = %d: must be 1 .. %d", cfg->clients,
+                            VB_WORKLOAD_MAX_CLIENTS);
+    if (!cfg->queries || cfg->n_queries == 0 || cfg->dim == 0)
+        return vb_error_set(err, "workload", 0, "no queries (%zu x %zu)", cfg->n_queries, cfg->dim);
+    if (cfg->k < 1) return vb_error_set(err, "workload", 0, "k = %d: must be at least 1", cfg->k);
+    if ((cfg->queries_budget > 0) == (cfg->window_ns > 0))
+        return vb_error_set(err, "workload", 0, "set exactly one of queries_budget (%zu) and window_ns (%llu)",
+                            cfg->queries_budget, (unsigned long long)cfg->window_ns);
+    if (cfg->queries_budget > cfg->n_queries)
+        return vb_error_set(err, "workload", 0, "queries_budget %zu exceeds the %zu queries of the set",
+                            cfg->queries_budget, cfg->n_queries);
+    if (cfg->n_cpus < 0 || (cfg->n_cpus > 0 && !cfg->cpus))
+        return vb_error_set(err, "workload", 0, "n_cpus = %d without a CPU list", cfg->n_cpus);
+    for (int i = 0; cfg->cpus && i < cfg->n_cpus; i++)
+        if (cfg->cpus[i] < 0 || cfg->cpus[i] >= CPU_SETSIZE)
+            return vb_error_set(err, "workload", 0, "cannot pin to CPU %d: not a CPU number (0 .. %d)",
+                                cfg->cpus[i], CPU_SETSIZE - 1);
+    return VB_OK;
+}
+
+static void free_workers(worker *ws, int n) {
+    for (int i = 0; ws && i < n; i++) {
+        vb_histogram_destroy(&ws[i].hist);
+        free(ws[i].scratch);
+    }
+    free(ws);
+}
+
+/* Allocates the result arrays and one slot per worker; VB_ERROR on allocation failure. */
+static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_result *out, worker **wsp,
+                    vb_error *err) {
+    const int n = cfg->clients;
+    void *mem = NULL;
+    out->latency = vb_histogram_new();
+    out->fraction_in_call = calloc((size_t)n, sizeof *out->fraction_in_call);
+    if (posix_memalign(&mem, 64, (size_t)n * sizeof(worker)) != 0) mem = NULL;
+    worker *ws = mem;
+    if (ws) memset(ws, 0, (size_t)n * sizeof(worker));
+    int ok = out->latency && out->fraction_in_call && ws;
+    if (ok && sh->budget > 0) {
+        out->answers = calloc(sh->budget * (size_t)cfg->k, sizeof *out->answers);
+        out->n_answer = calloc(sh->budget, sizeof *out->n_answer); /* 0 until a query succeeds */
+        ok = out->answers && out->n_answer;
+        sh->answers = out->answers;
+        sh->n_answer = out->n_answer;
+    }
+    for (int i = 0; ok && i < n; i++) {
+        ws[i].index = i;
+        ws[i].sh = sh;
+        ws[i].hist = vb_histogram_new();
+        ws[i].scratch = malloc((size_t)cfg->k * sizeof *ws[i].scratch);
+        ok = ws[i].hist && ws[i].scratch;
+    }
+    if (!ok) {
+        free_workers(ws, ws ? n : 0);
+        return vb_error_set(err, "workload", 0, "out of memory for %d clients", n);
+    }
+    *wsp = ws;
+    return VB_OK;
+}
+
+/* After join: sums the slots into the result. The first error is the earliest one in time. */
+static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, vb_workload_result *out) {
+    uint64_t start = UINT64_MAX, end = 0, first_error_ns = UINT64_MAX;
+    uint64_t in_call = 0, cpu = 0;
+    for (int i = 0; i < cfg->clients; i++) {
+        worker *w = &ws[i];
+        out->queries += w->queries;
+        out->errors += w->errors;
+        out->warmup_queries += w->warmup_queries;
+        out->warmup_errors += w->warmup_errors;
+        out->clients_lost += w->lost;
+        out->stopped |= w->stopped;
+        in_call += w->in_call_ns;
+        cpu += w->cpu_ns;
+        if (w->start_ns < start) start = w->start_ns;
+        if (w->end_ns > end) end = w->end_ns;
+        if (w->has_error && w->first_error_ns < first_error_ns) {
+            first_error_ns = w->first_error_ns;
+            snprintf(out->first_error, sizeof out->first_error, "%s", w->first_error);
+        }
+        vb_histogram_merge(out->latency, w->hist);
+    }
+    uint64_t elapsed;
+    if (sh->budget > 0) {
+        elapsed = end > start ? end - start : 0;
+    } else {
+        /* A stop flag cuts the window at the last worker's last reading. */
+        uint64_t last = end < sh->t1 ? end : sh->t1;
+        elapsed = last > sh->t0 ? last - sh->t0 : 0;
+    }
+    out->elapsed_s = (double)elapsed / 1e9;
+    out->qps = elapsed ? (double)out->queries / out->elapsed_s : 0.0;
+    out->in_call_s = (double)in_call / 1e9;
+    out->client_cpu_s = (double)cpu / 1e9;
+    for (int i = 0; i < cfg->clients; i++)
+        out->fraction_in_call[i] = elapsed ? (double)ws[i].in_call_ns / (double)elapsed : 0.0;
+}
+
+int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_error *err) {
+    if (!out) return vb_error_set(err, "workload", 0, "no result to fill");
+    memset(out, 0, sizeof *out);
+    if (check_config(cfg, err) != VB_OK) return VB_ERROR;
+    const int n = cfg->clients;
+    out->clients = n;
+
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.cfg = cfg;
+    sh.budget = cfg->queries_budget;
+    worker *ws = NULL;
+    if (allocate(cfg, &sh, out, &ws, err) != VB_OK) {
+        vb_workload_result_free(out);
+        return VB_ERROR;
+    }
+    pthread_mutex_init(&sh.launch, NULL);
+    pthread_barrier_init(&sh.connected, NULL, (unsigned)n + 1);
+    pthread_barrier_init(&sh.go, NULL, (unsigned)n + 1);
+
+    int rc = VB_OK, created = 0, prc = 0;
+    pthread_mutex_lock(&sh.launch);
+    for (; created < n; created++)
+        if ((prc = pthread_create(&ws[created].thread, NULL, worker_main, &ws[created])) != 0) break;
+    if (created < n) sh.abort = 1;
+    pthread_mutex_unlock(&sh.launch);
+
+    if (created < n) {
+        char why[128];
+        rc = vb_error_set(err, "workload", prc, "starting client thread %d of %d: %s", created + 1, n,
+                          strerror_r(prc, why, sizeof why));
+    } else {
+        pthread_barrier_wait(&sh.connected);
+        for (int i = 0; i < n && !sh.abort; i++) {
+            if (ws[i].setup_rc == VB_OK) continue;
+            sh.abort = 1;
+            if (err) *err = ws[i].setup_err;
+            rc = VB_ERROR;
+        }
+        if (!sh.abort && cfg->window_ns > 0) {
+            sh.t0 = vb_now_ns() + cfg->warmup_ns;
+            sh.t1 = sh.t0 + cfg->window_ns;
+        }
+        pthread_barrier_wait(&sh.go);
+    }
+    for (int i = 0; i < created; i++) pthread_join(ws[i].thread, NULL);
+
+    if (rc == VB_OK) merge(cfg, &sh, ws, out);
+    free_workers(ws, n);
+    pthread_barrier_destroy(&sh.connected);
+    pthread_barrier_destroy(&sh.go);
+    pthread_mutex_destroy(&sh.launch);
+    if (rc != VB_OK) vb_workload_result_free(out);
+    return rc;
+}
+
+void vb_workload_result_free(vb_workload_result *r) {
+    if (!r) return;
+    vb_histogram_destroy(&r->latency);
+    free(r->fraction_in_call);
+    free(r->answers);
+    free(r->n_answer);
+    r->fraction_in_call = NULL;
+    r->answers = NULL;
+    r->n_answer = NULL;
+}

@@ -1,0 +1,1042 @@
+/* Profile loading: YAML tree -> schema check -> vb_profile with every default filled in.
+ *
+ * The schema is data (the tables below): each section lists its keys with a type, a range and a default, and
+ * one generic routine checks a section against its table. Values are stored in canonical text ("0.01", not
+ * "1e-2"; "10,20,40" for lists) because plan keys are built from them and must not depend on how a number was
+ * spelled. Every error names file, line and the dotted key, so a 40-hour campaign never dies on a typo an hour
+ * in: everything that can be checked without the engines and datasets is checked here, at load time.
+ *
+ * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
+ * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
+ * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn;
+ * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s), resources (free
+ * map, kept as "resources.a.b" settings). The phase keys, types, ranges and defaults are the tables below. */
+#include "config/profile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "config/plan.h"
+#include "config/yaml_tree.h"
+#include "datasets/dataset_spec.h"
+#include "util/embedded.h"
+
+/* Names become parts of plan keys and of file names: keep them to a safe alphabet. */
+#define MAX_NAME 64
+#define NAME_RULE "letters, digits, '.', '_', '-', not starting with '.' or '-', at most 64 characters"
+#define MAX_PROFILE_BYTES (4u << 20)
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Schema */
+
+typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL } field_type;
+
+typedef struct field {
+    const char *key;
+    field_type type;
+    double min, max;              /* F_INT / F_DOUBLE and list items */
+    const char *def;              /* canonical default; NULL = optional without default */
+    const char *const *choices;   /* F_ENUM */
+} field;
+
+static const char *const on_resume_choices[] = {"continue", "restart", NULL};
+
+static const field build_fields[] = {
+    {"load_batch", F_INT, 1, 1000000, "1000", NULL},
+    {"load_connections", F_INT, 1, 1024, "2", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+/* queries: 0 = the whole query set. */
+static const field recall_sweep_fields[] = {
+    {"ef_search", F_INT_LIST, 1, 1000000, "10,20,40,80,120,200,400,800", NULL},
+    {"queries", F_INT, 0, 1e9, "0", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+static const field concurrency_fields[] = {
+    {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {"clients", F_INT_LIST, 1, 4096, "1,2,4,8,16,32", NULL},
+    {"window_s", F_INT, 1, 86400, "60", NULL},
+    {"repeats", F_INT, 1, 100, "3", NULL},
+    {"warmup_s", F_INT, 0, 3600, "5", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. */
+static const field filtered_fields[] = {
+    {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
+    {"queries", F_INT, 0, 1e9, "500", NULL},
+    {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+/* limit_s: the wall-clock limit of one reinsert, enforced by the coordinator. */
+static const field churn_fields[] = {
+    {"fraction", F_DOUBLE, 0.0001, 1, "0.1", NULL},
+    {"limit_s", F_INT, 1, 2592000, "7200", NULL},
+    {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {"on_resume", F_ENUM, 0, 0, "continue", on_resume_choices},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+static const field limits_fields[] = {
+    {"phase_timeout_s", F_INT, 1, 2592000, "3600", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
+/* Indexed by vb_phase_kind: the execution order. */
+static const field *const phase_fields[VB_PHASE__COUNT] = {
+    build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields,
+};
+
+static const char *const top_keys[] = {"name",   "description", "k",      "datasets",
+                                       "engines", "phases",      "limits", "resources", NULL};
+/* Dataset keys whose values must be non-negative integers (the synthetic generator's parameters). */
+static const char *const dataset_int_keys[] = {"rows", "queries", "dim", "clusters", "seed", NULL};
+
+static const field *field_find(const field *fields, const char *key) {
+    for (const field *f = fields; f->key; f++)
+        if (strcmp(f->key, key) == 0) return f;
+    return NULL;
+}
+
+static int in_list(const char *const *list, const char *s) {
+    for (; list && *list; list++)
+        if (strcmp(*list, s) == 0) return 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Private part of a profile: where each engine key was written, for vb_profile_check_engines' messages. */
+
+typedef struct engine_line {
+    char *engine;
+    char *key;
+    int line;
+    size_t index;
+} engine_line;
+
+typedef struct profile_impl {
+    vb_profile pub;   /* first: a vb_profile * is a profile_impl * */
+    engine_line *lines;
+    size_t n_lines;
+} profile_impl;
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Small helpers: growing kv lists, string buffers, error messages */
+
+typedef struct kvbuf {
+    vb_kv *kv;
+    size_t n, cap;
+} kvbuf;
+
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_addn(sbuf *b, const char *s, size_t len) {
+    if (b->oom) return;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + len + 1) cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, len);
+    b->n += len;
+    b->s[b->n] = '\0';
+}
+
+static void sb_add(sbuf *b, const char *s) { sb_addn(b, s, strlen(s)); }
+
+static void sb_addf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_addf(sbuf *b, const char *fmt, ...) {
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) {
+        sb_addn(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_addn(b, big, (size_t)n);
+    free(big);
+}
+
+/* Hands the buffer's string to the caller (NULL after an allocation failure). */
+static char *sb_take(sbuf *b) {
+    if (b->oom) {
+        free(b->s);
+        return NULL;
+    }
+    if (!b->s) return strdup("");
+    return b->s;
+}
+
+static void kv_free(vb_kv *kv, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free((char *)kv[i].key);
+        free((char *)kv[i].value);
+    }
+    free(kv);
+}
+
+/* Appends key -> value; takes ownership of value in every case. 0 or -1 (out of memory). */
+static int kv_add(kvbuf *b, const char *key, char *value) {
+    char *k = strdup(key);
+    if (!k || !value) goto oom;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 8;
+        vb_kv *kv = realloc(b->kv, cap * sizeof *kv);
+        if (!kv) goto oom;
+        b->kv = kv;
+        b->cap = cap;
+    }
+    b->kv[b->n].key = k;
+    b->kv[b->n].value = value;
+    b->n++;
+    return 0;
+oom:
+    free(k);
+    free(value);
+    return -1;
+}
+
+typedef struct ctx {
+    const char *source;
+    vb_error *err;
+} ctx;
+
+static int fail(const ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(const ctx *c, int line, const char *fmt, ...) {
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return vb_error_set(c->err, "profile", 1, "%s:%d: %s", c->source, line, msg);
+}
+
+static int oom(const ctx *c) { return vb_error_set(c->err, "profile", 1, "%s: out of memory", c->source); }
+
+/* "a, b, c" from a NULL-terminated list, into buf. */
+static const char *join_names(const char *const *names, char *buf, size_t len) {
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; names && names[i] && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
+    return buf;
+}
+
+static const char *join_fields(const field *fields, char *buf, size_t len) {
+    const char *names[32];
+    size_t n = 0;
+    for (const field *f = fields; f->key && n < 31; f++) names[n++] = f->key;
+    names[n] = NULL;
+    return join_names(names, buf, len);
+}
+
+static int valid_name(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > MAX_NAME || s[0] == '.' || s[0] == '-') return 0;   /* no "..", no option-like names */
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+              *p == '_' || *p == '-'))
+            return 0;
+    return 1;
+}
+
+/* Shortest text that reads back as the same double, so 0.01 stays "0.01". */
+static void fmt_double(double x, char *buf, size_t len) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x) return;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Value conversion: a YAML node checked against a field, returned as malloc'd canonical text */
+
+static const char *type_name(field_type t) {
+    switch (t) {
+    case F_INT: return "an integer";
+    case F_DOUBLE: return "a number";
+    case F_STRING: return "a string";
+    case F_ENUM: return "one of";
+    case F_INT_LIST: return "a list of integers";
+    case F_DOUBLE_LIST: return "a list of numbers";
+    case F_BOOL: return "true or false";
+    }
+    return "?";
+}
+
+static int is_scalar_value(const vb_yaml_node *v) {
+    return v && v->type == VB_YAML_SCALAR && !vb_yaml_is_null(v);
+}
+
+static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_yaml_node *v, const char *path) {
+    char got[64], buf[64], names[256];
+    if (!is_scalar_value(v)) {
+        if (t == F_ENUM)
+            fail(c, v ? v->line : 0, "key '%s': expected one of %s, got %s", path,
+                 join_names(f->choices, names, sizeof names), vb_yaml_describe(v, got, sizeof got));
+        else
+            fail(c, v ? v->line : 0, "key '%s': expected %s, got %s", path, type_name(t),
+                 vb_yaml_describe(v, got, sizeof got));
+        return NULL;
+    }
+    const char *s = v->text;
+    char *end;
+    switch (t) {
+    case F_INT: {
+        errno = 0;
+        long x = strtol(s, &end, 10);
+        if (errno || end == s || *end != '\0') {
+            fail(c, v->line, "key '%s': expected an integer, got %s", path, vb_yaml_describe(v, got, sizeof got));
+            return NULL;
+        }
+        if ((double)x < f->min || (double)x > f->max) {
+            fail(c, v->line, "key '%s': %ld is outside [%ld, %ld]", path, x, (long)f->min, (long)f->max);
+            return NULL;
+        }
+        snprintf(buf, sizeof buf, "%ld", x);
+        break;
+    }
+    case F_DOUBLE: {
+        errno = 0;
+        double x = strtod(s, &end);
+        if (errno || end == s || *end != '\0' || !isfinite(x)) {
+            fail(c, v->line, "key '%s': expected a number, got %s", path, vb_yaml_describe(v, got, sizeof got));
+            return NULL;
+        }
+        if (x < f->min || x > f->max) {
+            char a[32], b[32];
+            fmt_double(f->min, a, sizeof a);
+            fmt_double(f->max, b, sizeof b);
+            fail(c, v->line, "key '%s': %s is outside [%s, %s]", path, s, a, b);
+            return NULL;
+        }
+        fmt_double(x, buf, sizeof buf);
+        break;
+    }
+    case F_BOOL:
+        if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))
+            snprintf(buf, sizeof buf, "true");
+        else if (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))
+            snprintf(buf, sizeof buf, "false");
+        else {
+            fail(c, v->line, "key '%s': expected true or false, got %s", path, vb_yaml_describe(v, got, sizeof got));
+            return NULL;
+        }
+        break;
+    case F_ENUM:
+        if (!in_list(f->choices, s)) {
+            fail(c, v->line, "key '%s': expected one of %s, got %s", path,
+                 join_names(f->choices, names, sizeof names), vb_yaml_describe(v, got, sizeof got));
+            return NULL;
+        }
+        return strdup(s);
+    default:   /* F_STRING */
+        return strdup(s);
+    }
+    return strdup(buf);
+}
+
+static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
+    field_type item_type = f->type == F_INT_LIST ? F_INT : F_DOUBLE;
+    char got[64];
+    if (!v || v->type != VB_YAML_SEQ || v->n == 0) {
+        fail(c, v ? v->line : 0, "key '%s': expected %s, got %s", path, type_name(f->type),
+             v && v->type == VB_YAML_SEQ ? "an empty list" : vb_yaml_describe(v, got, sizeof got));
+        return NULL;
+    }
+    if (v->n > VB_MAX_LIST) {
+        fail(c, v->line, "key '%s': at most %d items, got %zu", path, VB_MAX_LIST, v->n);
+        return NULL;
+    }
+    char *vals[VB_MAX_LIST];
+    size_t n = 0;
+    int rc = VB_OK;
+    while (n < v->n && rc == VB_OK) {
+        char ipath[300];
+        snprintf(ipath, sizeof ipath, "%s[%zu]", path, n);
+        char *val = conv_scalar(c, f, item_type, v->items[n], ipath);
+        if (!val) {
+            rc = VB_ERROR;
+            break;
+        }
+        vals[n++] = val;
+        for (size_t j = 0; j + 1 < n && rc == VB_OK; j++)
+            if (strcmp(vals[j], val) == 0)
+                rc = fail(c, v->items[n - 1]->line, "key '%s': %s is listed twice", path, val);
+    }
+    sbuf out = {0};
+    for (size_t j = 0; j < n; j++) {
+        if (rc == VB_OK) {
+            sb_add(&out, j ? "," : "");
+            sb_add(&out, vals[j]);
+        }
+        free(vals[j]);
+    }
+    if (rc != VB_OK) {
+        free(out.s);
+        return NULL;
+    }
+    char *s = sb_take(&out);
+    if (!s) oom(c);
+    return s;
+}
+
+static char *convert(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
+    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST) ? conv_list(c, f, v, path)
+                                                                   : conv_scalar(c, f, f->type, v, path);
+    if (!s && c->err && c->err->message[0] == '\0') oom(c);
+    return s;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Sections */
+
+/* Checks a map against a field table and appends "prefix + key" -> canonical value for every field (given or
+ * default), in table order. node may be NULL (section absent) or a null scalar (section with no keys). */
+static int check_section(const ctx *c, const vb_yaml_node *node, const char *path, const field *fields,
+                         const char *prefix, kvbuf *out) {
+    char got[64], known[512];
+    if (node && !vb_yaml_is_null(node)) {
+        if (node->type != VB_YAML_MAP)
+            return fail(c, node->line, "key '%s': expected a map, got %s", path,
+                        vb_yaml_describe(node, got, sizeof got));
+        for (size_t i = 0; i < node->n; i++)
+            if (!field_find(fields, node->keys[i]))
+                return fail(c, node->key_lines[i], "unknown key '%s.%s' (known in '%s': %s)", path, node->keys[i],
+                            path, join_fields(fields, known, sizeof known));
+    }
+    const vb_yaml_node *map = node && node->type == VB_YAML_MAP ? node : NULL;
+    for (const field *f = fields; f->key; f++) {
+        const vb_yaml_node *v = vb_yaml_map_get(map, f->key, NULL);
+        char fpath[300], key[300];
+        snprintf(fpath, sizeof fpath, "%s.%s", path, f->key);
+        snprintf(key, sizeof key, "%s%s", prefix, f->key);
+        char *val;
+        if (v) {
+            val = convert(c, f, v, fpath);
+            if (!val) return VB_ERROR;
+        } else if (f->def) {
+            val = strdup(f->def);
+        } else {
+            continue;
+        }
+        if (kv_add(out, key, val) != 0) return oom(c);
+    }
+    return VB_OK;
+}
+
+/* A list of maps with a required unique "name": datasets and engines. Fills names/lines per entry. */
+static int check_entry_list(const ctx *c, const vb_yaml_node *root, const char *key, const vb_yaml_node **list) {
+    char got[64];
+    size_t idx;
+    const vb_yaml_node *v = vb_yaml_map_get(root, key, &idx);
+    if (!v) return fail(c, root->line, "key '%s': required key missing", key);
+    if (v->type != VB_YAML_SEQ || v->n == 0)
+        return fail(c, v->type == VB_YAML_SEQ ? v->line : root->key_lines[idx],
+                    "key '%s': expected a non-empty list of maps, got %s", key,
+                    v->type == VB_YAML_SEQ ? "an empty list" : vb_yaml_describe(v, got, sizeof got));
+    for (size_t i = 0; i < v->n; i++) {
+        const vb_yaml_node *e = v->items[i];
+        if (e->type != VB_YAML_MAP)
+            return fail(c, e->line, "key '%s[%zu]': expected a map, got %s", key, i,
+                        vb_yaml_describe(e, got, sizeof got));
+        size_t ni;
+        const vb_yaml_node *name = vb_yaml_map_get(e, "name", &ni);
+        if (!name) return fail(c, e->line, "key '%s[%zu].name': required key missing", key, i);
+        if (!is_scalar_value(name))
+            return fail(c, e->key_lines[ni], "key '%s[%zu].name': expected a string, got %s", key, i,
+                        vb_yaml_describe(name, got, sizeof got));
+        if (!valid_name(name->text))
+            return fail(c, name->line, "key '%s[%zu].name': '%s' is not a valid name (%s)", key, i, name->text,
+                        NAME_RULE);
+        for (size_t j = 0; j < i; j++) {
+            const vb_yaml_node *other = vb_yaml_map_get(v->items[j], "name", NULL);
+            if (strcmp(other->text, name->text) == 0)
+                return fail(c, name->line, "key '%s[%zu].name': duplicate %s name '%s' (first at line %d)", key, i,
+                            strcmp(key, "engines") == 0 ? "engine" : "dataset", name->text, other->line);
+        }
+    }
+    *list = v;
+    return VB_OK;
+}
+
+static int check_datasets(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
+    const vb_yaml_node *list;
+    if (check_entry_list(c, root, "datasets", &list) != VB_OK) return VB_ERROR;
+    p->datasets = calloc(list->n, sizeof *p->datasets);
+    if (!p->datasets) return oom(c);
+    char got[64], known[512];
+    for (size_t i = 0; i < list->n; i++) {
+        const vb_yaml_node *e = list->items[i];
+        vb_profile_dataset *d = &p->datasets[p->n_datasets++];
+        d->line = e->line;
+        kvbuf kv = {0};
+        int rc = VB_OK;
+        for (size_t j = 0; j < e->n && rc == VB_OK; j++) {
+            const char *k = e->keys[j];
+            const vb_yaml_node *v = e->items[j];
+            if (!in_list(vb_dataset_spec_keys, k)) {
+                rc = fail(c, e->key_lines[j], "unknown key 'datasets[%zu].%s' (known in 'datasets': %s)", i, k,
+                          join_names(vb_dataset_spec_keys, known, sizeof known));
+            } else if (!is_scalar_value(v)) {
+                rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a value, got %s", i, k,
+                          vb_yaml_describe(v, got, sizeof got));
+            } else if (in_list(dataset_int_keys, k) && v->text[strspn(v->text, "0123456789")] != '\0') {
+                rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a non-negative integer, got %s", i, k,
+                          vb_yaml_describe(v, got, sizeof got));
+            } else if (kv_add(&kv, k, strdup(v->text)) != 0) {
+                rc = oom(c);
+            }
+        }
+        d->params = kv.kv;
+        d->n_params = kv.n;
+        if (rc != VB_OK) return VB_ERROR;
+        d->name = strdup(vb_kv_get(d->params, d->n_params, "name", ""));
+        if (!d->name) return oom(c);
+    }
+    return VB_OK;
+}
+
+static int note_line(profile_impl *impl, const char *engine, const char *key, int line, size_t index) {
+    engine_line *l = realloc(impl->lines, (impl->n_lines + 1) * sizeof *l);
+    if (!l) return -1;
+    impl->lines = l;
+    l = &impl->lines[impl->n_lines];
+    l->engine = strdup(engine);
+    l->key = strdup(key);
+    l->line = line;
+    l->index = index;
+    impl->n_lines++;
+    return l->engine && l->key ? 0 : -1;
+}
+
+static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *impl) {
+    vb_profile *p = &impl->pub;
+    const vb_yaml_node *list;
+    if (check_entry_list(c, root, "engines", &list) != VB_OK) return VB_ERROR;
+    p->engines = calloc(list->n, sizeof *p->engines);
+    if (!p->engines) return oom(c);
+    char got[64];
+    for (size_t i = 0; i < list->n; i++) {
+        const vb_yaml_node *e = list->items[i];
+        vb_profile_engine *en = &p->engines[p->n_engines++];
+        en->line = e->line;
+        size_t ni;
+        en->name = strdup(vb_yaml_map_get(e, "name", &ni)->text);
+        if (!en->name || note_line(impl, en->name, "name", e->key_lines[ni], i) != 0) return oom(c);
+        kvbuf kv = {0};
+        int rc = VB_OK;
+        for (size_t j = 0; j < e->n && rc == VB_OK; j++) {
+            const char *k = e->keys[j];
+            const vb_yaml_node *v = e->items[j];
+            if (strcmp(k, "name") == 0) continue;
+            if (!is_scalar_value(v))
+                rc = fail(c, v->line, "key 'engines[%zu].%s': expected a value, got %s", i, k,
+                          vb_yaml_describe(v, got, sizeof got));
+            else if (kv_add(&kv, k, strdup(v->text)) != 0 || note_line(impl, en->name, k, e->key_lines[j], i) != 0)
+                rc = oom(c);
+        }
+        en->params = kv.kv;
+        en->n_params = kv.n;
+        if (rc != VB_OK) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
+static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
+    char got[64], known[256];
+    const char *kinds[VB_PHASE__COUNT + 1];
+    for (int k = 0; k < VB_PHASE__COUNT; k++) kinds[k] = vb_phase_name((vb_phase_kind)k);
+    kinds[VB_PHASE__COUNT] = NULL;
+    join_names(kinds, known, sizeof known);
+
+    size_t idx;
+    const vb_yaml_node *v = vb_yaml_map_get(root, "phases", &idx);
+    if (!v) return fail(c, root->line, "key 'phases': required key missing (known phases: %s)", known);
+    if (v->type != VB_YAML_MAP || v->n == 0)
+        return fail(c, v->type == VB_YAML_MAP ? v->line : root->key_lines[idx],
+                    "key 'phases': expected a map of phases (%s), got %s", known,
+                    v->type == VB_YAML_MAP ? "an empty map" : vb_yaml_describe(v, got, sizeof got));
+    for (size_t i = 0; i < v->n; i++) {
+        vb_phase_kind kind;
+        if (vb_phase_parse(v->keys[i], &kind) != 0)
+            return fail(c, v->key_lines[i], "unknown key 'phases.%s' (known in 'phases': %s)", v->keys[i], known);
+    }
+    p->phases = calloc(VB_PHASE__COUNT, sizeof *p->phases);
+    if (!p->phases) return oom(c);
+    for (int k = 0; k < VB_PHASE__COUNT; k++) {   /* fixed execution order, whatever the file's order */
+        size_t at;
+        const vb_yaml_node *sec = vb_yaml_map_get(v, kinds[k], &at);
+        if (!sec) continue;
+        vb_profile_phase *ph = &p->phases[p->n_phases++];
+        ph->line = v->key_lines[at];
+        ph->kind = strdup(kinds[k]);
+        if (!ph->kind) return oom(c);
+        char path[64];
+        snprintf(path, sizeof path, "phases.%s", kinds[k]);
+        kvbuf kv = {0};
+        int rc = check_section(c, sec, path, phase_fields[k], "", &kv);
+        ph->params = kv.kv;
+        ph->n_params = kv.n;
+        if (rc != VB_OK) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
+/* A free-form section kept as settings: maps become dotted keys, lists of scalars comma-separated values. */
+static int flatten(const ctx *c, const vb_yaml_node *n, const char *path, kvbuf *out) {
+    char sub[512];
+    if (n->type == VB_YAML_SCALAR)
+        return kv_add(out, path, strdup(vb_yaml_is_null(n) ? "" : n->text)) == 0 ? VB_OK : oom(c);
+    int scalars = n->type == VB_YAML_SEQ;
+    for (size_t i = 0; i < n->n && scalars; i++) scalars = n->items[i]->type == VB_YAML_SCALAR;
+    if (scalars) {
+        sbuf b = {0};
+        for (size_t i = 0; i < n->n; i++) {
+            sb_add(&b, i ? "," : "");
+            sb_add(&b, n->items[i]->text);
+        }
+        return kv_add(out, path, sb_take(&b)) == 0 ? VB_OK : oom(c);
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        int len = n->type == VB_YAML_MAP ? snprintf(sub, sizeof sub, "%s.%s", path, n->keys[i])
+                                         : snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+        if (len >= (int)sizeof sub) return fail(c, n->items[i]->line, "key '%.60s...': path too long", path);
+        if (flatten(c, n->items[i], sub, out) != VB_OK) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
+static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *impl) {
+    vb_profile *p = &impl->pub;
+    char got[64], known[512];
+    if (!root) return fail(c, 1, "empty profile (expected a map with name, datasets, engines, phases)");
+    if (root->type != VB_YAML_MAP)
+        return fail(c, root->line, "expected a map with name, datasets, engines, phases at the top level, got %s",
+                    vb_yaml_describe(root, got, sizeof got));
+    for (size_t i = 0; i < root->n; i++)
+        if (!in_list(top_keys, root->keys[i]))
+            return fail(c, root->key_lines[i], "unknown key '%s' (known at the top level: %s)", root->keys[i],
+                        join_names(top_keys, known, sizeof known));
+
+    const vb_yaml_node *name = vb_yaml_map_get(root, "name", NULL);
+    if (!name) return fail(c, root->line, "key 'name': required key missing");
+    if (!is_scalar_value(name))
+        return fail(c, name->line, "key 'name': expected a string, got %s", vb_yaml_describe(name, got, sizeof got));
+    if (!valid_name(name->text))
+        return fail(c, name->line, "key 'name': '%s' is not a valid name (%s)", name->text, NAME_RULE);
+    if (!(p->name = strdup(name->text))) return oom(c);
+
+    static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
+    const vb_yaml_node *kv = vb_yaml_map_get(root, "k", NULL);
+    char *ks = kv ? convert(c, &k_field, kv, "k") : strdup(k_field.def);
+    if (!ks) return VB_ERROR;
+    p->k = atoi(ks);
+    free(ks);
+
+    if (check_datasets(c, root, p) != VB_OK || check_engines(c, root, impl) != VB_OK ||
+        check_phases(c, root, p) != VB_OK)
+        return VB_ERROR;
+
+    kvbuf settings = {0};
+    int rc = VB_OK;
+    const vb_yaml_node *desc = vb_yaml_map_get(root, "description", NULL);
+    if (desc) {
+        static const field d_field = {"description", F_STRING, 0, 0, NULL, NULL};
+        char *d = convert(c, &d_field, desc, "description");
+        rc = !d ? VB_ERROR : kv_add(&settings, "description", d) == 0 ? VB_OK : oom(c);
+    }
+    if (rc == VB_OK)
+        rc = check_section(c, vb_yaml_map_get(root, "limits", NULL), "limits", limits_fields, "limits.", &settings);
+    const vb_yaml_node *res = vb_yaml_map_get(root, "resources", NULL);
+    if (rc == VB_OK && res && !vb_yaml_is_null(res)) {
+        if (res->type != VB_YAML_MAP)
+            rc = fail(c, res->line, "key 'resources': expected a map, got %s", vb_yaml_describe(res, got, sizeof got));
+        else
+            rc = flatten(c, res, "resources", &settings);
+    }
+    p->settings = settings.kv;
+    p->n_settings = settings.n;
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Public API */
+
+int vb_profile_parse(const char *text, size_t len, const char *source, vb_profile **out, vb_error *err) {
+    *out = NULL;
+    vb_error_clear(err);
+    ctx c = {.source = source, .err = err};
+    vb_yaml_node *root = NULL;
+    if (vb_yaml_parse(text, len, source, &root, err) != VB_OK) return VB_ERROR;
+    profile_impl *impl = calloc(1, sizeof *impl);
+    if (!impl) {
+        vb_yaml_free(root);
+        return oom(&c);
+    }
+    vb_profile *p = &impl->pub;
+    p->source = strdup(source);
+    p->yaml = malloc(len + 1);
+    int rc = p->source && p->yaml ? VB_OK : oom(&c);
+    if (rc == VB_OK) {
+        memcpy(p->yaml, text, len);
+        p->yaml[len] = '\0';
+        rc = check_profile(&c, root, impl);
+    }
+    vb_yaml_free(root);
+    if (rc != VB_OK) {
+        vb_profile_destroy(&p);
+        return VB_ERROR;
+    }
+    *out = p;
+    return VB_OK;
+}
+
+static void free_engine(vb_profile_engine *e) {
+    free(e->name);
+    kv_free(e->params, e->n_params);
+}
+
+void vb_profile_destroy(vb_profile **pp) {
+    if (!pp || !*pp) return;
+    profile_impl *impl = (profile_impl *)*pp;
+    vb_profile *p = &impl->pub;
+    for (size_t i = 0; i < p->n_datasets; i++) {
+        free(p->datasets[i].name);
+        kv_free(p->datasets[i].params, p->datasets[i].n_params);
+    }
+    free(p->datasets);
+    for (size_t i = 0; i < p->n_engines; i++) free_engine(&p->engines[i]);
+    free(p->engines);
+    for (size_t i = 0; i < p->n_phases; i++) {
+        free(p->phases[i].kind);
+        kv_free(p->phases[i].params, p->phases[i].n_params);
+    }
+    free(p->phases);
+    kv_free(p->settings, p->n_settings);
+    free(p->name);
+    free(p->source);
+    free(p->yaml);
+    for (size_t i = 0; i < impl->n_lines; i++) {
+        free(impl->lines[i].engine);
+        free(impl->lines[i].key);
+    }
+    free(impl->lines);
+    free(impl);
+    *pp = NULL;
+}
+
+/* Built-in names come from the embedded table, so a new profiles/NAME.yml needs no code change. */
+static const char *builtin_names[33];
+static char builtin_store[32][MAX_NAME + 1];
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_init(void) {
+    size_t n = 0;
+    for (const vb_embedded_file *f = vb_embedded_files; f->name && n < 32; f++) {
+        size_t len = strlen(f->name);
+        if (strncmp(f->name, "profiles/", 9) != 0 || len < 9 + 5 || strcmp(f->name + len - 4, ".yml") != 0) continue;
+        snprintf(builtin_store[n], sizeof builtin_store[n], "%.*s", (int)(len - 13), f->name + 9);
+        builtin_names[n] = builtin_store[n];
+        n++;
+    }
+    builtin_names[n] = NULL;
+}
+
+const char *const *vb_profile_builtin_names(void) {
+    pthread_once(&builtin_once, builtin_init);
+    return builtin_names;
+}
+
+static int read_file(const char *path, char **text, size_t *len, vb_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return vb_error_set(err, "profile", 1, "%s: %s", path, strerror(errno));
+    sbuf b = {0};
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.n <= MAX_PROFILE_BYTES) sb_addn(&b, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || b.oom || b.n > MAX_PROFILE_BYTES) {
+        free(b.s);
+        return vb_error_set(err, "profile", 1, "%s: %s", path,
+                            bad ? "read error" : b.oom ? "out of memory" : "larger than 4 MiB, not a profile");
+    }
+    *len = b.n;
+    *text = sb_take(&b);
+    return *text ? VB_OK : vb_error_set(err, "profile", 1, "%s: out of memory", path);
+}
+
+int vb_profile_load(const char *name_or_path, vb_profile **out, vb_error *err) {
+    *out = NULL;
+    struct stat st;
+    if (stat(name_or_path, &st) == 0 && S_ISREG(st.st_mode)) {
+        char *text = NULL;
+        size_t len = 0;
+        if (read_file(name_or_path, &text, &len, err) != VB_OK) return VB_ERROR;
+        int rc = vb_profile_parse(text, len, name_or_path, out, err);
+        free(text);
+        return rc;
+    }
+    char embedded[256];
+    size_t nl = strlen(name_or_path);
+    if (strncmp(name_or_path, "profiles/", 9) == 0 && nl > 4 && strcmp(name_or_path + nl - 4, ".yml") == 0)
+        snprintf(embedded, sizeof embedded, "%s", name_or_path);
+    else
+        snprintf(embedded, sizeof embedded, "profiles/%s.yml", name_or_path);
+    const vb_embedded_file *f = vb_embedded_find(embedded);
+    if (f) {
+        char source[300];
+        snprintf(source, sizeof source, "embedded:%s", embedded);
+        return vb_profile_parse(f->data, f->size, source, out, err);
+    }
+    char names[512];
+    return vb_error_set(err, "profile", 1,
+                        "profile '%s': no such file, and no built-in profile of that name (built-in: %s)",
+                        name_or_path, join_names(vb_profile_builtin_names(), names, sizeof names));
+}
+
+int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
+    if (!csv || !*csv) return VB_OK;
+    char *copy = strdup(csv);
+    int *keep = calloc(p->n_engines ? p->n_engines : 1, sizeof *keep);
+    if (!copy || !keep) {
+        free(copy);
+        free(keep);
+        return vb_error_set(err, "profile", 1, "out of memory");
+    }
+    int rc = VB_OK, any = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == VB_OK; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ' || *tok == '\t') tok++;
+        char *end = tok + strlen(tok);
+        while (end > tok && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
+        if (!*tok) continue;
+        size_t i = 0;
+        while (i < p->n_engines && strcmp(p->engines[i].name, tok) != 0) i++;
+        if (i == p->n_engines) {
+            sbuf names = {0};
+            for (size_t j = 0; j < p->n_engines; j++) sb_addf(&names, "%s%s", j ? ", " : "", p->engines[j].name);
+            rc = vb_error_set(err, "profile", 1, "engine '%s' is not in profile '%s' (it has: %s)", tok, p->name,
+                              names.s ? names.s : "");
+            free(names.s);
+        } else {
+            keep[i] = any = 1;
+        }
+    }
+    if (rc == VB_OK && !any) rc = vb_error_set(err, "profile", 1, "no engine named in '%s'", csv);
+    if (rc == VB_OK) {
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_engines; i++) {
+            if (keep[i])
+                p->engines[n++] = p->engines[i];
+            else
+                free_engine(&p->engines[i]);
+        }
+        p->n_engines = n;
+    }
+    free(copy);
+    free(keep);
+    return rc;
+}
+
+const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *kind) {
+    for (size_t i = 0; i < p->n_phases; i++)
+        if (strcmp(p->phases[i].kind, kind) == 0) return &p->phases[i];
+    return NULL;
+}
+
+/* Shared by the two list getters: splits the value and hands each item to parse (0 or -1). */
+static int phase_list(const vb_profile_phase *ph, const char *key, void *out, int cap, int is_double, vb_error *err) {
+    const char *v = vb_kv_get(ph->params, ph->n_params, key, NULL);
+    if (!v) {
+        vb_error_set(err, "profile", 1, "phase '%s' has no key '%s'", ph->kind, key);
+        return -1;
+    }
+    int n = 0;
+    const char *s = v;
+    while (*s) {
+        char *end;
+        errno = 0;
+        double d = 0;
+        long l = 0;
+        if (is_double)
+            d = strtod(s, &end);
+        else
+            l = strtol(s, &end, 10);
+        if (errno || end == s || (*end != ',' && *end != '\0')) {
+            vb_error_set(err, "profile", 1, "phases.%s.%s: malformed list \"%s\"", ph->kind, key, v);
+            return -1;
+        }
+        if (n == cap) {
+            vb_error_set(err, "profile", 1, "phases.%s.%s: more than %d items", ph->kind, key, cap);
+            return -1;
+        }
+        if (is_double)
+            ((double *)out)[n++] = d;
+        else
+            ((long *)out)[n++] = l;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+int vb_profile_phase_list(const vb_profile_phase *ph, const char *key, long *out, int cap, vb_error *err) {
+    return phase_list(ph, key, out, cap, 0, err);
+}
+
+int vb_profile_phase_list_double(const vb_profile_phase *ph, const char *key, double *out, int cap, vb_error *err) {
+    return phase_list(ph, key, out, cap, 1, err);
+}
+
+const char *vb_profile_setting(const vb_profile *p, const char *dotted_key, const char *def) {
+    return vb_kv_get(p->settings, p->n_settings, dotted_key, def);
+}
+
+int vb_profile_engine_line(const vb_profile *p, const char *engine, const char *key, size_t *index) {
+    const profile_impl *impl = (const profile_impl *)p;
+    for (size_t i = 0; i < impl->n_lines; i++)
+        if (strcmp(impl->lines[i].engine, engine) == 0 && strcmp(impl->lines[i].key, key) == 0) {
+            if (index) *index = impl->lines[i].index;
+            return impl->lines[i].line;
+        }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* JSON for the manifest */
+
+/* A JSON string literal; bytes that are not valid UTF-8 (possible only in a file path) become U+FFFD. */
+static void json_str(sbuf *b, const char *s) {
+    sb_add(b, "\"");
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned char ch = *p;
+        if (ch == '"' || ch == '\\') {
+            char esc[3] = {'\\', (char)ch, 0};
+            sb_add(b, esc);
+            p++;
+        } else if (ch < 0x20) {
+            switch (ch) {
+            case '\n': sb_add(b, "\\n"); break;
+            case '\t': sb_add(b, "\\t"); break;
+            case '\r': sb_add(b, "\\r"); break;
+            default: sb_addf(b, "\\u%04x", ch); break;
+            }
+            p++;
+        } else if (ch < 0x80) {
+            sb_addn(b, (const char *)p, 1);
+            p++;
+        } else {
+            int len = ch >= 0xf0 && ch < 0xf5 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc2 && ch < 0xe0 ? 2 : 0;
+            int okseq = len > 0;
+            for (int i = 1; i < len && okseq; i++) okseq = (p[i] & 0xc0) == 0x80;
+            if (okseq && len == 3 && ((ch == 0xe0 && p[1] < 0xa0) || (ch == 0xed && p[1] >= 0xa0))) okseq = 0;
+            if (okseq && len == 4 && ((ch == 0xf0 && p[1] < 0x90) || (ch == 0xf4 && p[1] >= 0x90))) okseq = 0;
+            if (okseq) {
+                sb_addn(b, (const char *)p, (size_t)len);
+                p += len;
+            } else {
+                sb_add(b, "\\ufffd");
+                p++;
+            }
+        }
+    }
+    sb_add(b, "\"");
+}
+
+/* A value whose schema type is known goes out typed (numbers, lists, booleans); anything else as a string. */
+static void json_value(sbuf *b, const field *f, const char *v) {
+    if (!f || f->type == F_STRING || f->type == F_ENUM) {
+        json_str(b, v);
+    } else if (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST) {
+        sb_add(b, "[");
+        for (const char *s = v; *s;) {
+            size_t n = strcspn(s, ",");
+            if (s != v) sb_add(b, ", ");
+            sb_addn(b, s, n);
+            s += n + (s[n] == ',');
+        }
+        sb_add(b, "]");
+    } else {
+        sb_add(b, v);   /* canonical int, double or true/false: valid JSON as is */
+    }
+}
+
+static void json_kv_object(sbuf *b, const vb_kv *kv, size_t n, const field *fields, const char *strip) {
+    sb_add(b, "{");
+    for (size_t i = 0; i < n; i++) {
+        const char *key = kv[i].key;
+        const field *f = NULL;
+        if (fields) {
+            size_t sl = strip ? strlen(strip) : 0;
+            if (!strip || strncmp(key, strip, sl) == 0) f = field_find(fields, key + sl);
+        }
+        sb_add(b, i ? ", " : "");
+        json_str(b, key);
+        sb_add(b, ": ");
+        json_value(b, f, kv[i].value);
+    }
+    sb_add(b, "}");
+}
+
+char *vb_profile_to_json(const vb_profile *p) {
+    sbuf b = {0};
+    sb_add(&b, "{\"name\": ");
+    json_str(&b, p->name);
+    sb_add(&b, ", \"source\": ");
+    json_str(&b, p->source);
+    sb_addf(&b, ", \"k\": %d, \"datasets\": [", p->k);
+    for (size_t i = 0; i < p->n_datasets; i++) {
+        sb_add(&b, i ? ", " : "");
+        json_kv_object(&b, p->datasets[i].params, p->datasets[i].n_params, NULL, NULL);
+    }
+    sb_add(&b, "], \"engines\": [");
+    for (size_t i = 0; i < p->n_engines; i++) {
+        sb_add(&b, i ? ", {\"name\": " : "{\"name\": ");
+        json_str(&b, p->engines[i].name);
+        sb_add(&b, ", \"params\": ");
+        json_kv_object(&b, p->engines[i].params, p->engines[i].n_params, NULL, NULL);
+        sb_add(&b, "}");
+    }
+    sb_add(&b, "], \"phases\": [");
+    for (size_t i = 0; i < p->n_phases; i++) {
+        vb_phase_kind kind;
+        const field *fields = vb_phase_parse(p->phases[i].kind, &kind) == 0 ? phase_fields[kind] : NULL;
+        sb_add(&b, i ? ", {\"kind\": " : "{\"kind\": ");
+        json_str(&b, p->phases[i].kind);
+        sb_add(&b, ", \"params\": ");
+        json_kv_object(&b, p->phases[i].params, p->phases[i].n_params, fields, NULL);
+        sb_add(&b, "}");
+    }
+    sb_add(&b, "], \"settings\": ");
+    json_kv_object(&b, p->settings, p->n_settings, limits_fields, "limits.");
+    sb_add(&b, "}");
+    return sb_take(&b);
+}

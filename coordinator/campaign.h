@@ -1,0 +1,29 @@
+/* Running a campaign: plan -> agents -> results database, for `vbench run` and `vbench resume`.
+ *
+ * The coordinator binds a ZeroMQ ROUTER, starts the local agents as separate processes (local mode: the same
+ * protocol as several hosts, over ipc://), and hands out the plan's items one at a time in plan order, so no two
+ * measurements overlap. Each agent is tracked by an explicit state machine (campaign.c: agent_on). Every result
+ * is committed before it is acknowledged; the plan table is the checkpoint that resume continues from. */
+#ifndef VB_COORDINATOR_CAMPAIGN_H
+#define VB_COORDINATOR_CAMPAIGN_H
+
+#include "util/error.h"
+
+typedef struct vb_campaign_opts {
+    const char *profile;       /* run: profile name or path */
+    const char *engines;       /* run: comma-separated subset of the profile's engines, or NULL */
+    const char *out;           /* results database path */
+    int resume;                /* continue the campaign in `out` */
+    int retry_failed;          /* resume: run failed and skipped items again */
+    const char *agent_bin;     /* vbench-agent executable for local agents */
+    const char *agent_cpus;    /* CPU list for the local client agent, or NULL for all */
+    const char *cache_dir;     /* dataset / ground-truth cache */
+    const char *command_line;  /* for the manifest */
+    int quiet;                 /* no progress line, no tables at the end */
+} vb_campaign_opts;
+
+/* Returns the process exit code: 0 all items done, 1 some failed, 2 interrupted or incomplete.
+ * Returns -1 with err set when the campaign could not start (bad profile, database exists, ...). */
+int vb_campaign_run(const vb_campaign_opts *o, vb_error *err);
+
+#endif

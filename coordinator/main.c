@@ -1,0 +1,274 @@
+/* vbench: the command line. `run` and `resume` are the coordinator; `status` and `show` read a results database;
+ * `engines` lists the engine adapters this build has. */
+#include <dirent.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/profile.h"
+#include "coordinator/campaign.h"
+#include "coordinator/report.h"
+#include "coordinator/store.h"
+#include "engines/engine.h"
+#include "util/versions.h"
+
+static const char *usage_main =
+    "usage: vbench COMMAND [options]     (vbench COMMAND --help for each)\n"
+    "\n"
+    "A benchmark stand for vector search inside databases.\n"
+    "\n"
+    "commands:\n"
+    "  run       run a campaign from a profile into a results database\n"
+    "  resume    continue a campaign that was interrupted or killed\n"
+    "  status    where a campaign stands: items done, running, failed\n"
+    "  show      the result tables of a campaign (text or --json)\n"
+    "  engines   the engines this build can drive\n"
+    "\n"
+    "example: vbench run --profile dev && vbench show\n";
+
+static const char *usage_run =
+    "usage: vbench run --profile NAME|FILE [--engines a,b] [--out FILE] [options]\n"
+    "\n"
+    "Runs every phase of the profile on every engine, committing each result as it arrives. Local mode: starts\n"
+    "the coordinator here and a client agent as a separate process, talking over ZeroMQ (ipc://).\n"
+    "\n"
+    "  --profile NAME|FILE  a built-in profile (dev, smoke, tuned-complete) or a YAML file\n"
+    "  --engines LIST       only these engines of the profile, comma-separated\n"
+    "  --out FILE           results database (default results.db/PROFILE-YYYYmmdd-HHMMSS.sqlite)\n"
+    "  --cpus LIST          CPUs for the client agent's worker threads, e.g. 1 or 64-79 (default: all)\n"
+    "  --cache-dir DIR      dataset and ground-truth cache (default $VBENCH_CACHE or ~/.cache/vbench)\n"
+    "  --quiet              no progress and no tables; the exit code tells\n"
+    "\n"
+    "exit code: 0 all items done, 1 some items failed, 2 interrupted (continue with `vbench resume`)\n";
+
+static const char *usage_resume =
+    "usage: vbench resume [--out FILE] [--retry-failed] [--cpus LIST] [--cache-dir DIR] [--quiet]\n"
+    "\n"
+    "Continues the campaign in FILE (default: the newest results.db/*.sqlite) from its last committed item, with\n"
+    "the profile stored in it. Items that were running when it stopped run again; results already recorded\n"
+    "are kept and never recorded twice.\n"
+    "\n"
+    "  --retry-failed       also run failed and skipped items again\n";
+
+static const char *usage_status =
+    "usage: vbench status [--out FILE | FILE]\n"
+    "\n"
+    "Prints the campaign's state: status, items per state, the running item, failures, the last events.\n"
+    "Default FILE: the newest results.db/*.sqlite.\n";
+
+static const char *usage_show =
+    "usage: vbench show [--json] [--out FILE | FILE]\n"
+    "\n"
+    "Prints the result tables (build, recall_sweep, recall_targets, failures). --json prints the same tables\n"
+    "as one JSON object with an array per table. Default FILE: the newest results.db/*.sqlite.\n";
+
+static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
+
+/* The newest .sqlite file in results.db, for commands run without --out. */
+static int newest_results(char *out, size_t len) {
+    DIR *d = opendir("results.db");
+    if (!d) return -1;
+    time_t best = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 8 || strcmp(e->d_name + l - 7, ".sqlite") != 0) continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "results.db/%s", e->d_name);
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_mtime >= best) {
+            best = st.st_mtime;
+            snprintf(out, len, "%s", path);
+        }
+    }
+    closedir(d);
+    return best ? 0 : -1;
+}
+
+static void agent_path(char *out, size_t len) {
+    const char *env = getenv("VBENCH_AGENT");
+    if (env) {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n < 0) {
+        snprintf(out, len, "vbench-agent");
+        return;
+    }
+    self[n] = '\0';
+    snprintf(out, len, "%s/vbench-agent", dirname(self));
+}
+
+static void join_args(int argc, char **argv, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < argc && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%s", i ? " " : "", argv[i]);
+}
+
+enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON };
+
+static int cmd_run(int argc, char **argv, int resume) {
+    static const struct option opts[] = {
+        {"profile", required_argument, 0, OPT_PROFILE}, {"engines", required_argument, 0, OPT_ENGINES},
+        {"out", required_argument, 0, OPT_OUT},         {"cpus", required_argument, 0, OPT_CPUS},
+        {"cache-dir", required_argument, 0, OPT_CACHE}, {"quiet", no_argument, 0, OPT_QUIET},
+        {"retry-failed", no_argument, 0, OPT_RETRY},    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    vb_campaign_opts o = {.resume = resume};
+    char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_PROFILE: o.profile = optarg; break;
+        case OPT_ENGINES: o.engines = optarg; break;
+        case OPT_OUT: snprintf(out, sizeof out, "%s", optarg); break;
+        case OPT_CPUS: o.agent_cpus = optarg; break;
+        case OPT_CACHE: o.cache_dir = optarg; break;
+        case OPT_QUIET: o.quiet = 1; break;
+        case OPT_RETRY: o.retry_failed = 1; break;
+        case 'h': fputs(resume ? usage_resume : usage_run, stdout); return 0;
+        default: fputs(resume ? usage_resume : usage_run, stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vbench: unexpected argument \"%s\" (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if ((!resume && (o.retry_failed)) || (resume && (o.profile || o.engines))) {
+        fprintf(stderr, "vbench: %s\n", resume ? "resume takes the profile and engines stored in the campaign; "
+                                                 "start a new campaign with `vbench run` to change them"
+                                               : "--retry-failed goes with `vbench resume`");
+        return 2;
+    }
+    if (!resume && !o.profile) {
+        fprintf(stderr, "vbench: run needs --profile NAME|FILE; built-in profiles:");
+        for (const char *const *n = vb_profile_builtin_names(); *n; n++) fprintf(stderr, " %s", *n);
+        fputc('\n', stderr);
+        return 2;
+    }
+    if (!out[0]) {
+        if (resume) {
+            if (newest_results(out, sizeof out) != 0) {
+                fprintf(stderr, "vbench: no results.db/*.sqlite here; name the campaign with --out FILE\n");
+                return 2;
+            }
+        } else {
+            char base[256], stamp[32];
+            snprintf(base, sizeof base, "%s", o.profile);
+            char *b = basename(base);
+            char *dot = strrchr(b, '.');
+            if (dot && (strcmp(dot, ".yml") == 0 || strcmp(dot, ".yaml") == 0)) *dot = '\0';
+            time_t now = time(NULL);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+            snprintf(out, sizeof out, "results.db/%s-%s.sqlite", b, stamp);
+        }
+    }
+    agent_path(agent, sizeof agent);
+    join_args(argc + 1, argv - 1, cmdline, sizeof cmdline);
+    o.out = out;
+    o.agent_bin = agent;
+    o.command_line = cmdline;
+    vb_error err;
+    vb_error_clear(&err);
+    int code = vb_campaign_run(&o, &err);
+    if (code < 0) {
+        fprintf(stderr, "vbench: %s\n", err.message);
+        return 2;
+    }
+    return code;
+}
+
+static int open_for_reading(int argc, char **argv, const char *usage, int *json, sqlite3 **db) {
+    static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"json", no_argument, 0, OPT_JSON},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    char path[PATH_MAX] = "";
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_OUT: snprintf(path, sizeof path, "%s", optarg); break;
+        case OPT_JSON:
+            if (!json) {
+                fputs(usage, stderr);
+                return 2;
+            }
+            *json = 1;
+            break;
+        case 'h': fputs(usage, stdout); return -1;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind < argc) snprintf(path, sizeof path, "%s", argv[optind]);
+    if (!path[0] && newest_results(path, sizeof path) != 0) {
+        fprintf(stderr, "vbench: no results.db/*.sqlite here; name one with --out FILE\n");
+        return 2;
+    }
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        fprintf(stderr, "vbench: %s: %s\n", path, sqlite3_errmsg(*db));
+        sqlite3_close(*db);
+        return 2;
+    }
+    sqlite3_busy_timeout(*db, 5000);
+    return 0;
+}
+
+static int cmd_show(int argc, char **argv, int status) {
+    int json = 0;
+    sqlite3 *db = NULL;
+    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json, &db);
+    if (rc) return rc < 0 ? 0 : rc;
+    vb_error err;
+    rc = status ? vb_report_status(db, stdout, &err) : vb_report_show(db, stdout, json, &err);
+    sqlite3_close(db);
+    if (rc) {
+        fprintf(stderr, "vbench: %s\n", err.message);
+        return 2;
+    }
+    return 0;
+}
+
+static int cmd_engines(int argc, char **argv) {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage_engines, stdout);
+        return 0;
+    }
+    const char *names[64];
+    size_t n = vb_engine_list(names, 64);
+    printf("%-12s %-10s %s\n", "engine", "kind", "description");
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const vb_engine_ops *ops = vb_engine_find(names[i]);
+        printf("%-12s %-10s %s\n", names[i], ops->flags & VB_ENGINE_EMBEDDED ? "embedded" : "server",
+               ops->description ? ops->description : "");
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("vbench %s\n", vb_git_revision());
+        return 0;
+    }
+    const char *cmd = argv[1];
+    argc--;
+    argv++;
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv, 0);
+    if (strcmp(cmd, "resume") == 0) return cmd_run(argc, argv, 1);
+    if (strcmp(cmd, "status") == 0) return cmd_show(argc, argv, 1);
+    if (strcmp(cmd, "show") == 0) return cmd_show(argc, argv, 0);
+    if (strcmp(cmd, "engines") == 0) return cmd_engines(argc, argv);
+    fprintf(stderr, "vbench: unknown command \"%s\"\n\n%s", cmd, usage_main);
+    return 2;
+}

@@ -1,0 +1,180 @@
+/* Table rendering for show/status: a generic printer over a prepared statement, in text or JSON. */
+#include "coordinator/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct report_table {
+    const char *name;
+    const char *title;
+    const char *sql;
+} report_table;
+
+static const report_table tables[] = {
+    {"build", "Build",
+     "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
+     "client_cpu_s, engine_version FROM v_build"},
+    {"recall_sweep", "Recall sweep (1 client)",
+     "SELECT engine, dataset, ef_search, recall, id_overlap, qps, p50_ms, p95_ms, p99_ms, queries, short_answers, "
+     "errors FROM v_recall_sweep"},
+    {"recall_targets", "Best QPS whose recall passes",
+     "SELECT engine, dataset, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
+    {"failures", "Failed or skipped items",
+     "SELECT key AS item, status, error FROM plan WHERE status IN ('failed', 'skipped', 'interrupted') ORDER BY seq"},
+};
+
+static void json_string(FILE *f, const char *v) {
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        switch (*c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+            else fputc(*c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* Human formatting by column meaning: rates whole, ratios and latencies with 3 decimals. */
+static void format_cell(sqlite3_stmt *st, int i, char *buf, size_t len) {
+    const char *name = sqlite3_column_name(st, i);
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL: snprintf(buf, len, "-"); break;
+    case SQLITE_INTEGER: snprintf(buf, len, "%lld", (long long)sqlite3_column_int64(st, i)); break;
+    case SQLITE_FLOAT: {
+        double v = sqlite3_column_double(st, i);
+        if (strstr(name, "qps") || strstr(name, "per_s")) snprintf(buf, len, "%.0f", v);
+        else if (strstr(name, "recall") || strstr(name, "overlap")) snprintf(buf, len, "%.4f", v);
+        else snprintf(buf, len, "%.3f", v);
+        break;
+    }
+    default: snprintf(buf, len, "%s", sqlite3_column_text(st, i)); break;
+    }
+}
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, vb_error *err) {
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+        return vb_error_set(err, "results", 1, "reading the results: %s (is this a vbench results database?)",
+                            sqlite3_errmsg(db));
+    return VB_OK;
+}
+
+static int table_json(sqlite3 *db, const report_table *t, FILE *out, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    fprintf(out, "  \"%s\": [", t->name);
+    int cols = sqlite3_column_count(st), row = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        fprintf(out, "%s\n    {", row++ ? "," : "");
+        for (int i = 0; i < cols; i++) {
+            fprintf(out, "%s\"%s\": ", i ? ", " : "", sqlite3_column_name(st, i));
+            switch (sqlite3_column_type(st, i)) {
+            case SQLITE_NULL: fputs("null", out); break;
+            case SQLITE_INTEGER: fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i)); break;
+            case SQLITE_FLOAT: fprintf(out, "%.10g", sqlite3_column_double(st, i)); break;
+            default: json_string(out, (const char *)sqlite3_column_text(st, i));
+            }
+        }
+        fputc('}', out);
+    }
+    fprintf(out, "%s]", row ? "\n  " : "");
+    sqlite3_finalize(st);
+    return VB_OK;
+}
+
+/* Text table: widths from a first pass over the rows, then aligned output. */
+static int table_text(sqlite3 *db, const report_table *t, FILE *out, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    int cols = sqlite3_column_count(st);
+    int *w = calloc((size_t)cols, sizeof *w);
+    for (int i = 0; i < cols; i++) w[i] = (int)strlen(sqlite3_column_name(st, i));
+    char cell[512];
+    int rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rows++;
+        for (int i = 0; i < cols; i++) {
+            format_cell(st, i, cell, sizeof cell);
+            int l = (int)strlen(cell);
+            if (l > w[i]) w[i] = l > 80 ? 80 : l;
+        }
+    }
+    if (rows == 0) {
+        free(w);
+        sqlite3_finalize(st);
+        return VB_OK;
+    }
+    fprintf(out, "\n%s\n", t->title);
+    for (int i = 0; i < cols; i++) fprintf(out, "%s%-*s", i ? "  " : "", w[i], sqlite3_column_name(st, i));
+    fputc('\n', out);
+    for (int i = 0; i < cols; i++) {
+        fprintf(out, "%s", i ? "  " : "");
+        for (int j = 0; j < w[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    sqlite3_reset(st);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < cols; i++) {
+            format_cell(st, i, cell, sizeof cell);
+            int numeric = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
+            fprintf(out, "%s%*s", i ? "  " : "", numeric ? w[i] : -w[i], cell);
+        }
+        fputc('\n', out);
+    }
+    free(w);
+    sqlite3_finalize(st);
+    return VB_OK;
+}
+
+int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
+    size_t n = sizeof tables / sizeof tables[0];
+    if (json) fputs("{\n", out);
+    for (size_t i = 0; i < n; i++) {
+        int rc = json ? table_json(db, &tables[i], out, err) : table_text(db, &tables[i], out, err);
+        if (rc) return VB_ERROR;
+        if (json) fputs(i + 1 < n ? ",\n" : "\n", out);
+    }
+    if (json) fputs("}\n", out);
+    return VB_OK;
+}
+
+int vb_report_status(sqlite3 *db, FILE *out, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT name, status, runs, created_at, updated_at, COALESCE(finished_at, '-') FROM campaign", &st, err))
+        return VB_ERROR;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        fprintf(out, "campaign %s: %s (coordinator runs: %d; started %s, updated %s, finished %s)\n",
+                sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_int(st, 2),
+                sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+    sqlite3_finalize(st);
+    if (prepare(db, "SELECT (SELECT COUNT(*) FROM plan), status, COUNT(*) FROM plan GROUP BY status ORDER BY status", &st, err))
+        return VB_ERROR;
+    fputs("items:", out);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        fprintf(out, " %s %d/%d;", sqlite3_column_text(st, 1), sqlite3_column_int(st, 2), sqlite3_column_int(st, 0));
+    fputc('\n', out);
+    sqlite3_finalize(st);
+    if (prepare(db, "SELECT key, agent, started_at FROM plan WHERE status = 'running' ORDER BY seq", &st, err))
+        return VB_ERROR;
+    while (sqlite3_step(st) == SQLITE_ROW)
+        fprintf(out, "running: %s on %s since %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                sqlite3_column_text(st, 2));
+    sqlite3_finalize(st);
+    if (table_text(db, &tables[3], out, err)) return VB_ERROR;
+    if (prepare(db, "SELECT at, level, COALESCE(item_key, ''), message FROM "
+                    "(SELECT * FROM event ORDER BY id DESC LIMIT 5) ORDER BY id", &st, err))
+        return VB_ERROR;
+    int first = 1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (first) fputs("\nlast events:\n", out);
+        first = 0;
+        fprintf(out, "  %s %-5s %s %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                sqlite3_column_text(st, 2), sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    return VB_OK;
+}

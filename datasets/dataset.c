@@ -1,0 +1,963 @@
+/* Datasets: opening ann-benchmarks HDF5, TEXMEX .fvecs and big-ann .fbin files, and the seeded synthetic
+ * generator, always ending with the corpus memory-mapped read-only so every thread shares one copy.
+ *
+ * Data that cannot be mapped where it lies (chunked or compressed HDF5, float64, .fvecs with its per-row
+ * header, generated data) is converted once into a cache file: a 64-byte header (magic, rows, cols, a key that
+ * identifies the source) followed by row-major float32. Cache files are written under a temporary name,
+ * fsynced and renamed, so a reader never sees half a file and two processes may race harmlessly. */
+#include "datasets/dataset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+#include <xxhash.h>
+
+#define VB_DS_MAX_REGIONS 8
+
+struct vb_dataset_private {
+    struct {
+        void *addr;
+        size_t len;
+    } map[VB_DS_MAX_REGIONS];
+    int n_map;
+    void *owned[VB_DS_MAX_REGIONS];
+    int n_owned;
+};
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Small helpers */
+
+static int ds_fail(vb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int ds_fail(vb_error *err, const char *fmt, ...) {
+    char buf[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return vb_error_set(err, "dataset", 1, "%s", buf);
+}
+
+static vb_dataset *ds_new(void) {
+    vb_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) return NULL;
+    ds->priv = calloc(1, sizeof *ds->priv);
+    if (!ds->priv) {
+        free(ds);
+        return NULL;
+    }
+    return ds;
+}
+
+void vb_dataset_close(vb_dataset **pds) {
+    if (!pds || !*pds) return;
+    vb_dataset *ds = *pds;
+    if (ds->priv) {
+        for (int i = 0; i < ds->priv->n_map; i++) munmap(ds->priv->map[i].addr, ds->priv->map[i].len);
+        for (int i = 0; i < ds->priv->n_owned; i++) free(ds->priv->owned[i]);
+        free(ds->priv);
+    }
+    free(ds);
+    *pds = NULL;
+}
+
+static void ds_own(vb_dataset *ds, void *p) {
+    /* the fixed table is sized for the few buffers a source can own (neighbors, distances) */
+    ds->priv->owned[ds->priv->n_owned++] = p;
+}
+
+/* The file name without directory and extension, reduced to characters that are safe in a file name. */
+static void safe_stem(const char *path, char *out, size_t len) {
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    const char *dot = strrchr(b, '.');
+    size_t n = dot && dot != b ? (size_t)(dot - b) : strlen(b);
+    if (n >= len) n = len - 1;
+    for (size_t i = 0; i < n; i++) {
+        char c = b[i];
+        int okc = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                  c == '_' || c == '.';
+        out[i] = okc ? c : '_';
+    }
+    out[n] = '\0';
+}
+
+static int has_suffix(const char *s, const char *suffix) {
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+static void shape_str(const hsize_t *dims, int rank, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < rank && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, "%s%llu", i ? "x" : "", (unsigned long long)dims[i]);
+    if (rank == 0) snprintf(out, len, "scalar");
+}
+
+int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err) {
+    const char *env;
+    if (given && *given)
+        snprintf(buf, len, "%s", given);
+    else if ((env = getenv("VB_CACHE_DIR")) && *env)
+        snprintf(buf, len, "%s", env);
+    else if ((env = getenv("XDG_CACHE_HOME")) && *env)
+        snprintf(buf, len, "%s/vbench", env);
+    else if ((env = getenv("HOME")) && *env)
+        snprintf(buf, len, "%s/.cache/vbench", env);
+    else
+        snprintf(buf, len, "/tmp/vbench-cache");
+    /* mkdir -p */
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", buf);
+    for (char *p = tmp + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(tmp, 0775) != 0 && errno != EEXIST)
+                return ds_fail(err, "cache directory %s: cannot create %s: %s", buf, tmp, strerror(errno));
+            *p = c;
+            if (c == '\0') break;
+        }
+    }
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) return ds_fail(err, "cache directory %s is not a directory", buf);
+    return VB_OK;
+}
+
+/* Maps [offset, offset + len) of a file read-only; the mapping belongs to ds and goes with vb_dataset_close. */
+static int map_region(vb_dataset *ds, const char *path, uint64_t offset, size_t len, const void **out,
+                      vb_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < offset + len) {
+        close(fd);
+        return ds_fail(err, "%s: file is shorter (%lld bytes) than the data it describes (%llu bytes at %llu)",
+                       path, (long long)st.st_size, (unsigned long long)len, (unsigned long long)offset);
+    }
+    if (ds->priv->n_map >= VB_DS_MAX_REGIONS) {
+        close(fd);
+        return ds_fail(err, "%s: too many mapped regions", path);
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t delta = offset % (uint64_t)page;
+    void *base = mmap(NULL, len + delta, PROT_READ, MAP_SHARED, fd, (off_t)(offset - delta));
+    int e = errno;
+    close(fd);
+    if (base == MAP_FAILED) return ds_fail(err, "%s: mmap failed: %s", path, strerror(e));
+    ds->priv->map[ds->priv->n_map].addr = base;
+    ds->priv->map[ds->priv->n_map].len = len + delta;
+    ds->priv->n_map++;
+    *out = (const char *)base + delta;
+    return VB_OK;
+}
+
+/* A key for a converted file: its real path, identity and modification time, plus what was taken from it. */
+static int file_key(const char *path, const char *what, uint64_t *key, vb_error *err) {
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(path, real) || stat(real, &st) != 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    char desc[PATH_MAX + 256];
+    int n = snprintf(desc, sizeof desc, "vbench-convert-v1|%s|%s|%llu|%llu|%lld|%lld.%09ld", real, what,
+                     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    *key = XXH3_64bits(desc, (size_t)n);
+    return VB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Cache files: header + float32 rows */
+
+#define CACHE_MAGIC "VBMAT01\n"
+typedef struct cache_hdr {
+    char magic[8];
+    uint64_t rows, cols, key, data_offset;
+    uint64_t reserved[3];
+} cache_hdr;
+_Static_assert(sizeof(cache_hdr) == 64, "cache header is 64 bytes");
+
+/* Maps a cache file if it exists and its header and size agree with key (and cols when non-zero).
+ * Returns 1 when mapped, 0 when absent or unusable (the caller regenerates it), VB_ERROR on mmap failure. */
+static int cache_try_map(vb_dataset *ds, const char *path, uint64_t key, size_t want_cols, size_t *rows,
+                         size_t *cols, const float **data, vb_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    cache_hdr h;
+    struct stat st;
+    int good = fstat(fd, &st) == 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+               memcmp(h.magic, CACHE_MAGIC, 8) == 0 && h.key == key && h.data_offset == sizeof h &&
+               h.rows > 0 && h.cols > 0 && (want_cols == 0 || h.cols == want_cols) &&
+               h.rows <= (UINT64_MAX - sizeof h) / 4 / h.cols &&
+               (uint64_t)st.st_size == sizeof h + h.rows * h.cols * 4;
+    close(fd);
+    if (!good) return 0;
+    const void *p;
+    if (map_region(ds, path, sizeof h, h.rows * h.cols * 4, &p, err) != VB_OK) return VB_ERROR;
+    *rows = h.rows;
+    *cols = h.cols;
+    *data = p;
+    return 1;
+}
+
+typedef struct cache_writer {
+    int fd;
+    char tmp[PATH_MAX], path[PATH_MAX];
+    void *map;
+    size_t len;
+} cache_writer;
+
+/* Creates a temporary file beside path, sized and allocated for rows x cols, and maps it for writing.
+ * Space is reserved with posix_fallocate, so a full disk is an error here rather than SIGBUS later. */
+static int cache_begin(cache_writer *w, const char *path, size_t rows, size_t cols, uint64_t key, float **data,
+                       vb_error *err) {
+    memset(w, 0, sizeof *w);
+    w->fd = -1;
+    snprintf(w->path, sizeof w->path, "%s", path);
+    static unsigned long counter;
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld.%lu", path, (long)getpid(),
+             __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+    w->len = sizeof(cache_hdr) + rows * cols * 4;
+    w->fd = open(w->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (w->fd < 0) return ds_fail(err, "%s: cannot create: %s", w->tmp, strerror(errno));
+    int e = posix_fallocate(w->fd, 0, (off_t)w->len);
+    if (e != 0) {
+        close(w->fd);
+        unlink(w->tmp);
+        return ds_fail(err, "%s: cannot reserve %zu bytes: %s", w->tmp, w->len, strerror(e));
+    }
+    w->map = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+    if (w->map == MAP_FAILED) {
+        e = errno;
+        close(w->fd);
+        unlink(w->tmp);
+        return ds_fail(err, "%s: mmap failed: %s", w->tmp, strerror(e));
+    }
+    cache_hdr h = {.rows = rows, .cols = cols, .key = key, .data_offset = sizeof h};
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    memcpy(w->map, &h, sizeof h);
+    *data = (float *)((char *)w->map + sizeof h);
+    return VB_OK;
+}
+
+static void cache_abort(cache_writer *w) {
+    if (w->map && w->map != MAP_FAILED) munmap(w->map, w->len);
+    if (w->fd >= 0) close(w->fd);
+    unlink(w->tmp);
+    w->map = NULL;
+    w->fd = -1;
+}
+
+static int cache_commit(cache_writer *w, vb_error *err) {
+    int rc = msync(w->map, w->len, MS_SYNC) == 0 && fsync(w->fd) == 0 ? 0 : errno;
+    munmap(w->map, w->len);
+    w->map = NULL;
+    close(w->fd);
+    w->fd = -1;
+    if (rc == 0 && rename(w->tmp, w->path) != 0) rc = errno;
+    if (rc != 0) {
+        unlink(w->tmp);
+        return ds_fail(err, "%s: cannot write cache file: %s", w->path, strerror(rc));
+    }
+    return VB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Content hash and the filter tag */
+
+static int ds_hash(vb_dataset *ds, vb_error *err) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return ds_fail(err, "out of memory");
+    static const char domain[] = "vbench-dataset-v1";
+    uint32_t metric = (uint32_t)ds->metric;
+    uint64_t dims[3] = {ds->dim, ds->n_train, ds->n_test};
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, domain, sizeof domain);
+    XXH3_128bits_update(st, &metric, sizeof metric);
+    XXH3_128bits_update(st, dims, sizeof dims);
+    XXH3_128bits_update(st, ds->train, ds->n_train * ds->dim * sizeof(float));
+    XXH3_128bits_update(st, ds->test, ds->n_test * ds->dim * sizeof(float));
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+    XXH3_freeState(st);
+    for (int i = 0; i < 16; i++) snprintf(ds->content_hash + 2 * i, 3, "%02x", c.digest[i]);
+    return VB_OK;
+}
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int32_t vb_dataset_tag(int64_t id) {
+    return (int32_t)(mix64((uint64_t)id + 0x9e3779b97f4a7c15ull) % 10000u);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * ann-benchmarks HDF5 */
+
+typedef struct h5_array {
+    hid_t dset, space, type;
+    size_t rows, cols;
+} h5_array;
+
+static void h5_array_close(h5_array *a) {
+    if (a->type >= 0) H5Tclose(a->type);
+    if (a->space >= 0) H5Sclose(a->space);
+    if (a->dset >= 0) H5Dclose(a->dset);
+    a->dset = a->space = a->type = -1;
+}
+
+/* Opens a 2-D numeric array. Returns VB_OK, VB_ERROR with a message naming file, array and shape, or 1 when the
+ * array is absent and not required. */
+static int h5_array_open(hid_t f, const char *path, const char *name, int required, h5_array *a, vb_error *err) {
+    a->dset = a->space = a->type = -1;
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
+        if (!required) return 1;
+        return ds_fail(err, "%s: array '%s' is missing", path, name);
+    }
+    a->dset = H5Dopen2(f, name, H5P_DEFAULT);
+    if (a->dset < 0)
+        return ds_fail(err, "%s: '%s' exists but cannot be opened as an array (HDF5 dataset)", path, name);
+    a->space = H5Dget_space(a->dset);
+    a->type = H5Dget_type(a->dset);
+    int rank = a->space >= 0 ? H5Sget_simple_extent_ndims(a->space) : -1;
+    hsize_t dims[H5S_MAX_RANK];
+    if (rank < 0 || a->type < 0 || H5Sget_simple_extent_dims(a->space, dims, NULL) < 0) {
+        h5_array_close(a);
+        return ds_fail(err, "%s: cannot read the shape of array '%s'", path, name);
+    }
+    char shape[128];
+    shape_str(dims, rank, shape, sizeof shape);
+    if (rank != 2) {
+        h5_array_close(a);
+        return ds_fail(err, "%s: array '%s' has %d dimensions (shape %s), expected 2 (rows x dim)", path, name, rank,
+                       shape);
+    }
+    if (dims[0] == 0 || dims[1] == 0) {
+        h5_array_close(a);
+        return ds_fail(err, "%s: array '%s' is empty (shape %s)", path, name, shape);
+    }
+    H5T_class_t cls = H5Tget_class(a->type);
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
+        h5_array_close(a);
+        return ds_fail(err, "%s: array '%s' (shape %s) does not hold numbers (HDF5 type class %d)", path, name,
+                       shape, (int)cls);
+    }
+    a->rows = (size_t)dims[0];
+    a->cols = (size_t)dims[1];
+    return VB_OK;
+}
+
+/* Maps a float matrix: in place when it is a contiguous little-endian float32 array, else through a cache file
+ * filled by H5Dread (which does the decompression and type conversion). */
+static int h5_map_matrix(vb_dataset *ds, const char *path, const char *name, h5_array *a, const char *cache_dir,
+                         const float **out, vb_error *err) {
+    size_t bytes = a->rows * a->cols * sizeof(float);
+    hid_t dcpl = H5Dget_create_plist(a->dset);
+    H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (layout == H5D_CONTIGUOUS && H5Tequal(a->type, H5T_IEEE_F32LE) > 0) {
+        haddr_t off = H5Dget_offset(a->dset);
+        struct stat st;
+        if (off != HADDR_UNDEF && stat(path, &st) == 0 && (uint64_t)st.st_size >= (uint64_t)off + bytes) {
+            const void *p;
+            if (map_region(ds, path, (uint64_t)off, bytes, &p, err) != VB_OK) return VB_ERROR;
+            *out = p;
+            return VB_OK;
+        }
+    }
+    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
+    uint64_t key;
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    if (file_key(path, name, &key, err) != VB_OK) return VB_ERROR;
+    safe_stem(path, stem, sizeof stem);
+    snprintf(file, sizeof file, "%s/h5-%s-%s-%016llx.f32", dir, stem, name, (unsigned long long)key);
+    size_t rows, cols;
+    int r = cache_try_map(ds, file, key, a->cols, &rows, &cols, out, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 1 && rows == a->rows) return VB_OK;
+    cache_writer w;
+    float *data;
+    if (cache_begin(&w, file, a->rows, a->cols, key, &data, err) != VB_OK) return VB_ERROR;
+    if (H5Dread(a->dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+        cache_abort(&w);
+        return ds_fail(err, "%s: reading array '%s' (%zux%zu) failed", path, name, a->rows, a->cols);
+    }
+    if (cache_commit(&w, err) != VB_OK) return VB_ERROR;
+    r = cache_try_map(ds, file, key, a->cols, &rows, &cols, out, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 0) return ds_fail(err, "%s: cache file vanished after writing", file);
+    return VB_OK;
+}
+
+/* Reads a small array (neighbors, distances) into memory owned by ds. */
+static int h5_read_small(vb_dataset *ds, const char *path, const char *name, h5_array *a, hid_t memtype,
+                         void **out, vb_error *err) {
+    void *buf = malloc(a->rows * a->cols * 4);
+    if (!buf) return ds_fail(err, "%s: out of memory reading array '%s'", path, name);
+    if (H5Dread(a->dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+        free(buf);
+        return ds_fail(err, "%s: reading array '%s' (%zux%zu) failed", path, name, a->rows, a->cols);
+    }
+    ds_own(ds, buf);
+    *out = buf;
+    return VB_OK;
+}
+
+/* The "distance" attribute, fixed-length or variable-length string (h5py writes the latter). */
+static int h5_read_metric(hid_t f, const char *path, vb_metric *metric, vb_error *err) {
+    if (H5Aexists(f, "distance") <= 0)
+        return ds_fail(err, "%s: attribute 'distance' is missing (expected angular, euclidean or dot)", path);
+    char value[256] = "";
+    int rc = VB_ERROR;
+    hid_t a = H5Aopen(f, "distance", H5P_DEFAULT);
+    hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (H5Tis_variable_str(t) > 0) {
+            char *s = NULL;
+            H5Tset_size(mt, H5T_VARIABLE);
+            if (H5Aread(a, mt, &s) >= 0 && s) {
+                snprintf(value, sizeof value, "%s", s);
+                H5free_memory(s);
+                rc = VB_OK;
+            }
+        } else {
+            size_t n = H5Tget_size(t);
+            char *s = calloc(1, n + 1);
+            H5Tset_size(mt, n);
+            if (s && H5Aread(a, mt, s) >= 0) {
+                snprintf(value, sizeof value, "%s", s);
+                rc = VB_OK;
+            }
+            free(s);
+        }
+        H5Tclose(mt);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    if (rc != VB_OK) return ds_fail(err, "%s: attribute 'distance' is not a readable string", path);
+    if (vb_metric_parse(value, metric) != 0)
+        return ds_fail(err, "%s: attribute 'distance' is '%s', which vbench does not support (angular, euclidean, dot)",
+                       path, value);
+    return VB_OK;
+}
+
+static int hdf5_load(vb_dataset *ds, hid_t f, const char *path, const char *cache_dir, vb_error *err) {
+    if (h5_read_metric(f, path, &ds->metric, err) != VB_OK) return VB_ERROR;
+    h5_array train, test, nb, di;
+    if (h5_array_open(f, path, "train", 1, &train, err) != VB_OK) return VB_ERROR;
+    if (h5_array_open(f, path, "test", 1, &test, err) != VB_OK) {
+        h5_array_close(&train);
+        return VB_ERROR;
+    }
+    int rc = VB_ERROR;
+    nb.dset = nb.space = nb.type = di.dset = di.space = di.type = -1;
+    if (test.cols != train.cols) {
+        ds_fail(err, "%s: array 'test' has shape %zux%zu but 'train' has %zu columns (shape %zux%zu)", path,
+                test.rows, test.cols, train.cols, train.rows, train.cols);
+        goto out;
+    }
+    ds->dim = train.cols;
+    ds->n_train = train.rows;
+    ds->n_test = test.rows;
+    if (h5_map_matrix(ds, path, "train", &train, cache_dir, &ds->train, err) != VB_OK) goto out;
+    if (h5_map_matrix(ds, path, "test", &test, cache_dir, &ds->test, err) != VB_OK) goto out;
+
+    int r = h5_array_open(f, path, "neighbors", 0, &nb, err);
+    if (r == VB_ERROR) goto out;
+    if (r == VB_OK) {
+        if (nb.rows != test.rows) {
+            ds_fail(err, "%s: array 'neighbors' has shape %zux%zu but 'test' has %zu rows", path, nb.rows, nb.cols,
+                    test.rows);
+            goto out;
+        }
+        void *p;
+        if (h5_read_small(ds, path, "neighbors", &nb, H5T_NATIVE_INT32, &p, err) != VB_OK) goto out;
+        ds->neighbors = p;
+        ds->gt_k = nb.cols;
+        r = h5_array_open(f, path, "distances", 0, &di, err);
+        if (r == VB_ERROR) goto out;
+        if (r == VB_OK) {
+            if (di.rows != nb.rows || di.cols != nb.cols) {
+                ds_fail(err, "%s: array 'distances' has shape %zux%zu but 'neighbors' has shape %zux%zu", path,
+                        di.rows, di.cols, nb.rows, nb.cols);
+                goto out;
+            }
+            if (h5_read_small(ds, path, "distances", &di, H5T_NATIVE_FLOAT, &p, err) != VB_OK) goto out;
+            ds->distances = p;
+        }
+    }
+    rc = VB_OK;
+out:
+    h5_array_close(&train);
+    h5_array_close(&test);
+    h5_array_close(&nb);
+    h5_array_close(&di);
+    return rc;
+}
+
+/* The Debian libhdf5 is the serial build, which is not thread-safe: one HDF5 open at a time per process. */
+static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset **out, vb_error *err);
+
+int vb_dataset_open_hdf5(const char *path, const char *cache_dir, vb_dataset **out, vb_error *err) {
+    *out = NULL;
+    pthread_mutex_lock(&h5_lock);
+    int rc = hdf5_open_locked(path, cache_dir, out, err);
+    pthread_mutex_unlock(&h5_lock);
+    if (rc == VB_OK && ds_hash(*out, err) != VB_OK) {
+        vb_dataset_close(out);
+        return VB_ERROR;
+    }
+    return rc;
+}
+
+static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset **out, vb_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return ds_fail(err, "%s: not a regular file", path);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through vb_error, not printed by HDF5 */
+    if (H5Fis_hdf5(path) <= 0) return ds_fail(err, "%s: not an HDF5 file", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return ds_fail(err, "%s: cannot open as HDF5", path);
+    vb_dataset *ds = ds_new();
+    if (!ds) {
+        H5Fclose(f);
+        return ds_fail(err, "out of memory");
+    }
+    char stem[sizeof ds->name];
+    safe_stem(path, stem, sizeof stem);
+    snprintf(ds->name, sizeof ds->name, "%s", stem);
+    snprintf(ds->source, sizeof ds->source, "%s", path);
+    int rc = hdf5_load(ds, f, path, cache_dir, err);
+    H5Fclose(f);
+    if (rc != VB_OK) {
+        vb_dataset_close(&ds);
+        return VB_ERROR;
+    }
+    *out = ds;
+    return VB_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Synthetic generator.
+ *
+ * Bit-for-bit reproducibility: every random number comes from xoshiro256** seeded per row by splitmix64 of
+ * (seed, stream, row), so the result does not depend on the number of threads; Gaussians come from Marsaglia's
+ * polar method with a logarithm computed here from +, -, *, / only (libm's log may differ between versions),
+ * and the generator functions are compiled without floating-point contraction so no FMA changes a rounding. */
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#define VB_STRICT_FP
+#else
+#define VB_STRICT_FP __attribute__((optimize("fp-contract=off")))
+#endif
+
+enum { STREAM_TRAIN = 1, STREAM_TEST = 2, STREAM_CENTRE = 3, STREAM_MEAN = 4 };
+
+typedef struct rng {
+    uint64_t s[4];
+    double spare;
+    int has_spare;
+} rng;
+
+static void rng_seed(rng *r, uint64_t seed, uint64_t stream, uint64_t index) {
+    uint64_t x = mix64(seed ^ mix64(stream * 0x9e3779b97f4a7c15ull ^ mix64(index + 0x632be59bd9b4e019ull)));
+    for (int i = 0; i < 4; i++) {
+        x += 0x9e3779b97f4a7c15ull;
+        r->s[i] = mix64(x);
+    }
+    r->has_spare = 0;
+}
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t rng_next(rng *r) {
+    uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, 1), 53 random bits. */
+static inline double rng_uniform(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* Natural logarithm of x > 0 from frexp (exact) and the atanh series on [sqrt(1/2), sqrt(2)). */
+VB_STRICT_FP static double det_log(double x) {
+    int e;
+    double m = frexp(x, &e);
+    if (m < 0.70710678118654752440) {
+        m *= 2.0;
+        e -= 1;
+    }
+    /* ln m = 2 atanh(t) = 2 (t + t^3/3 + t^5/5 + ...) with |t| <= 0.172: 12 terms leave an error below 1e-19,
+     * evaluated as two interleaved Horner chains in t^4 (Estrin) to halve the dependency chain */
+    static const double c[12] = {1.0 / 1,  1.0 / 3,  1.0 / 5,  1.0 / 7,  1.0 / 9,  1.0 / 11,
+                                 1.0 / 13, 1.0 / 15, 1.0 / 17, 1.0 / 19, 1.0 / 21, 1.0 / 23};
+    double t = (m - 1.0) / (m + 1.0), t2 = t * t, t4 = t2 * t2;
+    double even = c[10], odd = c[11];
+    for (int i = 8; i >= 0; i -= 2) {
+        even = even * t4 + c[i];
+        odd = odd * t4 + c[i + 1];
+    }
+    double sum = even + t2 * odd;
+    return 2.0 * t * sum + (double)e * 0.69314718055994530942;
+}
+
+VB_STRICT_FP static double rng_gauss(rng *r) {
+    if (r->has_spare) {
+        r->has_spare = 0;
+        return r->spare;
+    }
+    double u, v, s;
+    do {
+        u = 2.0 * rng_uniform(r) - 1.0;
+        v = 2.0 * rng_uniform(r) - 1.0;
+        s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    double f = sqrt(-2.0 * det_log(s) / s);
+    r->spare = v * f;
+    r->has_spare = 1;
+    return u * f;
+}
+
+typedef struct synth_model {
+    const vb_synth_params *p;
+    size_t clusters;
+    double *centre, *spread; /* clusters x dim */
+    double *cum;             /* cumulative cluster weights, power law 1 / (c + 1) */
+} synth_model;
+
+/* Centres around a shared non-zero mean (real embeddings are not centred), a decaying per-dimension scale (as in
+ * the spectrum of real embeddings), and per-cluster, per-dimension spreads. */
+VB_STRICT_FP static int synth_model_init(synth_model *m, const vb_synth_params *p, size_t clusters) {
+    size_t dim = p->dim;
+    m->p = p;
+    m->clusters = clusters;
+    m->centre = malloc(clusters * dim * sizeof(double));
+    m->spread = malloc(clusters * dim * sizeof(double));
+    m->cum = malloc(clusters * sizeof(double));
+    double *scale = malloc(dim * sizeof(double)), *mean = malloc(dim * sizeof(double));
+    if (!m->centre || !m->spread || !m->cum || !scale || !mean) {
+        free(scale);
+        free(mean);
+        return VB_ERROR;
+    }
+    rng r;
+    rng_seed(&r, p->seed, STREAM_MEAN, 0);
+    for (size_t d = 0; d < dim; d++) {
+        scale[d] = 1.0 / sqrt(1.0 + 4.0 * (double)d / (double)dim);
+        mean[d] = 0.5 * rng_gauss(&r) * scale[d];
+    }
+    double total = 0.0;
+    for (size_t c = 0; c < clusters; c++) {
+        rng_seed(&r, p->seed, STREAM_CENTRE, c);
+        double s_c = 0.3 + 0.5 * rng_uniform(&r);
+        for (size_t d = 0; d < dim; d++) {
+            m->centre[c * dim + d] = mean[d] + rng_gauss(&r) * scale[d];
+            m->spread[c * dim + d] = s_c * (0.5 + rng_uniform(&r)) * scale[d];
+        }
+        total += 1.0 / (double)(c + 1);
+        m->cum[c] = total;
+    }
+    free(scale);
+    free(mean);
+    return VB_OK;
+}
+
+static void synth_model_free(synth_model *m) {
+    free(m->centre);
+    free(m->spread);
+    free(m->cum);
+}
+
+VB_STRICT_FP static void synth_row(const synth_model *m, uint64_t stream, size_t row, float *out, double *tmp) {
+    size_t dim = m->p->dim;
+    rng r;
+    rng_seed(&r, m->p->seed, stream, row);
+    double u = rng_uniform(&r) * m->cum[m->clusters - 1];
+    size_t lo = 0, hi = m->clusters - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->cum[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    const double *cen = m->centre + lo * dim, *spr = m->spread + lo * dim;
+    double norm2 = 0.0;
+    for (size_t d = 0; d < dim; d++) {
+        tmp[d] = cen[d] + spr[d] * rng_gauss(&r);
+        norm2 += tmp[d] * tmp[d];
+    }
+    double inv = 1.0;
+    if (m->p->metric == VB_METRIC_ANGULAR && norm2 > 0.0) inv = 1.0 / sqrt(norm2);
+    for (size_t d = 0; d < dim; d++) out[d] = (float)(tmp[d] * inv);
+}
+
+typedef struct synth_job {
+    const synth_model *m;
+    uint64_t stream;
+    float *out;
+    size_t begin, end;
+} synth_job;
+
+static void *synth_worker(void *arg) {
+    synth_job *j = arg;
+    size_t dim = j->m->p->dim;
+    double *tmp = malloc(dim * sizeof(double));
+    if (!tmp) return (void *)1;
+    for (size_t i = j->begin; i < j->end; i++) synth_row(j->m, j->stream, i, j->out + i * dim, tmp);
+    free(tmp);
+    return NULL;
+}
+
+/* Fills rows [0, n) of a stream, split over threads; the bytes do not depend on the split. */
+static int synth_fill(const synth_model *m, uint64_t stream, float *out, size_t n) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = cores > 0 ? (size_t)cores : 1;
+    if (nt > 64) nt = 64;
+    if (nt > n / 1024 + 1) nt = n / 1024 + 1;
+    pthread_t th[64];
+    synth_job jobs[64];
+    size_t started = 0;
+    int failed = 0;
+    for (size_t t = 0; t < nt; t++) {
+        jobs[t] = (synth_job){m, stream, out, n * t / nt, n * (t + 1) / nt};
+        if (t + 1 < nt && pthread_create(&th[t], NULL, synth_worker, &jobs[t]) == 0)
+            started++;
+        else if (synth_worker(&jobs[t]) != NULL)
+            failed = 1;
+    }
+    for (size_t t = 0; t < started; t++) {
+        void *res;
+        pthread_join(th[t], &res);
+        if (res) failed = 1;
+    }
+    return failed ? VB_ERROR : VB_OK;
+}
+
+static size_t synth_clusters(const vb_synth_params *p) {
+    if (p->clusters) return p->clusters;
+    size_t c = (size_t)sqrt((double)p->rows);
+    return c < 1 ? 1 : c > 1024 ? 1024 : c;
+}
+
+static int synth_generate(const vb_synth_params *p, size_t clusters, const char *train_path,
+                          const char *test_path, uint64_t key, vb_error *err) {
+    synth_model m = {0};
+    if (synth_model_init(&m, p, clusters) != VB_OK) {
+        synth_model_free(&m);
+        return ds_fail(err, "synthetic: out of memory for %zu clusters x %zu dims", clusters, p->dim);
+    }
+    cache_writer wt, wq;
+    float *train, *test;
+    int rc = VB_ERROR;
+    if (cache_begin(&wt, train_path, p->rows, p->dim, key, &train, err) != VB_OK) goto out;
+    if (cache_begin(&wq, test_path, p->queries, p->dim, key, &test, err) != VB_OK) {
+        cache_abort(&wt);
+        goto out;
+    }
+    if (synth_fill(&m, STREAM_TRAIN, train, p->rows) != VB_OK ||
+        synth_fill(&m, STREAM_TEST, test, p->queries) != VB_OK) {
+        cache_abort(&wt);
+        cache_abort(&wq);
+        ds_fail(err, "synthetic: out of memory while generating");
+        goto out;
+    }
+    if (cache_commit(&wt, err) != VB_OK) {
+        cache_abort(&wq);
+        goto out;
+    }
+    rc = cache_commit(&wq, err);
+out:
+    synth_model_free(&m);
+    return rc;
+}
+
+int vb_dataset_open_synthetic(const char *name, const vb_synth_params *p, const char *cache_dir, vb_dataset **out,
+                              vb_error *err) {
+    *out = NULL;
+    if (p->rows == 0 || p->queries == 0 || p->dim == 0)
+        return ds_fail(err, "synthetic '%s': rows (%zu), queries (%zu) and dim (%zu) must be positive",
+                       name ? name : "", p->rows, p->queries, p->dim);
+    if (p->metric != VB_METRIC_ANGULAR && p->metric != VB_METRIC_EUCLIDEAN && p->metric != VB_METRIC_DOT)
+        return ds_fail(err, "synthetic '%s': unknown metric %d", name ? name : "", (int)p->metric);
+    if (p->dim > (1u << 20) || p->rows > ((size_t)1 << 40) / p->dim || p->queries > ((size_t)1 << 40) / p->dim)
+        return ds_fail(err, "synthetic '%s': %zu x %zu is too large", name ? name : "", p->rows, p->dim);
+    size_t clusters = synth_clusters(p);
+    char desc[256], dir[PATH_MAX], train_path[PATH_MAX + 64], test_path[PATH_MAX + 64];
+    int n = snprintf(desc, sizeof desc,
+                     "vbench-synthetic-v1|rows=%zu|queries=%zu|dim=%zu|clusters=%zu|metric=%s|seed=%llu", p->rows,
+                     p->queries, p->dim, clusters, vb_metric_name(p->metric), (unsigned long long)p->seed);
+    uint64_t key = XXH3_64bits(desc, (size_t)n);
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    snprintf(train_path, sizeof train_path, "%s/synth-%016llx-train.f32", dir, (unsigned long long)key);
+    snprintf(test_path, sizeof test_path, "%s/synth-%016llx-test.f32", dir, (unsigned long long)key);
+
+    vb_dataset *ds = ds_new();
+    if (!ds) return ds_fail(err, "out of memory");
+    snprintf(ds->name, sizeof ds->name, "%s", name && *name ? name : "synthetic");
+    snprintf(ds->source, sizeof ds->source, "synthetic");
+    ds->metric = p->metric;
+    ds->dim = p->dim;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        size_t r1, c1, r2, c2;
+        int a = cache_try_map(ds, train_path, key, p->dim, &r1, &c1, &ds->train, err);
+        int b = a == 1 ? cache_try_map(ds, test_path, key, p->dim, &r2, &c2, &ds->test, err) : 0;
+        if (a < 0 || b < 0) goto fail;
+        if (a == 1 && b == 1 && r1 == p->rows && r2 == p->queries) {
+            ds->n_train = r1;
+            ds->n_test = r2;
+            if (ds_hash(ds, err) != VB_OK) goto fail;
+            *out = ds;
+            return VB_OK;
+        }
+        for (int i = 0; i < ds->priv->n_map; i++) munmap(ds->priv->map[i].addr, ds->priv->map[i].len);
+        ds->priv->n_map = 0;
+        if (attempt == 0 && synth_generate(p, clusters, train_path, test_path, key, err) != VB_OK) goto fail;
+    }
+    ds_fail(err, "synthetic '%s': cache files in %s are unusable after generation", ds->name, dir);
+fail:
+    vb_dataset_close(&ds);
+    return VB_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * TEXMEX .fvecs and big-ann .fbin */
+
+/* .fbin: uint32 rows, uint32 dim, then rows x dim float32; mapped in place. */
+static int fbin_load(vb_dataset *ds, const char *path, size_t *rows, size_t *cols, const float **data,
+                     vb_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    uint32_t h[2];
+    struct stat st;
+    int okh = fstat(fd, &st) == 0 && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h;
+    close(fd);
+    if (!okh) return ds_fail(err, "%s: too short for an .fbin header", path);
+    uint64_t want = 8 + (uint64_t)h[0] * h[1] * 4;
+    if (h[0] == 0 || h[1] == 0 || (uint64_t)st.st_size != want)
+        return ds_fail(err, "%s: header says %u x %u float32 (%llu bytes) but the file has %lld bytes", path, h[0],
+                       h[1], (unsigned long long)want, (long long)st.st_size);
+    const void *p;
+    if (map_region(ds, path, 8, (size_t)h[0] * h[1] * 4, &p, err) != VB_OK) return VB_ERROR;
+    *rows = h[0];
+    *cols = h[1];
+    *data = p;
+    return VB_OK;
+}
+
+/* .fvecs: each row is int32 dim then dim float32; converted once into a cache file. */
+static int fvecs_convert(const char *path, const char *file, uint64_t key, size_t rows, size_t dim,
+                         vb_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return ds_fail(err, "%s: %s", path, strerror(errno));
+    cache_writer w;
+    float *data;
+    if (cache_begin(&w, file, rows, dim, key, &data, err) != VB_OK) {
+        fclose(f);
+        return VB_ERROR;
+    }
+    for (size_t i = 0; i < rows; i++) {
+        int32_t d;
+        if (fread(&d, 4, 1, f) != 1 || fread(data + i * dim, 4, dim, f) != dim) {
+            fclose(f);
+            cache_abort(&w);
+            return ds_fail(err, "%s: short read at row %zu", path, i);
+        }
+        if ((size_t)d != dim) {
+            fclose(f);
+            cache_abort(&w);
+            return ds_fail(err, "%s: row %zu has dimension %d, expected %zu (from row 0)", path, i, d, dim);
+        }
+    }
+    fclose(f);
+    return cache_commit(&w, err);
+}
+
+static int fvecs_load(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
+                      const float **data, vb_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    int32_t d;
+    struct stat st;
+    int okh = fstat(fd, &st) == 0 && pread(fd, &d, 4, 0) == 4;
+    close(fd);
+    if (!okh) return ds_fail(err, "%s: too short for an .fvecs row", path);
+    if (d <= 0 || d > (1 << 20)) return ds_fail(err, "%s: row 0 has dimension %d", path, d);
+    uint64_t row_bytes = 4 + 4 * (uint64_t)d;
+    if ((uint64_t)st.st_size % row_bytes != 0)
+        return ds_fail(err, "%s: size %lld is not a multiple of the row size %llu (dimension %d)", path,
+                       (long long)st.st_size, (unsigned long long)row_bytes, d);
+    size_t n = (size_t)((uint64_t)st.st_size / row_bytes), dim = (size_t)d;
+    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
+    uint64_t key;
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    if (file_key(path, "fvecs", &key, err) != VB_OK) return VB_ERROR;
+    safe_stem(path, stem, sizeof stem);
+    snprintf(file, sizeof file, "%s/fvecs-%s-%016llx.f32", dir, stem, (unsigned long long)key);
+    int r = cache_try_map(ds, file, key, dim, rows, cols, data, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 1 && *rows == n) return VB_OK;
+    if (fvecs_convert(path, file, key, n, dim, err) != VB_OK) return VB_ERROR;
+    r = cache_try_map(ds, file, key, dim, rows, cols, data, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 0) return ds_fail(err, "%s: cache file vanished after writing", file);
+    return VB_OK;
+}
+
+static int vecs_load(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
+                     const float **data, vb_error *err) {
+    if (has_suffix(path, ".fbin")) return fbin_load(ds, path, rows, cols, data, err);
+    if (has_suffix(path, ".fvecs")) return fvecs_load(ds, path, cache_dir, rows, cols, data, err);
+    return ds_fail(err, "%s: unknown vector file format (expected .fvecs or .fbin)", path);
+}
+
+int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metric metric, const char *cache_dir,
+                         vb_dataset **out, vb_error *err) {
+    *out = NULL;
+    if (metric != VB_METRIC_ANGULAR && metric != VB_METRIC_EUCLIDEAN && metric != VB_METRIC_DOT)
+        return ds_fail(err, "%s: unknown metric %d", base_path, (int)metric);
+    vb_dataset *ds = ds_new();
+    if (!ds) return ds_fail(err, "out of memory");
+    char stem[sizeof ds->name];
+    safe_stem(base_path, stem, sizeof stem);
+    snprintf(ds->name, sizeof ds->name, "%s", stem);
+    snprintf(ds->source, sizeof ds->source, "%s", base_path);
+    ds->metric = metric;
+    size_t qdim;
+    if (vecs_load(ds, base_path, cache_dir, &ds->n_train, &ds->dim, &ds->train, err) != VB_OK) goto fail;
+    if (vecs_load(ds, query_path, cache_dir, &ds->n_test, &qdim, &ds->test, err) != VB_OK) goto fail;
+    if (qdim != ds->dim) {
+        ds_fail(err, "%s: queries have dimension %zu but the base file %s has %zu", query_path, qdim, base_path,
+                ds->dim);
+        goto fail;
+    }
+    if (ds_hash(ds, err) != VB_OK) goto fail;
+    *out = ds;
+    return VB_OK;
+fail:
+    vb_dataset_close(&ds);
+    return VB_ERROR;
+}

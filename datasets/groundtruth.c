@@ -1,0 +1,481 @@
+/* Exact ground truth by brute force: sgemm over blocks of queries x corpus rows, a bounded max-heap of the best
+ * candidates per query, and a final re-rank of the candidates with vb_distance in double.
+ *
+ * Threads. In the default mode (VB_GT_SPLIT_ROWS) each worker takes corpus blocks from a shared counter and keeps
+ * its own heaps for every query, with OpenBLAS single-threaded inside it: the corpus is read from memory once,
+ * the score transform and the selection run in parallel too, nothing is locked per block, and a worker slowed
+ * by foreign load simply takes fewer blocks. The workers' heaps are merged in the re-rank. VB_GT_BLAS_THREADS
+ * instead runs one worker and lets OpenBLAS thread each sgemm. Both give identical results; on the 2-core
+ * reference VM the split mode used about 20 % less CPU for the same work (OpenBLAS threads spin and wait at the
+ * end of every call), see bench/bench_gt.sh. The OpenBLAS thread count is process-wide: it is set for the call
+ * and restored afterwards, so do not run other BLAS work concurrently in the same process.
+ *
+ * Float32 scores only choose candidates: each query keeps max(2k, k + 16) of them, so rows that float rounding
+ * puts in the wrong order near the k-th place are still re-ranked exactly. Ties in double distance are broken by
+ * the smaller row id, so the result does not depend on the thread count or the block sizes. */
+#include "datasets/groundtruth.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+/* Heap memory budget over all workers; above it the queries are processed in batches (the corpus is then read
+ * once per batch). */
+#define GT_HEAP_BUDGET ((size_t)256 << 20)
+
+typedef struct gt_cand {
+    float score;
+    int64_t id;
+} gt_cand;
+
+typedef struct gt_ctx {
+    const float *corpus, *queries;
+    size_t n_rows, dim, k, cand;
+    vb_metric metric;
+    const uint8_t *mask;
+    size_t qb, rb; /* query block, row block */
+    const int64_t *pass; /* ids of the rows that pass the mask (NULL: all rows) */
+    size_t n_eff;        /* rows to search: n_rows, or the number passing the mask */
+    size_t n_blocks;     /* ceil(n_eff / rb) */
+    size_t next_block;   /* handed out atomically, so a worker slowed by foreign load just takes fewer */
+} gt_ctx;
+
+typedef struct gt_worker {
+    gt_ctx *c;
+    size_t q_begin, nq;        /* query batch */
+    gt_cand *heap;             /* nq x cand, max-heap by score */
+    uint32_t *count;           /* nq */
+    float *cbuf, *gather, *rterm;
+    int64_t *ids;
+} gt_worker;
+
+/* "a is worse than b": larger score, then larger id. */
+static inline int cand_worse(const gt_cand *a, const gt_cand *b) {
+    return a->score > b->score || (a->score == b->score && a->id > b->id);
+}
+
+static void heap_push(gt_cand *h, uint32_t *n, size_t cap, float score, int64_t id) {
+    gt_cand x = {score, id};
+    if (*n < cap) { /* sift up */
+        size_t i = (*n)++;
+        while (i > 0) {
+            size_t p = (i - 1) / 2;
+            if (!cand_worse(&x, &h[p])) break;
+            h[i] = h[p];
+            i = p;
+        }
+        h[i] = x;
+        return;
+    }
+    if (!cand_worse(&h[0], &x)) return;
+    size_t i = 0; /* replace the top and sift down */
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        const gt_cand *mv = &x;
+        if (l < cap && cand_worse(&h[l], mv)) m = l, mv = &h[l];
+        if (r < cap && cand_worse(&h[r], mv)) m = r, mv = &h[r];
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = x;
+}
+
+/* Scores one query against a block: smaller is closer, in the same order as the metric's distance.
+ * euclidean |x|^2 - 2<q,x>, angular -<q,x>/|x|, dot -<q,x> (the query's own norm does not change the order). */
+static void select_block(const gt_ctx *c, const float *dots, const float *rterm, const int64_t *ids, size_t n,
+                         gt_cand *heap, uint32_t *count) {
+    size_t cap = c->cand;
+    float thr = *count == cap ? heap[0].score : INFINITY;
+    switch (c->metric) {
+    case VB_METRIC_EUCLIDEAN:
+        for (size_t j = 0; j < n; j++) {
+            float s = rterm[j] - 2.0f * dots[j];
+            if (s <= thr) {
+                heap_push(heap, count, cap, s, ids[j]);
+                if (*count == cap) thr = heap[0].score;
+            }
+        }
+        break;
+    case VB_METRIC_ANGULAR:
+        for (size_t j = 0; j < n; j++) {
+            float s = -dots[j] * rterm[j];
+            if (s <= thr) {
+                heap_push(heap, count, cap, s, ids[j]);
+                if (*count == cap) thr = heap[0].score;
+            }
+        }
+        break;
+    default:
+        for (size_t j = 0; j < n; j++) {
+            float s = -dots[j];
+            if (s <= thr) {
+                heap_push(heap, count, cap, s, ids[j]);
+                if (*count == cap) thr = heap[0].score;
+            }
+        }
+        break;
+    }
+}
+
+/* Takes corpus blocks of rb searched rows until none is left: the rows are used in place when they are
+ * contiguous and gathered otherwise, their norm term is computed once, then every query block is multiplied
+ * with them and the products go through the selection. */
+static void *gt_worker_run(void *arg) {
+    gt_worker *w = arg;
+    gt_ctx *c = w->c;
+    size_t dim = c->dim, b;
+    while ((b = __atomic_fetch_add(&c->next_block, 1, __ATOMIC_RELAXED)) < c->n_blocks) {
+        size_t first = b * c->rb, n = c->n_eff - first < c->rb ? c->n_eff - first : c->rb;
+        for (size_t j = 0; j < n; j++) w->ids[j] = c->pass ? c->pass[first + j] : (int64_t)(first + j);
+        const float *x;
+        if ((size_t)(w->ids[n - 1] - w->ids[0]) == n - 1) {
+            x = c->corpus + (size_t)w->ids[0] * dim;
+        } else {
+            for (size_t j = 0; j < n; j++)
+                memcpy(w->gather + j * dim, c->corpus + (size_t)w->ids[j] * dim, dim * sizeof(float));
+            x = w->gather;
+        }
+        if (c->metric != VB_METRIC_DOT) {
+            for (size_t j = 0; j < n; j++) {
+                float n2 = cblas_sdot((int)dim, x + j * dim, 1, x + j * dim, 1);
+                w->rterm[j] = c->metric == VB_METRIC_EUCLIDEAN ? n2 : n2 > 0 ? 1.0f / sqrtf(n2) : 0.0f;
+            }
+        }
+        for (size_t q0 = 0; q0 < w->nq; q0 += c->qb) {
+            size_t qn = w->nq - q0 < c->qb ? w->nq - q0 : c->qb;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)qn, (int)n, (int)dim, 1.0f,
+                        c->queries + (w->q_begin + q0) * dim, (int)dim, x, (int)dim, 0.0f, w->cbuf, (int)n);
+            for (size_t i = 0; i < qn; i++)
+                select_block(c, w->cbuf + i * n, w->rterm, w->ids, n, w->heap + (q0 + i) * c->cand,
+                             w->count + q0 + i);
+        }
+    }
+    return NULL;
+}
+
+typedef struct gt_rerank {
+    const gt_ctx *c;
+    const gt_worker *workers;
+    size_t n_workers, q_begin, q_end; /* relative to the batch */
+    size_t batch_q0;
+    vb_groundtruth *out;
+    int failed;
+} gt_rerank;
+
+typedef struct gt_exact {
+    double d;
+    int64_t id;
+} gt_exact;
+
+static int exact_cmp(const void *a, const void *b) {
+    const gt_exact *x = a, *y = b;
+    int xn = isnan(x->d), yn = isnan(y->d); /* NaN sorts last */
+    if (xn != yn) return xn - yn;
+    if (!xn && x->d != y->d) return x->d < y->d ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Merges the workers' candidates of each query, recomputes their distances in double, keeps the k best. */
+static void *gt_rerank_run(void *arg) {
+    gt_rerank *r = arg;
+    const gt_ctx *c = r->c;
+    gt_exact *e = malloc(r->n_workers * c->cand * sizeof *e);
+    if (!e) {
+        r->failed = 1;
+        return NULL;
+    }
+    for (size_t qi = r->q_begin; qi < r->q_end; qi++) {
+        size_t q = r->batch_q0 + qi, n = 0;
+        const float *qv = c->queries + q * c->dim;
+        for (size_t t = 0; t < r->n_workers; t++) {
+            const gt_worker *w = &r->workers[t];
+            for (uint32_t j = 0; j < w->count[qi]; j++) {
+                int64_t id = w->heap[qi * c->cand + j].id;
+                e[n].id = id;
+                e[n].d = vb_distance(c->metric, qv, c->corpus + (size_t)id * c->dim, c->dim);
+                n++;
+            }
+        }
+        qsort(e, n, sizeof *e, exact_cmp);
+        for (size_t j = 0; j < c->k; j++) {
+            r->out->ids[q * c->k + j] = j < n ? e[j].id : -1;
+            r->out->dists[q * c->k + j] = j < n ? (float)e[j].d : INFINITY;
+        }
+    }
+    free(e);
+    return NULL;
+}
+
+static size_t online_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (size_t)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (size_t)n : 1;
+}
+
+/* Runs fn over args[0..n) on n threads (the last one on the caller's thread). */
+static void run_threads(void *(*fn)(void *), void *args, size_t stride, size_t n) {
+    pthread_t th[256];
+    size_t started = 0;
+    for (size_t t = 0; t + 1 < n; t++) {
+        if (pthread_create(&th[t], NULL, fn, (char *)args + t * stride) != 0) break;
+        started++;
+    }
+    for (size_t t = started; t < n; t++) fn((char *)args + t * stride); /* leftovers run here */
+    for (size_t t = 0; t < started; t++) pthread_join(th[t], NULL);
+}
+
+void vb_groundtruth_free(vb_groundtruth *gt) {
+    if (!gt) return;
+    free(gt->ids);
+    free(gt->dists);
+    memset(gt, 0, sizeof *gt);
+}
+
+int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float *queries, size_t n_queries,
+                                size_t dim, vb_metric metric, size_t k, const uint8_t *mask,
+                                const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    if (k == 0 || dim == 0)
+        return vb_error_set(err, "groundtruth", 1, "k (%zu) and dim (%zu) must be positive", k, dim);
+    if (dim > INT_MAX || n_rows > (size_t)INT64_MAX)
+        return vb_error_set(err, "groundtruth", 1, "dimension %zu is too large", dim);
+    vb_gt_opts o = opts ? *opts : (vb_gt_opts){0};
+    size_t threads = o.threads > 0 ? (size_t)o.threads : online_cpus();
+    if (threads > 256) threads = 256;
+    vb_gt_mode mode = o.mode == VB_GT_AUTO ? VB_GT_SPLIT_ROWS : o.mode;
+
+    gt_ctx c = {.corpus = corpus, .queries = queries, .n_rows = n_rows, .dim = dim, .k = k, .metric = metric,
+                .mask = mask};
+    c.cand = 2 * k < k + 16 ? k + 16 : 2 * k;
+    c.qb = o.query_block ? o.query_block : 1024;
+    c.rb = o.row_block ? o.row_block : 1024;
+
+    out->n_queries = n_queries;
+    out->k = k;
+    out->ids = malloc((n_queries ? n_queries : 1) * k * sizeof *out->ids);
+    out->dists = malloc((n_queries ? n_queries : 1) * k * sizeof *out->dists);
+    if (!out->ids || !out->dists) {
+        vb_groundtruth_free(out);
+        return vb_error_set(err, "groundtruth", 1, "out of memory for %zu x %zu results", n_queries, k);
+    }
+    if (n_queries == 0) return VB_OK;
+
+    int64_t *pass = NULL;
+    c.n_eff = n_rows;
+    if (mask) {
+        size_t n_pass = 0;
+        for (size_t i = 0; i < n_rows; i++) n_pass += mask[i] != 0;
+        pass = malloc((n_pass ? n_pass : 1) * sizeof *pass);
+        if (!pass) {
+            vb_groundtruth_free(out);
+            return vb_error_set(err, "groundtruth", 1, "out of memory for the ids of %zu rows", n_pass);
+        }
+        for (size_t i = 0, j = 0; i < n_rows; i++)
+            if (mask[i]) pass[j++] = (int64_t)i;
+        c.pass = pass;
+        c.n_eff = n_pass;
+    }
+    c.n_blocks = (c.n_eff + c.rb - 1) / c.rb;
+    size_t n_workers = mode == VB_GT_SPLIT_ROWS ? threads : 1;
+    if (n_workers > c.n_blocks) n_workers = c.n_blocks ? c.n_blocks : 1;
+    /* queries per batch so that every worker's heaps fit the budget */
+    size_t batch = GT_HEAP_BUDGET / (n_workers * c.cand * sizeof(gt_cand));
+    if (batch < c.qb) batch = c.qb;
+    if (batch > n_queries) batch = n_queries;
+    if (c.qb > batch) c.qb = batch;
+
+    gt_worker *w = calloc(n_workers, sizeof *w);
+    gt_rerank *rr = calloc(threads, sizeof *rr);
+    int rc = VB_OK;
+    if (!w || !rr) rc = VB_ERROR;
+    for (size_t t = 0; rc == VB_OK && t < n_workers; t++) {
+        w[t].c = &c;
+        w[t].heap = malloc(batch * c.cand * sizeof(gt_cand));
+        w[t].count = malloc(batch * sizeof(uint32_t));
+        w[t].cbuf = malloc(c.qb * c.rb * sizeof(float));
+        w[t].gather = mask ? malloc(c.rb * dim * sizeof(float)) : NULL;
+        w[t].rterm = malloc(c.rb * sizeof(float));
+        w[t].ids = malloc(c.rb * sizeof(int64_t));
+        if (!w[t].heap || !w[t].count || !w[t].cbuf || (mask && !w[t].gather) || !w[t].rterm || !w[t].ids)
+            rc = VB_ERROR;
+    }
+    if (rc != VB_OK) {
+        vb_error_set(err, "groundtruth", 1, "out of memory for %zu workers", n_workers);
+        goto out;
+    }
+
+    int blas_before = openblas_get_num_threads();
+    openblas_set_num_threads(mode == VB_GT_SPLIT_ROWS ? 1 : (int)threads);
+    for (size_t q0 = 0; q0 < n_queries && rc == VB_OK; q0 += batch) {
+        size_t nq = n_queries - q0 < batch ? n_queries - q0 : batch;
+        for (size_t t = 0; t < n_workers; t++) {
+            w[t].q_begin = q0;
+            w[t].nq = nq;
+            memset(w[t].count, 0, nq * sizeof(uint32_t));
+        }
+        c.next_block = 0;
+        run_threads(gt_worker_run, w, sizeof *w, n_workers);
+        size_t nr = threads < nq ? threads : nq;
+        for (size_t t = 0; t < nr; t++)
+            rr[t] = (gt_rerank){.c = &c, .workers = w, .n_workers = n_workers, .q_begin = nq * t / nr,
+                                .q_end = nq * (t + 1) / nr, .batch_q0 = q0, .out = out};
+        run_threads(gt_rerank_run, rr, sizeof *rr, nr);
+        for (size_t t = 0; t < nr; t++)
+            if (rr[t].failed) rc = vb_error_set(err, "groundtruth", 1, "out of memory in re-rank");
+    }
+    openblas_set_num_threads(blas_before);
+out:
+    for (size_t t = 0; w && t < n_workers; t++) {
+        free(w[t].heap);
+        free(w[t].count);
+        free(w[t].cbuf);
+        free(w[t].gather);
+        free(w[t].rterm);
+        free(w[t].ids);
+    }
+    free(w);
+    free(rr);
+    free(pass);
+    if (rc != VB_OK) vb_groundtruth_free(out);
+    return rc;
+}
+
+int vb_groundtruth_compute(const float *corpus, size_t n_rows, const float *queries, size_t n_queries, size_t dim,
+                           vb_metric metric, size_t k, const uint8_t *mask, int threads, vb_groundtruth *out,
+                           vb_error *err) {
+    vb_gt_opts o = {.threads = threads};
+    return vb_groundtruth_compute_opts(corpus, n_rows, queries, n_queries, dim, metric, k, mask, &o, out, err);
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Cache: header + ids (int64) + dists (float32), checked by size, header fields and a payload checksum. */
+
+#define GT_MAGIC "VBGT001\n"
+typedef struct gt_hdr {
+    char magic[8];
+    uint64_t n_queries, k;
+    char content_hash[32];
+    uint64_t mask_hash, payload_hash;
+    uint64_t reserved[2];
+} gt_hdr;
+_Static_assert(sizeof(gt_hdr) == 88, "ground-truth header layout");
+
+static uint64_t payload_hash(const vb_groundtruth *gt) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return 0;
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, gt->ids, gt->n_queries * gt->k * sizeof *gt->ids);
+    XXH3_64bits_update(st, gt->dists, gt->n_queries * gt->k * sizeof *gt->dists);
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
+/* Returns VB_OK when the file held a valid result for this header, VB_ERROR otherwise (absent, short, corrupt). */
+static int gt_load(const char *path, const gt_hdr *want, vb_groundtruth *out) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return VB_ERROR;
+    gt_hdr h;
+    struct stat st;
+    size_t n = want->n_queries * want->k;
+    int good = fstat(fileno(f), &st) == 0 && fread(&h, sizeof h, 1, f) == 1 &&
+               (uint64_t)st.st_size == sizeof h + n * (sizeof(int64_t) + sizeof(float)) &&
+               memcmp(h.magic, GT_MAGIC, 8) == 0 && h.n_queries == want->n_queries && h.k == want->k &&
+               memcmp(h.content_hash, want->content_hash, 32) == 0 && h.mask_hash == want->mask_hash;
+    if (good) {
+        out->n_queries = h.n_queries;
+        out->k = h.k;
+        out->ids = malloc((n ? n : 1) * sizeof *out->ids);
+        out->dists = malloc((n ? n : 1) * sizeof *out->dists);
+        good = out->ids && out->dists && fread(out->ids, sizeof *out->ids, n, f) == n &&
+               fread(out->dists, sizeof *out->dists, n, f) == n && payload_hash(out) == h.payload_hash;
+        if (!good) vb_groundtruth_free(out);
+    }
+    fclose(f);
+    return good ? VB_OK : VB_ERROR;
+}
+
+static int gt_store(const char *path, gt_hdr *h, const vb_groundtruth *gt, vb_error *err) {
+    char tmp[PATH_MAX + 512];
+    static unsigned long counter;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", path, (long)getpid(),
+             __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+    size_t n = gt->n_queries * gt->k;
+    h->payload_hash = payload_hash(gt);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return vb_error_set(err, "groundtruth", 1, "%s: cannot create: %s", tmp, strerror(e));
+    }
+    int good = fwrite(h, sizeof *h, 1, f) == 1 && fwrite(gt->ids, sizeof *gt->ids, n, f) == n &&
+               fwrite(gt->dists, sizeof *gt->dists, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int e = errno;
+    if (fclose(f) != 0 && good) {
+        good = 0;
+        e = errno;
+    }
+    if (good && rename(tmp, path) != 0) {
+        good = 0;
+        e = errno;
+    }
+    if (!good) {
+        unlink(tmp);
+        return vb_error_set(err, "groundtruth", 1, "%s: cannot write: %s", path, strerror(e));
+    }
+    return VB_OK;
+}
+
+int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                        const char *cache_dir, char *buf, size_t len, vb_error *err) {
+    char dir[PATH_MAX], tag[64] = "";
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    if (mask) {
+        size_t j = 0;
+        for (const char *p = mask_tag ? mask_tag : ""; *p && j < 40; p++) {
+            char ch = *p;
+            int okc = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                      ch == '-' || ch == '_' || ch == '.';
+            tag[j++] = okc ? ch : '_';
+        }
+        tag[j] = '\0';
+        /* the mask's own hash is in the name too, so two masks under one tag never share a file */
+        snprintf(tag + j, sizeof tag - j, "%s%016llx", j ? "-" : "",
+                 (unsigned long long)XXH3_64bits(mask, ds->n_train));
+    }
+    snprintf(buf, len, "%s/gt-%s-k%zu%s%s.bin", dir, ds->content_hash, k, mask ? "-" : "", tag);
+    return VB_OK;
+}
+
+int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                       const char *cache_dir, vb_groundtruth *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    char path[PATH_MAX + 256];
+    if (vb_groundtruth_path(ds, k, mask, mask_tag, cache_dir, path, sizeof path, err) != VB_OK) return VB_ERROR;
+    gt_hdr h = {.n_queries = ds->n_test, .k = k, .mask_hash = mask ? XXH3_64bits(mask, ds->n_train) : 0};
+    memcpy(h.magic, GT_MAGIC, 8);
+    memcpy(h.content_hash, ds->content_hash, 32);
+    if (gt_load(path, &h, out) == VB_OK) return VB_OK;
+    if (vb_groundtruth_compute(ds->train, ds->n_train, ds->test, ds->n_test, ds->dim, ds->metric, k, mask, 0, out,
+                               err) != VB_OK)
+        return vb_error_prefix(err, "ground truth for %s (k=%zu)", ds->name, k);
+    if (gt_store(path, &h, out, err) != VB_OK) {
+        vb_groundtruth_free(out);
+        return vb_error_prefix(err, "ground truth cache for %s", ds->name);
+    }
+    return VB_OK;
+}

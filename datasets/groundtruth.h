@@ -1,0 +1,60 @@
+/* Exact ground truth: brute force with OpenBLAS sgemm plus top-k selection, cached by content hash.
+ *
+ * Queries x corpus blocks are multiplied with cblas_sgemm (the inner products), converted to the metric's
+ * distance with precomputed norms, and each query keeps its best candidates; the final top-k is then re-ranked
+ * with vb_distance (double accumulation), so the distances stored are the ones recall compares against.
+ * An optional row mask restricts the search to rows that pass a filter (filtered ground truth). */
+#ifndef VB_DATASETS_GROUNDTRUTH_H
+#define VB_DATASETS_GROUNDTRUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datasets/dataset.h"
+#include "util/error.h"
+
+typedef struct vb_groundtruth {
+    size_t n_queries, k;
+    int64_t *ids;     /* n_queries x k, ascending distance; -1 where fewer than k rows pass the mask */
+    float *dists;     /* n_queries x k */
+} vb_groundtruth;
+
+/* Computes ground truth. mask (may be NULL) has n_rows bytes, non-zero = row passes. threads <= 0: all cores.
+ * Caller frees with vb_groundtruth_free. */
+int vb_groundtruth_compute(const float *corpus, size_t n_rows, const float *queries, size_t n_queries,
+                           size_t dim, vb_metric metric, size_t k, const uint8_t *mask, int threads,
+                           vb_groundtruth *out, vb_error *err);
+
+/* How the work is spread over threads (see groundtruth.c); results are identical in every mode. */
+typedef enum {
+    VB_GT_AUTO = 0,         /* the measured default: VB_GT_SPLIT_ROWS */
+    VB_GT_SPLIT_ROWS = 1,   /* one worker per thread over a slice of the corpus, OpenBLAS single-threaded */
+    VB_GT_BLAS_THREADS = 2, /* one worker, OpenBLAS threads each sgemm */
+} vb_gt_mode;
+
+/* Options for vb_groundtruth_compute_opts; zero fields take the defaults. */
+typedef struct vb_gt_opts {
+    int threads;         /* <= 0: all cores the process may run on */
+    vb_gt_mode mode;
+    size_t query_block;  /* queries per sgemm (default 1024) */
+    size_t row_block;    /* corpus rows per sgemm (default 1024) */
+} vb_gt_opts;
+
+/* vb_groundtruth_compute with tuning options (opts may be NULL). */
+int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float *queries, size_t n_queries,
+                                size_t dim, vb_metric metric, size_t k, const uint8_t *mask,
+                                const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err);
+
+/* The cache file vb_groundtruth_get uses for these arguments (cache_dir resolved as for datasets). */
+int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                        const char *cache_dir, char *buf, size_t len, vb_error *err);
+
+/* Loads from cache_dir (file named by dataset content hash, k, and mask tag), or computes and stores it
+ * atomically (write to a temporary name, then rename). mask_tag names the filter ("" for none).
+ * A cache file that is short, has a different header or fails its checksum is recomputed and replaced. */
+int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                       const char *cache_dir, vb_groundtruth *out, vb_error *err);
+
+void vb_groundtruth_free(vb_groundtruth *gt);
+
+#endif

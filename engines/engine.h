@@ -1,0 +1,122 @@
+/* The engine interface: one table of function pointers per engine family, registered by name.
+ *
+ * An engine instance (vb_engine) is the shared side: an embedded index, or the address of a server plus its
+ * settings. A connection (vb_conn) is what one client thread owns: a socket to the server, or for embedded
+ * engines a handle on the shared index. Phases call the wrappers below, never the ops directly; the wrappers
+ * check optional methods in one place and make sure every failure carries a message.
+ *
+ * Every operation returns VB_OK, VB_ERROR (err holds the engine's own message) or VB_RETRY (transient: a lost
+ * connection, a serialisation failure; the caller may reconnect and try again). */
+#ifndef VB_ENGINES_ENGINE_H
+#define VB_ENGINES_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datasets/distance.h"
+#include "util/error.h"
+#include "util/kv.h"
+
+typedef struct vb_engine_config {
+    const vb_kv *params;
+    size_t n_params;
+    const char *data_dir;   /* a directory the engine may own for files (saved index, sockets); may be NULL */
+} vb_engine_config;
+
+/* What the table/index looks like. capacity is the largest row count the phase will hold. */
+typedef struct vb_table_spec {
+    size_t dim;
+    vb_metric metric;
+    size_t capacity;
+    int m;                  /* HNSW M */
+    int ef_construction;
+} vb_table_spec;
+
+typedef struct vb_search_params {
+    int ef_search;
+} vb_search_params;
+
+/* A row filter. VB_FILTER_NONE, or "tag < tag_below" over the deterministic tag column (vb_dataset_tag). */
+typedef enum { VB_FILTER_NONE = 0, VB_FILTER_TAG_BELOW = 1 } vb_filter_kind;
+typedef struct vb_filter {
+    vb_filter_kind kind;
+    int32_t tag_below;
+} vb_filter;
+
+typedef struct vb_sizes {
+    int64_t index_bytes;    /* -1 when the engine cannot say */
+    int64_t table_bytes;
+    int64_t rows;
+} vb_sizes;
+
+enum {
+    VB_ENGINE_EMBEDDED = 1u << 0,         /* runs inside the agent process: no server, no orchestrator */
+    VB_ENGINE_BUILD_ON_INSERT = 1u << 1,  /* the graph grows on insert: build is part of load */
+    VB_ENGINE_FILTER = 1u << 2,           /* search honours vb_filter */
+};
+
+typedef struct vb_engine_ops {
+    const char *name;
+    const char *description;
+    unsigned flags;
+    const char *const *param_names; /* NULL-terminated list of the profile parameters it accepts */
+
+    /* Required. */
+    int (*open)(const vb_engine_config *cfg, void **state, vb_error *err);
+    void (*close)(void *state);
+    int (*create)(void *state, const vb_table_spec *spec, vb_error *err);   /* drop anything old, make empty */
+    int (*connect)(void *state, void **conn, vb_error *err);
+    void (*disconnect)(void *conn);
+    int (*load)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+    int (*set_search)(void *conn, const vb_search_params *p, vb_error *err);
+    /* Writes up to k ids into ids_out and their count into *n_out. */
+    int (*search)(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
+                  vb_error *err);
+    int (*version)(void *state, char *buf, size_t len, vb_error *err);
+
+    /* Optional (NULL = not supported / nothing to do). */
+    int (*attach)(void *state, const vb_table_spec *spec, int *found, vb_error *err); /* reuse existing data */
+    int (*build)(void *state, vb_error *err);                   /* index build after bulk load */
+    int (*persist)(void *state, vb_error *err);                 /* make state durable for attach */
+    int (*remove)(void *conn, const int64_t *ids, size_t n, vb_error *err);
+    int (*insert)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+    int (*maintain)(void *state, vb_error *err);               /* VACUUM and the like, after churn */
+    int (*sizes)(void *state, vb_sizes *out, vb_error *err);
+} vb_engine_ops;
+
+typedef struct vb_engine vb_engine;
+typedef struct vb_conn vb_conn;
+
+/* Registry. Built-in engines are registered on first use; vb_engine_register adds more (tests). */
+const vb_engine_ops *vb_engine_find(const char *name);
+int vb_engine_register(const vb_engine_ops *ops);
+/* Fills names[] with up to cap registered engine names; returns the total count. */
+size_t vb_engine_list(const char **names, size_t cap);
+
+/* Wrappers. open returns VB_ERROR for an unknown name, listing the known ones. */
+int vb_engine_open(const char *name, const vb_engine_config *cfg, vb_engine **out, vb_error *err);
+void vb_engine_close(vb_engine **e);
+const vb_engine_ops *vb_engine_ops_of(const vb_engine *e);
+int vb_engine_create(vb_engine *e, const vb_table_spec *spec, vb_error *err);
+int vb_engine_attach(vb_engine *e, const vb_table_spec *spec, int *found, vb_error *err); /* found=0 if no op */
+int vb_engine_build(vb_engine *e, vb_error *err);
+int vb_engine_persist(vb_engine *e, vb_error *err);
+int vb_engine_maintain(vb_engine *e, vb_error *err);
+int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fields when no op */
+int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
+
+int vb_engine_connect(vb_engine *e, vb_conn **out, vb_error *err);
+void vb_conn_close(vb_conn **c);
+int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+int vb_conn_set_search(vb_conn *c, const vb_search_params *p, vb_error *err);
+int vb_conn_search(vb_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
+                   vb_error *err);
+int vb_conn_remove(vb_conn *c, const int64_t *ids, size_t n, vb_error *err);
+int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                   vb_error *err);
+
+/* Built-in engines (engines/<name>.c|cc). */
+extern const vb_engine_ops vb_engine_hnswlib;
+extern const vb_engine_ops vb_engine_exact;
+
+#endif

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# README command one, end to end: the dev profile on the embedded engines, into a real SQLite file, with the
+# coordinator and the agent as separate processes over ZeroMQ.
+. "$(dirname "$0")/lib.sh"
+db="$SCRATCH/dev.sqlite"
+
+"$VBENCH" run --profile dev --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "vbench run --profile dev exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+
+is "$(q "$db" "SELECT status FROM campaign")" "finished" "campaign finished"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every plan item done"
+for e in hnswlib exact; do
+    is "$(q "$db" "SELECT COUNT(*) FROM build_result WHERE engine = '$e'")" "1" "$e has one build row"
+    n=$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = '$e'")
+    [ "$n" -ge 8 ]; ok $? "$e has at least 8 recall-sweep points ($n)"
+    is "$(q "$db" "SELECT COUNT(*) FROM build_result WHERE engine = '$e' AND rows = 20000 AND load_s > 0 AND first_query_s >= load_s AND rows_per_s > 0")" "1" "$e build row has rows, load time, time to first query, rate"
+done
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'exact' AND printf('%.3f', recall) <> '1.000'")" "0" "exact has recall 1.000 at every point"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'exact' AND (short_answers > 0 OR errors > 0)")" "0" "exact: no short answers, no errors"
+
+# hnswlib's recall rises with ef_search: non-decreasing point to point (small noise allowed), and clearly up overall.
+rec=$(q "$db" "SELECT recall FROM sweep_result WHERE engine = 'hnswlib' ORDER BY ef_search")
+/usr/bin/python3 - "$rec" <<'PY'
+import sys
+r = [float(x) for x in sys.argv[1].split()]
+ok = all(b >= a - 0.002 for a, b in zip(r, r[1:])) and r[-1] > r[0] + 0.02 and r[-1] > 0.95
+sys.exit(0 if ok else 1)
+PY
+ok $? "hnswlib recall rises with ef_search: $(echo $rec | tr '\n' ' ')"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE p50_ms > 0 AND p99_ms >= p50_ms AND qps > 0")" \
+   "$(q "$db" "SELECT COUNT(*) FROM sweep_result")" "every sweep point has QPS and ordered percentiles"
+
+# Manifest: host, libraries, resolved profile, git revision, the agent's hello.
+for k in host.cpu_model host.cpu_flags host.kernel host.cores host.memory_bytes lib.zmq lib.openblas lib.hdf5 \
+         vbench.git_revision profile.resolved engine.hnswlib.version dataset.synth-angular-20k.content_hash; do
+    v=$(q "$db" "SELECT value FROM manifest WHERE key = '$k'")
+    [ -n "$v" ]; ok $? "manifest has $k"
+done
+is "$(q "$db" "SELECT COUNT(*) FROM agent WHERE id = 'local-client' AND roles = 'client'")" "1" "the local agent is recorded"
+
+# show --json: one array per table, with the documented fields.
+"$VBENCH" show --json "$db" >"$SCRATCH/show.json"
+ok $? "vbench show --json exits 0"
+/usr/bin/python3 - "$SCRATCH/show.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for row in d["recall_sweep"]:
+    for k in ("engine", "dataset", "ef_search", "recall", "qps", "p50_ms", "p99_ms"):
+        assert k in row, k
+for row in d["build"]:
+    for k in ("engine", "dataset", "load_s", "build_s", "first_query_s", "rows_per_s", "index_bytes"):
+        assert k in row, k
+assert len(d["build"]) == 2 and len(d["recall_sweep"]) == 16
+PY
+ok $? "show --json has build and recall_sweep tables with the documented fields"
+out=$("$VBENCH" show "$db")
+like "$out" "Recall sweep" "vbench show prints the recall sweep table"
+like "$out" "Best QPS whose recall passes" "vbench show prints the recall targets"
+out=$("$VBENCH" status --out "$db")
+like "$out" "finished" "vbench status says finished"
+like "$(cat "$SCRATCH/out.txt")" "ef_search" "the run prints the result tables at the end"
+done_testing

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A coordinator killed with SIGKILL loses nothing committed: `vbench resume` completes the campaign and the
+# database holds every result exactly once. Killed twice: once during the recall sweep of the first engine,
+# once during the second engine's work.
+. "$(dirname "$0")/lib.sh"
+db="$SCRATCH/kill.sqlite"
+
+wait_for() { # wait_for SQL-COUNT-QUERY MIN TIMEOUT_S: polls the database until the count reaches MIN
+    local sql=$1 min=$2 deadline=$(( $(date +%s) + $3 ))
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        n=$(q "$db" "$sql" 2>/dev/null || echo 0)
+        [ "${n:-0}" -ge "$min" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+kill_coordinator() { # kill_coordinator PID: SIGKILL, then check the local agent follows it
+    local pid=$1 children
+    children=$(pgrep -P "$pid" | tr '\n' ' ')
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null
+    local gone=1
+    for _ in $(seq 1 100); do
+        gone=0
+        for c in $children; do kill -0 "$c" 2>/dev/null && gone=1; done
+        [ $gone -eq 0 ] && break
+        sleep 0.1
+    done
+    ok $gone "the local agent exits when its coordinator is killed"
+}
+
+"$VBENCH" run --profile dev --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
+pid=$!
+wait_for "SELECT COUNT(*) FROM sweep_result" 3 120
+ok $? "first run reached the recall sweep"
+kill_coordinator $pid
+done1=$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")
+is "$(q "$db" "SELECT status FROM campaign")" "running" "a killed campaign is not marked finished"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result") $(q "$db" "SELECT COUNT(*) FROM build_result")" \
+   "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done' AND phase = 'recall_sweep'") $(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done' AND phase = 'build'")" \
+   "every committed result has its item marked done, and no other item is"
+
+# Second run: resume, and kill again once the second engine has started.
+"$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run2.txt" &
+pid=$!
+wait_for "SELECT COUNT(*) FROM plan WHERE status = 'done'" $((done1 + 10)) 120
+ok $? "resumed run makes progress past the first kill"
+kill_coordinator $pid
+
+"$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run3.txt"
+rc=$?
+ok $rc "the second resume completes the campaign"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/run3.txt" | tail -20
+is "$(q "$db" "SELECT status || ' ' || runs FROM campaign")" "finished 3" "campaign finished after 3 coordinator runs"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every item done"
+is "$(q "$db" "SELECT COUNT(*) FROM build_result")" "2" "exactly one build row per engine"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result")" "16" "exactly one result per sweep point"
+is "$(q "$db" "SELECT COUNT(*) FROM (SELECT item_key FROM sweep_result GROUP BY item_key HAVING COUNT(*) > 1)")" "0" "no sweep point recorded twice"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'exact' AND printf('%.3f', recall) <> '1.000'")" "0" "exact still has recall 1.000 after resumes"
+n=$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE 'resumed:%'")
+is "$n" "2" "each resume is recorded as an event"
+done_testing

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Bad input gets a clear error naming the file, line and key (profile) or the array (dataset), and nothing
+# half-written is left behind as if it were a result.
+. "$(dirname "$0")/lib.sh"
+
+# A profile with a wrong key on line 6.
+cat >"$SCRATCH/bad.yml" <<'YML'
+name: bad
+k: 10
+datasets:
+  - name: tiny
+    source: synthetic
+    rowz: 1000
+engines:
+  - name: exact
+phases:
+  build: {}
+YML
+out=$("$VBENCH" run --profile "$SCRATCH/bad.yml" --out "$SCRATCH/bad.sqlite" 2>&1)
+rc=$?
+is "$rc" "2" "a malformed profile exits 2"
+like "$out" "bad.yml:6" "the error names the file and line"
+like "$out" "rowz" "the error names the key"
+[ ! -e "$SCRATCH/bad.sqlite" ]; ok $? "no results database is created for a profile that does not load"
+
+# A wrong type.
+sed -e 's/rowz: 1000/rows: many/' "$SCRATCH/bad.yml" >"$SCRATCH/bad2.yml"
+out=$("$VBENCH" run --profile "$SCRATCH/bad2.yml" --out "$SCRATCH/bad2.sqlite" 2>&1)
+like "$out" "bad2.yml:6" "a wrong type names the line"
+like "$out" "rows" "a wrong type names the key"
+
+# An unknown engine parameter names its line too.
+printf 'name: p\ndatasets:\n  - name: t\n    source: synthetic\n    rows: 100\n    dim: 4\n    metric: euclidean\nengines:\n  - name: hnswlib\n    mm: 16\nphases:\n  build: {}\n' >"$SCRATCH/bad3.yml"
+out=$("$VBENCH" run --profile "$SCRATCH/bad3.yml" --out "$SCRATCH/bad3.sqlite" 2>&1)
+like "$out" "bad3.yml:10" "an unknown engine parameter names the line"
+like "$out" "mm" "an unknown engine parameter names the key"
+
+# An unknown profile name lists the built-in ones.
+out=$("$VBENCH" run --profile no-such-profile 2>&1)
+like "$out" "dev" "an unknown profile name lists the built-in profiles"
+
+# An HDF5 file without `test`: the build fails with the array named; no build or sweep row is written.
+/usr/bin/python3 - "$SCRATCH/notest.hdf5" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs["distance"] = "euclidean"
+    f.create_dataset("train", data=np.random.default_rng(1).random((500, 8), dtype=np.float32))
+PY
+cat >"$SCRATCH/h5.yml" <<YML
+name: h5
+datasets:
+  - name: notest
+    source: hdf5
+    path: $SCRATCH/notest.hdf5
+engines:
+  - name: exact
+phases:
+  build: {}
+  recall_sweep:
+    ef_search: [10, 20]
+YML
+"$VBENCH" run --profile "$SCRATCH/h5.yml" --out "$SCRATCH/h5.sqlite" >"$SCRATCH/h5.out" 2>&1
+rc=$?
+is "$rc" "1" "a campaign whose dataset is broken exits 1 (items failed)"
+err=$(q "$SCRATCH/h5.sqlite" "SELECT error FROM plan WHERE phase = 'build'")
+like "$err" "'test'" "the recorded error names the missing array"
+like "$err" "notest.hdf5" "the recorded error names the file"
+like "$(cat "$SCRATCH/h5.out")" "'test'" "the terminal shows the same error"
+is "$(q "$SCRATCH/h5.sqlite" "SELECT COUNT(*) FROM build_result") $(q "$SCRATCH/h5.sqlite" "SELECT COUNT(*) FROM sweep_result")" "0 0" "no result rows for the failed dataset"
+is "$(q "$SCRATCH/h5.sqlite" "SELECT group_concat(status) FROM plan WHERE phase = 'recall_sweep'")" "skipped,skipped" "the sweep items are skipped with the reason"
+is "$(q "$SCRATCH/h5.sqlite" "SELECT status FROM campaign")" "failed" "the campaign is marked failed"
+
+# --help on every command.
+for c in run resume status show engines; do
+    "$VBENCH" $c --help >"$SCRATCH/help.txt" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -q "usage: vbench $c" "$SCRATCH/help.txt"
+    ok $? "vbench $c --help"
+done
+"$VB_BIN/vbench-agent" --help | grep -q "usage: vbench-agent"
+ok $? "vbench-agent --help"
+done_testing

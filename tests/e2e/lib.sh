@@ -1,0 +1,29 @@
+# Shared helpers for the end-to-end tests: TAP output, a scratch directory, sqlite queries.
+# Each test runs the real binaries (bin/vbench, bin/vbench-agent) as separate processes.
+set -u
+VB_BIN=${VB_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/bin}
+VBENCH="$VB_BIN/vbench"
+T_N=0
+T_FAILED=0
+SCRATCH=$(mktemp -d /tmp/vbench-test.XXXXXX)
+export VBENCH_CACHE="$SCRATCH/cache"
+trap 'rm -rf "$SCRATCH"' EXIT
+
+ok() { # ok CONDITION-EXIT-CODE NAME...
+    local rc=$1; shift
+    T_N=$((T_N + 1))
+    if [ "$rc" -eq 0 ]; then echo "ok $T_N - $*"; else echo "not ok $T_N - $*"; T_FAILED=$((T_FAILED + 1)); fi
+}
+is() { # is GOT WANT NAME...
+    local got=$1 want=$2; shift 2
+    [ "$got" = "$want" ]; local rc=$?
+    ok $rc "$*"
+    [ $rc -eq 0 ] || echo "#   got '$got', want '$want'"
+}
+like() { # like TEXT SUBSTRING NAME...
+    local text=$1 sub=$2; shift 2
+    case "$text" in *"$sub"*) ok 0 "$*" ;; *) ok 1 "$*"; echo "#   '$sub' not in: $(printf %s "$text" | head -c 600)" ;; esac
+}
+# Query a results database; never creates one (the sqlite3 shell would create a missing file).
+q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
+done_testing() { echo "1..$T_N"; [ "$T_FAILED" -eq 0 ]; }

@@ -1,0 +1,62 @@
+/* A minimal TAP producer for the unit test programs; prove(1) runs them and prints the summary.
+ * Each check prints "ok N - name" or "not ok N - name" with the failing values on a '#' line. */
+#ifndef VB_TESTS_TAP_H
+#define VB_TESTS_TAP_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+#define ok(cond, ...) tap_ok_((cond) ? 1 : 0, __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(got, want, ...) tap_is_int_((long long)(got), (long long)(want), __FILE__, __LINE__, __VA_ARGS__)
+#define is_double(got, want, tol, ...) tap_is_double_((double)(got), (double)(want), (double)(tol), __FILE__, __LINE__, __VA_ARGS__)
+#define is_str(got, want, ...) tap_is_str_((got), (want), __FILE__, __LINE__, __VA_ARGS__)
+#define contains(hay, needle, ...) tap_contains_((hay), (needle), __FILE__, __LINE__, __VA_ARGS__)
+
+static inline int tap_ok_(int pass, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static inline int tap_ok_(int pass, const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    tap_n++;
+    printf("%sok %d - ", pass ? "" : "not ", tap_n);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    if (!pass) {
+        tap_failed++;
+        printf("#   failed at %s:%d\n", file, line);
+    }
+    fflush(stdout);
+    return pass;
+}
+#define TAP_DIAG_(...) (printf("#   " __VA_ARGS__), printf("\n"))
+static inline int tap_is_int_(long long got, long long want, const char *file, int line, const char *name, ...) {
+    int pass = tap_ok_(got == want, file, line, "%s", name);
+    if (!pass) TAP_DIAG_("got %lld, want %lld", got, want);
+    return pass;
+}
+static inline int tap_is_double_(double got, double want, double tol, const char *file, int line, const char *name, ...) {
+    int pass = tap_ok_(fabs(got - want) <= tol, file, line, "%s", name);
+    if (!pass) TAP_DIAG_("got %.9g, want %.9g (tolerance %g)", got, want, tol);
+    return pass;
+}
+static inline int tap_is_str_(const char *got, const char *want, const char *file, int line, const char *name, ...) {
+    int pass = tap_ok_(got && want && strcmp(got, want) == 0, file, line, "%s", name);
+    if (!pass) TAP_DIAG_("got \"%s\", want \"%s\"", got ? got : "(null)", want ? want : "(null)");
+    return pass;
+}
+static inline int tap_contains_(const char *hay, const char *needle, const char *file, int line, const char *name, ...) {
+    int pass = tap_ok_(hay && needle && strstr(hay, needle) != NULL, file, line, "%s", name);
+    if (!pass) TAP_DIAG_("\"%s\" does not contain \"%s\"", hay ? hay : "(null)", needle ? needle : "(null)");
+    return pass;
+}
+/* Prints the plan line at the end and returns the exit status for main(). */
+static inline int done_testing(void) {
+    printf("1..%d\n", tap_n);
+    return tap_failed ? 1 : 0;
+}
+
+#endif

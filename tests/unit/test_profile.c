@@ -1,0 +1,540 @@
+/* Self-test of config/: YAML tree, profile validation (every error names file, line and key), defaults, JSON
+ * for the manifest, engine selection and plan expansion with stable keys, for the built-in profiles too. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/plan.h"
+#include "config/profile.h"
+#include "config/yaml_tree.h"
+#include "tests/tap.h"
+
+/* A valid profile the error cases are variations of; the numbers are its line numbers. */
+#define BASE_HEAD                                                                                                  \
+    "name: t\n"               /* 1 */                                                                              \
+    "k: 10\n"                 /* 2 */                                                                              \
+    "datasets:\n"             /* 3 */                                                                              \
+    "  - name: d1\n"          /* 4 */                                                                              \
+    "    source: synthetic\n" /* 5 */                                                                              \
+    "    rows: 1000\n"        /* 6 */                                                                              \
+    "engines:\n"              /* 7 */                                                                              \
+    "  - name: e1\n"          /* 8 */                                                                              \
+    "    m: 8\n"              /* 9 */                                                                              \
+    "phases:\n"               /* 10 */                                                                             \
+    "  build:\n"              /* 11 */
+
+static vb_profile *parse(const char *text, vb_error *err) {
+    vb_profile *p = NULL;
+    vb_profile_parse(text, strlen(text), "bad.yml", &p, err);
+    return p;
+}
+
+/* The text must fail with "bad.yml:LINE:" and the message must contain each of the given fragments. */
+static void expect_error(const char *name, const char *text, int line, const char *frag1, const char *frag2) {
+    vb_error err = {0};
+    vb_profile *p = parse(text, &err);
+    ok(p == NULL, "%s: rejected", name);
+    if (getenv("VB_TEST_VERBOSE")) printf("#   %s\n", err.message);
+    char where[64];
+    snprintf(where, sizeof where, "bad.yml:%d: ", line);
+    ok(strncmp(err.message, where, strlen(where)) == 0, "%s: message starts with %s", name, where);
+    if (strncmp(err.message, where, strlen(where)) != 0) printf("#   message: %s\n", err.message);
+    if (frag1) contains(err.message, frag1, "%s: names '%s'", name, frag1);
+    if (frag2) contains(err.message, frag2, "%s: says '%s'", name, frag2);
+    vb_profile_destroy(&p);
+}
+
+static void test_yaml_tree(void) {
+    const char *text = "a: 1\nb:\n  - x\n  - 'y'\nc: {d: ~}\n";
+    vb_yaml_node *root = NULL;
+    vb_error err = {0};
+    ok(vb_yaml_parse(text, strlen(text), "t.yml", &root, &err) == VB_OK, "yaml: parses");
+    ok(root && root->type == VB_YAML_MAP && root->n == 3, "yaml: root map with 3 keys");
+    size_t i = 9;
+    const vb_yaml_node *b = vb_yaml_map_get(root, "b", &i);
+    ok(b && b->type == VB_YAML_SEQ && b->n == 2 && i == 1, "yaml: b is a list of 2 at index 1");
+    is_int(b ? b->items[1]->line : 0, 4, "yaml: item line");
+    ok(b && b->items[1]->quoted && !b->items[0]->quoted, "yaml: quoting recorded");
+    const vb_yaml_node *c = vb_yaml_map_get(root, "c", NULL);
+    ok(vb_yaml_is_null(vb_yaml_map_get(c, "d", NULL)), "yaml: ~ is null");
+    is_int(root ? root->key_lines[2] : 0, 5, "yaml: key line");
+    vb_yaml_free(root);
+
+    root = NULL;
+    ok(vb_yaml_parse("", 0, "e.yml", &root, &err) == VB_OK && root == NULL, "yaml: empty document gives no root");
+    ok(vb_yaml_parse("a: [1, 2\nb: 3\n", 14, "s.yml", &root, &err) == VB_ERROR, "yaml: syntax error");
+    contains(err.message, "s.yml:", "yaml: syntax error names the file");
+}
+
+static void test_builtin(void) {
+    const char *const *names = vb_profile_builtin_names();
+    int n = 0, dev = 0, smoke = 0, tuned = 0;
+    for (; names[n]; n++) {
+        dev |= strcmp(names[n], "dev") == 0;
+        smoke |= strcmp(names[n], "smoke") == 0;
+        tuned |= strcmp(names[n], "tuned-complete") == 0;
+    }
+    is_int(n, 3, "three built-in profiles");
+    ok(dev && smoke && tuned, "built-in: dev, smoke, tuned-complete");
+    for (int i = 0; names[i]; i++) {
+        vb_profile *p = NULL;
+        vb_error err = {0};
+        int rc = vb_profile_load(names[i], &p, &err);
+        ok(rc == VB_OK && p, "built-in '%s' loads", names[i]);
+        if (rc != VB_OK) printf("#   %s\n", err.message);
+        if (!p) continue;
+        is_str(p->name, names[i], "built-in '%s': name matches the file", names[i]);
+        char src[128];
+        snprintf(src, sizeof src, "embedded:profiles/%s.yml", names[i]);
+        is_str(p->source, src, "built-in '%s': source", names[i]);
+        ok(vb_profile_check_engines(p, &err) == VB_OK, "built-in '%s': engines and their params are known", names[i]);
+        if (err.message[0]) printf("#   %s\n", err.message);
+        ok(p->yaml && strstr(p->yaml, "name:") != NULL, "built-in '%s': original text kept", names[i]);
+        vb_profile_destroy(&p);
+        ok(p == NULL, "destroy clears the pointer");
+    }
+
+    vb_profile *p = NULL;
+    vb_error err = {0};
+    ok(vb_profile_load("no-such-profile", &p, &err) == VB_ERROR && !p, "unknown profile name fails");
+    contains(err.message, "no-such-profile", "unknown profile: names it");
+    contains(err.message, "dev, smoke, tuned-complete", "unknown profile: lists the built-in names");
+    ok(vb_profile_load("profiles/smoke.yml", &p, &err) == VB_OK, "embedded path form loads too");
+    vb_profile_destroy(&p);
+}
+
+static void test_dev_defaults(void) {
+    vb_profile *p = NULL;
+    vb_error err = {0};
+    if (!ok(vb_profile_load("dev", &p, &err) == VB_OK, "dev loads")) return;
+    is_int(p->k, 10, "dev: k");
+    is_int(p->n_datasets, 1, "dev: one dataset");
+    is_str(p->datasets[0].name, "synth-angular-20k", "dev: dataset name");
+    is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "rows", NULL), "20000", "dev: rows");
+    is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "name", NULL), "synth-angular-20k",
+           "dev: dataset params include name");
+    is_int(p->n_engines, 2, "dev: two engines");
+    is_str(p->engines[0].name, "hnswlib", "dev: first engine");
+    is_str(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "ef_construction", NULL), "128",
+           "dev: engine param");
+    ok(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "name", NULL) == NULL, "dev: name not an engine param");
+    is_int(p->n_phases, 2, "dev: two phases");
+    is_str(p->phases[0].kind, "build", "dev: build first");
+    is_str(p->phases[1].kind, "recall_sweep", "dev: recall_sweep second");
+    const vb_profile_phase *b = vb_profile_phase_find(p, "build");
+    is_str(vb_kv_get(b->params, b->n_params, "load_batch", NULL), "1000", "default build.load_batch");
+    is_str(vb_kv_get(b->params, b->n_params, "load_connections", NULL), "2", "default build.load_connections");
+    const vb_profile_phase *rs = vb_profile_phase_find(p, "recall_sweep");
+    is_str(vb_kv_get(rs->params, rs->n_params, "ef_search", NULL), "10,20,40,80,120,200,400,800",
+           "default recall_sweep.ef_search");
+    is_str(vb_kv_get(rs->params, rs->n_params, "queries", NULL), "0", "default recall_sweep.queries");
+    long ef[16];
+    is_int(vb_profile_phase_list(rs, "ef_search", ef, 16, &err), 8, "phase_list: 8 values");
+    ok(ef[0] == 10 && ef[2] == 40 && ef[7] == 800, "phase_list: values");
+    is_int(vb_profile_phase_list(rs, "ef_search", ef, 4, &err), -1, "phase_list: over capacity is an error");
+    is_int(vb_profile_phase_list(rs, "nope", ef, 4, &err), -1, "phase_list: missing key is an error");
+    contains(err.message, "nope", "phase_list: error names the key");
+    ok(vb_profile_phase_find(p, "churn") == NULL, "dev: no churn phase");
+    is_str(vb_profile_setting(p, "limits.phase_timeout_s", NULL), "3600", "default limits.phase_timeout_s");
+    is_str(vb_profile_setting(p, "nope", "dflt"), "dflt", "setting default");
+    vb_profile_destroy(&p);
+}
+
+static void test_defaults_and_order(void) {
+    const char *text = BASE_HEAD
+        "  churn:\n"
+        "  filtered:\n"
+        "    selectivity: [0.010, 1e-1, 0.5]\n"
+        "  concurrency: {clients: [1, 4]}\n"
+        "limits: {phase_timeout_s: 99}\n"
+        "resources:\n"
+        "  cpus: [0, 1, 2]\n"
+        "  server: {memory_gb: 120.8, hosts: [{name: a}]}\n";
+    vb_error err = {0};
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "defaults profile parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    is_int(p->n_phases, 4, "four phases");
+    ok(p->n_phases == 4 && strcmp(p->phases[0].kind, "build") == 0 && strcmp(p->phases[1].kind, "concurrency") == 0 &&
+           strcmp(p->phases[2].kind, "filtered") == 0 && strcmp(p->phases[3].kind, "churn") == 0,
+       "phases in fixed order, not file order");
+    const vb_profile_phase *c = vb_profile_phase_find(p, "concurrency");
+    is_str(vb_kv_get(c->params, c->n_params, "clients", NULL), "1,4", "concurrency.clients given");
+    is_str(vb_kv_get(c->params, c->n_params, "ef_search", NULL), "100", "default concurrency.ef_search");
+    is_str(vb_kv_get(c->params, c->n_params, "window_s", NULL), "60", "default concurrency.window_s");
+    is_str(vb_kv_get(c->params, c->n_params, "repeats", NULL), "3", "default concurrency.repeats");
+    is_str(vb_kv_get(c->params, c->n_params, "warmup_s", NULL), "5", "default concurrency.warmup_s");
+    const vb_profile_phase *f = vb_profile_phase_find(p, "filtered");
+    is_str(vb_kv_get(f->params, f->n_params, "selectivity", NULL), "0.01,0.1,0.5", "selectivity canonical");
+    is_str(vb_kv_get(f->params, f->n_params, "queries", NULL), "500", "default filtered.queries");
+    double sel[4];
+    is_int(vb_profile_phase_list_double(f, "selectivity", sel, 4, &err), 3, "phase_list_double: 3 values");
+    is_double(sel[0], 0.01, 1e-12, "phase_list_double: first value");
+    const vb_profile_phase *ch = vb_profile_phase_find(p, "churn");
+    is_str(vb_kv_get(ch->params, ch->n_params, "fraction", NULL), "0.1", "default churn.fraction");
+    is_str(vb_kv_get(ch->params, ch->n_params, "limit_s", NULL), "7200", "default churn.limit_s");
+    is_str(vb_kv_get(ch->params, ch->n_params, "on_resume", NULL), "continue", "default churn.on_resume");
+    is_str(vb_profile_setting(p, "limits.phase_timeout_s", NULL), "99", "limits given");
+    is_str(vb_profile_setting(p, "resources.cpus", NULL), "0,1,2", "resources: list of scalars");
+    is_str(vb_profile_setting(p, "resources.server.memory_gb", NULL), "120.8", "resources: nested map");
+    is_str(vb_profile_setting(p, "resources.server.hosts[0].name", NULL), "a", "resources: list of maps");
+    is_int(p->phases[1].line, 15, "phase line is the line of its key (concurrency)");
+    is_int(p->engines[0].line, 8, "engine line");
+    vb_profile_destroy(&p);
+}
+
+static void test_errors(void) {
+    expect_error("unknown top-level key", BASE_HEAD "colour: red\n", 12, "unknown key 'colour'", "datasets");
+    expect_error("unknown phase key", BASE_HEAD "  recall_sweep:\n    ef: [1]\n", 13,
+                 "unknown key 'phases.recall_sweep.ef'", "ef_search, queries");
+    expect_error("unknown phase", BASE_HEAD "  warmup:\n", 12, "unknown key 'phases.warmup'", "recall_sweep");
+    expect_error("wrong type: scalar for a list", BASE_HEAD "  recall_sweep:\n    ef_search: 100\n", 13,
+                 "key 'phases.recall_sweep.ef_search'", "expected a list of integers");
+    expect_error("wrong type in a list", BASE_HEAD "  recall_sweep:\n    ef_search:\n      - 10\n      - lots\n", 15,
+                 "key 'phases.recall_sweep.ef_search[1]'", "expected an integer, got 'lots'");
+    expect_error("empty list", BASE_HEAD "  recall_sweep:\n    ef_search: []\n", 13,
+                 "key 'phases.recall_sweep.ef_search'", "empty list");
+    expect_error("repeated list value", BASE_HEAD "  recall_sweep:\n    ef_search: [10, 20, 10]\n", 13,
+                 "key 'phases.recall_sweep.ef_search'", "10 is listed twice");
+    expect_error("map where an int belongs", BASE_HEAD "  recall_sweep:\n    queries: {a: 1}\n", 13,
+                 "key 'phases.recall_sweep.queries'", "expected an integer, got a map");
+    expect_error("int out of range", "name: t\nk: 0\n", 2, "key 'k'", "0 is outside [1, 1000]");
+    expect_error("int not a number", "name: t\nk: ten\n", 2, "key 'k'", "expected an integer, got 'ten'");
+    expect_error("double out of range", BASE_HEAD "  filtered:\n    selectivity: [0.1, 1.5]\n", 13,
+                 "key 'phases.filtered.selectivity[1]'", "1.5 is outside [0.0001, 1]");
+    expect_error("bad enum", BASE_HEAD "  churn:\n    on_resume: maybe\n", 13, "key 'phases.churn.on_resume'",
+                 "expected one of continue, restart");
+    expect_error("section not a map", BASE_HEAD "  churn: 5\n", 12, "key 'phases.churn'", "expected a map");
+    expect_error("missing required name", "k: 10\ndatasets: []\n", 1, "key 'name'", "required key missing");
+    expect_error("invalid name", "name: a/b\n", 1, "key 'name'", "not a valid name");
+    expect_error("missing datasets", "name: t\nk: 10\n", 1, "key 'datasets'", "required");
+    expect_error("missing dataset name",
+                 "name: t\ndatasets:\n  - name: d1\n  - source: synthetic\n    rows: 5\n", 4,
+                 "key 'datasets[1].name'", "required key missing");
+    expect_error("unknown dataset key", "name: t\ndatasets:\n  - name: d1\n    colour: red\n", 4,
+                 "unknown key 'datasets[0].colour'", "rows");
+    expect_error("dataset int key", "name: t\ndatasets:\n  - name: d1\n    rows: 20k\n", 4,
+                 "key 'datasets[0].rows'", "non-negative integer");
+    expect_error("duplicate dataset name", "name: t\ndatasets:\n  - name: d1\n  - name: d1\n", 4,
+                 "key 'datasets[1].name'", "duplicate dataset name 'd1' (first at line 3)");
+    expect_error("duplicate engine name",
+                 "name: t\ndatasets:\n  - name: d1\nengines:\n  - name: e1\n  - name: e2\n  - {name: e1, m: 4}\n", 7,
+                 "key 'engines[2].name'", "duplicate engine name 'e1' (first at line 5)");
+    expect_error("engine param not a scalar",
+                 "name: t\ndatasets:\n  - name: d1\nengines:\n  - name: e1\n    m: [1, 2]\n", 6,
+                 "key 'engines[0].m'", "expected a value, got a list");
+    expect_error("duplicate key", "name: t\nk: 10\ndatasets: []\nk: 20\n", 4, "duplicate key 'k'", NULL);
+    expect_error("duplicate key, nested", BASE_HEAD "  recall_sweep:\n    queries: 1\n    queries: 2\n", 14,
+                 "duplicate key 'queries'", NULL);
+    expect_error("YAML syntax error", "name: t\nk: 10\ndatasets: [a, b\nengines: []\n", 4, NULL, NULL);
+    expect_error("YAML syntax error: bad indentation", "name: t\nk: 10\n  bad: 1\n", 3, NULL, NULL);
+    expect_error("tab indentation", "name: t\ndatasets:\n\t- name: d1\n", 3, NULL, NULL);
+    expect_error("invalid UTF-8", "name: t\nk: 10\ndescription: \"caf\xff\"\n", 3, NULL, NULL);
+    expect_error("dot-dot dataset name", "name: t\ndatasets:\n  - name: ..\n", 3, "key 'datasets[0].name'",
+                 "not a valid name");
+    expect_error("deep nesting",
+                 "name: t\nresources: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                 "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+                 2, "nesting", NULL);
+    expect_error("alias", "name: &n t\ndescription: *n\n", 2, "alias", "not supported");
+    expect_error("two documents", "name: t\n---\nname: u\n", 2, "one YAML document", NULL);
+    expect_error("top level not a map", "- a\n- b\n", 1, "top level", "got a list");
+    expect_error("empty profile", "# nothing\n", 1, "empty profile", NULL);
+    expect_error("duplicate phase", BASE_HEAD "  build: {}\n", 12, "duplicate key 'build'", NULL);
+    expect_error("missing phases", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\n", 1, "key 'phases'",
+                 "required key missing");
+    expect_error("empty phases", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases: {}\n", 4,
+                 "key 'phases'", "an empty map");
+    expect_error("k as a list", "name: t\nk: [1]\n", 2, "key 'k'", "expected an integer, got a list");
+    expect_error("empty value", BASE_HEAD "  churn:\n    limit_s:\n", 13, "key 'phases.churn.limit_s'",
+                 "got an empty value");
+    expect_error("resources not a map", BASE_HEAD "resources: 5\n", 12, "key 'resources'", "expected a map");
+}
+
+static void test_select_engines(void) {
+    vb_profile *p = NULL;
+    vb_error err = {0};
+    if (!ok(vb_profile_load("dev", &p, &err) == VB_OK, "select: dev loads")) return;
+    ok(vb_profile_select_engines(p, "nosuch", &err) == VB_ERROR, "select: unknown engine fails");
+    contains(err.message, "'nosuch'", "select: names the stranger");
+    contains(err.message, "hnswlib, exact", "select: lists the profile's engines");
+    is_int(p->n_engines, 2, "select: failure leaves the profile unchanged");
+    ok(vb_profile_select_engines(p, NULL, &err) == VB_OK && p->n_engines == 2, "select: NULL keeps all");
+    ok(vb_profile_select_engines(p, " exact , hnswlib ", &err) == VB_OK && p->n_engines == 2, "select: both");
+    is_str(p->engines[0].name, "hnswlib", "select: profile order kept");
+    ok(vb_profile_select_engines(p, "exact", &err) == VB_OK, "select: one engine");
+    is_int(p->n_engines, 1, "select: one left");
+    is_str(p->engines[0].name, "exact", "select: the right one");
+    ok(vb_profile_select_engines(p, ",", &err) == VB_ERROR, "select: no names is an error");
+    vb_plan *plan = NULL;
+    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 9, "select: plan has only the kept engine");
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+}
+
+static void test_check_engines(void) {
+    vb_error err = {0};
+    const char *bad_name = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: exact\n  - name: no-such-engine\n"
+                           "phases: {build: }\n";
+    vb_profile *p = parse(bad_name, &err);
+    if (ok(p != NULL, "check_engines: profile parses")) {
+        ok(vb_profile_check_engines(p, &err) == VB_ERROR, "check_engines: unknown engine fails");
+        contains(err.message, "bad.yml:5: key 'engines[1].name'", "check_engines: file, line and key");
+        contains(err.message, "exact", "check_engines: lists the known engines");
+        ok(vb_profile_select_engines(p, "exact", &err) == VB_OK && vb_profile_check_engines(p, &err) == VB_OK,
+           "check_engines: passes once the stranger is deselected");
+    }
+    vb_profile_destroy(&p);
+    const char *bad_param = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: exact\n  - name: hnswlib\n"
+                            "    m: 16\n    bogus_param: 1\nphases: {build: }\n";
+    p = parse(bad_param, &err);
+    if (ok(p != NULL, "check_engines: profile with a bad param parses")) {
+        ok(vb_profile_select_engines(p, "hnswlib", &err) == VB_OK, "check_engines: select hnswlib");
+        ok(vb_profile_check_engines(p, &err) == VB_ERROR, "check_engines: unknown param fails");
+        contains(err.message, "bad.yml:7: unknown key 'engines[1].bogus_param'",
+                 "check_engines: file, line and the original index after selection");
+        contains(err.message, "ef_construction", "check_engines: lists the engine's params");
+    }
+    vb_profile_destroy(&p);
+}
+
+/* Feeds the JSON to python's parser; returns 1 when it parses, 0 when not, -1 when python is missing. */
+static int json_valid(const char *json) {
+    if (access("/usr/bin/python3", X_OK) != 0) return -1;
+    FILE *f = popen("/usr/bin/python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null", "w");
+    if (!f) return -1;
+    fputs(json, f);
+    return pclose(f) == 0;
+}
+
+static void test_json(void) {
+    const char *text = "name: j\n"
+                       "description: \"quote \\\" backslash \\\\ newline \\n tab \\t bell \\a caf\\u00e9\"\n"
+                       "datasets: [{name: d, rows: 10}]\n"
+                       "engines: [{name: e, m: 16, label: 'a \"b\"'}]\n"
+                       "phases: {recall_sweep: {ef_search: [10, 20]}, filtered: , churn: }\n"
+                       "resources: {note: \"x\\\\y\"}\n";
+    vb_error err = {0};
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "json: profile parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    char *json = vb_profile_to_json(p);
+    ok(json != NULL, "json: rendered");
+    int valid = json_valid(json);
+    if (valid < 0)
+        ok(1, "# SKIP json: no /usr/bin/python3");
+    else
+        ok(valid == 1, "json: python's json module accepts it");
+    if (valid != 1) printf("#   %s\n", json);
+    contains(json, "\"ef_search\": [10, 20]", "json: int list typed");
+    contains(json, "\"selectivity\": [0.1, 0.01]", "json: double list typed");
+    contains(json, "\"on_resume\": \"continue\"", "json: enum as string");
+    contains(json, "\"limits.phase_timeout_s\": 3600", "json: limits default present, typed");
+    contains(json, "\\\"b\\\"", "json: quotes escaped");
+    contains(json, "\\u0007", "json: control character escaped");
+    contains(json, "caf\xc3\xa9", "json: UTF-8 kept");
+    free(json);
+    vb_profile_destroy(&p);
+
+    const char *const *names = vb_profile_builtin_names();
+    for (int i = 0; names[i]; i++) {
+        if (vb_profile_load(names[i], &p, &err) != VB_OK) continue;
+        json = vb_profile_to_json(p);
+        valid = json_valid(json);
+        ok(valid != 0, "json: built-in '%s' renders valid JSON", names[i]);
+        free(json);
+        vb_profile_destroy(&p);
+    }
+}
+
+static void test_plan_dev(void) {
+    vb_profile *p = NULL;
+    vb_plan *plan = NULL;
+    vb_error err = {0};
+    if (!ok(vb_profile_load("dev", &p, &err) == VB_OK, "plan: dev loads")) return;
+    if (!ok(vb_plan_build(p, &plan, &err) == VB_OK, "plan: dev expands")) {
+        printf("#   %s\n", err.message);
+        vb_profile_destroy(&p);
+        return;
+    }
+    is_int(plan->n_items, 18, "plan dev: 2 engines x (1 build + 8 sweep points)");
+    static const char *const ef[] = {"10", "20", "40", "80", "120", "200", "400", "800"};
+    const char *const engines[] = {"hnswlib", "exact"};
+    int order_ok = plan->n_items == 18;
+    for (size_t e = 0; e < 2 && order_ok; e++) {
+        char want[256];
+        const vb_plan_item *it = &plan->items[e * 9];
+        snprintf(want, sizeof want, "dev/%s/synth-angular-20k/build", engines[e]);
+        order_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_BUILD && it->engine == e && it->dataset == 0;
+        for (size_t i = 0; i < 8 && order_ok; i++) {
+            it = &plan->items[e * 9 + 1 + i];
+            snprintf(want, sizeof want, "dev/%s/synth-angular-20k/recall_sweep/ef_search=%s", engines[e], ef[i]);
+            order_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_RECALL_SWEEP &&
+                       it->seq == (int)(e * 9 + 1 + i);
+        }
+        if (!order_ok) printf("#   unexpected item %s\n", it->key);
+    }
+    ok(order_ok, "plan dev: keys and order");
+    const vb_plan_item *it = vb_plan_find(plan, "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40");
+    ok(it != NULL, "plan: find by key");
+    if (it) {
+        is_str(vb_kv_get(it->point, it->n_point, "ef_search", NULL), "40", "plan: point ef_search");
+        is_str(vb_kv_get(it->point, it->n_point, "queries", NULL), "0", "plan: point carries queries");
+        is_str(it->role, "client", "plan: role");
+    }
+    it = vb_plan_find(plan, "dev/exact/synth-angular-20k/build");
+    ok(it && it->n_point == 2 && strcmp(vb_kv_get(it->point, it->n_point, "load_batch", ""), "1000") == 0,
+       "plan: build has no point in its key, carries load_batch/load_connections");
+    ok(vb_plan_find(plan, "dev/nope") == NULL, "plan: find misses cleanly");
+    vb_plan_destroy(&plan);
+    ok(plan == NULL, "plan: destroy clears the pointer");
+    vb_profile_destroy(&p);
+}
+
+static void test_plan_smoke(void) {
+    vb_profile *p = NULL;
+    vb_plan *plan = NULL;
+    vb_error err = {0};
+    if (!ok(vb_profile_load("smoke", &p, &err) == VB_OK, "plan: smoke loads")) return;
+    if (!ok(vb_plan_build(p, &plan, &err) == VB_OK, "plan: smoke expands")) {
+        vb_profile_destroy(&p);
+        return;
+    }
+    /* per engine: build 1 + sweep 8 + concurrency 6 clients x 1 repeat + filtered 2 + churn 1 = 18 */
+    is_int(plan->n_items, 36, "plan smoke: 2 engines x 18 items");
+    static const char *const want[18] = {
+        "build",
+        "recall_sweep/ef_search=10", "recall_sweep/ef_search=20", "recall_sweep/ef_search=40",
+        "recall_sweep/ef_search=80", "recall_sweep/ef_search=120", "recall_sweep/ef_search=200",
+        "recall_sweep/ef_search=400", "recall_sweep/ef_search=800",
+        "concurrency/clients=1,repeat=1", "concurrency/clients=2,repeat=1", "concurrency/clients=4,repeat=1",
+        "concurrency/clients=8,repeat=1", "concurrency/clients=16,repeat=1", "concurrency/clients=32,repeat=1",
+        "filtered/selectivity=0.1", "filtered/selectivity=0.01",
+        "churn",
+    };
+    int order_ok = plan->n_items == 36;
+    for (size_t i = 0; i < 36 && order_ok; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "smoke/%s/synth-euclidean-100k/%s", i < 18 ? "hnswlib" : "exact", want[i % 18]);
+        order_ok = strcmp(plan->items[i].key, key) == 0;
+        if (!order_ok) printf("#   item %zu: got %s, want %s\n", i, plan->items[i].key, key);
+    }
+    ok(order_ok, "plan smoke: keys and order");
+    const vb_plan_item *it = vb_plan_find(plan, "smoke/hnswlib/synth-euclidean-100k/concurrency/clients=8,repeat=1");
+    ok(it && it->kind == VB_PHASE_CONCURRENCY, "plan smoke: concurrency item");
+    if (it) {
+        is_str(vb_kv_get(it->point, it->n_point, "clients", NULL), "8", "concurrency point: clients");
+        is_str(vb_kv_get(it->point, it->n_point, "repeat", NULL), "1", "concurrency point: repeat");
+        is_str(vb_kv_get(it->point, it->n_point, "ef_search", NULL), "100", "concurrency point: ef_search");
+        is_str(vb_kv_get(it->point, it->n_point, "window_s", NULL), "20", "concurrency point: window_s");
+        is_str(vb_kv_get(it->point, it->n_point, "warmup_s", NULL), "5", "concurrency point: warmup_s");
+    }
+    it = vb_plan_find(plan, "smoke/exact/synth-euclidean-100k/filtered/selectivity=0.01");
+    ok(it && strcmp(vb_kv_get(it->point, it->n_point, "queries", ""), "500") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "selectivity", ""), "0.01") == 0,
+       "plan smoke: filtered point carries selectivity and queries");
+    it = vb_plan_find(plan, "smoke/exact/synth-euclidean-100k/churn");
+    ok(it && strcmp(vb_kv_get(it->point, it->n_point, "limit_s", ""), "900") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "on_resume", ""), "continue") == 0,
+       "plan smoke: churn point carries limit_s and on_resume");
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+
+    if (vb_profile_load("tuned-complete", &p, &err) == VB_OK && vb_plan_build(p, &plan, &err) == VB_OK) {
+        /* per engine: 1 + 8 + 6 x 3 + 2 + 1 = 30 */
+        is_int(plan->n_items, 60, "plan tuned-complete: 2 engines x 30 items");
+        ok(vb_plan_find(plan, "tuned-complete/hnswlib/dbpedia-openai-1000k-angular/concurrency/clients=32,repeat=3") !=
+               NULL,
+           "plan tuned-complete: last concurrency window");
+        it = vb_plan_find(plan, "tuned-complete/hnswlib/dbpedia-openai-1000k-angular/churn");
+        ok(it && strcmp(vb_kv_get(it->point, it->n_point, "limit_s", ""), "7200") == 0,
+           "tuned-complete: churn limit 2 h");
+    } else {
+        ok(0, "tuned-complete expands: %s", err.message);
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+}
+
+/* Same profile, loaded twice and spelled differently: the same keys (what resume relies on). */
+static void test_plan_stable(void) {
+    const char *a = BASE_HEAD "  filtered: {selectivity: [0.1, 0.01]}\n  recall_sweep: {ef_search: [10, 40]}\n";
+    const char *b = BASE_HEAD "  recall_sweep:\n    ef_search: [10, 40]\n  filtered:\n    selectivity: [1e-1, 0.010]\n";
+    vb_error err = {0};
+    vb_profile *pa = parse(a, &err), *pb = parse(b, &err), *pc = parse(a, &err);
+    vb_plan *qa = NULL, *qb = NULL, *qc = NULL;
+    ok(pa && pb && pc && vb_plan_build(pa, &qa, &err) == VB_OK && vb_plan_build(pb, &qb, &err) == VB_OK &&
+           vb_plan_build(pc, &qc, &err) == VB_OK,
+       "stable: three plans built");
+    int same = qa && qb && qc && qa->n_items == qb->n_items && qa->n_items == qc->n_items && qa->n_items == 5;
+    for (size_t i = 0; same && i < qa->n_items; i++)
+        same = strcmp(qa->items[i].key, qb->items[i].key) == 0 && strcmp(qa->items[i].key, qc->items[i].key) == 0;
+    ok(same, "stable: identical keys across loads and spellings");
+    ok(qa && vb_plan_find(qa, "t/e1/d1/filtered/selectivity=0.01") != NULL, "stable: canonical selectivity in key");
+    vb_plan_destroy(&qa);
+    vb_plan_destroy(&qb);
+    vb_plan_destroy(&qc);
+    vb_profile_destroy(&pa);
+    vb_profile_destroy(&pb);
+    vb_profile_destroy(&pc);
+
+    /* And the built-in profile twice. */
+    vb_profile *p1 = NULL, *p2 = NULL;
+    vb_plan *l1 = NULL, *l2 = NULL;
+    vb_profile_load("tuned-complete", &p1, &err);
+    vb_profile_load("tuned-complete", &p2, &err);
+    ok(p1 && p2 && vb_plan_build(p1, &l1, &err) == VB_OK && vb_plan_build(p2, &l2, &err) == VB_OK,
+       "stable: tuned-complete twice");
+    same = l1 && l2 && l1->n_items == l2->n_items;
+    for (size_t i = 0; same && i < l1->n_items; i++) same = strcmp(l1->items[i].key, l2->items[i].key) == 0;
+    ok(same, "stable: tuned-complete keys identical across loads");
+    vb_plan_destroy(&l1);
+    vb_plan_destroy(&l2);
+    vb_profile_destroy(&p1);
+    vb_profile_destroy(&p2);
+}
+
+static void test_load_file(void) {
+    char path[] = "/tmp/vb_profile_test_XXXXXX";
+    int fd = mkstemp(path);
+    if (!ok(fd >= 0, "file: temp file")) return;
+    const char *text = BASE_HEAD "  recall_sweep:\n    ef_search: [10, x]\n";
+    ok(write(fd, text, strlen(text)) == (ssize_t)strlen(text), "file: written");
+    close(fd);
+    vb_profile *p = NULL;
+    vb_error err = {0};
+    ok(vb_profile_load(path, &p, &err) == VB_ERROR, "file: bad profile from a path fails");
+    char want[128];
+    snprintf(want, sizeof want, "%s:13: key 'phases.recall_sweep.ef_search[1]'", path);
+    contains(err.message, want, "file: error names the path, line and key");
+    fd = open(path, O_WRONLY | O_TRUNC);
+    text = BASE_HEAD;
+    ok(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text), "file: rewritten");
+    if (fd >= 0) close(fd);
+    ok(vb_profile_load(path, &p, &err) == VB_OK, "file: good profile from a path loads");
+    if (p) is_str(p->source, path, "file: source is the path");
+    vb_profile_destroy(&p);
+    unlink(path);
+}
+
+int main(void) {
+    test_yaml_tree();
+    test_builtin();
+    test_dev_defaults();
+    test_defaults_and_order();
+    test_errors();
+    test_select_engines();
+    test_check_engines();
+    test_json();
+    test_plan_dev();
+    test_plan_smoke();
+    test_plan_stable();
+    test_load_file();
+    return done_testing();
+}
