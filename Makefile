@@ -31,7 +31,7 @@ AGENT_LIB := $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJ))
 COORD_LIB := $(filter-out $(BUILD)/coordinator/main.o,$(COORD_OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-EMBEDDED := $(sort $(wildcard profiles/*.yml)) results.db/schema.sql
+EMBEDDED := $(sort $(wildcard profiles/*.yml)) results.db/schema.sql results.db/views.sql
 
 .PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt clean
 # `make` first installs what is missing (Debian packages), then builds in a fresh make so that the

@@ -4,12 +4,14 @@
  *
  * usage: bench_gt [--dir DIR] [--rows N] [--queries Q] [--dim D] [--k K] [--repeat R] [--threads T]
  *                 [--query-block B] [--row-block B]   (tuning; 0 = the library's defaults)
- * Prints one "RESULT <method> <metric> <seconds> <queries/s>" line per measurement (the median of R runs). */
+ * Prints one "RESULT <method> <metric> <seconds> <queries/s> <cpu seconds>" line per measurement (medians of R
+ * runs; cpu seconds are the whole process's, all threads, so spinning and foreign load show up). */
 #include <cblas.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "datasets/dataset.h"
@@ -32,6 +34,13 @@ static int write_npy(const char *path, const char *descr, const void *data, size
     fputc('\n', f);
     size_t w = fwrite(data, elem, rows * cols, f);
     return fclose(f) == 0 && w == rows * cols ? 0 : -1;
+}
+
+static double process_cpu_s(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec +
+           (double)u.ru_stime.tv_usec / 1e6;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -89,25 +98,28 @@ int main(int argc, char **argv) {
         vb_gt_mode mode;
     } modes[] = {{"vbench", VB_GT_AUTO}, {"vbench-blas-threads", VB_GT_BLAS_THREADS}};
     const vb_metric metrics[] = {VB_METRIC_EUCLIDEAN, VB_METRIC_ANGULAR};
-    double *times = calloc((size_t)repeat, sizeof *times);
+    double *times = calloc((size_t)repeat, sizeof *times), *cpu = calloc((size_t)repeat, sizeof *cpu);
     for (size_t mi = 0; mi < 2; mi++)
         for (size_t mo = 0; mo < sizeof modes / sizeof modes[0]; mo++) {
             vb_gt_opts o = {.threads = threads, .mode = modes[mo].mode, .query_block = qb, .row_block = rb};
             vb_groundtruth gt;
             for (int r = 0; r < repeat; r++) {
                 uint64_t s = vb_now_ns();
+                double c0 = process_cpu_s();
                 if (vb_groundtruth_compute_opts(ds->train, ds->n_train, ds->test, ds->n_test, ds->dim, metrics[mi], k,
                                                 NULL, &o, &gt, &err) != VB_OK) {
                     fprintf(stderr, "bench_gt: %s\n", err.message);
                     return 1;
                 }
                 times[r] = (double)(vb_now_ns() - s) / 1e9;
+                cpu[r] = process_cpu_s() - c0;
                 if (r + 1 < repeat) vb_groundtruth_free(&gt);
             }
             qsort(times, (size_t)repeat, sizeof *times, cmp_double);
+            qsort(cpu, (size_t)repeat, sizeof *cpu, cmp_double);
             double med = times[repeat / 2];
-            printf("RESULT %s %s %.4f %.1f\n", modes[mo].name, vb_metric_name(metrics[mi]), med,
-                   (double)ds->n_test / med);
+            printf("RESULT %s %s %.4f %.1f %.4f\n", modes[mo].name, vb_metric_name(metrics[mi]), med,
+                   (double)ds->n_test / med, cpu[repeat / 2]);
             if (mo == 0) {
                 snprintf(path, sizeof path, "%s/vbench_%s_ids.npy", dir, vb_metric_name(metrics[mi]));
                 write_npy(path, "<i8", gt.ids, gt.n_queries, gt.k, 8);
@@ -118,6 +130,7 @@ int main(int argc, char **argv) {
             fflush(stdout);
         }
     free(times);
+    free(cpu);
     vb_dataset_close(&ds);
     return 0;
 }

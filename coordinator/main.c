@@ -15,6 +15,7 @@
 #include "coordinator/campaign.h"
 #include "coordinator/report.h"
 #include "coordinator/store.h"
+#include "coordinator/views.h"
 #include "engines/engine.h"
 #include "util/versions.h"
 
@@ -188,7 +189,7 @@ static int cmd_run(int argc, char **argv, int resume) {
     return code;
 }
 
-static int open_for_reading(int argc, char **argv, const char *usage, int *json, sqlite3 **db) {
+static int open_for_reading(int argc, char **argv, const char *usage, int *json, vb_store **store, sqlite3 **db) {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"json", no_argument, 0, OPT_JSON},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     char path[PATH_MAX] = "";
@@ -212,8 +213,16 @@ static int open_for_reading(int argc, char **argv, const char *usage, int *json,
         fprintf(stderr, "vbench: no results.db/*.sqlite here; name one with --out FILE\n");
         return 2;
     }
-    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        fprintf(stderr, "vbench: %s: %s\n", path, sqlite3_errmsg(*db));
+    /* Opened through the store, so an older file gains the current tables and views; a file we may not write
+     * is read as it is, with the current views as TEMP views. */
+    vb_error err;
+    if (vb_store_open(path, 0, store, &err) == VB_OK) {
+        *db = vb_store_db(*store);
+        return 0;
+    }
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || vb_views_install(*db, 1, &err) != VB_OK) {
+        fprintf(stderr, "vbench: %s: %s (is this a vbench results database?)\n", path,
+                *db ? sqlite3_errmsg(*db) : err.message);
         sqlite3_close(*db);
         return 2;
     }
@@ -224,11 +233,13 @@ static int open_for_reading(int argc, char **argv, const char *usage, int *json,
 static int cmd_show(int argc, char **argv, int status) {
     int json = 0;
     sqlite3 *db = NULL;
-    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json, &db);
+    vb_store *store = NULL;
+    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json, &store, &db);
     if (rc) return rc < 0 ? 0 : rc;
     vb_error err;
     rc = status ? vb_report_status(db, stdout, &err) : vb_report_show(db, stdout, json, &err);
-    sqlite3_close(db);
+    if (store) vb_store_close(&store);
+    else sqlite3_close(db);
     if (rc) {
         fprintf(stderr, "vbench: %s\n", err.message);
         return 2;

@@ -19,6 +19,14 @@ static const report_table tables[] = {
      "errors FROM v_recall_sweep"},
     {"recall_targets", "Best QPS whose recall passes",
      "SELECT engine, dataset, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
+    {"concurrency", "Concurrency",
+     "SELECT engine, dataset, clients, repeat, qps, p50_ms, p99_ms, in_flight, fraction_in_call, "
+     "COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, client_cpu_s FROM v_concurrency"},
+    {"filtered", "Filtered search (1 client)",
+     "SELECT engine, dataset, selectivity, passing_rows, recall, qps, p99_ms, short_answers, queries FROM v_filtered"},
+    {"churn", "Churn (delete and reinsert)",
+     "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
+     "rows_per_s, completed FROM v_churn"},
     {"failures", "Failed or skipped items",
      "SELECT key AS item, status, error FROM plan WHERE status IN ('failed', 'skipped', 'interrupted') ORDER BY seq"},
 };
@@ -164,7 +172,7 @@ int vb_report_status(sqlite3 *db, FILE *out, vb_error *err) {
         fprintf(out, "running: %s on %s since %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
                 sqlite3_column_text(st, 2));
     sqlite3_finalize(st);
-    if (table_text(db, &tables[3], out, err)) return VB_ERROR;
+    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, err)) return VB_ERROR;
     if (prepare(db, "SELECT at, level, COALESCE(item_key, ''), message FROM "
                     "(SELECT * FROM event ORDER BY id DESC LIMIT 5) ORDER BY id", &st, err))
         return VB_ERROR;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "metrics/histogram.h"
+#include "coordinator/views.h"
 #include "util/embedded.h"
 
 struct vb_store {
@@ -61,7 +62,7 @@ int vb_store_open(const char *path, int create, vb_store **out, vb_error *err) {
     sqlite3_busy_timeout(s->db, 10000);
     const vb_embedded_file *schema = vb_embedded_find("results.db/schema.sql");
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", err) ||
-        !schema || exec(s, schema->data, err)) {
+        !schema || exec(s, schema->data, err) || vb_views_install(s->db, 0, err)) {
         if (!schema) vb_error_set(err, "results", 4, "the results schema is missing from this binary");
         vb_store_close(&s);
         return VB_ERROR;
@@ -241,30 +242,64 @@ int vb_store_item_finish(vb_store *s, const char *key, const char *status, const
 
 /* Latency columns come from the merged histogram, here, so every percentile in the database has one
  * definition whatever agent produced it. */
-static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
-                        const char *agent, const char *now, vb_error *err) {
-    const Vbench__SweepResult *w = r->sweep;
+typedef struct latency_cols {
+    int empty;
+    double mean, p50, p95, p99, p999, max;
+    unsigned char *blob;   /* (u32 bucket, u64 count) little-endian pairs; malloc'd */
+    size_t blob_len;
+} latency_cols;
+
+static int latency_decode(const Vbench__Histogram *lat, const char *result_key, latency_cols *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    out->empty = 1;
+    if (lat && lat->n_idx != lat->n_counts)
+        return vb_error_set(err, "results", 9, "result %s: latency histogram has %zu buckets but %zu counts",
+                            result_key, lat->n_idx, lat->n_counts);
     vb_histogram *h = vb_histogram_new();
     if (!h) return vb_error_set(err, "results", 8, "out of memory");
-    const Vbench__Histogram *lat = w->latency;
-    if (lat && lat->n_idx != lat->n_counts) {
-        vb_histogram_destroy(&h);
-        return vb_error_set(err, "results", 9, "result %s: latency histogram has %zu buckets but %zu counts",
-                            r->result_key, lat->n_idx, lat->n_counts);
-    }
     if (lat && vb_histogram_decode_add(h, lat->idx, lat->counts, lat->n_idx) != 0) {
         vb_histogram_destroy(&h);
-        return vb_error_set(err, "results", 9, "result %s: latency histogram has a bucket out of range", r->result_key);
+        return vb_error_set(err, "results", 9, "result %s: latency histogram has a bucket out of range", result_key);
     }
     if (lat) vb_histogram_decode_summary(h, lat->out_of_range, lat->min_ns, lat->max_ns);
+    out->empty = vb_histogram_count(h) == 0;
+    if (!out->empty) {
+        out->mean = vb_histogram_mean(h) / 1e6;
+        out->p50 = (double)vb_histogram_value_at_percentile(h, 50) / 1e6;
+        out->p95 = (double)vb_histogram_value_at_percentile(h, 95) / 1e6;
+        out->p99 = (double)vb_histogram_value_at_percentile(h, 99) / 1e6;
+        out->p999 = (double)vb_histogram_value_at_percentile(h, 99.9) / 1e6;
+        out->max = (double)vb_histogram_max(h) / 1e6;
+    }
+    vb_histogram_destroy(&h);
     size_t nb = lat ? lat->n_idx : 0;
-    unsigned char *blob = malloc(nb * 12 + 1);
+    out->blob = malloc(nb * 12 + 1);
+    out->blob_len = nb * 12;
     for (size_t i = 0; i < nb; i++) {
         uint32_t ix = lat->idx[i];
         uint64_t c = lat->counts[i];
-        for (int b = 0; b < 4; b++) blob[i * 12 + b] = (unsigned char)(ix >> (8 * b));
-        for (int b = 0; b < 8; b++) blob[i * 12 + 4 + b] = (unsigned char)(c >> (8 * b));
+        for (int b = 0; b < 4; b++) out->blob[i * 12 + b] = (unsigned char)(ix >> (8 * b));
+        for (int b = 0; b < 8; b++) out->blob[i * 12 + 4 + b] = (unsigned char)(c >> (8 * b));
     }
+    return VB_OK;
+}
+
+static void bind_double_or_null(sqlite3_stmt *st, int i, int null, double v) {
+    if (null) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
+}
+
+/* Binds mean, p50, p95, p99, p99.9, max at *i onwards (6 columns). */
+static void bind_latency(sqlite3_stmt *st, int *i, const latency_cols *l) {
+    double v[] = {l->mean, l->p50, l->p95, l->p99, l->p999, l->max};
+    for (int j = 0; j < 6; j++) bind_double_or_null(st, (*i)++, l->empty, v[j]);
+}
+
+static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                        const char *agent, const char *now, vb_error *err) {
+    const Vbench__SweepResult *w = r->sweep;
+    latency_cols lat;
+    if (latency_decode(w->latency, r->result_key, &lat, err)) return VB_ERROR;
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO sweep_result (result_key, item_key, engine, dataset, ef_search, clients, queries, recall, "
         "id_overlap, short_answers, errors, elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, "
@@ -286,24 +321,166 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
         sqlite3_bind_int64(st, i++, (sqlite3_int64)w->errors);
         sqlite3_bind_double(st, i++, w->elapsed_s);
         sqlite3_bind_double(st, i++, w->qps);
-        int empty = vb_histogram_count(h) == 0;
-        double pct[] = {50, 95, 99, 99.9};
-        if (empty) sqlite3_bind_null(st, i++);
-        else sqlite3_bind_double(st, i++, vb_histogram_mean(h) / 1e6);
-        for (int p = 0; p < 4; p++) {
-            if (empty) sqlite3_bind_null(st, i++);
-            else sqlite3_bind_double(st, i++, (double)vb_histogram_value_at_percentile(h, pct[p]) / 1e6);
-        }
-        if (lat && lat->max_ns) sqlite3_bind_double(st, i++, (double)lat->max_ns / 1e6);
-        else sqlite3_bind_null(st, i++);
+        bind_latency(st, &i, &lat);
         sqlite3_bind_double(st, i++, w->client_cpu_s);
-        sqlite3_bind_blob(st, i++, blob, (int)(nb * 12), SQLITE_TRANSIENT);
+        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
         rc = run(s, st, err, "recording a recall sweep result");
     }
-    free(blob);
-    vb_histogram_destroy(&h);
+    free(lat.blob);
+    return rc;
+}
+
+static int insert_window(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                         const char *agent, const char *now, vb_error *err) {
+    const Vbench__WindowResult *w = r->window;
+    latency_cols lat, lag;
+    if (latency_decode(w->latency, r->result_key, &lat, err)) return VB_ERROR;
+    if (latency_decode(w->lag, r->result_key, &lag, err)) {
+        free(lat.blob);
+        return VB_ERROR;
+    }
+    double fmin = 0, fsum = 0;
+    char *fjson = NULL;
+    size_t flen;
+    FILE *f = open_memstream(&fjson, &flen);
+    fputc('[', f);
+    for (size_t j = 0; j < w->n_fraction_in_call; j++) {
+        double v = w->fraction_in_call[j];
+        fprintf(f, "%s%.4f", j ? "," : "", v);
+        fsum += v;
+        if (j == 0 || v < fmin) fmin = v;
+    }
+    fputc(']', f);
+    fclose(f);
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO window_result (result_key, item_key, engine, dataset, clients, repeat, ef_search, window_s, "
+        "queries, errors, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, in_call_s, in_flight, qps_x_p50, "
+        "fraction_in_call_min, fraction_in_call_mean, fraction_in_call, client_cpu_s, warmup_queries, target_rate, "
+        "late_starts, lag_p99_ms, clients_lost, latency_hist, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    int rc = VB_ERROR;
+    if (st) {
+        int i = 1, nf = (int)w->n_fraction_in_call;
+        bind_text(st, i++, r->result_key);
+        bind_text(st, i++, r->item_key);
+        bind_text(st, i++, engine);
+        bind_text(st, i++, dataset);
+        sqlite3_bind_int(st, i++, (int)w->clients);
+        sqlite3_bind_int(st, i++, (int)w->repeat);
+        sqlite3_bind_int(st, i++, w->ef_search);
+        sqlite3_bind_double(st, i++, w->window_s);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->queries);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->errors);
+        sqlite3_bind_double(st, i++, w->qps);
+        bind_latency(st, &i, &lat);
+        sqlite3_bind_double(st, i++, w->in_call_s);
+        sqlite3_bind_double(st, i++, w->window_s > 0 ? w->in_call_s / w->window_s : 0);
+        bind_double_or_null(st, i++, lat.empty, w->qps * lat.p50 / 1e3);
+        bind_double_or_null(st, i++, nf == 0, fmin);
+        bind_double_or_null(st, i++, nf == 0, nf ? fsum / nf : 0);
+        bind_text(st, i++, fjson);
+        sqlite3_bind_double(st, i++, w->client_cpu_s);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->warmup_queries);
+        bind_double_or_null(st, i++, w->target_rate <= 0, w->target_rate);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->late_starts);
+        bind_double_or_null(st, i++, lag.empty, lag.p99);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->clients_lost);
+        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
+        bind_text(st, i++, agent);
+        bind_text(st, i++, now);
+        rc = run(s, st, err, "recording a concurrency window");
+    }
+    free(fjson);
+    free(lat.blob);
+    free(lag.blob);
+    return rc;
+}
+
+static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                           const char *agent, const char *now, vb_error *err) {
+    const Vbench__FilteredResult *w = r->filtered;
+    latency_cols lat;
+    if (latency_decode(w->latency, r->result_key, &lat, err)) return VB_ERROR;
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO filtered_result (result_key, item_key, engine, dataset, selectivity, passing_rows, filter, "
+        "ef_search, queries, recall, id_overlap, short_answers, errors, elapsed_s, qps, mean_ms, p50_ms, p95_ms, "
+        "p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    int rc = VB_ERROR;
+    if (st) {
+        int i = 1;
+        bind_text(st, i++, r->result_key);
+        bind_text(st, i++, r->item_key);
+        bind_text(st, i++, engine);
+        bind_text(st, i++, dataset);
+        sqlite3_bind_double(st, i++, w->selectivity);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->passing_rows);
+        bind_text(st, i++, w->filter);
+        sqlite3_bind_int(st, i++, w->ef_search);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->queries);
+        sqlite3_bind_double(st, i++, w->recall);
+        sqlite3_bind_double(st, i++, w->id_overlap);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->short_answers);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->errors);
+        sqlite3_bind_double(st, i++, w->elapsed_s);
+        sqlite3_bind_double(st, i++, w->qps);
+        bind_latency(st, &i, &lat);
+        sqlite3_bind_double(st, i++, w->client_cpu_s);
+        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
+        bind_text(st, i++, agent);
+        bind_text(st, i++, now);
+        rc = run(s, st, err, "recording a filtered result");
+    }
+    free(lat.blob);
+    return rc;
+}
+
+static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                        const char *agent, const char *now, vb_error *err) {
+    const Vbench__ChurnResult *c = r->churn;
+    latency_cols lat;
+    if (latency_decode(c->latency, r->result_key, &lat, err)) return VB_ERROR;
+    int measured = strcmp(c->stage, "before") == 0 || strcmp(c->stage, "after") == 0;
+    int rows = !measured && strcmp(c->stage, "maintain") != 0;
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO churn_result (result_key, item_key, engine, dataset, stage, qps, recall, p50_ms, p99_ms, "
+        "queries, short_answers, errors, rows_planned, rows_done, seconds, rows_per_s, completed, ids_reused, "
+        "agent, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    int rc = VB_ERROR;
+    if (st) {
+        int i = 1;
+        bind_text(st, i++, r->result_key);
+        bind_text(st, i++, r->item_key);
+        bind_text(st, i++, engine);
+        bind_text(st, i++, dataset);
+        bind_text(st, i++, c->stage);
+        bind_double_or_null(st, i++, !measured, c->qps);
+        bind_double_or_null(st, i++, !measured, c->recall);
+        bind_double_or_null(st, i++, !measured || lat.empty, lat.p50);
+        bind_double_or_null(st, i++, !measured || lat.empty, lat.p99);
+        if (measured) {
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)c->queries);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)c->short_answers);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)c->errors);
+        } else {
+            for (int j = 0; j < 3; j++) sqlite3_bind_null(st, i++);
+        }
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)c->rows_planned);
+        if (rows) sqlite3_bind_int64(st, i++, (sqlite3_int64)c->rows_done);
+        else sqlite3_bind_null(st, i++);
+        sqlite3_bind_double(st, i++, c->seconds);
+        bind_double_or_null(st, i++, !rows, c->rows_per_s);
+        if (strcmp(c->stage, "reinsert") == 0) sqlite3_bind_int(st, i++, c->completed);
+        else sqlite3_bind_null(st, i++);
+        if (strcmp(c->stage, "reinsert") == 0) sqlite3_bind_int(st, i++, c->ids_reused);
+        else sqlite3_bind_null(st, i++);
+        bind_text(st, i++, agent);
+        bind_text(st, i++, now);
+        rc = run(s, st, err, "recording a churn result");
+    }
+    free(lat.blob);
     return rc;
 }
 
@@ -340,7 +517,10 @@ static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine
 
 static int result_known(vb_store *s, const char *key, int *known, vb_error *err) {
     sqlite3_stmt *st = prepare(s, "SELECT 1 FROM build_result WHERE result_key = ?1 UNION ALL "
-                                  "SELECT 1 FROM sweep_result WHERE result_key = ?1", err);
+                                  "SELECT 1 FROM sweep_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM window_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM filtered_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM churn_result WHERE result_key = ?1", err);
     if (!st) return VB_ERROR;
     bind_text(st, 1, key);
     *known = sqlite3_step(st) == SQLITE_ROW;
@@ -364,6 +544,9 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     switch (r->body_case) {
     case VBENCH__RESULT__BODY_BUILD: rc = insert_build(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_SWEEP: rc = insert_sweep(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_WINDOW: rc = insert_window(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_FILTERED: rc = insert_filtered(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_CHURN: rc = insert_churn(s, r, engine, dataset, agent, now, err); break;
     default: rc = vb_error_set(err, "results", 10, "result %s has no body", r->result_key);
     }
     if (rc) goto fail;

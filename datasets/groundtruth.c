@@ -6,9 +6,10 @@
  * the score transform and the selection run in parallel too, nothing is locked per block, and a worker slowed
  * by foreign load simply takes fewer blocks. The workers' heaps are merged in the re-rank. VB_GT_BLAS_THREADS
  * instead runs one worker and lets OpenBLAS thread each sgemm. Both give identical results; on the 2-core
- * reference VM the split mode used about 20 % less CPU for the same work (OpenBLAS threads spin and wait at the
- * end of every call), see bench/bench_gt.sh. The OpenBLAS thread count is process-wide: it is set for the call
- * and restored afterwards, so do not run other BLAS work concurrently in the same process.
+ * development VM (100k x 768, 1000 queries) the split mode took 8-22 % less CPU and less wall time in every
+ * interleaved run (OpenBLAS threads spin and wait at the end of each call); bench/bench_gt.sh shows both.
+ * The OpenBLAS thread count is process-wide: it is set for the call and restored afterwards, so do not run
+ * other BLAS work concurrently in the same process.
  *
  * Float32 scores only choose candidates: each query keeps max(2k, k + 16) of them, so rows that float rounding
  * puts in the wrong order near the k-th place are still re-ranked exactly. Ties in double distance are broken by

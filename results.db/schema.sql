@@ -100,6 +100,96 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     recorded_at     TEXT NOT NULL
 );
 
+-- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (SPEC 4).
+CREATE TABLE IF NOT EXISTS window_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    dataset         TEXT NOT NULL,
+    clients         INTEGER NOT NULL,
+    repeat          INTEGER NOT NULL,
+    ef_search       INTEGER NOT NULL,
+    window_s        REAL NOT NULL,
+    queries         INTEGER NOT NULL,       -- started and finished inside the window
+    errors          INTEGER NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms         REAL,
+    p50_ms          REAL,
+    p95_ms          REAL,
+    p99_ms          REAL,
+    p999_ms         REAL,
+    max_ms          REAL,
+    in_call_s       REAL NOT NULL,
+    in_flight       REAL NOT NULL,
+    qps_x_p50       REAL,                   -- QPS x median latency, as the reference stand printed it
+    fraction_in_call_min  REAL,
+    fraction_in_call_mean REAL,
+    fraction_in_call TEXT,                  -- JSON array, one value per client
+    client_cpu_s    REAL,
+    warmup_queries  INTEGER,
+    target_rate     REAL,                   -- open loop; NULL for closed loop
+    late_starts     INTEGER,
+    lag_p99_ms      REAL,
+    clients_lost    INTEGER,
+    latency_hist    BLOB,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
+-- Filtered search: one row per selectivity; recall against ground truth over the passing rows only.
+CREATE TABLE IF NOT EXISTS filtered_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    dataset         TEXT NOT NULL,
+    selectivity     REAL NOT NULL,
+    passing_rows    INTEGER NOT NULL,
+    filter          TEXT,
+    ef_search       INTEGER NOT NULL,
+    queries         INTEGER NOT NULL,
+    recall          REAL NOT NULL,
+    id_overlap      REAL NOT NULL,
+    short_answers   INTEGER NOT NULL,
+    errors          INTEGER NOT NULL,
+    elapsed_s       REAL NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms         REAL,
+    p50_ms          REAL,
+    p95_ms          REAL,
+    p99_ms          REAL,
+    p999_ms         REAL,
+    max_ms          REAL,
+    client_cpu_s    REAL,
+    latency_hist    BLOB,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
+-- Churn: one row per stage (before, delete, reinsert, maintain, after). Reinsert rows are written at every
+-- checkpoint and at the end of each attempt; rows_done is cumulative over attempts, so the largest is the total.
+CREATE TABLE IF NOT EXISTS churn_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    dataset         TEXT NOT NULL,
+    stage           TEXT NOT NULL CHECK (stage IN ('before', 'delete', 'reinsert', 'checkpoint', 'maintain', 'after')),
+    qps             REAL,
+    recall          REAL,
+    p50_ms          REAL,
+    p99_ms          REAL,
+    queries         INTEGER,
+    short_answers   INTEGER,
+    errors          INTEGER,
+    rows_planned    INTEGER,
+    rows_done       INTEGER,
+    seconds         REAL,
+    rows_per_s      REAL,
+    completed       INTEGER,
+    ids_reused      INTEGER,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.
 CREATE TABLE IF NOT EXISTS event (
     id              INTEGER PRIMARY KEY,
@@ -109,28 +199,3 @@ CREATE TABLE IF NOT EXISTS event (
     source          TEXT NOT NULL,          -- "coordinator", or the agent id
     message         TEXT NOT NULL
 );
-
-CREATE VIEW IF NOT EXISTS v_build AS
-    SELECT b.engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
-           b.table_bytes, b.client_cpu_s, b.engine_version
-    FROM build_result AS b JOIN plan ON plan.key = b.item_key
-    ORDER BY plan.seq;
-
-CREATE VIEW IF NOT EXISTS v_recall_sweep AS
-    SELECT s.engine, s.dataset, s.ef_search, s.recall, s.id_overlap, s.qps, s.p50_ms, s.p95_ms, s.p99_ms,
-           s.queries, s.short_answers, s.errors
-    FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
-    ORDER BY plan.seq;
-
--- "Best QPS whose recall still passes" 0.90 / 0.95 / 0.99, per engine and dataset (NULL: never reached).
-CREATE VIEW IF NOT EXISTS v_recall_targets AS
-    SELECT engine, dataset,
-           MAX(CASE WHEN recall >= 0.90 THEN qps END) AS qps_at_0_90,
-           MAX(CASE WHEN recall >= 0.95 THEN qps END) AS qps_at_0_95,
-           MAX(CASE WHEN recall >= 0.99 THEN qps END) AS qps_at_0_99
-    FROM sweep_result
-    GROUP BY engine, dataset
-    ORDER BY MIN(rowid);
-
-CREATE VIEW IF NOT EXISTS v_progress AS
-    SELECT status, COUNT(*) AS items FROM plan GROUP BY status;

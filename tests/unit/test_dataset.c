@@ -89,6 +89,18 @@ static void test_synthetic(void) {
     }
     ok(worst < 1e-5, "angular rows are normalised (worst |norm - 1| = %g)", worst);
     ok(memcmp(a->test, a->train, 40 * 4) != 0, "queries are not corpus rows");
+    /* clustered, not uniform noise: the nearest row is much closer than the average row (relative contrast) */
+    double contrast = 0;
+    for (size_t i = 0; i < a->n_test; i++) {
+        double nn = INFINITY, sum = 0;
+        for (size_t r = 0; r < a->n_train; r++) {
+            double dd = vb_distance(VB_METRIC_EUCLIDEAN, a->test + i * a->dim, a->train + r * a->dim, a->dim);
+            sum += dd;
+            if (dd < nn) nn = dd;
+        }
+        contrast += sum / (double)a->n_train / nn / (double)a->n_test;
+    }
+    ok(contrast > 1.5 && contrast < 20, "mean relative contrast %.2f shows cluster structure", contrast);
 
     vb_synth_params p2 = p;
     p2.seed = 8;
@@ -125,7 +137,7 @@ static void test_synthetic(void) {
     ok(vb_dataset_open_synthetic("s", &p, c1, &a2, &err) == VB_OK, "truncated cache: reopens");
     if (a2) is_str(a2->content_hash, a->content_hash, "truncated cache: regenerated identically");
 
-    /* euclidean is not normalised; dot too */
+    /* euclidean rows are not normalised */
     vb_synth_params pe = p;
     pe.metric = VB_METRIC_EUCLIDEAN;
     ok(vb_dataset_open_synthetic("e", &pe, c1, &d, &err) == VB_OK, "euclidean synthetic opens");

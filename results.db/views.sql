@@ -1,0 +1,68 @@
+-- Views over the results tables: derived data only, so they are recreated whenever a results database is
+-- opened for writing, and created as TEMP views when one is opened for reading (show, status): an older
+-- file is read with the current definitions. One statement per view, each ending in a semicolon (see views.c).
+
+CREATE VIEW v_build AS
+    SELECT b.engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
+           b.table_bytes, b.client_cpu_s, b.engine_version
+    FROM build_result AS b JOIN plan ON plan.key = b.item_key
+    ORDER BY plan.seq;
+
+CREATE VIEW v_recall_sweep AS
+    SELECT s.engine, s.dataset, s.ef_search, s.recall, s.id_overlap, s.qps, s.p50_ms, s.p95_ms, s.p99_ms,
+           s.queries, s.short_answers, s.errors
+    FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
+    ORDER BY plan.seq;
+
+-- "Best QPS whose recall still passes" 0.90 / 0.95 / 0.99, per engine and dataset (NULL: never reached).
+CREATE VIEW v_recall_targets AS
+    SELECT engine, dataset,
+           MAX(CASE WHEN recall >= 0.90 THEN qps END) AS qps_at_0_90,
+           MAX(CASE WHEN recall >= 0.95 THEN qps END) AS qps_at_0_95,
+           MAX(CASE WHEN recall >= 0.99 THEN qps END) AS qps_at_0_99
+    FROM sweep_result
+    GROUP BY engine, dataset
+    ORDER BY MIN(rowid);
+
+-- Efficiency QPS(n) / (n x QPS(1)) is shown only when the client kept at least n/2 queries in flight;
+-- otherwise the row says why not (SPEC 4). QPS(1) is the mean over the 1-client windows of the same pair.
+CREATE VIEW v_concurrency AS
+    SELECT w.engine, w.dataset, w.clients, w.repeat, w.qps, w.p50_ms, w.p99_ms, w.p999_ms, w.in_flight,
+           w.qps_x_p50, w.fraction_in_call_mean AS fraction_in_call,
+           CASE WHEN w.in_flight >= w.clients / 2.0 AND one.qps1 > 0 THEN w.qps / (w.clients * one.qps1) END
+               AS efficiency,
+           CASE WHEN one.qps1 IS NULL THEN 'no 1-client window to compare with'
+                WHEN w.in_flight < w.clients / 2.0
+                THEN printf('refused: in flight %.2f < %d/2, the client did not keep the queries in flight',
+                            w.in_flight, w.clients) END AS efficiency_refused,
+           w.client_cpu_s, w.errors, w.target_rate, w.late_starts
+    FROM window_result AS w JOIN plan ON plan.key = w.item_key
+    LEFT JOIN (SELECT engine, dataset, AVG(qps) AS qps1 FROM window_result WHERE clients = 1 AND target_rate IS NULL
+               GROUP BY engine, dataset) AS one ON one.engine = w.engine AND one.dataset = w.dataset
+    ORDER BY plan.seq;
+
+CREATE VIEW v_filtered AS
+    SELECT f.engine, f.dataset, f.selectivity, f.passing_rows, f.ef_search, f.recall, f.id_overlap, f.qps,
+           f.p99_ms, f.short_answers, f.queries, f.errors
+    FROM filtered_result AS f JOIN plan ON plan.key = f.item_key
+    ORDER BY plan.seq;
+
+CREATE VIEW v_churn AS
+    SELECT c.engine, c.dataset,
+           MAX(CASE WHEN stage = 'before' THEN qps END) AS qps_before,
+           MAX(CASE WHEN stage = 'after' THEN qps END) AS qps_after,
+           MAX(CASE WHEN stage = 'before' THEN recall END) AS recall_before,
+           MAX(CASE WHEN stage = 'after' THEN recall END) AS recall_after,
+           MAX(CASE WHEN stage IN ('reinsert', 'checkpoint') THEN rows_done END) AS rows_done,
+           MAX(rows_planned) AS rows_planned,
+           (SELECT r.rows_per_s FROM churn_result AS r WHERE r.item_key = c.item_key AND r.stage = 'reinsert'
+            ORDER BY r.rowid DESC LIMIT 1) AS rows_per_s,
+           COALESCE(MAX(CASE WHEN stage = 'reinsert' THEN completed END), 0) AS completed,
+           MAX(CASE WHEN stage = 'reinsert' THEN ids_reused END) AS ids_reused,
+           MAX(CASE WHEN stage = 'maintain' THEN seconds END) AS maintain_s
+    FROM churn_result AS c JOIN plan ON plan.key = c.item_key
+    GROUP BY c.item_key
+    ORDER BY MIN(plan.seq);
+
+CREATE VIEW v_progress AS
+    SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
