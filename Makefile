@@ -33,7 +33,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EMBEDDED := $(sort $(wildcard profiles/*.yml)) results.db/schema.sql results.db/views.sql
 
-.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt clean
+.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client clean
 # `make` first installs what is missing (Debian packages), then builds in a fresh make so that the
 # pkg-config flags are read after the install.
 all: deps
@@ -105,7 +105,22 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libvbench.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The client benchmark: the C client (the agent's workload loop) and a Python-threads client calling the same
+# test engines through ctypes, side by side in one table.
+bench-client:
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_client $(BUILD)/bench/libvbpyengine.so
+	@sh bench/bench_client.sh $(BUILD)/bench/bench_client $(BUILD)/bench/libvbpyengine.so
+
+$(BUILD)/bench/bench_client: bench/bench_client.c $(BUILD)/agent/workload.o $(BUILD)/libvbench.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/libvbpyengine.so: bench/pyengine.c engines/testing.c util/kv.c util/error.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^
+
 clean:
 	rm -rf $(BUILD) build-asan bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+

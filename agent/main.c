@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/phase.h"
+#include "datasets/dataset.h"
 #include "proto/wire.h"
 #include "util/clock.h"
 #include "util/cpulist.h"
@@ -221,7 +222,7 @@ static void handle_coordinator(agent *a, int *quit) {
         break;
     }
     case VBENCH__ENVELOPE__BODY_ABORT:
-        if (a->busy) atomic_store(&a->stop, 1);
+        if (a->busy) atomic_store(&a->stop, strcmp(env->abort->reason, "limit") == 0 ? VB_STOP_LIMIT : VB_STOP_ABORT);
         break;
     case VBENCH__ENVELOPE__BODY_BYE:
         *quit = 1;
@@ -238,9 +239,6 @@ int main(int argc, char **argv) {
     agent a = {.heartbeat_ms = 1000};
     snprintf(a.roles, sizeof a.roles, "client");
     snprintf(a.work_dir, sizeof a.work_dir, "vbench-agent.d");
-    const char *cache = getenv("VBENCH_CACHE"), *home = getenv("HOME");
-    if (cache) snprintf(a.cache_dir, sizeof a.cache_dir, "%s", cache);
-    else snprintf(a.cache_dir, sizeof a.cache_dir, "%s/.cache/vbench", home ? home : "/tmp");
     gethostname(a.host, sizeof a.host - 1);
     int exit_with_parent = 0;
     const char *cpus_arg = NULL;
@@ -276,6 +274,12 @@ int main(int argc, char **argv) {
     }
     if (!a.id[0]) snprintf(a.id, sizeof a.id, "%s-client", a.host);
     vb_error err;
+    char cache[sizeof a.cache_dir];
+    if (vb_dataset_cache_dir(a.cache_dir[0] ? a.cache_dir : NULL, cache, sizeof cache, &err) != VB_OK) {
+        fprintf(stderr, "vbench-agent: %s\n", err.message);
+        return 1;
+    }
+    snprintf(a.cache_dir, sizeof a.cache_dir, "%s", cache);
     if (cpus_arg) {
         a.n_cpus = vb_cpulist_parse(cpus_arg, a.cpus, MAX_CPUS, &err);
         if (a.n_cpus < 0) {

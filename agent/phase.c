@@ -14,6 +14,9 @@
 vb_phase_fn vb_phase_lookup(const char *phase) {
     if (strcmp(phase, "build") == 0) return vb_phase_build;
     if (strcmp(phase, "recall_sweep") == 0) return vb_phase_recall_sweep;
+    if (strcmp(phase, "concurrency") == 0) return vb_phase_concurrency;
+    if (strcmp(phase, "churn") == 0) return vb_phase_churn;
+    if (strcmp(phase, "filtered") == 0) return vb_phase_filtered;
     return NULL;
 }
 
@@ -63,6 +66,24 @@ void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix) {
     env.body_case = VBENCH__ENVELOPE__BODY_RESULT;
     env.result = r;
     send_env(ctx, &env);
+}
+
+void vb_phase_histogram_to_wire(const vb_histogram *h, Vbench__Histogram *w) {
+    size_t n = vb_histogram_encode(h, NULL, NULL, 0);
+    w->idx = malloc((n ? n : 1) * sizeof *w->idx);
+    w->counts = malloc((n ? n : 1) * sizeof *w->counts);
+    w->n_idx = w->n_counts = vb_histogram_encode(h, w->idx, w->counts, n);
+    w->out_of_range = vb_histogram_out_of_range(h);
+    w->min_ns = vb_histogram_min(h);
+    w->max_ns = vb_histogram_max(h);
+}
+
+void vb_phase_histogram_wire_free(Vbench__Histogram *w) {
+    free(w->idx);
+    free(w->counts);
+    w->idx = NULL;
+    w->counts = NULL;
+    w->n_idx = w->n_counts = 0;
 }
 
 /* One loader thread: its own connection, a contiguous slice of rows, batches of `batch`. */

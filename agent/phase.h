@@ -11,9 +11,13 @@
 #include <stdatomic.h>
 
 #include "agent/session.h"
+#include "metrics/histogram.h"
 #include "proto/vbench.pb-c.h"
 #include "util/error.h"
 #include "util/kv.h"
+
+/* Values of *ctx->stop: why the coordinator stopped the item. */
+enum { VB_STOP_NONE = 0, VB_STOP_ABORT = 1, VB_STOP_LIMIT = 2 };
 
 typedef struct vb_phase_ctx {
     const Vbench__Assign *assign;
@@ -46,6 +50,10 @@ void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint
 void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Sends a result; result_key and item_key are filled in here: key = item key + "#" + suffix. */
 void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix);
+/* Copies a merged latency histogram into its wire form. w->idx and w->counts are malloc'd: release them with
+ * vb_phase_histogram_wire_free (which leaves w reusable). */
+void vb_phase_histogram_to_wire(const vb_histogram *h, Vbench__Histogram *w);
+void vb_phase_histogram_wire_free(Vbench__Histogram *w);
 
 /* Makes sure the session holds a loaded, built index: after a restart it attaches or rebuilds (untimed). */
 int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err);
@@ -55,5 +63,8 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
 
 int vb_phase_build(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err);
+int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err);
+int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err);
+int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err);
 
 #endif

@@ -36,6 +36,8 @@ static int load_and_build(vb_phase_ctx *ctx, vb_session *s, uint64_t *t_start, u
     if (phase_params(ctx, &conns, &batch, err)) return VB_ERROR;
     *conns_out = conns;
     s->ready = 0;
+    s->churn_deleted = 0;
+    s->churn_reinserted = 0;
     if (vb_engine_create(s->engine, &s->spec, err) != VB_OK) return VB_ERROR;
     *t_start = vb_now_ns();
     if (vb_phase_load_corpus(ctx, s, (int)conns, (int)batch, err) != VB_OK) return VB_ERROR;

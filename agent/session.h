@@ -19,6 +19,10 @@ typedef struct vb_session {
     vb_engine *engine;
     vb_table_spec spec;
     int ready;                 /* the index holds the corpus and answers queries */
+    /* What churn did to this index since it was built, attached or rebuilt in this process. An embedded
+     * engine reopened after a restart is back at its persisted build state: churn_deleted = 0, reinserted 0. */
+    int churn_deleted;
+    size_t churn_reinserted;
     vb_groundtruth gt;         /* unfiltered top-k, loaded on first use */
     int have_gt;
     int k;

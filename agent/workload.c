@@ -9,17 +9,26 @@
  *   coordinator  - reads every worker's setup result; on a failure sets `abort`, otherwise fixes the window
  *                  t0 = now + warm-up once, for everyone;
  *   go           - every worker starts its loop (or leaves, on abort).
- * Per query a worker reads the monotonic clock once, after the call: the end of one call is the start of the
- * next, and the deadline check uses that same reading. What a worker measures lives in its locals and then in
- * its own cache-line-aligned slot; nothing is shared or locked per query except a relaxed load of the stop
- * flag. */
+ * Per query a worker reads the monotonic clock right before and right after the driver call, so latency and
+ * in-call time are the call's alone and whatever the client does between calls (recording, looping, waiting for
+ * a CPU or for a lock) is outside the call: in flight measures the client instead of restating the client count.
+ * (An earlier loop read the clock once, the end of one call serving as the start of the next; it saved ~30 ns
+ * a query but counted the client's own time as in-call time.) The deadline check uses the reading before the
+ * call. An open-loop worker sleeps to each intended start with clock_nanosleep on an absolute deadline, with its
+ * timer slack at 1 ns so the kernel does not batch its wake-ups. What a worker measures lives in its locals and
+ * then in its own cache-line-aligned slot; nothing is shared or locked per query except a relaxed load of the
+ * stop flag (and the client_lock of the tests, which exists to be contended). While a window runs the calling
+ * thread sleeps, waking a few times a second for the progress callback. */
 #include "agent/workload.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include "util/clock.h"
 
@@ -30,7 +39,9 @@ typedef struct shared {
     pthread_mutex_t launch;
     pthread_barrier_t connected, go;
     int abort;              /* set by the coordinator under `launch` or before `go`; read after them */
+    uint64_t t_go;          /* window mode: when `go` opened; the open loop's schedule starts here */
     uint64_t t0, t1;        /* window mode: [t0, t1), fixed before `go` */
+    atomic_int running;     /* workers that have not finished their loop */
     size_t budget;          /* budget mode: queries 0 .. budget-1 */
     int64_t *answers;       /* budget mode: the result's arrays; each worker writes only its own slice */
     int *n_answer;
@@ -42,6 +53,7 @@ typedef struct worker {
     shared *sh;
     vb_conn *conn;
     vb_histogram *hist;
+    vb_histogram *lag, *service;/* open loop only */
     int64_t *scratch;           /* k ids, for answers nobody keeps (window mode) */
     int setup_rc;
     vb_error setup_err;
@@ -49,6 +61,7 @@ typedef struct worker {
     uint64_t queries, errors, warmup_queries, warmup_errors;
     uint64_t in_call_ns, cpu_ns;
     uint64_t start_ns, end_ns;  /* first clock reading after `go`; last reading */
+    uint64_t late, backlog;     /* open loop */
     int lost, stopped;
     int has_error;
     uint64_t first_error_ns;
@@ -156,7 +169,7 @@ static void run_budget(worker *w) {
     vb_error_clear(&qerr);
 
     uint64_t cpu0 = vb_thread_cpu_ns();
-    uint64_t s = vb_now_ns();
+    uint64_t s = vb_now_ns(), e = s;
     w->start_ns = s;
     for (size_t qi = lo; qi < hi; qi++) {
         if (stop_requested(cfg->stop)) {
@@ -164,9 +177,10 @@ static void run_budget(worker *w) {
             break;
         }
         int n = 0;
+        s = vb_now_ns();
         int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter,
                                 w->sh->answers + qi * k, &n, &qerr);
-        uint64_t e = vb_now_ns();
+        e = vb_now_ns();
         in_call += e - s;
         rc = check_count(rc, n, cfg->k, &qerr);
         if (rc == VB_OK) {
@@ -176,12 +190,10 @@ static void run_budget(worker *w) {
         } else {
             errors++;
             if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
-            if (rc == VB_RETRY) e = vb_now_ns(); /* the reconnect is nobody's in-call time */
         }
-        s = e;
     }
     w->cpu_ns = vb_thread_cpu_ns() - cpu0;
-    w->end_ns = s;
+    w->end_ns = e;
     w->queries = queries;
     w->errors = errors;
     w->in_call_ns = in_call;
@@ -195,15 +207,22 @@ static void run_window(worker *w) {
     const size_t n_queries = cfg->n_queries;
     size_t qi = (size_t)w->index * n_queries / (size_t)cfg->clients;
     uint64_t queries = 0, errors = 0, outside = 0, outside_errors = 0, in_call = 0, cpu0 = 0;
+    pthread_mutex_t *const lock = cfg->client_lock;
     int in_window = 0;
     vb_error qerr;
     vb_error_clear(&qerr);
 
-    uint64_t s = vb_now_ns();
+    uint64_t s = vb_now_ns(), last = s;
     w->start_ns = s;
-    while (s < t1) {
+    for (;;) {
         if (stop_requested(cfg->stop)) {
             w->stopped = 1;
+            break;
+        }
+        if (lock) pthread_mutex_lock(lock);
+        s = last = vb_now_ns();
+        if (s >= t1) {
+            if (lock) pthread_mutex_unlock(lock);
             break;
         }
         if (!in_window && s >= t0) { /* once: the measured period starts here */
@@ -212,7 +231,8 @@ static void run_window(worker *w) {
         }
         int n = 0;
         int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, w->scratch, &n, &qerr);
-        uint64_t e = vb_now_ns();
+        uint64_t e = last = vb_now_ns();
+        if (lock) pthread_mutex_unlock(lock);
         uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;
         if (hi > lo) in_call += hi - lo;
         rc = check_count(rc, n, cfg->k, &qerr);
@@ -227,10 +247,119 @@ static void run_window(worker *w) {
             if (s >= t0) errors++;
             else outside_errors++;
             if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
+        }
+        if (++qi == n_queries) qi = 0;
+    }
+    w->cpu_ns = in_window ? vb_thread_cpu_ns() - cpu0 : 0;
+    w->end_ns = last;
+    w->queries = queries;
+    w->errors = errors;
+    w->warmup_queries = outside;
+    w->warmup_errors = outside_errors;
+    w->in_call_ns = in_call;
+}
+
+/* splitmix64: a small, fast, well-mixed generator; one state per client, so the schedule is reproducible. */
+static inline uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* An exponential gap with the given mean: -ln(1 - u) x mean, u uniform in [0, 1) from 53 random bits. */
+static inline uint64_t next_gap(uint64_t *state, double mean_ns) {
+    double u = (double)(next_random(state) >> 11) * 0x1.0p-53;
+    return (uint64_t)(-log1p(-u) * mean_ns);
+}
+
+/* Sleeps until the monotonic clock reads `until`; EINTR resumes the same deadline. */
+static void sleep_until(uint64_t until) {
+    struct timespec ts = {(time_t)(until / 1000000000ull), (long)(until % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+}
+
+/* Open loop: Poisson arrivals at target_rate / clients from `go` on; every query starts at its intended time
+ * or, when the client is behind, as soon as the previous one returns. A query counts when its actual start
+ * and its end are inside [t0, t1); its latency runs from the intended start. The worker stops when the next
+ * arrival is due after the window or the window is over; the arrivals due before t1 it never started are
+ * the backlog. Long waits are cut into 100 ms naps so the stop flag is seen. */
+static void run_open(worker *w) {
+    const vb_workload_config *cfg = w->sh->cfg;
+    const uint64_t t0 = w->sh->t0, t1 = w->sh->t1;
+    const uint64_t tolerance = cfg->late_tolerance_ns ? cfg->late_tolerance_ns : VB_WORKLOAD_LATE_NS;
+    const double mean_gap = 1e9 * (double)cfg->clients / cfg->target_rate;
+    const size_t n_queries = cfg->n_queries;
+    size_t qi = (size_t)w->index * n_queries / (size_t)cfg->clients;
+    uint64_t queries = 0, errors = 0, outside = 0, outside_errors = 0, in_call = 0, cpu0 = 0, late = 0;
+    pthread_mutex_t *const lock = cfg->client_lock;
+    int in_window = 0;
+    vb_error qerr;
+    vb_error_clear(&qerr);
+    uint64_t rng = cfg->seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(w->index + 1));
+    prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
+
+    uint64_t intended = w->sh->t_go + next_gap(&rng, mean_gap);
+    uint64_t s = vb_now_ns();
+    w->start_ns = s;
+    while (intended < t1) {
+        if (stop_requested(cfg->stop)) {
+            w->stopped = 1;
+            break;
+        }
+        s = vb_now_ns();
+        if (s < intended) {
+            sleep_until(intended - s > 100000000ull ? s + 100000000ull : intended);
+            continue;
+        }
+        if (s >= t1) break;
+        if (!in_window && s >= t0) {
+            in_window = 1;
+            cpu0 = vb_thread_cpu_ns();
+        }
+        if (lock) {
+            pthread_mutex_lock(lock);
+            s = vb_now_ns();
+            if (s >= t1) {
+                pthread_mutex_unlock(lock);
+                break;
+            }
+        }
+        int n = 0;
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, w->scratch, &n, &qerr);
+        uint64_t e = vb_now_ns();
+        if (lock) pthread_mutex_unlock(lock);
+        uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;
+        if (hi > lo) in_call += hi - lo;
+        rc = check_count(rc, n, cfg->k, &qerr);
+        if (rc == VB_OK) {
+            if (s >= t0 && e < t1) {
+                uint64_t lag = s - intended;
+                queries++;
+                late += lag > tolerance;
+                vb_histogram_record(w->hist, e - intended);
+                vb_histogram_record(w->service, e - s);
+                vb_histogram_record(w->lag, lag < VB_HIST_MIN_NS ? VB_HIST_MIN_NS : lag);
+            } else {
+                outside++;
+            }
+        } else {
+            if (s >= t0) errors++;
+            else outside_errors++;
+            if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
             if (rc == VB_RETRY) e = vb_now_ns();
         }
         s = e;
+        intended += next_gap(&rng, mean_gap);
         if (++qi == n_queries) qi = 0;
+    }
+    if (!w->stopped && !w->lost) {
+        /* The window ran to its end for this client, even if its last arrival came earlier. */
+        uint64_t backlog = 0;
+        for (; intended < t1; intended += next_gap(&rng, mean_gap)) backlog++;
+        w->backlog = backlog;
+        if (s < t1) s = t1;
     }
     w->cpu_ns = in_window ? vb_thread_cpu_ns() - cpu0 : 0;
     w->end_ns = s;
@@ -239,6 +368,7 @@ static void run_window(worker *w) {
     w->warmup_queries = outside;
     w->warmup_errors = outside_errors;
     w->in_call_ns = in_call;
+    w->late = late;
 }
 
 static void *worker_main(void *arg) {
@@ -254,8 +384,10 @@ static void *worker_main(void *arg) {
     pthread_barrier_wait(&sh->go);
     if (!sh->abort) {
         if (sh->budget > 0) run_budget(w);
+        else if (sh->cfg->loop == VB_LOOP_OPEN) run_open(w);
         else run_window(w);
     }
+    atomic_fetch_sub(&sh->running, 1);
     vb_conn_close(&w->conn);
     return NULL;
 }
@@ -274,6 +406,17 @@ static int check_config(const vb_workload_config *cfg, vb_error *err) {
     if (cfg->queries_budget > cfg->n_queries)
         return vb_error_set(err, "workload", 0, "queries_budget %zu exceeds the %zu queries of the set",
                             cfg->queries_budget, cfg->n_queries);
+    if (cfg->loop != VB_LOOP_CLOSED && cfg->loop != VB_LOOP_OPEN)
+        return vb_error_set(err, "workload", 0, "unknown loop %d (closed %d, open %d)", (int)cfg->loop,
+                            VB_LOOP_CLOSED, VB_LOOP_OPEN);
+    if (cfg->loop == VB_LOOP_OPEN && (cfg->window_ns == 0 || !(cfg->target_rate > 0) || !isfinite(cfg->target_rate)))
+        return vb_error_set(err, "workload", 0, "the open loop needs a window and a target rate > 0 (window %llu ns, "
+                            "target rate %g/s)", (unsigned long long)cfg->window_ns, cfg->target_rate);
+    if (cfg->loop == VB_LOOP_CLOSED && cfg->target_rate != 0)
+        return vb_error_set(err, "workload", 0, "target rate %g/s set for a closed loop (it is for the open loop)",
+                            cfg->target_rate);
+    if (cfg->client_lock && cfg->queries_budget > 0)
+        return vb_error_set(err, "workload", 0, "client_lock applies to window mode only");
     if (cfg->n_cpus < 0 || (cfg->n_cpus > 0 && !cfg->cpus))
         return vb_error_set(err, "workload", 0, "n_cpus = %d without a CPU list", cfg->n_cpus);
     for (int i = 0; cfg->cpus && i < cfg->n_cpus; i++)
@@ -286,6 +429,8 @@ static int check_config(const vb_workload_config *cfg, vb_error *err) {
 static void free_workers(worker *ws, int n) {
     for (int i = 0; ws && i < n; i++) {
         vb_histogram_destroy(&ws[i].hist);
+        vb_histogram_destroy(&ws[i].lag);
+        vb_histogram_destroy(&ws[i].service);
         free(ws[i].scratch);
     }
     free(ws);
@@ -302,6 +447,11 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
     worker *ws = mem;
     if (ws) memset(ws, 0, (size_t)n * sizeof(worker));
     int ok = out->latency && out->fraction_in_call && ws;
+    if (ok && cfg->loop == VB_LOOP_OPEN) {
+        out->lag = vb_histogram_new();
+        out->service = vb_histogram_new();
+        ok = out->lag && out->service;
+    }
     if (ok && sh->budget > 0) {
         out->answers = calloc(sh->budget * (size_t)cfg->k, sizeof *out->answers);
         out->n_answer = calloc(sh->budget, sizeof *out->n_answer); /* 0 until a query succeeds */
@@ -315,6 +465,11 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
         ws[i].hist = vb_histogram_new();
         ws[i].scratch = malloc((size_t)cfg->k * sizeof *ws[i].scratch);
         ok = ws[i].hist && ws[i].scratch;
+        if (ok && cfg->loop == VB_LOOP_OPEN) {
+            ws[i].lag = vb_histogram_new();
+            ws[i].service = vb_histogram_new();
+            ok = ws[i].lag && ws[i].service;
+        }
     }
     if (!ok) {
         free_workers(ws, ws ? n : 0);
@@ -345,7 +500,12 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
             snprintf(out->first_error, sizeof out->first_error, "%s", w->first_error);
         }
         vb_histogram_merge(out->latency, w->hist);
+        if (out->lag) vb_histogram_merge(out->lag, w->lag);
+        if (out->service) vb_histogram_merge(out->service, w->service);
+        out->late_starts += w->late;
+        out->backlog += w->backlog;
     }
+    out->target_rate = cfg->loop == VB_LOOP_OPEN ? cfg->target_rate : 0;
     uint64_t elapsed;
     if (sh->budget > 0) {
         elapsed = end > start ? end - start : 0;
@@ -362,6 +522,22 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
         out->fraction_in_call[i] = elapsed ? (double)ws[i].in_call_ns / (double)elapsed : 0.0;
 }
 
+/* The calling thread during a window: sleeps, reporting progress, until the window is over, the stop flag is
+ * set, or every worker has finished. */
+static void wait_window(const vb_workload_config *cfg, shared *sh) {
+    const uint64_t step = cfg->progress_ns ? cfg->progress_ns : 250000000ull;
+    for (;;) {
+        uint64_t now = vb_now_ns();
+        if (now >= sh->t1 || stop_requested(cfg->stop) || atomic_load(&sh->running) == 0) break;
+        if (now < sh->t0) cfg->progress(cfg->progress_arg, 0, now - sh->t_go, sh->t0 - sh->t_go);
+        else cfg->progress(cfg->progress_arg, 1, now - sh->t0, sh->t1 - sh->t0);
+        uint64_t next = now + step;
+        if (now < sh->t0 && next > sh->t0) next = sh->t0;
+        sleep_until(next < sh->t1 ? next : sh->t1);
+    }
+    if (!stop_requested(cfg->stop)) cfg->progress(cfg->progress_arg, 1, sh->t1 - sh->t0, sh->t1 - sh->t0);
+}
+
 int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_error *err) {
     if (!out) return vb_error_set(err, "workload", 0, "no result to fill");
     memset(out, 0, sizeof *out);
@@ -373,6 +549,7 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
     memset(&sh, 0, sizeof sh);
     sh.cfg = cfg;
     sh.budget = cfg->queries_budget;
+    atomic_init(&sh.running, n);
     worker *ws = NULL;
     if (allocate(cfg, &sh, out, &ws, err) != VB_OK) {
         vb_workload_result_free(out);
@@ -402,10 +579,12 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
             rc = VB_ERROR;
         }
         if (!sh.abort && cfg->window_ns > 0) {
-            sh.t0 = vb_now_ns() + cfg->warmup_ns;
+            sh.t_go = vb_now_ns();
+            sh.t0 = sh.t_go + cfg->warmup_ns;
             sh.t1 = sh.t0 + cfg->window_ns;
         }
         pthread_barrier_wait(&sh.go);
+        if (!sh.abort && cfg->window_ns > 0 && cfg->progress) wait_window(cfg, &sh);
     }
     for (int i = 0; i < created; i++) pthread_join(ws[i].thread, NULL);
 
@@ -421,6 +600,8 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
 void vb_workload_result_free(vb_workload_result *r) {
     if (!r) return;
     vb_histogram_destroy(&r->latency);
+    vb_histogram_destroy(&r->lag);
+    vb_histogram_destroy(&r->service);
     free(r->fraction_in_call);
     free(r->answers);
     free(r->n_answer);

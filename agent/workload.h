@@ -10,10 +10,22 @@
  *     and answers are kept so the caller can score recall (the recall sweep);
  *   - a window (window_ns > 0): each client walks the whole query set from its own offset, round after round,
  *     until the deadline; only queries that started and finished inside the window count (concurrency).
- * A shared stop flag ends the run early (abort from the coordinator). */
+ * A shared stop flag ends the run early (abort from the coordinator).
+ *
+ * A window runs in one of two loops:
+ *   - closed (the default): a client sends its next query as soon as the last one returned;
+ *   - open: queries arrive on a schedule, as in wrk2 and pgbench --rate. Each client gets target_rate / clients
+ *     queries per second with exponential gaps (a Poisson process) drawn from its own seeded PRNG, waits for
+ *     each intended start, and starts at once when it is behind. Latency runs from the intended start, not the
+ *     actual one (coordinated omission corrected: a stalled server shows as latency, not as fewer samples);
+ *     the lag (intended -> actual start) is kept apart, and a start more than late_tolerance_ns after its
+ *     intended time is a late start. One client is one connection and has one query in flight: at a per-client
+ *     utilisation u (rate per client x service time), about a fraction u of arrivals find their client busy
+ *     and wait (queueing, as M/D/1), which shows in lag and late starts even below capacity. */
 #ifndef VB_AGENT_WORKLOAD_H
 #define VB_AGENT_WORKLOAD_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +33,10 @@
 #include "engines/engine.h"
 #include "metrics/histogram.h"
 #include "util/error.h"
+
+typedef enum { VB_LOOP_CLOSED = 0, VB_LOOP_OPEN = 1 } vb_workload_loop;
+
+#define VB_WORKLOAD_LATE_NS 1000000ull   /* open loop: default tolerance of a late start, 1 ms */
 
 typedef struct vb_workload_config {
     vb_engine *engine;
@@ -36,6 +52,22 @@ typedef struct vb_workload_config {
     uint64_t window_ns;          /* > 0: timed window */
     uint64_t warmup_ns;          /* queries before the window starts, not counted */
     atomic_int *stop;            /* may be NULL */
+
+    /* Window mode only. */
+    vb_workload_loop loop;       /* VB_LOOP_CLOSED (0, the default) or VB_LOOP_OPEN */
+    double target_rate;          /* open loop: intended queries per second over all clients; > 0 */
+    uint64_t seed;               /* open loop: arrival schedule; client i draws from (seed, i) */
+    uint64_t late_tolerance_ns;  /* open loop: lag above this is a late start; 0 = VB_WORKLOAD_LATE_NS */
+    /* Test and bench only, never set by a phase: a lock every worker holds from before its start-clock reading
+     * to after its end-clock reading, i.e. across the driver call, modelling a client bound by an interpreter
+     * lock. The in-call intervals of the clients then never overlap: in flight <= 1. NULL = no lock. */
+    pthread_mutex_t *client_lock;
+    /* Called by the thread that called vb_workload_run (never by a worker), about every progress_ns (0 = 250 ms)
+     * while a window runs: in_window 0 during warm-up (done/total: warm-up ns), 1 in the window (window ns).
+     * Once more with done = total when the window is over (not when the stop flag ended it). May be NULL. */
+    void (*progress)(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns);
+    void *progress_arg;
+    uint64_t progress_ns;
 } vb_workload_config;
 
 typedef struct vb_workload_result {
@@ -58,6 +90,13 @@ typedef struct vb_workload_result {
     uint64_t warmup_errors;      /* failures during warm-up; not in errors, but first_error may name one */
     int clients_lost;            /* workers that stopped early: VB_RETRY and the one reconnect failed */
     int stopped;                 /* the stop flag ended the run before its budget / window was complete */
+    /* Open loop only (zero / NULL in the closed loop). `latency` above then runs from the intended start. Every
+     * histogram here holds the counted queries (started and finished inside the window). */
+    double target_rate;          /* as configured */
+    uint64_t late_starts;        /* counted queries whose lag exceeded the tolerance */
+    vb_histogram *lag;           /* intended start -> actual start; a lag under 1 us is recorded as 1 us */
+    vb_histogram *service;       /* around the driver call only, as the closed loop measures */
+    uint64_t backlog;            /* arrivals due before the window's end that had not started by then */
 } vb_workload_result;
 
 /* Runs the workload. VB_ERROR only when it could not run at all (bad config, connect failed, no CPU to pin to);

@@ -137,17 +137,24 @@ static int expand_phase(builder *b, const vb_profile_phase *ph, size_t e, size_t
         }
         return VB_OK;
     case VB_PHASE_CONCURRENCY: {
+        /* Closed-loop keys are "clients=N,repeat=R"; an open loop appends ",mode=open,target_rate=X". */
         long repeats = atol(vb_kv_get(ph->params, ph->n_params, "repeats", "1"));
+        const char *mode = vb_kv_get(ph->params, ph->n_params, "mode", "closed");
+        const char *rate = vb_kv_get(ph->params, ph->n_params, "target_rate", NULL);
+        int open = strcmp(mode, "open") == 0;
+        if (open && !rate) return vb_error_set(b->err, "plan", 1, "phase 'concurrency': mode open without a target_rate");
         if ((n = split_list(b, ph, "clients", buf, sizeof buf, list, VB_MAX_LIST)) < 0) return VB_ERROR;
         for (int i = 0; i < n; i++)
             for (long r = 1; r <= repeats; r++) {
                 char rep[24];
                 snprintf(rep, sizeof rep, "%ld", r);
-                snprintf(point, sizeof point, "clients=%s,repeat=%s", list[i], rep);
+                snprintf(point, sizeof point, "clients=%s,repeat=%s%s%s", list[i], rep,
+                         open ? ",mode=open,target_rate=" : "", open ? rate : "");
                 if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
                 if (point_add(b, it, "clients", list[i]) || point_add(b, it, "repeat", rep) ||
                     point_copy(b, it, ph, "ef_search") || point_copy(b, it, ph, "window_s") ||
-                    point_copy(b, it, ph, "warmup_s"))
+                    point_copy(b, it, ph, "warmup_s") || point_add(b, it, "mode", mode) ||
+                    (open && point_add(b, it, "target_rate", rate)))
                     return VB_ERROR;
             }
         return VB_OK;

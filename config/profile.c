@@ -47,6 +47,7 @@ typedef struct field {
 } field;
 
 static const char *const on_resume_choices[] = {"continue", "restart", NULL};
+static const char *const loop_choices[] = {"closed", "open", NULL};
 
 static const field build_fields[] = {
     {"load_batch", F_INT, 1, 1000000, "1000", NULL},
@@ -59,12 +60,16 @@ static const field recall_sweep_fields[] = {
     {"queries", F_INT, 0, 1e9, "0", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* mode: closed (a client sends its next query when the last returns) or open (Poisson arrivals at target_rate
+ * queries/s over all clients; required with open, refused with closed). */
 static const field concurrency_fields[] = {
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"clients", F_INT_LIST, 1, 4096, "1,2,4,8,16,32", NULL},
     {"window_s", F_INT, 1, 86400, "60", NULL},
     {"repeats", F_INT, 1, 100, "3", NULL},
-    {"warmup_s", F_INT, 0, 3600, "5", NULL},
+    {"warmup_s", F_DOUBLE, 0, 3600, "5", NULL},
+    {"mode", F_ENUM, 0, 0, "closed", loop_choices},
+    {"target_rate", F_DOUBLE, 0.001, 1e9, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. */
@@ -80,6 +85,8 @@ static const field churn_fields[] = {
     {"limit_s", F_INT, 1, 2592000, "7200", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"on_resume", F_ENUM, 0, 0, "continue", on_resume_choices},
+    {"queries", F_INT, 0, 1e9, "1000", NULL},        /* for the before / after measurements; 0 = all */
+    {"insert_batch", F_INT, 1, 1000000, "100", NULL},/* rows per insert call: the limit is checked between calls */
     {NULL, 0, 0, 0, NULL, NULL},
 };
 static const field limits_fields[] = {
@@ -266,8 +273,13 @@ static int valid_name(const char *s) {
     return 1;
 }
 
-/* Shortest text that reads back as the same double, so 0.01 stays "0.01". */
+/* Shortest text that reads back as the same double, so 0.01 stays "0.01"; whole numbers below 1e15 are written
+ * without an exponent ("2000", not "2e+03"), since they may become part of a plan key. */
 static void fmt_double(double x, char *buf, size_t len) {
+    if (x == floor(x) && fabs(x) < 1e15) {
+        snprintf(buf, len, "%.0f", x);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, len, "%.*g", prec, x);
         if (strtod(buf, NULL) == x) return;
@@ -569,6 +581,25 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
     return VB_OK;
 }
 
+/* The concurrency loop: target_rate goes with mode open and only with it. */
+static int check_loop(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
+    const char *mode = vb_kv_get(ph->params, ph->n_params, "mode", "closed");
+    int has_rate = vb_kv_get(ph->params, ph->n_params, "target_rate", NULL) != NULL;
+    const vb_yaml_node *map = sec && sec->type == VB_YAML_MAP ? sec : NULL;
+    size_t at = 0;
+    if (strcmp(mode, "open") == 0 && !has_rate) {
+        int line = vb_yaml_map_get(map, "mode", &at) ? map->key_lines[at] : ph->line;
+        return fail(c, line, "key 'phases.concurrency.target_rate': required with mode: open (queries per second "
+                             "over all clients)");
+    }
+    if (strcmp(mode, "open") != 0 && has_rate) {
+        int line = vb_yaml_map_get(map, "target_rate", &at) ? map->key_lines[at] : ph->line;
+        return fail(c, line, "key 'phases.concurrency.target_rate': only used with mode: open (the closed loop "
+                             "sends as fast as the engine answers)");
+    }
+    return VB_OK;
+}
+
 static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
     char got[64], known[256];
     const char *kinds[VB_PHASE__COUNT + 1];
@@ -605,6 +636,7 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
         ph->params = kv.kv;
         ph->n_params = kv.n;
         if (rc != VB_OK) return VB_ERROR;
+        if (k == VB_PHASE_CONCURRENCY && check_loop(c, sec, ph) != VB_OK) return VB_ERROR;
     }
     return VB_OK;
 }

@@ -27,7 +27,8 @@ extern char **environ;
 #define HELLO_WAIT_NS (60ull * 1000000000ull)     /* how long to wait for the first agent */
 #define MAX_LOCAL_RESPAWNS 3
 
-typedef enum { ITEM_PENDING, ITEM_RUNNING, ITEM_DONE, ITEM_FAILED, ITEM_SKIPPED } item_state;
+/* ITEM_EXPIRED: stopped at its wall-clock limit with partial results; the next resume continues it. */
+typedef enum { ITEM_PENDING, ITEM_RUNNING, ITEM_DONE, ITEM_FAILED, ITEM_SKIPPED, ITEM_EXPIRED } item_state;
 
 /* Agent states. IDLE: welcomed, no item. BUSY: runs `item`. LOST: silent past its deadline; its item was
  * handed back to the plan. Events and what they do are in agent_on(). */
@@ -58,7 +59,10 @@ typedef struct campaign {
     uint64_t last_sent_ns;
     int running;          /* plan index of the running item, or -1 */
     long phase_timeout_s;
-    int failures;
+    int failures, expired;
+    /* The churn reinsert's limit clock: started by the agent's first "reinsert" progress message. */
+    uint64_t limit_deadline_ns, limit_aborted_ns;
+    long limit_s;
     /* progress line */
     int tty;
     uint64_t last_print_ns;
@@ -129,6 +133,7 @@ static int load_item_states(campaign *c, vb_error *err) {
         if (strcmp(st, "done") == 0) c->items[i] = ITEM_DONE;
         else if (strcmp(st, "failed") == 0) c->items[i] = ITEM_FAILED;
         else if (strcmp(st, "skipped") == 0) c->items[i] = ITEM_SKIPPED;
+        else if (strcmp(st, "expired") == 0) c->items[i] = ITEM_EXPIRED;
         else c->items[i] = ITEM_PENDING; /* pending, interrupted */
     }
     return VB_OK;
@@ -158,8 +163,22 @@ static void skip_dependents(campaign *c, int failed_build) {
     }
 }
 
+/* The reinsert reached its limit: partial results are committed; the item is continued by the next resume. */
+static void expire_item(campaign *c, int i, const char *message) {
+    c->items[i] = ITEM_EXPIRED;
+    c->expired++;
+    vb_store_item_finish(c->store, c->plan->items[i].key, "expired", message, NULL);
+    vb_store_event(c->store, "warn", c->plan->items[i].key, "coordinator", "limit reached: %s", message);
+    say(c, "LIMIT %s: %s", c->plan->items[i].key, message);
+    if (c->running == i) c->running = -1;
+}
+
 static void fail_item(campaign *c, int i, const char *domain, const char *message) {
     if (i < 0) return;
+    if (strcmp(domain, "limit") == 0 && c->plan->items[i].kind == VB_PHASE_CHURN) {
+        expire_item(c, i, message);
+        return;
+    }
     c->items[i] = ITEM_FAILED;
     c->failures++;
     char text[4200];
@@ -219,6 +238,26 @@ static int assign(campaign *c, peer *p, int i) {
         say(c, "vbench: %s", err.message);
         return VB_ERROR;
     }
+    /* Churn continues from its committed checkpoint (or, with on_resume: restart, from the beginning). */
+    vb_kv point[VB_PLAN_MAX_POINT + 2];
+    size_t n_point = it->n_point;
+    memcpy(point, it->point, n_point * sizeof *point);
+    char resume_rows[32];
+    if (it->kind == VB_PHASE_CHURN) {
+        long rows = -1;
+        const char *mode = vb_kv_get(it->point, it->n_point, "on_resume", "continue");
+        if (vb_store_churn_checkpoint(c->store, it->key, &rows, &err)) say(c, "vbench: %s", err.message);
+        if (rows >= 0 && strcmp(mode, "restart") == 0) {
+            vb_store_churn_reset(c->store, it->key, NULL);
+            point[n_point++] = (vb_kv){"restart", "1"};
+        } else if (rows >= 0) {
+            snprintf(resume_rows, sizeof resume_rows, "%ld", rows);
+            point[n_point++] = (vb_kv){"resume_rows", resume_rows};
+            say(c, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
+        }
+        c->limit_s = atol(vb_kv_get(it->point, it->n_point, "limit_s", "7200"));
+    }
+    c->limit_deadline_ns = c->limit_aborted_ns = 0;
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.phase = (char *)vb_phase_name(it->kind);
@@ -228,8 +267,8 @@ static int assign(campaign *c, peer *p, int i) {
     a.dataset = d->name;
     a.n_dataset_params = d->n_params;
     a.dataset_params = vb_wire_kv_make(d->params, d->n_params);
-    a.n_point = it->n_point;
-    a.point = vb_wire_kv_make(it->point, it->n_point);
+    a.n_point = n_point;
+    a.point = vb_wire_kv_make(point, n_point);
     a.n_phase_params = ph ? ph->n_params : 0;
     a.phase_params = vb_wire_kv_make(ph ? ph->params : NULL, a.n_phase_params);
     a.k = (uint32_t)c->profile->k;
@@ -265,6 +304,22 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         const Vbench__SweepResult *w = r->sweep;
         say(c, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
             (unsigned long long)w->short_answers, (unsigned long long)w->errors);
+    } else if (r->body_case == VBENCH__RESULT__BODY_WINDOW) {
+        const Vbench__WindowResult *w = r->window;
+        say(c, "%s: %.0f QPS, in flight %.2f of %u clients, %llu errors, client CPU %.2fs", r->item_key, w->qps,
+            w->window_s > 0 ? w->in_call_s / w->window_s : 0, w->clients, (unsigned long long)w->errors, w->client_cpu_s);
+    } else if (r->body_case == VBENCH__RESULT__BODY_FILTERED) {
+        const Vbench__FilteredResult *f = r->filtered;
+        say(c, "%s: %s (%llu rows pass), recall %.4f, %.0f QPS, %llu short answers of %llu", r->item_key, f->filter,
+            (unsigned long long)f->passing_rows, f->recall, f->qps, (unsigned long long)f->short_answers,
+            (unsigned long long)f->queries);
+    } else if (r->body_case == VBENCH__RESULT__BODY_CHURN && strcmp(r->churn->stage, "checkpoint") != 0) {
+        const Vbench__ChurnResult *ch = r->churn;
+        if (strcmp(ch->stage, "before") == 0 || strcmp(ch->stage, "after") == 0)
+            say(c, "%s %s: recall %.4f, %.0f QPS", r->item_key, ch->stage, ch->recall, ch->qps);
+        else
+            say(c, "%s %s: %llu of %llu rows in %.2fs (%.0f rows/s)", r->item_key, ch->stage,
+                (unsigned long long)ch->rows_done, (unsigned long long)ch->rows_planned, ch->seconds, ch->rows_per_s);
     }
 }
 
@@ -366,6 +421,11 @@ static void agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env) {
     case VBENCH__ENVELOPE__BODY_PROGRESS: {
         const Vbench__Progress *pr = env->progress;
         if (c->running >= 0 && strcmp(pr->item_key, c->plan->items[c->running].key) == 0) {
+            if (c->plan->items[c->running].kind == VB_PHASE_CHURN && strcmp(pr->stage, "reinsert") == 0 &&
+                c->limit_deadline_ns == 0) {
+                c->limit_deadline_ns = vb_now_ns() + (uint64_t)c->limit_s * 1000000000ull;
+                vb_store_event(c->store, "info", pr->item_key, "coordinator", "reinsert started; limit %ld s", c->limit_s);
+            }
             snprintf(c->progress_stage, sizeof c->progress_stage, "%s", pr->stage);
             c->progress_done = pr->done;
             c->progress_total = pr->total;
@@ -417,12 +477,33 @@ static void check_liveness(campaign *c) {
         p->state = AGENT_LOST;
         p->item = -1;
     }
+    /* The churn reinsert's limit: abort at the deadline; the agent stops between two insert calls and reports
+     * the rows done. If it does not answer within 30 s, the item is expired here. */
+    if (c->running >= 0 && c->limit_deadline_ns && now >= c->limit_deadline_ns) {
+        for (size_t i = 0; i < c->n_peers; i++) {
+            peer *p = &c->peers[i];
+            if (p->state != AGENT_BUSY || p->item != c->running) continue;
+            if (!c->limit_aborted_ns) {
+                c->limit_aborted_ns = now;
+                send_simple(c, p, VBENCH__ENVELOPE__BODY_ABORT, c->plan->items[c->running].key, "limit");
+                vb_store_event(c->store, "warn", c->plan->items[c->running].key, "coordinator",
+                               "reinsert limit of %ld s reached: stopping it", c->limit_s);
+            } else if (now - c->limit_aborted_ns > 30000000000ull) {
+                int item = c->running;
+                expire_item(c, item, "the agent did not stop within 30 s of the limit");
+                p->state = AGENT_LOST;
+                p->item = -1;
+            }
+        }
+    }
     /* The wall-clock limit of one item. */
     if (c->running >= 0) {
         for (size_t i = 0; i < c->n_peers; i++) {
             peer *p = &c->peers[i];
             if (p->state != AGENT_BUSY || p->item != c->running) continue;
-            if (now - p->item_started_ns > (uint64_t)c->phase_timeout_s * 1000000000ull) {
+            uint64_t limit_ns = (uint64_t)c->phase_timeout_s * 1000000000ull;
+            if (c->plan->items[c->running].kind == VB_PHASE_CHURN) limit_ns += (uint64_t)c->limit_s * 1000000000ull;
+            if (now - p->item_started_ns > limit_ns) {
                 char why[128];
                 snprintf(why, sizeof why, "exceeded limits.phase_timeout_s = %ld s", c->phase_timeout_s);
                 send_simple(c, p, VBENCH__ENVELOPE__BODY_ABORT, c->plan->items[c->running].key, why);
@@ -673,9 +754,12 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         say(&c, "campaign interrupted; continue it with: vbench resume --out %s", o->out);
         code = 2;
     } else {
-        vb_store_set_status(c.store, c.failures ? "failed" : "finished", NULL);
-        size_t failed = 0;
-        for (size_t i = 0; i < c.plan->n_items; i++) failed += c.items[i] == ITEM_FAILED || c.items[i] == ITEM_SKIPPED;
+        size_t failed = 0, expired = 0;
+        for (size_t i = 0; i < c.plan->n_items; i++) {
+            failed += c.items[i] == ITEM_FAILED || c.items[i] == ITEM_SKIPPED;
+            expired += c.items[i] == ITEM_EXPIRED;
+        }
+        vb_store_set_status(c.store, failed ? "failed" : expired ? "incomplete" : "finished", NULL);
         if (!o->quiet) {
             vb_error rerr;
             vb_report_show(vb_store_db(c.store), stdout, 0, &rerr);
@@ -683,8 +767,10 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         }
         if (failed) say(&c, "campaign %s finished with %zu failed or skipped items: see `vbench status --out %s`",
                         c.profile->name, failed, o->out);
-        else say(&c, "campaign %s finished: %s", c.profile->name, o->out);
-        code = failed ? 1 : 0;
+        if (expired) say(&c, "campaign %s: %zu items stopped at their limit; continue them with `vbench resume --out %s`",
+                         c.profile->name, expired, o->out);
+        if (!failed && !expired) say(&c, "campaign %s finished: %s", c.profile->name, o->out);
+        code = failed || expired ? 1 : 0;
     }
     teardown(&c);
     return code;

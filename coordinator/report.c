@@ -19,9 +19,13 @@ static const report_table tables[] = {
      "errors FROM v_recall_sweep"},
     {"recall_targets", "Best QPS whose recall passes",
      "SELECT engine, dataset, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
-    {"concurrency", "Concurrency",
+    {"concurrency", "Concurrency (closed loop)",
      "SELECT engine, dataset, clients, repeat, qps, p50_ms, p99_ms, in_flight, fraction_in_call, "
-     "COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, client_cpu_s FROM v_concurrency"},
+     "COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, client_cpu_s FROM v_concurrency "
+     "WHERE target_rate IS NULL"},
+    {"concurrency_open", "Concurrency (open loop: latency from the intended start)",
+     "SELECT engine, dataset, clients, repeat, target_rate, qps, p50_ms, p99_ms, p999_ms, late_starts, lag_p99_ms, "
+     "in_flight, client_cpu_s FROM v_concurrency WHERE target_rate IS NOT NULL"},
     {"filtered", "Filtered search (1 client)",
      "SELECT engine, dataset, selectivity, passing_rows, recall, qps, p99_ms, short_answers, queries FROM v_filtered"},
     {"churn", "Churn (delete and reinsert)",

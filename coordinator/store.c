@@ -194,6 +194,7 @@ int vb_store_begin_run(vb_store *s, int retry_failed, vb_error *err) {
              "INSERT INTO event (at, level, item_key, source, message) SELECT '%s', 'warn', key, 'coordinator', "
              "'item was running when the coordinator stopped; it will run again' FROM plan WHERE status = 'running';"
              "UPDATE plan SET status = 'interrupted' WHERE status = 'running';"
+             "UPDATE plan SET status = 'pending' WHERE status = 'expired';"
              "UPDATE campaign SET runs = runs + 1, status = 'running', updated_at = '%s', finished_at = NULL;",
              now, now);
     if (exec(s, sql, err)) goto fail;
@@ -655,4 +656,26 @@ int vb_store_set_status(vb_store *s, const char *status, vb_error *err) {
     bind_text(st, 2, now);
     bind_text(st, 3, fin ? now : NULL);
     return run(s, st, err, "updating the campaign status");
+}
+
+int vb_store_churn_checkpoint(vb_store *s, const char *item_key, long *rows, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "SELECT MAX(rows_done) FROM churn_result WHERE item_key = ? "
+                                  "AND stage IN ('reinsert', 'checkpoint')", err);
+    if (!st) return VB_ERROR;
+    bind_text(st, 1, item_key);
+    *rows = -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *rows = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return VB_OK;
+}
+
+int vb_store_churn_reset(vb_store *s, const char *item_key, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "DELETE FROM churn_result WHERE item_key = ?", err);
+    if (!st) return VB_ERROR;
+    bind_text(st, 1, item_key);
+    if (run(s, st, err, "resetting a churn checkpoint")) return VB_ERROR;
+    vb_store_event(s, "warn", item_key, "coordinator", "churn restarts from the beginning (on_resume: restart); "
+                                                        "the earlier attempt's rows are discarded");
+    return VB_OK;
 }

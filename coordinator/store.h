@@ -34,7 +34,7 @@ int vb_store_begin_run(vb_store *s, int retry_failed, vb_error *err);
 /* Status of an item ("pending", "done", ...) into buf; VB_ERROR if the key is unknown. */
 int vb_store_item_status(vb_store *s, const char *key, char *buf, size_t len, vb_error *err);
 int vb_store_item_start(vb_store *s, const char *key, const char *agent, vb_error *err);
-/* status: "done", "failed", "skipped", "interrupted"; error may be NULL. */
+/* status: "done", "failed", "skipped", "interrupted", "expired"; error may be NULL. */
 int vb_store_item_finish(vb_store *s, const char *key, const char *status, const char *error, vb_error *err);
 
 /* Commits a result (and, when r->completes_item, marks its item done) in one transaction.
@@ -46,8 +46,13 @@ int vb_store_event(vb_store *s, const char *level, const char *item_key, const c
     __attribute__((format(printf, 5, 6)));
 int vb_store_manifest_set(vb_store *s, const char *key, const char *value, vb_error *err);
 int vb_store_agent_seen(vb_store *s, const Vbench__Hello *h, vb_error *err);
-/* status: "running", "finished", "failed", "interrupted". */
+/* status: "running", "finished", "incomplete", "failed", "interrupted". */
 int vb_store_set_status(vb_store *s, const char *status, vb_error *err);
+
+/* Churn checkpoint: the largest committed count of reinserted rows of the item, or -1 when none. */
+int vb_store_churn_checkpoint(vb_store *s, const char *item_key, long *rows, vb_error *err);
+/* Forgets the reinsert progress of the item (on_resume: restart), with an event saying so. */
+int vb_store_churn_reset(vb_store *s, const char *item_key, vb_error *err);
 
 /* UTC ISO-8601 timestamp with milliseconds, for the at/recorded_at columns. */
 void vb_store_now(char *buf, size_t len);

@@ -109,7 +109,7 @@ int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err
     const char *env;
     if (given && *given)
         snprintf(buf, len, "%s", given);
-    else if ((env = getenv("VB_CACHE_DIR")) && *env)
+    else if ((env = getenv("VBENCH_CACHE")) && *env)
         snprintf(buf, len, "%s", env);
     else if ((env = getenv("XDG_CACHE_HOME")) && *env)
         snprintf(buf, len, "%s/vbench", env);

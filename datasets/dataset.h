@@ -53,7 +53,7 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
                          vb_dataset **out, vb_error *err);
 void vb_dataset_close(vb_dataset **ds);   /* unmaps, frees, sets *ds = NULL; NULL-safe */
 
-/* Resolves the cache directory and creates it (mkdir -p): cache_dir when given, else $VB_CACHE_DIR, else
+/* Resolves the cache directory and creates it (mkdir -p): cache_dir when given, else $VBENCH_CACHE, else
  * $XDG_CACHE_HOME/vbench, else $HOME/.cache/vbench, else /tmp/vbench-cache. Writes the path into buf. */
 int vb_dataset_cache_dir(const char *cache_dir, char *buf, size_t len, vb_error *err);
 

@@ -54,6 +54,8 @@ static void register_builtins(void) {
     pthread_mutex_lock(&registry_lock);
     registry_add_locked(&vb_engine_hnswlib);
     registry_add_locked(&vb_engine_exact);
+    registry_add_locked(&vb_engine_null);
+    registry_add_locked(&vb_engine_sleep);
     pthread_mutex_unlock(&registry_lock);
 }
 

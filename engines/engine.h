@@ -118,5 +118,7 @@ int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int3
 /* Built-in engines (engines/<name>.c|cc). */
 extern const vb_engine_ops vb_engine_hnswlib;
 extern const vb_engine_ops vb_engine_exact;
+extern const vb_engine_ops vb_engine_null;    /* engines/testing.c: for measuring the client */
+extern const vb_engine_ops vb_engine_sleep;
 
 #endif

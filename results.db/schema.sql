@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS campaign (
     profile_source  TEXT NOT NULL,          -- path, or embedded:profiles/NAME.yml
     profile_yaml    TEXT NOT NULL,          -- the profile text as run (resume re-reads this, not the file)
     engines         TEXT,                   -- --engines selection, NULL = all of the profile
-    status          TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted')),
+    status          TEXT NOT NULL CHECK (status IN ('running', 'finished', 'incomplete', 'failed', 'interrupted')),
     runs            INTEGER NOT NULL DEFAULT 0,   -- coordinator starts: 1 + number of resumes
     created_at      TEXT NOT NULL,
     updated_at      TEXT NOT NULL,
@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS manifest (
     recorded_at     TEXT NOT NULL
 );
 
--- The plan and the checkpoint: one row per work item, in execution order.
+-- The plan and the checkpoint: one row per work item, in execution order. 'expired': stopped at its wall-clock
+-- limit (churn reinsert) with partial results; resume continues it.
 CREATE TABLE IF NOT EXISTS plan (
     key             TEXT PRIMARY KEY,
     seq             INTEGER NOT NULL UNIQUE,
@@ -34,7 +35,7 @@ CREATE TABLE IF NOT EXISTS plan (
     dataset         TEXT NOT NULL,
     point           TEXT NOT NULL DEFAULT '',
     status          TEXT NOT NULL DEFAULT 'pending'
-                    CHECK (status IN ('pending', 'running', 'done', 'failed', 'skipped', 'interrupted')),
+                    CHECK (status IN ('pending', 'running', 'done', 'failed', 'skipped', 'interrupted', 'expired')),
     attempts        INTEGER NOT NULL DEFAULT 0,
     agent           TEXT,
     started_at      TEXT,

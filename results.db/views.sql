@@ -25,17 +25,19 @@ CREATE VIEW v_recall_targets AS
     ORDER BY MIN(rowid);
 
 -- Efficiency QPS(n) / (n x QPS(1)) is shown only when the client kept at least n/2 queries in flight;
--- otherwise the row says why not (SPEC 4). QPS(1) is the mean over the 1-client windows of the same pair.
+-- otherwise the row says why not (SPEC 4). QPS(1) is the mean over the closed-loop 1-client windows of the same
+-- pair. An open-loop window (target_rate set) has no efficiency: its QPS is what the target asked for.
 CREATE VIEW v_concurrency AS
     SELECT w.engine, w.dataset, w.clients, w.repeat, w.qps, w.p50_ms, w.p99_ms, w.p999_ms, w.in_flight,
            w.qps_x_p50, w.fraction_in_call_mean AS fraction_in_call,
-           CASE WHEN w.in_flight >= w.clients / 2.0 AND one.qps1 > 0 THEN w.qps / (w.clients * one.qps1) END
-               AS efficiency,
-           CASE WHEN one.qps1 IS NULL THEN 'no 1-client window to compare with'
+           CASE WHEN w.target_rate IS NULL AND w.in_flight >= w.clients / 2.0 AND one.qps1 > 0
+                THEN w.qps / (w.clients * one.qps1) END AS efficiency,
+           CASE WHEN w.target_rate IS NOT NULL THEN 'open loop: QPS is set by the target rate'
+                WHEN one.qps1 IS NULL THEN 'no 1-client window to compare with'
                 WHEN w.in_flight < w.clients / 2.0
                 THEN printf('refused: in flight %.2f < %d/2, the client did not keep the queries in flight',
                             w.in_flight, w.clients) END AS efficiency_refused,
-           w.client_cpu_s, w.errors, w.target_rate, w.late_starts
+           w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms
     FROM window_result AS w JOIN plan ON plan.key = w.item_key
     LEFT JOIN (SELECT engine, dataset, AVG(qps) AS qps1 FROM window_result WHERE clients = 1 AND target_rate IS NULL
                GROUP BY engine, dataset) AS one ON one.engine = w.engine AND one.dataset = w.dataset
@@ -55,8 +57,10 @@ CREATE VIEW v_churn AS
            MAX(CASE WHEN stage = 'after' THEN recall END) AS recall_after,
            MAX(CASE WHEN stage IN ('reinsert', 'checkpoint') THEN rows_done END) AS rows_done,
            MAX(rows_planned) AS rows_planned,
-           (SELECT r.rows_per_s FROM churn_result AS r WHERE r.item_key = c.item_key AND r.stage = 'reinsert'
-            ORDER BY r.rowid DESC LIMIT 1) AS rows_per_s,
+           -- over all attempts: rows inserted again / seconds spent inserting (restores after a resume untimed)
+           MAX(CASE WHEN stage = 'reinsert' THEN rows_done END)
+               / NULLIF(SUM(CASE WHEN stage = 'reinsert' THEN seconds END), 0) AS rows_per_s,
+           SUM(CASE WHEN stage = 'reinsert' THEN 1 ELSE 0 END) AS attempts,
            COALESCE(MAX(CASE WHEN stage = 'reinsert' THEN completed END), 0) AS completed,
            MAX(CASE WHEN stage = 'reinsert' THEN ids_reused END) AS ids_reused,
            MAX(CASE WHEN stage = 'maintain' THEN seconds END) AS maintain_s

@@ -120,9 +120,14 @@ static void test_dev_defaults(void) {
     is_str(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "ef_construction", NULL), "128",
            "dev: engine param");
     ok(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "name", NULL) == NULL, "dev: name not an engine param");
-    is_int(p->n_phases, 2, "dev: two phases");
+    is_int(p->n_phases, 5, "dev: all five phases");
     is_str(p->phases[0].kind, "build", "dev: build first");
     is_str(p->phases[1].kind, "recall_sweep", "dev: recall_sweep second");
+    const vb_profile_phase *fp = vb_profile_phase_find(p, "filtered");
+    ok(fp && strcmp(vb_kv_get(fp->params, fp->n_params, "selectivity", ""), "0.1,0.01") == 0 &&
+           strcmp(vb_kv_get(fp->params, fp->n_params, "queries", ""), "200") == 0 &&
+           strcmp(vb_kv_get(fp->params, fp->n_params, "ef_search", ""), "100") == 0,
+       "dev: filtered at 10 %% and 1 %%, 200 queries, ef_search 100");
     const vb_profile_phase *b = vb_profile_phase_find(p, "build");
     is_str(vb_kv_get(b->params, b->n_params, "load_batch", NULL), "1000", "default build.load_batch");
     is_str(vb_kv_get(b->params, b->n_params, "load_connections", NULL), "2", "default build.load_connections");
@@ -136,7 +141,11 @@ static void test_dev_defaults(void) {
     is_int(vb_profile_phase_list(rs, "ef_search", ef, 4, &err), -1, "phase_list: over capacity is an error");
     is_int(vb_profile_phase_list(rs, "nope", ef, 4, &err), -1, "phase_list: missing key is an error");
     contains(err.message, "nope", "phase_list: error names the key");
-    ok(vb_profile_phase_find(p, "churn") == NULL, "dev: no churn phase");
+    const vb_profile_phase *ch = vb_profile_phase_find(p, "churn");
+    ok(ch && strcmp(vb_kv_get(ch->params, ch->n_params, "fraction", ""), "0.1") == 0 &&
+           strcmp(vb_kv_get(ch->params, ch->n_params, "on_resume", ""), "continue") == 0 &&
+           strcmp(vb_kv_get(ch->params, ch->n_params, "insert_batch", ""), "100") == 0,
+       "dev: churn of 10 %%, continue on resume (default), insert batches of 100 (default)");
     is_str(vb_profile_setting(p, "limits.phase_timeout_s", NULL), "3600", "default limits.phase_timeout_s");
     is_str(vb_profile_setting(p, "nope", "dflt"), "dflt", "setting default");
     vb_profile_destroy(&p);
@@ -271,7 +280,7 @@ static void test_select_engines(void) {
     is_str(p->engines[0].name, "exact", "select: the right one");
     ok(vb_profile_select_engines(p, ",", &err) == VB_ERROR, "select: no names is an error");
     vb_plan *plan = NULL;
-    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 9, "select: plan has only the kept engine");
+    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 1 + 8 + 4 + 2 + 1, "select: plan has only the kept engine");
     vb_plan_destroy(&plan);
     vb_profile_destroy(&p);
 }
@@ -363,20 +372,35 @@ static void test_plan_dev(void) {
         vb_profile_destroy(&p);
         return;
     }
-    is_int(plan->n_items, 18, "plan dev: 2 engines x (1 build + 8 sweep points)");
+    /* per engine, in this order: 1 build + 8 sweep points + 4 concurrency windows + 2 filtered points + churn */
+    const size_t per = 1 + 8 + 4 + 2 + 1;
+    is_int(plan->n_items, 2 * per,
+           "plan dev: 2 engines x (1 build + 8 sweep points + 4 concurrency windows + 2 filtered points + 1 churn)");
     static const char *const ef[] = {"10", "20", "40", "80", "120", "200", "400", "800"};
+    static const char *const sel[] = {"0.1", "0.01"};
     const char *const engines[] = {"hnswlib", "exact"};
-    int order_ok = plan->n_items == 18;
+    int order_ok = plan->n_items == 2 * per;
     for (size_t e = 0; e < 2 && order_ok; e++) {
         char want[256];
-        const vb_plan_item *it = &plan->items[e * 9];
+        const vb_plan_item *it = &plan->items[e * per];
         snprintf(want, sizeof want, "dev/%s/synth-angular-20k/build", engines[e]);
         order_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_BUILD && it->engine == e && it->dataset == 0;
         for (size_t i = 0; i < 8 && order_ok; i++) {
-            it = &plan->items[e * 9 + 1 + i];
+            it = &plan->items[e * per + 1 + i];
             snprintf(want, sizeof want, "dev/%s/synth-angular-20k/recall_sweep/ef_search=%s", engines[e], ef[i]);
             order_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_RECALL_SWEEP &&
-                       it->seq == (int)(e * 9 + 1 + i);
+                       it->seq == (int)(e * per + 1 + i);
+        }
+        for (size_t i = 0; i < 2 && order_ok; i++) {   /* the filtered points, then churn closes the block */
+            size_t at = e * per + per - 3 + i;
+            it = &plan->items[at];
+            snprintf(want, sizeof want, "dev/%s/synth-angular-20k/filtered/selectivity=%s", engines[e], sel[i]);
+            order_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_FILTERED && it->seq == (int)at;
+        }
+        if (order_ok) {
+            it = &plan->items[e * per + per - 1];
+            snprintf(want, sizeof want, "dev/%s/synth-angular-20k/churn", engines[e]);
+            order_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_CHURN;
         }
         if (!order_ok) printf("#   unexpected item %s\n", it->key);
     }
@@ -388,12 +412,64 @@ static void test_plan_dev(void) {
         is_str(vb_kv_get(it->point, it->n_point, "queries", NULL), "0", "plan: point carries queries");
         is_str(it->role, "client", "plan: role");
     }
+    it = vb_plan_find(plan, "dev/exact/synth-angular-20k/filtered/selectivity=0.01");
+    ok(it && strcmp(vb_kv_get(it->point, it->n_point, "selectivity", ""), "0.01") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "queries", ""), "200") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "ef_search", ""), "100") == 0,
+       "plan dev: filtered point carries selectivity, queries 200, ef_search 100");
     it = vb_plan_find(plan, "dev/exact/synth-angular-20k/build");
     ok(it && it->n_point == 2 && strcmp(vb_kv_get(it->point, it->n_point, "load_batch", ""), "1000") == 0,
        "plan: build has no point in its key, carries load_batch/load_connections");
     ok(vb_plan_find(plan, "dev/nope") == NULL, "plan: find misses cleanly");
+    static const char *const clients[] = {"1", "2", "4", "8"};
+    int conc_ok = 1;
+    for (size_t i = 0; i < 4 && conc_ok; i++) {   /* the concurrency windows follow the sweep */
+        char want[256];
+        snprintf(want, sizeof want, "dev/hnswlib/synth-angular-20k/concurrency/clients=%s,repeat=1", clients[i]);
+        it = &plan->items[1 + 8 + i];
+        conc_ok = strcmp(it->key, want) == 0 && it->kind == VB_PHASE_CONCURRENCY;
+        if (!conc_ok) printf("#   item %zu: got %s, want %s\n", 1 + 8 + i, it->key, want);
+    }
+    ok(conc_ok, "plan dev: 4 concurrency windows (1, 2, 4, 8 clients) after the sweep");
+    it = vb_plan_find(plan, "dev/exact/synth-angular-20k/concurrency/clients=8,repeat=1");
+    ok(it && strcmp(vb_kv_get(it->point, it->n_point, "window_s", ""), "2") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "warmup_s", ""), "0.5") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "ef_search", ""), "100") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "mode", ""), "closed") == 0 &&
+           vb_kv_get(it->point, it->n_point, "target_rate", NULL) == NULL,
+       "plan dev: a window's point carries window_s 2, warmup_s 0.5, ef_search 100, mode closed, no target_rate");
     vb_plan_destroy(&plan);
     ok(plan == NULL, "plan: destroy clears the pointer");
+    vb_profile_destroy(&p);
+}
+
+/* The concurrency loop: open needs a target rate, closed refuses one; open-loop keys say so, closed ones stay
+ * "clients=N,repeat=R" as before. */
+static void test_concurrency_loop(void) {
+    expect_error("open loop without a rate", BASE_HEAD "  concurrency:\n    clients: [1]\n    mode: open\n", 14,
+                 "phases.concurrency.target_rate", "required with mode: open");
+    expect_error("rate with a closed loop", BASE_HEAD "  concurrency:\n    target_rate: 100\n", 13,
+                 "phases.concurrency.target_rate", "only used with mode: open");
+    expect_error("unknown loop", BASE_HEAD "  concurrency:\n    mode: half-open\n", 13, "phases.concurrency.mode",
+                 "closed, open");
+    expect_error("rate not a number", BASE_HEAD "  concurrency:\n    mode: open\n    target_rate: fast\n", 14,
+                 "phases.concurrency.target_rate", "a number");
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "  concurrency: {clients: [2, 4], repeats: 2, mode: open, target_rate: 2e3, "
+                                    "warmup_s: 0.25}\n", &err);
+    if (!ok(p != NULL, "open-loop profile parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    vb_plan *plan = NULL;
+    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 1 + 4, "open loop: 1 build + 2 x 2 windows");
+    const vb_plan_item *it = plan ? vb_plan_find(plan, "t/e1/d1/concurrency/clients=4,repeat=2,mode=open,target_rate=2000") : NULL;
+    ok(it != NULL, "open loop: key names the mode and the canonical rate");
+    ok(it && strcmp(vb_kv_get(it->point, it->n_point, "mode", ""), "open") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "target_rate", ""), "2000") == 0 &&
+           strcmp(vb_kv_get(it->point, it->n_point, "warmup_s", ""), "0.25") == 0,
+       "open loop: the point carries mode, target_rate and a fractional warmup_s");
+    vb_plan_destroy(&plan);
     vb_profile_destroy(&p);
 }
 
@@ -535,6 +611,7 @@ int main(void) {
     test_plan_dev();
     test_plan_smoke();
     test_plan_stable();
+    test_concurrency_loop();
     test_load_file();
     return done_testing();
 }

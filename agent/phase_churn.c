@@ -1,0 +1,265 @@
+/* The churn phase: measure, delete a seeded random fraction of the corpus, insert the same vectors again under
+ * the coordinator's wall-clock limit, run the engine's maintenance, measure again.
+ *
+ * The rows to delete are the first rows_planned of a permutation seeded by the corpus size, so every attempt
+ * picks the same rows; they are inserted again in that order with the same ids (ids_reused = 1), so the ground
+ * truth after the reinsert is the one from before. The reinsert reports a checkpoint (rows inserted so far,
+ * cumulative) about every second; when the coordinator aborts it at its limit, it stops between two insert calls
+ * and reports the rows done and the rate. A later attempt gets the committed checkpoint as `resume_rows` and
+ * continues from there: first it brings the index to exactly "all planned rows deleted, the first resume_rows
+ * inserted again" (untimed), then the timed reinsert goes on. Rows are never counted twice. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/measure.h"
+#include "agent/phase.h"
+#include "datasets/dataset.h"
+#include "util/clock.h"
+
+#define CHECKPOINT_NS 1000000000ull
+
+typedef struct churn {
+    vb_phase_ctx *ctx;
+    vb_session *s;
+    vb_conn *conn;
+    int64_t *ids;          /* the rows to delete and insert again, in order */
+    size_t planned;
+    long batch;
+} churn;
+
+/* splitmix64: a small, well-mixed generator; the permutation must be the same on every host. */
+static uint64_t mix(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The first `planned` entries of a Fisher-Yates shuffle of [0, n). */
+static int64_t *pick_rows(size_t n, size_t planned) {
+    int64_t *all = malloc(n * sizeof *all);
+    for (size_t i = 0; i < n; i++) all[i] = (int64_t)i;
+    uint64_t seed = 0xc0ffee ^ (uint64_t)n;
+    for (size_t i = 0; i < planned; i++) {
+        size_t j = i + (size_t)(mix(&seed) % (uint64_t)(n - i));
+        int64_t t = all[i];
+        all[i] = all[j];
+        all[j] = t;
+    }
+    return all;
+}
+
+static int remove_range(churn *c, size_t from, size_t to, vb_error *err) {
+    for (size_t i = from; i < to; i += (size_t)c->batch) {
+        size_t n = i + (size_t)c->batch <= to ? (size_t)c->batch : to - i;
+        if (vb_conn_remove(c->conn, c->ids + i, n, err) != VB_OK) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
+/* Inserts rows [from, to) of the plan; stops between calls when the stop flag is set (returns VB_OK with
+ * *done < to). Checkpoints are reported when `report` is set. */
+static int insert_range(churn *c, size_t from, size_t to, int report, size_t *done, uint64_t t0, vb_error *err) {
+    const vb_dataset *ds = c->s->ds;
+    size_t b = (size_t)c->batch;
+    float *vecs = malloc(b * ds->dim * sizeof *vecs);
+    int32_t *tags = malloc(b * sizeof *tags);
+    uint64_t last_ckpt = vb_now_ns();
+    int rc = VB_OK;
+    *done = from;
+    for (size_t i = from; i < to; i += b) {
+        if (c->ctx->stop && atomic_load(c->ctx->stop)) break;
+        size_t n = i + b <= to ? b : to - i;
+        for (size_t j = 0; j < n; j++) {
+            memcpy(vecs + j * ds->dim, ds->train + (size_t)c->ids[i + j] * ds->dim, ds->dim * sizeof *vecs);
+            tags[j] = vb_dataset_tag(c->ids[i + j]);
+        }
+        if ((rc = vb_conn_insert(c->conn, c->ids + i, vecs, tags, n, err)) != VB_OK) break;
+        *done = i + n;
+        c->s->churn_reinserted = *done;
+        if (!report) continue;
+        uint64_t now = vb_now_ns();
+        double secs = (double)(now - t0) / 1e9;
+        vb_phase_progress(c->ctx, "reinsert", *done, c->planned, secs > 0 ? (double)(*done - from) / secs : 0, 0);
+        if (now - last_ckpt >= CHECKPOINT_NS) {
+            last_ckpt = now;
+            Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
+            r.stage = "checkpoint";
+            r.rows_planned = c->planned;
+            r.rows_done = *done;
+            r.seconds = secs;
+            r.rows_per_s = secs > 0 ? (double)(*done - from) / secs : 0;
+            r.ids_reused = 1;
+            Vbench__Result res = VBENCH__RESULT__INIT;
+            res.body_case = VBENCH__RESULT__BODY_CHURN;
+            res.churn = &r;
+            char suffix[64];
+            snprintf(suffix, sizeof suffix, "checkpoint@%zu", *done);
+            vb_phase_result(c->ctx, &res, suffix);
+        }
+    }
+    free(vecs);
+    free(tags);
+    return rc;
+}
+
+static void send_measure(vb_phase_ctx *ctx, const char *stage, const vb_measure *m, int completes) {
+    Vbench__Histogram h = VBENCH__HISTOGRAM__INIT;
+    vb_phase_histogram_to_wire(m->latency, &h);
+    Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
+    r.stage = (char *)stage;
+    r.qps = m->qps;
+    r.recall = m->recall;
+    r.latency = &h;
+    r.queries = m->queries;
+    r.short_answers = m->short_answers;
+    r.errors = m->errors;
+    r.seconds = m->elapsed_s;
+    Vbench__Result res = VBENCH__RESULT__INIT;
+    res.completes_item = completes;
+    res.body_case = VBENCH__RESULT__BODY_CHURN;
+    res.churn = &r;
+    vb_phase_result(ctx, &res, stage);
+    vb_phase_histogram_wire_free(&h);
+}
+
+static void send_stage(vb_phase_ctx *ctx, const char *stage, const char *suffix, size_t planned, size_t done,
+                       double secs, double rate, int completed) {
+    Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
+    r.stage = (char *)stage;
+    r.rows_planned = planned;
+    r.rows_done = done;
+    r.seconds = secs;
+    r.rows_per_s = rate;
+    r.completed = completed;
+    r.ids_reused = 1;
+    Vbench__Result res = VBENCH__RESULT__INIT;
+    res.body_case = VBENCH__RESULT__BODY_CHURN;
+    res.churn = &r;
+    vb_phase_result(ctx, &res, suffix);
+}
+
+/* Brings the index to "all planned rows deleted, rows [0, resume) inserted again", untimed. */
+static int restore_checkpoint(churn *c, size_t resume, vb_error *err) {
+    vb_session *s = c->s;
+    int embedded = (vb_engine_ops_of(s->engine)->flags & VB_ENGINE_EMBEDDED) != 0;
+    size_t done;
+    vb_phase_log(c->ctx, "info", "%s on %s: continuing the reinsert from row %zu of %zu", s->engine_name,
+                 s->dataset_name, resume, c->planned);
+    if (!embedded && !s->churn_deleted) {
+        /* A server keeps its data: the planned rows are deleted and at least `resume` of them are back; rows past
+         * the checkpoint may have made it before the stop, uncounted, so they are removed and inserted again. */
+        if (remove_range(c, resume, c->planned, err)) return VB_ERROR;
+        s->churn_deleted = 1;
+        s->churn_reinserted = resume;
+        return VB_OK;
+    }
+    if (!s->churn_deleted) {
+        vb_phase_progress(c->ctx, "restore checkpoint", 0, c->planned, 0, 1);
+        if (remove_range(c, 0, c->planned, err)) return VB_ERROR;
+        s->churn_deleted = 1;
+        s->churn_reinserted = 0;
+    }
+    if (s->churn_reinserted > resume && remove_range(c, resume, s->churn_reinserted, err)) return VB_ERROR;
+    if (s->churn_reinserted < resume && insert_range(c, s->churn_reinserted, resume, 0, &done, vb_now_ns(), err))
+        return VB_ERROR;
+    s->churn_reinserted = resume;
+    if (c->ctx->stop && atomic_load(c->ctx->stop)) return vb_error_set(err, "agent", 1, "aborted");
+    return VB_OK;
+}
+
+int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
+    if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
+    vb_session *s = *ctx->session;
+    if (vb_session_groundtruth(s, ctx->cache_dir, err)) return VB_ERROR;
+    const vb_engine_ops *ops = vb_engine_ops_of(s->engine);
+    if (!ops->remove || !ops->insert)
+        return vb_error_set(err, "engine", 1, "%s cannot delete and insert rows: churn is not possible", s->engine_name);
+
+    double fraction;
+    long ef, nq, batch, resume;
+    if (vb_kv_get_double(ctx->point, ctx->n_point, "fraction", 0.1, 1e-6, 1, &fraction, err) ||
+        vb_kv_get_long(ctx->point, ctx->n_point, "ef_search", 100, 1, 1000000, &ef, err) ||
+        vb_kv_get_long(ctx->point, ctx->n_point, "queries", 1000, 0, 1000000000, &nq, err) ||
+        vb_kv_get_long(ctx->point, ctx->n_point, "insert_batch", 100, 1, 1000000, &batch, err) ||
+        vb_kv_get_long(ctx->point, ctx->n_point, "resume_rows", -1, -1, 1L << 40, &resume, err))
+        return vb_error_prefix(err, "churn point");
+
+    churn c = {.ctx = ctx, .s = s, .batch = batch};
+    c.planned = (size_t)(fraction * (double)s->ds->n_train);
+    if (c.planned < 1) c.planned = 1;
+    if (resume > (long)c.planned)
+        return vb_error_set(err, "agent", 1, "checkpoint says %ld rows reinserted, but only %zu are planned", resume,
+                            c.planned);
+    c.ids = pick_rows(s->ds->n_train, c.planned);
+    int rc = vb_engine_connect(s->engine, &c.conn, err);
+    size_t start = 0, done = 0;
+    /* on_resume: restart: put every planned row back first (a server may hold a half-done earlier attempt;
+     * inserting a live id updates it), so "before" measures the whole corpus again. */
+    long restart = 0;
+    if (rc == VB_OK) rc = vb_kv_get_long(ctx->point, ctx->n_point, "restart", 0, 0, 1, &restart, err);
+    int embedded = (ops->flags & VB_ENGINE_EMBEDDED) != 0;
+    if (rc == VB_OK && restart && (s->churn_deleted || !embedded)) {
+        vb_phase_log(ctx, "info", "%s on %s: restarting the churn: restoring all %zu rows first", s->engine_name,
+                     s->dataset_name, c.planned);
+        rc = insert_range(&c, 0, c.planned, 0, &done, vb_now_ns(), err);
+        s->churn_deleted = 0;
+        s->churn_reinserted = 0;
+    }
+    vb_measure m;
+    if (rc == VB_OK && resume < 0) {
+        vb_phase_progress(ctx, "measure before", 0, 1, 0, 1);
+        rc = vb_measure_run(ctx, s, (int)ef, (size_t)nq, NULL, &s->gt, &m, err);
+        if (rc == VB_OK) {
+            send_measure(ctx, "before", &m, 0);
+            vb_measure_free(&m);
+            vb_phase_progress(ctx, "delete", 0, c.planned, 0, 1);
+            uint64_t t0 = vb_now_ns();
+            rc = remove_range(&c, 0, c.planned, err);
+            double secs = (double)(vb_now_ns() - t0) / 1e9;
+            if (rc == VB_OK) {
+                s->churn_deleted = 1;
+                s->churn_reinserted = 0;
+                send_stage(ctx, "delete", "delete", c.planned, c.planned, secs, secs > 0 ? (double)c.planned / secs : 0, 1);
+            }
+        }
+    } else if (rc == VB_OK) {
+        start = (size_t)resume;
+        rc = restore_checkpoint(&c, start, err);
+    }
+    if (rc == VB_OK) {
+        /* The first reinsert progress message starts the coordinator's limit clock. */
+        vb_phase_progress(ctx, "reinsert", start, c.planned, 0, 1);
+        uint64_t t0 = vb_now_ns();
+        rc = insert_range(&c, start, c.planned, 1, &done, t0, err);
+        double secs = (double)(vb_now_ns() - t0) / 1e9;
+        double rate = secs > 0 ? (double)(done - start) / secs : 0;
+        char suffix[64];
+        snprintf(suffix, sizeof suffix, "reinsert@%zu", done);
+        if (rc == VB_OK) send_stage(ctx, "reinsert", suffix, c.planned, done, secs, rate, done == c.planned);
+        if (rc == VB_OK && done < c.planned) {
+            int limit = ctx->stop && atomic_load(ctx->stop) == VB_STOP_LIMIT;
+            rc = vb_error_set(err, limit ? "limit" : "agent", 1,
+                              "reinsert stopped%s after %zu of %zu rows (%.0f rows/s); `vbench resume` continues it",
+                              limit ? " at the wall-clock limit" : "", done, c.planned, rate);
+        }
+    }
+    if (rc == VB_OK) {
+        vb_phase_progress(ctx, "maintain", 0, 1, 0, 1);
+        uint64_t t0 = vb_now_ns();
+        rc = vb_engine_maintain(s->engine, err);
+        if (rc == VB_OK) send_stage(ctx, "maintain", "maintain", c.planned, c.planned, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
+    }
+    if (rc == VB_OK) {
+        vb_phase_progress(ctx, "measure after", 0, 1, 0, 1);
+        rc = vb_measure_run(ctx, s, (int)ef, (size_t)nq, NULL, &s->gt, &m, err);
+        if (rc == VB_OK) {
+            send_measure(ctx, "after", &m, 1);
+            vb_measure_free(&m);
+        }
+    }
+    vb_conn_close(&c.conn);
+    free(c.ids);
+    return rc;
+}

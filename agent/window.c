@@ -1,0 +1,46 @@
+/* WindowResult from a workload result (see window.h). The window length sent is the one measured (elapsed_s),
+ * so QPS = queries / window_s and in flight = in_call_s / window_s hold on the coordinator's side too. */
+#include "agent/window.h"
+
+#include <string.h>
+
+#include "agent/phase.h"
+
+void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int repeat, int ef_search) {
+    memset(w, 0, sizeof *w);
+    Vbench__WindowResult init = VBENCH__WINDOW_RESULT__INIT;
+    Vbench__Histogram hinit = VBENCH__HISTOGRAM__INIT;
+    w->msg = init;
+    w->latency = hinit;
+    w->lag = hinit;
+    vb_phase_histogram_to_wire(r->latency, &w->latency);
+    Vbench__WindowResult *m = &w->msg;
+    m->clients = (uint32_t)r->clients;
+    m->repeat = (uint32_t)repeat;
+    m->ef_search = ef_search;
+    m->window_s = r->elapsed_s;
+    m->queries = r->queries;
+    m->errors = r->errors;
+    m->qps = r->qps;
+    m->latency = &w->latency;
+    m->in_call_s = r->in_call_s;
+    m->n_fraction_in_call = (size_t)r->clients;
+    m->fraction_in_call = r->fraction_in_call;
+    m->client_cpu_s = r->client_cpu_s;
+    m->warmup_queries = r->warmup_queries;
+    m->clients_lost = (uint64_t)r->clients_lost;
+    if (r->target_rate > 0) {
+        m->target_rate = r->target_rate;
+        m->late_starts = r->late_starts;
+        if (r->lag) {
+            vb_phase_histogram_to_wire(r->lag, &w->lag);
+            m->lag = &w->lag;
+        }
+    }
+}
+
+void vb_window_wire_free(vb_window_wire *w) {
+    vb_phase_histogram_wire_free(&w->latency);
+    vb_phase_histogram_wire_free(&w->lag);
+    w->msg.latency = w->msg.lag = NULL;
+}

@@ -1,0 +1,22 @@
+/* One concurrency window in its wire form: a workload result turned into the WindowResult message the
+ * coordinator commits (proto/vbench.proto). Shared by the concurrency phase and by the tests that put windows
+ * into a real results database, so both go through the same conversion. */
+#ifndef VB_AGENT_WINDOW_H
+#define VB_AGENT_WINDOW_H
+
+#include "agent/workload.h"
+#include "proto/vbench.pb-c.h"
+
+typedef struct vb_window_wire {
+    Vbench__WindowResult msg;      /* points into this struct (histograms) and into the workload result
+                                    * (fraction_in_call): keep both alive and in place while msg is used */
+    Vbench__Histogram latency, lag;
+} vb_window_wire;
+
+/* Fills w from a window-mode result: counts, QPS, the merged latency histogram (from the intended start in the
+ * open loop), in-call time, fraction in call per client, client CPU, and for the open loop target rate, late
+ * starts and the lag histogram. Histogram arrays are malloc'd; release them with vb_window_wire_free. */
+void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int repeat, int ef_search);
+void vb_window_wire_free(vb_window_wire *w);
+
+#endif

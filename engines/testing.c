@@ -1,0 +1,209 @@
+/* Built-in engines for measuring the client itself: "null" answers at once, "sleep" after a fixed service time.
+ *
+ * They hold no index. A search answers with the first k ids the engine was given by load/insert (in the order
+ * the loaders delivered them), or with ids 0 .. k-1 when nothing was loaded, so an answer is always k valid,
+ * distinct row ids. What they are for: with "null" every microsecond a run measures is the client's own
+ * (loop, clock reads, histogram, dispatch); with "sleep" the server side is a known, fully concurrent service
+ * time (clock_nanosleep to an absolute deadline, so an interrupted sleep resumes the same deadline and the
+ * thread uses no CPU while "served"), so a correct client keeps `clients` queries in flight and QPS(n) = n x
+ * QPS(1). Any shortfall is the client's. bench/bench_client.c and tests/unit/test_concurrency.c use them.
+ *
+ * Parameters: sleep takes service_us (0 .. 10,000,000; default 1000); null takes none. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "engines/engine.h"
+
+/* Ids kept for answers: k is at most 1000 in a profile. */
+#define TESTING_KEEP 1000
+
+typedef struct testing_state {
+    const char *name;
+    uint64_t service_ns;               /* 0: answer at once */
+    pthread_mutex_t load_lock;         /* loads only; searches read `first` without it */
+    int64_t first[TESTING_KEEP];
+    atomic_int n_first;                /* published after the id is written (release / acquire) */
+    atomic_llong rows;
+} testing_state;
+
+static const char *const null_params[] = {NULL};
+static const char *const sleep_params[] = {"service_us", NULL};
+
+static int testing_open_as(const char *name, uint64_t service_ns, void **state, vb_error *err) {
+    testing_state *s = calloc(1, sizeof *s);
+    if (!s) return vb_error_set(err, "engine", 12, "%s: out of memory", name);
+    s->name = name;
+    s->service_ns = service_ns;
+    pthread_mutex_init(&s->load_lock, NULL);
+    *state = s;
+    return VB_OK;
+}
+
+static int null_open(const vb_engine_config *cfg, void **state, vb_error *err) {
+    (void)cfg;
+    return testing_open_as("null", 0, state, err);
+}
+
+static int sleep_open(const vb_engine_config *cfg, void **state, vb_error *err) {
+    long us;
+    if (vb_kv_get_long(cfg->params, cfg->n_params, "service_us", 1000, 0, 10000000, &us, err) != VB_OK)
+        return vb_error_prefix(err, "engine sleep");
+    return testing_open_as("sleep", (uint64_t)us * 1000u, state, err);
+}
+
+static void testing_close(void *state) {
+    testing_state *s = state;
+    if (!s) return;
+    pthread_mutex_destroy(&s->load_lock);
+    free(s);
+}
+
+/* Forgets what was loaded: the next answers are 0 .. k-1 until rows arrive. */
+static int testing_create(void *state, const vb_table_spec *spec, vb_error *err) {
+    (void)spec;
+    (void)err;
+    testing_state *s = state;
+    pthread_mutex_lock(&s->load_lock);
+    atomic_store(&s->n_first, 0);
+    atomic_store(&s->rows, 0);
+    pthread_mutex_unlock(&s->load_lock);
+    return VB_OK;
+}
+
+/* A connection is the shared state itself: nothing per client to own. */
+static int testing_connect(void *state, void **conn, vb_error *err) {
+    (void)err;
+    *conn = state;
+    return VB_OK;
+}
+
+static void testing_disconnect(void *conn) { (void)conn; }
+
+static int testing_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                        vb_error *err) {
+    (void)vecs;
+    (void)tags;
+    (void)err;
+    testing_state *s = conn;
+    pthread_mutex_lock(&s->load_lock);
+    int have = atomic_load_explicit(&s->n_first, memory_order_relaxed);
+    for (size_t i = 0; i < n && have < TESTING_KEEP; i++) s->first[have++] = ids[i];
+    atomic_store_explicit(&s->n_first, have, memory_order_release);
+    atomic_fetch_add(&s->rows, (long long)n);
+    pthread_mutex_unlock(&s->load_lock);
+    return VB_OK;
+}
+
+/* Rows are not tracked one by one: a removed id may still be answered. */
+static int testing_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
+    (void)ids;
+    (void)err;
+    atomic_fetch_sub(&((testing_state *)conn)->rows, (long long)n);
+    return VB_OK;
+}
+
+static int testing_set_search(void *conn, const vb_search_params *p, vb_error *err) {
+    (void)conn;
+    (void)p;
+    (void)err;
+    return VB_OK;
+}
+
+/* The first k loaded ids, or 0 .. k-1 when none were loaded (fewer than k loaded: a short answer). */
+static inline void answer(testing_state *s, int k, int64_t *ids, int *n) {
+    int have = atomic_load_explicit(&s->n_first, memory_order_acquire);
+    if (have == 0) {
+        for (int i = 0; i < k; i++) ids[i] = i;
+        *n = k;
+        return;
+    }
+    int m = have < k ? have : k;
+    for (int i = 0; i < m; i++) ids[i] = s->first[i];
+    *n = m;
+}
+
+static int null_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids, int *n,
+                       vb_error *err) {
+    (void)query;
+    (void)filter;
+    (void)err;
+    answer(conn, k, ids, n);
+    return VB_OK;
+}
+
+/* Sleeps to an absolute deadline on the monotonic clock, so EINTR resumes the same deadline. */
+static int sleep_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids, int *n,
+                        vb_error *err) {
+    (void)query;
+    (void)filter;
+    (void)err;
+    testing_state *s = conn;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t ns = (uint64_t)t.tv_nsec + s->service_ns;
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec = (long)(ns % 1000000000u);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {
+    }
+    answer(s, k, ids, n);
+    return VB_OK;
+}
+
+static int testing_version(void *state, char *buf, size_t len, vb_error *err) {
+    (void)err;
+    const testing_state *s = state;
+    if (s->service_ns) snprintf(buf, len, "vbench %s engine, service %llu us", s->name,
+                                (unsigned long long)(s->service_ns / 1000u));
+    else snprintf(buf, len, "vbench %s engine", s->name);
+    return VB_OK;
+}
+
+static int testing_sizes(void *state, vb_sizes *out, vb_error *err) {
+    (void)err;
+    out->index_bytes = 0;
+    out->table_bytes = 0;
+    out->rows = atomic_load(&((testing_state *)state)->rows);
+    return VB_OK;
+}
+
+const vb_engine_ops vb_engine_null = {
+    .name = "null",
+    .description = "for measuring the client: answers at once with the first k loaded ids (no index, no recall)",
+    .flags = VB_ENGINE_EMBEDDED,
+    .param_names = null_params,
+    .open = null_open,
+    .close = testing_close,
+    .create = testing_create,
+    .connect = testing_connect,
+    .disconnect = testing_disconnect,
+    .load = testing_load,
+    .set_search = testing_set_search,
+    .search = null_search,
+    .version = testing_version,
+    .remove = testing_remove,
+    .insert = testing_load,
+    .sizes = testing_sizes,
+};
+
+const vb_engine_ops vb_engine_sleep = {
+    .name = "sleep",
+    .description = "for measuring the client: a fixed, fully concurrent service time (service_us, default 1000), "
+                   "then the first k loaded ids",
+    .flags = VB_ENGINE_EMBEDDED,
+    .param_names = sleep_params,
+    .open = sleep_open,
+    .close = testing_close,
+    .create = testing_create,
+    .connect = testing_connect,
+    .disconnect = testing_disconnect,
+    .load = testing_load,
+    .set_search = testing_set_search,
+    .search = sleep_search,
+    .version = testing_version,
+    .remove = testing_remove,
+    .insert = testing_load,
+    .sizes = testing_sizes,
+};

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The filtered phase end to end: build plus three selectivities on the embedded engines, through the coordinator
+# and a real agent process into SQLite, then read back with `vbench show`. 0.0002 (tag < 2) leaves fewer rows
+# than k = 10, so the -1-padded ground truth is exercised too: a correct engine returns them all and is not short.
+. "$(dirname "$0")/lib.sh"
+db="$SCRATCH/filtered.sqlite"
+
+cat >"$SCRATCH/filtered.yml" <<'YML'
+name: filtered-e2e
+k: 10
+datasets:
+  - name: synth-angular-20k
+    source: synthetic
+    rows: 20000
+    queries: 500
+    dim: 96
+    clusters: 64
+    metric: angular
+    seed: 1
+engines:
+  - name: hnswlib
+    m: 16
+    ef_construction: 128
+  - name: exact
+phases:
+  build:
+  filtered: {selectivity: [0.1, 0.01, 0.0002], queries: 200, ef_search: 100}
+YML
+
+"$VBENCH" run --profile "$SCRATCH/filtered.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "vbench run with a filtered phase exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every plan item done"
+is "$(q "$db" "SELECT COUNT(*) FROM filtered_result")" "6" "one filtered row per engine and selectivity"
+is "$(q "$db" "SELECT group_concat(filter, '|') FROM (SELECT DISTINCT filter FROM filtered_result ORDER BY selectivity DESC)")" \
+   "tag < 1000|tag < 100|tag < 2" "selectivity s is the filter tag < round(s * 10000)"
+is "$(q "$db" "SELECT COUNT(DISTINCT selectivity || ':' || passing_rows) FROM filtered_result")" "3" \
+   "both engines report the same passing rows per selectivity"
+p1=$(q "$db" "SELECT passing_rows FROM filtered_result WHERE engine = 'exact' AND filter = 'tag < 100'")
+[ "${p1:-0}" -gt 140 ] && [ "${p1:-0}" -lt 260 ]; ok $? "tag < 100 passes about 1 % of 20000 rows ($p1)"
+p0=$(q "$db" "SELECT passing_rows FROM filtered_result WHERE engine = 'exact' AND filter = 'tag < 2'")
+[ "${p0:-10}" -lt 10 ]; ok $? "tag < 2 passes fewer rows than k ($p0)"
+is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'exact' AND (recall <> 1.0 OR short_answers > 0 OR errors > 0)")" \
+   "0" "exact: recall exactly 1, no short answers, no errors at every selectivity"
+is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'hnswlib' AND selectivity >= 0.01 AND (recall < 0.9 OR short_answers > 0)")" \
+   "0" "hnswlib: recall >= 0.9 and no short answers at 10 % and 1 %"
+is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE queries = 200 AND ef_search = 100 AND qps > 0 AND p99_ms >= p50_ms AND p50_ms > 0")" \
+   "6" "every row has 200 queries at ef_search 100, QPS and ordered percentiles"
+
+"$VBENCH" show --json "$db" >"$SCRATCH/show.json"
+ok $? "vbench show --json exits 0"
+/usr/bin/python3 - "$SCRATCH/show.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["filtered"]) == 6
+for row in d["filtered"]:
+    for k in ("engine", "dataset", "selectivity", "passing_rows", "recall", "qps", "p99_ms", "short_answers", "queries"):
+        assert k in row, k
+PY
+ok $? "show --json has the filtered table with its documented fields"
+out=$("$VBENCH" show "$db")
+like "$out" "Filtered search (1 client)" "vbench show prints the filtered table"
+like "$(cat "$SCRATCH/err.txt" "$SCRATCH/out.txt")" "filtered ground truth tag<100" "the run says where the filtered ground truth came from"
+done_testing

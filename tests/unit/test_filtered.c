@@ -1,0 +1,389 @@
+/* Self-test of the filtered phase (agent/phase_filtered.c), run through its real code path: vb_phase_filtered
+ * with a vb_phase_ctx whose `out` is an inproc PUSH socket; the test reads every message back from a PULL socket.
+ *
+ * Engines: the built-in exact (recall must be exactly 1) and hnswlib (high recall, no row outside the filter),
+ * plus three registered here, each a thin wrapper around the exact engine:
+ *   test-postfilter  what pgvector 0.8 does without iterative scan: take the ef_search nearest rows ignoring the
+ *                    filter, then drop those that fail it; full speed, no error, and at 1 % mostly short answers;
+ *   test-leaky       claims filter support but ignores the filter: the phase must fail naming a row;
+ *   test-nofilter    exact without VB_ENGINE_FILTER: the phase must refuse it with a clear message. */
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "agent/phase.h"
+#include "datasets/groundtruth.h"
+#include "proto/wire.h"
+#include "tests/tap.h"
+
+#define ROWS "20000"
+#define QUERIES "300"
+#define K 10
+
+static char tmpdir[256], cache_dir[512], work_dir[512];
+
+/* is_int / is_str / contains take a plain name: this formats one (valid until the next call). */
+static const char *name_of(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *name_of(const char *fmt, ...) {
+    static char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+/* ---- the wrapper engines ------------------------------------------------------------------------------ */
+
+typedef struct wconn {
+    void *inner;     /* an exact connection */
+    int ef;
+    int64_t *cand;   /* ef candidates */
+    int cand_cap;
+} wconn;
+
+static int w_connect(void *state, void **conn, vb_error *err) {
+    wconn *c = calloc(1, sizeof *c);
+    if (!c) return vb_error_set(err, "test", 1, "out of memory");
+    c->ef = 40;
+    if (vb_engine_exact.connect(state, &c->inner, err) != VB_OK) {
+        free(c);
+        return VB_ERROR;
+    }
+    *conn = c;
+    return VB_OK;
+}
+static void w_disconnect(void *conn) {
+    wconn *c = conn;
+    vb_engine_exact.disconnect(c->inner);
+    free(c->cand);
+    free(c);
+}
+static int w_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+    return vb_engine_exact.load(((wconn *)conn)->inner, ids, vecs, tags, n, err);
+}
+static int w_set_search(void *conn, const vb_search_params *p, vb_error *err) {
+    (void)err;
+    ((wconn *)conn)->ef = p->ef_search;
+    return VB_OK;
+}
+/* Post-filter: the ef_search nearest rows of the whole table, then only those that pass, at most k. */
+static int pf_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
+                     vb_error *err) {
+    wconn *c = conn;
+    int want = c->ef > k ? c->ef : k;
+    if (want > c->cand_cap) {
+        int64_t *p = realloc(c->cand, (size_t)want * sizeof *p);
+        if (!p) return vb_error_set(err, "test", 1, "out of memory");
+        c->cand = p;
+        c->cand_cap = want;
+    }
+    int n = 0;
+    if (vb_engine_exact.search(c->inner, query, want, NULL, c->cand, &n, err) != VB_OK) return VB_ERROR;
+    int m = 0;
+    for (int i = 0; i < n && m < k; i++)
+        if (!filter || filter->kind == VB_FILTER_NONE || vb_dataset_tag(c->cand[i]) < filter->tag_below)
+            ids_out[m++] = c->cand[i];
+    *n_out = m;
+    return VB_OK;
+}
+/* Ignores the filter altogether. */
+static int leaky_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
+                        int *n_out, vb_error *err) {
+    (void)filter;
+    return vb_engine_exact.search(((wconn *)conn)->inner, query, k, NULL, ids_out, n_out, err);
+}
+
+static vb_engine_ops postfilter_ops, leaky_ops, nofilter_ops;
+
+static void register_engines(void) {
+    vb_engine_ops w = vb_engine_exact;
+    w.connect = w_connect;
+    w.disconnect = w_disconnect;
+    w.load = w_load;
+    w.insert = w_load;
+    w.remove = NULL;
+    w.set_search = w_set_search;
+    postfilter_ops = w;
+    postfilter_ops.name = "test-postfilter";
+    postfilter_ops.description = "exact, then filtered after a scan of ef_search candidates (pgvector 0.8, "
+                                 "iterative scan off)";
+    postfilter_ops.search = pf_search;
+    leaky_ops = w;
+    leaky_ops.name = "test-leaky";
+    leaky_ops.description = "exact that ignores the filter";
+    leaky_ops.search = leaky_search;
+    nofilter_ops = vb_engine_exact;
+    nofilter_ops.name = "test-nofilter";
+    nofilter_ops.description = "exact without filter support";
+    nofilter_ops.flags = VB_ENGINE_EMBEDDED;
+    ok(vb_engine_register(&postfilter_ops) == VB_OK && vb_engine_register(&leaky_ops) == VB_OK &&
+           vb_engine_register(&nofilter_ops) == VB_OK,
+       "test engines registered");
+}
+
+/* ---- running one item and reading back what it sent ---------------------------------------------------- */
+
+typedef struct item_out {
+    int rc;
+    vb_error err;
+    int results, completes;
+    char result_key[256];
+    Vbench__FilteredResult f;  /* scalars copied; latency and filter below */
+    char filter[64];
+    uint64_t hist_total;
+    size_t hist_buckets;
+    int saw_gt_progress, saw_query_progress;
+    char logs[4096];
+} item_out;
+
+static zsock_t *pull, *push;
+static vb_session *session;
+static atomic_int stop_flag;
+
+static const vb_kv dataset_kv[] = {
+    {"name", "synth-filtered"}, {"source", "synthetic"}, {"rows", ROWS},   {"queries", QUERIES},
+    {"dim", "32"},              {"clusters", "32"},      {"metric", "angular"}, {"seed", "7"},
+};
+static const vb_kv hnsw_kv[] = {{"m", "16"}, {"ef_construction", "128"}};
+
+/* Runs one filtered item; queries NULL leaves the key out of the point (the phase's default applies). */
+static void run_item(const char *engine, const char *selectivity, const char *queries, const char *ef,
+                     item_out *o) {
+    memset(o, 0, sizeof *o);
+    char key[256];
+    snprintf(key, sizeof key, "test/%s/synth-filtered/filtered/selectivity=%s", engine, selectivity);
+    Vbench__Assign a = VBENCH__ASSIGN__INIT;
+    a.item_key = key;
+    a.phase = "filtered";
+    a.engine = (char *)engine;
+    a.dataset = "synth-filtered";
+    a.k = K;
+    vb_kv point[3];
+    size_t np = 0;
+    point[np++] = (vb_kv){"selectivity", selectivity};
+    if (queries) point[np++] = (vb_kv){"queries", queries};
+    point[np++] = (vb_kv){"ef_search", ef};
+    int hnsw = strcmp(engine, "hnswlib") == 0;
+    vb_phase_ctx ctx = {
+        .assign = &a, .point = point, .n_point = np,
+        .engine_params = hnsw ? (vb_kv *)hnsw_kv : NULL, .n_engine_params = hnsw ? 2 : 0,
+        .dataset_params = (vb_kv *)dataset_kv, .n_dataset_params = sizeof dataset_kv / sizeof dataset_kv[0],
+        .session = &session, .out = push, .stop = &stop_flag, .agent_id = "test",
+        .work_dir = work_dir, .cache_dir = cache_dir,
+    };
+    vb_error_clear(&o->err);
+    vb_phase_fn fn = vb_phase_lookup("filtered");
+    o->rc = fn ? fn(&ctx, &o->err) : vb_error_set(&o->err, "test", 1, "vb_phase_lookup(\"filtered\") is NULL");
+    if (o->rc != VB_OK) vb_session_close(&session);   /* as the agent does after a failed item */
+
+    vb_error werr;
+    Vbench__Envelope *env;
+    while ((env = vb_wire_recv(pull, NULL, &werr))) {
+        if (env->body_case == VBENCH__ENVELOPE__BODY_RESULT) {
+            const Vbench__Result *r = env->result;
+            o->results++;
+            o->completes += r->completes_item;
+            snprintf(o->result_key, sizeof o->result_key, "%s", r->result_key);
+            if (r->body_case == VBENCH__RESULT__BODY_FILTERED) {
+                o->f = *r->filtered;
+                o->f.latency = NULL;
+                o->f.filter = NULL;
+                snprintf(o->filter, sizeof o->filter, "%s", r->filtered->filter);
+                if (r->filtered->latency) {
+                    o->hist_buckets = r->filtered->latency->n_counts;
+                    for (size_t i = 0; i < r->filtered->latency->n_counts; i++)
+                        o->hist_total += r->filtered->latency->counts[i];
+                }
+            }
+        } else if (env->body_case == VBENCH__ENVELOPE__BODY_PROGRESS) {
+            o->saw_gt_progress |= strcmp(env->progress->stage, "ground truth") == 0;
+            o->saw_query_progress |= strcmp(env->progress->stage, "queries") == 0;
+        } else if (env->body_case == VBENCH__ENVELOPE__BODY_LOG) {
+            size_t used = strlen(o->logs);
+            snprintf(o->logs + used, sizeof o->logs - used, "%s\n", env->log->message);
+        }
+        vb_wire_free(env);
+    }
+    printf("#   %s at %s: rc %d, passing %llu, recall %.4f, id_overlap %.4f, short %llu, errors %llu, qps %.0f%s%s\n",
+           engine, selectivity, o->rc, (unsigned long long)o->f.passing_rows, o->f.recall, o->f.id_overlap,
+           (unsigned long long)o->f.short_answers, (unsigned long long)o->f.errors, o->f.qps,
+           o->rc ? ", error: " : "", o->rc ? o->err.message : "");
+}
+
+/* Rows passing "tag < below", counted here from vb_dataset_tag, independently of the phase. */
+static size_t count_passing(size_t rows, int32_t below, uint8_t *mask) {
+    size_t n = 0;
+    for (size_t i = 0; i < rows; i++) {
+        int pass = vb_dataset_tag((int64_t)i) < below;
+        if (mask) mask[i] = (uint8_t)pass;
+        n += (size_t)pass;
+    }
+    return n;
+}
+
+/* The cache file the phase uses for "tag < below" on the current session's dataset. */
+static int gt_file(int32_t below, char *path, size_t len, struct stat *st) {
+    if (!session) return -1;
+    uint8_t *mask = malloc(session->ds->n_train);
+    count_passing(session->ds->n_train, below, mask);
+    char tag[32];
+    snprintf(tag, sizeof tag, "tag<%d", (int)below);
+    vb_error err;
+    int rc = vb_groundtruth_path(session->ds, K, mask, tag, cache_dir, path, len, &err);
+    free(mask);
+    return rc == VB_OK ? stat(path, st) : -1;
+}
+
+/* ---- the checks ---------------------------------------------------------------------------------------- */
+
+static void check_ok_result(const item_out *o, const char *what, const char *selectivity, int32_t below,
+                            uint64_t queries) {
+    char want_filter[32];
+    snprintf(want_filter, sizeof want_filter, "tag < %d", (int)below);
+    ok(o->rc == VB_OK, "%s: phase succeeds", what);
+    is_int(o->results, 1, name_of("%s: one result", what));
+    is_int(o->completes, 1, name_of("%s: the result completes the item", what));
+    contains(o->result_key, "#filtered", name_of("%s: result key suffix", what));
+    is_double(o->f.selectivity, atof(selectivity), 1e-12, name_of("%s: selectivity", what));
+    is_int(o->f.passing_rows, count_passing((size_t)atol(ROWS), below, NULL),
+           name_of("%s: passing rows follow the tag rule", what));
+    is_str(o->filter, want_filter, name_of("%s: filter text", what));
+    is_int(o->f.queries, queries, name_of("%s: queries", what));
+    is_int(o->f.errors, 0, name_of("%s: no errors", what));
+    is_int(o->hist_total, queries, name_of("%s: latency histogram holds every query", what));
+    ok(o->hist_buckets > 0 && o->f.qps > 0 && o->f.elapsed_s > 0, "%s: qps %.0f, elapsed %.4f s", what, o->f.qps,
+       o->f.elapsed_s);
+    ok(o->saw_gt_progress && o->saw_query_progress, "%s: progress for ground truth and queries", what);
+}
+
+static void test_exact(void) {
+    item_out o;
+    run_item("exact", "0.1", "200", "100", &o);
+    check_ok_result(&o, "exact 10 %", "0.1", 1000, 200);
+    ok(o.f.recall == 1.0 && o.f.id_overlap == 1.0, "exact 10 %%: recall exactly 1 (%.17g, overlap %.17g)",
+       o.f.recall, o.f.id_overlap);
+    is_int(o.f.short_answers, 0, "exact 10 %: no short answers");
+    contains(o.logs, "computed and cached", "exact 10 %: ground truth computed on first use");
+    size_t p10 = (size_t)o.f.passing_rows;
+    ok(p10 > 1800 && p10 < 2200, "tag < 1000 passes about 10 %% of the rows (%zu of %s)", p10, ROWS);
+
+    /* No queries key: the default of 500, capped by the 300 queries of the set. */
+    run_item("exact", "0.01", NULL, "100", &o);
+    check_ok_result(&o, "exact 1 %", "0.01", 100, 300);
+    ok(o.f.recall == 1.0 && o.f.id_overlap == 1.0, "exact 1 %%: recall exactly 1 (%.17g, overlap %.17g)",
+       o.f.recall, o.f.id_overlap);
+    is_int(o.f.short_answers, 0, "exact 1 %: no short answers");
+    size_t p1 = (size_t)o.f.passing_rows;
+    ok(p1 > 140 && p1 < 260, "tag < 100 passes about 1 %% of the rows (%zu of %s)", p1, ROWS);
+    contains(o.logs, "computed and cached", "exact 1 %: ground truth computed on first use");
+}
+
+static void test_hnswlib_and_cache(void) {
+    char path[4352];
+    struct stat before, after;
+    int have = gt_file(100, path, sizeof path, &before) == 0;
+    ok(have, "the 1 %% ground truth is in the cache after the exact run");
+
+    item_out o;
+    run_item("hnswlib", "0.01", "300", "100", &o);
+    check_ok_result(&o, "hnswlib 1 %", "0.01", 100, 300);
+    ok(o.f.recall >= 0.9, "hnswlib 1 %%: recall high (%.4f)", o.f.recall);
+    is_int(o.f.short_answers, 0, "hnswlib 1 %: no short answers");
+    contains(o.logs, "loaded from the cache", "hnswlib 1 %: ground truth reused from the cache (same mask tag)");
+    ok(have && gt_file(100, path, sizeof path, &after) == 0 && after.st_ino == before.st_ino &&
+           after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
+       "hnswlib 1 %%: the cache file was not rewritten");
+
+    /* The cached file holds the exact top-k over the passing rows only. */
+    if (session) {
+        size_t rows = session->ds->n_train;
+        uint8_t *mask = malloc(rows);
+        count_passing(rows, 100, mask);
+        vb_groundtruth gt;
+        vb_error err;
+        int rc = vb_groundtruth_get(session->ds, K, mask, "tag<100", cache_dir, &gt, &err);
+        size_t bad = 0;
+        for (size_t i = 0; rc == VB_OK && i < gt.n_queries * gt.k; i++)
+            bad += gt.ids[i] < 0 || vb_dataset_tag(gt.ids[i]) >= 100;
+        ok(rc == VB_OK && gt.k == K && bad == 0, "filtered ground truth: every true neighbour passes tag < 100 "
+                                                 "(%zu do not)", bad);
+        if (rc == VB_OK) vb_groundtruth_free(&gt);
+        free(mask);
+    }
+
+    run_item("hnswlib", "0.1", "300", "100", &o);
+    check_ok_result(&o, "hnswlib 10 %", "0.1", 1000, 300);
+    ok(o.f.recall >= 0.9, "hnswlib 10 %%: recall high (%.4f)", o.f.recall);
+    is_int(o.f.short_answers, 0, "hnswlib 10 %: no short answers");
+}
+
+static void test_postfilter(void) {
+    item_out o;
+    run_item("test-postfilter", "0.01", "300", "40", &o);
+    check_ok_result(&o, "post-filter 1 %", "0.01", 100, 300);
+    ok(o.f.short_answers >= 250, "post-filter 1 %%: short answers counted (%llu of 300)",
+       (unsigned long long)o.f.short_answers);
+    ok(o.f.recall < 0.2, "post-filter 1 %%: recall low (%.4f)", o.f.recall);
+
+    /* At 10 % and a scan of 400 candidates the same engine is fine: the count tracks the cause. */
+    run_item("test-postfilter", "0.1", "300", "400", &o);
+    check_ok_result(&o, "post-filter 10 %, ef 400", "0.1", 1000, 300);
+    ok(o.f.short_answers < 10, "post-filter 10 %%, ef 400: few short answers (%llu)",
+       (unsigned long long)o.f.short_answers);
+    ok(o.f.recall > 0.95, "post-filter 10 %%, ef 400: recall high (%.4f)", o.f.recall);
+}
+
+static void test_refusals(void) {
+    item_out o;
+    run_item("test-leaky", "0.01", "50", "40", &o);
+    ok(o.rc == VB_ERROR && o.results == 0, "leaky engine: item fails, nothing recorded");
+    is_str(o.err.domain, "engine", "leaky engine: an engine error");
+    contains(o.err.message, "test-leaky returned row ", "leaky engine: message names the engine and the row");
+    contains(o.err.message, "fails the filter tag < 100", "leaky engine: message names the filter");
+
+    run_item("test-nofilter", "0.1", "50", "40", &o);
+    ok(o.rc == VB_ERROR && o.results == 0, "engine without filter support: item fails");
+    contains(o.err.message, "test-nofilter cannot run a filtered search", "no filter support: clear message");
+    ok(session == NULL, "no filter support: refused before any index was built");
+
+    run_item("exact", "0", "50", "40", &o);
+    ok(o.rc == VB_ERROR, "selectivity 0 refused");
+    contains(o.err.message, "selectivity", "selectivity 0: message names the key");
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/vb-test-filtered-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", tmpdir);
+    snprintf(work_dir, sizeof work_dir, "%s/work", tmpdir);
+    pull = zsock_new_pull("inproc://test-filtered");
+    push = zsock_new_push("inproc://test-filtered");
+    if (!pull || !push) {
+        printf("Bail out! cannot make the inproc sockets\n");
+        return 1;
+    }
+    zsock_set_rcvtimeo(pull, 200);
+    register_engines();
+    test_exact();
+    test_hnswlib_and_cache();
+    test_postfilter();
+    test_refusals();
+    vb_session_close(&session);
+    zsock_destroy(&push);
+    zsock_destroy(&pull);
+    nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return done_testing();
+}
