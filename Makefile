@@ -19,7 +19,7 @@ GIT_REV  := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(
 CPPFLAGS += -DVB_GIT_REV='"$(GIT_REV)"'
 
 # Shared code used by both programs, one folder per concern.
-LIB_C    := $(wildcard util/*.c metrics/*.c datasets/*.c engines/*.c config/*.c proto/*.c)
+LIB_C    := $(wildcard util/*.c metrics/*.c datasets/*.c engines/*.c config/*.c proto/*.c orchestrator/*.c)
 LIB_CXX  := $(wildcard engines/*.cc)
 PROTO_C  := $(BUILD)/gen/proto/vbench.pb-c.c
 EMBED_C  := $(BUILD)/gen/embedded.c
@@ -124,3 +124,21 @@ clean:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
+# ---- orchestrator foundations (issue 4): engine images and test tools ------------------------------------
+# `make image` builds (or finds in /var/cache/vbench/images) the engine image db-trixie; IMAGE=NAME for another
+# recipe in deploy/images/. Test tools in tests/tools/ are small programs the end-to-end tests drive; they are
+# built with the unit tests.
+IMAGE      ?= db-trixie
+TOOLS_SRC  := $(wildcard tests/tools/*.c)
+TOOLS_BIN  := $(TOOLS_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+
+.PHONY: image tools
+image:
+	@bash deploy/image-build $(IMAGE)
+
+tools: $(TOOLS_BIN)
+unit: $(TOOLS_BIN)
+
+$(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libvbench.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

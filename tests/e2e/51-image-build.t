@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# deploy/image-build without the network: recipe errors name file and line, a missing recipe is named, the
+# cache key is the recipe's content, --path-only builds nothing, a failing debootstrap (a stand-in on PATH)
+# leaves neither an image nor a temporary directory behind and shows debootstrap's own words, and a finished
+# image is found again without building (a no-op that prints its path).
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD_IMG="$ROOT/deploy/image-build"
+recipes="$SCRATCH/recipes"
+cache="$SCRATCH/images"
+mkdir -p "$recipes" "$SCRATCH/bin"
+ib() { "$BUILD_IMG" --recipe-dir "$recipes" --cache "$cache" "$@"; }
+
+err=$(ib nosuch 2>&1)
+[ $? -ne 0 ]; ok $? "a missing recipe fails"
+like "$err" "no recipe for image 'nosuch'" "and is named"
+err=$(ib '../etc' 2>&1)
+[ $? -ne 0 ]; ok $? "an image name with a path in it is refused"
+
+printf '@suite trixie\n@bogus x\nprocps\n' >"$recipes/bad1.list"
+err=$(ib bad1 2>&1)
+like "$err" "bad1.list:2: unknown directive @bogus" "an unknown directive names file and line"
+printf '# comment\nprocps Bad_Name\n' >"$recipes/bad2.list"
+err=$(ib bad2 2>&1)
+like "$err" "bad2.list:2: 'Bad_Name' is not a Debian package name" "a bad package name names file and line"
+printf '# nothing\n\n' >"$recipes/empty.list"
+err=$(ib empty 2>&1)
+like "$err" "lists no packages" "a recipe without packages is refused"
+
+printf '@suite trixie\nprocps # the only package\n' >"$recipes/tiny.list"
+key=$(sha256sum "$recipes/tiny.list" | cut -c1-16)
+path=$(ib --path-only tiny)
+[ $? -eq 1 ]; ok $? "--path-only: exit 1 when the image is not built"
+is "$path" "$cache/tiny-$key" "the cache key is the first 16 hex digits of the recipe's sha256"
+[ ! -e "$cache/tiny-$key" ]; ok $? "--path-only builds nothing"
+
+if [ "$(id -u)" -eq 0 ]; then
+    cat >"$SCRATCH/bin/debootstrap" <<'SH'
+#!/bin/sh
+echo "I: Retrieving InRelease"
+echo "E: Couldn't find these debs: procps"
+mkdir -p "$4/debootstrap" && echo "half a root" >"$4/etc-half"
+exit 1
+SH
+    chmod +x "$SCRATCH/bin/debootstrap"
+    err=$(PATH="$SCRATCH/bin:$PATH" ib tiny 2>&1)
+    [ $? -ne 0 ]; ok $? "a failing debootstrap fails the build"
+    like "$err" "Couldn't find these debs: procps" "the error shows debootstrap's own words"
+    like "$err" "debootstrap failed for tiny" "and says what failed"
+    [ ! -e "$cache/tiny-$key" ] && [ -z "$(ls -A "$cache" | grep '\.tmp\.')" ]
+    ok $? "no image and no temporary directory are left behind"
+
+    # A finished image (here made by hand) is found without building: no debootstrap is called.
+    mkdir -p "$cache/tiny-$key"
+    printf 'procps\t2:4.0.4-9\n' >"$cache/tiny-$key/vbench-packages.txt"
+    out=$(PATH="$SCRATCH/bin:$PATH" ib tiny 2>&1)
+    ok $? "a built image is a no-op"
+    is "$out" "$cache/tiny-$key" "that prints the image's path"
+    is "$(ib --path-only tiny)" "$cache/tiny-$key" "--path-only finds it too"
+    printf '@suite trixie\nprocps\n' >"$recipes/tiny.list"
+    [ "$(ib --path-only tiny)" != "$cache/tiny-$key" ]
+    ok $? "changing the recipe changes the key"
+else
+    echo "# not root: the build paths are not tested"
+fi
+done_testing
