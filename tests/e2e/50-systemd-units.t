@@ -20,7 +20,8 @@ ctl() { vb_ns_run "$CTL" "$@"; }
 diag() { sed 's/^/#   /'; }
 
 t0=$(date +%s.%N)
-vb_ns_start "$SCRATCH"
+# The repository is shared too: its test driver must be reachable inside even when the clone lives under /tmp.
+vb_ns_start "$SCRATCH" "$ROOT"
 ok $? "systemd boots as PID 1 of a new PID + mount namespace"
 [ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
 echo "# booted in $(echo "$(date +%s.%N) - $t0" | bc) s; cgroup root $VB_NS_CGROUP"
