@@ -92,9 +92,11 @@ asan-test:
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  prove --exec '' $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
 
+# Unit tests, then a whole campaign (coordinator and agent) under valgrind memcheck.
 valgrind-test: test-deps
-	@$(MAKE) --no-print-directory unit
-	@for t in $(UNIT_BIN); do valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null || exit 1; done; echo "valgrind: clean"
+	@$(MAKE) --no-print-directory binaries unit
+	@for t in $(UNIT_BIN); do valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null || exit 1; done; echo "valgrind: unit tests clean"
+	@bash tests/valgrind-campaign.sh bin
 
 bench-gt: test-deps
 	@$(MAKE) --no-print-directory binaries
