@@ -31,6 +31,8 @@ static const report_table tables[] = {
     {"churn", "Churn (delete and reinsert)",
      "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
      "rows_per_s, completed FROM v_churn"},
+    {"validity", "Validity (what makes a number less than it seems)",
+     "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
     {"failures", "Failed or skipped items",
      "SELECT key AS item, status, error FROM plan WHERE status IN ('failed', 'skipped', 'interrupted') ORDER BY seq"},
 };

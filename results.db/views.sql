@@ -70,3 +70,49 @@ CREATE VIEW v_churn AS
 
 CREATE VIEW v_progress AS
     SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
+
+-- Validity: everything that makes a number less than it seems, one row per finding (SPEC 6). Short answers,
+-- failed queries, refused efficiency, a saturated client, open-loop late starts, a churn that did not complete.
+CREATE VIEW v_validity AS
+    SELECT engine, dataset, item_key AS item, 'short answers' AS "check",
+           printf('%d of %d answers had fewer than k rows (recall %.4f)', short_answers, queries, recall) AS detail
+    FROM sweep_result WHERE short_answers > 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'short answers',
+           printf('%d of %d answers had fewer than k rows at %s (%d rows pass)', short_answers, queries, filter,
+                  passing_rows)
+    FROM filtered_result WHERE short_answers > 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'failed queries', printf('%d of %d queries failed', errors, queries)
+    FROM sweep_result WHERE errors > 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'failed queries', printf('%d of %d queries failed', errors, queries)
+    FROM filtered_result WHERE errors > 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'failed queries', printf('%d queries failed in the window', errors)
+    FROM window_result WHERE errors > 0
+    UNION ALL
+    SELECT c.engine, c.dataset, w.item_key, 'refused efficiency', c.efficiency_refused
+    FROM v_concurrency AS c JOIN window_result AS w
+         ON w.engine = c.engine AND w.dataset = c.dataset AND w.clients = c.clients AND w.repeat = c.repeat
+            AND w.target_rate IS NULL
+    WHERE c.efficiency_refused LIKE 'refused%'
+    UNION ALL
+    -- the client threads used at least 90 % of the CPUs their agent may use: the client may be the bottleneck
+    -- (with an embedded engine the search itself runs in those threads, so this is expected there)
+    SELECT w.engine, w.dataset, w.item_key, 'client CPU saturated',
+           printf('client threads used %.2f CPU-s per second of window on %d CPUs', w.client_cpu_s / w.window_s,
+                  a.n_cpus)
+    FROM window_result AS w
+    JOIN (SELECT id, length(cpus) - length(replace(cpus, ',', '')) + 1 AS n_cpus FROM agent
+          WHERE cpus NOT LIKE '%-%') AS a ON a.id = w.agent
+    WHERE w.window_s > 0 AND w.client_cpu_s / w.window_s >= 0.9 * MIN(a.n_cpus, w.clients)
+    UNION ALL
+    SELECT engine, dataset, item_key, 'late starts',
+           printf('%d of %d open-loop queries started late (target %.0f/s, achieved %.0f/s)', late_starts, queries,
+                  target_rate, qps)
+    FROM window_result WHERE target_rate IS NOT NULL AND late_starts > 0.05 * queries
+    UNION ALL
+    SELECT engine, dataset, NULL, 'churn incomplete',
+           printf('%d of %d rows reinserted before the limit', rows_done, rows_planned)
+    FROM v_churn WHERE completed = 0;

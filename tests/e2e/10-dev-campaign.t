@@ -53,6 +53,14 @@ for row in d["build"]:
     for k in ("engine", "dataset", "load_s", "build_s", "first_query_s", "rows_per_s", "index_bytes"):
         assert k in row, k
 assert len(d["build"]) == 2 and len(d["recall_sweep"]) == 16
+for table in ("recall_targets", "concurrency", "filtered", "churn", "validity", "failures"):
+    assert table in d, table
+for row in d["churn"]:
+    for k in ("qps_before", "qps_after", "recall_before", "recall_after", "rows_done", "rows_planned",
+              "rows_per_s", "completed"):
+        assert k in row, k
+for row in d["validity"]:
+    assert row["check"] and row["detail"], row
 PY
 ok $? "show --json has build and recall_sweep tables with the documented fields"
 out=$("$VBENCH" show "$db")
