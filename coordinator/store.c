@@ -296,6 +296,35 @@ static void bind_latency(sqlite3_stmt *st, int *i, const latency_cols *l) {
     for (int j = 0; j < 6; j++) bind_double_or_null(st, (*i)++, l->empty, v[j]);
 }
 
+/* The four columns every result row starts with. */
+static void bind_keys(sqlite3_stmt *st, int *i, const Vbench__Result *r, const char *engine, const char *dataset) {
+    bind_text(st, (*i)++, r->result_key);
+    bind_text(st, (*i)++, r->item_key);
+    bind_text(st, (*i)++, engine);
+    bind_text(st, (*i)++, dataset);
+}
+
+/* A one-client measurement (sweep point, filtered point): the same columns in both tables, in this order:
+ * queries, recall, id_overlap, short_answers, errors, elapsed_s, qps, the six latency columns, client_cpu_s,
+ * latency_hist. */
+typedef struct measure_cols {
+    uint64_t queries, short_answers, errors;
+    double recall, id_overlap, elapsed_s, qps, client_cpu_s;
+} measure_cols;
+
+static void bind_measure(sqlite3_stmt *st, int *i, const measure_cols *m, const latency_cols *lat) {
+    sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->queries);
+    sqlite3_bind_double(st, (*i)++, m->recall);
+    sqlite3_bind_double(st, (*i)++, m->id_overlap);
+    sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->short_answers);
+    sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->errors);
+    sqlite3_bind_double(st, (*i)++, m->elapsed_s);
+    sqlite3_bind_double(st, (*i)++, m->qps);
+    bind_latency(st, i, lat);
+    sqlite3_bind_double(st, (*i)++, m->client_cpu_s);
+    sqlite3_bind_blob(st, (*i)++, lat->blob, (int)lat->blob_len, SQLITE_TRANSIENT);
+}
+
 static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                         const char *agent, const char *now, vb_error *err) {
     const Vbench__SweepResult *w = r->sweep;
@@ -309,22 +338,12 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
-        bind_text(st, i++, r->result_key);
-        bind_text(st, i++, r->item_key);
-        bind_text(st, i++, engine);
-        bind_text(st, i++, dataset);
+        measure_cols m = {w->queries, w->short_answers, w->errors, w->recall, w->id_overlap, w->elapsed_s, w->qps,
+                          w->client_cpu_s};
+        bind_keys(st, &i, r, engine, dataset);
         sqlite3_bind_int(st, i++, w->ef_search);
         sqlite3_bind_int(st, i++, (int)(w->clients ? w->clients : 1));
-        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->queries);
-        sqlite3_bind_double(st, i++, w->recall);
-        sqlite3_bind_double(st, i++, w->id_overlap);
-        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->short_answers);
-        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->errors);
-        sqlite3_bind_double(st, i++, w->elapsed_s);
-        sqlite3_bind_double(st, i++, w->qps);
-        bind_latency(st, &i, &lat);
-        sqlite3_bind_double(st, i++, w->client_cpu_s);
-        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
+        bind_measure(st, &i, &m, &lat);
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
         rc = run(s, st, err, "recording a recall sweep result");
@@ -364,10 +383,7 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
     int rc = VB_ERROR;
     if (st) {
         int i = 1, nf = (int)w->n_fraction_in_call;
-        bind_text(st, i++, r->result_key);
-        bind_text(st, i++, r->item_key);
-        bind_text(st, i++, engine);
-        bind_text(st, i++, dataset);
+        bind_keys(st, &i, r, engine, dataset);
         sqlite3_bind_int(st, i++, (int)w->clients);
         sqlite3_bind_int(st, i++, (int)w->repeat);
         sqlite3_bind_int(st, i++, w->ef_search);
@@ -412,24 +428,14 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
-        bind_text(st, i++, r->result_key);
-        bind_text(st, i++, r->item_key);
-        bind_text(st, i++, engine);
-        bind_text(st, i++, dataset);
+        measure_cols m = {w->queries, w->short_answers, w->errors, w->recall, w->id_overlap, w->elapsed_s, w->qps,
+                          w->client_cpu_s};
+        bind_keys(st, &i, r, engine, dataset);
         sqlite3_bind_double(st, i++, w->selectivity);
         sqlite3_bind_int64(st, i++, (sqlite3_int64)w->passing_rows);
         bind_text(st, i++, w->filter);
         sqlite3_bind_int(st, i++, w->ef_search);
-        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->queries);
-        sqlite3_bind_double(st, i++, w->recall);
-        sqlite3_bind_double(st, i++, w->id_overlap);
-        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->short_answers);
-        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->errors);
-        sqlite3_bind_double(st, i++, w->elapsed_s);
-        sqlite3_bind_double(st, i++, w->qps);
-        bind_latency(st, &i, &lat);
-        sqlite3_bind_double(st, i++, w->client_cpu_s);
-        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
+        bind_measure(st, &i, &m, &lat);
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
         rc = run(s, st, err, "recording a filtered result");
@@ -452,10 +458,7 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
-        bind_text(st, i++, r->result_key);
-        bind_text(st, i++, r->item_key);
-        bind_text(st, i++, engine);
-        bind_text(st, i++, dataset);
+        bind_keys(st, &i, r, engine, dataset);
         bind_text(st, i++, c->stage);
         bind_double_or_null(st, i++, !measured, c->qps);
         bind_double_or_null(st, i++, !measured, c->recall);
@@ -494,10 +497,7 @@ static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine
         "recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     if (!st) return VB_ERROR;
     int i = 1;
-    bind_text(st, i++, r->result_key);
-    bind_text(st, i++, r->item_key);
-    bind_text(st, i++, engine);
-    bind_text(st, i++, dataset);
+    bind_keys(st, &i, r, engine, dataset);
     sqlite3_bind_int64(st, i++, (sqlite3_int64)b->rows);
     sqlite3_bind_double(st, i++, b->load_s);
     sqlite3_bind_double(st, i++, b->build_s);
