@@ -88,6 +88,7 @@ static int insert_range(churn *c, size_t from, size_t to, int report, size_t *do
             r.stage = "checkpoint";
             r.rows_planned = c->planned;
             r.rows_done = *done;
+            r.rows_from = from;
             r.seconds = secs;
             r.rows_per_s = secs > 0 ? (double)(*done - from) / secs : 0;
             r.ids_reused = 1;
@@ -124,11 +125,12 @@ static void send_measure(vb_phase_ctx *ctx, const char *stage, const vb_measure 
     vb_phase_histogram_wire_free(&h);
 }
 
-static void send_stage(vb_phase_ctx *ctx, const char *stage, const char *suffix, size_t planned, size_t done,
-                       double secs, double rate, int completed) {
+static void send_stage(vb_phase_ctx *ctx, const char *stage, const char *suffix, size_t planned, size_t from,
+                       size_t done, double secs, double rate, int completed) {
     Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
     r.stage = (char *)stage;
     r.rows_planned = planned;
+    r.rows_from = from;
     r.rows_done = done;
     r.seconds = secs;
     r.rows_per_s = rate;
@@ -221,7 +223,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
             if (rc == VB_OK) {
                 s->churn_deleted = 1;
                 s->churn_reinserted = 0;
-                send_stage(ctx, "delete", "delete", c.planned, c.planned, secs, secs > 0 ? (double)c.planned / secs : 0, 1);
+                send_stage(ctx, "delete", "delete", c.planned, 0, c.planned, secs, secs > 0 ? (double)c.planned / secs : 0, 1);
             }
         }
     } else if (rc == VB_OK) {
@@ -237,7 +239,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         double rate = secs > 0 ? (double)(done - start) / secs : 0;
         char suffix[64];
         snprintf(suffix, sizeof suffix, "reinsert@%zu", done);
-        if (rc == VB_OK) send_stage(ctx, "reinsert", suffix, c.planned, done, secs, rate, done == c.planned);
+        if (rc == VB_OK) send_stage(ctx, "reinsert", suffix, c.planned, start, done, secs, rate, done == c.planned);
         if (rc == VB_OK && done < c.planned) {
             int limit = ctx->stop && atomic_load(ctx->stop) == VB_STOP_LIMIT;
             rc = vb_error_set(err, limit ? "limit" : "agent", 1,
@@ -249,7 +251,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         vb_phase_progress(ctx, "maintain", 0, 1, 0, 1);
         uint64_t t0 = vb_now_ns();
         rc = vb_engine_maintain(s->engine, err);
-        if (rc == VB_OK) send_stage(ctx, "maintain", "maintain", c.planned, c.planned, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
+        if (rc == VB_OK) send_stage(ctx, "maintain", "maintain", c.planned, 0, c.planned, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
     }
     if (rc == VB_OK) {
         vb_phase_progress(ctx, "measure after", 0, 1, 0, 1);

@@ -43,6 +43,31 @@ void vb_store_now(char *buf, size_t len) {
     snprintf(buf, len, "%s.%03dZ", base, (int)(tv.tv_usec / 1000));
 }
 
+/* Columns added to a table after it first shipped: CREATE TABLE IF NOT EXISTS leaves an older file's table as it
+ * was, so each is added here when missing. Append to this list whenever schema.sql gains a column. */
+static const struct {
+    const char *table, *column, *type;
+} added_columns[] = {
+    {"churn_result", "rows_from", "INTEGER"},
+};
+
+static int add_missing_columns(vb_store *s, vb_error *err) {
+    for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = '%s'", added_columns[i].table,
+                 added_columns[i].column);
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return db_error(s, err, "reading the schema");
+        int present = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+        if (present) continue;
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", added_columns[i].table, added_columns[i].column,
+                 added_columns[i].type);
+        if (exec(s, sql, err)) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
 int vb_store_open(const char *path, int create, vb_store **out, vb_error *err) {
     struct stat st;
     int exists = stat(path, &st) == 0;
@@ -62,7 +87,7 @@ int vb_store_open(const char *path, int create, vb_store **out, vb_error *err) {
     sqlite3_busy_timeout(s->db, 10000);
     const vb_embedded_file *schema = vb_embedded_find("results.db/schema.sql");
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", err) ||
-        !schema || exec(s, schema->data, err) || vb_views_install(s->db, 0, err)) {
+        !schema || exec(s, schema->data, err) || add_missing_columns(s, err) || vb_views_install(s->db, 0, err)) {
         if (!schema) vb_error_set(err, "results", 4, "the results schema is missing from this binary");
         vb_store_close(&s);
         return VB_ERROR;
@@ -453,8 +478,8 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
     int rows = !measured && strcmp(c->stage, "maintain") != 0;
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO churn_result (result_key, item_key, engine, dataset, stage, qps, recall, p50_ms, p99_ms, "
-        "queries, short_answers, errors, rows_planned, rows_done, seconds, rows_per_s, completed, ids_reused, "
-        "agent, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "queries, short_answers, errors, rows_planned, rows_done, rows_from, seconds, rows_per_s, completed, "
+        "ids_reused, agent, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
@@ -473,6 +498,9 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
         }
         sqlite3_bind_int64(st, i++, (sqlite3_int64)c->rows_planned);
         if (rows) sqlite3_bind_int64(st, i++, (sqlite3_int64)c->rows_done);
+        else sqlite3_bind_null(st, i++);
+        int attempt = strcmp(c->stage, "reinsert") == 0 || strcmp(c->stage, "checkpoint") == 0;
+        if (attempt) sqlite3_bind_int64(st, i++, (sqlite3_int64)c->rows_from);
         else sqlite3_bind_null(st, i++);
         sqlite3_bind_double(st, i++, c->seconds);
         bind_double_or_null(st, i++, !rows, c->rows_per_s);

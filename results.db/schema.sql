@@ -166,8 +166,9 @@ CREATE TABLE IF NOT EXISTS filtered_result (
     recorded_at     TEXT NOT NULL
 );
 
--- Churn: one row per stage (before, delete, reinsert, maintain, after). Reinsert rows are written at every
--- checkpoint and at the end of each attempt; rows_done is cumulative over attempts, so the largest is the total.
+-- Churn: one row per stage (before, delete, reinsert, maintain, after). Reinsert progress is written at every
+-- checkpoint and at the end of each attempt; rows_done is cumulative over attempts (the largest is the total),
+-- rows_from says where the attempt started, so rows_done - rows_from rows took `seconds` in that attempt.
 CREATE TABLE IF NOT EXISTS churn_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
@@ -183,8 +184,9 @@ CREATE TABLE IF NOT EXISTS churn_result (
     errors          INTEGER,
     rows_planned    INTEGER,
     rows_done       INTEGER,
-    seconds         REAL,
-    rows_per_s      REAL,
+    rows_from       INTEGER,                -- reinsert / checkpoint: where this attempt started
+    seconds         REAL,                   -- reinsert / checkpoint: since this attempt started
+    rows_per_s      REAL,                   -- this attempt's rate
     completed       INTEGER,
     ids_reused      INTEGER,
     agent           TEXT,

@@ -1,6 +1,6 @@
 -- Views over the results tables: derived data only, so they are recreated whenever a results database is
 -- opened for writing, and created as TEMP views when one is opened for reading (show, status): an older
--- file is read with the current definitions. One statement per view, each ending in a semicolon (see views.c).
+-- file is read with the current definitions. Each view is one statement starting with the words create view.
 
 CREATE VIEW v_build AS
     SELECT b.engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
@@ -57,9 +57,12 @@ CREATE VIEW v_churn AS
            MAX(CASE WHEN stage = 'after' THEN recall END) AS recall_after,
            MAX(CASE WHEN stage IN ('reinsert', 'checkpoint') THEN rows_done END) AS rows_done,
            MAX(rows_planned) AS rows_planned,
-           -- over all attempts: rows inserted again / seconds spent inserting (restores after a resume untimed)
-           MAX(CASE WHEN stage = 'reinsert' THEN rows_done END)
-               / NULLIF(SUM(CASE WHEN stage = 'reinsert' THEN seconds END), 0) AS rows_per_s,
+           -- over all attempts: rows inserted / seconds spent inserting them, each attempt counted up to its last
+           -- committed report (a crashed attempt up to its last checkpoint); restores after a resume are untimed
+           (SELECT SUM(a.rows) / NULLIF(SUM(a.secs), 0) FROM
+               (SELECT MAX(r.rows_done) - r.rows_from AS rows, MAX(r.seconds) AS secs FROM churn_result AS r
+                WHERE r.item_key = c.item_key AND r.stage IN ('reinsert', 'checkpoint') GROUP BY r.rows_from) AS a)
+               AS rows_per_s,
            SUM(CASE WHEN stage = 'reinsert' THEN 1 ELSE 0 END) AS attempts,
            COALESCE(MAX(CASE WHEN stage = 'reinsert' THEN completed END), 0) AS completed,
            MAX(CASE WHEN stage = 'reinsert' THEN ids_reused END) AS ids_reused,

@@ -69,4 +69,34 @@ ok $? "recall after the churn is high ($rec): the rows are really back"
 is "$(q "$db" "SELECT COUNT(*) FROM build_result")" "1" "the corpus was loaded once (no reload on resume)"
 out=$("$VBENCH" show "$db")
 like "$out" "Churn" "vbench show prints the churn table"
+
+# A crash in the middle of the reinsert: SIGKILL the coordinator after the first checkpoint, resume, and the
+# reinsert continues from that checkpoint; every row is still counted once.
+db2="$SCRATCH/crash.sqlite"
+sed -e 's/limit_s: 1$/limit_s: 600/' "$SCRATCH/churn.yml" >"$SCRATCH/crash.yml"
+"$VBENCH" run --profile "$SCRATCH/crash.yml" --out "$db2" --quiet 2>"$SCRATCH/crash.txt" &
+pid=$!
+for _ in $(seq 1 600); do
+    n=$(q "$db2" "SELECT COUNT(*) FROM churn_result WHERE stage = 'checkpoint'" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && break
+    sleep 0.1
+done
+kill -9 $pid; wait $pid 2>/dev/null
+ckpt=$(q "$db2" "SELECT MAX(rows_done) FROM churn_result WHERE stage = 'checkpoint'")
+[ -n "$ckpt" ] && [ "$ckpt" -gt 0 ] && [ "$ckpt" -lt 5000 ]
+ok $? "killed during the reinsert, after a checkpoint of $ckpt rows"
+sleep 1   # the agent follows its coordinator (parent-death signal)
+"$VBENCH" resume --out "$db2" --quiet 2>>"$SCRATCH/crash.txt"
+ok $? "resume after the crash completes"
+is "$(q "$db2" "SELECT rows_done || ' ' || completed FROM v_churn")" "5000 1" "every planned row made it after the crash"
+first=$(q "$db2" "SELECT MIN(rows_done) FROM churn_result WHERE stage = 'reinsert'")
+[ "$first" = "5000" ]; ok $? "the only reinsert row is the completed one (the killed attempt never reported a total)"
+like "$(q "$db2" "SELECT group_concat(message, ' | ') FROM event")" "continuing the reinsert from row $ckpt of 5000" \
+     "the resumed attempt continued from the committed checkpoint"
+is "$(q "$db2" "SELECT COUNT(*) FROM build_result")" "1" "no reload of the corpus after the crash"
+# The overall rate counts each attempt's rows over that attempt's seconds: the killed attempt up to its last
+# checkpoint, the resumed one from that checkpoint to the end.
+is "$(q "$db2" "SELECT printf('%.3f', rows_per_s) FROM v_churn")" \
+   "$(q "$db2" "SELECT printf('%.3f', 5000.0 / ((SELECT MAX(seconds) FROM churn_result WHERE stage = 'checkpoint' AND rows_from = 0) + (SELECT seconds FROM churn_result WHERE stage = 'reinsert')))")" \
+   "the overall rate is all rows over the time of the attempts that inserted them"
 done_testing
