@@ -120,5 +120,7 @@ extern const vb_engine_ops vb_engine_hnswlib;
 extern const vb_engine_ops vb_engine_exact;
 extern const vb_engine_ops vb_engine_null;    /* engines/testing.c: for measuring the client */
 extern const vb_engine_ops vb_engine_sleep;
+extern const vb_engine_ops vb_engine_mariadb, vb_engine_alisql, vb_engine_doris;   /* engines/mysql_family.c */
+extern const vb_engine_ops vb_engine_pgvector;    /* engines/pgvector.c */
 
 #endif

@@ -26,4 +26,11 @@ like() { # like TEXT SUBSTRING NAME...
 }
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
+# Makes sure the engine image NAME exists (builds it on first use: about 3 minutes, cached afterwards), so the
+# server tests run on a fresh machine instead of skipping. Only root can build it; others get what exists.
+vb_ensure_image() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    bash "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/image-build" "$1" >/dev/null 2>"$SCRATCH/image-build.log" ||
+        { echo "# building the engine image $1 failed:"; sed 's/^/#   /' "$SCRATCH/image-build.log" | tail -20; }
+}
 done_testing() { echo "1..$T_N"; [ "$T_FAILED" -eq 0 ]; }

@@ -1,0 +1,754 @@
+/* MariaDB MHNSW, AliSQL VIDX and Apache Doris ANN over the MySQL protocol (MariaDB Connector/C).
+ *
+ * One engine state per instance holds the connection settings and an admin connection (DDL, sizes, version),
+ * guarded by a mutex; each client thread owns a connection with its prepared statements. MariaDB and AliSQL grow
+ * the graph on INSERT, so build is part of load (VB_ENGINE_BUILD_ON_INSERT, no build op). Vectors travel as
+ * binary float32 parameters (MYSQL_TYPE_BLOB holding the little-endian floats, which a VECTOR column accepts);
+ * Doris gets array literals in text statements. Where each statement comes from is in docs/mysql-family.md
+ * and the comments of the builders.
+ *
+ * maintain: none. InnoDB purges deleted rows (and MHNSW drops their graph nodes) on its own; OPTIMIZE TABLE on
+ * InnoDB is ALTER TABLE ... FORCE, a full rebuild of the table and the graph, which is a rebuild and not the
+ * routine upkeep "maintain" stands for. Doris compacts on its own.
+ *
+ * Errors carry the server's own text (mysql_error / mysql_stmt_error); a lost connection (CR_SERVER_GONE_ERROR,
+ * CR_SERVER_LOST) is VB_RETRY. */
+#include "engines/mysql_family.h"
+
+#include <errmsg.h>
+#include <math.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MY_NO_TAG 2147483647   /* rows loaded without a tag never pass a tag filter */
+
+typedef struct my_state {
+    vb_mysql_dialect d;
+    const char *name;
+    char host[256], socket[512], user[128], password[128], database[128], table[128];
+    unsigned port;
+    long insert_batch;
+    long long cache_bytes;      /* -1: leave the server's setting */
+    size_t dim;
+    vb_metric metric;
+    pthread_mutex_t lock;       /* admin connection */
+    MYSQL *admin;
+} my_state;
+
+typedef struct my_conn {
+    my_state *s;
+    MYSQL *my;
+    MYSQL_STMT *search[2];      /* unfiltered, filtered; prepared for search_k */
+    int search_k;
+    MYSQL_STMT *insert;         /* prepared for insert_n rows */
+    size_t insert_n;
+    MYSQL_BIND *binds;
+    size_t n_binds;
+    char *text;                 /* Doris statements */
+    size_t text_cap;
+    long deadlocks;             /* insert batches sent again after a deadlock */
+} my_conn;
+
+static const char *const mariadb_params[] = {"host", "port", "socket", "user", "password", "database", "table",
+                                             "m", "insert_batch", "mhnsw_max_cache_size", NULL};
+static const char *const alisql_params[] = {"host", "port", "socket", "user", "password", "database", "table",
+                                            "m", "ef_construction", "insert_batch", "vidx_hnsw_cache_size", NULL};
+static const char *const doris_params[] = {"host", "port", "user", "password", "database", "table", "m",
+                                           "ef_construction", "insert_batch", NULL};
+
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
+static void lib_init(void) { mysql_library_init(0, NULL, NULL); }
+
+/* ---- statement builders (pure) ----------------------------------------------------------------------- */
+
+const char *vb_mysql_dialect_name(vb_mysql_dialect d) {
+    return d == VB_MYSQL_MARIADB ? "mariadb" : d == VB_MYSQL_ALISQL ? "alisql" : "doris";
+}
+
+/* Appends printf output at *used; VB_ERROR once the buffer is full. */
+static int __attribute__((format(printf, 6, 7)))
+put(char *buf, size_t len, size_t *used, vb_error *err, const char *what, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = *used < len ? vsnprintf(buf + *used, len - *used, fmt, ap) : -1;
+    va_end(ap);
+    if (w < 0 || (size_t)w >= len - *used)
+        return vb_error_set(err, "engine", 1, "statement buffer too small for %s", what);
+    *used += (size_t)w;
+    return VB_OK;
+}
+
+/* MariaDB and AliSQL index only euclidean and cosine; Doris only l2 and inner product (angular is served as
+ * inner product over normalised vectors). */
+static int metric_check(vb_mysql_dialect d, vb_metric metric, vb_error *err) {
+    if (d != VB_MYSQL_DORIS && metric != VB_METRIC_EUCLIDEAN && metric != VB_METRIC_ANGULAR)
+        return vb_error_set(err, "engine", 1,
+                            "%s: metric %s is not supported (the vector index has DISTANCE=euclidean|cosine only)",
+                            vb_mysql_dialect_name(d), vb_metric_name(metric));
+    return VB_OK;
+}
+
+static const char *distance_fn(vb_mysql_dialect d, vb_metric metric) {
+    if (d == VB_MYSQL_DORIS) return metric == VB_METRIC_EUCLIDEAN ? "l2_distance_approximate" : "inner_product_approximate";
+    return metric == VB_METRIC_EUCLIDEAN ? "VEC_DISTANCE_EUCLIDEAN" : "VEC_DISTANCE_COSINE";
+}
+
+/* MariaDB (Vector Overview): CREATE TABLE t (..., v VECTOR(d) NOT NULL, VECTOR INDEX (v) M=8 DISTANCE=cosine).
+ * AliSQL (VIDX docs): the same with a named index, `VECTOR INDEX vi(v) M=6 DISTANCE=cosine`, EF_CONSTRUCTION=N
+ * in newer versions. Doris (vector search docs): ARRAY<FLOAT> NOT NULL column, INDEX ... USING ANN
+ * PROPERTIES("index_type"="hnsw","metric_type"="l2_distance","dim"="128", ...) on a DUPLICATE KEY table. */
+int vb_mysql_sql_create(vb_mysql_dialect d, const char *table, const vb_table_spec *spec, char *buf, size_t len,
+                        vb_error *err) {
+    size_t u = 0;
+    if (metric_check(d, spec->metric, err)) return VB_ERROR;
+    if (d == VB_MYSQL_MARIADB)
+        return put(buf, len, &u, err, "CREATE TABLE",
+                   "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(%zu) NOT NULL, "
+                   "VECTOR INDEX (v) M=%d DISTANCE=%s) ENGINE=InnoDB",
+                   table, spec->dim, spec->m, spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine");
+    if (d == VB_MYSQL_ALISQL)
+        return put(buf, len, &u, err, "CREATE TABLE",
+                   "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(%zu) NOT NULL, "
+                   "VECTOR INDEX vi(v) M=%d DISTANCE=%s EF_CONSTRUCTION=%d) ENGINE=InnoDB",
+                   table, spec->dim, spec->m, spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine",
+                   spec->ef_construction);
+    return put(buf, len, &u, err, "CREATE TABLE",
+               "CREATE TABLE `%s` (id BIGINT NOT NULL, tag INT NOT NULL, v ARRAY<FLOAT> NOT NULL, "
+               "INDEX idx_v (v) USING ANN PROPERTIES(\"index_type\"=\"hnsw\", \"metric_type\"=\"%s\", "
+               "\"dim\"=\"%zu\", \"max_degree\"=\"%d\", \"ef_construction\"=\"%d\")) ENGINE=OLAP "
+               "DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\"=\"1\")",
+               table, spec->metric == VB_METRIC_EUCLIDEAN ? "l2_distance" : "inner_product", spec->dim, spec->m,
+               spec->ef_construction);
+}
+
+int vb_mysql_sql_drop(vb_mysql_dialect d, const char *table, char *buf, size_t len, vb_error *err) {
+    size_t u = 0;
+    (void)d;
+    return put(buf, len, &u, err, "DROP TABLE", "DROP TABLE IF EXISTS `%s`", table);
+}
+
+/* Writes [x,y,...] (normalised when unit is set) at *u. %.9g round-trips a float. */
+static int put_array(char *buf, size_t len, size_t *u, const float *v, size_t dim, int unit, vb_error *err) {
+    double norm = 1.0;
+    if (unit) {
+        double nn = 0.0;
+        for (size_t j = 0; j < dim; j++) nn += (double)v[j] * (double)v[j];
+        norm = nn > 0.0 ? sqrt(nn) : 1.0;
+    }
+    if (put(buf, len, u, err, "array", "[")) return VB_ERROR;
+    for (size_t j = 0; j < dim; j++)
+        if (put(buf, len, u, err, "array", "%s%.9g", j ? "," : "", (double)(float)(v[j] / norm))) return VB_ERROR;
+    return put(buf, len, u, err, "array", "]");
+}
+
+/* MariaDB: SELECT ... ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT k (the index is used for ORDER BY distance
+ * LIMIT). AliSQL: the same functions (VEC_DISTANCE, VEC_DISTANCE_EUCLIDEAN, VEC_DISTANCE_COSINE). Doris:
+ * ORDER BY l2_distance_approximate(v, [..]) LIMIT k, or inner_product_approximate(...) DESC. */
+int vb_mysql_sql_search(vb_mysql_dialect d, const char *table, vb_metric metric, int k, int filtered,
+                        int32_t tag_below, const float *query, size_t dim, char *buf, size_t len, vb_error *err) {
+    size_t u = 0;
+    if (metric_check(d, metric, err)) return VB_ERROR;
+    if (d != VB_MYSQL_DORIS)
+        return put(buf, len, &u, err, "search", "SELECT id FROM `%s`%s ORDER BY %s(v, ?) LIMIT %d", table,
+                   filtered ? " WHERE tag < ?" : "", distance_fn(d, metric), k);
+    if (!query) return vb_error_set(err, "engine", 1, "doris: the search statement needs the query vector");
+    if (put(buf, len, &u, err, "search", "SELECT id FROM `%s`", table)) return VB_ERROR;
+    if (filtered && put(buf, len, &u, err, "search", " WHERE tag < %d", (int)tag_below)) return VB_ERROR;
+    if (put(buf, len, &u, err, "search", " ORDER BY %s(v, ", distance_fn(d, metric)) ||
+        put_array(buf, len, &u, query, dim, metric == VB_METRIC_ANGULAR, err))
+        return VB_ERROR;
+    return put(buf, len, &u, err, "search", ")%s LIMIT %d", metric == VB_METRIC_EUCLIDEAN ? "" : " DESC", k);
+}
+
+/* MariaDB: mhnsw_ef_search (session). AliSQL: SET SESSION vidx_hnsw_ef_search = N. Doris: hnsw_ef_search. */
+int vb_mysql_sql_set_ef(vb_mysql_dialect d, int ef, char *buf, size_t len, vb_error *err) {
+    size_t u = 0;
+    const char *var = d == VB_MYSQL_MARIADB ? "mhnsw_ef_search" : d == VB_MYSQL_ALISQL ? "vidx_hnsw_ef_search"
+                                                                                      : "hnsw_ef_search";
+    return put(buf, len, &u, err, "SET", "SET SESSION %s = %d", var, ef);
+}
+
+/* MariaDB: mhnsw_max_cache_size (global). AliSQL: vidx_hnsw_cache_size (global). */
+int vb_mysql_sql_set_cache(vb_mysql_dialect d, long long bytes, char *buf, size_t len, vb_error *err) {
+    size_t u = 0;
+    if (d == VB_MYSQL_DORIS) return vb_error_set(err, "engine", 1, "doris: no vector cache setting");
+    return put(buf, len, &u, err, "SET", "SET GLOBAL %s = %lld",
+               d == VB_MYSQL_MARIADB ? "mhnsw_max_cache_size" : "vidx_hnsw_cache_size", bytes);
+}
+
+int vb_mysql_sql_delete(vb_mysql_dialect d, const char *table, const int64_t *ids, size_t n, char *buf,
+                        size_t len, vb_error *err) {
+    size_t u = 0;
+    if (d == VB_MYSQL_DORIS && !ids) return vb_error_set(err, "engine", 1, "doris: DELETE needs the ids");
+    if (put(buf, len, &u, err, "DELETE", "DELETE FROM `%s` WHERE id IN (", table)) return VB_ERROR;
+    for (size_t i = 0; i < n; i++) {
+        int rc = d == VB_MYSQL_DORIS ? put(buf, len, &u, err, "DELETE", "%s%lld", i ? ", " : "", (long long)ids[i])
+                                     : put(buf, len, &u, err, "DELETE", "%s?", i ? ", " : "");
+        if (rc) return VB_ERROR;
+    }
+    return put(buf, len, &u, err, "DELETE", ")");
+}
+
+/* An insert of a live id updates it (churn restarts rely on it): ON DUPLICATE KEY UPDATE. */
+int vb_mysql_sql_insert(vb_mysql_dialect d, const char *table, size_t n, char *buf, size_t len, vb_error *err) {
+    size_t u = 0;
+    if (d == VB_MYSQL_DORIS) return vb_error_set(err, "engine", 1, "doris: rows are inserted as literals");
+    if (put(buf, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, v) VALUES ", table)) return VB_ERROR;
+    for (size_t i = 0; i < n; i++)
+        if (put(buf, len, &u, err, "INSERT", "%s(?, ?, ?)", i ? ", " : "")) return VB_ERROR;
+    return put(buf, len, &u, err, "INSERT", " ON DUPLICATE KEY UPDATE tag = VALUES(tag), v = VALUES(v)");
+}
+
+/* ---- errors and connections ------------------------------------------------------------------------ */
+
+static int is_lost(unsigned e) { return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST; }
+
+/* The server's text, prefixed with the dialect and what was being done. */
+static int my_fail(const my_state *s, MYSQL *my, const char *what, vb_error *err) {
+    unsigned e = mysql_errno(my);
+    vb_error_set(err, "engine", (int)e, "%s: %s: %s (error %u)", s->name, what, mysql_error(my), e);
+    return is_lost(e) ? VB_RETRY : VB_ERROR;
+}
+
+static int stmt_fail(const my_state *s, MYSQL_STMT *st, const char *what, vb_error *err) {
+    unsigned e = mysql_stmt_errno(st);
+    vb_error_set(err, "engine", (int)e, "%s: %s: %s (error %u)", s->name, what, mysql_stmt_error(st), e);
+    return is_lost(e) ? VB_RETRY : VB_ERROR;
+}
+
+static int run(const my_state *s, MYSQL *my, const char *sql, vb_error *err) {
+    if (mysql_real_query(my, sql, strlen(sql))) return my_fail(s, my, sql, err);
+    MYSQL_RES *r = mysql_store_result(my);
+    if (r) mysql_free_result(r);
+    return VB_OK;
+}
+
+/* A new connection to the server; with use_db, in the database (created when missing by open). */
+static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err) {
+    *out = NULL;
+    MYSQL *my = mysql_init(NULL);
+    if (!my) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
+    if (!mysql_real_connect(my, s->host[0] ? s->host : NULL, s->user, s->password[0] ? s->password : NULL,
+                            use_db ? s->database : NULL, s->port, s->socket[0] ? s->socket : NULL, 0)) {
+        char where[700];
+        snprintf(where, sizeof where, "connect to %s as %s", s->socket[0] ? s->socket : s->host[0] ? s->host
+                                                                                                  : "localhost",
+                 s->user);
+        int rc = my_fail(s, my, where, err);
+        mysql_close(my);
+        return rc == VB_RETRY ? VB_ERROR : rc;
+    }
+    /* AliSQL's vector indexes require READ COMMITTED. */
+    if (s->d == VB_MYSQL_ALISQL && run(s, my, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", err)) {
+        mysql_close(my);
+        return VB_ERROR;
+    }
+    *out = my;
+    return VB_OK;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------------- */
+
+static int copy_param(const vb_engine_config *cfg, const char *key, const char *def, char *dst, size_t len,
+                      vb_error *err) {
+    const char *v = vb_kv_get(cfg->params, cfg->n_params, key, def);
+    if ((size_t)snprintf(dst, len, "%s", v) >= len)
+        return vb_error_set(err, "config", 1, "parameter %s is too long", key);
+    return VB_OK;
+}
+
+/* Identifiers are written into statements: only [A-Za-z0-9_]. */
+static int check_ident(const char *what, const char *v, vb_error *err) {
+    if (!v[0]) return vb_error_set(err, "config", 1, "parameter %s is empty", what);
+    for (const char *p = v; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return vb_error_set(err, "config", 1, "parameter %s=\"%s\": only letters, digits and _", what, v);
+    return VB_OK;
+}
+
+static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **state, vb_error *err) {
+    pthread_once(&lib_once, lib_init);
+    my_state *s = calloc(1, sizeof *s);
+    if (!s) return vb_error_set(err, "engine", 1, "%s: out of memory", vb_mysql_dialect_name(d));
+    s->d = d;
+    s->name = vb_mysql_dialect_name(d);
+    long port, batch, cache = -1;
+    const char *cache_key = d == VB_MYSQL_MARIADB ? "mhnsw_max_cache_size" : "vidx_hnsw_cache_size";
+    if (copy_param(cfg, "host", "", s->host, sizeof s->host, err) ||
+        copy_param(cfg, "socket", "", s->socket, sizeof s->socket, err) ||
+        copy_param(cfg, "user", "root", s->user, sizeof s->user, err) ||
+        copy_param(cfg, "password", "", s->password, sizeof s->password, err) ||
+        copy_param(cfg, "database", "vbench", s->database, sizeof s->database, err) ||
+        copy_param(cfg, "table", "vb_items", s->table, sizeof s->table, err) ||
+        check_ident("database", s->database, err) || check_ident("table", s->table, err) ||
+        vb_kv_get_long(cfg->params, cfg->n_params, "port", d == VB_MYSQL_DORIS ? 9030 : 3306, 0, 65535, &port,
+                       err) ||
+        vb_kv_get_long(cfg->params, cfg->n_params, "insert_batch", 500, 1, 20000, &batch, err) ||
+        (d != VB_MYSQL_DORIS &&
+         vb_kv_get_long(cfg->params, cfg->n_params, cache_key, -1, -1, 1L << 50, &cache, err))) {
+        free(s);
+        return vb_error_prefix(err, "%s", vb_mysql_dialect_name(d));
+    }
+    s->port = (unsigned)port;
+    s->insert_batch = batch;
+    s->cache_bytes = cache;
+    pthread_mutex_init(&s->lock, NULL);
+    /* Connect now, so wrong credentials fail at open with the server's text; make the database. */
+    char sql[512];
+    int rc = my_connect(s, 0, &s->admin, err);
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
+        rc = run(s, s->admin, sql, err);
+    }
+    if (rc == VB_OK && mysql_select_db(s->admin, s->database)) rc = my_fail(s, s->admin, "USE", err);
+    if (rc == VB_OK && cache >= 0 && (rc = vb_mysql_sql_set_cache(d, cache, sql, sizeof sql, err)) == VB_OK)
+        rc = run(s, s->admin, sql, err);
+    if (rc != VB_OK) {
+        if (s->admin) mysql_close(s->admin);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return rc;
+    }
+    *state = s;
+    return VB_OK;
+}
+
+static int mariadb_open(const vb_engine_config *c, void **st, vb_error *e) { return family_open(VB_MYSQL_MARIADB, c, st, e); }
+static int alisql_open(const vb_engine_config *c, void **st, vb_error *e) { return family_open(VB_MYSQL_ALISQL, c, st, e); }
+static int doris_open(const vb_engine_config *c, void **st, vb_error *e) { return family_open(VB_MYSQL_DORIS, c, st, e); }
+
+static void family_close(void *state) {
+    my_state *s = state;
+    if (s->admin) mysql_close(s->admin);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* Runs sql on the admin connection, reconnecting once when the server dropped it (idle timeout). */
+static int admin_run(my_state *s, const char *sql, vb_error *err) {
+    pthread_mutex_lock(&s->lock);
+    int rc = run(s, s->admin, sql, err);
+    if (rc == VB_RETRY) {
+        MYSQL *fresh;
+        if (my_connect(s, 1, &fresh, err) == VB_OK) {
+            mysql_close(s->admin);
+            s->admin = fresh;
+            rc = run(s, s->admin, sql, err);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int family_create(void *state, const vb_table_spec *spec, vb_error *err) {
+    my_state *s = state;
+    char sql[2048];
+    if (spec->dim == 0) return vb_error_set(err, "engine", 1, "%s: dim 0", s->name);
+    if (vb_mysql_sql_create(s->d, s->table, spec, sql, sizeof sql, err)) return VB_ERROR;
+    char drop[256];
+    if (vb_mysql_sql_drop(s->d, s->table, drop, sizeof drop, err) || admin_run(s, drop, err) ||
+        admin_run(s, sql, err))
+        return VB_ERROR;
+    s->dim = spec->dim;
+    s->metric = spec->metric;
+    return VB_OK;
+}
+
+static int family_connect(void *state, void **conn, vb_error *err) {
+    my_state *s = state;
+    my_conn *c = calloc(1, sizeof *c);
+    if (!c) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
+    c->s = s;
+    int rc = my_connect(s, 1, &c->my, err);
+    if (rc != VB_OK) {
+        free(c);
+        return rc;
+    }
+    *conn = c;
+    return VB_OK;
+}
+
+static void family_disconnect(void *conn) {
+    my_conn *c = conn;
+    for (int i = 0; i < 2; i++)
+        if (c->search[i]) mysql_stmt_close(c->search[i]);
+    if (c->insert) mysql_stmt_close(c->insert);
+    mysql_close(c->my);
+    free(c->binds);
+    free(c->text);
+    free(c);
+}
+
+static int binds_reserve(my_conn *c, size_t n, vb_error *err) {
+    if (n <= c->n_binds) {
+        memset(c->binds, 0, n * sizeof *c->binds);
+        return VB_OK;
+    }
+    MYSQL_BIND *b = realloc(c->binds, n * sizeof *b);
+    if (!b) return vb_error_set(err, "engine", 1, "%s: out of memory", c->s->name);
+    c->binds = b;
+    c->n_binds = n;
+    memset(b, 0, n * sizeof *b);
+    return VB_OK;
+}
+
+static int text_reserve(my_conn *c, size_t n, vb_error *err) {
+    if (n <= c->text_cap) return VB_OK;
+    char *t = realloc(c->text, n);
+    if (!t) return vb_error_set(err, "engine", 1, "%s: out of memory", c->s->name);
+    c->text = t;
+    c->text_cap = n;
+    return VB_OK;
+}
+
+/* Prepares sql on the connection; *st is replaced. */
+static int prepare(my_conn *c, MYSQL_STMT **st, const char *sql, vb_error *err) {
+    if (*st) mysql_stmt_close(*st);
+    *st = mysql_stmt_init(c->my);
+    if (!*st) return my_fail(c->s, c->my, "mysql_stmt_init", err);
+    if (mysql_stmt_prepare(*st, sql, strlen(sql))) {
+        int rc = stmt_fail(c->s, *st, "prepare", err);
+        mysql_stmt_close(*st);
+        *st = NULL;
+        return rc;
+    }
+    return VB_OK;
+}
+
+/* ---- load / insert / remove ------------------------------------------------------------------------ */
+
+static int32_t tag_of(const int32_t *tags, size_t i) { return tags ? tags[i] : MY_NO_TAG; }
+
+/* One prepared multi-row upsert of n rows. */
+static int insert_prepared(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                           vb_error *err) {
+    my_state *s = c->s;
+    if (!c->insert || c->insert_n != n) {
+        size_t len = 128 + 16 * n + strlen(s->table);
+        if (text_reserve(c, len, err) || vb_mysql_sql_insert(s->d, s->table, n, c->text, len, err) ||
+            prepare(c, &c->insert, c->text, err))
+            return VB_ERROR;
+        c->insert_n = n;
+    }
+    if (binds_reserve(c, 3 * n, err)) return VB_ERROR;
+    static const int32_t no_tag = MY_NO_TAG;
+    for (size_t i = 0; i < n; i++) {
+        MYSQL_BIND *b = c->binds + 3 * i;
+        b[0].buffer_type = MYSQL_TYPE_LONGLONG;
+        b[0].buffer = (void *)(ids + i);
+        b[1].buffer_type = MYSQL_TYPE_LONG;
+        b[1].buffer = (void *)(tags ? tags + i : &no_tag);
+        b[2].buffer_type = MYSQL_TYPE_BLOB;
+        b[2].buffer = (void *)(vecs + i * s->dim);
+        b[2].buffer_length = (unsigned long)(s->dim * sizeof(float));
+    }
+    if (mysql_stmt_bind_param(c->insert, c->binds)) return stmt_fail(s, c->insert, "bind INSERT", err);
+    if (mysql_stmt_execute(c->insert)) return stmt_fail(s, c->insert, "INSERT", err);
+    return VB_OK;
+}
+
+/* Doris: a text multi-row INSERT with array literals (stream load, an HTTP PUT, is not implemented). */
+static int insert_doris(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                        vb_error *err) {
+    my_state *s = c->s;
+    size_t len = 256 + n * (48 + s->dim * 18), u = 0;
+    if (text_reserve(c, len, err)) return VB_ERROR;
+    if (put(c->text, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, v) VALUES ", s->table)) return VB_ERROR;
+    for (size_t i = 0; i < n; i++)
+        if (put(c->text, len, &u, err, "INSERT", "%s(%lld, %d, ", i ? ", " : "", (long long)ids[i],
+                (int)tag_of(tags, i)) ||
+            put_array(c->text, len, &u, vecs + i * s->dim, s->dim, s->metric == VB_METRIC_ANGULAR, err) ||
+            put(c->text, len, &u, err, "INSERT", ")"))
+            return VB_ERROR;
+    return run(s, c->my, c->text, err);
+}
+
+static int family_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                       vb_error *err) {
+    my_conn *c = conn;
+    if (!c->s->dim) return vb_error_set(err, "engine", 1, "%s: load before create", c->s->name);
+    for (size_t at = 0; at < n;) {
+        size_t m = n - at < (size_t)c->s->insert_batch ? n - at : (size_t)c->s->insert_batch;
+        const int32_t *t = tags ? tags + at : NULL;
+        int rc;
+        /* Concurrent inserts into one MHNSW graph deadlock now and then (error 1213, the statement rolled back
+         * whole under autocommit): the batch is sent again, a bounded number of times. */
+        for (int attempt = 0;; attempt++) {
+            rc = c->s->d == VB_MYSQL_DORIS ? insert_doris(c, ids + at, vecs + at * c->s->dim, t, m, err)
+                                           : insert_prepared(c, ids + at, vecs + at * c->s->dim, t, m, err);
+            if (rc != VB_ERROR || (err->code != ER_LOCK_DEADLOCK && err->code != ER_LOCK_WAIT_TIMEOUT) ||
+                attempt == 100)
+                break;
+            c->deadlocks++;
+            usleep(1000u * (unsigned)(1 + attempt % 10));
+        }
+        if (rc != VB_OK) return rc;
+        at += m;
+    }
+    return VB_OK;
+}
+
+static int family_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
+    my_conn *c = conn;
+    my_state *s = c->s;
+    for (size_t at = 0; at < n;) {
+        size_t m = n - at < 1000 ? n - at : 1000;
+        size_t len = 128 + 24 * m;
+        if (text_reserve(c, len, err) || vb_mysql_sql_delete(s->d, s->table, ids + at, m, c->text, len, err))
+            return VB_ERROR;
+        int rc;
+        if (s->d == VB_MYSQL_DORIS) {
+            rc = run(s, c->my, c->text, err);
+        } else {
+            MYSQL_STMT *st = NULL;
+            rc = prepare(c, &st, c->text, err);
+            if (rc == VB_OK && binds_reserve(c, m, err)) rc = VB_ERROR;
+            for (size_t i = 0; rc == VB_OK && i < m; i++) {
+                c->binds[i].buffer_type = MYSQL_TYPE_LONGLONG;
+                c->binds[i].buffer = (void *)(ids + at + i);
+            }
+            if (rc == VB_OK && mysql_stmt_bind_param(st, c->binds)) rc = stmt_fail(s, st, "bind DELETE", err);
+            if (rc == VB_OK && mysql_stmt_execute(st)) rc = stmt_fail(s, st, "DELETE", err);
+            if (st) mysql_stmt_close(st);
+        }
+        if (rc != VB_OK) return rc;
+        at += m;
+    }
+    return VB_OK;
+}
+
+/* ---- search ---------------------------------------------------------------------------------------- */
+
+static int family_set_search(void *conn, const vb_search_params *p, vb_error *err) {
+    my_conn *c = conn;
+    char sql[128];
+    if (vb_mysql_sql_set_ef(c->s->d, p->ef_search, sql, sizeof sql, err)) return VB_ERROR;
+    return run(c->s, c->my, sql, err);
+}
+
+static int search_doris(my_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
+                        int *n_out, vb_error *err) {
+    my_state *s = c->s;
+    size_t len = 256 + s->dim * 18;
+    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
+    if (text_reserve(c, len, err) ||
+        vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, filtered ? filter->tag_below : 0, query, s->dim,
+                            c->text, len, err))
+        return VB_ERROR;
+    if (mysql_real_query(c->my, c->text, strlen(c->text))) return my_fail(s, c->my, "search", err);
+    MYSQL_RES *r = mysql_store_result(c->my);
+    if (!r) return my_fail(s, c->my, "search result", err);
+    MYSQL_ROW row;
+    int n = 0;
+    while ((row = mysql_fetch_row(r)) && n < k) ids_out[n++] = row[0] ? strtoll(row[0], NULL, 10) : -1;
+    mysql_free_result(r);
+    *n_out = n;
+    return VB_OK;
+}
+
+/* Prepared statements are kept per connection for the k they were made for. */
+static int family_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
+                         int *n_out, vb_error *err) {
+    my_conn *c = conn;
+    my_state *s = c->s;
+    *n_out = 0;
+    if (s->d == VB_MYSQL_DORIS) return search_doris(c, query, k, filter, ids_out, n_out, err);
+    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
+    if (c->search_k != k) {
+        for (int i = 0; i < 2; i++)
+            if (c->search[i]) {
+                mysql_stmt_close(c->search[i]);
+                c->search[i] = NULL;
+            }
+        c->search_k = k;
+    }
+    MYSQL_STMT **st = &c->search[filtered];
+    if (!*st) {
+        char sql[512];
+        if (vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, 0, NULL, s->dim, sql, sizeof sql, err))
+            return VB_ERROR;
+        int rc = prepare(c, st, sql, err);
+        if (rc != VB_OK) return rc;
+    }
+    MYSQL_BIND in[2];
+    memset(in, 0, sizeof in);
+    int32_t tag = filtered ? filter->tag_below : 0;
+    int at = 0;
+    if (filtered) {
+        in[at].buffer_type = MYSQL_TYPE_LONG;
+        in[at++].buffer = &tag;
+    }
+    in[at].buffer_type = MYSQL_TYPE_BLOB;
+    in[at].buffer = (void *)query;
+    in[at].buffer_length = (unsigned long)(s->dim * sizeof(float));
+    if (mysql_stmt_bind_param(*st, in)) return stmt_fail(s, *st, "bind search", err);
+    if (mysql_stmt_execute(*st)) return stmt_fail(s, *st, "search", err);
+    long long id = 0;
+    my_bool is_null = 0;
+    MYSQL_BIND out;
+    memset(&out, 0, sizeof out);
+    out.buffer_type = MYSQL_TYPE_LONGLONG;
+    out.buffer = &id;
+    out.is_null = &is_null;
+    if (mysql_stmt_bind_result(*st, &out)) return stmt_fail(s, *st, "bind result", err);
+    int n = 0, f;
+    while ((f = mysql_stmt_fetch(*st)) == 0 || f == MYSQL_DATA_TRUNCATED)
+        if (n < k) ids_out[n++] = is_null ? -1 : (int64_t)id;
+    if (f != MYSQL_NO_DATA) {
+        int rc = stmt_fail(s, *st, "fetch", err);
+        mysql_stmt_free_result(*st);
+        return rc;
+    }
+    mysql_stmt_free_result(*st);
+    *n_out = n;
+    return VB_OK;
+}
+
+/* ---- sizes, version, EXPLAIN ----------------------------------------------------------------------- */
+
+/* Runs a one-row query on the admin connection; row values as integers (-1 for NULL / no row). */
+static int admin_ints(my_state *s, const char *sql, long long *vals, int n, vb_error *err) {
+    for (int i = 0; i < n; i++) vals[i] = -1;
+    pthread_mutex_lock(&s->lock);
+    int rc = VB_OK;
+    if (mysql_real_query(s->admin, sql, strlen(sql))) {
+        rc = my_fail(s, s->admin, sql, err);
+    } else {
+        MYSQL_RES *r = mysql_store_result(s->admin);
+        MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+        for (int i = 0; row && i < n && i < (int)mysql_num_fields(r); i++)
+            if (row[i]) vals[i] = strtoll(row[i], NULL, 10);
+        if (r) mysql_free_result(r);
+        else if (mysql_field_count(s->admin)) rc = my_fail(s, s->admin, sql, err);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* information_schema.TABLES (DATA_LENGTH, INDEX_LENGTH) after ANALYZE; for MHNSW the graph lives in a hidden
+ * InnoDB table <table>#i#01 that information_schema.TABLES does not list, but INNODB_SYS_TABLESPACES does:
+ * its allocated size is the vector index, added to INDEX_LENGTH (the primary key is in the table). */
+static int family_sizes(void *state, vb_sizes *out, vb_error *err) {
+    my_state *s = state;
+    char sql[768];
+    long long v[3], hidden = -1, rows = -1;
+    if (s->d != VB_MYSQL_DORIS) {
+        snprintf(sql, sizeof sql, "ANALYZE TABLE `%s`", s->table);
+        if (admin_run(s, sql, err)) return VB_ERROR;
+    }
+    snprintf(sql, sizeof sql,
+             "SELECT DATA_LENGTH, INDEX_LENGTH, TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = '%s' "
+             "AND TABLE_NAME = '%s'", s->database, s->table);
+    if (admin_ints(s, sql, v, 3, err)) return VB_ERROR;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s`", s->table);
+    if (admin_ints(s, sql, &rows, 1, err)) return VB_ERROR;
+    if (s->d == VB_MYSQL_MARIADB) {
+        snprintf(sql, sizeof sql,
+                 "SELECT SUM(ALLOCATED_SIZE) FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE "
+                 "'%s/%s#i#%%'", s->database, s->table);
+        vb_error ignored;
+        if (admin_ints(s, sql, &hidden, 1, &ignored)) hidden = -1;   /* not reachable: index_bytes from TABLES */
+    }
+    out->table_bytes = v[0];
+    out->index_bytes = hidden >= 0 ? hidden + (v[1] > 0 ? v[1] : 0) : v[1];
+    out->rows = rows;
+    return VB_OK;
+}
+
+static int family_version(void *state, char *buf, size_t len, vb_error *err) {
+    my_state *s = state;
+    pthread_mutex_lock(&s->lock);
+    int rc = VB_OK;
+    if (mysql_real_query(s->admin, "SELECT VERSION()", 16)) {
+        rc = my_fail(s, s->admin, "SELECT VERSION()", err);
+    } else {
+        MYSQL_RES *r = mysql_store_result(s->admin);
+        MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+        snprintf(buf, len, "%s %s", s->name, row && row[0] ? row[0] : "?");
+        if (r) mysql_free_result(r);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* EXPLAIN of the search with a constant vector (all 1s). MariaDB shows the vector index as `key` = v (the
+ * index is named after its column); AliSQL's is vi; Doris prints a plan whose text names the ANN index. */
+int vb_mysql_explain(void *conn, int k, int filtered, int *uses_index, char *plan, size_t len, vb_error *err) {
+    my_conn *c = conn;
+    my_state *s = c->s;
+    *uses_index = 0;
+    if (len) plan[0] = '\0';
+    float *q = malloc(s->dim * sizeof *q);
+    size_t cap = 512 + s->dim * 18, u = 0;
+    char *sql = malloc(cap);
+    int rc = q && sql ? VB_OK : vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
+    for (size_t j = 0; q && j < s->dim; j++) q[j] = 1.0f;
+    if (rc == VB_OK && s->d == VB_MYSQL_DORIS) {
+        rc = put(sql, cap, &u, err, "EXPLAIN", "EXPLAIN ");
+        if (rc == VB_OK)
+            rc = vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, 1000, q, s->dim, sql + u, cap - u, err);
+    } else if (rc == VB_OK) {
+        rc = put(sql, cap, &u, err, "EXPLAIN", "EXPLAIN SELECT id FROM `%s`%s ORDER BY %s(v, VEC_FromText('",
+                 s->table, filtered ? " WHERE tag < 1000" : "", distance_fn(s->d, s->metric));
+        if (rc == VB_OK) rc = put_array(sql, cap, &u, q, s->dim, 0, err);
+        if (rc == VB_OK) rc = put(sql, cap, &u, err, "EXPLAIN", "')) LIMIT %d", k);
+    }
+    if (rc == VB_OK && mysql_real_query(c->my, sql, strlen(sql))) rc = my_fail(s, c->my, "EXPLAIN", err);
+    MYSQL_RES *r = rc == VB_OK ? mysql_store_result(c->my) : NULL;
+    if (rc == VB_OK && !r) rc = my_fail(s, c->my, "EXPLAIN result", err);
+    if (r) {
+        unsigned nf = mysql_num_fields(r);
+        MYSQL_FIELD *f = mysql_fetch_fields(r);
+        int key_col = -1;
+        for (unsigned i = 0; i < nf; i++)
+            if (strcmp(f[i].name, "key") == 0) key_col = (int)i;
+        MYSQL_ROW row;
+        size_t pu = 0;
+        while ((row = mysql_fetch_row(r))) {
+            for (unsigned i = 0; i < nf; i++) {
+                if (pu + 1 < len) {
+                    int w = snprintf(plan + pu, len - pu, "%s%s=%s", i ? " " : "", f[i].name, row[i] ? row[i] : "NULL");
+                    if (w > 0) pu = pu + (size_t)w < len ? pu + (size_t)w : len - 1;
+                }
+                if (s->d == VB_MYSQL_DORIS && row[i] && strstr(row[i], "ann")) *uses_index = 1;
+            }
+            if (pu + 1 < len) plan[pu++] = '\n', plan[pu] = '\0';
+            if (key_col >= 0 && row[key_col] &&
+                strcmp(row[key_col], s->d == VB_MYSQL_ALISQL ? "vi" : "v") == 0)
+                *uses_index = 1;
+        }
+        mysql_free_result(r);
+    }
+    free(q);
+    free(sql);
+    return rc;
+}
+
+/* ---- ops tables ------------------------------------------------------------------------------------ */
+
+#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, OPEN)                                                            \
+    {                                                                                                          \
+        .name = NAME, .description = DESC, .flags = FLAGS, .param_names = PARAMS, .open = OPEN,               \
+        .close = family_close, .create = family_create, .connect = family_connect,                            \
+        .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
+        .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
+        .sizes = family_sizes,                                                                                 \
+    }
+
+const vb_engine_ops vb_engine_mariadb =
+    FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER, mariadb_params, mariadb_open);
+const vb_engine_ops vb_engine_alisql =
+    FAMILY_OPS("alisql", "AliSQL 8.0 VIDX HNSW over Connector/C (statements from the documentation; not verified "
+               "against a server here)",
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER, alisql_params, alisql_open);
+const vb_engine_ops vb_engine_doris =
+    FAMILY_OPS("doris", "Apache Doris 4.0 ANN index over the MySQL protocol, INSERT for bulk data (statements from "
+               "the documentation; not verified against a server here)",
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER, doris_params, doris_open);

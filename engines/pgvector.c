@@ -1,0 +1,774 @@
+/* The "pgvector" engine: PostgreSQL + pgvector 0.8 through libpq.
+ *
+ * The table is (id bigint primary key, tag integer, embedding vector(d)) or halfvec(d) (param variant). Loading
+ * is binary COPY on each loader connection, so several loaders run in parallel; the HNSW index is built after the
+ * load (CREATE INDEX ... USING hnsw (embedding <opclass>) WITH (m, ef_construction)) under the profile's
+ * maintenance_work_mem and max_parallel_maintenance_workers, then the table is analysed so the planner has
+ * statistics. A search is one prepared statement per connection, executed with the query vector as a binary
+ * parameter and binary results:
+ *     SELECT id FROM t ORDER BY embedding <op> $1 LIMIT k             (filter: WHERE tag < $2)
+ * with <op> <-> (euclidean, vector_l2_ops), <=> (angular, vector_cosine_ops), <#> (dot: the negative inner
+ * product, vector_ip_ops); halfvec_* opclasses for the halfvec variant. hnsw.ef_search, hnsw.iterative_scan and
+ * hnsw.max_scan_tuples are session settings applied on every connection. Churn is DELETE ... WHERE id = ANY($1)
+ * and binary COPY; maintenance is VACUUM (ANALYZE).
+ *
+ * Binary formats (pgvector src/vector.c vector_recv / src/halfvec.c halfvec_recv): int16 dim, int16 unused (0),
+ * then dim float4 (vector) or dim IEEE half floats (halfvec), all big-endian. The COPY stream is PostgreSQL's
+ * binary COPY format: the 19-byte header, per row an int16 field count and per field an int32 length (-1 for
+ * NULL) and the value, then an int16 -1 trailer.
+ *
+ * Errors carry the server's own message. A lost connection (or SQLSTATE class 08, 57P01-57P03, 40001, 40P01)
+ * returns VB_RETRY; the next call on that connection reconnects it and restores its settings.
+ *
+ * The engine instance keeps one administrative connection (create, build, maintain, sizes, version, attach),
+ * opened on first use and guarded by a mutex; every vb_conn owns its own connection. */
+#include <arpa/inet.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engines/engine.h"
+#include "engines/pgvector.h"
+
+#define PG_DOMAIN "pgvector"
+#define PG_NAME_MAX 48
+
+static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
+                                        "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
+                                        "max_parallel_maintenance_workers", "m", "ef_construction", NULL};
+
+typedef struct pg_state {
+    /* libpq connection keywords/values, NULL-terminated. */
+    const char *keys[8];
+    char *vals[8];
+    char table[PG_NAME_MAX + 1];
+    char index[PG_NAME_MAX + 8];
+    int halfvec;                       /* variant: 0 vector, 1 halfvec */
+    char iterative_scan[16];           /* "" = server default */
+    long max_scan_tuples;              /* 0 = server default */
+    char maintenance_work_mem[32];     /* "" = server default */
+    long parallel_workers;             /* -1 = server default */
+    long m, ef_construction;           /* 0 = the table spec's */
+    /* The table, once create or attach has run. */
+    int ready;
+    size_t dim;
+    vb_metric metric;
+    int spec_m, spec_efc;
+    pthread_mutex_t lock;              /* guards admin */
+    PGconn *admin;
+} pg_state;
+
+typedef struct pg_conn {
+    pg_state *s;
+    PGconn *pg;
+    int ef_search;                     /* 0 = never set */
+    int k_plain, k_filter;             /* LIMIT of the prepared statements, 0 = not prepared */
+    char *buf;                         /* COPY stream, query parameter */
+    size_t cap;
+} pg_conn;
+
+/* ---- errors ------------------------------------------------------------------------------------------ */
+
+/* Copies a libpq message without its trailing newlines. */
+static void trim_copy(char *dst, size_t len, const char *src) {
+    snprintf(dst, len, "%s", src && src[0] ? src : "(no message from the server)");
+    size_t n = strlen(dst);
+    while (n && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = '\0';
+    for (char *p = dst; *p; p++)
+        if (*p == '\n' || *p == '\t') *p = ' ';   /* ERROR + HINT lines: one line in the results */
+}
+
+/* Server notices (NOTICE: table does not exist, skipping) are expected chatter, not output. */
+static void ignore_notice(void *arg, const char *message) {
+    (void)arg;
+    (void)message;
+}
+
+/* Fills err with what failed and the server's message; VB_RETRY when the failure is transient (connection
+ * lost, server shutting down, serialisation failure, deadlock), VB_ERROR otherwise. r may be NULL. */
+static int pg_fail(PGconn *pg, const PGresult *r, vb_error *err, const char *what) {
+    char msg[800];
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    const char *text = r && PQresultErrorMessage(r)[0] ? PQresultErrorMessage(r) : PQerrorMessage(pg);
+    trim_copy(msg, sizeof msg, text);
+    int retry = PQstatus(pg) == CONNECTION_BAD ||
+                (state && (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
+                           strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0 ||
+                           strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0));
+    vb_error_set(err, PG_DOMAIN, retry ? 2 : 1, "pgvector: %s: %s%s%s%s", what, msg, state ? " (SQLSTATE " : "",
+                 state ? state : "", state ? ")" : "");
+    return retry ? VB_RETRY : VB_ERROR;
+}
+
+/* Runs one statement that returns no rows. */
+static int pg_command(PGconn *pg, const char *sql, vb_error *err) {
+    PGresult *r = PQexec(pg, sql);
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(pg, r, err, sql);
+    PQclear(r);
+    return rc;
+}
+
+/* ---- parameters and connections ------------------------------------------------------------------------ */
+
+/* A plain SQL identifier: letters, digits, underscores, not starting with a digit. */
+static int valid_name(const char *s) {
+    if (!s[0] || strlen(s) > PG_NAME_MAX || (s[0] >= '0' && s[0] <= '9')) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+    return 1;
+}
+
+static void pg_close(void *state) {
+    pg_state *s = state;
+    if (!s) return;
+    if (s->admin) PQfinish(s->admin);
+    for (size_t i = 0; s->keys[i]; i++) free(s->vals[i]);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* Validates the profile parameters; connects nothing (the first operation does). *state is freed by pg_close. */
+static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
+    const vb_kv *kv = cfg->params;
+    size_t n = cfg->n_params;
+    if (vb_kv_check_keys(kv, n, pg_params, "pgvector engine", err) != VB_OK) return VB_ERROR;
+    pg_state *s = calloc(1, sizeof *s);
+    if (!s) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+    pthread_mutex_init(&s->lock, NULL);
+    static const char *const conn_keys[] = {"host", "port", "user", "password", "dbname"};
+    size_t nk = 0;
+    for (size_t i = 0; i < sizeof conn_keys / sizeof *conn_keys; i++) {
+        const char *v = vb_kv_get(kv, n, conn_keys[i], NULL);
+        if (!v || !v[0]) continue;
+        s->keys[nk] = conn_keys[i];
+        if (!(s->vals[nk++] = strdup(v))) goto oom;
+    }
+    s->keys[nk] = "application_name";
+    if (!(s->vals[nk++] = strdup("vbench"))) goto oom;
+    s->keys[nk] = NULL;
+
+    const char *table = vb_kv_get(kv, n, "table", "vbench_items");
+    if (!valid_name(table)) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: table '%s': use lower-case letters, digits and _ (at most %d)",
+                     table, PG_NAME_MAX);
+        goto fail;
+    }
+    snprintf(s->table, sizeof s->table, "%s", table);
+    snprintf(s->index, sizeof s->index, "%s_hnsw", table);
+
+    const char *variant = vb_kv_get(kv, n, "variant", "vector");
+    if (strcmp(variant, "vector") && strcmp(variant, "halfvec")) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: variant '%s': expected vector or halfvec", variant);
+        goto fail;
+    }
+    s->halfvec = strcmp(variant, "halfvec") == 0;
+
+    const char *it = vb_kv_get(kv, n, "iterative_scan", "");
+    if (it[0] && strcmp(it, "off") && strcmp(it, "relaxed_order") && strcmp(it, "strict_order")) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: iterative_scan '%s': expected off, relaxed_order or strict_order",
+                     it);
+        goto fail;
+    }
+    snprintf(s->iterative_scan, sizeof s->iterative_scan, "%s", it);
+
+    const char *mwm = vb_kv_get(kv, n, "maintenance_work_mem", "");
+    for (const char *p = mwm; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == ' ') ||
+            p - mwm >= 30) {
+            vb_error_set(err, PG_DOMAIN, 1, "pgvector: maintenance_work_mem '%s': expected a size such as 1GB", mwm);
+            goto fail;
+        }
+    snprintf(s->maintenance_work_mem, sizeof s->maintenance_work_mem, "%s", mwm);
+
+    if (vb_kv_get_long(kv, n, "max_scan_tuples", 0, 1, 2147483647L, &s->max_scan_tuples, err) ||
+        vb_kv_get_long(kv, n, "max_parallel_maintenance_workers", -1, 0, 1024, &s->parallel_workers, err) ||
+        vb_kv_get_long(kv, n, "m", 0, 2, 100, &s->m, err) ||
+        vb_kv_get_long(kv, n, "ef_construction", 0, 4, 1000, &s->ef_construction, err)) {
+        vb_error_prefix(err, "pgvector");
+        goto fail;
+    }
+    *state = s;
+    return VB_OK;
+oom:
+    vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+fail:
+    pg_close(s);
+    return VB_ERROR;
+}
+
+/* A new connection to the server; VB_RETRY when it cannot be made (the server's words in err). */
+static int pg_dial(pg_state *s, PGconn **out, vb_error *err) {
+    PGconn *pg = PQconnectdbParams(s->keys, (const char *const *)s->vals, 0);
+    if (!pg) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory for a connection");
+    if (PQstatus(pg) != CONNECTION_OK) {
+        char msg[800];
+        trim_copy(msg, sizeof msg, PQerrorMessage(pg));
+        PQfinish(pg);
+        /* Authentication and a missing database are not transient: the profile is wrong. */
+        int fatal = strstr(msg, "authentication failed") || strstr(msg, "does not exist") ||
+                    strstr(msg, "password") || strstr(msg, "no pg_hba.conf entry");
+        vb_error_set(err, PG_DOMAIN, fatal ? 1 : 2, "pgvector: connecting: %s", msg);
+        return fatal ? VB_ERROR : VB_RETRY;
+    }
+    PQsetNoticeProcessor(pg, ignore_notice, NULL);
+    *out = pg;
+    return VB_OK;
+}
+
+/* The administrative connection, (re)opened when missing or lost. Caller holds s->lock. */
+static int admin_ready(pg_state *s, vb_error *err) {
+    if (s->admin && PQstatus(s->admin) == CONNECTION_OK) return VB_OK;
+    if (s->admin) PQfinish(s->admin);
+    s->admin = NULL;
+    return pg_dial(s, &s->admin, err);
+}
+
+/* ---- SQL text ---------------------------------------------------------------------------------------- */
+
+static const char *metric_op(vb_metric m) {
+    switch (m) {
+    case VB_METRIC_EUCLIDEAN: return "<->";
+    case VB_METRIC_ANGULAR: return "<=>";
+    case VB_METRIC_DOT: return "<#>";
+    }
+    return NULL;
+}
+
+static const char *metric_opclass(vb_metric m) {
+    switch (m) {
+    case VB_METRIC_EUCLIDEAN: return "l2_ops";
+    case VB_METRIC_ANGULAR: return "cosine_ops";
+    case VB_METRIC_DOT: return "ip_ops";
+    }
+    return NULL;
+}
+
+static int check_metric(vb_metric m, vb_error *err) {
+    if (!metric_op(m))
+        return vb_error_set(err, PG_DOMAIN, 1,
+                            "pgvector: metric %d is not supported (euclidean <->, angular <=>, dot <#> are)", (int)m);
+    return VB_OK;
+}
+
+/* The kNN query text for the connection's table; filtered adds WHERE tag < $2. */
+static void knn_sql(const pg_state *s, int k, int filtered, char *buf, size_t len) {
+    snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table,
+             filtered ? " WHERE tag < $2" : "", metric_op(s->metric), k);
+}
+
+/* ---- binary encoding ----------------------------------------------------------------------------------- */
+
+static int grow(pg_conn *c, size_t want, vb_error *err) {
+    if (want <= c->cap) return VB_OK;
+    size_t cap = c->cap ? c->cap : 65536;
+    while (cap < want) cap *= 2;
+    char *b = realloc(c->buf, cap);
+    if (!b) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory for a %zu-byte buffer", cap);
+    c->buf = b;
+    c->cap = cap;
+    return VB_OK;
+}
+
+static char *put16(char *p, uint16_t v) {
+    v = htons(v);
+    memcpy(p, &v, 2);
+    return p + 2;
+}
+
+static char *put32(char *p, uint32_t v) {
+    v = htonl(v);
+    memcpy(p, &v, 4);
+    return p + 4;
+}
+
+static char *put64(char *p, uint64_t v) {
+    p = put32(p, (uint32_t)(v >> 32));
+    return put32(p, (uint32_t)v);
+}
+
+/* Bytes of one vector value in the binary format. */
+static size_t vec_bytes(const pg_state *s) { return 4 + s->dim * (s->halfvec ? 2 : 4); }
+
+/* A vector or halfvec value in pgvector's binary format (vector_recv / halfvec_recv). */
+static char *put_vec(const pg_state *s, char *p, const float *v) {
+    p = put16(p, (uint16_t)s->dim);
+    p = put16(p, 0);
+    for (size_t j = 0; j < s->dim; j++) {
+        if (s->halfvec) {
+            _Float16 h = (_Float16)v[j];   /* IEEE binary16, round to nearest even */
+            uint16_t u;
+            memcpy(&u, &h, 2);
+            p = put16(p, u);
+        } else {
+            uint32_t u;
+            memcpy(&u, &v[j], 4);
+            p = put32(p, u);
+        }
+    }
+    return p;
+}
+
+/* ---- connections ------------------------------------------------------------------------------------- */
+
+/* Session settings of a search connection. plan_cache_mode = force_generic_plan keeps one plan for every
+ * execution of the prepared kNN statement: by default PostgreSQL plans the first five executions with the
+ * parameter values (at 1 % selectivity on a small table: a sequential scan and a sort, exact answers) and then
+ * switches to the generic plan (the HNSW index), which would change the plan in the middle of a measurement.
+ * vb_pgvector_explain shows that same generic plan. Loads the extension's library first (any use of the type does), so
+ * that SET hnsw.* is checked by pgvector itself instead of being kept as an unchecked placeholder. */
+static int apply_settings(pg_conn *c, vb_error *err) {
+    pg_state *s = c->s;
+    char sql[256];
+    int rc = pg_command(c->pg, "SELECT '[1]'::vector", err);
+    if (rc == VB_OK) rc = pg_command(c->pg, "SET plan_cache_mode = force_generic_plan", err);
+    if (rc == VB_OK && s->iterative_scan[0]) {
+        snprintf(sql, sizeof sql, "SET hnsw.iterative_scan = %s", s->iterative_scan);
+        rc = pg_command(c->pg, sql, err);
+    }
+    if (rc == VB_OK && s->max_scan_tuples > 0) {
+        snprintf(sql, sizeof sql, "SET hnsw.max_scan_tuples = %ld", s->max_scan_tuples);
+        rc = pg_command(c->pg, sql, err);
+    }
+    if (rc == VB_OK && c->ef_search > 0) {
+        snprintf(sql, sizeof sql, "SET hnsw.ef_search = %d", c->ef_search);
+        rc = pg_command(c->pg, sql, err);
+    }
+    return rc;
+}
+
+/* Makes sure the connection is up: a connection lost earlier (the call that saw it returned VB_RETRY) is
+ * reopened here, and its prepared statements and settings restored lazily. */
+static int conn_ready(pg_conn *c, vb_error *err) {
+    if (c->pg && PQstatus(c->pg) == CONNECTION_OK) return VB_OK;
+    if (c->pg) PQfinish(c->pg);
+    c->pg = NULL;
+    c->k_plain = c->k_filter = 0;
+    int rc = pg_dial(c->s, &c->pg, err);
+    if (rc == VB_OK) rc = apply_settings(c, err);
+    return rc;
+}
+
+static void pg_disconnect(void *conn) {
+    pg_conn *c = conn;
+    if (!c) return;
+    if (c->pg) PQfinish(c->pg);
+    free(c->buf);
+    free(c);
+}
+
+/* *conn is freed by pg_disconnect. */
+static int pg_connect(void *state, void **conn, vb_error *err) {
+    pg_conn *c = calloc(1, sizeof *c);
+    if (!c) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+    c->s = state;
+    int rc = conn_ready(c, err);
+    if (rc != VB_OK) {
+        pg_disconnect(c);
+        return rc;
+    }
+    *conn = c;
+    return VB_OK;
+}
+
+/* ---- table ------------------------------------------------------------------------------------------- */
+
+static int check_spec(pg_state *s, const vb_table_spec *spec, vb_error *err) {
+    if (check_metric(spec->metric, err) != VB_OK) return VB_ERROR;
+    if (spec->dim == 0 || spec->dim > 16000)
+        return vb_error_set(err, PG_DOMAIN, 1, "pgvector: dimension %zu is outside 1..16000", spec->dim);
+    s->dim = spec->dim;
+    s->metric = spec->metric;
+    s->spec_m = s->m ? (int)s->m : (spec->m ? spec->m : 16);
+    s->spec_efc = s->ef_construction ? (int)s->ef_construction : (spec->ef_construction ? spec->ef_construction : 64);
+    return VB_OK;
+}
+
+/* Drops the table and makes it again, empty, without an index. Makes sure the extension exists first, so a
+ * server without pgvector fails here with its own message. */
+static int pg_create(void *state, const vb_table_spec *spec, vb_error *err) {
+    pg_state *s = state;
+    if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
+    char sql[512];
+    pthread_mutex_lock(&s->lock);
+    s->ready = 0;
+    int rc = admin_ready(s, err);
+    if (rc == VB_OK && (rc = pg_command(s->admin, "CREATE EXTENSION IF NOT EXISTS vector", err)) != VB_OK)
+        vb_error_prefix(err, "the pgvector extension is missing or cannot be created");
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", s->table);
+        rc = pg_command(s->admin, sql, err);
+    }
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint PRIMARY KEY, tag integer, embedding %s(%zu))",
+                 s->table, s->halfvec ? "halfvec" : "vector", s->dim);
+        rc = pg_command(s->admin, sql, err);
+    }
+    s->ready = rc == VB_OK;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* One value of the first row of a query, copied into buf ("" for NULL). */
+static int query_value(PGconn *pg, const char *sql, const char *param, char *buf, size_t len, vb_error *err) {
+    PGresult *r = PQexecParams(pg, sql, param ? 1 : 0, NULL, param ? &param : NULL, NULL, NULL, 0);
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(pg, r, err, sql);
+    else snprintf(buf, len, "%s", PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    return rc;
+}
+
+/* found = 1 when the table exists with an embedding column of the right type and dimension, its HNSW index
+ * exists, and it holds spec->capacity rows: a finished build from an earlier run (a resumed campaign). */
+static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
+    pg_state *s = state;
+    *found = 0;
+    if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
+    char want[64], got[64], idx[8], count[32];
+    snprintf(want, sizeof want, "%s(%zu)", s->halfvec ? "halfvec" : "vector", s->dim);
+    pthread_mutex_lock(&s->lock);
+    int rc = admin_ready(s, err);
+    if (rc == VB_OK)
+        rc = query_value(s->admin,
+                         "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                         "WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
+                         s->table, got, sizeof got, err);
+    if (rc == VB_OK && strcmp(got, want) == 0)
+        rc = query_value(s->admin, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err);
+    else
+        idx[0] = '\0';
+    if (rc == VB_OK && strcmp(idx, "t") == 0) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", s->table);
+        rc = query_value(s->admin, sql, NULL, count, sizeof count, err);
+        if (rc == VB_OK && strtoll(count, NULL, 10) == (long long)spec->capacity) *found = 1;
+    }
+    s->ready = *found;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* SET maintenance_work_mem / max_parallel_maintenance_workers, CREATE INDEX ... USING hnsw, ANALYZE. */
+static int pg_build(void *state, vb_error *err) {
+    pg_state *s = state;
+    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: build before create or attach");
+    char sql[512];
+    pthread_mutex_lock(&s->lock);
+    int rc = admin_ready(s, err);
+    if (rc == VB_OK && s->maintenance_work_mem[0]) {
+        snprintf(sql, sizeof sql, "SET maintenance_work_mem = '%s'", s->maintenance_work_mem);
+        rc = pg_command(s->admin, sql, err);
+    }
+    if (rc == VB_OK && s->parallel_workers >= 0) {
+        snprintf(sql, sizeof sql, "SET max_parallel_maintenance_workers = %ld", s->parallel_workers);
+        rc = pg_command(s->admin, sql, err);
+    }
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %s", s->index);
+        rc = pg_command(s->admin, sql, err);
+    }
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql,
+                 "CREATE INDEX %s ON %s USING hnsw (embedding %s_%s) WITH (m = %d, ef_construction = %d)", s->index,
+                 s->table, s->halfvec ? "halfvec" : "vector", metric_opclass(s->metric), s->spec_m, s->spec_efc);
+        rc = pg_command(s->admin, sql, err);
+    }
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "ANALYZE %s", s->table);
+        rc = pg_command(s->admin, sql, err);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int pg_maintain(void *state, vb_error *err) {
+    pg_state *s = state;
+    char sql[256];
+    snprintf(sql, sizeof sql, "VACUUM (ANALYZE) %s", s->table);
+    pthread_mutex_lock(&s->lock);
+    int rc = admin_ready(s, err);
+    if (rc == VB_OK) rc = pg_command(s->admin, sql, err);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* Index bytes (pg_relation_size of the HNSW index, -1 without one), table bytes (pg_table_size: heap, TOAST,
+ * free space and visibility maps, no indexes) and the row count. */
+static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
+    pg_state *s = state;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(pg_relation_size(to_regclass('%s')), -1), pg_table_size('%s'), "
+             "(SELECT count(*) FROM %s)",
+             s->index, s->table, s->table);
+    pthread_mutex_lock(&s->lock);
+    int rc = admin_ready(s, err);
+    if (rc == VB_OK) {
+        PGresult *r = PQexec(s->admin, sql);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+            rc = pg_fail(s->admin, r, err, "sizes");
+        } else {
+            out->index_bytes = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+            out->table_bytes = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+            out->rows = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+        }
+        PQclear(r);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* "PostgreSQL 17.x (...), pgvector 0.8.0" (the extension version installed in the database). */
+static int pg_version(void *state, char *buf, size_t len, vb_error *err) {
+    pg_state *s = state;
+    pthread_mutex_lock(&s->lock);
+    int rc = admin_ready(s, err);
+    if (rc == VB_OK) {
+        PGresult *r = PQexec(s->admin, "SELECT current_setting('server_version'), "
+                                       "(SELECT extversion FROM pg_extension WHERE extname = 'vector')");
+        if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+            rc = pg_fail(s->admin, r, err, "version");
+        else
+            snprintf(buf, len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0),
+                     PQgetisnull(r, 0, 1) ? "(not installed)" : PQgetvalue(r, 0, 1));
+        PQclear(r);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+/* ---- writes ------------------------------------------------------------------------------------------ */
+
+/* Binary COPY of n rows; the whole batch is one COPY statement (one transaction). */
+static int copy_rows(pg_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                     vb_error *err) {
+    pg_state *s = c->s;
+    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
+    int rc = conn_ready(c, err);
+    if (rc != VB_OK) return rc;
+    size_t row = 2 + 4 + 8 + 4 + 4 + 4 + vec_bytes(s);
+    if (grow(c, 19 + n * row + 2, err) != VB_OK) return VB_ERROR;
+    char *p = c->buf;
+    memcpy(p, "PGCOPY\n\377\r\n\0", 11);
+    p = put32(p + 11, 0);   /* flags */
+    p = put32(p, 0);        /* header extension length */
+    for (size_t i = 0; i < n; i++) {
+        p = put16(p, 3);
+        p = put32(p, 8);
+        p = put64(p, (uint64_t)ids[i]);
+        if (tags) {
+            p = put32(p, 4);
+            p = put32(p, (uint32_t)tags[i]);
+        } else {
+            p = put32(p, 0xffffffffu);   /* NULL tag: never passes a tag filter */
+        }
+        p = put32(p, (uint32_t)vec_bytes(s));
+        p = put_vec(s, p, vecs + i * s->dim);
+    }
+    p = put16(p, 0xffff);
+    char sql[256];
+    snprintf(sql, sizeof sql, "COPY %s (id, tag, embedding) FROM STDIN WITH (FORMAT binary)", s->table);
+    PGresult *r = PQexec(c->pg, sql);
+    if (PQresultStatus(r) != PGRES_COPY_IN) {
+        rc = pg_fail(c->pg, r, err, "COPY");
+        PQclear(r);
+        return rc;
+    }
+    PQclear(r);
+    for (const char *q = c->buf; rc == VB_OK && q < p; q += 1 << 20) {   /* 1 MB pieces: PQputCopyData takes an int */
+        int piece = p - q < (1 << 20) ? (int)(p - q) : 1 << 20;
+        if (PQputCopyData(c->pg, q, piece) != 1) rc = pg_fail(c->pg, NULL, err, "COPY data");
+    }
+    if (PQputCopyEnd(c->pg, rc == VB_OK ? NULL : "vbench: sending the rows failed") != 1 && rc == VB_OK)
+        rc = pg_fail(c->pg, NULL, err, "COPY end");
+    while ((r = PQgetResult(c->pg))) {
+        if (rc == VB_OK && PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "COPY");
+        PQclear(r);
+    }
+    return rc;
+}
+
+static int pg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                   vb_error *err) {
+    return copy_rows(conn, ids, vecs, tags, n, err);
+}
+
+/* DELETE ... WHERE id = ANY($1) with the ids as a text array; absent ids are not an error. */
+static int pg_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
+    pg_conn *c = conn;
+    pg_state *s = c->s;
+    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
+    int rc = conn_ready(c, err);
+    if (rc != VB_OK) return rc;
+    if (grow(c, 3 + n * 21, err) != VB_OK) return VB_ERROR;
+    char *p = c->buf;
+    *p++ = '{';
+    for (size_t i = 0; i < n; i++) p += sprintf(p, "%s%lld", i ? "," : "", (long long)ids[i]);
+    *p++ = '}';
+    *p = '\0';
+    char sql[256];
+    snprintf(sql, sizeof sql, "DELETE FROM %s WHERE id = ANY($1::bigint[])", s->table);
+    const char *param = c->buf;
+    PGresult *r = PQexecParams(c->pg, sql, 1, NULL, &param, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "DELETE");
+    PQclear(r);
+    return rc;
+}
+
+/* ---- search ------------------------------------------------------------------------------------------ */
+
+static int pg_set_search(void *conn, const vb_search_params *p, vb_error *err) {
+    pg_conn *c = conn;
+    if (p->ef_search < 1 || p->ef_search > 1000)
+        return vb_error_set(err, PG_DOMAIN, 1, "pgvector: ef_search %d is outside pgvector's 1..1000",
+                            p->ef_search);
+    int rc = conn_ready(c, err);
+    if (rc != VB_OK) return rc;
+    char sql[64];
+    snprintf(sql, sizeof sql, "SET hnsw.ef_search = %d", p->ef_search);
+    if ((rc = pg_command(c->pg, sql, err)) == VB_OK) c->ef_search = p->ef_search;
+    return rc;
+}
+
+/* Prepares the kNN statement for k once per connection (again when k changes). */
+static int prepare_knn(pg_conn *c, int k, int filtered, vb_error *err) {
+    int *have = filtered ? &c->k_filter : &c->k_plain;
+    if (*have == k) return VB_OK;
+    const char *name = filtered ? "vb_knn_filter" : "vb_knn";
+    char sql[512];
+    if (*have) {
+        snprintf(sql, sizeof sql, "DEALLOCATE %s", name);
+        int rc = pg_command(c->pg, sql, err);
+        if (rc != VB_OK) return rc;
+        *have = 0;
+    }
+    knn_sql(c->s, k, filtered, sql, sizeof sql);
+    PGresult *r = PQprepare(c->pg, name, sql, 0, NULL);
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "PREPARE");
+    else *have = k;
+    PQclear(r);
+    return rc;
+}
+
+static int pg_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
+                     vb_error *err) {
+    pg_conn *c = conn;
+    pg_state *s = c->s;
+    *n_out = 0;
+    if (k <= 0) return VB_OK;
+    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
+    int filtered = filter && filter->kind != VB_FILTER_NONE;
+    if (filtered && filter->kind != VB_FILTER_TAG_BELOW)
+        return vb_error_set(err, PG_DOMAIN, 1, "pgvector: unknown filter kind %d", (int)filter->kind);
+    int rc = conn_ready(c, err);
+    if (rc == VB_OK) rc = prepare_knn(c, k, filtered, err);
+    if (rc != VB_OK) return rc;
+    if (grow(c, vec_bytes(s) + 4, err) != VB_OK) return VB_ERROR;
+    char *tag = put_vec(s, c->buf, query);
+    put32(tag, (uint32_t)(filtered ? filter->tag_below : 0));
+    const char *values[2] = {c->buf, tag};
+    int lengths[2] = {(int)vec_bytes(s), 4}, formats[2] = {1, 1};
+    PGresult *r = PQexecPrepared(c->pg, filtered ? "vb_knn_filter" : "vb_knn", filtered ? 2 : 1, values, lengths,
+                                 formats, 1);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(c->pg, r, err, "kNN query");
+    } else {
+        int n = PQntuples(r);
+        if (n > k) n = k;
+        for (int i = 0; i < n; i++) {
+            const unsigned char *v = (const unsigned char *)PQgetvalue(r, i, 0);
+            uint64_t id = 0;
+            for (int b = 0; b < 8; b++) id = id << 8 | v[b];
+            ids_out[i] = (int64_t)id;
+        }
+        *n_out = n;
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ---- EXPLAIN ----------------------------------------------------------------------------------------- */
+
+int vb_pgvector_explain(const vb_engine_config *cfg, const vb_table_spec *spec, int ef_search, int k,
+                        const vb_filter *filter, int *uses_index, char *plan, size_t plan_len, vb_error *err) {
+    void *state = NULL, *conn = NULL;
+    *uses_index = 0;
+    if (plan && plan_len) plan[0] = '\0';
+    int rc = pg_open(cfg, &state, err);
+    if (rc != VB_OK) return rc;
+    pg_state *s = state;
+    if ((rc = check_spec(s, spec, err)) != VB_OK || (rc = pg_connect(s, &conn, err)) != VB_OK) {
+        pg_close(s);
+        return rc;
+    }
+    pg_conn *c = conn;
+    vb_search_params sp = {ef_search};
+    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
+    if ((rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 4, err)) == VB_OK) {
+        float *ones = malloc(s->dim * sizeof *ones);
+        if (!ones) {
+            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+        } else {
+            for (size_t j = 0; j < s->dim; j++) ones[j] = 1.0f;
+            char *tag = put_vec(s, c->buf, ones);
+            put32(tag, (uint32_t)(filtered ? filter->tag_below : 0));
+            free(ones);
+            /* EXPLAIN (GENERIC_PLAN) (PostgreSQL 16+) plans with $n unbound: the plan the prepared statement
+             * runs under force_generic_plan. Older servers get the plan for a query of ones. */
+            int generic = PQserverVersion(c->pg) >= 160000;
+            char sql[600];
+            snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF%s) ", generic ? ", GENERIC_PLAN" : "");
+            knn_sql(s, k, filtered, sql + strlen(sql), sizeof sql - strlen(sql));
+            const char *values[2] = {c->buf, tag};
+            int lengths[2] = {(int)vec_bytes(s), 4}, formats[2] = {1, 1};
+            PGresult *r = generic ? PQexec(c->pg, sql)   /* simple protocol: $n stay unbound */
+                                  : PQexecParams(c->pg, sql, filtered ? 2 : 1, NULL, values, lengths, formats, 0);
+            if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+                rc = pg_fail(c->pg, r, err, "EXPLAIN");
+            } else {
+                char needle[PG_NAME_MAX + 16];
+                snprintf(needle, sizeof needle, "using %s ", s->index);
+                size_t used = 0;
+                for (int i = 0; i < PQntuples(r); i++) {
+                    const char *line = PQgetvalue(r, i, 0);
+                    char padded[1024];
+                    snprintf(padded, sizeof padded, "%s ", line);
+                    if (strstr(padded, needle)) *uses_index = 1;
+                    if (plan && used + 1 < plan_len)
+                        used += (size_t)snprintf(plan + used, plan_len - used, "%s\n", line);
+                    if (used >= plan_len) used = plan_len - 1;
+                }
+            }
+            PQclear(r);
+        }
+    }
+    pg_disconnect(c);
+    pg_close(s);
+    return rc;
+}
+
+const vb_engine_ops vb_engine_pgvector = {
+    .name = "pgvector",
+    .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
+    .flags = VB_ENGINE_FILTER,
+    .param_names = pg_params,
+    .open = pg_open,
+    .close = pg_close,
+    .create = pg_create,
+    .connect = pg_connect,
+    .disconnect = pg_disconnect,
+    .load = pg_load,
+    .set_search = pg_set_search,
+    .search = pg_search,
+    .version = pg_version,
+    .attach = pg_attach,
+    .build = pg_build,
+    .remove = pg_remove,
+    .insert = pg_load,
+    .maintain = pg_maintain,
+    .sizes = pg_sizes,
+};

@@ -1,0 +1,41 @@
+# Starts and stops a throwaway MariaDB 11.8 from the engine image for adapter tests, more simply than the
+# systemd units of 50-systemd-units.t: a private mount namespace binds a scratch directory at /var/lib/vbench
+# inside the image, mariadbd runs chrooted there as the image's mysql user with --skip-networking, and the host
+# reaches it through the socket file in the scratch directory. Needs root. Source it, then:
+#   mdb_start DIR    -> 0 when the server answers; sets MDB_SOCK, MDB_PID
+#   mdb_stop         -> stops it (TERM, then KILL after 30 s)
+MDB_IMG=${MDB_IMG:-$(ls -d /var/cache/vbench/images/db-trixie-* 2>/dev/null | grep -v '\.log$' | head -1)}
+MDB_PID=
+mdb_in_image() { # mdb_in_image DIR CMD... : runs CMD chrooted in the image as mysql, DIR at /var/lib/vbench
+    local dir=$1; shift
+    unshare --mount --propagation private sh -c 'mount --bind "$1" "$2/var/lib/vbench" && shift 2 &&
+        exec chroot --userspec=mysql:mysql "$MDB_IMG" "$@"' sh "$dir" "$MDB_IMG" "$@"
+}
+mdb_start() {
+    local dir=$1 i
+    [ -n "$MDB_IMG" ] && [ -x "$MDB_IMG/usr/sbin/mariadbd" ] || { echo "no engine image with mariadbd" >&2; return 1; }
+    mkdir -p "$dir" && chown "$(awk -F: '$1 == "mysql" {print $3 ":" $4}' "$MDB_IMG/etc/passwd")" "$dir" &&
+        chmod 755 "$dir" || return 1
+    export MDB_IMG
+    mdb_in_image "$dir" /usr/bin/mariadb-install-db --no-defaults --datadir=/var/lib/vbench/data \
+        --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; return 1; }
+    mdb_in_image "$dir" /usr/sbin/mariadbd --no-defaults --datadir=/var/lib/vbench/data \
+        --socket=/var/lib/vbench/mysqld.sock --skip-networking --innodb-buffer-pool-size=256M \
+        --pid-file=/var/lib/vbench/mariadbd.pid --log-error=/var/lib/vbench/error.log >/dev/null 2>&1 &
+    MDB_SOCK=$dir/mysqld.sock
+    MDB_DIR=$dir
+    for i in $(seq 1 300); do
+        if [ -S "$MDB_SOCK" ] && [ -s "$dir/mariadbd.pid" ]; then MDB_PID=$(cat "$dir/mariadbd.pid"); return 0; fi
+        sleep 0.1
+    done
+    cat "$dir/error.log" >&2
+    return 1
+}
+mdb_stop() {
+    [ -n "$MDB_PID" ] || return 0
+    kill -TERM "$MDB_PID" 2>/dev/null
+    local i
+    for i in $(seq 1 300); do kill -0 "$MDB_PID" 2>/dev/null || { MDB_PID=; return 0; }; sleep 0.1; done
+    kill -KILL "$MDB_PID" 2>/dev/null
+    MDB_PID=
+}

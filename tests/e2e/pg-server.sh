@@ -1,0 +1,66 @@
+# A throwaway PostgreSQL 17 + pgvector server for the adapter tests, from the engine image (deploy/image-build
+# db-trixie), without systemd: a private mount namespace binds a scratch directory over the image's
+# /var/lib/vbench, and the server runs chrooted in the image as the image's postgres user with its socket in
+# that directory, so the host reaches it as host=DIR. Password authentication (scram) on the socket, so a wrong
+# password is a real server error.
+#   vb_pg_skip_reason            prints why the server cannot run here (empty when it can)
+#   vb_pg_start DIR PASSWORD     initdb + start; sets VB_PG_PID; waits until it answers; 0 on success
+#   vb_pg_stop                   fast shutdown, then SIGKILL after 10 s
+#   vb_pg_psql SQL...            psql (from the image) as postgres against the server
+VB_PG_BIN=/usr/lib/postgresql/17/bin
+VB_PG_PID=
+VB_PG_DIR=
+
+vb_pg_image() { # the image directory, or nothing
+    local root=${VBENCH_IMAGES:-/var/cache/vbench/images} d
+    for d in "$root"/db-trixie-*; do [ -d "$d" ] && [ -x "$d$VB_PG_BIN/postgres" ] && { echo "$d"; return; }; done
+}
+
+vb_pg_skip_reason() {
+    [ "$(id -u)" -eq 0 ] || { echo "needs root (mount namespace, chroot)"; return; }
+    command -v unshare >/dev/null || { echo "no unshare"; return; }
+    [ -n "$(vb_pg_image)" ] || echo "no engine image db-trixie with PostgreSQL 17 (make image)"
+}
+
+vb_pg_start() { # vb_pg_start DIR PASSWORD
+    local dir=$1 pw=$2 img uidgid
+    img=$(vb_pg_image)
+    VB_PG_DIR=$dir
+    uidgid=$(awk -F: '$1 == "postgres" {print $3 ":" $4}' "$img/etc/passwd")
+    mkdir -p "$dir" && chmod 755 "$dir" && printf '%s\n' "$pw" > "$dir/pwfile" && chown -R "$uidgid" "$dir" || return 1
+    local as_pg="chroot $img setpriv --reuid=${uidgid%:*} --regid=${uidgid#*:} --clear-groups"
+    unshare --mount --propagation private sh -c "mount --bind '$dir' '$img/var/lib/vbench' &&
+        exec $as_pg env LANG=C.UTF-8 $VB_PG_BIN/initdb -D /var/lib/vbench/data -U postgres \
+             --auth=scram-sha-256 --pwfile=/var/lib/vbench/pwfile" > "$dir/initdb.log" 2>&1 || {
+        sed 's/^/#   /' "$dir/initdb.log"; return 1; }
+    unshare --mount --propagation private sh -c "mount --bind '$dir' '$img/var/lib/vbench' &&
+        exec $as_pg $VB_PG_BIN/postgres -D /var/lib/vbench/data -c listen_addresses= \
+             -c unix_socket_directories=/var/lib/vbench -c shared_buffers=256MB -c fsync=off \
+             -c max_connections=100" > "$dir/server.log" 2>&1 &
+    VB_PG_PID=$!
+    local i
+    for i in $(seq 1 300); do
+        [ -S "$dir/.s.PGSQL.5432" ] && vb_pg_psql 'SELECT 1' >/dev/null 2>&1 && return 0
+        kill -0 "$VB_PG_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    sed 's/^/#   /' "$dir/server.log"
+    return 1
+}
+
+vb_pg_psql() { # psql from the image, run inside it (the image's libc is not the host's) against the socket
+    local img; img=$(vb_pg_image)
+    unshare --mount --propagation private sh -c 'mount --bind "$1" "$2/var/lib/vbench" && shift 2 &&
+        exec chroot "$0" env PGPASSWORD="$(cat "$0/var/lib/vbench/pwfile")" '"$VB_PG_BIN"'/psql -X \
+             -h /var/lib/vbench -U postgres -d postgres -v ON_ERROR_STOP=1 -Atc "$*"' "$img" "$VB_PG_DIR" "$img" "$@"
+}
+
+vb_pg_stop() {
+    [ -n "$VB_PG_PID" ] || return 0
+    kill -INT "$VB_PG_PID" 2>/dev/null
+    local i
+    for i in $(seq 1 100); do kill -0 "$VB_PG_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$VB_PG_PID" 2>/dev/null
+    wait "$VB_PG_PID" 2>/dev/null
+    VB_PG_PID=
+}
