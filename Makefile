@@ -33,7 +33,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EMBEDDED := $(sort $(wildcard profiles/*.yml)) results.db/schema.sql results.db/views.sql
 
-.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client clean
+.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client bench-client-pg clean
 # `make` first installs what is missing (Debian packages), then builds in a fresh make so that the
 # pkg-config flags are read after the install.
 all: deps
@@ -114,6 +114,17 @@ bench-client:
 	@sh bench/bench_client.sh $(BUILD)/bench/bench_client $(BUILD)/bench/libvbpyengine.so
 
 $(BUILD)/bench/bench_client: bench/bench_client.c $(BUILD)/agent/workload.o $(BUILD)/libvbench.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The client against a real PostgreSQL 17 + pgvector (a throwaway server from the engine image, needs root):
+# vbench's client beside pgbench -M prepared and a Python-threads psycopg client, same kNN query, one table.
+bench-client-pg:
+	@bash deploy/install-deps --with-bench
+	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_client_pg
+	@bash bench/bench_client_pg.sh $(BUILD)/bench/bench_client_pg
+
+$(BUILD)/bench/bench_client_pg: bench/bench_client_pg.c $(BUILD)/agent/workload.o $(BUILD)/libvbench.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
