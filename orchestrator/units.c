@@ -551,19 +551,30 @@ int vb_unit_wait_inactive(vb_units *u, const char *name, uint64_t timeout_usec, 
     return rc;
 }
 
+/* The object path of a loaded unit (caller frees *path), its full name in unit; "not loaded" is an error. */
+static int loaded_unit_path(vb_units *u, const char *name, char *unit, size_t len, char **path, vb_error *err) {
+    if (unit_name(name, unit, len, err) != VB_OK) return VB_ERROR;
+    int found = unit_path(u, unit, path, err);
+    if (found <= 0) return found < 0 ? VB_ERROR : vb_error_set(err, "systemd", ENOENT, "%s is not loaded", unit);
+    return VB_OK;
+}
+
+/* Fills err for a failed property read and releases the bus error. */
+static void property_fail(vb_error *err, const char *property, const char *unit, sd_bus_error *e, int r) {
+    char what[160];
+    snprintf(what, sizeof what, "reading %s of", property);
+    bus_fail(err, what, unit, e, r);
+    sd_bus_error_free(e);
+}
+
 int vb_unit_property_u64(vb_units *u, const char *name, const char *property, uint64_t *out, vb_error *err) {
     char unit[256], *path = NULL;
-    if (unit_name(name, unit, sizeof unit, err) != VB_OK) return VB_ERROR;
-    int found = unit_path(u, unit, &path, err);
-    if (found <= 0) return found < 0 ? VB_ERROR : vb_error_set(err, "systemd", ENOENT, "%s is not loaded", unit);
+    if (loaded_unit_path(u, name, unit, sizeof unit, &path, err) != VB_OK) return VB_ERROR;
     sd_bus_error e = SD_BUS_ERROR_NULL;
     int r = sd_bus_get_property_trivial(u->bus, SD_DEST, path, SD_SERVICE, property, &e, 't', out);
     free(path);
     if (r < 0) {
-        char what[160];
-        snprintf(what, sizeof what, "reading %s of", property);
-        bus_fail(err, what, unit, &e, r);
-        sd_bus_error_free(&e);
+        property_fail(err, property, unit, &e, r);
         return VB_ERROR;
     }
     return VB_OK;
@@ -572,9 +583,7 @@ int vb_unit_property_u64(vb_units *u, const char *name, const char *property, ui
 int vb_unit_property_string(vb_units *u, const char *name, const char *property, char *out, size_t len,
                             vb_error *err) {
     char unit[256], *path = NULL;
-    if (unit_name(name, unit, sizeof unit, err) != VB_OK) return VB_ERROR;
-    int found = unit_path(u, unit, &path, err);
-    if (found <= 0) return found < 0 ? VB_ERROR : vb_error_set(err, "systemd", ENOENT, "%s is not loaded", unit);
+    if (loaded_unit_path(u, name, unit, sizeof unit, &path, err) != VB_OK) return VB_ERROR;
     sd_bus_error e = SD_BUS_ERROR_NULL;
     int r = get_string(u, path, SD_SERVICE, property, out, len, &e);
     if (r < 0 && sd_bus_error_has_name(&e, "org.freedesktop.DBus.Error.UnknownProperty")) {
@@ -583,10 +592,7 @@ int vb_unit_property_string(vb_units *u, const char *name, const char *property,
     }
     free(path);
     if (r < 0) {
-        char what[160];
-        snprintf(what, sizeof what, "reading %s of", property);
-        bus_fail(err, what, unit, &e, r);
-        sd_bus_error_free(&e);
+        property_fail(err, property, unit, &e, r);
         return VB_ERROR;
     }
     return VB_OK;
@@ -595,9 +601,7 @@ int vb_unit_property_string(vb_units *u, const char *name, const char *property,
 int vb_unit_property_cpus(vb_units *u, const char *name, const char *property, char *out, size_t len,
                           vb_error *err) {
     char unit[256], *path = NULL;
-    if (unit_name(name, unit, sizeof unit, err) != VB_OK) return VB_ERROR;
-    int found = unit_path(u, unit, &path, err);
-    if (found <= 0) return found < 0 ? VB_ERROR : vb_error_set(err, "systemd", ENOENT, "%s is not loaded", unit);
+    if (loaded_unit_path(u, name, unit, sizeof unit, &path, err) != VB_OK) return VB_ERROR;
     sd_bus_error e = SD_BUS_ERROR_NULL;
     sd_bus_message *reply = NULL;
     int r = sd_bus_get_property(u->bus, SD_DEST, path, SD_SERVICE, property, &e, &reply, "ay");
@@ -606,10 +610,7 @@ int vb_unit_property_cpus(vb_units *u, const char *name, const char *property, c
     size_t n = 0;
     if (r >= 0) r = sd_bus_message_read_array(reply, 'y', (const void **)&mask, &n);
     if (r < 0) {
-        char what[160];
-        snprintf(what, sizeof what, "reading %s of", property);
-        bus_fail(err, what, unit, &e, r);
-        sd_bus_error_free(&e);
+        property_fail(err, property, unit, &e, r);
         sd_bus_message_unref(reply);
         return VB_ERROR;
     }
