@@ -16,6 +16,7 @@
 #include "agent/phase.h"
 #include "datasets/dataset.h"
 #include "util/clock.h"
+#include "util/mix.h"
 
 #define CHECKPOINT_NS 1000000000ull
 
@@ -28,21 +29,13 @@ typedef struct churn {
     long batch;
 } churn;
 
-/* splitmix64: a small, well-mixed generator; the permutation must be the same on every host. */
-static uint64_t mix(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* The first `planned` entries of a Fisher-Yates shuffle of [0, n). */
+/* The first `planned` entries of a Fisher-Yates shuffle of [0, n), the same on every host (splitmix64). */
 static int64_t *pick_rows(size_t n, size_t planned) {
     int64_t *all = malloc(n * sizeof *all);
     for (size_t i = 0; i < n; i++) all[i] = (int64_t)i;
     uint64_t seed = 0xc0ffee ^ (uint64_t)n;
     for (size_t i = 0; i < planned; i++) {
-        size_t j = i + (size_t)(mix(&seed) % (uint64_t)(n - i));
+        size_t j = i + (size_t)(vb_splitmix64(&seed) % (uint64_t)(n - i));
         int64_t t = all[i];
         all[i] = all[j];
         all[j] = t;

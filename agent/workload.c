@@ -19,6 +19,7 @@
  * then in its own cache-line-aligned slot; nothing is shared or locked per query except a relaxed load of the
  * stop flag (and the client_lock of the tests, which exists to be contended). While a window runs the calling
  * thread sleeps, waking a few times a second for the progress callback. */
+#include "util/mix.h"
 #include "agent/workload.h"
 
 #include <math.h>
@@ -259,17 +260,10 @@ static void run_window(worker *w) {
     w->in_call_ns = in_call;
 }
 
-/* splitmix64: a small, fast, well-mixed generator; one state per client, so the schedule is reproducible. */
-static inline uint64_t next_random(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* An exponential gap with the given mean: -ln(1 - u) x mean, u uniform in [0, 1) from 53 random bits. */
 static inline uint64_t next_gap(uint64_t *state, double mean_ns) {
-    double u = (double)(next_random(state) >> 11) * 0x1.0p-53;
+    double u = (double)(vb_splitmix64(state) >> 11) * 0x1.0p-53;
     return (uint64_t)(-log1p(-u) * mean_ns);
 }
 

@@ -6,6 +6,7 @@
  * identifies the source) followed by row-major float32. Cache files are written under a temporary name,
  * fsynced and renamed, so a reader never sees half a file and two processes may race harmlessly. */
 #include "datasets/dataset.h"
+#include "util/mix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -294,14 +295,9 @@ static int ds_hash(vb_dataset *ds, vb_error *err) {
     return VB_OK;
 }
 
-static uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 int32_t vb_dataset_tag(int64_t id) {
-    return (int32_t)(mix64((uint64_t)id + 0x9e3779b97f4a7c15ull) % 10000u);
+    return (int32_t)(vb_mix64((uint64_t)id + 0x9e3779b97f4a7c15ull) % 10000u);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -578,10 +574,10 @@ typedef struct rng {
 } rng;
 
 static void rng_seed(rng *r, uint64_t seed, uint64_t stream, uint64_t index) {
-    uint64_t x = mix64(seed ^ mix64(stream * 0x9e3779b97f4a7c15ull ^ mix64(index + 0x632be59bd9b4e019ull)));
+    uint64_t x = vb_mix64(seed ^ vb_mix64(stream * 0x9e3779b97f4a7c15ull ^ vb_mix64(index + 0x632be59bd9b4e019ull)));
     for (int i = 0; i < 4; i++) {
         x += 0x9e3779b97f4a7c15ull;
-        r->s[i] = mix64(x);
+        r->s[i] = vb_mix64(x);
     }
     r->has_spare = 0;
 }

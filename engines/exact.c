@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/mix.h"
 #include "engines/engine.h"
 
 #define EXACT_NO_TAG INT32_MAX   /* rows loaded without a tag never pass a tag filter */
@@ -59,12 +60,7 @@ static const char *const exact_params[] = {NULL};
 
 /* ---- rows and the id map ----------------------------------------------------------------------------- */
 
-static size_t id_hash(int64_t id) {
-    uint64_t x = (uint64_t)id + 0x9e3779b97f4a7c15ull;   /* splitmix64 finaliser */
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return (size_t)(x ^ (x >> 31));
-}
+static size_t id_hash(int64_t id) { return (size_t)vb_mix64((uint64_t)id + VB_MIX_GOLDEN); }
 
 /* Row of id, or EXACT_EMPTY. */
 static size_t map_find(const exact_state *s, int64_t id) {
