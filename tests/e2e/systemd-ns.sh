@@ -217,7 +217,9 @@ INNER
             vb_ns_stop
             return 1
         fi
-        [ -n "$child" ] || child=$(cat "/proc/$VB_NS_UNSHARE_PID/task/$VB_NS_UNSHARE_PID/children" 2>/dev/null | awk '{print $1}')
+        # Read the child anew each time: before unshare runs, the launching subshell's own short-lived children
+        # (its command substitutions) show up here too, and a PID cached then would be waited on forever.
+        child=$(cat "/proc/$VB_NS_UNSHARE_PID/task/$VB_NS_UNSHARE_PID/children" 2>/dev/null | awk '{print $1}')
         if [ -n "$child" ] && [ "$(cat "/proc/$child/comm" 2>/dev/null)" = "systemd" ] &&
            [ -S "/proc/$child/root/run/systemd/private" ]; then
             VB_NS_PID=$child
