@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "agent/orchestrate.h"
 #include "agent/phase.h"
 #include "datasets/dataset.h"
 #include "proto/wire.h"
@@ -40,6 +41,8 @@ typedef struct agent {
     atomic_int stop;
     vb_session *session;
     zhash_t *unacked;      /* result_key -> zframe_t* (encoded envelope) */
+    vb_orch *orch;         /* the orchestrator role, when this agent has it */
+    const char *recipes_dir, *images_dir, *bus_address;
     uint64_t last_sent_ns, last_heard_ns;
 } agent;
 
@@ -58,6 +61,11 @@ static void usage(FILE *f) {
             "  --workdir DIR        where engines keep files (default ./vbench-agent.d)\n"
             "  --cache-dir DIR      dataset and ground-truth cache (default $VBENCH_CACHE or ~/.cache/vbench)\n"
             "  --heartbeat-ms N     heartbeat period (default 1000)\n"
+            "orchestrator role (--roles orchestrator):\n"
+            "  --recipes DIR        engine recipes of this host (default $VBENCH_RECIPES, BINDIR/../deploy/engines,\n"
+            "                       or /etc/vbench/engines)\n"
+            "  --images DIR         engine images (default $VBENCH_IMAGES or /var/cache/vbench/images)\n"
+            "  --bus ADDRESS        systemd's D-Bus address (default: the local systemd)\n"
             "  --exit-with-parent   exit when the process that started this one exits (local mode)\n"
             "  -h, --help           this text\n");
 }
@@ -224,6 +232,14 @@ static void handle_coordinator(agent *a, int *quit) {
     case VBENCH__ENVELOPE__BODY_ABORT:
         if (a->busy) atomic_store(&a->stop, strcmp(env->abort->reason, "limit") == 0 ? VB_STOP_LIMIT : VB_STOP_ABORT);
         break;
+    case VBENCH__ENVELOPE__BODY_SERVER_REQUEST:
+        if (a->orch) {
+            vb_orch_request(a->orch, env->server_request, a->coord);
+            a->last_sent_ns = vb_now_ns();
+        } else {
+            fprintf(stderr, "vbench-agent: a server request, but this agent has no orchestrator role\n");
+        }
+        break;
     case VBENCH__ENVELOPE__BODY_BYE:
         *quit = 1;
         break;
@@ -247,6 +263,8 @@ int main(int argc, char **argv) {
         {"roles", required_argument, 0, 'r'},   {"cpus", required_argument, 0, 'p'},
         {"workdir", required_argument, 0, 'w'}, {"cache-dir", required_argument, 0, 'd'},
         {"heartbeat-ms", required_argument, 0, 'b'}, {"exit-with-parent", no_argument, 0, 'x'},
+        {"recipes", required_argument, 0, 'R'}, {"images", required_argument, 0, 'I'},
+        {"bus", required_argument, 0, 'B'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -259,6 +277,9 @@ int main(int argc, char **argv) {
         case 'd': snprintf(a.cache_dir, sizeof a.cache_dir, "%s", optarg); break;
         case 'b': a.heartbeat_ms = atoi(optarg); break;
         case 'x': exit_with_parent = 1; break;
+        case 'R': a.recipes_dir = optarg; break;
+        case 'I': a.images_dir = optarg; break;
+        case 'B': a.bus_address = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -301,6 +322,11 @@ int main(int argc, char **argv) {
     snprintf(a.inbox_ep, sizeof a.inbox_ep, "inproc://agent-inbox");
     a.inbox = zsock_new_pull(a.inbox_ep);
     a.unacked = zhash_new();
+    if (strstr(a.roles, "orchestrator")) {
+        vb_orch_opts oo = {.recipes_dir = a.recipes_dir, .images_dir = a.images_dir, .work_dir = a.work_dir,
+                           .bus_address = a.bus_address, .inbox_ep = a.inbox_ep, .agent_id = a.id};
+        a.orch = vb_orch_new(&oo);
+    }
     say_hello(&a);
     a.last_heard_ns = vb_now_ns();
 
@@ -311,6 +337,7 @@ int main(int argc, char **argv) {
         if (which == a.coord) handle_coordinator(&a, &quit);
         else if (which == a.inbox) forward_from_worker(&a);
         else if (zpoller_terminated(poller)) break;
+        if (a.orch) vb_orch_tick(a.orch, a.coord);
         uint64_t now = vb_now_ns();
         if (now - a.last_sent_ns >= (uint64_t)a.heartbeat_ms * 1000000ull) {
             Vbench__Heartbeat hb = VBENCH__HEARTBEAT__INIT;
@@ -331,6 +358,7 @@ int main(int argc, char **argv) {
         vb_wire_free(a.assign_env);
     }
     vb_session_close(&a.session);
+    vb_orch_destroy(&a.orch);
     for (zframe_t *f = zhash_first(a.unacked); f; f = zhash_next(a.unacked)) zframe_destroy(&f);
     zhash_destroy(&a.unacked);
     zpoller_destroy(&poller);

@@ -9,8 +9,8 @@
  * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
  * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn;
- * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s), resources (free
- * map, kept as "resources.a.b" settings). The phase keys, types, ranges and defaults are the tables below. */
+ * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s, on_server_failure,
+ * server_start_timeout_s), resources (config/budget.h; kept as "resources.KEY" settings). The phase keys, types, ranges and defaults are the tables below. */
 #include "config/profile.h"
 
 #include <errno.h>
@@ -23,9 +23,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "config/budget.h"
 #include "config/plan.h"
 #include "config/yaml_tree.h"
 #include "datasets/dataset_spec.h"
+#include "util/cpulist.h"
 #include "util/embedded.h"
 
 /* Names become parts of plan keys and of file names: keep them to a safe alphabet. */
@@ -89,8 +91,14 @@ static const field churn_fields[] = {
     {"insert_batch", F_INT, 1, 1000000, "100", NULL},/* rows per insert call: the limit is checked between calls */
     {NULL, 0, 0, 0, NULL, NULL},
 };
+static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};
+/* on_server_failure: what happens after a server unit dies or fails to start. restart: the item that was running
+ * is failed, the server is started again for the engine's next item (at most twice); skip: the engine's
+ * remaining items are skipped; stop: the campaign stops (resume continues it). */
 static const field limits_fields[] = {
     {"phase_timeout_s", F_INT, 1, 2592000, "3600", NULL},
+    {"on_server_failure", F_ENUM, 0, 0, "restart", server_failure_choices},
+    {"server_start_timeout_s", F_INT, 1, 86400, "300", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -571,6 +579,11 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
             if (!is_scalar_value(v))
                 rc = fail(c, v->line, "key 'engines[%zu].%s': expected a value, got %s", i, k,
                           vb_yaml_describe(v, got, sizeof got));
+            else if (strcmp(k, "recipe") == 0 && !valid_name(v->text))
+                rc = fail(c, v->line, "key 'engines[%zu].recipe': '%s' is not a valid recipe name (%s)", i, v->text,
+                          NAME_RULE);
+            else if (strcmp(k, "optional") == 0 && strcmp(v->text, "true") != 0 && strcmp(v->text, "false") != 0)
+                rc = fail(c, v->line, "key 'engines[%zu].optional': expected true or false, got '%s'", i, v->text);
             else if (kv_add(&kv, k, strdup(v->text)) != 0 || note_line(impl, en->name, k, e->key_lines[j], i) != 0)
                 rc = oom(c);
         }
@@ -641,26 +654,34 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
     return VB_OK;
 }
 
-/* A free-form section kept as settings: maps become dotted keys, lists of scalars comma-separated values. */
-static int flatten(const ctx *c, const vb_yaml_node *n, const char *path, kvbuf *out) {
-    char sub[512];
-    if (n->type == VB_YAML_SCALAR)
-        return kv_add(out, path, strdup(vb_yaml_is_null(n) ? "" : n->text)) == 0 ? VB_OK : oom(c);
-    int scalars = n->type == VB_YAML_SEQ;
-    for (size_t i = 0; i < n->n && scalars; i++) scalars = n->items[i]->type == VB_YAML_SCALAR;
-    if (scalars) {
-        sbuf b = {0};
-        for (size_t i = 0; i < n->n; i++) {
-            sb_add(&b, i ? "," : "");
-            sb_add(&b, n->items[i]->text);
+/* resources (config/budget.h): known keys, sizes and CPU lists checked here so a typo names its line; whether
+ * the CPUs exist is known only on the server's host (vb_budget_resolve). */
+static int check_resources(const ctx *c, const vb_yaml_node *res, kvbuf *out) {
+    static const char *const keys[] = {"layout", "server_cpus", "server_memory", "shm", "client_cpus", "client_memory",
+                                       NULL};
+    static const char *const layouts[] = {"auto", "reference", "small", NULL};
+    char got[64], known[256], path[64];
+    for (size_t i = 0; i < res->n; i++) {
+        const char *k = res->keys[i];
+        const vb_yaml_node *v = res->items[i];
+        if (!in_list(keys, k))
+            return fail(c, res->key_lines[i], "unknown key 'resources.%s' (known: %s)", k,
+                        join_names(keys, known, sizeof known));
+        if (!is_scalar_value(v))
+            return fail(c, v->line, "key 'resources.%s': expected a value, got %s", k, vb_yaml_describe(v, got, sizeof got));
+        vb_error e;
+        uint64_t bytes;
+        int cpus[1024];
+        snprintf(path, sizeof path, "resources.%s", k);
+        if (strcmp(k, "layout") == 0 && !in_list(layouts, v->text))
+            return fail(c, v->line, "key 'resources.layout': '%s' is not one of %s", v->text,
+                        join_names(layouts, known, sizeof known));
+        if (strstr(k, "memory") || strcmp(k, "shm") == 0) {
+            if (vb_size_parse(v->text, path, &bytes, &e)) return fail(c, v->line, "key %s", e.message);
+        } else if (strstr(k, "cpus") && vb_cpulist_parse(v->text, cpus, 1024, &e) <= 0) {
+            return fail(c, v->line, "key 'resources.%s': '%s' is not a CPU list such as 0-63 or 0,2,4", k, v->text);
         }
-        return kv_add(out, path, sb_take(&b)) == 0 ? VB_OK : oom(c);
-    }
-    for (size_t i = 0; i < n->n; i++) {
-        int len = n->type == VB_YAML_MAP ? snprintf(sub, sizeof sub, "%s.%s", path, n->keys[i])
-                                         : snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-        if (len >= (int)sizeof sub) return fail(c, n->items[i]->line, "key '%.60s...': path too long", path);
-        if (flatten(c, n->items[i], sub, out) != VB_OK) return VB_ERROR;
+        if (kv_add(out, path, strdup(v->text)) != 0) return oom(c);
     }
     return VB_OK;
 }
@@ -711,7 +732,7 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
         if (res->type != VB_YAML_MAP)
             rc = fail(c, res->line, "key 'resources': expected a map, got %s", vb_yaml_describe(res, got, sizeof got));
         else
-            rc = flatten(c, res, "resources", &settings);
+            rc = check_resources(c, res, &settings);
     }
     p->settings = settings.kv;
     p->n_settings = settings.n;
@@ -854,8 +875,31 @@ int vb_profile_load(const char *name_or_path, vb_profile **out, vb_error *err) {
                         name_or_path, join_names(vb_profile_builtin_names(), names, sizeof names));
 }
 
+const char *vb_profile_engine_recipe(const vb_profile_engine *e) {
+    return vb_kv_get(e->params, e->n_params, "recipe", NULL);
+}
+
+int vb_profile_engine_is_optional(const vb_profile_engine *e) {
+    return strcmp(vb_kv_get(e->params, e->n_params, "optional", "false"), "true") == 0;
+}
+
+int vb_profile_engine_param_is_general(const char *key) {
+    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0;
+}
+
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
-    if (!csv || !*csv) return VB_OK;
+    if (!csv || !*csv) {
+        /* No selection: every engine but the optional ones (those that need a server started by the
+         * orchestrator in the dev profile), so the first run works without one. */
+        size_t n = 0;
+        for (size_t i = 0; i < p->n_engines; i++) {
+            if (!vb_profile_engine_is_optional(&p->engines[i])) p->engines[n++] = p->engines[i];
+            else free_engine(&p->engines[i]);
+        }
+        p->n_engines = n;
+        if (n == 0) return vb_error_set(err, "profile", 1, "every engine of profile '%s' is optional: name them with --engines", p->name);
+        return VB_OK;
+    }
     char *copy = strdup(csv);
     int *keep = calloc(p->n_engines ? p->n_engines : 1, sizeof *keep);
     if (!copy || !keep) {

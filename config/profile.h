@@ -64,8 +64,15 @@ int vb_profile_load(const char *name_or_path, vb_profile **out, vb_error *err);
 int vb_profile_parse(const char *text, size_t len, const char *source, vb_profile **out, vb_error *err);
 void vb_profile_destroy(vb_profile **p);
 
-/* Keeps only the named engines (comma-separated, in the profile's order). Error for a name not in the profile. */
+/* Keeps only the named engines (comma-separated, in the profile's order). Error for a name not in the profile.
+ * csv NULL or empty: every engine not marked `optional: true`. */
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err);
+
+/* General engine keys, not passed to the adapter: `recipe` (the orchestrator starts the server from
+ * deploy/engines/RECIPE.yml on its host) and `optional` (run only when --engines names it). */
+const char *vb_profile_engine_recipe(const vb_profile_engine *e);   /* NULL: no server to start */
+int vb_profile_engine_is_optional(const vb_profile_engine *e);
+int vb_profile_engine_param_is_general(const char *key);
 
 const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *kind); /* NULL when absent */
 /* Parses a comma-separated integer list value into out (at most cap); returns count or -1 (err set). */

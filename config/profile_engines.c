@@ -34,7 +34,7 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
         }
         for (size_t j = 0; j < e->n_params; j++) {
             const char *key = e->params[j].key;
-            int accepted = 0;
+            int accepted = vb_profile_engine_param_is_general(key);
             for (const char *const *a = ops->param_names; a && *a && !accepted; a++) accepted = strcmp(*a, key) == 0;
             if (accepted) continue;
             int pline = vb_profile_engine_line(p, e->name, key, NULL);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config/budget.h"
 #include "config/plan.h"
 #include "config/profile.h"
 #include "coordinator/manifest.h"
@@ -39,10 +40,42 @@ typedef struct peer {
     char id[128];
     zframe_t *routing;
     char roles[128];
+    int cores;
+    uint64_t memory_bytes;
     agent_state state;
     int item;             /* plan index while BUSY, else -1 */
     uint64_t last_heard_ns, item_started_ns;
 } peer;
+
+/* The server of an engine that has a recipe, as the coordinator sees it. NONE: not started (or stopped and
+ * wanted again); STARTING / STOPPING: a request is out to the orchestrator; READY: the engine's items may run,
+ * with `connect` merged into their engine parameters; FAILED: could not start, or died and may not restart
+ * (limits.on_server_failure), so the engine's remaining items fail with `failure`. */
+typedef enum { SRV_NONE, SRV_STARTING, SRV_READY, SRV_STOPPING, SRV_STOPPED, SRV_FAILED } server_state;
+static const char *server_state_name[] = {"none", "starting", "ready", "stopping", "stopped", "failed"};
+
+typedef struct server {
+    server_state state;
+    char orchestrator[128];    /* the agent that runs it */
+    vb_kv *connect;            /* owned strings */
+    size_t n_connect;
+    char failure[4096];
+    int restarts;
+    uint64_t since_ns;         /* when the current request went out */
+    /* Before each item the orchestrator confirms the server is alive (its answer to "phase"): the item is
+     * assigned only then. */
+    int phase_item, phase_ok;
+    uint64_t phase_sent_ns;
+    int last_item;             /* the engine's most recently finished item, -1 none */
+    double last_finished;      /* its wall time */
+} server;
+
+typedef struct local_agent {
+    const char *id, *roles;
+    char cpus[256];
+    pid_t pid;
+    int respawns;
+} local_agent;
 
 typedef struct campaign {
     const vb_campaign_opts *o;
@@ -54,12 +87,16 @@ typedef struct campaign {
     char run_dir[256], endpoint[300], work_dir[1100];
     peer *peers;
     size_t n_peers;
-    pid_t local_pid;
-    int respawns;
+    local_agent local[2];      /* [0] client, [1] orchestrator when needed */
+    int n_local;
+    server *servers;           /* one per profile engine */
+    int need_orchestrator;     /* a selected engine has a recipe */
+    vb_budget local_budget;    /* resolved against this host (local mode) */
     uint64_t last_sent_ns;
     int running;          /* plan index of the running item, or -1 */
     long phase_timeout_s;
     int failures, expired;
+    const char *stop_reason;   /* set when the campaign must stop (limits.on_server_failure: stop) */
     /* The churn reinsert's limit clock: started by the agent's first "reinsert" progress message. */
     uint64_t limit_deadline_ns, limit_aborted_ns;
     long limit_s;
@@ -190,6 +227,15 @@ static void fail_item(campaign *c, int i, const char *domain, const char *messag
     if (c->running == i) c->running = -1;
 }
 
+/* Remembers the last item of each engine to finish, so a server death reported a moment later can be
+ * charged to the item that ran on the dying server. */
+static void note_finished(campaign *c, int i) {
+    if (i < 0 || !c->servers) return;
+    server *sv = &c->servers[c->plan->items[i].engine];
+    sv->last_item = i;
+    sv->last_finished = vb_wall_time();
+}
+
 /* ---- messages out ---------------------------------------------------------------------------------------- */
 
 static void send_to(campaign *c, peer *p, Vbench__Envelope *env) {
@@ -262,8 +308,20 @@ static int assign(campaign *c, peer *p, int i) {
     a.item_key = (char *)it->key;
     a.phase = (char *)vb_phase_name(it->kind);
     a.engine = e->name;
-    a.n_engine_params = e->n_params;
-    a.engine_params = vb_wire_kv_make(e->params, e->n_params);
+    /* The adapter gets the profile's engine parameters without the general keys (recipe, optional), and the
+     * parameters of its server (socket, password, ...) from the orchestrator, which win. */
+    const server *sv = &c->servers[it->engine];
+    vb_kv eparams[128];
+    size_t n_ep = 0;
+    for (size_t j = 0; j < e->n_params && n_ep < 96; j++) {
+        if (vb_profile_engine_param_is_general(e->params[j].key) ||
+            vb_kv_get(sv->connect, sv->n_connect, e->params[j].key, NULL))
+            continue;
+        eparams[n_ep++] = e->params[j];
+    }
+    for (size_t j = 0; j < sv->n_connect && n_ep < 128; j++) eparams[n_ep++] = sv->connect[j];
+    a.n_engine_params = n_ep;
+    a.engine_params = vb_wire_kv_make(eparams, n_ep);
     a.dataset = d->name;
     a.n_dataset_params = d->n_params;
     a.dataset_params = vb_wire_kv_make(d->params, d->n_params);
@@ -347,9 +405,293 @@ static void on_result(campaign *c, peer *p, const Vbench__Result *r) {
         vb_store_manifest_set(c->store, key, r->build->dataset_hash, NULL);
     }
     print_result(c, r);
+    if (r->completes_item && c->items[i] == ITEM_FAILED) {
+        /* Kept for the record, but the item failed before this arrived (its server died): it stays failed. */
+        vb_store_item_finish(c->store, r->item_key, "failed", "the item's server died while it ran", NULL);
+        return;
+    }
     if (r->completes_item && c->items[i] != ITEM_DONE) {
         c->items[i] = ITEM_DONE;
+        note_finished(c, i);
         if (c->running == i) c->running = -1;
+    }
+}
+
+/* ---- servers (engines with a recipe) ------------------------------------------------------------------------ */
+
+static int engine_index(campaign *c, const char *name) {
+    for (size_t i = 0; i < c->profile->n_engines; i++)
+        if (strcmp(c->profile->engines[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+static const char *engine_recipe(campaign *c, int e) { return vb_profile_engine_recipe(&c->profile->engines[e]); }
+
+static peer *orchestrator_peer(campaign *c, const char *prefer) {
+    peer *any = NULL;
+    for (size_t i = 0; i < c->n_peers; i++) {
+        peer *p = &c->peers[i];
+        if (p->state == AGENT_LOST || !strstr(p->roles, "orchestrator")) continue;
+        if (prefer && prefer[0] && strcmp(p->id, prefer) == 0) return p;
+        if (!any) any = p;
+    }
+    return any;
+}
+
+typedef struct kvbuild {
+    vb_kv kv[32];
+    char vals[32][96];
+    size_t n;
+} kvbuild;
+
+static void kvbuild_add(void *ctx, const char *key, const char *value) {
+    kvbuild *b = ctx;
+    if (b->n == 32) return;
+    snprintf(b->vals[b->n], sizeof b->vals[b->n], "%s", value);
+    b->kv[b->n] = (vb_kv){key, b->vals[b->n]};
+    b->n++;
+}
+
+static void send_server_request(campaign *c, peer *p, int e, const char *action, const char *item_key,
+                                const kvbuild *budget) {
+    Vbench__ServerRequest rq = VBENCH__SERVER_REQUEST__INIT;
+    rq.engine = c->profile->engines[e].name;
+    rq.recipe = (char *)engine_recipe(c, e);
+    rq.action = (char *)action;
+    rq.item_key = (char *)(item_key ? item_key : "");
+    rq.campaign = c->profile->name;
+    if (budget) {
+        rq.n_budget = budget->n;
+        rq.budget = vb_wire_kv_make(budget->kv, budget->n);
+    }
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REQUEST;
+    env.server_request = &rq;
+    send_to(c, p, &env);
+    vb_wire_kv_free(rq.budget, rq.n_budget);
+}
+
+static void server_set_failure(server *sv, const char *message, const char *tail) {
+    snprintf(sv->failure, sizeof sv->failure, "%s%s%.3000s", message, tail && *tail ? "\nlog tail:\n" : "",
+             tail && *tail ? tail : "");
+}
+
+/* Asks the orchestrator to start engine e's server under the budget resolved for the orchestrator's host. */
+static void server_start(campaign *c, int e) {
+    server *sv = &c->servers[e];
+    peer *p = orchestrator_peer(c, sv->orchestrator);
+    if (!p) return; /* not joined yet: the main loop waits (HELLO_WAIT_NS) */
+    vb_budget b;
+    vb_error err;
+    if (vb_budget_resolve(c->profile, p->cores, p->memory_bytes, &b, &err) != VB_OK) {
+        sv->state = SRV_FAILED;
+        server_set_failure(sv, err.message, NULL);
+        vb_store_server_log(c->store, c->profile->engines[e].name, NULL, "failed", err.message, NULL, NULL);
+        return;
+    }
+    kvbuild kb = {.n = 0};
+    vb_budget_each(&b, kvbuild_add, &kb);
+    for (size_t i = 0; i < kb.n; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "server.%s.budget.%s", c->profile->engines[e].name, kb.kv[i].key);
+        vb_store_manifest_set(c->store, key, kb.kv[i].value, NULL);
+    }
+    snprintf(sv->orchestrator, sizeof sv->orchestrator, "%s", p->id);
+    sv->state = SRV_STARTING;
+    sv->since_ns = vb_now_ns();
+    say(c, "starting the %s server (recipe %s) on %s: CPUs %s, memory %.1f GiB, /dev/shm %.1f GiB",
+        c->profile->engines[e].name, engine_recipe(c, e), p->id, b.server_cpus, (double)b.server_memory / 1073741824.0,
+        (double)b.shm / 1073741824.0);
+    send_server_request(c, p, e, "start", NULL, &kb);
+}
+
+static void server_stop(campaign *c, int e) {
+    server *sv = &c->servers[e];
+    peer *p = orchestrator_peer(c, sv->orchestrator);
+    if (!p) {
+        sv->state = SRV_STOPPED;
+        return;
+    }
+    sv->state = SRV_STOPPING;
+    sv->since_ns = vb_now_ns();
+    say(c, "stopping the %s server", c->profile->engines[e].name);
+    send_server_request(c, p, e, "stop", NULL, NULL);
+}
+
+static int engine_has_pending(campaign *c, int e) {
+    for (size_t i = 0; i < c->plan->n_items; i++)
+        if ((int)c->plan->items[i].engine == e && (c->items[i] == ITEM_PENDING || c->items[i] == ITEM_RUNNING)) return 1;
+    return 0;
+}
+
+/* Whether item i may be assigned now: 1 yes; 0 wait (its server is starting, or another server must stop
+ * first: one server at a time, so no two databases share the budget); the item is failed here when its
+ * server cannot run. */
+static int server_ready_for(campaign *c, int i) {
+    int e = (int)c->plan->items[i].engine;
+    if (!engine_recipe(c, e)) return 1;
+    server *sv = &c->servers[e];
+    switch (sv->state) {
+    case SRV_READY: return 1;
+    case SRV_STARTING:
+    case SRV_STOPPING: return 0;
+    case SRV_FAILED: fail_item(c, i, "server", sv->failure); return 0;
+    case SRV_NONE:
+    case SRV_STOPPED:
+        for (size_t j = 0; j < c->profile->n_engines; j++)
+            if ((int)j != e && (c->servers[j].state == SRV_READY || c->servers[j].state == SRV_STARTING ||
+                                c->servers[j].state == SRV_STOPPING))
+                return 0;
+        server_start(c, e);
+        return 0;
+    }
+    return 0;
+}
+
+/* For an item on a server: asks the orchestrator whether the server is alive (and to tag its samples with the
+ * item from now on), and says yes once it answered. An orchestrator that does not answer within 30 s is not
+ * waited for (logged). */
+static int server_confirmed(campaign *c, int i) {
+    int e = (int)c->plan->items[i].engine;
+    if (!engine_recipe(c, e)) return 1;
+    server *sv = &c->servers[e];
+    if (sv->phase_item != i) {
+        peer *orch = orchestrator_peer(c, sv->orchestrator);
+        if (!orch) return 1;
+        sv->phase_item = i;
+        sv->phase_ok = 0;
+        sv->phase_sent_ns = vb_now_ns();
+        send_server_request(c, orch, e, "phase", c->plan->items[i].key, NULL);
+        return 0;
+    }
+    if (!sv->phase_ok && vb_now_ns() - sv->phase_sent_ns > 30000000000ull) {
+        vb_store_event(c->store, "warn", c->plan->items[i].key, "coordinator",
+                       "the orchestrator did not confirm the %s server within 30 s; running the item anyway",
+                       c->profile->engines[e].name);
+        sv->phase_ok = 1;
+    }
+    if (sv->phase_ok) sv->phase_item = -1;
+    return sv->phase_ok;
+}
+
+/* Stops servers whose engine has nothing left to run; times out requests the orchestrator never answered.
+ * Returns 1 while a server still needs attention (the campaign ends only after every server stopped). */
+static int servers_housekeeping(campaign *c) {
+    int busy = 0;
+    uint64_t now = vb_now_ns();
+    long start_timeout = atol(vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+    for (size_t e = 0; e < c->profile->n_engines; e++) {
+        server *sv = &c->servers[e];
+        const char *name = c->profile->engines[e].name;
+        if (sv->state == SRV_READY && !engine_has_pending(c, (int)e)) server_stop(c, (int)e);
+        uint64_t waited = now > sv->since_ns ? now - sv->since_ns : 0;
+        if (sv->state == SRV_STARTING && waited > (uint64_t)start_timeout * 1000000000ull) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "the %s server did not become ready within limits.server_start_timeout_s = %ld s",
+                     name, start_timeout);
+            sv->state = SRV_FAILED;
+            server_set_failure(sv, msg, NULL);
+            vb_store_server_log(c->store, name, NULL, "failed", msg, NULL, NULL);
+            say(c, "vbench: %s", msg);
+        }
+        if (sv->state == SRV_STOPPING && waited > 900ull * 1000000000ull) {
+            vb_store_server_log(c->store, name, NULL, "failed", "no answer to the stop request within 900 s", NULL, NULL);
+            sv->state = SRV_STOPPED;
+        }
+        busy |= sv->state == SRV_STARTING || sv->state == SRV_STOPPING || sv->state == SRV_READY;
+    }
+    return busy;
+}
+
+static void record_facts(campaign *c, const char *engine, const char *prefix, Vbench__KV **kv, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char key[512];
+        snprintf(key, sizeof key, "server.%s.%s%s", engine, prefix, kv[i]->key);
+        vb_store_manifest_set(c->store, key, kv[i]->value, NULL);
+    }
+}
+
+/* The server died while it should have been serving: the item that ran on it fails (its numbers would be
+ * about a dead server), and limits.on_server_failure decides what comes next. */
+static void server_died(campaign *c, int e, const char *message, double died_at) {
+    server *sv = &c->servers[e];
+    const char *policy = vb_profile_setting(c->profile, "limits.on_server_failure", "restart");
+    if (c->running >= 0 && (int)c->plan->items[c->running].engine == e) {
+        int i = c->running;
+        for (size_t j = 0; j < c->n_peers; j++)
+            if (c->peers[j].state == AGENT_BUSY && c->peers[j].item == i)
+                send_simple(c, &c->peers[j], VBENCH__ENVELOPE__BODY_ABORT, c->plan->items[i].key, "server died");
+        fail_item(c, i, "server", sv->failure);
+    } else if (sv->last_item >= 0 && c->items[sv->last_item] == ITEM_DONE && died_at > 0 &&
+               died_at <= sv->last_finished + 0.5) {
+        /* The item finished (its clients lost their connections and stopped) before the death was reported:
+         * its numbers are about a dying server. Its results stay in the database, the item is failed. */
+        fail_item(c, sv->last_item, "server", sv->failure);
+    }
+    sv->phase_item = -1;
+    if (strcmp(policy, "restart") == 0 && sv->restarts < 2) {
+        sv->restarts++;
+        sv->state = SRV_NONE;
+        say(c, "the %s server died (%s); starting it again for the next item (restart %d of 2)",
+            c->profile->engines[e].name, message, sv->restarts);
+    } else {
+        sv->state = SRV_FAILED;
+        say(c, "the %s server died (%s); its remaining items fail (limits.on_server_failure: %s)",
+            c->profile->engines[e].name, message, policy);
+    }
+    if (strcmp(policy, "stop") == 0) c->stop_reason = "a server died and limits.on_server_failure is stop";
+}
+
+static void on_server_report(campaign *c, peer *p, const Vbench__ServerReport *r) {
+    int e = engine_index(c, r->engine);
+    if (e < 0) {
+        vb_store_event(c->store, "warn", NULL, p->id, "server report for engine %s, not in this campaign", r->engine);
+        return;
+    }
+    server *sv = &c->servers[e];
+    const char *name = c->profile->engines[e].name;
+    if (strcmp(r->state, "samples") == 0) {
+        vb_store_server_samples(c->store, name, r->item_key, r->samples, r->n_samples, NULL);
+        return;
+    }
+    if (strcmp(r->state, "sizes") == 0) {
+        for (size_t i = 0; i < r->n_facts; i++)
+            vb_store_server_size(c->store, name, r->item_key, r->facts[i]->key, atoll(r->facts[i]->value), NULL);
+        if (sv->phase_item >= 0 && strcmp(r->item_key, c->plan->items[sv->phase_item].key) == 0) sv->phase_ok = 1;
+        return;
+    }
+    vb_store_server_log(c->store, name, r->unit, r->state, r->message, r->log_tail, NULL);
+    vb_store_event(c->store, strcmp(r->state, "ready") == 0 || strcmp(r->state, "stopped") == 0 ? "info" : "error",
+                   NULL, p->id, "server %s %s (was %s): %s", name, r->state, server_state_name[sv->state], r->message);
+    if (strcmp(r->state, "ready") == 0) {
+        for (size_t i = 0; i < sv->n_connect; i++) free((char *)sv->connect[i].key), free((char *)sv->connect[i].value);
+        free(sv->connect);
+        sv->connect = calloc(r->n_connect ? r->n_connect : 1, sizeof *sv->connect);
+        sv->n_connect = r->n_connect;
+        for (size_t i = 0; i < r->n_connect; i++)
+            sv->connect[i] = (vb_kv){strdup(r->connect[i]->key), strdup(r->connect[i]->value)};
+        record_facts(c, name, "", r->facts, r->n_facts);
+        sv->state = SRV_READY;
+        const char *ready_s = "?";
+        for (size_t i = 0; i < r->n_facts; i++)
+            if (strcmp(r->facts[i]->key, "ready_s") == 0) ready_s = r->facts[i]->value;
+        say(c, "the %s server is ready (%s, unit %s, answered after %s s)", name, r->message, r->unit, ready_s);
+    } else if (strcmp(r->state, "failed") == 0) {
+        server_set_failure(sv, r->message, r->log_tail);
+        say(c, "FAILED the %s server: %s%s%s", name, r->message, r->log_tail[0] ? "\n" : "", r->log_tail);
+        sv->state = sv->state == SRV_STOPPING ? SRV_STOPPED : SRV_FAILED;
+        if (sv->state == SRV_FAILED && strcmp(vb_profile_setting(c->profile, "limits.on_server_failure", "restart"), "stop") == 0)
+            c->stop_reason = "a server failed to start and limits.on_server_failure is stop";
+    } else if (strcmp(r->state, "died") == 0) {
+        server_set_failure(sv, r->message, r->log_tail);
+        vb_store_event(c->store, "error", NULL, p->id, "%s", r->message);
+        double died_at = 0;
+        for (size_t i = 0; i < r->n_facts; i++)
+            if (strcmp(r->facts[i]->key, "died_at") == 0) died_at = atof(r->facts[i]->value);
+        server_died(c, e, r->message, died_at);
+    } else if (strcmp(r->state, "stopped") == 0) {
+        record_facts(c, name, "at_stop.", r->facts, r->n_facts);
+        sv->state = SRV_STOPPED;
     }
 }
 
@@ -394,6 +736,8 @@ static void agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env) {
             snprintf(p->roles + strlen(p->roles), sizeof p->roles - strlen(p->roles), "%s%s", i ? "," : "", h->roles[i]);
         p->state = AGENT_IDLE;
         p->item = -1;
+        p->cores = (int)h->cores;
+        p->memory_bytes = h->memory_bytes;
         p->last_heard_ns = vb_now_ns();
         vb_store_agent_seen(c->store, h, NULL);
         vb_store_event(c->store, "info", NULL, "coordinator", "agent %s (%s, pid %llu, roles %s) joined", p->id, h->host,
@@ -441,12 +785,14 @@ static void agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env) {
         say(c, "%s: %s", p->id, env->log->message);
         break;
     case VBENCH__ENVELOPE__BODY_RESULT: on_result(c, p, env->result); break;
+    case VBENCH__ENVELOPE__BODY_SERVER_REPORT: on_server_report(c, p, env->server_report); break;
     case VBENCH__ENVELOPE__BODY_DONE: {
         int i = item_index(c, env->done->item_key);
         if (i >= 0 && c->items[i] == ITEM_RUNNING) {
             /* Done without a completing result: the phase produced nothing to record. */
             c->items[i] = ITEM_DONE;
             vb_store_item_finish(c->store, env->done->item_key, "done", NULL, NULL);
+            note_finished(c, i);
         }
         if (c->running == i) c->running = -1;
         p->state = AGENT_IDLE;
@@ -515,16 +861,19 @@ static void check_liveness(campaign *c) {
 
 /* ---- local agents ------------------------------------------------------------------------------------------ */
 
-static int spawn_local_agent(campaign *c, vb_error *err) {
-    const char *argv[16];
+/* Local mode: a client agent always, and an orchestrator agent when a selected engine has a recipe. Separate
+ * processes, like agents on other hosts; each restarted up to MAX_LOCAL_RESPAWNS times if it dies. */
+static int spawn_local_agent(campaign *c, int which, vb_error *err) {
+    local_agent *la = &c->local[which];
+    const char *argv[24];
     int n = 0;
     argv[n++] = c->o->agent_bin;
     argv[n++] = "--connect";
     argv[n++] = c->endpoint;
     argv[n++] = "--id";
-    argv[n++] = "local-client";
+    argv[n++] = la->id;
     argv[n++] = "--roles";
-    argv[n++] = "client";
+    argv[n++] = la->roles;
     argv[n++] = "--workdir";
     argv[n++] = c->work_dir;
     argv[n++] = "--exit-with-parent";
@@ -532,54 +881,62 @@ static int spawn_local_agent(campaign *c, vb_error *err) {
         argv[n++] = "--cache-dir";
         argv[n++] = c->o->cache_dir;
     }
-    if (c->o->agent_cpus) {
+    if (la->cpus[0]) {
         argv[n++] = "--cpus";
-        argv[n++] = c->o->agent_cpus;
+        argv[n++] = la->cpus;
+    }
+    if (strcmp(la->roles, "orchestrator") == 0) {
+        if (c->o->recipes_dir) argv[n++] = "--recipes", argv[n++] = c->o->recipes_dir;
+        if (c->o->images_dir) argv[n++] = "--images", argv[n++] = c->o->images_dir;
+        if (c->o->bus_address) argv[n++] = "--bus", argv[n++] = c->o->bus_address;
     }
     argv[n] = NULL;
-    int rc = posix_spawn(&c->local_pid, c->o->agent_bin, NULL, NULL, (char *const *)argv, environ);
+    int rc = posix_spawn(&la->pid, c->o->agent_bin, NULL, NULL, (char *const *)argv, environ);
     if (rc != 0)
         return vb_error_set(err, "coordinator", rc, "cannot start the local agent %s: %s", c->o->agent_bin, strerror(rc));
     return VB_OK;
 }
 
-static void watch_local_agent(campaign *c) {
-    if (c->local_pid <= 0) return;
-    int status;
-    if (waitpid(c->local_pid, &status, WNOHANG) != c->local_pid) return;
-    c->local_pid = 0;
-    char how[64];
-    if (WIFSIGNALED(status)) snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
-    else snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
-    vb_store_event(c->store, "error", NULL, "coordinator", "local agent %s", how);
-    peer *p = find_peer(c, "local-client");
-    if (p) {
-        if (p->state == AGENT_BUSY) {
-            char why[128];
-            snprintf(why, sizeof why, "the local agent %s", how);
-            interrupt_item(c, p->item, why);
+static void watch_local_agents(campaign *c) {
+    for (int k = 0; k < c->n_local; k++) {
+        local_agent *la = &c->local[k];
+        int status;
+        if (la->pid <= 0 || waitpid(la->pid, &status, WNOHANG) != la->pid) continue;
+        la->pid = 0;
+        char how[64];
+        if (WIFSIGNALED(status)) snprintf(how, sizeof how, "killed by signal %d", WTERMSIG(status));
+        else snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+        vb_store_event(c->store, "error", NULL, "coordinator", "local agent %s %s", la->id, how);
+        peer *p = find_peer(c, la->id);
+        if (p) {
+            if (p->state == AGENT_BUSY) {
+                char why[128];
+                snprintf(why, sizeof why, "the local agent %s", how);
+                interrupt_item(c, p->item, why);
+            }
+            p->state = AGENT_LOST;
         }
-        p->state = AGENT_LOST;
-    }
-    if (c->respawns++ < MAX_LOCAL_RESPAWNS) {
-        say(c, "local agent %s; starting it again", how);
-        vb_error err;
-        if (spawn_local_agent(c, &err)) say(c, "vbench: %s", err.message);
+        if (la->respawns++ < MAX_LOCAL_RESPAWNS) {
+            say(c, "local agent %s %s; starting it again", la->id, how);
+            vb_error err;
+            if (spawn_local_agent(c, k, &err)) say(c, "vbench: %s", err.message);
+        }
     }
 }
 
-static void stop_local_agent(campaign *c) {
-    if (c->local_pid <= 0) return;
-    for (int i = 0; i < 50; i++) {
-        if (waitpid(c->local_pid, NULL, WNOHANG) == c->local_pid) {
-            c->local_pid = 0;
-            return;
+static void stop_local_agents(campaign *c) {
+    for (int k = 0; k < c->n_local; k++) {
+        local_agent *la = &c->local[k];
+        if (la->pid <= 0) continue;
+        for (int i = 0; i < 50 && la->pid > 0; i++) {
+            if (waitpid(la->pid, NULL, WNOHANG) == la->pid) la->pid = 0;
+            else vb_sleep_ns(100000000ull);
         }
-        vb_sleep_ns(100000000ull);
+        if (la->pid <= 0) continue;
+        kill(la->pid, SIGTERM);
+        waitpid(la->pid, NULL, 0);
+        la->pid = 0;
     }
-    kill(c->local_pid, SIGTERM);
-    waitpid(c->local_pid, NULL, 0);
-    c->local_pid = 0;
 }
 
 /* ---- set-up ------------------------------------------------------------------------------------------------- */
@@ -605,7 +962,7 @@ static int prepare(campaign *c, vb_error *err) {
     const vb_campaign_opts *o = c->o;
     if (!o->resume) {
         if (vb_profile_load(o->profile, &c->profile, err)) return VB_ERROR;
-        if (o->engines && vb_profile_select_engines(c->profile, o->engines, err)) return VB_ERROR;
+        if (vb_profile_select_engines(c->profile, o->engines, err)) return VB_ERROR;
         if (vb_profile_check_engines(c->profile, err)) return VB_ERROR;
         if (vb_plan_build(c->profile, &c->plan, err)) return VB_ERROR;
         if (make_parent_dir(o->out, err) || vb_store_open(o->out, 1, &c->store, err)) return VB_ERROR;
@@ -618,7 +975,7 @@ static int prepare(campaign *c, vb_error *err) {
         char *yaml = NULL, *source = NULL, *engines = NULL, *status = NULL;
         int rc = vb_store_load_campaign(c->store, &yaml, &source, &engines, &status, err);
         if (rc == VB_OK) rc = vb_profile_parse(yaml, strlen(yaml), source, &c->profile, err);
-        if (rc == VB_OK && engines) rc = vb_profile_select_engines(c->profile, engines, err);
+        if (rc == VB_OK) rc = vb_profile_select_engines(c->profile, engines, err);
         if (rc == VB_OK) rc = vb_profile_check_engines(c->profile, err);
         if (rc == VB_OK) rc = vb_plan_build(c->profile, &c->plan, err);
         if (rc == VB_OK) rc = vb_store_check_plan(c->store, c->plan, err);
@@ -645,7 +1002,34 @@ static int prepare(campaign *c, vb_error *err) {
     zsock_set_router_mandatory(c->router, 1);
     if (zsock_bind(c->router, "%s", c->endpoint) < 0)
         return vb_error_set(err, "coordinator", zmq_errno(), "cannot bind %s: %s", c->endpoint, zmq_strerror(zmq_errno()));
-    return spawn_local_agent(c, err);
+    c->servers = calloc(c->profile->n_engines ? c->profile->n_engines : 1, sizeof *c->servers);
+    for (size_t e = 0; e < c->profile->n_engines; e++) {
+        c->need_orchestrator |= engine_recipe(c, (int)e) != NULL;
+        c->servers[e].phase_item = c->servers[e].last_item = -1;
+    }
+    c->local[0] = (local_agent){.id = "local-client", .roles = "client"};
+    c->n_local = 1;
+    if (o->agent_cpus) snprintf(c->local[0].cpus, sizeof c->local[0].cpus, "%s", o->agent_cpus);
+    if (c->need_orchestrator) {
+        /* A server on this host: the client keeps to the budget's client CPUs so it does not take the server's. */
+        int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+        if (vb_budget_resolve(c->profile, cores, mem, &c->local_budget, err)) return VB_ERROR;
+        kvbuild kb = {.n = 0};
+        vb_budget_each(&c->local_budget, kvbuild_add, &kb);
+        for (size_t i = 0; i < kb.n; i++) {
+            char key[128];
+            snprintf(key, sizeof key, "budget.%s", kb.kv[i].key);
+            vb_store_manifest_set(c->store, key, kb.kv[i].value, NULL);
+        }
+        if (!o->agent_cpus) snprintf(c->local[0].cpus, sizeof c->local[0].cpus, "%s", c->local_budget.client_cpus);
+        vb_store_manifest_set(c->store, "budget.client_cpus_applied", c->local[0].cpus, NULL);
+        c->local[1] = (local_agent){.id = "local-orchestrator", .roles = "orchestrator"};
+        c->n_local = 2;
+    }
+    for (int k = 0; k < c->n_local; k++)
+        if (spawn_local_agent(c, k, err)) return VB_ERROR;
+    return VB_OK;
 }
 
 static int next_item(campaign *c) {
@@ -665,7 +1049,7 @@ static void teardown(campaign *c) {
         if (c->peers[i].state != AGENT_LOST) send_simple(c, &c->peers[i], VBENCH__ENVELOPE__BODY_BYE, NULL, "campaign over");
         zframe_destroy(&c->peers[i].routing);
     }
-    stop_local_agent(c);
+    stop_local_agents(c);
     zsock_destroy(&c->router);
     if (c->run_dir[0] && strstr(c->run_dir, "/tmp/vbench-")) {
         char sock[400];
@@ -675,6 +1059,12 @@ static void teardown(campaign *c) {
     }
     free(c->peers);
     free(c->items);
+    for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
+        for (size_t i = 0; i < c->servers[e].n_connect; i++)
+            free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
+        free(c->servers[e].connect);
+    }
+    free(c->servers);
     vb_store_close(&c->store);
     vb_plan_destroy(&c->plan);
     vb_profile_destroy(&c->profile);
@@ -701,17 +1091,32 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             interrupted = 1;
             break;
         }
+        if (c.stop_reason) {
+            vb_error_set(err, "coordinator", 1, "%s", c.stop_reason);
+            interrupted = 1;
+            break;
+        }
         int next = next_item(&c);
-        if (next < 0 && c.running < 0) break;
-        if (c.running < 0 && next >= 0) {
+        int servers_busy = servers_housekeeping(&c);
+        if (next < 0 && c.running < 0 && !servers_busy) break;
+        if (c.running < 0 && next >= 0 && server_ready_for(&c, next)) {
             peer *p = idle_peer_with_role(&c, c.plan->items[next].role);
-            if (p) assign(&c, p, next);
-            else if (c.n_peers == 0 && vb_now_ns() - started > HELLO_WAIT_NS) {
+            if (p && server_confirmed(&c, next)) {
+                assign(&c, p, next);
+            } else if (p) {
+                /* waiting for the orchestrator's go */
+            } else if (c.n_peers == 0 && vb_now_ns() - started > HELLO_WAIT_NS) {
                 vb_error_set(err, "coordinator", 1, "no agent with role %s said hello within %llu s",
                              c.plan->items[next].role, HELLO_WAIT_NS / 1000000000ull);
                 interrupted = 1;
                 break;
             }
+        } else if (c.running < 0 && next >= 0 && engine_recipe(&c, (int)c.plan->items[next].engine) &&
+                   !orchestrator_peer(&c, NULL) && vb_now_ns() - started > HELLO_WAIT_NS) {
+            vb_error_set(err, "coordinator", 1, "engine %s needs a server, but no agent with role orchestrator said "
+                         "hello within %llu s", item_engine(&c, next), HELLO_WAIT_NS / 1000000000ull);
+            interrupted = 1;
+            break;
         }
         void *which = zpoller_wait(poller, 100);
         if (which == c.router) {
@@ -730,13 +1135,34 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             for (size_t i = 0; i < c.n_peers; i++)
                 if (c.peers[i].state != AGENT_LOST) send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, NULL, NULL);
         check_liveness(&c);
-        watch_local_agent(&c);
-        if (c.local_pid == 0 && c.respawns > MAX_LOCAL_RESPAWNS) {
+        watch_local_agents(&c);
+        int dead = 0;
+        for (int k = 0; k < c.n_local; k++) dead |= c.local[k].pid == 0 && c.local[k].respawns > MAX_LOCAL_RESPAWNS;
+        if (dead) {
             vb_error_set(err, "coordinator", 1, "the local agent keeps dying; see `vbench status --out %s`", o->out);
             interrupted = 1;
             break;
         }
         print_progress(&c, 0);
+    }
+    /* Servers still up: stop them (an interrupted campaign's servers too; resume starts them again and reuses
+     * their data directories). Up to 120 s, answering the orchestrator's messages meanwhile. */
+    uint64_t stop_deadline = vb_now_ns() + 120ull * 1000000000ull;
+    for (;;) {
+        int waiting = 0;
+        for (size_t e = 0; e < c.profile->n_engines; e++) {
+            if (c.servers[e].state == SRV_READY) server_stop(&c, (int)e);
+            waiting |= c.servers[e].state == SRV_STOPPING || c.servers[e].state == SRV_STARTING;
+        }
+        if (!waiting || vb_now_ns() > stop_deadline) break;
+        if (zpoller_wait(poller, 200) == c.router) {
+            zframe_t *routing = NULL;
+            Vbench__Envelope *env = vb_wire_recv(c.router, &routing, NULL);
+            if (env) agent_on(&c, routing, env);
+            vb_wire_free(env);
+            zframe_destroy(&routing);
+        }
+        watch_local_agents(&c);
     }
     zpoller_destroy(&poller);
     clear_progress(&c);

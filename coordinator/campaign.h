@@ -20,6 +20,10 @@ typedef struct vb_campaign_opts {
     const char *cache_dir;     /* dataset / ground-truth cache */
     const char *command_line;  /* for the manifest */
     int quiet;                 /* no progress line, no tables at the end */
+    /* The local orchestrator agent (started when a selected engine has a recipe). NULL: its defaults. */
+    const char *recipes_dir;   /* engine recipes (deploy/engines) */
+    const char *images_dir;    /* engine images (/var/cache/vbench/images) */
+    const char *bus_address;   /* systemd's D-Bus address */
 } vb_campaign_opts;
 
 /* Returns the process exit code: 0 all items done, 1 some failed, 2 interrupted or incomplete.

@@ -1,6 +1,7 @@
 /* vbench: the command line. `run` and `resume` are the coordinator; `status` and `show` read a results database;
  * `engines` lists the engine adapters this build has. */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -30,6 +31,7 @@ static const char *usage_main =
     "  status    where a campaign stands: items done, running, failed\n"
     "  show      the result tables of a campaign (text or --json)\n"
     "  engines   the engines this build can drive\n"
+    "  image     build an engine image (a Debian root file system for the servers): vbench image build NAME\n"
     "\n"
     "example: vbench run --profile dev && vbench show\n";
 
@@ -46,10 +48,17 @@ static const char *usage_run =
     "  --cache-dir DIR      dataset and ground-truth cache (default $VBENCH_CACHE or ~/.cache/vbench)\n"
     "  --quiet              no progress and no tables; the exit code tells\n"
     "\n"
+    "Engines with a `recipe:` in the profile need a server: a local orchestrator agent starts it as a systemd\n"
+    "transient unit from the engine image, under the profile's resources budget (needs root and systemd):\n"
+    "  --recipes DIR        engine recipes (default $VBENCH_RECIPES, BINDIR/../deploy/engines, /etc/vbench/engines)\n"
+    "  --images DIR         engine images (default $VBENCH_IMAGES or /var/cache/vbench/images)\n"
+    "  --bus ADDRESS        systemd's D-Bus address, e.g. unix:path=/run/systemd/private (default: local)\n"
+    "\n"
     "exit code: 0 all items done, 1 some items failed, 2 interrupted (continue with `vbench resume`)\n";
 
 static const char *usage_resume =
     "usage: vbench resume [--out FILE] [--retry-failed] [--cpus LIST] [--cache-dir DIR] [--quiet]\n"
+    "                     [--recipes DIR] [--images DIR] [--bus ADDRESS]\n"
     "\n"
     "Continues the campaign in FILE (default: the newest results.db/*.sqlite) from its last committed item, with\n"
     "the profile stored in it. Items that were running when it stopped run again; results already recorded\n"
@@ -68,6 +77,15 @@ static const char *usage_show =
     "\n"
     "Prints the result tables (build, recall_sweep, recall_targets, failures). --json prints the same tables\n"
     "as one JSON object with an array per table. Default FILE: the newest results.db/*.sqlite.\n";
+
+static const char *usage_image =
+    "usage: vbench image build NAME | vbench image path NAME\n"
+    "\n"
+    "build: makes the engine image NAME (deploy/images/NAME.list) with debootstrap, a Debian root file system the\n"
+    "orchestrator runs servers from, cached in $VBENCH_IMAGES (default /var/cache/vbench/images) under a key\n"
+    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root; about\n"
+    "3 minutes and 1 GB for db-trixie (MariaDB 11.8, PostgreSQL 17 + pgvector 0.8).\n"
+    "path: prints where the image is; exit 1 when it is not built.\n";
 
 static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
 
@@ -115,14 +133,17 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
         used += (size_t)snprintf(out + used, len - used, "%s%s", i ? " " : "", argv[i]);
 }
 
-enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON };
+enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_RECIPES,
+       OPT_IMAGES, OPT_BUS };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
         {"profile", required_argument, 0, OPT_PROFILE}, {"engines", required_argument, 0, OPT_ENGINES},
         {"out", required_argument, 0, OPT_OUT},         {"cpus", required_argument, 0, OPT_CPUS},
         {"cache-dir", required_argument, 0, OPT_CACHE}, {"quiet", no_argument, 0, OPT_QUIET},
-        {"retry-failed", no_argument, 0, OPT_RETRY},    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"retry-failed", no_argument, 0, OPT_RETRY},    {"help", no_argument, 0, 'h'},
+        {"recipes", required_argument, 0, OPT_RECIPES}, {"images", required_argument, 0, OPT_IMAGES},
+        {"bus", required_argument, 0, OPT_BUS},         {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
     int c;
@@ -135,6 +156,9 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_CACHE: o.cache_dir = optarg; break;
         case OPT_QUIET: o.quiet = 1; break;
         case OPT_RETRY: o.retry_failed = 1; break;
+        case OPT_RECIPES: o.recipes_dir = optarg; break;
+        case OPT_IMAGES: o.images_dir = optarg; break;
+        case OPT_BUS: o.bus_address = optarg; break;
         case 'h': fputs(resume ? usage_resume : usage_run, stdout); return 0;
         default: fputs(resume ? usage_resume : usage_run, stderr); return 2;
         }
@@ -263,6 +287,51 @@ static int cmd_engines(int argc, char **argv) {
     return 0;
 }
 
+/* deploy/image-build does the work (debootstrap in a private mount namespace, atomic rename into the cache);
+ * this finds it beside the binary (source tree) or where deploy/install puts it. */
+static int cmd_image(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_image, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if ((strcmp(argv[1], "build") != 0 && strcmp(argv[1], "path") != 0) || argc != 3) {
+        fprintf(stderr, "vbench image: expected `build NAME` or `path NAME`\n\n%s", usage_image);
+        return 2;
+    }
+    char exe[PATH_MAX], script[PATH_MAX + 64] = "";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const char *env = getenv("VBENCH_IMAGE_BUILD");
+    if (env && *env) snprintf(script, sizeof script, "%s", env);
+    if (!script[0] && n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(script, sizeof script, "%s/../deploy/image-build", exe);
+        if (access(script, X_OK) != 0 && access(script, R_OK) != 0) script[0] = '\0';
+    }
+    if (!script[0]) snprintf(script, sizeof script, "/usr/local/share/vbench/image-build");
+    if (access(script, R_OK) != 0) {
+        fprintf(stderr, "vbench image: cannot find deploy/image-build (looked beside this binary and at %s); set "
+                        "VBENCH_IMAGE_BUILD to its path\n", script);
+        return 1;
+    }
+    const char *cache = getenv("VBENCH_IMAGES");
+    const char *args[8];
+    int k = 0;
+    args[k++] = "bash";
+    args[k++] = script;
+    if (cache && *cache) args[k++] = "--cache", args[k++] = cache;
+    if (strcmp(argv[1], "path") == 0) args[k++] = "--path-only";
+    args[k++] = argv[2];
+    args[k] = NULL;
+    if (strcmp(argv[1], "build") == 0)
+        fprintf(stderr, "vbench image: building %s with %s (a few minutes the first time; cached afterwards)\n",
+                argv[2], script);
+    execvp("bash", (char *const *)args);
+    fprintf(stderr, "vbench image: cannot run bash: %s\n", strerror(errno));
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage_main, argc < 2 ? stderr : stdout);
@@ -280,6 +349,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "status") == 0) return cmd_show(argc, argv, 1);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc, argv, 0);
     if (strcmp(cmd, "engines") == 0) return cmd_engines(argc, argv);
+    if (strcmp(cmd, "image") == 0) return cmd_image(argc, argv);
     fprintf(stderr, "vbench: unknown command \"%s\"\n\n%s", cmd, usage_main);
     return 2;
 }

@@ -707,3 +707,64 @@ int vb_store_churn_reset(vb_store *s, const char *item_key, vb_error *err) {
                                                         "the earlier attempt's rows are discarded");
     return VB_OK;
 }
+
+/* ---- servers (orchestrator reports) ------------------------------------------------------------------------ */
+
+int vb_store_server_samples(vb_store *s, const char *engine, const char *item_key, Vbench__ServerSample **rows,
+                            size_t n, vb_error *err) {
+    if (n == 0) return VB_OK;
+    if (exec(s, "BEGIN IMMEDIATE", err)) return VB_ERROR;
+    sqlite3_stmt *st = prepare(s, "INSERT OR IGNORE INTO server_sample (engine, item_key, t, cgroup_bytes, rss_bytes, "
+                                  "cpu_s) VALUES (?,?,?,?,?,?)", err);
+    if (!st) {
+        exec(s, "ROLLBACK", NULL);
+        return VB_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        bind_text(st, 1, engine);
+        bind_text(st, 2, item_key && *item_key ? item_key : NULL);
+        sqlite3_bind_double(st, 3, rows[i]->wall);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)rows[i]->cgroup_bytes);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)rows[i]->rss_bytes);
+        sqlite3_bind_double(st, 6, (double)rows[i]->cpu_usec / 1e6);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            db_error(s, err, "recording server samples");
+            exec(s, "ROLLBACK", NULL);
+            return VB_ERROR;
+        }
+    }
+    sqlite3_finalize(st);
+    return exec(s, "COMMIT", err);
+}
+
+int vb_store_server_size(vb_store *s, const char *engine, const char *item_key, const char *path, long long bytes,
+                         vb_error *err) {
+    char now[40];
+    vb_store_now(now, sizeof now);
+    sqlite3_stmt *st = prepare(s, "INSERT INTO server_size (engine, item_key, path, bytes, recorded_at) VALUES (?,?,?,?,?)", err);
+    if (!st) return VB_ERROR;
+    bind_text(st, 1, engine);
+    bind_text(st, 2, item_key && *item_key ? item_key : NULL);
+    bind_text(st, 3, path);
+    sqlite3_bind_int64(st, 4, bytes);
+    bind_text(st, 5, now);
+    return run(s, st, err, "recording a server size");
+}
+
+int vb_store_server_log(vb_store *s, const char *engine, const char *unit, const char *state, const char *message,
+                        const char *log_tail, vb_error *err) {
+    char now[40];
+    vb_store_now(now, sizeof now);
+    sqlite3_stmt *st = prepare(s, "INSERT INTO server_log (engine, unit, state, message, log_tail, recorded_at) "
+                                  "VALUES (?,?,?,?,?,?)", err);
+    if (!st) return VB_ERROR;
+    bind_text(st, 1, engine);
+    bind_text(st, 2, unit && *unit ? unit : NULL);
+    bind_text(st, 3, state);
+    bind_text(st, 4, message && *message ? message : NULL);
+    bind_text(st, 5, log_tail && *log_tail ? log_tail : NULL);
+    bind_text(st, 6, now);
+    return run(s, st, err, "recording a server event");
+}

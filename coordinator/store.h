@@ -54,6 +54,15 @@ int vb_store_churn_checkpoint(vb_store *s, const char *item_key, long *rows, vb_
 /* Forgets the reinsert progress of the item (on_resume: restart), with an event saying so. */
 int vb_store_churn_reset(vb_store *s, const char *item_key, vb_error *err);
 
+/* Servers started by the orchestrator: a batch of the 250 ms time series (one transaction; a resent row is
+ * ignored by (engine, t)), an on-disk size, and a state change with the engine's log tail. */
+int vb_store_server_samples(vb_store *s, const char *engine, const char *item_key, Vbench__ServerSample **rows,
+                            size_t n, vb_error *err);
+int vb_store_server_size(vb_store *s, const char *engine, const char *item_key, const char *path, long long bytes,
+                         vb_error *err);
+int vb_store_server_log(vb_store *s, const char *engine, const char *unit, const char *state, const char *message,
+                        const char *log_tail, vb_error *err);
+
 /* UTC ISO-8601 timestamp with milliseconds, for the at/recorded_at columns. */
 void vb_store_now(char *buf, size_t len);
 

@@ -375,6 +375,14 @@ const vb_sample *vb_sampler_rows(vb_sampler *s, size_t *n) {
     return rows;
 }
 
+size_t vb_sampler_copy_rows(vb_sampler *s, size_t from, vb_sample *out, size_t cap) {
+    pthread_mutex_lock(&s->lock);
+    size_t n = 0;
+    for (size_t i = from; i < s->nrows && n < cap; i++) out[n++] = s->rows[i];
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 int vb_sampler_oom_kills(vb_sampler *s) {
     pthread_mutex_lock(&s->lock);
     int n = s->sum.oom_kills;

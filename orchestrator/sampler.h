@@ -73,6 +73,10 @@ void vb_sampler_summary_get(vb_sampler *s, vb_sampler_summary *out);
 /* The series, oldest first; valid until vb_sampler_destroy, and only stable once the thread ended. */
 const vb_sample *vb_sampler_rows(vb_sampler *s, size_t *n);
 
+/* Copies up to cap rows starting at index `from` into out while sampling goes on; returns how many. This is
+ * how the orchestrator streams the series to the coordinator in batches. */
+size_t vb_sampler_copy_rows(vb_sampler *s, size_t from, vb_sample *out, size_t cap);
+
 /* OOM kills seen so far (for vb_unit_state_apply_oom). */
 int vb_sampler_oom_kills(vb_sampler *s);
 

@@ -312,6 +312,7 @@ static int append_properties(sd_bus_message *m, const vb_unit_spec *s, vb_error 
         r = sd_bus_message_append(m, "(sv)", "WorkingDirectory", "s", s->working_directory);
     if (r >= 0 && s->kill_mode) r = sd_bus_message_append(m, "(sv)", "KillMode", "s", s->kill_mode);
     if (r >= 0 && s->oom_policy) r = sd_bus_message_append(m, "(sv)", "OOMPolicy", "s", s->oom_policy);
+    if (r >= 0 && s->kill_signal > 0) r = sd_bus_message_append(m, "(sv)", "KillSignal", "i", s->kill_signal);
     if (r >= 0 && s->timeout_stop_usec)
         r = sd_bus_message_append(m, "(sv)", "TimeoutStopUSec", "t", s->timeout_stop_usec);
     if (r >= 0 && s->remain_after_exit) r = sd_bus_message_append(m, "(sv)", "RemainAfterExit", "b", 1);

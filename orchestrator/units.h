@@ -61,6 +61,7 @@ typedef struct vb_unit_spec {
     const char *working_directory;
     const char *kill_mode;             /* "control-group" (systemd's default), "mixed", "process" */
     const char *oom_policy;            /* "stop" (systemd's default for services), "kill", "continue" */
+    int kill_signal;                   /* KillSignal= (e.g. SIGINT: PostgreSQL's fast shutdown); 0: SIGTERM */
     /* "journal" (default), "null", "file:PATH" (written from offset 0, not truncated), "append:PATH",
      * "truncate:PATH"; stderr goes to the same place. */
     const char *standard_output;

@@ -95,7 +95,8 @@ void vb_wire_kv_free(Vbench__KV **kv, size_t n) {
 
 const char *vb_wire_body_name(const Vbench__Envelope *env) {
     static const char *names[] = {"none",   "hello", "welcome", "assign", "progress", "heartbeat", "result",
-                                  "done",   "failed", "abort",  "ack",      "log",       "bye"};
+                                  "done",   "failed", "abort",  "ack",      "log",       "bye",
+                                  "server_request", "server_report"};
     unsigned c = (unsigned)env->body_case;
     return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
 }

@@ -12,7 +12,7 @@
 #include "util/error.h"
 #include "util/kv.h"
 
-#define VB_PROTOCOL_VERSION 1
+#define VB_PROTOCOL_VERSION 2
 #define VB_WIRE_MAX_BYTES (64u << 20)
 
 /* Encodes env and sends it. routing_id (ROUTER side) may be NULL; it is not consumed. */

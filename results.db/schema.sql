@@ -202,3 +202,37 @@ CREATE TABLE IF NOT EXISTS event (
     source          TEXT NOT NULL,          -- "coordinator", or the agent id
     message         TEXT NOT NULL
 );
+
+-- Database servers started by the orchestrator (SPEC 1): the unit's memory and CPU every 250 ms, tied to the
+-- plan item that ran at the time (NULL: between items, e.g. while the server started). cpu_s is the unit's CPU
+-- time so far; cgroup_bytes includes page cache, rss_bytes (summed VmRSS of its processes) does not.
+CREATE TABLE IF NOT EXISTS server_sample (
+    engine          TEXT NOT NULL,
+    item_key        TEXT,
+    t               REAL NOT NULL,          -- epoch seconds
+    cgroup_bytes    INTEGER NOT NULL,
+    rss_bytes       INTEGER NOT NULL,
+    cpu_s           REAL NOT NULL,
+    PRIMARY KEY (engine, t)
+);
+
+-- On-disk size of the server's files (the recipe's `sizes` paths below its data directory) at the start of
+-- each plan item and when the server stops (item_key NULL).
+CREATE TABLE IF NOT EXISTS server_size (
+    engine          TEXT NOT NULL,
+    item_key        TEXT,
+    path            TEXT NOT NULL,          -- recipe path, or 'total'
+    bytes           INTEGER NOT NULL,
+    recorded_at     TEXT NOT NULL
+);
+
+-- What happened to each server: started, failed to start, died, stopped; with the engine's own log tail
+-- (the unit's journal) whenever something went wrong.
+CREATE TABLE IF NOT EXISTS server_log (
+    engine          TEXT NOT NULL,
+    unit            TEXT,
+    state           TEXT NOT NULL,          -- ready, failed, died, stopped
+    message         TEXT,
+    log_tail        TEXT,
+    recorded_at     TEXT NOT NULL
+);

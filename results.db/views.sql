@@ -74,8 +74,41 @@ CREATE VIEW v_churn AS
 CREATE VIEW v_progress AS
     SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
 
+-- Per plan item: the server's memory peaks (cgroup, with page cache; RSS, without) and CPU seconds.
+CREATE VIEW v_server_phase AS
+    SELECT s.engine, s.item_key AS item, p.phase, p.seq, COUNT(*) AS samples,
+           MAX(s.t) - MIN(s.t) AS seconds,
+           MAX(s.cgroup_bytes) AS peak_cgroup_bytes, MAX(s.rss_bytes) AS peak_rss_bytes,
+           MAX(s.cpu_s) - MIN(s.cpu_s) AS server_cpu_s
+    FROM server_sample AS s LEFT JOIN plan AS p ON p.key = s.item_key
+    GROUP BY s.engine, s.item_key;
+
+-- One row per server the orchestrator ran: its confinement as systemd applied it, and its life's peaks.
+CREATE VIEW v_servers AS
+    SELECT e.engine,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit.cpu_affinity' THEN m.value END) AS cpus,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit.memory_max' THEN CAST(m.value AS INTEGER) END) AS memory_max,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit.dev_shm_bytes' THEN CAST(m.value AS INTEGER) END) AS dev_shm_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.ready_s' THEN CAST(m.value AS REAL) END) AS ready_s,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_cgroup_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_cgroup_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_rss_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_rss_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.cpu_s' THEN CAST(m.value AS REAL) END) AS cpu_s,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.total' THEN CAST(m.value AS INTEGER) END) AS disk_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit' THEN m.value END) AS unit
+    FROM (SELECT DISTINCT engine FROM server_log) AS e
+    JOIN manifest AS m ON m.key LIKE 'server.' || e.engine || '.%'
+    GROUP BY e.engine;
+
+-- The load is bound by the server, not by vbench, when the client's CPU seconds during the build item are at
+-- most 25 % of the server's (issue #5).
+CREATE VIEW v_load_cpu AS
+    SELECT b.engine, b.dataset, b.item_key AS item, b.client_cpu_s, sp.server_cpu_s,
+           CASE WHEN sp.server_cpu_s > 0 THEN b.client_cpu_s / sp.server_cpu_s END AS client_to_server
+    FROM build_result AS b JOIN v_server_phase AS sp ON sp.item = b.item_key AND sp.engine = b.engine;
+
 -- Validity: everything that makes a number less than it seems, one row per finding (SPEC 6). Short answers,
--- failed queries, refused efficiency, a saturated client, open-loop late starts, a churn that did not complete.
+-- failed queries, refused efficiency, a saturated client, open-loop late starts, a churn that did not complete,
+-- a client that may have bound the load, a server that died, a server near its memory limit.
 CREATE VIEW v_validity AS
     SELECT engine, dataset, item_key AS item, 'short answers' AS "check",
            printf('%d of %d answers had fewer than k rows (recall %.4f)', short_answers, queries, recall) AS detail
@@ -118,4 +151,17 @@ CREATE VIEW v_validity AS
     UNION ALL
     SELECT engine, dataset, NULL, 'churn incomplete',
            printf('%d of %d rows reinserted before the limit', rows_done, rows_planned)
-    FROM v_churn WHERE completed = 0;
+    FROM v_churn WHERE completed = 0
+    UNION ALL
+    SELECT engine, dataset, item, 'client CPU during load',
+           printf('the client used %.1f CPU-s while the server used %.1f (%.0f %%, above 25 %%): the client may bound the load',
+                  client_cpu_s, server_cpu_s, 100.0 * client_to_server)
+    FROM v_load_cpu WHERE client_to_server > 0.25
+    UNION ALL
+    SELECT engine, NULL, NULL, 'server died', message FROM server_log WHERE state = 'died'
+    UNION ALL
+    SELECT sp.engine, NULL, sp.item, 'memory pressure',
+           printf('server cgroup memory peaked at %.1f MiB, %.0f %% of its limit', sp.peak_cgroup_bytes / 1048576.0,
+                  100.0 * sp.peak_cgroup_bytes / CAST(m.value AS REAL))
+    FROM v_server_phase AS sp JOIN manifest AS m ON m.key = 'server.' || sp.engine || '.unit.memory_max'
+    WHERE CAST(m.value AS REAL) > 0 AND sp.peak_cgroup_bytes > 0.9 * CAST(m.value AS REAL);

@@ -1,0 +1,80 @@
+/* Engine recipes (deploy/engines/NAME.yml): everything the orchestrator needs to run one database server from
+ * its image, installed on the orchestrator's own host; the coordinator only names a recipe, it never sends a
+ * command line (SPEC 1).
+ *
+ *   name: pgvector                      must equal the file name
+ *   engine: pgvector                    the adapter that talks to it (engines/)
+ *   image: db-trixie                    deploy/images/NAME.list, built by `vbench image build NAME`
+ *   user: postgres                      the image's user the server runs as
+ *   data_mount: /var/lib/vbench         where the data directory appears inside the image (default)
+ *   packages: [postgresql-17, ...]      whose versions go into the manifest
+ *   password_file: pwfile               optional: a generated password is written there before init
+ *   init:                               once per data directory, when `creates` does not exist
+ *     creates: data
+ *     run: [[/usr/lib/postgresql/17/bin/initdb, -D, "{data}/data", ...]]
+ *   start: [/usr/lib/postgresql/17/bin/postgres, -D, "{data}/data", -c, "shared_buffers={shared_buffers}"]
+ *   settings:                           derived from the budget (config/budget.h), or literal values
+ *     shared_buffers: {of: memory, fraction: 0.25, unit: MiB, suffix: MB}
+ *     max_parallel_maintenance_workers: {of: cpus, fraction: 0.125, min: 1}
+ *   connect: {host: "{datadir}", user: postgres, password: "{password}"}   engine parameters for the clients
+ *   sizes: [data]                       paths below the data directory measured for the on-disk size
+ *   ready_timeout_s: 120, stop_timeout_s: 300, limit_nofile: 65536
+ *   stop_signal: INT                    what stops the server cleanly (TERM by default; PostgreSQL's TERM waits for
+ *                                       every client to leave, INT is its fast shutdown)
+ *
+ * Templates: {data} (data_mount), {datadir} (the data directory on the host), {password}, {cpus} and
+ * {memory_bytes} (the budget), and every setting by name. An unknown name in braces is an error. */
+#ifndef VB_ORCHESTRATOR_RECIPE_H
+#define VB_ORCHESTRATOR_RECIPE_H
+
+#include <stddef.h>
+
+#include "config/budget.h"
+#include "util/error.h"
+#include "util/kv.h"
+
+typedef struct vb_recipe_setting {
+    char *name;
+    char *literal;          /* a fixed value, or NULL for a derived one */
+    char of[8];             /* "memory", "shm" or "cpus" */
+    double fraction, min, max;   /* max 0: no maximum */
+    char unit[8];           /* memory: B, KiB, MiB, GiB (value rounded down); cpus: none */
+    char suffix[8];         /* appended to the number, e.g. "MB" for PostgreSQL, "M" for MariaDB */
+} vb_recipe_setting;
+
+typedef struct vb_recipe {
+    char *name, *path, *engine, *description, *image, *user, *data_mount, *password_file, *init_creates;
+    char **packages;
+    size_t n_packages;
+    vb_recipe_setting *settings;
+    size_t n_settings;
+    char ***init;           /* argv lists, each NULL-terminated */
+    size_t n_init;
+    char **start;           /* NULL-terminated */
+    vb_kv *connect;         /* templates */
+    size_t n_connect;
+    char **sizes;
+    size_t n_sizes;
+    long ready_timeout_s, stop_timeout_s, limit_nofile;
+    int stop_signal;
+} vb_recipe;
+
+/* Loads DIR/NAME.yml. Errors name the file and line ("deploy/engines/x.yml:7: key 'start': ..."); an unknown
+ * NAME lists the recipes DIR has. Release with vb_recipe_destroy. */
+int vb_recipe_load(const char *dir, const char *name, vb_recipe **out, vb_error *err);
+void vb_recipe_destroy(vb_recipe **r);
+
+/* The settings for budget b as name -> value text ("shared_buffers" -> "6144MB"), in the recipe's order.
+ * Keys and values are malloc'ed; free with vb_recipe_kv_free. */
+int vb_recipe_settings(const vb_recipe *r, const vb_budget *b, vb_kv **out, size_t *n, vb_error *err);
+void vb_recipe_kv_free(vb_kv *kv, size_t n);
+
+/* Replaces every {name} in tmpl with its value from vars. malloc'ed result in *out; VB_ERROR naming the
+ * recipe and the unknown name. */
+int vb_recipe_expand(const vb_recipe *r, const char *tmpl, const vb_kv *vars, size_t n, char **out, vb_error *err);
+
+/* The directory recipes are read from when none is given: $VBENCH_RECIPES, else deploy/engines beside the
+ * binary's source tree (BINDIR/../deploy/engines), else /etc/vbench/engines. */
+const char *vb_recipe_default_dir(char *buf, size_t len);
+
+#endif

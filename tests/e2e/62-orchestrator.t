@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The orchestrator role in whole campaigns (issue #4), on a real systemd booted in a PID + mount namespace
+# (tests/e2e/systemd-ns.sh): `vbench run --profile dev --engines pgvector,mariadb` starts a local orchestrator
+# agent that runs PostgreSQL 17 + pgvector and MariaDB 11.8 from the engine image as transient units under the
+# profile's budget, one at a time. Checked: the manifest holds each unit's CPU affinity (as systemd applied it
+# and as the server process sees it), memory limit, /dev/shm size, the image's package versions and every
+# setting derived from the budget; the memory time series and per-phase peaks are in the database and in
+# `vbench show`; both servers stop. Then the failures: a broken recipe (a bad server option), a missing image
+# and an unknown recipe each fail that engine with the engine's own words and the campaign goes on with the
+# next engine; and a server killed in the middle of a concurrency window fails that window, is started again
+# (limits.on_server_failure: restart) and the campaign completes with every committed result kept.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/systemd-ns.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+vb_ensure_image db-trixie
+why=$(vb_ns_skip_reason)
+[ -n "$why" ] || ls -d /var/cache/vbench/images/db-trixie-*/usr/sbin/mariadbd >/dev/null 2>&1 ||
+    why="no engine image db-trixie (vbench image build db-trixie)"
+if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+diag() { sed 's/^/#   /'; }
+run_in() { vb_ns_run "$@"; }     # everything that talks to the namespace's systemd runs inside it
+
+vb_ns_start "$SCRATCH" "$ROOT"
+ok $? "systemd boots in a namespace"
+[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+m() { q "$1" "SELECT value FROM manifest WHERE key = '$2'"; }
+
+# --- 1. the dev profile with both servers -----------------------------------------------------------------------
+db=$SCRATCH/dev.sqlite
+t0=$(date +%s)
+run_in "$VBENCH" run --profile dev --engines pgvector,mariadb --out "$db" >"$SCRATCH/dev.out" 2>"$SCRATCH/dev.err"
+rc=$?
+ok $rc "vbench run --profile dev --engines pgvector,mariadb exits 0 ($(($(date +%s) - t0)) s)"
+[ $rc -eq 0 ] || { tail -30 "$SCRATCH/dev.err" | diag; }
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every item of both engines is done"
+like "$(cat "$SCRATCH/dev.err")" "starting the pgvector server (recipe pgvector)" "the terminal says which server starts"
+for e in pgvector mariadb; do
+    cpus=$(m "$db" "server.$e.budget.server_cpus")
+    [ -n "$cpus" ] && is "$(m "$db" "server.$e.unit.cpu_affinity")" "$cpus" "$e: the unit's CPUAffinity is the budget's server CPUs ($cpus)"
+    is "$(m "$db" "server.$e.process.cpus_allowed")" "$cpus" "$e: the server process itself may run only there"
+    is "$(m "$db" "server.$e.unit.memory_max")" "$(m "$db" "server.$e.budget.server_memory_bytes")" "$e: MemoryMax is the budget's memory"
+    is "$(m "$db" "server.$e.unit.memory_swap_max")" "0" "$e: no swap"
+    shm=$(m "$db" "server.$e.unit.dev_shm_bytes"); want=$(m "$db" "server.$e.budget.shm_bytes")
+    [ -n "$shm" ] && [ $((shm - want)) -ge 0 ] && [ $((shm - want)) -lt 1048576 ]
+    ok $? "$e: the server's /dev/shm is the budget's size ($shm for $want bytes)"
+    like "$(m "$db" "server.$e.unit.root_directory")" "/var/cache/vbench/images/db-trixie-" "$e: it runs from the engine image"
+    is "$(q "$db" "SELECT COUNT(*) FROM server_log WHERE engine = '$e' AND state IN ('ready', 'stopped')")" "2" "$e: started and stopped"
+    n=$(q "$db" "SELECT COUNT(*) FROM server_sample WHERE engine = '$e' AND item_key LIKE 'dev/$e/%'")
+    [ "$n" -ge 40 ]
+    ok $? "$e: $n memory/CPU samples tied to its items"
+    is "$(q "$db" "SELECT COUNT(DISTINCT phase) FROM v_server_phase WHERE engine = '$e' AND peak_rss_bytes > 0 AND peak_cgroup_bytes > 0")" \
+       "5" "$e: per-phase peaks (cgroup and RSS) for all five phases"
+    r=$(q "$db" "SELECT printf('%.3f', client_to_server) FROM v_load_cpu WHERE engine = '$e'")
+    [ -n "$r" ] && awk -v r="$r" 'BEGIN { exit !(r <= 0.25) }'
+    ok $? "$e: client CPU during the load is at most 25 % of the server's (ratio $r)"
+done
+like "$(m "$db" "server.pgvector.package.postgresql-17-pgvector")" "0.8" "the manifest has the image's pgvector version"
+like "$(m "$db" "server.mariadb.package.mariadb-server")" "11.8" "and MariaDB's"
+for k in shared_buffers maintenance_work_mem max_parallel_maintenance_workers effective_cache_size; do
+    [ -n "$(m "$db" "server.pgvector.setting.$k")" ]; ok $? "pgvector's $k from the budget is in the manifest ($(m "$db" "server.pgvector.setting.$k"))"
+done
+for k in innodb_buffer_pool_size mhnsw_max_cache_size innodb_read_io_threads innodb_write_io_threads; do
+    [ -n "$(m "$db" "server.mariadb.setting.$k")" ]; ok $? "mariadb's $k from the budget is in the manifest ($(m "$db" "server.mariadb.setting.$k"))"
+done
+# The derived value is what the server runs with: ask it (shared_buffers in 8 kB pages).
+mem=$(m "$db" "server.pgvector.budget.server_memory_bytes")
+is "$(m "$db" "server.pgvector.setting.shared_buffers")" "$((mem / 4 / 1048576))MB" "shared_buffers is a quarter of the server's memory"
+show=$("$VBENCH" show "$db")
+like "$show" "Server memory and CPU per phase" "vbench show has the per-phase table"
+like "$show" "Servers (systemd units started by the orchestrator)" "and the servers table"
+is "$(run_in systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" "no server unit is left running"
+
+# --- 2. what goes wrong -------------------------------------------------------------------------------------------
+mkdir -p "$SCRATCH/recipes"
+cp "$ROOT/deploy/engines/"*.yml "$SCRATCH/recipes/"
+sed -i 's/-c, "logging_collector=off"/-c, "logging_collector=off", -c, "no_such_option=1"/' "$SCRATCH/recipes/pgvector.yml"
+tiny() { # tiny NAME ENGINE-ENTRY... : a small profile: pgvector/mariadb entries then exact, build + 1 sweep point
+    local f=$SCRATCH/$1.yml; shift
+    { echo "name: $(basename "$f" .yml)"; echo "k: 10"
+      echo "datasets: [{name: t, source: synthetic, rows: 3000, queries: 50, dim: 16, metric: euclidean, seed: 3}]"
+      echo "engines:"; for e in "$@"; do echo "  - $e"; done; echo "  - {name: exact}"
+      echo "phases: {build: {}, recall_sweep: {ef_search: [40]}}"; } >"$f"
+    echo "$f"
+}
+p=$(tiny broken "{name: pgvector, recipe: pgvector}")
+run_in "$VBENCH" run --profile "$p" --out "$SCRATCH/broken.sqlite" --recipes "$SCRATCH/recipes" >/dev/null 2>"$SCRATCH/broken.err"
+is $? "1" "a broken recipe: the campaign ends with failed items (exit 1)"
+err=$(q "$SCRATCH/broken.sqlite" "SELECT error FROM plan WHERE key = 'broken/pgvector/t/build'")
+like "$err" "server error" "the engine's build fails with a server error"
+like "$err" 'unrecognized configuration parameter "no_such_option"' "with PostgreSQL's own words from the unit's journal"
+like "$(q "$SCRATCH/broken.sqlite" "SELECT log_tail FROM server_log WHERE engine = 'pgvector' AND state = 'failed'")" \
+     "no_such_option" "the journal tail is in the results database"
+is "$(q "$SCRATCH/broken.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" \
+   "the campaign went on with the next engine"
+like "$(cat "$SCRATCH/broken.err")" "FAILED the pgvector server" "the terminal says so"
+
+p=$(tiny noimage "{name: mariadb, recipe: mariadb}")
+run_in "$VBENCH" run --profile "$p" --out "$SCRATCH/noimage.sqlite" --images "$SCRATCH/no-images" >/dev/null 2>&1
+is $? "1" "a missing image: exit 1"
+like "$(q "$SCRATCH/noimage.sqlite" "SELECT error FROM plan WHERE key = 'noimage/mariadb/t/build'")" \
+     "engine image 'db-trixie' is not built in $SCRATCH/no-images: build it with \`vbench image build db-trixie\`" \
+     "the error says which image is missing and how to build it"
+is "$(q "$SCRATCH/noimage.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" "the next engine runs"
+
+p=$(tiny norecipe "{name: pgvector, recipe: nosuch}")
+run_in "$VBENCH" run --profile "$p" --out "$SCRATCH/norecipe.sqlite" >/dev/null 2>&1
+is $? "1" "an unknown recipe: exit 1"
+like "$(q "$SCRATCH/norecipe.sqlite" "SELECT error FROM plan WHERE key = 'norecipe/pgvector/t/build'")" \
+     "unknown recipe 'nosuch'" "the error names the recipe"
+like "$(q "$SCRATCH/norecipe.sqlite" "SELECT error FROM plan WHERE key = 'norecipe/pgvector/t/build'")" \
+     "mariadb, pgvector" "and lists the recipes this host has"
+is "$(q "$SCRATCH/norecipe.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" "the next engine runs"
+
+# --- 3. a server that dies in the middle of a window ------------------------------------------------------------------
+cat >"$SCRATCH/die.yml" <<'YML'
+name: die
+k: 10
+datasets: [{name: t, source: synthetic, rows: 5000, queries: 200, dim: 32, metric: angular, seed: 4}]
+engines: [{name: pgvector, recipe: pgvector}]
+phases:
+  build: {}
+  concurrency: {clients: [2, 4], window_s: 6, repeats: 1, warmup_s: 0.2, ef_search: 40}
+limits: {on_server_failure: restart}
+YML
+run_in "$VBENCH" run --profile "$SCRATCH/die.yml" --out "$SCRATCH/die.sqlite" >/dev/null 2>"$SCRATCH/die.err" &
+runpid=$!
+for i in $(seq 1 600); do
+    [ "$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = 'die/pgvector/t/concurrency/clients=2,repeat=1'" 2>/dev/null)" = running ] && break
+    sleep 0.1
+done
+sleep 2
+run_in systemctl kill --signal=KILL vbench-die-pgvector.service
+ok $? "the server is killed (SIGKILL) two seconds into the first window"
+wait $runpid
+is $? "1" "the campaign ends with one failed item (exit 1)"
+st=$(q "$SCRATCH/die.sqlite" "SELECT status || ': ' || COALESCE(error, '') FROM plan WHERE key = 'die/pgvector/t/concurrency/clients=2,repeat=1'")
+like "$st" "failed: server error: server unit vbench-die-pgvector ended while the campaign needed it" "that window is marked failed, with the reason"
+is "$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = 'die/pgvector/t/build'")" "done" "the build committed before it is untouched"
+is "$(q "$SCRATCH/die.sqlite" "SELECT COUNT(*) FROM build_result")" "1" "its result is still there, once"
+is "$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = 'die/pgvector/t/concurrency/clients=4,repeat=1'")" "done" \
+   "the server was started again and the next window ran"
+is "$(q "$SCRATCH/die.sqlite" "SELECT group_concat(state) FROM server_log ORDER BY rowid")" "ready,died,ready,stopped" \
+   "the server log: ready, died, ready, stopped"
+like "$("$VBENCH" show "$SCRATCH/die.sqlite")" "server died" "the validity section reports the death"
+is "$(run_in systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" "no server unit is left running"
+
+vb_ns_stop
+ok $? "the namespace tears down: no process left, cgroups removed, the host's /tmp canary intact"
+done_testing

@@ -1,0 +1,229 @@
+/* Self-test of the server budget (config/budget.c) and the engine recipes (orchestrator/recipe.c): layouts
+ * resolved against a host, overrides and their errors, the profile's resources section checked with lines,
+ * recipe loading with file:line errors, budget-derived settings (the reference run's numbers come out of the
+ * reference layout), templates, and the repository's own recipes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/budget.h"
+#include "config/profile.h"
+#include "orchestrator/recipe.h"
+#include "tests/tap.h"
+
+#define GB 1000000000ull
+#define GIB 1073741824ull
+
+static vb_profile *profile(const char *resources, vb_error *err) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "name: t\ndatasets:\n  - {name: d, source: synthetic, rows: 100}\nengines:\n  - name: exact\n"
+             "  - {name: pgvector, recipe: pgvector, optional: true}\nphases:\n  build:\n%s", resources);
+    vb_profile *p = NULL;
+    vb_profile_parse(text, strlen(text), "r.yml", &p, err);
+    return p;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+typedef struct collector {
+    vb_kv kv[16];
+    char vals[16][96];
+    size_t n;
+} collector;
+
+static void collect(void *c, const char *k, const char *val) {
+    collector *x = c;
+    snprintf(x->vals[x->n], sizeof x->vals[x->n], "%s", val);
+    x->kv[x->n] = (vb_kv){k, x->vals[x->n]};
+    x->n++;
+}
+
+static const char *setting(vb_kv *kv, size_t n, const char *key) { return vb_kv_get(kv, n, key, "(none)"); }
+
+int main(void) {
+    vb_error err = {0};
+    vb_budget b;
+
+    /* ---- sizes */
+    uint64_t v = 0;
+    ok(vb_size_parse("120.8GB", "x", &v, &err) == VB_OK && v == 120800000000ull, "120.8GB is decimal");
+    ok(vb_size_parse("512MiB", "x", &v, &err) == VB_OK && v == 512ull << 20, "512MiB is binary");
+    ok(vb_size_parse("8G", "x", &v, &err) == VB_OK && v == 8ull << 30, "8G is binary, as systemd reads it");
+    ok(vb_size_parse("12x", "resources.shm", &v, &err) == VB_ERROR, "12x is refused");
+    contains(err.message, "resources.shm: '12x' is not a size", "the error names the key");
+    ok(vb_size_parse("-1GB", "x", &v, &err) == VB_ERROR, "a negative size is refused");
+
+    /* ---- layouts */
+    vb_profile *p = profile("resources:\n  layout: auto\n", &err);
+    ok(p != NULL, "a profile with resources loads");
+    ok(vb_budget_resolve(p, 80, 256 * GB, &b, &err) == VB_OK, "auto on an 80-core, 256 GB host");
+    is_str(b.layout, "reference", "is the reference layout");
+    is_str(b.server_cpus, "0-63", "server CPUs 0-63");
+    is_str(b.client_cpus, "64-79", "client CPUs 64-79");
+    is_int(b.server_memory, 120800000000ull, "server memory 120.8 GB");
+    is_int(b.shm, 13 * GB, "/dev/shm 13 GB");
+    is_int(b.client_memory, 8 * GB, "client memory 8 GB");
+    ok(vb_budget_resolve(p, 2, 24 * GIB, &b, &err) == VB_OK, "auto on a 2-core, 24 GiB host");
+    is_str(b.layout, "small", "is the small layout");
+    is_str(b.server_cpus, "0", "server CPU 0");
+    is_str(b.client_cpus, "1", "client CPU 1");
+    is_int(b.server_memory, 12 * GIB, "half the memory for the server");
+    ok(b.shm > b.server_memory / 10 && b.shm < b.server_memory / 9, "/dev/shm the reference's share (13 / 120.8)");
+    ok(vb_budget_resolve(p, 1, 4 * GIB, &b, &err) == VB_OK && strcmp(b.server_cpus, "0") == 0 &&
+           strcmp(b.client_cpus, "0") == 0, "one core: server and client share it");
+    ok(vb_budget_resolve(p, 16, 64 * GIB, &b, &err) == VB_OK && strcmp(b.server_cpus, "0-12") == 0 &&
+           strcmp(b.client_cpus, "13-15") == 0, "16 cores: the last fifth for the client");
+    vb_profile_destroy(&p);
+
+    p = profile("resources:\n  layout: reference\n", &err);
+    ok(vb_budget_resolve(p, 2, 24 * GIB, &b, &err) == VB_ERROR, "the reference layout on a 2-core host fails");
+    contains(err.message, "names CPU 63, but this host has 2", "saying which CPU is missing");
+    contains(err.message, "layout: small", "and what to do");
+    vb_profile_destroy(&p);
+
+    p = profile("resources:\n  server_cpus: 0-1\n  server_memory: 2GiB\n  shm: 256MiB\n  client_cpus: \"3\"\n", &err);
+    ok(p && vb_budget_resolve(p, 4, 16 * GIB, &b, &err) == VB_OK, "explicit values override the layout");
+    is_str(b.server_cpus, "0-1", "server CPUs as given");
+    is_int(b.server_memory, 2 * GIB, "server memory as given");
+    is_int(b.shm, 256ull << 20, "shm as given");
+    is_str(b.client_cpus, "3", "client CPUs as given");
+    vb_profile_destroy(&p);
+
+    p = profile("resources:\n  server_memory: 30GiB\n", &err);
+    ok(p && vb_budget_resolve(p, 4, 16 * GIB, &b, &err) == VB_ERROR, "more memory than the host has fails");
+    contains(err.message, "exceed this host's", "saying so");
+    vb_profile_destroy(&p);
+
+    /* the loader checks the section with lines */
+    p = profile("resources:\n  shm: lots\n", &err);
+    ok(p == NULL, "a bad size is refused at load");
+    contains(err.message, "r.yml:10:", "with its line");
+    p = profile("resources:\n  server_cpu: 0\n", &err);
+    ok(p == NULL, "an unknown key is refused");
+    contains(err.message, "unknown key 'resources.server_cpu'", "named");
+    p = profile("resources:\n  client_cpus: a-b\n", &err);
+    ok(p == NULL && strstr(err.message, "not a CPU list"), "a bad CPU list is refused");
+    p = profile("resources:\n  layout: huge\n", &err);
+    ok(p == NULL && strstr(err.message, "'huge' is not one of"), "an unknown layout is refused");
+
+    /* budget entries travel as key/values and come back */
+    p = profile("", &err);
+    vb_budget_resolve(p, 80, 256 * GB, &b, &err);
+    collector cl = {.n = 0};
+    vb_budget_each(&b, collect, &cl);
+    vb_budget b2;
+    ok(vb_budget_from_kv(cl.kv, cl.n, &b2, &err) == VB_OK, "the budget crosses the wire as key/values");
+    ok(b2.server_memory == b.server_memory && b2.shm == b.shm && b2.n_server_cpus == 64 &&
+           strcmp(b2.server_cpus, "0-63") == 0, "and comes back the same");
+    ok(vb_budget_from_kv(cl.kv + 2, cl.n - 2, &b2, &err) == VB_ERROR, "a budget without server_cpus is refused");
+
+    /* default engine selection leaves the optional ones out */
+    ok(vb_profile_select_engines(p, NULL, &err) == VB_OK && p->n_engines == 1 && strcmp(p->engines[0].name, "exact") == 0,
+       "without --engines the optional engines are left out");
+    vb_profile_destroy(&p);
+    p = profile("", &err);
+    ok(vb_profile_select_engines(p, "pgvector", &err) == VB_OK && p->n_engines == 1, "--engines names an optional one");
+    is_str(vb_profile_engine_recipe(&p->engines[0]), "pgvector", "its recipe");
+    ok(vb_profile_check_engines(p, &err) == VB_OK, "recipe and optional are accepted beside the adapter's keys");
+    vb_profile_destroy(&p);
+
+    /* ---- recipes */
+    char dir[] = "/tmp/vb-recipes-XXXXXX";
+    ok(mkdtemp(dir) != NULL, "a recipe directory");
+    char path[256];
+    snprintf(path, sizeof path, "%s/good.yml", dir);
+    write_file(path,
+               "name: good\nengine: pgvector\nimage: db-trixie\nuser: postgres\npassword_file: pw\n"
+               "init:\n  creates: data\n  run:\n    - [/bin/initdb, \"-D{data}/data\"]\n"
+               "start: [/bin/postgres, \"-cshared_buffers={shared_buffers}\", \"-cw={workers}\"]\n"
+               "settings:\n  shared_buffers: {of: memory, fraction: 0.25, unit: MiB, suffix: MB}\n"
+               "  workers: {of: cpus, fraction: 0.125, min: 1}\n  cache: {of: memory, fraction: 0.25}\n"
+               "  shm_part: {of: shm, fraction: 0.5, unit: GiB, suffix: G}\n  fixed: 200\n"
+               "connect: {host: \"{datadir}\", password: \"{password}\"}\nsizes: [data]\nstop_signal: INT\n");
+    vb_recipe *r = NULL;
+    ok(vb_recipe_load(dir, "good", &r, &err) == VB_OK, "a recipe loads");
+    if (!r) printf("#   %s\n", err.message);
+    if (r) {
+        is_str(r->engine, "pgvector", "its engine");
+        is_str(r->data_mount, "/var/lib/vbench", "the default data mount");
+        is_int(r->n_init, 1, "one init step");
+        is_int(r->stop_signal, 2, "stop_signal INT");
+        p = profile("resources:\n  layout: reference\n", &err);
+        vb_budget_resolve(p, 80, 256 * GB, &b, &err);
+        vb_kv *set = NULL;
+        size_t ns = 0;
+        ok(vb_recipe_settings(r, &b, &set, &ns, &err) == VB_OK && ns == 5, "five settings for the reference budget");
+        is_str(setting(set, ns, "shared_buffers"), "28800MB", "a quarter of 120.8 GB in MiB");
+        is_str(setting(set, ns, "workers"), "8", "an eighth of 64 CPUs: the reference's 8 build threads");
+        is_str(setting(set, ns, "cache"), "30200000000", "a quarter of 120.8 GB: the reference's 30.2 GB graph cache");
+        is_str(setting(set, ns, "shm_part"), "6G", "half the /dev/shm in GiB");
+        is_str(setting(set, ns, "fixed"), "200", "a literal");
+        char *out = NULL;
+        vb_kv vars[] = {{"data", "/var/lib/vbench"}, {"shared_buffers", "28800MB"}};
+        ok(vb_recipe_expand(r, "-D{data}/x {shared_buffers}", vars, 2, &out, &err) == VB_OK && out &&
+               strcmp(out, "-D/var/lib/vbench/x 28800MB") == 0, "templates expand");
+        free(out);
+        ok(vb_recipe_expand(r, "{nope}", vars, 2, &out, &err) == VB_ERROR, "an unknown name is an error");
+        contains(err.message, "unknown name {nope}", "naming it");
+        vb_recipe_kv_free(set, ns);
+        vb_profile_destroy(&p);
+        vb_recipe_destroy(&r);
+    }
+    snprintf(path, sizeof path, "%s/bad.yml", dir);
+    write_file(path, "name: bad\nengine: pgvector\nimage: x\nuser: u\nstart: [relative/path]\n");
+    ok(vb_recipe_load(dir, "bad", &r, &err) == VB_ERROR, "a relative start command is refused");
+    contains(err.message, "bad.yml:5: key 'start[0]'", "with file, line and key");
+    write_file(path, "name: bad\nengine: pgvector\nimage: x\nuser: u\nstart: [/x]\nsettings:\n  a: {of: disk}\n");
+    ok(vb_recipe_load(dir, "bad", &r, &err) == VB_ERROR && strstr(err.message, "bad.yml:7:"), "a setting of an unknown quantity");
+    write_file(path, "name: bad\nengine: pgvector\nimage: x\nuser: u\nstart: [/x]\nbogus: 1\n");
+    ok(vb_recipe_load(dir, "bad", &r, &err) == VB_ERROR && strstr(err.message, "bad.yml:6: unknown key 'bogus'"),
+       "an unknown key");
+    write_file(path, "name: other\nengine: pgvector\nimage: x\nuser: u\nstart: [/x]\n");
+    ok(vb_recipe_load(dir, "bad", &r, &err) == VB_ERROR && strstr(err.message, "does not match the file name"),
+       "a name that is not the file's");
+    ok(vb_recipe_load(dir, "nosuch", &r, &err) == VB_ERROR, "an unknown recipe");
+    contains(err.message, "recipes in", "lists what there is");
+    contains(err.message, "bad, good", "sorted");
+    ok(vb_recipe_load(dir, "../good", &r, &err) == VB_ERROR, "a name with a slash is not a path");
+    snprintf(path, sizeof path, "rm -rf %s", dir);
+    if (system(path) != 0) printf("# cleanup failed\n");
+
+    /* the repository's recipes load */
+    const char *names[] = {"pgvector", "mariadb"};
+    for (int i = 0; i < 2; i++) {
+        ok(vb_recipe_load("deploy/engines", names[i], &r, &err) == VB_OK, "deploy/engines/%s.yml loads", names[i]);
+        if (!r) {
+            printf("#   %s\n", err.message);
+            continue;
+        }
+        p = profile("", &err);
+        vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
+        vb_kv *set = NULL;
+        size_t ns = 0;
+        vb_recipe_settings(r, &b, &set, &ns, &err);
+        vb_kv vars[40];
+        size_t nv = 0;
+        for (size_t j = 0; j < ns && nv < 34; j++) vars[nv++] = set[j];
+        vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
+        vars[nv++] = (vb_kv){"datadir", "/x"};
+        vars[nv++] = (vb_kv){"password", "p"};
+        int all = 1;
+        for (char **a = r->start; *a; a++) {
+            char *out = NULL;
+            all &= vb_recipe_expand(r, *a, vars, nv, &out, &err) == VB_OK;
+            free(out);
+        }
+        ok(all, "%s: every start argument expands", names[i]);
+        vb_recipe_kv_free(set, ns);
+        vb_profile_destroy(&p);
+        vb_recipe_destroy(&r);
+    }
+    return done_testing();
+}
