@@ -245,8 +245,12 @@ static void report(vb_transport_zap *z, const vb_transport_peer *p) {
 }
 
 static void allow_summary(const vb_transport_zap *z, char *buf, size_t len) {
-    int n = snprintf(buf, len, "%zu key%s", z->n_keys, z->n_keys == 1 ? "" : "s");
-    if (n > 0 && (size_t)n < len && z->allow_dir) snprintf(buf + n, len - (size_t)n, " from %s", z->allow_dir);
+    size_t pinned = 0;
+    for (size_t i = 0; i < z->n_keys; i++) pinned += z->keys[i].pinned != 0;
+    size_t listed = z->n_keys - pinned;
+    int n = snprintf(buf, len, "%zu key%s", listed, listed == 1 ? "" : "s");
+    if (n > 0 && (size_t)n < len && z->allow_dir) n += snprintf(buf + n, len - (size_t)n, " from %s", z->allow_dir);
+    if (n > 0 && (size_t)n < len && pinned) snprintf(buf + n, len - (size_t)n, ", %zu added by the coordinator", pinned);
 }
 
 /* Answers one ZAP request. Frames (RFC 27): version, request id, domain, address, identity, mechanism,
