@@ -10,7 +10,8 @@
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
  * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn;
  * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s, on_server_failure,
- * server_start_timeout_s), resources (config/budget.h; kept as "resources.KEY" settings). The phase keys, types, ranges and defaults are the tables below. */
+ * server_start_timeout_s), resources (config/budget.h; kept as "resources.KEY" settings), transport
+ * (insecure). The phase keys, types, ranges and defaults are the tables below. */
 #include "config/profile.h"
 
 #include <errno.h>
@@ -101,14 +102,20 @@ static const field limits_fields[] = {
     {"server_start_timeout_s", F_INT, 1, 86400, "300", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* insecure: plain TCP between coordinator and agents, honoured on a loopback address only (proto/transport.h).
+ * No default, so that profiles without the section keep their manifest as it was. */
+static const field transport_fields[] = {
+    {"insecure", F_BOOL, 0, 0, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
 
 /* Indexed by vb_phase_kind: the execution order. */
 static const field *const phase_fields[VB_PHASE__COUNT] = {
     build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields,
 };
 
-static const char *const top_keys[] = {"name",   "description", "k",      "datasets",
-                                       "engines", "phases",      "limits", "resources", NULL};
+static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
+                                       "phases", "limits",      "resources", "transport", NULL};
 /* Dataset keys whose values must be non-negative integers (the synthetic generator's parameters). */
 static const char *const dataset_int_keys[] = {"rows", "queries", "dim", "clusters", "seed", NULL};
 
@@ -727,6 +734,9 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     }
     if (rc == VB_OK)
         rc = check_section(c, vb_yaml_map_get(root, "limits", NULL), "limits", limits_fields, "limits.", &settings);
+    if (rc == VB_OK)
+        rc = check_section(c, vb_yaml_map_get(root, "transport", NULL), "transport", transport_fields, "transport.",
+                           &settings);
     const vb_yaml_node *res = vb_yaml_map_get(root, "resources", NULL);
     if (rc == VB_OK && res && !vb_yaml_is_null(res)) {
         if (res->type != VB_YAML_MAP)

@@ -1,5 +1,5 @@
 /* vbench: the command line. `run` and `resume` are the coordinator; `status` and `show` read a results database;
- * `engines` lists the engine adapters this build has. */
+ * `engines` lists the engine adapters this build has; `keys` makes CURVE key pairs for multi-host campaigns. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +18,7 @@
 #include "coordinator/store.h"
 #include "coordinator/views.h"
 #include "engines/engine.h"
+#include "proto/transport.h"
 #include "util/versions.h"
 
 static const char *usage_main =
@@ -32,6 +33,7 @@ static const char *usage_main =
     "  show      the result tables of a campaign (text or --json)\n"
     "  engines   the engines this build can drive\n"
     "  image     build an engine image (a Debian root file system for the servers): vbench image build NAME\n"
+    "  keys      make a CURVE key pair for a coordinator or an agent on another host\n"
     "\n"
     "example: vbench run --profile dev && vbench show\n";
 
@@ -89,6 +91,18 @@ static const char *usage_image =
 
 static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
 
+static const char *usage_keys =
+    "usage: vbench keys NAME [--dir DIR] [--force]\n"
+    "\n"
+    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP (README: Multi-host security).\n"
+    "DIR/NAME.key holds both keys (mode 0600): it stays on this host. DIR/NAME.pub holds the public key: an\n"
+    "agent's goes into the coordinator's --allow directory, the coordinator's is every agent's --server-key.\n"
+    "\n"
+    "  --dir DIR            where to write the two files (default: the current directory; created mode 0700)\n"
+    "  --force              replace an existing pair (whoever trusted the old public key is locked out)\n"
+    "\n"
+    "example: vbench keys coordinator --dir /etc/vbench/keys\n";
+
 /* The newest .sqlite file in results.db, for commands run without --out. */
 static int newest_results(char *out, size_t len) {
     DIR *d = opendir("results.db");
@@ -134,7 +148,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 }
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_RECIPES,
-       OPT_IMAGES, OPT_BUS };
+       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -332,6 +346,38 @@ static int cmd_image(int argc, char **argv) {
     return 1;
 }
 
+static int cmd_keys(int argc, char **argv) {
+    static const struct option opts[] = {{"dir", required_argument, 0, OPT_DIR}, {"force", no_argument, 0, OPT_FORCE},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *dir = ".";
+    int force = 0, c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_DIR: dir = optarg; break;
+        case OPT_FORCE: force = 1; break;
+        case 'h': fputs(usage_keys, stdout); return 0;
+        default: fputs(usage_keys, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "vbench: keys needs one NAME, e.g. `vbench keys coordinator` or `vbench keys agent-bench1` "
+                        "(see --help)\n");
+        return 2;
+    }
+    const char *name = argv[optind];
+    char public_key[VB_TRANSPORT_KEY_LEN + 1];
+    vb_error err;
+    vb_error_clear(&err);
+    if (vb_transport_keys_make(dir, name, force, public_key, &err) != VB_OK) {
+        fprintf(stderr, "vbench: %s\n", err.message);
+        return 1;
+    }
+    printf("wrote %s/%s.key (secret: mode 0600, keep it on this host)\n", dir, name);
+    printf("wrote %s/%s.pub (public: copy it to the other side)\n", dir, name);
+    printf("public key: %s\n", public_key);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage_main, argc < 2 ? stderr : stdout);
@@ -350,6 +396,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "show") == 0) return cmd_show(argc, argv, 0);
     if (strcmp(cmd, "engines") == 0) return cmd_engines(argc, argv);
     if (strcmp(cmd, "image") == 0) return cmd_image(argc, argv);
+    if (strcmp(cmd, "keys") == 0) return cmd_keys(argc, argv);
     fprintf(stderr, "vbench: unknown command \"%s\"\n\n%s", cmd, usage_main);
     return 2;
 }
