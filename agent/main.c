@@ -19,6 +19,7 @@
 #include "agent/orchestrate.h"
 #include "agent/phase.h"
 #include "datasets/dataset.h"
+#include "proto/transport.h"
 #include "proto/wire.h"
 #include "util/clock.h"
 #include "util/cpulist.h"
@@ -67,6 +68,10 @@ static void usage(FILE *f) {
             "  --images DIR         engine images (default $VBENCH_IMAGES or /var/cache/vbench/images)\n"
             "  --bus ADDRESS        systemd's D-Bus address (default: the local systemd)\n"
             "  --exit-with-parent   exit when the process that started this one exits (local mode)\n"
+            "  --cert FILE.key      this agent's key pair for CURVE (`vbench keys agent-NAME`; its .pub goes into\n"
+            "                       the coordinator's --allow directory)\n"
+            "  --server-key FILE    the coordinator's public key (coordinator.pub): only that coordinator is spoken to\n"
+            "  --insecure           plain TCP, to a coordinator on a loopback address that runs with insecure: true\n"
             "  -h, --help           this text\n");
 }
 
@@ -256,16 +261,17 @@ int main(int argc, char **argv) {
     snprintf(a.roles, sizeof a.roles, "client");
     snprintf(a.work_dir, sizeof a.work_dir, "vbench-agent.d");
     gethostname(a.host, sizeof a.host - 1);
-    int exit_with_parent = 0;
-    const char *cpus_arg = NULL;
+    int exit_with_parent = 0, insecure = 0, code = 0;
+    const char *cpus_arg = NULL, *cert = NULL, *server_key = NULL;
     static const struct option opts[] = {
         {"connect", required_argument, 0, 'c'}, {"id", required_argument, 0, 'i'},
         {"roles", required_argument, 0, 'r'},   {"cpus", required_argument, 0, 'p'},
         {"workdir", required_argument, 0, 'w'}, {"cache-dir", required_argument, 0, 'd'},
         {"heartbeat-ms", required_argument, 0, 'b'}, {"exit-with-parent", no_argument, 0, 'x'},
-        {"recipes", required_argument, 0, 'R'}, {"images", required_argument, 0, 'I'},
+        {"recipes", required_argument, 0, 'R'}, {"images", required_argument, 0, 'M'},
         {"bus", required_argument, 0, 'B'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"cert", required_argument, 0, 'C'},    {"server-key", required_argument, 0, 'S'},
+        {"insecure", no_argument, 0, 'I'},      {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
@@ -278,8 +284,11 @@ int main(int argc, char **argv) {
         case 'b': a.heartbeat_ms = atoi(optarg); break;
         case 'x': exit_with_parent = 1; break;
         case 'R': a.recipes_dir = optarg; break;
-        case 'I': a.images_dir = optarg; break;
+        case 'M': a.images_dir = optarg; break;
         case 'B': a.bus_address = optarg; break;
+        case 'C': cert = optarg; break;
+        case 'S': server_key = optarg; break;
+        case 'I': insecure = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -315,8 +324,11 @@ int main(int argc, char **argv) {
     zsys_set_linger(1000);
     a.coord = zsock_new(ZMQ_DEALER);
     zsock_set_identity(a.coord, a.id);
-    if (zsock_connect(a.coord, "%s", a.endpoint) != 0) {
-        fprintf(stderr, "vbench-agent: cannot connect to %s: %s\n", a.endpoint, zmq_strerror(zmq_errno()));
+    vb_transport_opts t = {.endpoint = a.endpoint, .cert = cert, .server_key = server_key, .insecure = insecure};
+    vb_transport_monitor *mon = NULL;
+    if (vb_transport_client_setup(a.coord, &t, &mon, &err) != VB_OK) {
+        fprintf(stderr, "vbench-agent: %s\n", err.message);
+        zsock_destroy(&a.coord);
         return 1;
     }
     snprintf(a.inbox_ep, sizeof a.inbox_ep, "inproc://agent-inbox");
@@ -330,13 +342,20 @@ int main(int argc, char **argv) {
     say_hello(&a);
     a.last_heard_ns = vb_now_ns();
 
-    zpoller_t *poller = zpoller_new(a.coord, a.inbox, NULL);
-    int quit = 0;
+    zpoller_t *poller = zpoller_new(a.coord, a.inbox, vb_transport_monitor_sock(mon), NULL);
+    uint64_t started_ns = vb_now_ns();
+    int quit = 0, warned = 0;
     while (!quit && !zsys_interrupted) {
         void *which = zpoller_wait(poller, 100);
         if (which == a.coord) handle_coordinator(&a, &quit);
         else if (which == a.inbox) forward_from_worker(&a);
-        else if (zpoller_terminated(poller)) break;
+        else if (which && which == vb_transport_monitor_sock(mon)) {
+            if (vb_transport_monitor_handle(mon, NULL, &err) != VB_OK) {   /* refused, or the wrong coordinator */
+                fprintf(stderr, "vbench-agent: %s\n", err.message);
+                code = 1;
+                break;
+            }
+        } else if (zpoller_terminated(poller)) break;
         if (a.orch) vb_orch_tick(a.orch, a.coord);
         uint64_t now = vb_now_ns();
         if (now - a.last_sent_ns >= (uint64_t)a.heartbeat_ms * 1000000ull) {
@@ -351,6 +370,11 @@ int main(int argc, char **argv) {
             say_hello(&a);
             a.last_heard_ns = now;
         }
+        if (!a.welcomed && !warned && now - started_ns > 30000000000ull) {   /* keep waiting, but say why */
+            vb_transport_handshake_error(&t, mon, 30, &err);
+            fprintf(stderr, "vbench-agent: still waiting: %s\n", err.message);
+            warned = 1;
+        }
     }
     if (a.busy) {
         atomic_store(&a.stop, 1);
@@ -362,7 +386,8 @@ int main(int argc, char **argv) {
     for (zframe_t *f = zhash_first(a.unacked); f; f = zhash_next(a.unacked)) zframe_destroy(&f);
     zhash_destroy(&a.unacked);
     zpoller_destroy(&poller);
+    vb_transport_monitor_destroy(&mon);
     zsock_destroy(&a.inbox);
     zsock_destroy(&a.coord);
-    return 0;
+    return code;
 }

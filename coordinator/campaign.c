@@ -18,6 +18,7 @@
 #include "coordinator/manifest.h"
 #include "coordinator/report.h"
 #include "coordinator/store.h"
+#include "proto/transport.h"
 #include "proto/wire.h"
 #include "util/clock.h"
 
@@ -84,7 +85,9 @@ typedef struct campaign {
     vb_store *store;
     item_state *items;
     zsock_t *router;
+    vb_transport_zap *zap;          /* ZAP handler when listening with CURVE, else NULL */
     char run_dir[256], endpoint[300], work_dir[1100];
+    char agent_cert[400], agent_server_key[400];   /* the local agent's throw-away keys under CURVE */
     peer *peers;
     size_t n_peers;
     local_agent local[2];      /* [0] client, [1] orchestrator when needed */
@@ -890,6 +893,12 @@ static int spawn_local_agent(campaign *c, int which, vb_error *err) {
         if (c->o->images_dir) argv[n++] = "--images", argv[n++] = c->o->images_dir;
         if (c->o->bus_address) argv[n++] = "--bus", argv[n++] = c->o->bus_address;
     }
+    if (c->agent_cert[0]) {
+        argv[n++] = "--cert";
+        argv[n++] = c->agent_cert;
+        argv[n++] = "--server-key";
+        argv[n++] = c->agent_server_key;
+    }
     argv[n] = NULL;
     int rc = posix_spawn(&la->pid, c->o->agent_bin, NULL, NULL, (char *const *)argv, environ);
     if (rc != 0)
@@ -958,6 +967,15 @@ static int make_parent_dir(const char *path, vb_error *err) {
     return VB_OK;
 }
 
+/* Decisions of the ZAP handler and failed handshakes: refusals go to the events table and the terminal. */
+static void on_peer(void *arg, const vb_transport_peer *p) {
+    campaign *c = arg;
+    char line[1024];
+    vb_transport_peer_describe(p, line, sizeof line);
+    vb_store_event(c->store, p->verdict == VB_TRANSPORT_ALLOWED ? "info" : "warn", NULL, "transport", "%s", line);
+    if (p->verdict != VB_TRANSPORT_ALLOWED) say(c, "vbench: %s", line);
+}
+
 static int prepare(campaign *c, vb_error *err) {
     const vb_campaign_opts *o = c->o;
     if (!o->resume) {
@@ -1000,6 +1018,21 @@ static int prepare(campaign *c, vb_error *err) {
     snprintf(c->endpoint, sizeof c->endpoint, "ipc://%s/coordinator.sock", c->run_dir);
     c->router = zsock_new(ZMQ_ROUTER);
     zsock_set_router_mandatory(c->router, 1);
+    /* Agents on other hosts: the rules, keys and allow-list are proto/transport's. Under CURVE the local agent
+     * (same ROUTER, over ipc) gets throw-away keys in the run directory. */
+    if (o->listen || o->cert || o->allow_dir) {
+        const char *insecure = vb_profile_setting(c->profile, "transport.insecure", "false");
+        vb_transport_opts t = {.endpoint = o->listen, .cert = o->cert, .allow_dir = o->allow_dir,
+                               .insecure = strcmp(insecure, "true") == 0, .on_peer = on_peer, .on_peer_arg = c};
+        if (!o->listen) return vb_error_set(err, "coordinator", 1, "--cert and --allow go with --listen tcp://ADDR:PORT");
+        if (vb_transport_server_setup(c->router, &t, &c->zap, err) != VB_OK) return VB_ERROR;
+        if (c->zap && vb_transport_zap_local_agent(c->zap, c->run_dir, "local-client", c->agent_cert,
+                                                   sizeof c->agent_cert, c->agent_server_key,
+                                                   sizeof c->agent_server_key, err) != VB_OK)
+            return VB_ERROR;
+        say(c, "listening for agents on %s (%s)", zsock_endpoint(c->router),
+            c->zap ? "CURVE" : "plain TCP on loopback: insecure");
+    }
     if (zsock_bind(c->router, "%s", c->endpoint) < 0)
         return vb_error_set(err, "coordinator", zmq_errno(), "cannot bind %s: %s", c->endpoint, zmq_strerror(zmq_errno()));
     c->servers = calloc(c->profile->n_engines ? c->profile->n_engines : 1, sizeof *c->servers);
@@ -1051,10 +1084,16 @@ static void teardown(campaign *c) {
     }
     stop_local_agents(c);
     zsock_destroy(&c->router);
+    vb_transport_zap_destroy(&c->zap);   /* after the router: see proto/transport.h */
     if (c->run_dir[0] && strstr(c->run_dir, "/tmp/vbench-")) {
         char sock[400];
         snprintf(sock, sizeof sock, "%s/coordinator.sock", c->run_dir);
         unlink(sock);
+        static const char *const keys[] = {"local-client.key", "local-client.pub", "coordinator.pub"};
+        for (size_t i = 0; i < 3; i++) {
+            snprintf(sock, sizeof sock, "%s/%s", c->run_dir, keys[i]);
+            unlink(sock);
+        }
         rmdir(c->run_dir);
     }
     free(c->peers);
@@ -1086,6 +1125,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     uint64_t started = vb_now_ns();
     int code = 0, interrupted = 0;
     zpoller_t *poller = zpoller_new(c.router, NULL);
+    vb_transport_zap_poll_add(c.zap, poller);
     for (;;) {
         if (zsys_interrupted) {
             interrupted = 1;
@@ -1119,7 +1159,9 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             break;
         }
         void *which = zpoller_wait(poller, 100);
-        if (which == c.router) {
+        if (vb_transport_zap_handle(c.zap, which)) {
+            /* a ZAP request answered or a failed handshake reported (on_peer) */
+        } else if (which == c.router) {
             zframe_t *routing = NULL;
             vb_error rerr;
             Vbench__Envelope *env = vb_wire_recv(c.router, &routing, &rerr);

@@ -24,6 +24,9 @@ typedef struct vb_campaign_opts {
     const char *recipes_dir;   /* engine recipes (deploy/engines) */
     const char *images_dir;    /* engine images (/var/cache/vbench/images) */
     const char *bus_address;   /* systemd's D-Bus address */
+    const char *listen;        /* also listen here for agents on other hosts (tcp://ADDR:PORT), or NULL */
+    const char *cert;          /* the coordinator's secret certificate (vbench keys NAME -> NAME.key), or NULL */
+    const char *allow_dir;     /* directory of the agents' .pub files (the allow-list), or NULL */
 } vb_campaign_opts;
 
 /* Returns the process exit code: 0 all items done, 1 some failed, 2 interrupted or incomplete.

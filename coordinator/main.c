@@ -49,6 +49,9 @@ static const char *usage_run =
     "  --cpus LIST          CPUs for the client agent's worker threads, e.g. 1 or 64-79 (default: all)\n"
     "  --cache-dir DIR      dataset and ground-truth cache (default $VBENCH_CACHE or ~/.cache/vbench)\n"
     "  --quiet              no progress and no tables; the exit code tells\n"
+    "  --listen ENDPOINT    also accept agents from other hosts, e.g. tcp://0.0.0.0:5555 (CURVE required)\n"
+    "  --cert FILE.key      the coordinator's key pair (`vbench keys coordinator`)\n"
+    "  --allow DIR          directory of the agents' .pub files: only those agents are accepted\n"
     "\n"
     "Engines with a `recipe:` in the profile need a server: a local orchestrator agent starts it as a systemd\n"
     "transient unit from the engine image, under the profile's resources budget (needs root and systemd):\n"
@@ -66,7 +69,8 @@ static const char *usage_resume =
     "the profile stored in it. Items that were running when it stopped run again; results already recorded\n"
     "are kept and never recorded twice.\n"
     "\n"
-    "  --retry-failed       also run failed and skipped items again\n";
+    "  --retry-failed       also run failed and skipped items again\n"
+    "  --listen, --cert, --allow   as for `vbench run`: agents on other hosts\n";
 
 static const char *usage_status =
     "usage: vbench status [--out FILE | FILE]\n"
@@ -148,7 +152,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 }
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_RECIPES,
-       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE };
+       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -157,7 +161,9 @@ static int cmd_run(int argc, char **argv, int resume) {
         {"cache-dir", required_argument, 0, OPT_CACHE}, {"quiet", no_argument, 0, OPT_QUIET},
         {"retry-failed", no_argument, 0, OPT_RETRY},    {"help", no_argument, 0, 'h'},
         {"recipes", required_argument, 0, OPT_RECIPES}, {"images", required_argument, 0, OPT_IMAGES},
-        {"bus", required_argument, 0, OPT_BUS},         {0, 0, 0, 0}};
+        {"bus", required_argument, 0, OPT_BUS},         {"listen", required_argument, 0, OPT_LISTEN},
+        {"cert", required_argument, 0, OPT_CERT},       {"allow", required_argument, 0, OPT_ALLOW},
+        {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
     int c;
@@ -173,6 +179,9 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_RECIPES: o.recipes_dir = optarg; break;
         case OPT_IMAGES: o.images_dir = optarg; break;
         case OPT_BUS: o.bus_address = optarg; break;
+        case OPT_LISTEN: o.listen = optarg; break;
+        case OPT_CERT: o.cert = optarg; break;
+        case OPT_ALLOW: o.allow_dir = optarg; break;
         case 'h': fputs(resume ? usage_resume : usage_run, stdout); return 0;
         default: fputs(resume ? usage_resume : usage_run, stderr); return 2;
         }
