@@ -13,6 +13,7 @@
 
 #include "config/profile.h"
 #include "coordinator/campaign.h"
+#include "coordinator/cmd_inventory.h"
 #include "coordinator/report.h"
 #include "coordinator/store.h"
 #include "coordinator/views.h"
@@ -30,6 +31,7 @@ static const char *usage_main =
     "  status    where a campaign stands: items done, running, failed\n"
     "  show      the result tables of a campaign (text or --json)\n"
     "  engines   the engines this build can drive\n"
+    "  inventory check a deployment inventory (deploy/install reads it)\n"
     "\n"
     "example: vbench run --profile dev && vbench show\n";
 
@@ -280,6 +282,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "status") == 0) return cmd_show(argc, argv, 1);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc, argv, 0);
     if (strcmp(cmd, "engines") == 0) return cmd_engines(argc, argv);
+    if (strcmp(cmd, "inventory") == 0) return vb_cmd_inventory(argc, argv);
     fprintf(stderr, "vbench: unknown command \"%s\"\n\n%s", cmd, usage_main);
     return 2;
 }
