@@ -62,8 +62,9 @@ is "$(tree "$R/h2")" "etc/systemd/system/vbench-agent@.service etc/systemd/syste
    "h2 (orchestrator, client): its recipe, no coordinator secret, no allow-list, no limits for the orchestrator"
 modes=$(cd "$R" && find . -path '*/keys*' -printf '%m %u %P\n' | sort -k3 | tr '\n' ';')
 bad=$(cd "$R" && find . \( -path '*/keys/*.key' ! -perm 0600 \) -o \( -path '*/keys/*.pub' ! -perm 0644 \) \
-      -o \( -type d -path '*/keys*' ! -perm 0700 \) -o \( -path '*/keys*' ! -user root \))
-is "$bad" "" "secret keys 0600, public keys 0644, key directories 0700, all root's" || echo "$modes" | tr ';' '\n' | diag
+      -o \( -type d -path '*/keys*' ! -perm 0700 \) -o \( -path '*/keys*' ! -user "$(id -un)" \))
+is "$bad" "" "secret keys 0600, public keys 0644, key directories 0700, all $(id -un)'s (root's on a host)" ||
+    echo "$modes" | tr ';' '\n' | diag
 is "$(stat -c %a "$R/h2/usr/local/bin/vbench-agent") $(stat -c %a "$R/h2/etc/vbench/agent-h2-client.env")" "755 644" \
    "binaries 0755, environment files 0644"
 is "$(stat -c %a "$KEYS")" "700" "the key directory on the installing machine is 0700"
