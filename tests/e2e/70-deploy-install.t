@@ -8,7 +8,8 @@
 #     /etc, /usr/local and /var: install runs its remote path with a stand-in for ssh that enters the namespace,
 #     so install-apply's systemctl talks to that systemd. Checked: daemon-reload, enable and start; the
 #     properties systemd applied (CPUAffinity, AllowedCPUs, MemoryMax, Restart, the sandbox of each role); the
-#     orchestrator's sandbox can start a transient unit over sd-bus and the client's cannot; a host whose roles
+#     orchestrator's sandbox can start a transient unit over sd-bus and the client's cannot; a small campaign
+#     (hnswlib, pinned workers, BLAS ground truth) runs in the client's sandbox and limits; a host whose roles
 #     change loses the old agents (stopped, disabled, pruned). When bin/vbench-agent takes the flags the unit
 #     passes (--cert, --server-key, --recipes, --images), also: the agents run pinned to their CPUs, speak CURVE
 #     to the coordinator's address, and come back after a SIGKILL.
@@ -397,6 +398,37 @@ is "$(vb_ns_run systemctl is-active vbt-from-client.service)" "inactive" "no uni
 like "$(vb_ns_run journalctl -u vbench-agent@probe-client.service --no-pager -o cat)" "Failed to connect to bus" \
      "the client's probe could not reach systemd"
 vb_ns_run systemctl stop vbt-from-orchestrator.service
+
+# A real workload in the client's sandbox and limits: a small local campaign (coordinator, agent, hnswlib, BLAS
+# ground truth, pinned worker threads) as one more instance of the template with h2-client's drop-ins.
+cat >"$SCRATCH/tiny.yml" <<'EOF'
+name: tiny
+k: 10
+datasets:
+  - {name: synth-2k, source: synthetic, rows: 2000, queries: 100, dim: 32, clusters: 8, metric: angular, seed: 1}
+engines:
+  - {name: hnswlib, m: 16, ef_construction: 64}
+phases:
+  build:
+  recall_sweep: {ef_search: [10, 40]}
+  concurrency: {clients: [1, 2], window_s: 1, repeats: 1, warmup_s: 0.2, ef_search: 40}
+EOF
+vb_ns_run sh -c "
+d=/etc/systemd/system/vbench-agent@probe-work.service.d
+mkdir -p \$d
+cp /etc/systemd/system/vbench-agent@h2-client.service.d/*.conf \$d/
+cp /etc/vbench/agent-h2-client.env /etc/vbench/agent-probe-work.env
+cp $SCRATCH/tiny.yml /etc/vbench/probe-tiny.yml
+printf '[Service]\nType=oneshot\nRestart=no\nExecStart=\nExecStart=/usr/local/bin/vbench run --profile /etc/vbench/probe-tiny.yml --out /var/lib/vbench/probe-work/t.sqlite --cache-dir /var/cache/vbench/datasets --quiet\n' >\$d/zz-probe.conf
+systemctl daemon-reload"
+t=$(date +%s.%N)
+vb_ns_run systemctl start vbench-agent@probe-work.service 2>"$SCRATCH/probe.err"
+ok $? "a small campaign runs in the client's sandbox and limits" ||
+    { diag <"$SCRATCH/probe.err"; vb_ns_run journalctl -u vbench-agent@probe-work.service --no-pager -o cat | tail -20 | diag; }
+echo "# in $(echo "$(date +%s.%N) - $t" | bc) s"
+is "$(q "$SCRATCH/ovl/var/up/lib/vbench/probe-work/t.sqlite" \
+      'SELECT (SELECT count(*) FROM sweep_result) || "/" || (SELECT count(*) FROM window_result)')" "2/2" \
+   "its results database has both recall sweep points and both concurrency windows"
 
 kill "$listener" 2>/dev/null
 wait "$listener" 2>/dev/null
