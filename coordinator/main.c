@@ -14,6 +14,7 @@
 
 #include "config/profile.h"
 #include "coordinator/campaign.h"
+#include "coordinator/cmd_inventory.h"
 #include "coordinator/report.h"
 #include "coordinator/store.h"
 #include "coordinator/views.h"
@@ -34,6 +35,7 @@ static const char *usage_main =
     "  engines   the engines this build can drive\n"
     "  image     build an engine image (a Debian root file system for the servers): vbench image build NAME\n"
     "  keys      make a CURVE key pair for a coordinator or an agent on another host\n"
+    "  inventory check a deployment inventory (deploy/install reads it)\n"
     "\n"
     "example: vbench run --profile dev && vbench show\n";
 
@@ -406,6 +408,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "engines") == 0) return cmd_engines(argc, argv);
     if (strcmp(cmd, "image") == 0) return cmd_image(argc, argv);
     if (strcmp(cmd, "keys") == 0) return cmd_keys(argc, argv);
+    if (strcmp(cmd, "inventory") == 0) return vb_cmd_inventory(argc, argv);
     fprintf(stderr, "vbench: unknown command \"%s\"\n\n%s", cmd, usage_main);
     return 2;
 }
