@@ -30,6 +30,7 @@ static int check_filter(const vb_session *s, const vb_workload_result *res, size
 int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
+    out->index_used = -1;
     if (n_queries == 0 || n_queries > s->ds->n_test) n_queries = s->ds->n_test;
     vb_workload_config cfg = {
         .engine = s->engine, .clients = 1, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
@@ -38,6 +39,14 @@ int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
         .queries_budget = n_queries, .stop = ctx->stop,
     };
     if (filter) cfg.filter = *filter;
+    /* The plan first: a filtered query that leaves the vector index is the commonest way for a number to mean
+     * something else than it seems (SPEC 6, validity). A failed EXPLAIN is recorded, it does not fail the item. */
+    vb_error perr;
+    if (vb_engine_explain(s->engine, &s->spec, ef_search, s->k, filter, &out->index_used, out->plan,
+                          sizeof out->plan, &perr) != VB_OK) {
+        out->index_used = -1;
+        snprintf(out->plan, sizeof out->plan, "EXPLAIN failed: %s", perr.message);
+    }
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK) return VB_ERROR;
     int rc = VB_OK;

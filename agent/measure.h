@@ -13,6 +13,10 @@ typedef struct vb_measure {
     uint64_t queries, short_answers, errors;
     double elapsed_s, qps, recall, id_overlap, client_cpu_s;
     vb_histogram *latency;    /* owned; vb_measure_free releases it */
+    /* The server's plan for this query (vb_engine_explain, asked once before the queries): 1 it scans the
+     * vector index, 0 it does not, -1 unknown (no planner, or EXPLAIN failed: plan then says why). */
+    int index_used;
+    char plan[2048];
 } vb_measure;
 
 /* Runs queries [0, n_queries) of the session's query set at ef_search with the filter (may be NULL) and scores

@@ -131,6 +131,8 @@ int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err) {
         w.qps = m.qps;
         w.latency = &h;
         w.client_cpu_s = m.client_cpu_s;
+        w.index_used = m.index_used == 1 ? 1 : m.index_used == 0 ? 2 : 0;
+        w.plan = m.plan;
         w.filter = filter_text;
         Vbench__Result r = VBENCH__RESULT__INIT;
         r.completes_item = 1;

@@ -49,6 +49,10 @@ static const struct {
     const char *table, *column, *type;
 } added_columns[] = {
     {"churn_result", "rows_from", "INTEGER"},
+    {"sweep_result", "index_used", "INTEGER"},
+    {"sweep_result", "plan", "TEXT"},
+    {"filtered_result", "index_used", "INTEGER"},
+    {"filtered_result", "plan", "TEXT"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -337,6 +341,13 @@ typedef struct measure_cols {
     double recall, id_overlap, elapsed_s, qps, client_cpu_s;
 } measure_cols;
 
+/* The wire's 0 / 1 / 2 (unknown / uses the index / does not) as NULL / 1 / 0, and the plan text. */
+static void bind_index_used(sqlite3_stmt *st, int *i, uint32_t index_used, const char *plan) {
+    if (index_used == 1 || index_used == 2) sqlite3_bind_int(st, (*i)++, index_used == 1);
+    else sqlite3_bind_null(st, (*i)++);
+    bind_text(st, (*i)++, plan && *plan ? plan : NULL);
+}
+
 static void bind_measure(sqlite3_stmt *st, int *i, const measure_cols *m, const latency_cols *lat) {
     sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->queries);
     sqlite3_bind_double(st, (*i)++, m->recall);
@@ -358,8 +369,8 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO sweep_result (result_key, item_key, engine, dataset, ef_search, clients, queries, recall, "
         "id_overlap, short_answers, errors, elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, "
-        "client_cpu_s, latency_hist, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "client_cpu_s, latency_hist, agent, recorded_at, index_used, plan) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
@@ -371,6 +382,7 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
         bind_measure(st, &i, &m, &lat);
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
+        bind_index_used(st, &i, w->index_used, w->plan);
         rc = run(s, st, err, "recording a recall sweep result");
     }
     free(lat.blob);
@@ -448,8 +460,8 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO filtered_result (result_key, item_key, engine, dataset, selectivity, passing_rows, filter, "
         "ef_search, queries, recall, id_overlap, short_answers, errors, elapsed_s, qps, mean_ms, p50_ms, p95_ms, "
-        "p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at, index_used, plan) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
@@ -463,6 +475,7 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
         bind_measure(st, &i, &m, &lat);
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
+        bind_index_used(st, &i, w->index_used, w->plan);
         rc = run(s, st, err, "recording a filtered result");
     }
     free(lat.blob);

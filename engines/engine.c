@@ -241,6 +241,16 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err) {
     return finish(e->ops->version(e->state, buf, len, err), err, e->ops, "version");
 }
 
+int vb_engine_explain(vb_engine *e, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
+                      int *uses_index, char *plan, size_t plan_len, vb_error *err) {
+    *uses_index = -1;
+    if (plan && plan_len) plan[0] = '\0';
+    error_reset(err);
+    if (!e->ops->explain) return VB_OK;
+    return finish(e->ops->explain(e->state, spec, ef_search, k, filter, uses_index, plan, plan_len, err), err,
+                  e->ops, "explain");
+}
+
 /* ---- connection wrappers ----------------------------------------------------------------------------- */
 
 /* *out is set to a new connection the caller closes with vb_conn_close; NULL on failure. */

@@ -82,6 +82,11 @@ typedef struct vb_engine_ops {
     int (*insert)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
     int (*maintain)(void *state, vb_error *err);               /* VACUUM and the like, after churn */
     int (*sizes)(void *state, vb_sizes *out, vb_error *err);
+    /* The query plan the server uses for the kNN query at ef_search with filter (may be NULL): *uses_index = 1
+     * when it scans the vector index, plan (may be NULL) gets its text. Servers only; embedded engines have no
+     * planner. */
+    int (*explain)(void *state, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
+                   int *uses_index, char *plan, size_t plan_len, vb_error *err);
 } vb_engine_ops;
 
 typedef struct vb_engine vb_engine;
@@ -104,6 +109,9 @@ int vb_engine_persist(vb_engine *e, vb_error *err);
 int vb_engine_maintain(vb_engine *e, vb_error *err);
 int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fields when no op */
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
+/* VB_OK with *uses_index = -1 when the engine has no explain op. */
+int vb_engine_explain(vb_engine *e, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
+                      int *uses_index, char *plan, size_t plan_len, vb_error *err);
 
 int vb_engine_connect(vb_engine *e, vb_conn **out, vb_error *err);
 void vb_conn_close(vb_conn **c);

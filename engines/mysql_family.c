@@ -661,6 +661,74 @@ static int family_sizes(void *state, vb_sizes *out, vb_error *err) {
     return VB_OK;
 }
 
+/* EXPLAIN of the kNN query with a literal query vector of ones on a connection of its own, at ef_search. MariaDB
+ * names an unnamed vector index after its column (v), AliSQL's is vi: the plan uses the index when the key
+ * column names it. Doris prints a plan tree: its text is kept, index use is not judged (-1). */
+static int family_explain(void *state, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
+                          int *uses_index, char *plan, size_t plan_len, vb_error *err) {
+    my_state *s = state;
+    *uses_index = s->d == VB_MYSQL_DORIS ? -1 : 0;
+    if (plan && plan_len) plan[0] = '\0';
+    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
+    size_t len = 512 + spec->dim * 4;
+    char *sql = malloc(len), *q = malloc(len), set[128];
+    float *ones = malloc(spec->dim * sizeof *ones);
+    MYSQL *my = NULL;
+    int rc = !sql || !q || !ones ? vb_error_set(err, "engine", 1, "%s: out of memory", s->name) : VB_OK;
+    for (size_t j = 0; rc == VB_OK && j < spec->dim; j++) ones[j] = 1.0f;
+    if (rc == VB_OK)
+        rc = vb_mysql_sql_search(s->d, s->table, spec->metric, k, filtered, filtered ? filter->tag_below : 0, ones,
+                                 spec->dim, q, len, err);
+    if (rc == VB_OK && s->d != VB_MYSQL_DORIS) {
+        /* the placeholders of the prepared statement, as literals */
+        char lit[64], *out = sql;
+        size_t u = (size_t)snprintf(out, len, "EXPLAIN ");
+        int nth = 0;
+        for (const char *p = q; *p && u + 1 < len; p++) {
+            if (*p != '?') {
+                out[u++] = *p;
+                continue;
+            }
+            if (filtered && nth++ == 0) {
+                snprintf(lit, sizeof lit, "%d", (int)filter->tag_below);
+                u += (size_t)snprintf(out + u, len - u, "%s", lit);
+                continue;
+            }
+            u += (size_t)snprintf(out + u, len - u, "VEC_FromText('[");
+            for (size_t j = 0; j < spec->dim && u + 8 < len; j++) u += (size_t)snprintf(out + u, len - u, "%s1", j ? "," : "");
+            u += (size_t)snprintf(out + u, len - u, "]')");
+        }
+        out[u < len ? u : len - 1] = '\0';
+    } else if (rc == VB_OK) {
+        snprintf(sql, len, "EXPLAIN %s", q);
+    }
+    if (rc == VB_OK) rc = my_connect(s, 1, &my, err);
+    if (rc == VB_OK && vb_mysql_sql_set_ef(s->d, ef_search, set, sizeof set, err) == VB_OK) rc = run(s, my, set, err);
+    if (rc == VB_OK && mysql_real_query(my, sql, strlen(sql))) rc = my_fail(s, my, "EXPLAIN", err);
+    if (rc == VB_OK) {
+        MYSQL_RES *r = mysql_store_result(my);
+        unsigned nf = r ? mysql_num_fields(r) : 0;
+        MYSQL_FIELD *f = r ? mysql_fetch_fields(r) : NULL;
+        int key_col = -1;
+        for (unsigned i = 0; i < nf; i++)
+            if (strcmp(f[i].name, "key") == 0) key_col = (int)i;
+        const char *vindex = s->d == VB_MYSQL_ALISQL ? "vi" : "v";
+        size_t used = 0;
+        for (MYSQL_ROW row; r && (row = mysql_fetch_row(r));) {
+            if (key_col >= 0 && row[key_col] && strcmp(row[key_col], vindex) == 0) *uses_index = 1;
+            for (unsigned i = 0; i < nf && plan && used + 1 < plan_len; i++)
+                used += (size_t)snprintf(plan + used, plan_len - used, "%s%s=%s", i ? " " : "", f[i].name,
+                                         row[i] ? row[i] : "NULL");
+            if (plan && used + 1 < plan_len) used += (size_t)snprintf(plan + used, plan_len - used, "\n");
+            if (plan && used >= plan_len) used = plan_len - 1;
+        }
+        if (r) mysql_free_result(r);
+    }
+    if (my) mysql_close(my);
+    free(sql), free(q), free(ones);
+    return rc;
+}
+
 static int family_version(void *state, char *buf, size_t len, vb_error *err) {
     my_state *s = state;
     pthread_mutex_lock(&s->lock);
@@ -738,7 +806,7 @@ int vb_mysql_explain(void *conn, int k, int filtered, int *uses_index, char *pla
         .close = family_close, .create = family_create, .connect = family_connect,                            \
         .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
-        .sizes = family_sizes,                                                                                 \
+        .sizes = family_sizes, .explain = family_explain,                                                      \
     }
 
 const vb_engine_ops vb_engine_mariadb =

@@ -693,18 +693,15 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
 
 /* ---- EXPLAIN ----------------------------------------------------------------------------------------- */
 
-int vb_pgvector_explain(const vb_engine_config *cfg, const vb_table_spec *spec, int ef_search, int k,
-                        const vb_filter *filter, int *uses_index, char *plan, size_t plan_len, vb_error *err) {
-    void *state = NULL, *conn = NULL;
+/* The engine op: a connection of its own from the open engine, so the plan is the one its clients get. */
+static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
+                      int *uses_index, char *plan, size_t plan_len, vb_error *err) {
+    void *conn = NULL;
+    pg_state *s = state;
     *uses_index = 0;
     if (plan && plan_len) plan[0] = '\0';
-    int rc = pg_open(cfg, &state, err);
-    if (rc != VB_OK) return rc;
-    pg_state *s = state;
-    if ((rc = check_spec(s, spec, err)) != VB_OK || (rc = pg_connect(s, &conn, err)) != VB_OK) {
-        pg_close(s);
-        return rc;
-    }
+    int rc;
+    if ((rc = check_spec(s, spec, err)) != VB_OK || (rc = pg_connect(s, &conn, err)) != VB_OK) return rc;
     pg_conn *c = conn;
     vb_search_params sp = {ef_search};
     int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
@@ -747,7 +744,18 @@ int vb_pgvector_explain(const vb_engine_config *cfg, const vb_table_spec *spec, 
         }
     }
     pg_disconnect(c);
-    pg_close(s);
+    return rc;
+}
+
+int vb_pgvector_explain(const vb_engine_config *cfg, const vb_table_spec *spec, int ef_search, int k,
+                        const vb_filter *filter, int *uses_index, char *plan, size_t plan_len, vb_error *err) {
+    void *state = NULL;
+    *uses_index = 0;
+    if (plan && plan_len) plan[0] = '\0';
+    int rc = pg_open(cfg, &state, err);
+    if (rc != VB_OK) return rc;
+    rc = pg_explain(state, spec, ef_search, k, filter, uses_index, plan, plan_len, err);
+    pg_close(state);
     return rc;
 }
 
@@ -758,6 +766,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .param_names = pg_params,
     .open = pg_open,
     .close = pg_close,
+    .explain = pg_explain,
     .create = pg_create,
     .connect = pg_connect,
     .disconnect = pg_disconnect,

@@ -98,7 +98,9 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     client_cpu_s    REAL,
     latency_hist    BLOB,                   -- sparse log-linear histogram: (u32 bucket, u64 count) little-endian pairs
     agent           TEXT,
-    recorded_at     TEXT NOT NULL
+    recorded_at     TEXT NOT NULL,
+    index_used      INTEGER,                -- the server's plan scans the vector index: 1 / 0; NULL: no planner
+    plan            TEXT                    -- EXPLAIN's text
 );
 
 -- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (SPEC 4).
@@ -163,7 +165,9 @@ CREATE TABLE IF NOT EXISTS filtered_result (
     client_cpu_s    REAL,
     latency_hist    BLOB,
     agent           TEXT,
-    recorded_at     TEXT NOT NULL
+    recorded_at     TEXT NOT NULL,
+    index_used      INTEGER,                -- as in sweep_result
+    plan            TEXT
 );
 
 -- Churn: one row per stage (before, delete, reinsert, maintain, after). Reinsert progress is written at every

@@ -108,7 +108,8 @@ CREATE VIEW v_load_cpu AS
 
 -- Validity: everything that makes a number less than it seems, one row per finding (SPEC 6). Short answers,
 -- failed queries, refused efficiency, a saturated client, open-loop late starts, a churn that did not complete,
--- a client that may have bound the load, a server that died, a server near its memory limit.
+-- a client that may have bound the load, a server that died, a server near its memory limit, a plan that does
+-- not use the vector index.
 CREATE VIEW v_validity AS
     SELECT engine, dataset, item_key AS item, 'short answers' AS "check",
            printf('%d of %d answers had fewer than k rows (recall %.4f)', short_answers, queries, recall) AS detail
@@ -152,6 +153,14 @@ CREATE VIEW v_validity AS
     SELECT engine, dataset, NULL, 'churn incomplete',
            printf('%d of %d rows reinserted before the limit', rows_done, rows_planned)
     FROM v_churn WHERE completed = 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'index not used',
+           printf('the plan at ef_search %d does not scan the vector index: %s', ef_search, replace(plan, char(10), ' | '))
+    FROM sweep_result WHERE index_used = 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'index not used',
+           printf('the plan for %s does not scan the vector index: %s', filter, replace(plan, char(10), ' | '))
+    FROM filtered_result WHERE index_used = 0
     UNION ALL
     SELECT engine, dataset, item, 'client CPU during load',
            printf('the client used %.1f CPU-s while the server used %.1f (%.0f %%, above 25 %%): the client may bound the load',

@@ -77,4 +77,8 @@ is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE target_rate IS NULL AND 
 is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE (efficiency IS NULL) <> (efficiency_refused IS NULL)")" "8" \
    "concurrency: every window has an efficiency or says why not, never both"
 like "$("$VBENCH" show "$db")" "Concurrency (closed loop)" "vbench show prints the concurrency table"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE index_used IS NOT NULL OR plan IS NOT NULL")" "0" \
+   "embedded engines have no planner: no plan, and no 'index not used' finding"
+is "$(q "$db" "SELECT value FROM manifest WHERE key = 'budget.layout'")" "" \
+   "no server engine selected: no budget applied (the optional server engines of dev are left out)"
 done_testing

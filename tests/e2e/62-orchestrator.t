@@ -66,10 +66,22 @@ done
 # The derived value is what the server runs with: ask it (shared_buffers in 8 kB pages).
 mem=$(m "$db" "server.pgvector.budget.server_memory_bytes")
 is "$(m "$db" "server.pgvector.setting.shared_buffers")" "$((mem / 4 / 1048576))MB" "shared_buffers is a quarter of the server's memory"
+# EXPLAIN before each measurement: the plan is recorded and says whether the vector index is scanned.
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine IN ('pgvector', 'mariadb') AND index_used = 1")" "16" \
+   "every sweep point of both servers records a plan that scans the vector index"
+like "$(q "$db" "SELECT plan FROM sweep_result WHERE engine = 'pgvector' LIMIT 1")" "Index Scan using vbench_items_hnsw" \
+     "pgvector's plan text is kept"
+like "$(q "$db" "SELECT plan FROM sweep_result WHERE engine = 'mariadb' LIMIT 1")" "key=v" "MariaDB's EXPLAIN row is kept"
+is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine IN ('pgvector', 'mariadb') AND index_used IS NOT NULL")" "4" \
+   "the filtered points record their plans too"
 show=$("$VBENCH" show "$db")
 like "$show" "Server memory and CPU per phase" "vbench show has the per-phase table"
 like "$show" "Servers (systemd units started by the orchestrator)" "and the servers table"
 is "$(run_in systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" "no server unit is left running"
+# The validity view flags a plan that leaves the index (made so here by editing one row: no plan here does).
+cp "$db" "$SCRATCH/flag.sqlite"
+q "$SCRATCH/flag.sqlite" "UPDATE filtered_result SET index_used = 0 WHERE engine = 'mariadb' AND selectivity < 0.05"
+like "$("$VBENCH" show "$SCRATCH/flag.sqlite")" "index not used" "a plan without the vector index is a validity finding"
 
 # --- 2. what goes wrong -------------------------------------------------------------------------------------------
 mkdir -p "$SCRATCH/recipes"
