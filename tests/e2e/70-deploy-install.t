@@ -247,6 +247,7 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.listen(8)
 s.settimeout(float(sys.argv[2]))
+held = []  # connections stay open mid-handshake: a real agent then waits (it gives up on a peer that drops it)
 while True:
     try:
         c, _ = s.accept()
@@ -265,7 +266,7 @@ while True:
             print(data[12:32].rstrip(b"\0").decode(), data[32], flush=True)
     except OSError:
         pass
-    c.close()
+    held.append(c)
 EOF
 python3 "$SCRATCH/zmtp-greeting.py" "$PORT" 40 >"$SCRATCH/greetings.txt" 2>&1 &
 listener=$!
@@ -305,7 +306,9 @@ is "$(show vbench-agent@h1-client.service CPUAffinity)/$(show vbench-agent@h1-cl
    "0/268435456" "h1's client: CPUAffinity=0, MemoryMax=256M"
 if [ $curve -eq 1 ]; then
     ok $rc "install h1 succeeds" || echo "$out" | diag
-    is "$(vb_ns_run systemctl is-active vbench-agent@h1-client.service)" "active" "h1's client agent runs"
+    st=$(vb_ns_run systemctl is-active vbench-agent@h1-client.service)
+    is "$st" "active" "h1's client agent runs"
+    [ "$st" = active ] || vb_ns_run journalctl -u vbench-agent@h1-client.service --no-pager -o cat 2>&1 | tail -12 | diag
 else
     [ $rc -ne 0 ]
     ok $? "install h1 reports the agent that does not stay up"
