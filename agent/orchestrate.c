@@ -2,6 +2,7 @@
 #include "agent/orchestrate.h"
 
 #include <dirent.h>
+#include <pwd.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -340,9 +341,21 @@ static void op_start(server *s, zsock_t *out) {
     vb_recipe_destroy(&s->recipe);
     if (vb_recipe_load(o->recipes_dir, s->recipe_name, &s->recipe, &err) ||
         vb_budget_from_kv(s->budget.kv, s->budget.n, &b, &err) ||
-        find_image(o, s->recipe->image, image, sizeof image, &err) ||
-        vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))
+        (s->recipe->image && (find_image(o, s->recipe->image, image, sizeof image, &err) ||
+                              vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))))
         goto fail;
+    if (!s->recipe->image) {
+        /* Binaries on the host (built from a tag): the host's user, the data directory at its own path. */
+        image[0] = '\0';
+        struct passwd *pw = getpwnam(s->recipe->user);
+        if (!pw) {
+            vb_error_set(&err, "orchestrator", 1, "%s: user '%s' does not exist on this host (a recipe without an "
+                         "image runs the server as a host user)", s->recipe->path, s->recipe->user);
+            goto fail;
+        }
+        uid = pw->pw_uid;
+        gid = pw->pw_gid;
+    }
     if (snprintf(s->datadir, sizeof s->datadir, "%s/servers/%s", o->work_dir, s->engine) >= (int)sizeof s->datadir) {
         vb_error_set(&err, "orchestrator", 1, "work directory path too long: %s", o->work_dir);
         goto fail;
@@ -360,7 +373,7 @@ static void op_start(server *s, zsock_t *out) {
         snprintf(key, sizeof key, "setting.%s", settings[i].key);
         kv_addf(&facts, key, "%s", settings[i].value);
     }
-    kv_addf(&vars, "data", "%s", s->recipe->data_mount);
+    kv_addf(&vars, "data", "%s", image[0] ? s->recipe->data_mount : s->datadir);
     kv_addf(&vars, "datadir", "%s", s->datadir);
     kv_addf(&vars, "password", "%s", password);
     kv_addf(&vars, "cpus", "%d", b.n_server_cpus);
@@ -380,6 +393,8 @@ static void op_start(server *s, zsock_t *out) {
     char bind[PATH_MAX * 2];
     snprintf(bind, sizeof bind, "%s:%s", s->datadir, s->recipe->data_mount);
     const char *binds[] = {bind, NULL};
+    const char *const *bind_paths = image[0] ? binds : NULL;
+    const char *root = image[0] ? image : NULL;
     vb_unit_state st;
     if (vb_unit_state_get(u, s->unit, &st, &err)) goto fail;
     if (st.loaded && strcmp(st.active_state, "active") == 0) {
@@ -397,7 +412,7 @@ static void op_start(server *s, zsock_t *out) {
                 snprintf(name, sizeof name, "%s-init%zu", s->unit, i);
                 vb_unit_reset_failed(u, name, NULL);
                 vb_unit_spec spec = {.description = "vbench server init", .argv = (const char *const *)argv,
-                                     .type = "oneshot", .root_directory = image, .bind_paths = binds,
+                                     .type = "oneshot", .root_directory = root, .bind_paths = bind_paths,
                                      .drop_privileges = 1, .uid = uid, .gid = gid};
                 int rc = vb_unit_start(u, name, &spec, &err);
                 free_argv(argv);
@@ -412,7 +427,7 @@ static void op_start(server *s, zsock_t *out) {
         char **argv = expand_argv(s->recipe, s->recipe->start, &vars, &err);
         if (!argv) goto fail;
         vb_unit_spec spec = {.description = "vbench database server", .argv = (const char *const *)argv,
-                             .root_directory = image, .bind_paths = binds, .cpus = b.server_cpus,
+                             .root_directory = root, .bind_paths = bind_paths, .cpus = b.server_cpus,
                              .memory_max = b.server_memory, .shm_bytes = b.shm,
                              .limit_nofile = (uint64_t)s->recipe->limit_nofile, .drop_privileges = 1, .uid = uid,
                              .gid = gid, .kill_signal = s->recipe->stop_signal,
@@ -431,13 +446,13 @@ static void op_start(server *s, zsock_t *out) {
 
     kv_addf(&facts, "recipe", "%s", s->recipe->path);
     kv_addf(&facts, "unit", "%s", s->unit);
-    kv_addf(&facts, "image", "%s", image);
+    kv_addf(&facts, "image", "%s", image[0] ? image : "(none: host binaries)");
     kv_addf(&facts, "data_dir", "%s", s->datadir);
     kv_addf(&facts, "probe_answer", "%s", version); /* what the readiness probe's version query said */
     kv_addf(&facts, "adopted", "%d", adopted);
     kv_addf(&facts, "ready_s", "%.3f", (double)(vb_now_ns() - t0ns) / 1e9);
     kv_addf(&facts, "started_at", "%.3f", t0);
-    for (size_t i = 0; i < s->recipe->n_packages; i++) {
+    for (size_t i = 0; image[0] && i < s->recipe->n_packages; i++) {
         char ver[128], key[160];
         vb_error e;
         snprintf(key, sizeof key, "package.%s", s->recipe->packages[i]);

@@ -145,7 +145,7 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
                                                 "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal)",
                          root->keys[i]);
     if (get_string(c, root, "name", 1, &r->name) || get_string(c, root, "engine", 1, &r->engine) ||
-        get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 1, &r->image) ||
+        get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 0, &r->image) ||
         get_string(c, root, "user", 1, &r->user) || get_string(c, root, "data_mount", 0, &r->data_mount) ||
         get_string(c, root, "password_file", 0, &r->password_file) ||
         get_long(c, root, "ready_timeout_s", 120, &r->ready_timeout_s) ||

@@ -4,7 +4,9 @@
  *
  *   name: pgvector                      must equal the file name
  *   engine: pgvector                    the adapter that talks to it (engines/)
- *   image: db-trixie                    deploy/images/NAME.list, built by `vbench image build NAME`
+ *   image: db-trixie                    deploy/images/NAME.list, built by `vbench image build NAME`; without an
+ *                                       image the commands are host paths (binaries built from a tag), the
+ *                                       user a host user, and {data} is the data directory itself
  *   user: postgres                      the image's user the server runs as
  *   data_mount: /var/lib/vbench         where the data directory appears inside the image (default)
  *   packages: [postgresql-17, ...]      whose versions go into the manifest

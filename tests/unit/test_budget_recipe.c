@@ -188,6 +188,10 @@ int main(void) {
     write_file(path, "name: other\nengine: pgvector\nimage: x\nuser: u\nstart: [/x]\n");
     ok(vb_recipe_load(dir, "bad", &r, &err) == VB_ERROR && strstr(err.message, "does not match the file name"),
        "a name that is not the file's");
+    write_file(path, "name: bad\nengine: pgvector\nuser: postgres\nstart: [/opt/pg-17.2/bin/postgres, -D, \"{data}\"]\n");
+    ok(vb_recipe_load(dir, "bad", &r, &err) == VB_OK && r && r->image == NULL,
+       "a recipe without an image (binaries built from a tag) loads");
+    vb_recipe_destroy(&r);
     ok(vb_recipe_load(dir, "nosuch", &r, &err) == VB_ERROR, "an unknown recipe");
     contains(err.message, "recipes in", "lists what there is");
     contains(err.message, "bad, good", "sorted");
