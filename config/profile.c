@@ -251,12 +251,11 @@ typedef struct ctx {
 
 static int fail(const ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(const ctx *c, int line, const char *fmt, ...) {
-    char msg[900];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vb_error_vat(c->err, "profile", c->source, line, fmt, ap);
     va_end(ap);
-    return vb_error_set(c->err, "profile", 1, "%s:%d: %s", c->source, line, msg);
+    return VB_ERROR;
 }
 
 static int oom(const ctx *c) { return vb_error_set(c->err, "profile", 1, "%s: out of memory", c->source); }

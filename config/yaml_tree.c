@@ -106,12 +106,11 @@ typedef struct composer {
 
 static int fail(composer *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(composer *c, int line, const char *fmt, ...) {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vb_error_vat(c->err, "profile", c->source, line, fmt, ap);
     va_end(ap);
-    return vb_error_set(c->err, "profile", 1, "%s:%d: %s", c->source, line, msg);
+    return VB_ERROR;
 }
 
 /* Attaches a new node where the stream says it belongs. Takes ownership of node in every case. */

@@ -29,12 +29,11 @@ typedef struct rctx {
 
 static int rfail(const rctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int rfail(const rctx *c, int line, const char *fmt, ...) {
-    char msg[900];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vb_error_vat(c->err, "recipe", c->path, line, fmt, ap);
     va_end(ap);
-    return vb_error_set(c->err, "recipe", 1, "%s:%d: %s", c->path, line, msg);
+    return VB_ERROR;
 }
 
 static int in_list(const char *const *l, const char *s) {

@@ -16,6 +16,20 @@ int vb_error_set(vb_error *err, const char *domain, int code, const char *fmt, .
     return VB_ERROR;
 }
 
+int vb_error_vat(vb_error *err, const char *domain, const char *source, int line, const char *fmt, va_list ap) {
+    char msg[900];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return vb_error_set(err, domain, 1, "%.100s:%d: %s", source ? source : "?", line, msg);
+}
+
+int vb_error_at(vb_error *err, const char *domain, const char *source, int line, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vb_error_vat(err, domain, source, line, fmt, ap);
+    va_end(ap);
+    return VB_ERROR;
+}
+
 int vb_error_prefix(vb_error *err, const char *fmt, ...) {
     if (!err) return VB_ERROR;
     char prefix[512], old[sizeof err->message];

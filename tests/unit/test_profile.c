@@ -115,7 +115,10 @@ static void test_dev_defaults(void) {
     is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "rows", NULL), "20000", "dev: rows");
     is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "name", NULL), "synth-angular-20k",
            "dev: dataset params include name");
-    is_int(p->n_engines, 2, "dev: two engines");
+    is_int(p->n_engines, 4, "dev: four engines (two of them optional servers)");
+    ok(!vb_profile_engine_is_optional(&p->engines[0]) && vb_profile_engine_is_optional(&p->engines[2]) &&
+           vb_profile_engine_is_optional(&p->engines[3]), "dev: pgvector and mariadb are optional");
+    is_str(vb_profile_engine_recipe(&p->engines[2]), "pgvector", "dev: pgvector's recipe");
     is_str(p->engines[0].name, "hnswlib", "dev: first engine");
     is_str(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "ef_construction", NULL), "128",
            "dev: engine param");
@@ -159,8 +162,8 @@ static void test_defaults_and_order(void) {
         "  concurrency: {clients: [1, 4]}\n"
         "limits: {phase_timeout_s: 99}\n"
         "resources:\n"
-        "  cpus: [0, 1, 2]\n"
-        "  server: {memory_gb: 120.8, hosts: [{name: a}]}\n";
+        "  server_cpus: 0-63\n"
+        "  server_memory: 120.8GB\n";
     vb_error err = {0};
     vb_profile *p = parse(text, &err);
     if (!ok(p != NULL, "defaults profile parses")) {
@@ -188,9 +191,8 @@ static void test_defaults_and_order(void) {
     is_str(vb_kv_get(ch->params, ch->n_params, "limit_s", NULL), "7200", "default churn.limit_s");
     is_str(vb_kv_get(ch->params, ch->n_params, "on_resume", NULL), "continue", "default churn.on_resume");
     is_str(vb_profile_setting(p, "limits.phase_timeout_s", NULL), "99", "limits given");
-    is_str(vb_profile_setting(p, "resources.cpus", NULL), "0,1,2", "resources: list of scalars");
-    is_str(vb_profile_setting(p, "resources.server.memory_gb", NULL), "120.8", "resources: nested map");
-    is_str(vb_profile_setting(p, "resources.server.hosts[0].name", NULL), "a", "resources: list of maps");
+    is_str(vb_profile_setting(p, "resources.server_cpus", NULL), "0-63", "resources: a CPU list kept as written");
+    is_str(vb_profile_setting(p, "resources.server_memory", NULL), "120.8GB", "resources: a size kept as written");
     is_int(p->phases[1].line, 15, "phase line is the line of its key (concurrency)");
     is_int(p->engines[0].line, 8, "engine line");
     vb_profile_destroy(&p);
@@ -270,9 +272,10 @@ static void test_select_engines(void) {
     if (!ok(vb_profile_load("dev", &p, &err) == VB_OK, "select: dev loads")) return;
     ok(vb_profile_select_engines(p, "nosuch", &err) == VB_ERROR, "select: unknown engine fails");
     contains(err.message, "'nosuch'", "select: names the stranger");
-    contains(err.message, "hnswlib, exact", "select: lists the profile's engines");
-    is_int(p->n_engines, 2, "select: failure leaves the profile unchanged");
-    ok(vb_profile_select_engines(p, NULL, &err) == VB_OK && p->n_engines == 2, "select: NULL keeps all");
+    contains(err.message, "hnswlib, exact, pgvector, mariadb", "select: lists the profile's engines");
+    is_int(p->n_engines, 4, "select: failure leaves the profile unchanged");
+    ok(vb_profile_select_engines(p, NULL, &err) == VB_OK && p->n_engines == 2,
+       "select: NULL keeps all but the optional ones");
     ok(vb_profile_select_engines(p, " exact , hnswlib ", &err) == VB_OK && p->n_engines == 2, "select: both");
     is_str(p->engines[0].name, "hnswlib", "select: profile order kept");
     ok(vb_profile_select_engines(p, "exact", &err) == VB_OK, "select: one engine");
@@ -326,7 +329,7 @@ static void test_json(void) {
                        "datasets: [{name: d, rows: 10}]\n"
                        "engines: [{name: e, m: 16, label: 'a \"b\"'}]\n"
                        "phases: {recall_sweep: {ef_search: [10, 20]}, filtered: , churn: }\n"
-                       "resources: {note: \"x\\\\y\"}\n";
+                       "resources: {shm: 1GiB}\n";
     vb_error err = {0};
     vb_profile *p = parse(text, &err);
     if (!ok(p != NULL, "json: profile parses")) {
@@ -367,6 +370,7 @@ static void test_plan_dev(void) {
     vb_plan *plan = NULL;
     vb_error err = {0};
     if (!ok(vb_profile_load("dev", &p, &err) == VB_OK, "plan: dev loads")) return;
+    vb_profile_select_engines(p, NULL, &err); /* as `vbench run --profile dev`: the optional servers left out */
     if (!ok(vb_plan_build(p, &plan, &err) == VB_OK, "plan: dev expands")) {
         printf("#   %s\n", err.message);
         vb_profile_destroy(&p);
