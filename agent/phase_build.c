@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "agent/phase.h"
 #include "util/clock.h"
 
@@ -29,6 +32,46 @@ static int phase_params(vb_phase_ctx *ctx, long *conns, long *batch, vb_error *e
     return VB_OK;
 }
 
+typedef struct build_job {
+    vb_engine *engine;
+    vb_error err;
+    int rc;
+    atomic_int done;
+} build_job;
+
+static void *build_thread(void *arg) {
+    build_job *j = arg;
+    j->rc = vb_engine_build(j->engine, &j->err);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+/* The index build (CREATE INDEX and the like) can take hours on a large corpus: it runs on a thread of its own
+ * while this one reports the engine's progress every second (percent, rate, ETA) where the engine can say. */
+static int build_with_progress(vb_phase_ctx *ctx, vb_session *s, vb_error *err) {
+    vb_phase_progress(ctx, "build", 0, 1, 0, 1);
+    build_job j = {.engine = s->engine};
+    pthread_t t;
+    if (pthread_create(&t, NULL, build_thread, &j) != 0) return vb_engine_build(s->engine, err);
+    uint64_t t0 = vb_now_ns();
+    while (!atomic_load(&j.done)) {
+        for (int i = 0; i < 10 && !atomic_load(&j.done); i++) vb_sleep_ns(100000000ull);
+        uint64_t done = 0, total = 0;
+        char stage[96];
+        vb_error perr;
+        if (!atomic_load(&j.done) &&
+            vb_engine_build_progress(s->engine, &done, &total, stage, sizeof stage, &perr) == VB_OK && total) {
+            double secs = (double)(vb_now_ns() - t0) / 1e9;
+            char label[128];
+            snprintf(label, sizeof label, "build: %s", stage);
+            vb_phase_progress(ctx, label, done, total, secs > 0 ? (double)done / secs : 0, 0);
+        }
+    }
+    pthread_join(t, NULL);
+    if (j.rc != VB_OK && err) *err = j.err;
+    return j.rc;
+}
+
 /* create + load + build; shared by the timed build and the untimed rebuild. Fills the three timestamps. */
 static int load_and_build(vb_phase_ctx *ctx, vb_session *s, uint64_t *t_start, uint64_t *t_loaded,
                           uint64_t *t_built, long *conns_out, vb_error *err) {
@@ -42,8 +85,7 @@ static int load_and_build(vb_phase_ctx *ctx, vb_session *s, uint64_t *t_start, u
     *t_start = vb_now_ns();
     if (vb_phase_load_corpus(ctx, s, (int)conns, (int)batch, err) != VB_OK) return VB_ERROR;
     *t_loaded = vb_now_ns();
-    vb_phase_progress(ctx, "build", 0, 1, 0, 1);
-    if (vb_engine_build(s->engine, err) != VB_OK) return VB_ERROR;
+    if (build_with_progress(ctx, s, err) != VB_OK) return VB_ERROR;
     *t_built = vb_now_ns();
     return VB_OK;
 }

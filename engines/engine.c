@@ -241,6 +241,14 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err) {
     return finish(e->ops->version(e->state, buf, len, err), err, e->ops, "version");
 }
 
+int vb_engine_build_progress(vb_engine *e, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
+                             vb_error *err) {
+    *done = *total = 0;
+    if (stage_len) stage[0] = '\0';
+    if (!e->ops->build_progress) return VB_RETRY;
+    return e->ops->build_progress(e->state, done, total, stage, stage_len, err);
+}
+
 int vb_engine_explain(vb_engine *e, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
                       int *uses_index, char *plan, size_t plan_len, vb_error *err) {
     *uses_index = -1;

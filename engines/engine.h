@@ -87,6 +87,9 @@ typedef struct vb_engine_ops {
      * planner. */
     int (*explain)(void *state, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
                    int *uses_index, char *plan, size_t plan_len, vb_error *err);
+    /* While build runs in another thread: how far it is (*done of *total, in the unit stage names, e.g.
+     * "tuples loaded into the graph"). Called from a thread of its own; must not use the build's connection. */
+    int (*build_progress)(void *state, uint64_t *done, uint64_t *total, char *stage, size_t stage_len, vb_error *err);
 } vb_engine_ops;
 
 typedef struct vb_engine vb_engine;
@@ -109,6 +112,9 @@ int vb_engine_persist(vb_engine *e, vb_error *err);
 int vb_engine_maintain(vb_engine *e, vb_error *err);
 int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fields when no op */
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
+/* VB_RETRY when the engine cannot say (no op, or nothing to report yet). */
+int vb_engine_build_progress(vb_engine *e, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
+                             vb_error *err);
 /* VB_OK with *uses_index = -1 when the engine has no explain op. */
 int vb_engine_explain(vb_engine *e, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
                       int *uses_index, char *plan, size_t plan_len, vb_error *err);

@@ -691,6 +691,35 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
     return rc;
 }
 
+/* ---- build progress --------------------------------------------------------------------------------- */
+
+/* pg_stat_progress_create_index for our table, on a connection of its own (the build holds the admin one):
+ * pgvector's HNSW build reports "building index: loading tuples" with tuples_done of tuples_total. */
+static int pg_build_progress(void *state, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
+                             vb_error *err) {
+    pg_state *s = state;
+    PGconn *pg = NULL;
+    int rc = pg_dial(s, &pg, err);
+    if (rc != VB_OK) return rc;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT phase, tuples_done, tuples_total, blocks_done, blocks_total FROM pg_stat_progress_create_index "
+             "WHERE relid = '%s'::regclass", s->table);
+    PGresult *r = PQexec(pg, sql);
+    rc = VB_RETRY;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        uint64_t td = strtoull(PQgetvalue(r, 0, 1), NULL, 10), tt = strtoull(PQgetvalue(r, 0, 2), NULL, 10);
+        uint64_t bd = strtoull(PQgetvalue(r, 0, 3), NULL, 10), bt = strtoull(PQgetvalue(r, 0, 4), NULL, 10);
+        snprintf(stage, stage_len, "%s", PQgetvalue(r, 0, 0));
+        *done = tt ? td : bd;
+        *total = tt ? tt : bt;
+        rc = *total ? VB_OK : VB_RETRY;
+    }
+    PQclear(r);
+    PQfinish(pg);
+    return rc;
+}
+
 /* ---- EXPLAIN ----------------------------------------------------------------------------------------- */
 
 /* The engine op: a connection of its own from the open engine, so the plan is the one its clients get. */
@@ -767,6 +796,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .open = pg_open,
     .close = pg_close,
     .explain = pg_explain,
+    .build_progress = pg_build_progress,
     .create = pg_create,
     .connect = pg_connect,
     .disconnect = pg_disconnect,
