@@ -96,8 +96,13 @@ static const char *const server_failure_choices[] = {"restart", "skip", "stop", 
 /* on_server_failure: what happens after a server unit dies or fails to start. restart: the item that was running
  * is failed, the server is started again for the engine's next item (at most twice); skip: the engine's
  * remaining items are skipped; stop: the campaign stops (resume continues it). */
+static const char *const item_failure_choices[] = {"continue", "stop", NULL};
+/* on_item_failure: continue (the failed item is recorded and the plan goes on; a failed build skips its
+ * engine's other items on that dataset) or stop (the campaign stops as interrupted; fix the cause and resume with
+ * --retry-failed). */
 static const field limits_fields[] = {
     {"phase_timeout_s", F_INT, 1, 2592000, "3600", NULL},
+    {"on_item_failure", F_ENUM, 0, 0, "continue", item_failure_choices},
     {"on_server_failure", F_ENUM, 0, 0, "restart", server_failure_choices},
     {"server_start_timeout_s", F_INT, 1, 86400, "300", NULL},
     {NULL, 0, 0, 0, NULL, NULL},

@@ -228,6 +228,9 @@ static void fail_item(campaign *c, int i, const char *domain, const char *messag
     say(c, "FAILED %s: %s", c->plan->items[i].key, text);
     if (c->plan->items[i].kind == VB_PHASE_BUILD) skip_dependents(c, i);
     if (c->running == i) c->running = -1;
+    if (strcmp(vb_profile_setting(c->profile, "limits.on_item_failure", "continue"), "stop") == 0)
+        c->stop_reason = "an item failed and limits.on_item_failure is stop (fix the cause, then `vbench resume "
+                         "--retry-failed`)";
 }
 
 /* Remembers the last item of each engine to finish, so a server death reported a moment later can be

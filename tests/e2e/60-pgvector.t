@@ -93,6 +93,31 @@ ok $? "the recall sweep reaches recall >= 0.95 ($best)"
 sh1=$(q "$db" "SELECT short_answers FROM filtered_result WHERE engine = 'pgvector' AND filter = 'tag < 100'")
 [ "${sh1:-0}" -gt 50 ]
 ok $? "at 1 % with iterative scan off, most of the 100 answers are short ($sh1): pgvector's behaviour is visible"
+# Wrong credentials through a whole campaign: the engine's own words, and the policy decides what comes next.
+bad() { # bad NAME POLICY: pgvector with a wrong password, then exact
+    cat >"$SCRATCH/$1.yml" <<YML
+name: $1
+datasets: [{name: t, source: synthetic, rows: 2000, queries: 20, dim: 16, metric: euclidean, seed: 5}]
+engines:
+  - {name: pgvector, host: "$SCRATCH/pg", user: postgres, password: wrong-$PW, dbname: postgres}
+  - {name: exact}
+phases: {build: {}, recall_sweep: {ef_search: [40]}}
+limits: {on_item_failure: $2}
+YML
+    "$VBENCH" run --profile "$SCRATCH/$1.yml" --out "$SCRATCH/$1.sqlite" --quiet >/dev/null 2>&1
+}
+bad badpw-continue continue
+is $? "1" "wrong credentials, on_item_failure continue: the campaign ends with failures (exit 1)"
+like "$(q "$SCRATCH/badpw-continue.sqlite" "SELECT error FROM plan WHERE key = 'badpw-continue/pgvector/t/build'")" \
+     "password authentication failed" "the build failed with PostgreSQL's own words"
+is "$(q "$SCRATCH/badpw-continue.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" \
+   "and the next engine ran"
+bad badpw-stop stop
+is $? "2" "on_item_failure stop: the campaign stops as interrupted (exit 2)"
+is "$(q "$SCRATCH/badpw-stop.sqlite" "SELECT status FROM campaign")" "interrupted" "the database says interrupted"
+is "$(q "$SCRATCH/badpw-stop.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "pending,pending" \
+   "nothing after the failure ran; resume --retry-failed continues once the cause is fixed"
+
 echo "# campaign tables:"
 "$VBENCH" show "$db" 2>&1 | sed 's/^/#   /'
 echo "# total $(($(date +%s) - t0)) s"
