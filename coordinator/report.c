@@ -31,12 +31,12 @@ static const report_table tables[] = {
     {"churn", "Churn (delete and reinsert)",
      "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
      "rows_per_s, completed FROM v_churn"},
-    {"servers", "Servers (systemd units started by the orchestrator)",
+    {"servers", "Servers (systemd units started by the orchestrator; peaks over the server's life, when stopped)",
      "SELECT engine, cpus, printf('%.1f', memory_max / 1073741824.0) AS memory_max_gib, "
      "printf('%.2f', dev_shm_bytes / 1073741824.0) AS dev_shm_gib, ready_s, "
-     "printf('%.1f', peak_cgroup_bytes / 1048576.0) AS peak_cgroup_mib, "
-     "printf('%.1f', peak_rss_bytes / 1048576.0) AS peak_rss_mib, cpu_s, "
-     "printf('%.1f', disk_bytes / 1048576.0) AS disk_mib, unit FROM v_servers"},
+     "IIF(peak_cgroup_bytes IS NULL, NULL, printf('%.1f', peak_cgroup_bytes / 1048576.0)) AS peak_cgroup_mib, "
+     "IIF(peak_rss_bytes IS NULL, NULL, printf('%.1f', peak_rss_bytes / 1048576.0)) AS peak_rss_mib, cpu_s, "
+     "IIF(disk_bytes IS NULL, NULL, printf('%.1f', disk_bytes / 1048576.0)) AS disk_mib, unit FROM v_servers"},
     {"server_phases", "Server memory and CPU per phase (sampled every 250 ms)",
      "SELECT engine, phase, item, samples, printf('%.1f', seconds) AS seconds, "
      "printf('%.1f', peak_cgroup_bytes / 1048576.0) AS peak_cgroup_mib, "
