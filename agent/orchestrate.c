@@ -111,6 +111,7 @@ static void send_report(zsock_t *sock, const server *s, const char *state, const
         samples[i].cgroup_bytes = rows[i].cgroup_bytes;
         samples[i].rss_bytes = rows[i].rss_bytes;
         samples[i].cpu_usec = rows[i].cpu_usec;
+        samples[i].pss_bytes = rows[i].pss_bytes;
         ptrs[i] = &samples[i];
     }
     r.n_samples = nrows;
@@ -497,6 +498,7 @@ static void op_stop(server *s, zsock_t *out) {
         vb_sampler_summary_get(s->sampler, &sum);
         kv_addf(&facts, "peak_cgroup_bytes", "%llu", (unsigned long long)sum.peak_cgroup_bytes);
         kv_addf(&facts, "peak_rss_bytes", "%llu", (unsigned long long)sum.peak_rss_bytes);
+        kv_addf(&facts, "peak_pss_bytes", "%llu", (unsigned long long)sum.peak_pss_bytes);
         kv_addf(&facts, "cpu_s", "%.3f", (double)sum.cpu_usec / 1e6);
         kv_addf(&facts, "cpu_source", "%s", sum.cpu_source);
         kv_addf(&facts, "samples", "%zu", sum.samples);

@@ -35,12 +35,15 @@ static const report_table tables[] = {
      "SELECT engine, cpus, printf('%.1f', memory_max / 1073741824.0) AS memory_max_gib, "
      "printf('%.2f', dev_shm_bytes / 1073741824.0) AS dev_shm_gib, ready_s, "
      "IIF(peak_cgroup_bytes IS NULL, NULL, printf('%.1f', peak_cgroup_bytes / 1048576.0)) AS peak_cgroup_mib, "
-     "IIF(peak_rss_bytes IS NULL, NULL, printf('%.1f', peak_rss_bytes / 1048576.0)) AS peak_rss_mib, cpu_s, "
+     "IIF(peak_rss_bytes IS NULL, NULL, printf('%.1f', peak_rss_bytes / 1048576.0)) AS peak_rss_mib, "
+     "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, cpu_s, "
      "IIF(disk_bytes IS NULL, NULL, printf('%.1f', disk_bytes / 1048576.0)) AS disk_mib, unit FROM v_servers"},
     {"server_phases", "Server memory and CPU per phase (sampled every 250 ms)",
      "SELECT engine, phase, item, samples, printf('%.1f', seconds) AS seconds, "
      "printf('%.1f', peak_cgroup_bytes / 1048576.0) AS peak_cgroup_mib, "
-     "printf('%.1f', peak_rss_bytes / 1048576.0) AS peak_rss_mib, printf('%.2f', server_cpu_s) AS server_cpu_s "
+     "printf('%.1f', peak_rss_bytes / 1048576.0) AS peak_rss_mib, "
+     "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, "
+     "printf('%.2f', server_cpu_s) AS server_cpu_s "
      "FROM v_server_phase WHERE item IS NOT NULL ORDER BY seq"},
     {"validity", "Validity (what makes a number less than it seems)",
      "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},

@@ -53,6 +53,7 @@ static const struct {
     {"sweep_result", "plan", "TEXT"},
     {"filtered_result", "index_used", "INTEGER"},
     {"filtered_result", "plan", "TEXT"},
+    {"server_sample", "pss_bytes", "INTEGER"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -728,7 +729,7 @@ int vb_store_server_samples(vb_store *s, const char *engine, const char *item_ke
     if (n == 0) return VB_OK;
     if (exec(s, "BEGIN IMMEDIATE", err)) return VB_ERROR;
     sqlite3_stmt *st = prepare(s, "INSERT OR IGNORE INTO server_sample (engine, item_key, t, cgroup_bytes, rss_bytes, "
-                                  "cpu_s) VALUES (?,?,?,?,?,?)", err);
+                                  "cpu_s, pss_bytes) VALUES (?,?,?,?,?,?,?)", err);
     if (!st) {
         exec(s, "ROLLBACK", NULL);
         return VB_ERROR;
@@ -741,6 +742,7 @@ int vb_store_server_samples(vb_store *s, const char *engine, const char *item_ke
         sqlite3_bind_int64(st, 4, (sqlite3_int64)rows[i]->cgroup_bytes);
         sqlite3_bind_int64(st, 5, (sqlite3_int64)rows[i]->rss_bytes);
         sqlite3_bind_double(st, 6, (double)rows[i]->cpu_usec / 1e6);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)rows[i]->pss_bytes);
         if (sqlite3_step(st) != SQLITE_DONE) {
             sqlite3_finalize(st);
             db_error(s, err, "recording server samples");

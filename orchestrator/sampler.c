@@ -162,7 +162,7 @@ static uint64_t proc_ticks(const char *stat) {
     return sum;
 }
 
-/* Adds the VmRSS and CPU ticks of every process listed in dir/cgroup.procs and in its sub-cgroups. */
+/* Adds the VmRSS, Pss and CPU ticks of every process listed in dir/cgroup.procs and in its sub-cgroups. */
 static void scan_procs(vb_sampler *s, const char *dir, vb_sample *row, uint64_t *ticks, int depth) {
     char path[4400], buf[65536];
     snprintf(path, sizeof path, "%s/cgroup.procs", dir);
@@ -178,6 +178,12 @@ static void scan_procs(vb_sampler *s, const char *dir, vb_sample *row, uint64_t 
             row->nprocs++;
             char *v = strstr(status, "\nVmRSS:");
             if (v) row->rss_bytes += strtoull(v + 7, NULL, 10) * 1024;
+            /* Pss: each shared page divided among the processes that map it, so the sum over a server's
+             * processes counts shared memory (PostgreSQL's shared_buffers) once, where summed RSS counts it in
+             * every backend that touched it. */
+            snprintf(spath, sizeof spath, "%s/%ld/smaps_rollup", s->proc_root, pid);
+            if (read_file(spath, status, sizeof status) > 0 && (v = strstr(status, "\nPss:")))
+                row->pss_bytes += strtoull(v + 5, NULL, 10) * 1024;
             snprintf(spath, sizeof spath, "%s/%ld/stat", s->proc_root, pid);
             if (read_file(spath, status, sizeof status) > 0) *ticks += proc_ticks(status);
         }
@@ -243,6 +249,7 @@ static int take_sample(vb_sampler *s) {
     if (have_peak && peak > m->peak_cgroup_bytes) m->peak_cgroup_bytes = peak;
     if (m->peak_cgroup_sampled > m->peak_cgroup_bytes) m->peak_cgroup_bytes = m->peak_cgroup_sampled;
     if (row.rss_bytes > m->peak_rss_bytes) m->peak_rss_bytes = row.rss_bytes;
+    if (row.pss_bytes > m->peak_pss_bytes) m->peak_pss_bytes = row.pss_bytes;
     snprintf(m->cpu_source, sizeof m->cpu_source, "%s", have_cpu ? "cgroup" : "procfs");
     {
         if (!s->have_first_cpu) {

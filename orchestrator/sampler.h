@@ -20,7 +20,9 @@
 typedef struct vb_sample {
     double t_s;              /* seconds since vb_sampler_start, monotonic clock */
     uint64_t cgroup_bytes;   /* memory charged to the cgroup now (page cache included) */
-    uint64_t rss_bytes;      /* sum of VmRSS over the cgroup's processes (its sub-cgroups included) */
+    uint64_t rss_bytes;      /* sum of VmRSS over the cgroup's processes (its sub-cgroups included); shared
+                                memory counts once per process that touched it */
+    uint64_t pss_bytes;      /* sum of Pss (smaps_rollup): shared pages split among their users, counted once */
     uint64_t cpu_usec;       /* the cgroup's CPU time so far (user + system) */
     int nprocs;
 } vb_sample;
@@ -30,6 +32,7 @@ typedef struct vb_sampler_summary {
     uint64_t peak_cgroup_bytes;   /* the kernel's own peak (memory.peak / max_usage_in_bytes) or the sampled max */
     uint64_t peak_cgroup_sampled; /* the largest sampled value alone */
     uint64_t peak_rss_bytes;      /* the largest sampled sum of RSS */
+    uint64_t peak_pss_bytes;      /* the largest sampled sum of Pss */
     uint64_t cpu_usec;            /* CPU time used between the first and the last sample */
     /* Where CPU time came from: "cgroup" (v2 cpu.stat usage_usec, v1 cpuacct.usage of the unit's own cgroup),
      * or "procfs" (utime + stime + cutime + cstime of the cgroup's processes) when the unit has no cpuacct

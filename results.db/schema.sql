@@ -209,7 +209,8 @@ CREATE TABLE IF NOT EXISTS event (
 
 -- Database servers started by the orchestrator (SPEC 1): the unit's memory and CPU every 250 ms, tied to the
 -- plan item that ran at the time (NULL: between items, e.g. while the server started). cpu_s is the unit's CPU
--- time so far; cgroup_bytes includes page cache, rss_bytes (summed VmRSS of its processes) does not.
+-- time so far; cgroup_bytes includes page cache, rss_bytes (summed VmRSS of its processes) does not and counts
+-- shared memory once per process that maps it; pss_bytes (summed Pss) counts it once.
 CREATE TABLE IF NOT EXISTS server_sample (
     engine          TEXT NOT NULL,
     item_key        TEXT,
@@ -217,6 +218,7 @@ CREATE TABLE IF NOT EXISTS server_sample (
     cgroup_bytes    INTEGER NOT NULL,
     rss_bytes       INTEGER NOT NULL,
     cpu_s           REAL NOT NULL,
+    pss_bytes       INTEGER,
     PRIMARY KEY (engine, t)
 );
 

@@ -74,11 +74,13 @@ CREATE VIEW v_churn AS
 CREATE VIEW v_progress AS
     SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
 
--- Per plan item: the server's memory peaks (cgroup, with page cache; RSS, without) and CPU seconds.
+-- Per plan item: the server's memory peaks (cgroup, with page cache; RSS summed over its processes, shared
+-- memory once per process; Pss, shared memory once) and CPU seconds.
 CREATE VIEW v_server_phase AS
     SELECT s.engine, s.item_key AS item, p.phase, p.seq, COUNT(*) AS samples,
            MAX(s.t) - MIN(s.t) AS seconds,
            MAX(s.cgroup_bytes) AS peak_cgroup_bytes, MAX(s.rss_bytes) AS peak_rss_bytes,
+           MAX(s.pss_bytes) AS peak_pss_bytes,
            MAX(s.cpu_s) - MIN(s.cpu_s) AS server_cpu_s
     FROM server_sample AS s LEFT JOIN plan AS p ON p.key = s.item_key
     GROUP BY s.engine, s.item_key;
@@ -92,6 +94,7 @@ CREATE VIEW v_servers AS
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.ready_s' THEN CAST(m.value AS REAL) END) AS ready_s,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_cgroup_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_cgroup_bytes,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_rss_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_rss_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_pss_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_pss_bytes,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.cpu_s' THEN CAST(m.value AS REAL) END) AS cpu_s,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.total' THEN CAST(m.value AS INTEGER) END) AS disk_bytes,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit' THEN m.value END) AS unit

@@ -51,6 +51,8 @@ for e in pgvector mariadb; do
     ok $? "$e: $n memory/CPU samples tied to its items"
     is "$(q "$db" "SELECT COUNT(DISTINCT phase) FROM v_server_phase WHERE engine = '$e' AND peak_rss_bytes > 0 AND peak_cgroup_bytes > 0")" \
        "5" "$e: per-phase peaks (cgroup and RSS) for all five phases"
+    is "$(q "$db" "SELECT COUNT(*) FROM server_sample WHERE engine = '$e' AND (pss_bytes <= 0 OR pss_bytes > rss_bytes)")" \
+       "0" "$e: every sample has a Pss sum, never above the RSS sum (shared memory counted once)"
     r=$(q "$db" "SELECT printf('%.3f', client_to_server) FROM v_load_cpu WHERE engine = '$e'")
     [ -n "$r" ] && awk -v r="$r" 'BEGIN { exit !(r <= 0.25) }'
     ok $? "$e: client CPU during the load is at most 25 % of the server's (ratio $r)"
