@@ -631,6 +631,46 @@ static int admin_ints(my_state *s, const char *sql, long long *vals, int n, vb_e
     return rc;
 }
 
+/* found = 1 when the table holds spec->capacity rows and SHOW CREATE TABLE has the vector column of spec's
+ * dimension and a vector index with spec's M and distance: a finished build from an earlier run (a resumed
+ * campaign, or an agent whose session was closed). MariaDB and AliSQL; Doris always rebuilds. */
+static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
+    my_state *s = state;
+    *found = 0;
+    if (s->d == VB_MYSQL_DORIS) return VB_OK;
+    char sql[512], *create = NULL;
+    snprintf(sql, sizeof sql, "SHOW CREATE TABLE `%s`", s->table);
+    pthread_mutex_lock(&s->lock);
+    if (mysql_real_query(s->admin, sql, strlen(sql)) == 0) {
+        MYSQL_RES *r = mysql_store_result(s->admin);
+        MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+        if (row && mysql_num_fields(r) > 1 && row[1]) create = strdup(row[1]);
+        if (r) mysql_free_result(r);
+    } /* no table: nothing to attach (the error is expected) */
+    pthread_mutex_unlock(&s->lock);
+    if (!create) return VB_OK;
+    /* Lower case, quotes dropped: MariaDB 11.8 prints VECTOR KEY `v` (`v`) `M`='16' `DISTANCE`='cosine'. */
+    char *w = create;
+    for (char *p = create; *p; p++)
+        if (*p != '`' && *p != '\'') *w++ = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+    *w = '\0';
+    char col[64], m[32], dist[48];
+    snprintf(col, sizeof col, "vector(%zu)", spec->dim);
+    snprintf(m, sizeof m, "m=%d", spec->m);
+    snprintf(dist, sizeof dist, "distance=%s", spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine");
+    int match = strstr(create, col) && strstr(create, "vector key") && strstr(create, m) && strstr(create, dist);
+    free(create);
+    if (!match) return VB_OK;
+    long long rows = -1;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s`", s->table);
+    if (admin_ints(s, sql, &rows, 1, err) != VB_OK) return VB_ERROR;
+    if (rows != (long long)spec->capacity) return VB_OK;
+    s->dim = spec->dim;
+    s->metric = spec->metric;
+    *found = 1;
+    return VB_OK;
+}
+
 /* information_schema.TABLES (DATA_LENGTH, INDEX_LENGTH) after ANALYZE; for MHNSW the graph lives in a hidden
  * InnoDB table <table>#i#01 that information_schema.TABLES does not list, but INNODB_SYS_TABLESPACES does:
  * its allocated size is the vector index, added to INDEX_LENGTH (the primary key is in the table). */
@@ -806,7 +846,7 @@ int vb_mysql_explain(void *conn, int k, int filtered, int *uses_index, char *pla
         .close = family_close, .create = family_create, .connect = family_connect,                            \
         .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
-        .sizes = family_sizes, .explain = family_explain,                                                      \
+        .sizes = family_sizes, .explain = family_explain, .attach = family_attach,                                                      \
     }
 
 const vb_engine_ops vb_engine_mariadb =

@@ -165,6 +165,23 @@ static void check_metric(const char *sock, vb_metric m) {
     printf("# %s: load of %d x %d on %d connections: %.2f s (%.0f rows/s, graph built on insert)\n", mn, N, DIM,
            LOADERS, load_s, N / load_s);
 
+    /* attach: a second engine state finds the finished table (a resumed campaign), but not with another shape. */
+    if (ops->attach) {
+        void *other = NULL;
+        int found = -1;
+        ops->open(&cfg, &other, &err);
+        ok(other && ops->attach(other, &spec, &found, &err) == VB_OK && found == 1,
+           "%s: attach finds the loaded table and its vector index", mn);
+        vb_table_spec fewer = spec, wider = spec, other_m = spec;
+        fewer.capacity = N - 1;
+        wider.dim = DIM + 1;
+        other_m.m = 16;
+        ok(other && ops->attach(other, &fewer, &found, &err) == VB_OK && found == 0, "%s: not with another row count", mn);
+        ok(other && ops->attach(other, &wider, &found, &err) == VB_OK && found == 0, "%s: not with another dimension", mn);
+        ok(other && ops->attach(other, &other_m, &found, &err) == VB_OK && found == 0, "%s: not with another M", mn);
+        if (other) ops->close(other);
+    }
+
     void *conn = NULL;
     if (!ok(ops->connect(state, &conn, &err) == VB_OK, "%s: connect a client", mn)) printf("#   %s\n", err.message);
     if (!conn) {
