@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs the fuzz targets built in BUILD_DIR/fuzz/ (make fuzz-targets) and prints one table.
+#
+#   run.sh BUILD_DIR TARGET...            fuzz each target for $FUZZ_SECONDS (default 60), one after the other,
+#                                         starting from the committed corpus tests/fuzz/corpus/TARGET/; new inputs
+#                                         go to BUILD_DIR/corpus/TARGET/, crashes to BUILD_DIR/artifacts/TARGET/
+#   run.sh --replay BUILD_DIR TARGET...   run every committed corpus file once, no fuzzing (the regression test)
+#
+# Exit status 1 when any target crashed (each crashing input's path is printed), 0 otherwise. Logs of each run
+# are kept in BUILD_DIR/logs/TARGET.log. Environment: FUZZ_SECONDS, FUZZ_TIMEOUT (seconds one input may take,
+# default 10), FUZZ_RSS_MB (memory limit, default 2048), FUZZ_ARGS (more libFuzzer flags).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+
+replay=0
+if [[ ${1:-} == --replay ]]; then replay=1; shift; fi
+build=${1:?usage: run.sh [--replay] BUILD_DIR TARGET...}
+shift
+seconds=${FUZZ_SECONDS:-60}
+mkdir -p "$build/logs"
+
+rows=()
+crashed=()
+for t in "$@"; do
+  bin=$build/fuzz/$t
+  seeds=tests/fuzz/corpus/$t
+  log=$build/logs/$t.log
+  art=$build/artifacts/$t
+  mkdir -p "$art" "$build/corpus/$t"
+  flags=(-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" -artifact_prefix="$art/")
+  [[ -f tests/fuzz/$t.dict ]] && flags+=(-dict="tests/fuzz/$t.dict")
+  dirs=("$build/corpus/$t")
+  [[ -d $seeds ]] && dirs+=("$seeds")
+  if [[ $replay -eq 1 ]]; then
+    files=()
+    [[ -d $seeds ]] && files=("$seeds"/*)
+    rc=0
+    : >"$log"
+    # without file arguments libFuzzer would start fuzzing
+    [[ ${#files[@]} -eq 0 ]] || "$bin" "${flags[@]}" ${FUZZ_ARGS:-} "${files[@]}" >"$log" 2>&1 || rc=$?
+    runs=$(grep -c '^Executed ' "$log")
+    corpus="${#files[@]} files"
+  else
+    echo "fuzz: $t for ${seconds}s (log: $log)"
+    rc=0
+    "$bin" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 ${FUZZ_ARGS:-} "${dirs[@]}" \
+      >"$log" 2>&1 || rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    [[ -n $runs ]] || runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+    corpus=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 | sed 's/corp: //; s|/| files, |')
+  fi
+  crashes=0
+  if [[ $rc -ne 0 ]]; then
+    crashes=1
+    # the input libFuzzer saved, or for a replay the corpus file that was running when it died
+    path=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+    [[ -n $path ]] || path=$(sed -n 's/^Running: //p' "$log" | tail -1)
+    crashed+=("$t: ${path:-see $log} ($(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [a-z-]*\|fuzz invariant failed[^:]*\|ERROR: libFuzzer: [a-z-]*' "$log" || echo "exit $rc"))")
+  fi
+  rows+=("$(printf '%-14s %14s  %-24s %7s' "$t" "${runs:-0}" "${corpus:-?}" "$crashes")")
+done
+
+echo
+printf '%-14s %14s  %-24s %7s\n' target runs corpus crashes
+for r in "${rows[@]}"; do echo "$r"; done
+if [[ ${#crashed[@]} -gt 0 ]]; then
+  echo
+  for c in "${crashed[@]}"; do echo "CRASH $c"; done
+  exit 1
+fi
+exit 0
