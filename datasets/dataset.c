@@ -412,7 +412,9 @@ static int h5_read_small(vb_dataset *ds, const char *path, const char *name, h5_
     return VB_OK;
 }
 
-/* The "distance" attribute, fixed-length or variable-length string (h5py writes the latter). */
+/* The "distance" attribute, fixed-length or variable-length string (h5py writes the latter), holding one value.
+ * H5Aread writes every element of an attribute, so one that holds an array of strings (or none) is refused
+ * before reading: it would overflow the one-value buffer (found by tests/fuzz/fuzz_hdf5.c). */
 static int h5_read_metric(hid_t f, const char *path, vb_metric *metric, vb_error *err) {
     if (H5Aexists(f, "distance") <= 0)
         return ds_fail(err, "%s: attribute 'distance' is missing (expected angular, euclidean or dot)", path);
@@ -420,6 +422,15 @@ static int h5_read_metric(hid_t f, const char *path, vb_metric *metric, vb_error
     int rc = VB_ERROR;
     hid_t a = H5Aopen(f, "distance", H5P_DEFAULT);
     hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t values = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (sp >= 0) H5Sclose(sp);
+    if (values != 1) {
+        if (t >= 0) H5Tclose(t);
+        if (a >= 0) H5Aclose(a);
+        return ds_fail(err, "%s: attribute 'distance' holds %lld values, expected one string (angular, euclidean "
+                            "or dot)", path, (long long)values);
+    }
     if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_cset(mt, H5Tget_cset(t));
