@@ -281,6 +281,10 @@ static int latency_decode(const Vbench__Histogram *lat, const char *result_key, 
     if (lat && lat->n_idx != lat->n_counts)
         return vb_error_set(err, "results", 9, "result %s: latency histogram has %zu buckets but %zu counts",
                             result_key, lat->n_idx, lat->n_counts);
+    char why[256];
+    if (lat && vb_histogram_decode_check(lat->idx, lat->counts, lat->n_idx, lat->out_of_range, lat->min_ns,
+                                         lat->max_ns, why, sizeof why) != 0)
+        return vb_error_set(err, "results", 9, "result %s: latency histogram: %s", result_key, why);
     vb_histogram *h = vb_histogram_new();
     if (!h) return vb_error_set(err, "results", 8, "out of memory");
     if (lat && vb_histogram_decode_add(h, lat->idx, lat->counts, lat->n_idx) != 0) {
