@@ -15,8 +15,7 @@
  *              sizes), 1 byte element type, 1 byte layout (contiguous, chunked, compressed, compact, unwritten)
  *   the rest: element bytes, repeated as needed.
  * Arrays of more than 64 Ki elements are not built (converting a big dataset is what the code is for, not a
- * decoding question, and each conversion ends in an fsync), unless the element count overflows 64 bits: such a
- * shape must be refused, not converted.
+ * decoding question), unless their size in float32 overflows 64 bits: such a shape must be refused, not converted.
  *
  * Invariants checked beyond the sanitizers: a refused file says why; an accepted one has non-empty train/test of
  * one dimension, every float readable, file ground truth (neighbors/distances) readable when gt_k > 0, and for
@@ -79,15 +78,19 @@ static hid_t make_type(int t) {
     }
 }
 
-/* Element count of an array, or 0 with *overflow set when it does not fit 64 bits. */
+/* Element count of an array, or 0 with *overflow set when its size as float32 does not fit 64 bits. */
 static uint64_t elems(const array_desc *a, int *overflow) {
-    uint64_t n = 1;
+    uint64_t n = 1, bytes;
     *overflow = 0;
     for (int i = 0; i < a->rank; i++)
         if (__builtin_mul_overflow(n, a->dims[i], &n)) {
             *overflow = 1;
             return 0;
         }
+    if (__builtin_mul_overflow(n, 4, &bytes)) {
+        *overflow = 1;
+        return 0;
+    }
     return n;
 }
 
@@ -208,6 +211,10 @@ static void check_dataset(const vb_dataset *ds, const array_desc *train, const u
     FZ_CHECK(ds->n_train > 0 && ds->n_test > 0 && ds->dim > 0, "%zu x %zu train, %zu test", ds->n_train, ds->dim,
              ds->n_test);
     FZ_CHECK(ds->train && ds->test, "no train or test data");
+    size_t train_bytes;
+    FZ_CHECK(!__builtin_mul_overflow(ds->n_train * ds->dim, sizeof(float), &train_bytes) &&
+                 train_bytes / sizeof(float) / ds->dim == ds->n_train,
+             "%zu x %zu floats are more than 2^64 bytes", ds->n_train, ds->dim);
     fz_touch(ds->train, ds->n_train * ds->dim * sizeof(float));
     fz_touch(ds->test, ds->n_test * ds->dim * sizeof(float));
     FZ_CHECK((ds->gt_k > 0) == (ds->neighbors != NULL), "gt_k %zu with neighbors %p", ds->gt_k,

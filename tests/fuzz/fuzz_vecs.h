@@ -16,8 +16,11 @@
 /* Compares a decoded matrix with the file it came from. */
 static void vecs_check(const char *ext, const uint8_t *file, size_t file_len, const float *m, size_t rows,
                        size_t dim) {
+    size_t bytes;
     FZ_CHECK(rows > 0 && dim > 0, "%s: %zu x %zu", ext, rows, dim);
-    fz_touch(m, rows * dim * sizeof(float));
+    FZ_CHECK(!__builtin_mul_overflow(rows * dim, sizeof(float), &bytes) && bytes / sizeof(float) / dim == rows,
+             "%s: %zu x %zu floats are more than 2^64 bytes", ext, rows, dim);
+    fz_touch(m, bytes);
     if (strcmp(ext, ".fbin") == 0) {
         FZ_CHECK(file_len == 8 + rows * dim * 4, ".fbin of %zu bytes decoded as %zu x %zu", file_len, rows, dim);
         FZ_CHECK(memcmp(file + 8, m, rows * dim * 4) == 0, ".fbin data differs from the file");
