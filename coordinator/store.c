@@ -2,6 +2,7 @@
  * keeping no cached statements keeps every function self-contained. */
 #include "coordinator/store.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -397,7 +398,9 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
     fputc('[', f);
     for (size_t j = 0; j < w->n_fraction_in_call; j++) {
         double v = w->fraction_in_call[j];
-        fprintf(f, "%s%.4f", j ? "," : "", v);
+        /* printf writes NaN and infinity as "nan" and "inf", which are not JSON (found by tests/fuzz/fuzz_wire.c) */
+        if (isfinite(v)) fprintf(f, "%s%.4f", j ? "," : "", v);
+        else fprintf(f, "%snull", j ? "," : "");
         fsum += v;
         if (j == 0 || v < fmin) fmin = v;
     }
