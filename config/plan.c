@@ -66,6 +66,13 @@ static int point_copy(builder *b, vb_plan_item *it, const vb_profile_phase *ph, 
 static vb_plan_item *item_add(builder *b, vb_phase_kind kind, size_t engine, size_t dataset, const char *point) {
     vb_plan *plan = b->plan;
     const vb_profile *p = plan->profile;
+    /* 3.6 KB of profile asked for 23 million items, 9 GB (tests/fuzz/corpus/profile/bug-plan-too-large.yml) */
+    if (plan->n_items == VB_PLAN_MAX_ITEMS) {
+        vb_error_set(b->err, "plan", 1, "the profile expands into more than %d work items (%zu datasets x %zu "
+                     "engines x the points of each phase); split it into several campaigns", VB_PLAN_MAX_ITEMS,
+                     p->n_datasets, p->n_engines);
+        return NULL;
+    }
     if (plan->n_items == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 32;
         vb_plan_item *items = realloc(plan->items, cap * sizeof *items);
