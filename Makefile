@@ -161,7 +161,8 @@ $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libvbench.a
 # The targets and every object they link are built by clang with libFuzzer's coverage, AddressSanitizer and
 # UndefinedBehaviorSanitizer (any UB aborts), in a build tree of their own. `make fuzz` runs each target for
 # FUZZ_SECONDS and prints a table; new inputs go to $(FUZZ_BUILD)/corpus/NAME/, crashes to
-# $(FUZZ_BUILD)/artifacts/NAME/. `make fuzz-corpus` replays the committed corpus only (what `make test` runs).
+# $(FUZZ_BUILD)/artifacts/NAME/. `make fuzz-corpus` replays the committed corpus only (what `make test` runs),
+# `make fuzz-merge` adds what a run found that the committed corpus does not reach.
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
@@ -172,7 +173,7 @@ FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recove
 FUZZ_LIB_OBJ := $(filter $(addprefix $(BUILD)/,util/% metrics/% datasets/% config/% proto/% gen/%),$(LIB_OBJ))
 FUZZ_EXTRA   := $(BUILD)/coordinator/store.o $(BUILD)/coordinator/views.o
 
-.PHONY: fuzz fuzz-deps fuzz-targets fuzz-corpus fuzz-seeds
+.PHONY: fuzz fuzz-deps fuzz-targets fuzz-corpus fuzz-merge fuzz-seeds
 fuzz: fuzz-deps
 	@$(MAKE) --no-print-directory fuzz-targets
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_NAMES)
@@ -186,6 +187,10 @@ fuzz-targets:
 
 fuzz-corpus: fuzz-targets
 	@bash tests/fuzz/run.sh --replay $(FUZZ_BUILD) $(FUZZ_NAMES)
+
+# After `make fuzz`: keeps in tests/fuzz/corpus/ the new inputs that reach code the corpus did not (-merge=1).
+fuzz-merge: fuzz-targets
+	@bash tests/fuzz/run.sh --merge $(FUZZ_BUILD) $(FUZZ_NAMES)
 
 # Regenerates the binary seeds (encoded messages, vector files, HDF5 descriptions) in tests/fuzz/corpus/.
 fuzz-seeds:

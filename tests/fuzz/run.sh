@@ -5,6 +5,8 @@
 #                                         starting from the committed corpus tests/fuzz/corpus/TARGET/; new inputs
 #                                         go to BUILD_DIR/corpus/TARGET/, crashes to BUILD_DIR/artifacts/TARGET/
 #   run.sh --replay BUILD_DIR TARGET...   run every committed corpus file once, no fuzzing (the regression test)
+#   run.sh --merge BUILD_DIR TARGET...    add to the committed corpus the inputs of BUILD_DIR/corpus/TARGET/ that
+#                                         reach code it does not (libFuzzer -merge=1), then replay it
 #
 # Exit status 1 when any target crashed (each crashing input's path is printed), 0 otherwise. Logs of each run
 # are kept in BUILD_DIR/logs/TARGET.log. Environment: FUZZ_SECONDS, FUZZ_TIMEOUT (seconds one input may take,
@@ -13,8 +15,11 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 
 replay=0
-if [[ ${1:-} == --replay ]]; then replay=1; shift; fi
-build=${1:?usage: run.sh [--replay] BUILD_DIR TARGET...}
+case ${1:-} in
+  --replay) replay=1; shift ;;
+  --merge) merge=1; replay=1; shift ;;
+esac
+build=${1:?usage: run.sh [--replay | --merge] BUILD_DIR TARGET...}
 shift
 seconds=${FUZZ_SECONDS:-60}
 mkdir -p "$build/logs"
@@ -31,6 +36,13 @@ for t in "$@"; do
   [[ -f tests/fuzz/$t.dict ]] && flags+=(-dict="tests/fuzz/$t.dict")
   dirs=("$build/corpus/$t")
   [[ -d $seeds ]] && dirs+=("$seeds")
+  if [[ ${merge:-0} -eq 1 ]]; then
+    mkdir -p "$seeds"
+    n0=$(ls "$seeds" | wc -l)
+    "$bin" -merge=1 "${flags[@]}" "$seeds" "$build/corpus/$t" >"$build/logs/$t.merge.log" 2>&1 ||
+      { echo "merge of $t failed: see $build/logs/$t.merge.log"; exit 1; }
+    echo "merge: $t: $(( $(ls "$seeds" | wc -l) - n0 )) new inputs in $seeds ($(du -sh --apparent-size "$seeds" | cut -f1))"
+  fi
   if [[ $replay -eq 1 ]]; then
     files=()
     [[ -d $seeds ]] && files=("$seeds"/*)
@@ -39,6 +51,7 @@ for t in "$@"; do
     # without file arguments libFuzzer would start fuzzing
     [[ ${#files[@]} -eq 0 ]] || "$bin" "${flags[@]}" ${FUZZ_ARGS:-} "${files[@]}" >"$log" 2>&1 || rc=$?
     runs=$(grep -c '^Executed ' "$log")
+    rate=-
     corpus="${#files[@]} files"
   else
     echo "fuzz: $t for ${seconds}s (log: $log)"
@@ -47,6 +60,7 @@ for t in "$@"; do
       >"$log" 2>&1 || rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     [[ -n $runs ]] || runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+    rate=$(grep -o 'exec/s: [0-9]*' "$log" | tail -1 | sed 's/exec.s: //')
     corpus=$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -1 | sed 's/corp: //; s|/| files, |')
   fi
   crashes=0
@@ -55,13 +69,15 @@ for t in "$@"; do
     # the input libFuzzer saved, or for a replay the corpus file that was running when it died
     path=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
     [[ -n $path ]] || path=$(sed -n 's/^Running: //p' "$log" | tail -1)
-    crashed+=("$t: ${path:-see $log} ($(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [a-z-]*\|fuzz invariant failed[^:]*\|ERROR: libFuzzer: [a-z-]*' "$log" || echo "exit $rc"))")
+    what=$(grep -m1 -o 'ERROR: [A-Za-z]*Sanitizer: [A-Za-z-]*\|fuzz invariant failed[^:]*\|ERROR: libFuzzer: [a-z-]*' \
+           "$log" || echo "exit $rc")
+    crashed+=("$t: ${path:-see $log} ($what)")
   fi
-  rows+=("$(printf '%-14s %14s  %-24s %7s' "$t" "${runs:-0}" "${corpus:-?}" "$crashes")")
+  rows+=("$(printf '%-14s %12s %8s  %-22s %7s' "$t" "${runs:-0}" "${rate:-?}" "${corpus:-?}" "$crashes")")
 done
 
 echo
-printf '%-14s %14s  %-24s %7s\n' target runs corpus crashes
+printf '%-14s %12s %8s  %-22s %7s\n' target runs exec/s corpus crashes
 for r in "${rows[@]}"; do echo "$r"; done
 if [[ ${#crashed[@]} -gt 0 ]]; then
   echo
