@@ -34,6 +34,7 @@ static void check_plan(const vb_profile *p) {
         FZ_CHECK(err.message[0], "plan refused without a message");
         return;
     }
+    FZ_CHECK(plan->n_items <= VB_PLAN_MAX_ITEMS, "a plan of %zu items", plan->n_items);
     size_t name_len = strlen(p->name);
     for (size_t i = 0; i < plan->n_items; i++) {
         const vb_plan_item *it = &plan->items[i];
