@@ -173,7 +173,7 @@ FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recove
 FUZZ_LIB_OBJ := $(filter $(addprefix $(BUILD)/,util/% metrics/% datasets/% config/% proto/% gen/%),$(LIB_OBJ))
 FUZZ_EXTRA   := $(BUILD)/coordinator/store.o $(BUILD)/coordinator/views.o
 
-.PHONY: fuzz fuzz-deps fuzz-targets fuzz-corpus fuzz-merge fuzz-seeds
+.PHONY: fuzz fuzz-deps fuzz-targets fuzz-bins fuzz-corpus fuzz-merge fuzz-seeds
 fuzz: fuzz-deps
 	@$(MAKE) --no-print-directory fuzz-targets
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_NAMES)
@@ -182,8 +182,10 @@ fuzz-deps:
 	@bash deploy/install-deps --with-fuzz
 
 fuzz-targets:
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CXX=clang++ OPT=-O1 SAN="$(FUZZ_SAN)" \
-	  $(FUZZ_NAMES:%=$(FUZZ_BUILD)/fuzz/%)
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CXX=clang++ OPT=-O1 SAN="$(FUZZ_SAN)" fuzz-bins
+
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+	@:
 
 fuzz-corpus: fuzz-targets
 	@bash tests/fuzz/run.sh --replay $(FUZZ_BUILD) $(FUZZ_NAMES)
