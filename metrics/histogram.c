@@ -184,8 +184,8 @@ void vb_histogram_decode_summary(vb_histogram *h, uint64_t out_of_range, uint64_
 }
 
 /* The percentiles of a histogram come from its buckets and its max from the summary, so a summary that does not
- * fit the buckets would be stored as a max below p99.9; counts that wrap around 2^64 would make a mean larger
- * than the max (both found by tests/fuzz/fuzz_wire.c). */
+ * fit the buckets would be stored as a max below p99.9 (found by tests/fuzz/fuzz_wire.c); counts that wrap around
+ * 2^64 would make a mean larger than the max, or a full histogram look empty. */
 int vb_histogram_decode_check(const uint32_t *idx, const uint64_t *counts, size_t n, uint64_t out_of_range,
                               uint64_t min_ns, uint64_t max_ns, char *why, size_t len) {
     uint64_t total = out_of_range, lo, w;
