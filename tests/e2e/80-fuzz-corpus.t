@@ -25,6 +25,8 @@ rc=$?
 ok $rc "the fuzz targets build (make fuzz-targets)"
 [ $rc -eq 0 ] || { sed 's/^/#   /' "$SCRATCH/build.log" | tail -20; done_testing; exit; }
 
+# the targets' scratch directories (their own clean-up is skipped by a crash) go where lib.sh cleans up
+export VB_FUZZ_TMP="$SCRATCH"
 bugs=0
 for src in "$ROOT"/tests/fuzz/fuzz_*.c; do
     t=$(basename "$src" .c)

@@ -52,13 +52,15 @@ static inline void fz_cleanup_(void) {
     if (fz_dir_[0]) nftw(fz_dir_, fz_rm_, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* The process's scratch directory, created on first use; "name" inside it, into buf. It lives in /dev/shm when
- * there is one (the dataset cache fsyncs every file it writes: free on tmpfs, the bulk of a run on a disk), else
- * in $TMPDIR or /tmp. */
+/* The process's scratch directory, created on first use; "name" inside it, into buf. It lives in $VB_FUZZ_TMP
+ * when set (run.sh and the corpus test give each run one they remove, since a crash skips the clean-up at exit),
+ * else in /dev/shm when there is one (the dataset cache fsyncs every file it writes: free on tmpfs, the bulk of a
+ * run on a disk), else in $TMPDIR or /tmp. */
 static inline const char *fz_path(const char *name, char *buf, size_t len) {
     if (!fz_dir_[0]) {
         const char *t = getenv("TMPDIR");
         if (access("/dev/shm", W_OK) == 0) t = "/dev/shm";
+        if (getenv("VB_FUZZ_TMP") && *getenv("VB_FUZZ_TMP")) t = getenv("VB_FUZZ_TMP");
         snprintf(fz_dir_, sizeof fz_dir_, "%s/vbench-fuzz.XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(fz_dir_)) {
             perror("fuzz: mkdtemp");

@@ -26,6 +26,12 @@ main() {
   shift
   seconds=${FUZZ_SECONDS:-60}
   mkdir -p "$build/logs"
+  # the targets' scratch directories (one per process, left behind by a crash), on tmpfs when there is one
+  local shm=/tmp
+  [[ -w /dev/shm ]] && shm=/dev/shm
+  VB_FUZZ_TMP=$(mktemp -d "$shm/vbench-fuzz-run.XXXXXX") || exit 2
+  export VB_FUZZ_TMP
+  trap 'rm -rf "$VB_FUZZ_TMP"' EXIT
 
   rows=()
   crashed=()
