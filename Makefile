@@ -45,7 +45,7 @@ deps:
 	@bash deploy/install-deps
 
 test-deps:
-	@bash deploy/install-deps --with-tests
+	@bash deploy/install-deps --with-tests --with-fuzz
 
 $(BUILD)/gen/proto/vbench.pb-c.c $(BUILD)/gen/proto/vbench.pb-c.h: proto/vbench.proto
 	@mkdir -p $(BUILD)/gen/proto
@@ -133,7 +133,7 @@ $(BUILD)/bench/libvbpyengine.so: bench/pyengine.c engines/testing.c util/kv.c ut
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^
 
 clean:
-	rm -rf $(BUILD) build-asan bin
+	rm -rf $(BUILD) build-asan build-fuzz bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
@@ -155,3 +155,58 @@ unit: $(TOOLS_BIN)
 $(BUILD)/tools/%: tests/tools/%.c $(BUILD)/libvbench.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- fuzzing (issue 6): libFuzzer over every decoder of untrusted bytes ---------------------------------------
+# One target per decoder in tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/corpus/NAME/ (kept in the repository).
+# The targets and every object they link are built by clang with libFuzzer's coverage, AddressSanitizer and
+# UndefinedBehaviorSanitizer (any UB aborts), in a build tree of their own. `make fuzz` runs each target for
+# FUZZ_SECONDS and prints a table; new inputs go to $(FUZZ_BUILD)/corpus/NAME/, crashes to
+# $(FUZZ_BUILD)/artifacts/NAME/. `make fuzz-corpus` replays the committed corpus only (what `make test` runs),
+# `make fuzz-merge` adds what a run found that the committed corpus does not reach.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# What the targets link: the decoding modules (not the engines: clang 14 has no _Float16 for pgvector's halfvec)
+# and the coordinator's results store, which fuzz_wire drives.
+FUZZ_LIB_OBJ := $(filter $(addprefix $(BUILD)/,util/% metrics/% datasets/% config/% proto/% gen/%),$(LIB_OBJ))
+FUZZ_EXTRA   := $(BUILD)/coordinator/store.o $(BUILD)/coordinator/views.o
+
+.PHONY: fuzz fuzz-deps fuzz-targets fuzz-bins fuzz-corpus fuzz-merge fuzz-seeds
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory fuzz-targets
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_NAMES)
+
+fuzz-deps:
+	@bash deploy/install-deps --with-fuzz
+
+fuzz-targets:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CXX=clang++ OPT=-O1 SAN="$(FUZZ_SAN)" fuzz-bins
+
+fuzz-bins: $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+	@:
+
+fuzz-corpus: fuzz-targets
+	@bash tests/fuzz/run.sh --replay $(FUZZ_BUILD) $(FUZZ_NAMES)
+
+# After `make fuzz`: keeps in tests/fuzz/corpus/ the new inputs that reach code the corpus did not (-merge=1).
+fuzz-merge: fuzz-targets
+	@bash tests/fuzz/run.sh --merge $(FUZZ_BUILD) $(FUZZ_NAMES)
+
+# Regenerates the binary seeds (encoded messages, vector files, HDF5 descriptions) in tests/fuzz/corpus/.
+fuzz-seeds:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CXX=clang++ OPT=-O1 SAN="$(FUZZ_SAN)" \
+	  $(FUZZ_BUILD)/fuzz-tools/gen_corpus
+	$(FUZZ_BUILD)/fuzz-tools/gen_corpus tests/fuzz/corpus
+
+$(BUILD)/fuzz-tools/gen_corpus: tests/fuzz/gen_corpus.c $(BUILD)/libvbench-fuzz.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libvbench-fuzz.a: $(FUZZ_LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_EXTRA) $(BUILD)/libvbench-fuzz.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(FUZZ_EXTRA) $(BUILD)/libvbench-fuzz.a $(LDLIBS)

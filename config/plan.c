@@ -6,6 +6,7 @@
  * (on resume) yields the same keys; each item's point carries every value the agent needs to run it. */
 #include "config/plan.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,10 @@ static int point_copy(builder *b, vb_plan_item *it, const vb_profile_phase *ph, 
 static vb_plan_item *item_add(builder *b, vb_phase_kind kind, size_t engine, size_t dataset, const char *point) {
     vb_plan *plan = b->plan;
     const vb_profile *p = plan->profile;
+    if (plan->n_items == VB_PLAN_MAX_ITEMS) {   /* plan_size() said otherwise: never grow past the limit */
+        vb_error_set(b->err, "plan", 1, "more than %d work items", VB_PLAN_MAX_ITEMS);
+        return NULL;
+    }
     if (plan->n_items == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 32;
         vb_plan_item *items = realloc(plan->items, cap * sizeof *items);
@@ -199,8 +204,39 @@ static int check_unique(vb_plan *plan, vb_error *err) {
     return rc;
 }
 
+/* The number of items a profile expands into, counted before any is built, or SIZE_MAX when it is beyond
+ * VB_PLAN_MAX_ITEMS: 3.6 KB of profile asked for 23 million items, 9 GB of memory, before this check (seen under
+ * tests/fuzz/fuzz_profile.c's memory limit; the input is tests/fuzz/corpus/profile/bug-plan-too-large.yml). */
+static size_t plan_size(const vb_profile *p) {
+    size_t per_pair = 0;
+    for (size_t i = 0; i < p->n_phases; i++) {
+        const vb_profile_phase *ph = &p->phases[i];
+        vb_phase_kind kind;
+        if (vb_phase_parse(ph->kind, &kind) != 0) continue;   /* expand_phase refuses it */
+        const char *list = kind == VB_PHASE_RECALL_SWEEP ? "ef_search"
+                         : kind == VB_PHASE_CONCURRENCY  ? "clients"
+                         : kind == VB_PHASE_FILTERED     ? "selectivity"
+                                                         : NULL;
+        size_t points = 1;
+        const char *v = list ? vb_kv_get(ph->params, ph->n_params, list, "") : "";
+        for (; *v; v++) points += *v == ',';
+        if (kind == VB_PHASE_CONCURRENCY) {
+            long repeats = atol(vb_kv_get(ph->params, ph->n_params, "repeats", "1"));
+            points *= repeats > 0 && repeats <= VB_PLAN_MAX_ITEMS ? (size_t)repeats : 1;
+        }
+        per_pair += points;   /* at most 5 phases x 64 list items x 100 repeats */
+    }
+    size_t pairs = p->n_datasets * p->n_engines;   /* each below the 4 MiB a profile may have */
+    if (pairs && per_pair > VB_PLAN_MAX_ITEMS / pairs) return SIZE_MAX;
+    return pairs * per_pair;
+}
+
 int vb_plan_build(const vb_profile *p, vb_plan **out, vb_error *err) {
     *out = NULL;
+    if (plan_size(p) > VB_PLAN_MAX_ITEMS)
+        return vb_error_set(err, "plan", 1, "the profile expands into more than %d work items (%zu datasets x %zu "
+                            "engines x the points of each phase); split it into several campaigns",
+                            VB_PLAN_MAX_ITEMS, p->n_datasets, p->n_engines);
     vb_plan *plan = calloc(1, sizeof *plan);
     if (!plan) return vb_error_set(err, "plan", 1, "out of memory");
     plan->profile = p;

@@ -28,6 +28,9 @@ const char *vb_phase_name(vb_phase_kind k);                 /* "build", "recall_
 int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
 
 #define VB_PLAN_MAX_POINT 8
+/* A plan has at most this many items (the full reference profile has 60): a few lines of profile can multiply
+ * into hundreds of millions of items, gigabytes of memory before the first one runs. */
+#define VB_PLAN_MAX_ITEMS 100000
 
 typedef struct vb_plan_item {
     char key[256];

@@ -2,6 +2,7 @@
  * keeping no cached statements keeps every function self-contained. */
 #include "coordinator/store.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,10 @@ static int latency_decode(const Vbench__Histogram *lat, const char *result_key, 
     if (lat && lat->n_idx != lat->n_counts)
         return vb_error_set(err, "results", 9, "result %s: latency histogram has %zu buckets but %zu counts",
                             result_key, lat->n_idx, lat->n_counts);
+    char why[256];
+    if (lat && vb_histogram_decode_check(lat->idx, lat->counts, lat->n_idx, lat->out_of_range, lat->min_ns,
+                                         lat->max_ns, why, sizeof why) != 0)
+        return vb_error_set(err, "results", 9, "result %s: latency histogram: %s", result_key, why);
     vb_histogram *h = vb_histogram_new();
     if (!h) return vb_error_set(err, "results", 8, "out of memory");
     if (lat && vb_histogram_decode_add(h, lat->idx, lat->counts, lat->n_idx) != 0) {
@@ -406,7 +411,9 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
     fputc('[', f);
     for (size_t j = 0; j < w->n_fraction_in_call; j++) {
         double v = w->fraction_in_call[j];
-        fprintf(f, "%s%.4f", j ? "," : "", v);
+        /* printf writes NaN and infinity as "nan" and "inf", which are not JSON (found by tests/fuzz/fuzz_wire.c) */
+        if (isfinite(v)) fprintf(f, "%s%.4f", j ? "," : "", v);
+        else fprintf(f, "%snull", j ? "," : "");
         fsum += v;
         if (j == 0 || v < fmin) fmin = v;
     }

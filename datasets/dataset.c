@@ -25,6 +25,10 @@
 #include <xxhash.h>
 
 #define VB_DS_MAX_REGIONS 8
+/* The largest matrix a file may declare, in bytes of float32: far beyond any real corpus, far below where
+ * rows x cols x 4 (and the cache file's header on top) could wrap around 2^64 and turn a huge shape into a small
+ * mapping or buffer that is then written or read as if it were huge. */
+#define VB_DS_MAX_BYTES (1ull << 46)
 
 struct vb_dataset_private {
     struct {
@@ -345,6 +349,12 @@ static int h5_array_open(hid_t f, const char *path, const char *name, int requir
         h5_array_close(a);
         return ds_fail(err, "%s: array '%s' is empty (shape %s)", path, name, shape);
     }
+    /* An unwritten chunked array may declare any shape in a file of a few KB (found by tests/fuzz/fuzz_hdf5.c). */
+    if (dims[1] > VB_DS_MAX_BYTES / 4 || dims[0] > VB_DS_MAX_BYTES / 4 / dims[1]) {
+        h5_array_close(a);
+        return ds_fail(err, "%s: array '%s' (shape %s) is larger than %llu TiB", path, name, shape,
+                        VB_DS_MAX_BYTES >> 40);
+    }
     H5T_class_t cls = H5Tget_class(a->type);
     if (cls != H5T_FLOAT && cls != H5T_INTEGER) {
         h5_array_close(a);
@@ -412,7 +422,9 @@ static int h5_read_small(vb_dataset *ds, const char *path, const char *name, h5_
     return VB_OK;
 }
 
-/* The "distance" attribute, fixed-length or variable-length string (h5py writes the latter). */
+/* The "distance" attribute, fixed-length or variable-length string (h5py writes the latter), holding one value.
+ * H5Aread writes every element of an attribute, so one that holds an array of strings (or none) is refused
+ * before reading: it would overflow the one-value buffer (found by tests/fuzz/fuzz_hdf5.c). */
 static int h5_read_metric(hid_t f, const char *path, vb_metric *metric, vb_error *err) {
     if (H5Aexists(f, "distance") <= 0)
         return ds_fail(err, "%s: attribute 'distance' is missing (expected angular, euclidean or dot)", path);
@@ -420,6 +432,15 @@ static int h5_read_metric(hid_t f, const char *path, vb_metric *metric, vb_error
     int rc = VB_ERROR;
     hid_t a = H5Aopen(f, "distance", H5P_DEFAULT);
     hid_t t = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t values = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (sp >= 0) H5Sclose(sp);
+    if (values != 1) {
+        if (t >= 0) H5Tclose(t);
+        if (a >= 0) H5Aclose(a);
+        return ds_fail(err, "%s: attribute 'distance' holds %lld values, expected one string (angular, euclidean "
+                            "or dot)", path, (long long)values);
+    }
     if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_cset(mt, H5Tget_cset(t));
@@ -852,7 +873,12 @@ static int fbin_load(vb_dataset *ds, const char *path, size_t *rows, size_t *col
     int okh = fstat(fd, &st) == 0 && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h;
     close(fd);
     if (!okh) return ds_fail(err, "%s: too short for an .fbin header", path);
-    uint64_t want = 8 + (uint64_t)h[0] * h[1] * 4;
+    /* rows x dim x 4 of two 32-bit numbers can wrap around 2^64: 2^31 x 2^31 passed as an 8-byte file */
+    uint64_t elems = (uint64_t)h[0] * h[1];
+    if (elems > VB_DS_MAX_BYTES / 4)
+        return ds_fail(err, "%s: header says %u x %u float32, more than %llu TiB", path, h[0], h[1],
+                       VB_DS_MAX_BYTES >> 40);
+    uint64_t want = 8 + elems * 4;
     if (h[0] == 0 || h[1] == 0 || (uint64_t)st.st_size != want)
         return ds_fail(err, "%s: header says %u x %u float32 (%llu bytes) but the file has %lld bytes", path, h[0],
                        h[1], (unsigned long long)want, (long long)st.st_size);

@@ -34,16 +34,17 @@ static int spec_synthetic(const vb_kv *kv, size_t n, const char *name, const cha
                           vb_error *err) {
     const char *metric = vb_kv_get(kv, n, "metric", NULL);
     vb_synth_params p = {0};
-    if (!metric) return spec_fail(err, name, "metric", "required for a synthetic dataset", NULL);
+    if (!metric) return vb_error_set(err, "dataset", 1, "metric: required for a synthetic dataset");
     if (vb_metric_parse(metric, &p.metric) != 0)
-        return spec_fail(err, name, "metric", "unknown metric (angular, euclidean, dot)", metric);
+        return vb_error_set(err, "dataset", 1, "metric: unknown metric (angular, euclidean, dot) \"%s\"", metric);
     long rows, queries, dim, clusters, seed;
+    /* the caller prefixes the dataset's name to these messages, as to the generator's */
     if (vb_kv_get_long(kv, n, "rows", 10000, 1, 1000000000L, &rows, err) != VB_OK ||
         vb_kv_get_long(kv, n, "queries", 1000, 1, 10000000L, &queries, err) != VB_OK ||
         vb_kv_get_long(kv, n, "dim", 128, 1, 65536, &dim, err) != VB_OK ||
         vb_kv_get_long(kv, n, "clusters", 0, 0, 1000000L, &clusters, err) != VB_OK ||
         vb_kv_get_long(kv, n, "seed", 42, 0, __LONG_MAX__, &seed, err) != VB_OK)
-        return vb_error_prefix(err, "dataset '%s'", name);
+        return VB_ERROR;
     p.rows = (size_t)rows;
     p.queries = (size_t)queries;
     p.dim = (size_t)dim;

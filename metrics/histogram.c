@@ -11,6 +11,7 @@
 #include "metrics/histogram.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,56 @@ void vb_histogram_decode_summary(vb_histogram *h, uint64_t out_of_range, uint64_
     /* An empty source reports min = max = 0 and nothing out of range; any non-empty source has max > 0 (an
      * in-range value is >= 1 us) or something out of range (a recorded 0). */
     if (max_ns > 0 || out_of_range > 0) note_extremes(h, min_ns, max_ns);
+}
+
+/* The percentiles of a histogram come from its buckets and its max from the summary, so a summary that does not
+ * fit the buckets would be stored as a max below p99.9 (found by tests/fuzz/fuzz_wire.c); counts that wrap around
+ * 2^64 would make a mean larger than the max, or a full histogram look empty. */
+int vb_histogram_decode_check(const uint32_t *idx, const uint64_t *counts, size_t n, uint64_t out_of_range,
+                              uint64_t min_ns, uint64_t max_ns, char *why, size_t len) {
+    uint64_t total = out_of_range, lo, w;
+    size_t first = N_BUCKETS, last = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (idx[j] >= N_BUCKETS) {
+            snprintf(why, len, "bucket %u is out of range (0..%zu)", idx[j], N_BUCKETS - 1);
+            return -1;
+        }
+        if (__builtin_add_overflow(total, counts[j], &total)) {
+            snprintf(why, len, "the counts add up to more than 2^64");
+            return -1;
+        }
+        if (counts[j] && idx[j] < first) first = idx[j];
+        if (counts[j] && idx[j] > last) last = idx[j];
+    }
+    if (total == 0) {
+        if (max_ns == 0) return 0;
+        snprintf(why, len, "max %llu ns for an empty histogram", (unsigned long long)max_ns);
+        return -1;
+    }
+    if (min_ns > max_ns) {
+        snprintf(why, len, "min %llu ns is above max %llu ns", (unsigned long long)min_ns, (unsigned long long)max_ns);
+        return -1;
+    }
+    if (first < N_BUCKETS) {
+        bucket_bounds(first, &lo, &w);
+        if (min_ns > lo + w - 1) {
+            snprintf(why, len, "min %llu ns is above every value of the lowest bucket (%llu..%llu ns)",
+                     (unsigned long long)min_ns, (unsigned long long)lo, (unsigned long long)(lo + w - 1));
+            return -1;
+        }
+        bucket_bounds(last, &lo, &w);
+        if (max_ns < lo) {
+            snprintf(why, len, "max %llu ns is below every value of the highest bucket (%llu..%llu ns)",
+                     (unsigned long long)max_ns, (unsigned long long)lo, (unsigned long long)(lo + w - 1));
+            return -1;
+        }
+    }
+    if (out_of_range > 0 && min_ns >= VB_HIST_MIN_NS && max_ns <= VB_HIST_MAX_NS) {
+        snprintf(why, len, "%llu values out of range, but min %llu ns and max %llu ns are inside it",
+                 (unsigned long long)out_of_range, (unsigned long long)min_ns, (unsigned long long)max_ns);
+        return -1;
+    }
+    return 0;
 }
 
 size_t vb_histogram_bucket_count(void) { return N_BUCKETS; }

@@ -48,6 +48,13 @@ size_t vb_histogram_encode(const vb_histogram *h, uint32_t *idx, uint64_t *count
 int vb_histogram_decode_add(vb_histogram *h, const uint32_t *idx, const uint64_t *counts, size_t n);
 /* Adds out_of_range and widens min/max; min_ns/max_ns are ignored for an empty source (max 0, none out of range). */
 void vb_histogram_decode_summary(vb_histogram *h, uint64_t out_of_range, uint64_t min_ns, uint64_t max_ns);
+/* Checks a sparse form and its summary received from elsewhere before they are decoded: every index in range,
+ * the counts not overflowing 64 bits, and min/max possible for those buckets (min no higher than the lowest
+ * non-empty bucket's top, max no lower than the highest one's bottom, min <= max, outside the range when values
+ * were out of range, max 0 for an empty histogram). Returns 0, or -1 with the reason in why. Anything that
+ * vb_histogram_encode and _min/_max produce passes. */
+int vb_histogram_decode_check(const uint32_t *idx, const uint64_t *counts, size_t n, uint64_t out_of_range,
+                              uint64_t min_ns, uint64_t max_ns, char *why, size_t len);
 size_t vb_histogram_bucket_count(void);   /* bucket indices are [0, this); an encoding never has more entries */
 
 #endif

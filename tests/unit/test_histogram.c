@@ -272,6 +272,31 @@ static void test_sparse(void) {
        "the first bucket holds 1 us");
     vb_histogram_destroy(&bad);
 
+    /* What a sender may claim: the real encoding passes, summaries that contradict the buckets do not. */
+    char why[256];
+    uint64_t mn = vb_histogram_min(h), mx = vb_histogram_max(h), oor = vb_histogram_out_of_range(h);
+    is_int(vb_histogram_decode_check(idx, cnt, n, oor, mn, mx, why, sizeof why), 0, "decode_check passes an encoding");
+    is_int(vb_histogram_decode_check(NULL, NULL, 0, 0, 0, 0, why, sizeof why), 0, "and an empty one");
+    is_int(vb_histogram_decode_check(idx, cnt, n, 0, lo, hi, why, sizeof why), 0,
+           "and the in-range part with its exact extremes");
+    is_int(vb_histogram_decode_check(idx, cnt, n, 0, lo, lo, why, sizeof why), -1, "a max below the top bucket fails");
+    contains(why, "max", "and says max");
+    is_int(vb_histogram_decode_check(idx, cnt, n, 0, hi, hi, why, sizeof why), -1, "a min above the low bucket fails");
+    is_int(vb_histogram_decode_check(idx, cnt, n, 0, hi, lo, why, sizeof why), -1, "min above max fails");
+    is_int(vb_histogram_decode_check(idx, cnt, n, 3, lo, hi, why, sizeof why), -1,
+           "values out of range with in-range extremes fail");
+    is_int(vb_histogram_decode_check(NULL, NULL, 0, 0, 0, 5000, why, sizeof why), -1, "a max for nothing fails");
+    uint32_t widx[2] = {10, 20};
+    uint64_t wcnt[2] = {UINT64_MAX, 2};
+    is_int(vb_histogram_decode_check(widx, wcnt, 2, 0, VB_HIST_MIN_NS, VB_HIST_MAX_NS, why, sizeof why), -1,
+           "counts that wrap around 2^64 fail");
+    contains(why, "2^64", "and say so");
+    is_int(vb_histogram_decode_check(bidx, bcnt, 2, 0, VB_HIST_MIN_NS, VB_HIST_MAX_NS, why, sizeof why), 0,
+           "the first and last bucket with the range's ends pass");
+    bidx[1] = (uint32_t)vb_histogram_bucket_count();
+    is_int(vb_histogram_decode_check(bidx, bcnt, 2, 0, VB_HIST_MIN_NS, VB_HIST_MAX_NS, why, sizeof why), -1,
+           "an index out of range fails");
+
     free(idx);
     free(cnt);
     vb_histogram_destroy(&h);

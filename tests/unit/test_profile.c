@@ -477,6 +477,23 @@ static void test_concurrency_loop(void) {
     vb_profile_destroy(&p);
 }
 
+/* 16 datasets x 16 engines x 64 clients x 100 repeats = 1.6 million windows: refused, not allocated. */
+static void test_plan_too_large(void) {
+    char text[4096] = "name: big\ndatasets: [";
+    for (int i = 0; i < 16; i++) snprintf(text + strlen(text), 64, "%s{name: d%d}", i ? ", " : "", i);
+    strcat(text, "]\nengines: [");
+    for (int i = 0; i < 16; i++) snprintf(text + strlen(text), 64, "%s{name: e%d}", i ? ", " : "", i);
+    strcat(text, "]\nphases:\n  concurrency: {repeats: 100, clients: [1");
+    for (int i = 2; i <= 64; i++) snprintf(text + strlen(text), 16, ", %d", i);
+    strcat(text, "]}\n");
+    vb_error err = {0};
+    vb_profile *p = parse(text, &err);
+    vb_plan *plan = NULL;
+    ok(p != NULL && vb_plan_build(p, &plan, &err) == VB_ERROR && plan == NULL, "a plan of 1.6 million items is refused");
+    contains(err.message, "more than 100000 work items", "and the message says how many are allowed");
+    vb_profile_destroy(&p);
+}
+
 static void test_plan_smoke(void) {
     vb_profile *p = NULL;
     vb_plan *plan = NULL;
@@ -616,6 +633,7 @@ int main(void) {
     test_plan_smoke();
     test_plan_stable();
     test_concurrency_loop();
+    test_plan_too_large();
     test_load_file();
     return done_testing();
 }

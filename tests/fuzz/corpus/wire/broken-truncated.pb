@@ -1,0 +1,2 @@
+
+Tagent-1host-a"client"orchestrator

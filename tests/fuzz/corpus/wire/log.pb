@@ -1,0 +1,2 @@
+ZQ
+7dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40warnshort answers: 3

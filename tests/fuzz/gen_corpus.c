@@ -1,0 +1,412 @@
+/* Writes the generated part of the seed corpus: `make fuzz-seeds` runs it as gen_corpus tests/fuzz/corpus.
+ *
+ * Seeds are small valid inputs (and a few broken ones) for the targets whose inputs are binary: an encoded
+ * Envelope of every message kind and every result kind (wire), tiny .fvecs / .fbin file pairs in the layout of
+ * fuzz_vecs.h, and file descriptions for fuzz_hdf5.c. Text seeds (profiles, YAML, dataset specs) are plain
+ * files in the corpus directories. Files named bug-* reproduce a fixed bug: most are crashing inputs libFuzzer
+ * saved, committed as they were; this program writes only the few that are easier to build than to find. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "proto/wire.h"
+
+static const char *g_root;
+
+static void put(const char *target, const char *name, const void *data, size_t len) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", g_root, target);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/%s", g_root, target, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
+/* ---- wire ------------------------------------------------------------------------------------------------- */
+
+static void put_env(const char *name, const Vbench__Envelope *env) {
+    size_t len = vbench__envelope__get_packed_size(env);
+    uint8_t *buf = malloc(len ? len : 1);
+    vbench__envelope__pack(env, buf);
+    put("wire", name, buf, len);
+    free(buf);
+}
+
+static Vbench__KV kv_a = {PROTOBUF_C_MESSAGE_INIT(&vbench__kv__descriptor), "ef_search", "40"},
+                  kv_b = {PROTOBUF_C_MESSAGE_INIT(&vbench__kv__descriptor), "m", "16"};
+static Vbench__KV *kvs[] = {&kv_a, &kv_b};
+
+/* A latency histogram of three buckets; bad = 1 gives it one count too few, bad = 2 an index out of range,
+ * bad = 3 counts that wrap around 2^64 (their sum is 1). */
+static void histogram(Vbench__Histogram *h, int bad) {
+    static uint32_t idx[3] = {100, 900, 1500}, idx_bad[3] = {100, 900, 99999};
+    static uint64_t counts[3] = {5, 90, 5}, counts_wrap[3] = {UINT64_MAX, 1, 1};
+    vbench__histogram__init(h);
+    h->n_idx = 3;
+    h->idx = bad == 2 ? idx_bad : idx;
+    h->n_counts = bad == 1 ? 2 : 3;
+    h->counts = bad == 3 ? counts_wrap : counts;
+    h->min_ns = 1100;
+    h->max_ns = 4000000;
+}
+
+static void gen_wire(void) {
+    Vbench__Envelope env;
+    char *roles[] = {"client", "orchestrator"};
+    int32_t cpus[] = {0, 1, 2, 3};
+
+    Vbench__Hello hello = VBENCH__HELLO__INIT;
+    hello.protocol = VB_PROTOCOL_VERSION;
+    hello.agent_id = "agent-1";
+    hello.host = "host-a";
+    hello.n_roles = 2;
+    hello.roles = roles;
+    hello.cores = 4;
+    hello.n_cpus = 4;
+    hello.cpus = cpus;
+    hello.memory_bytes = 8ull << 30;
+    hello.n_versions = 2;
+    hello.versions = kvs;
+    hello.pid = 4242;
+    vbench__envelope__init(&env);
+    env.body_case = VBENCH__ENVELOPE__BODY_HELLO;
+    env.hello = &hello;
+    put_env("hello.pb", &env);
+
+    Vbench__Welcome welcome = VBENCH__WELCOME__INIT;
+    welcome.campaign = "dev";
+    welcome.heartbeat_ms = 1000;
+    env.body_case = VBENCH__ENVELOPE__BODY_WELCOME;
+    env.welcome = &welcome;
+    put_env("welcome.pb", &env);
+
+    Vbench__Assign assign = VBENCH__ASSIGN__INIT;
+    assign.item_key = "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40";
+    assign.phase = "recall_sweep";
+    assign.engine = "hnswlib";
+    assign.n_engine_params = 1;
+    assign.engine_params = &kvs[1];
+    assign.dataset = "synth-angular-20k";
+    assign.n_dataset_params = 2;
+    assign.dataset_params = kvs;
+    assign.n_point = 1;
+    assign.point = kvs;
+    assign.k = 10;
+    assign.attempt = 1;
+    env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
+    env.assign = &assign;
+    put_env("assign.pb", &env);
+
+    Vbench__Progress progress = VBENCH__PROGRESS__INIT;
+    progress.item_key = assign.item_key;
+    progress.stage = "queries";
+    progress.done = 250;
+    progress.total = 500;
+    progress.rate = 1234.5;
+    progress.elapsed_s = 0.2;
+    env.body_case = VBENCH__ENVELOPE__BODY_PROGRESS;
+    env.progress = &progress;
+    put_env("progress.pb", &env);
+
+    Vbench__Heartbeat hb = VBENCH__HEARTBEAT__INIT;
+    hb.seq = 7;
+    env.body_case = VBENCH__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    put_env("heartbeat.pb", &env);
+
+    Vbench__Done done = VBENCH__DONE__INIT;
+    done.item_key = assign.item_key;
+    env.body_case = VBENCH__ENVELOPE__BODY_DONE;
+    env.done = &done;
+    put_env("done.pb", &env);
+
+    Vbench__Failed failed = VBENCH__FAILED__INIT;
+    failed.item_key = assign.item_key;
+    failed.domain = "engine";
+    failed.message = "ERROR: relation \"items\" does not exist";
+    env.body_case = VBENCH__ENVELOPE__BODY_FAILED;
+    env.failed = &failed;
+    put_env("failed.pb", &env);
+
+    Vbench__Abort abort_ = VBENCH__ABORT__INIT;
+    abort_.item_key = assign.item_key;
+    abort_.reason = "limit";
+    env.body_case = VBENCH__ENVELOPE__BODY_ABORT;
+    env.abort = &abort_;
+    put_env("abort.pb", &env);
+
+    Vbench__Ack ack = VBENCH__ACK__INIT;
+    ack.result_key = "r-1";
+    env.body_case = VBENCH__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    put_env("ack.pb", &env);
+
+    Vbench__Log log = VBENCH__LOG__INIT;
+    log.item_key = assign.item_key;
+    log.level = "warn";
+    log.message = "short answers: 3";
+    env.body_case = VBENCH__ENVELOPE__BODY_LOG;
+    env.log = &log;
+    put_env("log.pb", &env);
+
+    Vbench__Bye bye = VBENCH__BYE__INIT;
+    bye.reason = "campaign over";
+    env.body_case = VBENCH__ENVELOPE__BODY_BYE;
+    env.bye = &bye;
+    put_env("bye.pb", &env);
+
+    /* results: one of each kind, for items of the dev plan */
+    Vbench__Result res = VBENCH__RESULT__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_RESULT;
+    env.result = &res;
+    res.result_key = "r-build";
+    res.item_key = "dev/hnswlib/synth-angular-20k/build";
+    res.completes_item = 1;
+    Vbench__BuildResult build = VBENCH__BUILD_RESULT__INIT;
+    build.rows = 20000;
+    build.load_s = 1.5;
+    build.build_s = 3.25;
+    build.first_query_s = 4.9;
+    build.rows_per_s = 13333;
+    build.index_bytes = 12345678;
+    build.table_bytes = -1;
+    build.engine_version = "hnswlib 0.8.0";
+    build.dataset_hash = "0123456789abcdef0123456789abcdef";
+    res.body_case = VBENCH__RESULT__BODY_BUILD;
+    res.build = &build;
+    put_env("result-build.pb", &env);
+
+    Vbench__Histogram lat, lag;
+    histogram(&lat, 0);
+    histogram(&lag, 0);
+    Vbench__SweepResult sweep = VBENCH__SWEEP_RESULT__INIT;
+    sweep.ef_search = 40;
+    sweep.queries = 500;
+    sweep.recall = 0.93;
+    sweep.id_overlap = 0.92;
+    sweep.elapsed_s = 0.4;
+    sweep.qps = 1250;
+    sweep.latency = &lat;
+    sweep.clients = 1;
+    res.result_key = "r-sweep";
+    res.item_key = "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40";
+    res.body_case = VBENCH__RESULT__BODY_SWEEP;
+    res.sweep = &sweep;
+    put_env("result-sweep.pb", &env);
+
+    double fractions[] = {0.74, 0.75};
+    Vbench__WindowResult win = VBENCH__WINDOW_RESULT__INIT;
+    win.clients = 2;
+    win.repeat = 1;
+    win.ef_search = 100;
+    win.window_s = 2.0;
+    win.queries = 4000;
+    win.qps = 2000;
+    win.latency = &lat;
+    win.in_call_s = 2.98;
+    win.n_fraction_in_call = 2;
+    win.fraction_in_call = fractions;
+    win.target_rate = 2500;
+    win.late_starts = 3;
+    win.lag = &lag;
+    res.result_key = "r-window";
+    res.item_key = "dev/hnswlib/synth-angular-20k/concurrency/clients=2,repeat=1";
+    res.body_case = VBENCH__RESULT__BODY_WINDOW;
+    res.window = &win;
+    put_env("result-window.pb", &env);
+
+    Vbench__FilteredResult filt = VBENCH__FILTERED_RESULT__INIT;
+    filt.selectivity = 0.01;
+    filt.passing_rows = 200;
+    filt.ef_search = 100;
+    filt.queries = 200;
+    filt.recall = 0.5;
+    filt.short_answers = 120;
+    filt.qps = 900;
+    filt.latency = &lat;
+    filt.filter = "tag < 100";
+    res.result_key = "r-filtered";
+    res.item_key = "dev/hnswlib/synth-angular-20k/filtered/selectivity=0.01";
+    res.body_case = VBENCH__RESULT__BODY_FILTERED;
+    res.filtered = &filt;
+    put_env("result-filtered.pb", &env);
+
+    Vbench__ChurnResult churn = VBENCH__CHURN_RESULT__INIT;
+    churn.stage = "reinsert";
+    churn.rows_planned = 2000;
+    churn.rows_done = 1500;
+    churn.seconds = 3;
+    churn.rows_per_s = 500;
+    churn.rows_from = 100;
+    res.result_key = "r-churn";
+    res.item_key = "dev/hnswlib/synth-angular-20k/churn";
+    res.body_case = VBENCH__RESULT__BODY_CHURN;
+    res.churn = &churn;
+    put_env("result-churn.pb", &env);
+    churn.stage = "after";
+    churn.qps = 1100;
+    churn.recall = 0.95;
+    churn.latency = &lat;
+    churn.queries = 500;
+    res.result_key = "r-churn-after";
+    put_env("result-churn-after.pb", &env);
+
+    /* broken: histogram arrays of different lengths, a bucket out of range, counts that wrap, no body, cut short */
+    Vbench__Histogram bad1, bad2, bad3;
+    histogram(&bad1, 1);
+    histogram(&bad2, 2);
+    histogram(&bad3, 3);
+    sweep.latency = &bad1;
+    res.result_key = "r-bad-counts";
+    res.item_key = "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40";
+    res.body_case = VBENCH__RESULT__BODY_SWEEP;
+    res.sweep = &sweep;
+    put_env("broken-histogram-lengths.pb", &env);
+    sweep.latency = &bad2;
+    res.result_key = "r-bad-index";
+    put_env("broken-histogram-index.pb", &env);
+    sweep.latency = &bad3;
+    res.result_key = "r-bad-wrap";
+    put_env("bug-histogram-counts-wrap.pb", &env);
+    vbench__envelope__init(&env);
+    put_env("broken-no-body.pb", &env);
+    env.body_case = VBENCH__ENVELOPE__BODY_HELLO;
+    env.hello = &hello;
+    size_t len = vbench__envelope__get_packed_size(&env);
+    uint8_t *buf = malloc(len);
+    vbench__envelope__pack(&env, buf);
+    put("wire", "broken-truncated.pb", buf, len / 2);
+    free(buf);
+}
+
+/* ---- fvecs / fbin: metric byte, base length (2 bytes), base file, query file ------------------------------ */
+
+static size_t vecs_file(uint8_t *out, int fbin, uint32_t rows, uint32_t dim, int32_t bad_row) {
+    uint8_t *p = out;
+    if (fbin) {
+        memcpy(p, &rows, 4);
+        memcpy(p + 4, &dim, 4);
+        p += 8;
+    }
+    for (uint32_t i = 0; i < rows; i++) {
+        if (!fbin) {
+            int32_t d = (int32_t)i == bad_row ? (int32_t)dim + 1 : (int32_t)dim;
+            memcpy(p, &d, 4);
+            p += 4;
+        }
+        for (uint32_t j = 0; j < dim; j++, p += 4) {
+            float v = (float)(i + 1) * 0.25f - (float)j;
+            memcpy(p, &v, 4);
+        }
+    }
+    return (size_t)(p - out);
+}
+
+static void put_vecs(const char *name, int fbin, uint8_t metric, uint32_t rows, uint32_t dim, uint32_t qrows,
+                     uint32_t qdim, int32_t bad_row, long trim) {
+    static uint8_t buf[1 << 16];
+    buf[0] = metric;
+    size_t b = vecs_file(buf + 3, fbin, rows, dim, bad_row);
+    buf[1] = (uint8_t)b;
+    buf[2] = (uint8_t)(b >> 8);
+    size_t q = vecs_file(buf + 3 + b, fbin, qrows, qdim, -1);
+    put(fbin ? "fbin" : "fvecs", name, buf, 3 + b + q - (size_t)trim);
+}
+
+static void gen_vecs(void) {
+    for (int fbin = 0; fbin < 2; fbin++) {
+        put_vecs("valid-angular.bin", fbin, 0, 6, 4, 2, 4, -1, 0);
+        put_vecs("valid-euclidean.bin", fbin, 1, 3, 16, 3, 16, -1, 0);
+        put_vecs("valid-dot-dim1.bin", fbin, 2, 5, 1, 1, 1, -1, 0);
+        put_vecs("broken-query-dim.bin", fbin, 0, 4, 4, 2, 3, -1, 0);
+        put_vecs("broken-short.bin", fbin, 1, 4, 4, 2, 4, -1, 3);
+        put_vecs("broken-metric.bin", fbin, 3, 4, 4, 2, 4, -1, 0);
+        if (!fbin) put_vecs("broken-row-dim.bin", fbin, 0, 4, 4, 2, 4, 2, 0);
+    }
+}
+
+/* ---- hdf5: a file description (see fuzz_hdf5.c) ----------------------------------------------------------- */
+
+typedef struct h5_arr {
+    uint8_t kind, rank, d[3], type, layout;
+} h5_arr;
+
+enum { ABSENT = 0x00, GROUP = 0x10, DANGLING = 0x20, ARRAY = 0x40 };
+enum { F32LE, F32BE, F64LE, F64BE, I32LE, I8LE, U64BE, U16LE, STR4, COMPOUND, B8, ENUM };
+enum { CONTIG, CHUNKED, DEFLATE, COMPACT, SHUFFLE, LATE };
+enum { ATTR_NONE, ATTR_FIXED, ATTR_VLEN, ATTR_FIXED_ARRAY, ATTR_VLEN_ARRAY, ATTR_INT, ATTR_DOUBLE, ATTR_NULL };
+
+#define A2(r, c, t, l) {ARRAY, 0, {(r) - 1, (c) - 1, 0}, t, l}
+
+static void put_h5(const char *name, uint8_t attr_form, uint8_t attr_pick, const h5_arr *arrs) {
+    uint8_t buf[64 + 4 * 64];
+    size_t n = 0;
+    buf[n++] = attr_form;
+    buf[n++] = attr_pick;
+    for (int i = 0; i < 4; i++) {
+        const h5_arr *a = &arrs[i];
+        buf[n++] = a->kind;
+        buf[n++] = a->rank;
+        int rank = a->rank < 0xE0 ? 2 : a->rank % 4;
+        if (a->kind) for (int j = 0; j < rank; j++) buf[n++] = a->d[j];
+        else for (int j = 0; j < rank; j++) buf[n++] = 0;
+        buf[n++] = a->type;
+        buf[n++] = a->layout;
+    }
+    for (int i = 0; i < 64; i++) {   /* element bytes: small floats whatever their alignment */
+        float v = (float)i * 0.125f;
+        memcpy(buf + n, &v, 4);
+        n += 4;
+    }
+    put("hdf5", name, buf, n);
+}
+
+static void gen_hdf5(void) {
+    const h5_arr none = {0};
+    /* attribute picks: 0 angular, 1 euclidean, 2 dot (with the NUL); +0x20: without it */
+    put_h5("valid-contiguous-f32.h5d", ATTR_FIXED, 0,
+           (h5_arr[]){A2(20, 8, F32LE, CONTIG), A2(5, 8, F32LE, CONTIG), A2(5, 3, I32LE, CONTIG),
+                      A2(5, 3, F32LE, CONTIG)});
+    put_h5("valid-chunked-gzip-f64.h5d", ATTR_VLEN, 1,
+           (h5_arr[]){A2(17, 6, F32LE, DEFLATE), A2(4, 6, F64LE, DEFLATE), none, none});
+    put_h5("valid-compact-dot.h5d", ATTR_FIXED, 0x22,
+           (h5_arr[]){A2(4, 4, F32LE, COMPACT), A2(2, 4, F32BE, SHUFFLE), A2(2, 2, I8LE, CHUNKED), none});
+    put_h5("valid-unwritten.h5d", ATTR_FIXED, 1,
+           (h5_arr[]){A2(6, 3, F32LE, LATE), A2(2, 3, U16LE, LATE), none, none});
+    put_h5("broken-no-test.h5d", ATTR_FIXED, 0, (h5_arr[]){A2(10, 4, F32LE, CONTIG), none, none, none});
+    put_h5("broken-test-rank3.h5d", ATTR_FIXED, 0,
+           (h5_arr[]){A2(10, 4, F32LE, CONTIG), {ARRAY, 0xE3, {2, 2, 3}, F32LE, CONTIG}, none, none});
+    put_h5("broken-train-group.h5d", ATTR_FIXED, 0,
+           (h5_arr[]){{GROUP, 0, {0}, 0, 0}, A2(2, 4, F32LE, CONTIG), none, none});
+    put_h5("broken-test-dangling.h5d", ATTR_FIXED, 0,
+           (h5_arr[]){A2(10, 4, F32LE, CONTIG), {DANGLING, 0, {0}, 0, 0}, none, none});
+    put_h5("broken-dim-mismatch.h5d", ATTR_FIXED, 1,
+           (h5_arr[]){A2(10, 8, F32LE, CONTIG), A2(3, 5, F32LE, CONTIG), none, none});
+    put_h5("broken-neighbors-rows.h5d", ATTR_FIXED, 1,
+           (h5_arr[]){A2(10, 4, F32LE, CONTIG), A2(3, 4, F32LE, CONTIG), A2(2, 3, I32LE, CONTIG), none});
+    put_h5("broken-string-train.h5d", ATTR_FIXED, 0,
+           (h5_arr[]){A2(10, 4, STR4, CONTIG), A2(3, 4, F32LE, CONTIG), none, none});
+    put_h5("broken-attr-int.h5d", ATTR_INT, 0,
+           (h5_arr[]){A2(10, 4, F32LE, CONTIG), A2(3, 4, F32LE, CONTIG), none, none});
+    put_h5("broken-attr-hamming.h5d", ATTR_VLEN, 6,
+           (h5_arr[]){A2(10, 4, F32LE, CONTIG), A2(3, 4, F32LE, CONTIG), none, none});
+    put_h5("broken-no-attr.h5d", ATTR_NONE, 0,
+           (h5_arr[]){A2(10, 4, F32LE, CONTIG), A2(3, 4, F32LE, CONTIG), none, none});
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_corpus DIR (tests/fuzz/corpus)\n");
+        return 2;
+    }
+    g_root = argv[1];
+    mkdir(g_root, 0755);
+    gen_wire();
+    gen_vecs();
+    gen_hdf5();
+    return 0;
+}
