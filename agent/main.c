@@ -71,6 +71,10 @@ typedef struct agent {
     uint32_t attempt;      /* the running item's attempt */
     atomic_int stop;
     vb_session *session;
+    uint64_t instance;     /* random per process (Hello.instance) */
+    uint64_t hello_seq;    /* hellos said by this process */
+    char last_key[512];    /* the last Assign taken (key, attempt): a copy of it is not run again */
+    uint32_t last_attempt;
     /* The last item that finished, while its Done/Failed waits in the outbox for an Ack. */
     char finished_item[512];
     uint32_t finished_attempt;
@@ -172,6 +176,8 @@ static void say_hello(agent *a) {
         h.item_finished = 1;
     }
     h.outbox = (uint32_t)vb_outbox_count(a->outbox);
+    h.instance = a->instance;
+    h.seq = ++a->hello_seq;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_HELLO;
     env.hello = &h;
@@ -274,6 +280,8 @@ static void outbox_recover(agent *a) {
     if (!item[0] || (!finished && !completed)) return;
     snprintf(a->finished_item, sizeof a->finished_item, "%s", item);
     a->finished_attempt = attempt;
+    snprintf(a->last_key, sizeof a->last_key, "%s", item);
+    a->last_attempt = attempt;
     if (!finished) {
         char ack_key[600];
         snprintf(ack_key, sizeof ack_key, "%s#final", item);
@@ -341,20 +349,24 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+/* An Assign. A copy of the last one taken (the coordinator sends it again when our hello crossed it on the
+ * wire) is dropped. One for another item while the work thread is busy means the coordinator has a wrong
+ * picture of us: the answer is a hello, which says what we run. */
 static void start_item(agent *a, Vbench__Envelope *env) {
-    if (a->busy) {
-        Vbench__Failed f = VBENCH__FAILED__INIT;
-        f.item_key = env->assign->item_key;
-        f.attempt = env->assign->attempt;
-        f.domain = "agent";
-        f.message = "agent is busy with another item";
-        Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
-        out.body_case = VBENCH__ENVELOPE__BODY_FAILED;
-        out.failed = &f;
-        send_env(a, &out);
+    const Vbench__Assign *as = env->assign;
+    if (strcmp(as->item_key, a->last_key) == 0 && as->attempt == a->last_attempt) {
         vb_wire_free(env);
         return;
     }
+    if (a->busy) {
+        fprintf(stderr, "vbench-agent: assigned %s while still running %s: telling the coordinator\n", as->item_key,
+                a->assign_env->assign->item_key);
+        vb_wire_free(env);
+        say_hello(a);
+        return;
+    }
+    snprintf(a->last_key, sizeof a->last_key, "%s", as->item_key);
+    a->last_attempt = as->attempt;
     a->assign_env = env;
     a->attempt = env->assign->attempt;
     a->finished_item[0] = '\0';   /* a new item: the coordinator has dealt with the previous one */
@@ -411,7 +423,12 @@ static void forward_from_worker(agent *a) {
  * (a cable, a firewall, a coordinator host that vanished). Messages queued on the old socket are dropped:
  * everything that matters is in the outbox. */
 static int open_socket(agent *a, vb_error *err) {
-    if (a->coord) zsock_set_linger(a->coord, 0);
+    if (a->coord) {
+        zsock_set_linger(a->coord, 0);
+        /* libzmq 4.3.4: a socket closed while a monitor watches it keeps its connecter alive, and connects again
+         * (three live connections after a 10 s cut): stop the monitor first. */
+        zmq_socket_monitor(zsock_resolve(a->coord), NULL, 0);
+    }
     zpoller_destroy(&a->poller);
     vb_transport_monitor_destroy(&a->mon);
     zsock_destroy(&a->coord);
@@ -621,6 +638,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     outbox_recover(&a);
+    {
+        FILE *ur = fopen("/dev/urandom", "rb");
+        if (!ur || fread(&a.instance, sizeof a.instance, 1, ur) != 1) a.instance = vb_now_ns() ^ ((uint64_t)getpid() << 40);
+        if (ur) fclose(ur);
+    }
     if (open_socket(&a, &err) != VB_OK) {
         fprintf(stderr, "vbench-agent: %s\n", err.message);
         code = 1;

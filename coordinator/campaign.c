@@ -62,6 +62,9 @@ typedef struct peer {
     char drain_key[512];  /* DRAINING: the item key it runs, and the attempt */
     unsigned drain_attempt;
     int send_failed;      /* the last send to it failed (said once until one succeeds) */
+    uint64_t instance;    /* Hello.instance of its process: another value in a hello means it restarted */
+    uint64_t hello_seq;   /* the newest Hello.seq of that process: an older hello is stale */
+    uint64_t last_sent_ns;   /* heartbeats go to each agent that heard nothing from us for HEARTBEAT_MS */
     uint64_t last_heard_ns, item_started_ns;
 } peer;
 
@@ -120,7 +123,6 @@ typedef struct campaign {
     server *servers;           /* one per profile engine */
     int need_orchestrator;     /* a selected engine has a recipe */
     vb_budget local_budget;    /* resolved against this host (local mode) */
-    uint64_t last_sent_ns;
     int running;          /* plan index of the running item, or -1 */
     long phase_timeout_s;
     uint64_t silent_ns;        /* limits.agent_silent_s */
@@ -199,20 +201,12 @@ static int item_index(campaign *c, const char *key) {
     return it ? it->seq : -1;
 }
 
-/* Before vb_store_begin_run turns it into 'interrupted': the item a killed coordinator left running, and its
- * agent (see `orphan`). */
+/* The item a killed coordinator left running, and its agent (see `orphan`). */
 static int find_orphan(campaign *c, vb_error *err) {
+    char key[512];
     c->orphan = -1;
-    for (size_t i = 0; i < c->plan->n_items; i++) {
-        char st[32], agent[128];
-        int attempts;
-        if (vb_store_item_info(c->store, c->plan->items[i].key, st, sizeof st, &attempts, agent, sizeof agent, err))
-            return VB_ERROR;
-        if (strcmp(st, "running") == 0 && attempts > 0 && agent[0]) {
-            c->orphan = (int)i;
-            snprintf(c->orphan_agent, sizeof c->orphan_agent, "%s", agent);
-        }
-    }
+    if (vb_store_item_orphan(c->store, key, sizeof key, c->orphan_agent, sizeof c->orphan_agent, err)) return VB_ERROR;
+    if (key[0]) c->orphan = item_index(c, key);
     return VB_OK;
 }
 
@@ -335,7 +329,7 @@ static void send_to(campaign *c, peer *p, Vbench__Envelope *env) {
     } else {
         p->send_failed = 0;
     }
-    c->last_sent_ns = vb_now_ns();
+    p->last_sent_ns = vb_now_ns();
 }
 
 static void send_ack(campaign *c, peer *p, const char *key, unsigned attempt) {
@@ -367,16 +361,23 @@ static void send_simple(campaign *c, peer *p, Vbench__Envelope__BodyCase which, 
     send_to(c, p, &env);
 }
 
-static int assign(campaign *c, peer *p, int i) {
+/* The churn reinsert's limit clock for item i: it starts with the first "reinsert" progress of the attempt
+ * (also of an attempt taken over after a restart: the clock then starts again, the limit is per coordinator). */
+static void item_limit_reset(campaign *c, int i) {
+    const vb_plan_item *it = &c->plan->items[i];
+    if (it->kind == VB_PHASE_CHURN) c->limit_s = atol(vb_kv_get(it->point, it->n_point, "limit_s", "7200"));
+    c->limit_deadline_ns = c->limit_aborted_ns = 0;
+}
+
+/* Sends item i's Assign, for its current attempt, to p. first: the attempt starts now (a churn reinsert
+ * restarts or continues from its checkpoint, said once); otherwise the same Assign again, to an agent whose
+ * hello shows it never got it (the agent ignores a copy of what it already runs). */
+static void send_assign(campaign *c, peer *p, int i, int first) {
     const vb_plan_item *it = &c->plan->items[i];
     const vb_profile_engine *e = &c->profile->engines[it->engine];
     const vb_profile_dataset *d = &c->profile->datasets[it->dataset];
     const vb_profile_phase *ph = vb_profile_phase_find(c->profile, vb_phase_name(it->kind));
     vb_error err;
-    if (vb_store_item_start(c->store, it->key, p->id, &err)) {
-        say(c, "vbench: %s", err.message);
-        return VB_ERROR;
-    }
     /* Churn continues from its committed checkpoint (or, with on_resume: restart, from the beginning). */
     vb_kv point[VB_PLAN_MAX_POINT + 2];
     size_t n_point = it->n_point;
@@ -387,20 +388,14 @@ static int assign(campaign *c, peer *p, int i) {
         const char *mode = vb_kv_get(it->point, it->n_point, "on_resume", "continue");
         if (vb_store_churn_checkpoint(c->store, it->key, &rows, &err)) say(c, "vbench: %s", err.message);
         if (rows >= 0 && strcmp(mode, "restart") == 0) {
-            vb_store_churn_reset(c->store, it->key, NULL);
+            if (first) vb_store_churn_reset(c->store, it->key, NULL);
             point[n_point++] = (vb_kv){"restart", "1"};
         } else if (rows >= 0) {
             snprintf(resume_rows, sizeof resume_rows, "%ld", rows);
             point[n_point++] = (vb_kv){"resume_rows", resume_rows};
-            say(c, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
+            if (first) say(c, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
         }
-        c->limit_s = atol(vb_kv_get(it->point, it->n_point, "limit_s", "7200"));
     }
-    c->limit_deadline_ns = c->limit_aborted_ns = 0;
-    c->runs[i].attempt++;   /* as vb_store_item_start counted it */
-    c->runs[i].live = 1;
-    if (c->runs[i].attempt > 1)
-        vb_store_event(c->store, "info", it->key, "coordinator", "attempt %u on agent %s", c->runs[i].attempt, p->id);
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.attempt = c->runs[i].attempt;
@@ -436,6 +431,21 @@ static int assign(campaign *c, peer *p, int i) {
     vb_wire_kv_free(a.dataset_params, a.n_dataset_params);
     vb_wire_kv_free(a.point, a.n_point);
     vb_wire_kv_free(a.phase_params, a.n_phase_params);
+}
+
+static int assign(campaign *c, peer *p, int i) {
+    const vb_plan_item *it = &c->plan->items[i];
+    vb_error err;
+    if (vb_store_item_start(c->store, it->key, p->id, &err)) {
+        say(c, "vbench: %s", err.message);
+        return VB_ERROR;
+    }
+    item_limit_reset(c, i);
+    c->runs[i].attempt++;   /* as vb_store_item_start counted it */
+    c->runs[i].live = 1;
+    if (c->runs[i].attempt > 1)
+        vb_store_event(c->store, "info", it->key, "coordinator", "attempt %u on agent %s", c->runs[i].attempt, p->id);
+    send_assign(c, p, i, 1);
     c->items[i] = ITEM_RUNNING;
     c->running = i;
     p->state = AGENT_BUSY;
@@ -827,28 +837,67 @@ static void ask_hello(campaign *c, zframe_t *routing) {
     vb_wire_send(c->router, routing, &env, NULL);
 }
 
+/* The orphan's attempt is gone (its agent came back without it, or did not come back in time): the item runs
+ * again. Written with a reason, so that the next coordinator process does not wait for it either. */
+static void orphan_gone(campaign *c, const char *why) {
+    int i = c->orphan;
+    c->orphan = -1;
+    if (i < 0 || c->items[i] != ITEM_PENDING) return;
+    c->runs[i].live = 0;
+    char text[600];
+    snprintf(text, sizeof text, "attempt %u ran when the coordinator stopped; %s", c->runs[i].attempt, why);
+    vb_store_item_finish(c->store, c->plan->items[i].key, "interrupted", text, NULL);
+    vb_store_event(c->store, "warn", c->plan->items[i].key, "coordinator", "%s: the item runs again", text);
+}
+
 /* Where the agent's hello leaves the item it says it runs (or finished) and the item we had it run:
  *   we had it run X, and it runs or finished X under the same attempt  -> it reconnected: still busy with X
- *   we had it run X, and it says otherwise                             -> it restarted: X interrupted
+ *   we had it run X, another process says otherwise                   -> it restarted: X interrupted
+ *   we had it run X, the same process runs nothing or finished another -> our Assign and its hello crossed (or
+ *                                                                        the Assign was lost): send it again
+ *   we had it run X, the same process runs another item                -> X did not take: back to the plan
  *   it runs Y, Y is the orphan of our previous process, same attempt    -> taken over: busy with Y
  *   it runs Y otherwise                                                 -> abort Y: draining until its end
  *   it finished Y otherwise (its end is in its outbox)                  -> idle (the end comes in as stale)
  * Returns a word for the event. */
-static const char *hello_item(campaign *c, peer *p, const Vbench__Hello *h) {
+static const char *hello_item(campaign *c, peer *p, const Vbench__Hello *h, int same_process) {
     int y = h->item_key[0] ? item_index(c, h->item_key) : -1;
     unsigned att = h->item_attempt;
     if (p->state == AGENT_BUSY && p->item >= 0) {
-        if (y == p->item && att == c->runs[y].attempt) return h->item_finished ? "reconnected, item finished" : "reconnected, item running";
-        interrupt_item(c, p->item, "the agent restarted during the item", 1);
+        int x = p->item;
+        if (y == x && att == c->runs[x].attempt) return h->item_finished ? "reconnected, item finished" : "reconnected, item running";
+        if (!same_process) {
+            interrupt_item(c, x, "the agent restarted during the item", 1);
+        } else if (!h->item_key[0] || h->item_finished) {
+            if (c->items[x] == ITEM_RUNNING) {
+                send_assign(c, p, x, 0);
+                vb_store_event(c->store, "info", c->plan->items[x].key, "coordinator",
+                               "agent %s had not received attempt %u: its Assign sent again", p->id, c->runs[x].attempt);
+                return "busy: the Assign it had not received sent again";
+            }
+        } else {
+            char why[700];
+            snprintf(why, sizeof why, "agent %s was still running %s when it was assigned", p->id, h->item_key);
+            interrupt_item(c, x, why, 0);
+        }
     }
     if (p->state == AGENT_DRAINING && !h->item_finished && strcmp(h->item_key, p->drain_key) == 0 && att == p->drain_attempt)
         return "reconnected, still stopping a stale item";
     set_idle(p);
+    if (y >= 0 && !h->item_finished && att == c->runs[y].attempt && c->runs[y].live && c->items[y] == ITEM_RUNNING &&
+        c->running == y) {
+        /* It runs the current attempt of the running item: our view of it was behind (an end of an older
+         * attempt made it idle here). It is busy with it. */
+        p->state = AGENT_BUSY;
+        p->item = y;
+        return "reconnected, item running";
+    }
     if (y >= 0 && y == c->orphan) {
         if (att == c->runs[y].attempt && c->items[y] == ITEM_PENDING && c->running < 0 &&
             !engine_recipe(c, (int)c->plan->items[y].engine)) {
             c->items[y] = ITEM_RUNNING;
             c->running = y;
+            item_limit_reset(c, y);
             p->state = AGENT_BUSY;
             p->item = y;
             p->item_started_ns = vb_now_ns();
@@ -890,6 +939,8 @@ static void on_hello(campaign *c, peer *p, zframe_t *routing, const char *id, co
     }
     int known = p != NULL;
     const char *was = p ? agent_state_name[p->state] : "new";
+    int same_process = p && h->instance && p->instance == h->instance;
+    if (same_process && h->seq && h->seq <= p->hello_seq) return;   /* an older hello, overtaken on another connection */
     if (!p) {
         c->peers = realloc(c->peers, (c->n_peers + 1) * sizeof *c->peers);
         p = &c->peers[c->n_peers++];
@@ -906,14 +957,12 @@ static void on_hello(campaign *c, peer *p, zframe_t *routing, const char *id, co
     p->cores = (int)h->cores;
     p->memory_bytes = h->memory_bytes;
     p->last_heard_ns = vb_now_ns();
-    const char *now = hello_item(c, p, h);
+    p->instance = h->instance;
+    p->hello_seq = h->seq;
+    const char *now = hello_item(c, p, h, same_process);
     /* The orphan's agent came back without it: that attempt is gone with the agent's previous process. */
     if (c->orphan >= 0 && strcmp(c->orphan_agent, p->id) == 0) {
-        c->runs[c->orphan].live = 0;
-        vb_store_event(c->store, "warn", c->plan->items[c->orphan].key, "coordinator",
-                       "agent %s came back without attempt %u, which ran when the coordinator stopped: the item runs "
-                       "again", p->id, c->runs[c->orphan].attempt);
-        c->orphan = -1;
+        orphan_gone(c, "its agent came back without it");
     }
     vb_store_agent_seen(c->store, h, NULL);
     if (!known)
@@ -941,7 +990,7 @@ static void on_item_end(campaign *c, peer *p, const char *item_key, unsigned att
                         const Vbench__Failed *failed) {
     int i = item_index(c, item_key);
     if (ack_key && ack_key[0]) send_ack(c, p, ack_key, attempt);
-    int ran_it = (p->state == AGENT_BUSY && p->item == i && i >= 0) ||
+    int ran_it = (p->state == AGENT_BUSY && p->item == i && i >= 0 && attempt == c->runs[i].attempt) ||
                  (p->state == AGENT_DRAINING && strcmp(p->drain_key, item_key) == 0 && p->drain_attempt == attempt);
     if (attempt_current(c, i, attempt)) {
         if (failed && c->items[i] == ITEM_RUNNING) {
@@ -1228,7 +1277,7 @@ static int prepare(campaign *c, vb_error *err) {
         vb_store_event(c->store, "info", NULL, "coordinator", "resumed: %s", o->command_line);
     }
     c->orphan = -1;
-    if ((o->resume && find_orphan(c, err)) || vb_store_begin_run(c->store, o->retry_failed, err) ||
+    if (vb_store_begin_run(c->store, o->retry_failed, err) || (o->resume && find_orphan(c, err)) ||
         load_item_states(c, err))
         return VB_ERROR;
     const char *t = vb_profile_setting(c->profile, "limits.phase_timeout_s", "3600");
@@ -1314,11 +1363,10 @@ static int next_item(campaign *c) {
 static int hold_assignments(campaign *c) {
     if (c->orphan >= 0 && c->items[c->orphan] != ITEM_PENDING) c->orphan = -1;
     if (c->orphan >= 0 && vb_now_ns() > c->orphan_deadline_ns) {
-        vb_store_event(c->store, "warn", c->plan->items[c->orphan].key, "coordinator",
-                       "agent %s did not come back with attempt %u within %.0f s: the item runs again", c->orphan_agent,
-                       c->runs[c->orphan].attempt, (double)c->silent_ns / 1e9);
-        c->runs[c->orphan].live = 0;
-        c->orphan = -1;
+        char why[300];
+        snprintf(why, sizeof why, "its agent did not come back within limits.agent_silent_s = %.0f s",
+                 (double)c->silent_ns / 1e9);
+        orphan_gone(c, why);
     }
     if (c->orphan >= 0) return 1;
     for (size_t i = 0; i < c->n_peers; i++)
@@ -1457,9 +1505,9 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                 vb_store_event(c.store, "warn", NULL, "coordinator", "dropped a message: %s", rerr.message);
             }
         }
-        if (vb_now_ns() - c.last_sent_ns > HEARTBEAT_MS * 1000000ull)
-            for (size_t i = 0; i < c.n_peers; i++)
-                if (c.peers[i].state != AGENT_LOST) send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, NULL, NULL);
+        for (size_t i = 0; i < c.n_peers; i++)
+            if (c.peers[i].state != AGENT_LOST && vb_now_ns() - c.peers[i].last_sent_ns > HEARTBEAT_MS * 1000000ull)
+                send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, NULL, NULL);
         check_liveness(&c);
         watch_local_agents(&c);
         int dead = 0;

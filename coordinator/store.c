@@ -272,6 +272,20 @@ int vb_store_item_info(vb_store *s, const char *key, char *status, size_t status
     return rc;
 }
 
+int vb_store_item_orphan(vb_store *s, char *key, size_t key_len, char *agent, size_t agent_len, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "SELECT key, agent FROM plan WHERE attempts > 0 AND agent IS NOT NULL AND "
+                                  "(status = 'running' OR (status = 'interrupted' AND error IS NULL)) "
+                                  "ORDER BY started_at DESC LIMIT 1", err);
+    if (!st) return VB_ERROR;
+    key[0] = agent[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(key, key_len, "%s", sqlite3_column_text(st, 0));
+        snprintf(agent, agent_len, "%s", sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    return VB_OK;
+}
+
 int vb_store_item_adopt(vb_store *s, const char *key, const char *agent, vb_error *err) {
     sqlite3_stmt *st = prepare(s, "UPDATE plan SET status = 'running', agent = ?, finished_at = NULL, error = NULL "
                                   "WHERE key = ?", err);
