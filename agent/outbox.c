@@ -269,7 +269,7 @@ vb_outbox *vb_outbox_open(const char *dir, int lock_wait_ms, vb_outbox_report_fn
             set_aside_file(o, name, "a second file for a key already loaded");
             continue;
         }
-        snprintf(e.file, sizeof e.file, "%s", name);
+        memcpy(e.file, name, l + 1);   /* l < sizeof e.file: checked above */
         if (append(o, &e) != 0) {
             entry_free(&e);
             break;
@@ -277,7 +277,7 @@ vb_outbox *vb_outbox_open(const char *dir, int lock_wait_ms, vb_outbox_report_fn
         if (e.seq >= o->next_seq) o->next_seq = e.seq + 1;
     }
     closedir(d);
-    qsort(o->e, o->n, sizeof *o->e, by_seq);
+    if (o->n > 1) qsort(o->e, o->n, sizeof *o->e, by_seq);
     return o;
 }
 
