@@ -699,6 +699,7 @@ int main(int argc, char **argv) {
         }
     }
 out:
+    vb_outbox_close(&a.outbox);   /* first: a successor process with our id may be waiting for its lock */
     if (a.busy) {
         atomic_store(&a.stop, 1);
         pthread_join(a.worker, NULL);
@@ -707,7 +708,6 @@ out:
     vb_session_close(&a.session);
     vb_orch_destroy(&a.orch);
     for (int i = 0; i < a.n_notes; i++) free(a.notes[i]);
-    vb_outbox_close(&a.outbox);
     zpoller_destroy(&a.poller);
     vb_transport_monitor_destroy(&a.mon);
     zsock_destroy(&a.inbox);
