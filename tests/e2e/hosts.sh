@@ -114,7 +114,7 @@ wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in 
 } 2>/dev/null   # not bash's "Killed" notice for a child that died of a signal: WAIT_RC says it
 
 # A small campaign with all five phases, about 20 s on 2 cores: a build of 2-3 s, recall sweep points of a
-# few hundred ms, windows of WINDOW_S (2) s, a churn of about 3 s. $1: extra lines for the limits section.
+# few hundred ms, windows of WINDOW_S (2) s, a churn of about 3 s (CHURN_FRACTION 0.2 of the rows). $1: extra lines for the limits section.
 tiny_profile() { # tiny_profile FILE [LIMIT-LINES]
     cat >"$1" <<YML
 name: faults
@@ -136,7 +136,7 @@ phases:
   recall_sweep: {ef_search: [10, 20, 40, 80]}
   concurrency: {clients: [1, 2], window_s: ${WINDOW_S:-2}, repeats: ${REPEATS:-2}, warmup_s: 0.2, ef_search: 40}
   filtered: {selectivity: [0.1, 0.01], queries: 100, ef_search: 40}
-  churn: {fraction: 0.2, limit_s: 600, queries: 100, insert_batch: 20}
+  churn: {fraction: ${CHURN_FRACTION:-0.2}, limit_s: 600, queries: 100, insert_batch: 20}
 limits:
   agent_silent_s: ${SILENT_S:-5}
 ${2:-}
