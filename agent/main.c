@@ -3,9 +3,28 @@
  * Roles: "client" runs the workload (embedded engines run inside it). The main thread owns the ZeroMQ DEALER
  * connection to the coordinator: it says hello, heartbeats, receives assignments and aborts, and forwards what
  * the work thread reports. One work thread runs one plan item at a time and reports through an inproc PUSH
- * socket, because ZeroMQ sockets must not be shared between threads. Results stay in memory until the
- * coordinator acknowledges that it committed them. */
+ * socket, because ZeroMQ sockets must not be shared between threads.
+ *
+ * Nothing the coordinator must record is lost (SPEC 6): every Result, and the Done or Failed that ends an item,
+ * goes into the on-disk outbox (agent/outbox.h, WORKDIR/outbox/ID/) before it is sent, leaves it when the
+ * coordinator acknowledges it, and is sent again after every Welcome: after a reconnect, after the coordinator
+ * restarted, and after this process restarted (the outbox is loaded at start). Each carries the attempt of the
+ * Assign it answers, so the coordinator can tell a current result from a late one of an interrupted attempt.
+ *
+ * The connection, as a small state machine (main loop):
+ *   connecting  --Welcome-->              welcomed   (resend the outbox)
+ *   welcomed    --handshake on a reconnection, or Heartbeat.hello_again--> connecting (Hello again: the
+ *                                          coordinator restarted, or lost track of us)
+ *   any         --nothing heard for silent_ms (Welcome.silent_ms, default --silent-s)--> connecting on a new
+ *                                          DEALER socket (a connection cut on the wire never reports itself)
+ * Hello says which item this agent runs (or finished, its Done still unacknowledged), so a coordinator that
+ * restarted can take the item over instead of running it again.
+ *
+ * Fault injection for the tests (VBENCH_AGENT_FAULT): "crash-after-final:N" / "crash-after-result:N" kill this
+ * process with SIGKILL right after the N-th Done/Failed (resp. Result) was written to the outbox and before it
+ * was sent: the worst moment for a crash, made reproducible. */
 #include <czmq.h>
+#include <ctype.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent/orchestrate.h"
+#include "agent/outbox.h"
 #include "agent/phase.h"
 #include "datasets/dataset.h"
 #include "proto/transport.h"
@@ -27,24 +47,45 @@
 
 #define MAX_CPUS 1024
 
+#define HELLO_RETRY_NS 3000000000ull      /* not welcomed: say hello again this often */
+
 typedef struct agent {
     char id[300], host[256], endpoint[1024], work_dir[1024], cache_dir[1024], roles[128];
     int cpus[MAX_CPUS], n_cpus;
     int heartbeat_ms;
-    zsock_t *coord;        /* DEALER to the coordinator */
+    vb_transport_opts transport;
+    zsock_t *coord;        /* DEALER to the coordinator (replaced on a reconnect) */
+    vb_transport_monitor *mon;
+    zpoller_t *poller;     /* coord, inbox and the monitor: rebuilt with the socket */
     zsock_t *inbox;        /* PULL from the work thread */
     char inbox_ep[64];
-    int welcomed;
+    int welcomed, ever_welcomed;
+    int handshakes;        /* completed on the current socket: more than one means it reconnected */
+    int send_failed;       /* a send on the current socket failed (said once) */
+    int monitor_said;      /* the monitor's diagnosis was printed for the current socket */
+    uint64_t silent_ns;    /* how long the coordinator may be silent before we reconnect */
     /* The running item. */
     int busy;
     pthread_t worker;
     Vbench__Envelope *assign_env;
+    uint32_t attempt;      /* the running item's attempt */
     atomic_int stop;
     vb_session *session;
-    zhash_t *unacked;      /* result_key -> zframe_t* (encoded envelope) */
+    uint64_t instance;     /* random per process (Hello.instance) */
+    uint64_t hello_seq;    /* hellos said by this process */
+    char last_key[512];    /* the last Assign taken (key, attempt): a copy of it is not run again */
+    uint32_t last_attempt;
+    /* The last item that finished, while its Done/Failed waits in the outbox for an Ack. */
+    char finished_item[512];
+    uint32_t finished_attempt;
+    vb_outbox *outbox;
+    char *notes[16];       /* outbox files set aside at start: told to the coordinator after the Welcome */
+    int n_notes;
+    char fault[32];        /* VBENCH_AGENT_FAULT: the kind, and after which occurrence */
+    int fault_n, fault_seen;
     vb_orch *orch;         /* the orchestrator role, when this agent has it */
     const char *recipes_dir, *images_dir, *bus_address;
-    uint64_t last_sent_ns, last_heard_ns;
+    uint64_t last_sent_ns, last_heard_ns, last_hello_ns, socket_ns;
 } agent;
 
 static void usage(FILE *f) {
@@ -62,6 +103,8 @@ static void usage(FILE *f) {
             "  --workdir DIR        where engines keep files (default ./vbench-agent.d)\n"
             "  --cache-dir DIR      dataset and ground-truth cache (default $VBENCH_CACHE or ~/.cache/vbench)\n"
             "  --heartbeat-ms N     heartbeat period (default 1000)\n"
+            "  --silent-s N         reconnect and say hello again when the coordinator is silent this long (default\n"
+            "                       15; the coordinator's limits.agent_silent_s overrides it once it welcomed us)\n"
             "orchestrator role (--roles orchestrator):\n"
             "  --recipes DIR        engine recipes of this host (default $VBENCH_RECIPES, BINDIR/../deploy/engines,\n"
             "                       or /etc/vbench/engines)\n"
@@ -75,12 +118,33 @@ static void usage(FILE *f) {
             "  -h, --help           this text\n");
 }
 
-static void send_env(agent *a, const Vbench__Envelope *env) {
-    vb_error err;
-    if (vb_wire_send(a->coord, NULL, env, &err) != VB_OK) fprintf(stderr, "vbench-agent: %s\n", err.message);
+/* Sends without blocking: while the coordinator is away a DEALER queues up to its high-water mark and then
+ * would block the main loop; what cannot be sent now is dropped (heartbeats, progress) or waits in the outbox. */
+static int send_frame(agent *a, zframe_t **frame) {
+    if (zframe_send(frame, a->coord, ZFRAME_DONTWAIT) != 0) {
+        zframe_destroy(frame);
+        if (!a->send_failed) fprintf(stderr, "vbench-agent: cannot send to the coordinator now (%s); results wait in "
+                                             "the outbox\n", zmq_strerror(zmq_errno()));
+        a->send_failed = 1;
+        return VB_ERROR;
+    }
     a->last_sent_ns = vb_now_ns();
+    return VB_OK;
 }
 
+static zframe_t *encode(const Vbench__Envelope *env) {
+    size_t len = vbench__envelope__get_packed_size(env);
+    zframe_t *f = zframe_new(NULL, len);
+    vbench__envelope__pack(env, zframe_data(f));
+    return f;
+}
+
+static void send_env(agent *a, const Vbench__Envelope *env) {
+    zframe_t *f = encode(env);
+    send_frame(a, &f);
+}
+
+/* What this agent runs, or finished with its Done/Failed still unacknowledged (see Hello in vbench.proto). */
 static void say_hello(agent *a) {
     vb_kv vers[16];
     size_t nv = vb_versions_collect(vers, 16);
@@ -103,11 +167,135 @@ static void say_hello(agent *a) {
     h.n_versions = nv;
     h.versions = wv;
     h.pid = (uint64_t)getpid();
+    if (a->busy) {
+        h.item_key = a->assign_env->assign->item_key;
+        h.item_attempt = a->attempt;
+    } else if (a->finished_item[0]) {
+        h.item_key = a->finished_item;
+        h.item_attempt = a->finished_attempt;
+        h.item_finished = 1;
+    }
+    h.outbox = (uint32_t)vb_outbox_count(a->outbox);
+    h.instance = a->instance;
+    h.seq = ++a->hello_seq;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_HELLO;
     env.hello = &h;
     send_env(a, &env);
     vb_wire_kv_free(wv, nv);
+    a->last_hello_ns = vb_now_ns();
+}
+
+/* ---- the outbox -------------------------------------------------------------------------------------------- */
+
+/* Outbox keys are the acknowledged key and the attempt: an Ack names both, so a late Ack of an interrupted
+ * attempt never removes the current attempt's message with the same result key. */
+static void outbox_key(char *buf, size_t len, const char *ack_key, uint32_t attempt) {
+    snprintf(buf, len, "%s@%u", ack_key, attempt);
+}
+
+static void on_outbox_report(void *arg, const char *path, const char *why) {
+    agent *a = arg;
+    fprintf(stderr, "vbench-agent: outbox file %s is damaged (%s): set aside; the coordinator runs its item again "
+                    "if it needs it\n", path, why);
+    if (a->n_notes < 16 && asprintf(&a->notes[a->n_notes], "outbox file %s is damaged (%s): set aside", path, why) > 0)
+        a->n_notes++;
+}
+
+/* Kills the process at the moment VBENCH_AGENT_FAULT names (see the file comment). */
+static void fault_point(agent *a, const char *kind) {
+    if (!a->fault[0] || strcmp(a->fault, kind) != 0) return;
+    if (++a->fault_seen == a->fault_n) {
+        fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT: crashing after the outbox write of %s %d\n", kind, a->fault_n);
+        kill(getpid(), SIGKILL);
+    }
+}
+
+/* Keeps env in the outbox (durably), then sends it if the coordinator knows us; otherwise the resend after
+ * the next Welcome sends it. */
+static void keep_and_send(agent *a, const char *ack_key, uint32_t attempt, const Vbench__Envelope *env,
+                          const char *fault_kind) {
+    char key[700];
+    outbox_key(key, sizeof key, ack_key, attempt);
+    zframe_t *f = encode(env);
+    vb_error err;
+    if (vb_outbox_put(a->outbox, key, zframe_data(f), zframe_size(f), &err) != VB_OK)
+        fprintf(stderr, "vbench-agent: %s (the message is sent, but not kept for a resend)\n", err.message);
+    fault_point(a, fault_kind);
+    if (a->welcomed) send_frame(a, &f);
+    else zframe_destroy(&f);
+}
+
+static void resend_outbox(agent *a) {
+    size_t n = vb_outbox_count(a->outbox);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const void *data = vb_outbox_data(a->outbox, i, &len);
+        zframe_t *f = zframe_new(data, len);
+        if (send_frame(a, &f) != VB_OK) break;
+    }
+    if (n) fprintf(stderr, "vbench-agent: sent the %zu unacknowledged message(s) of the outbox again\n", n);
+}
+
+/* At start: which item the outbox's newest messages belong to, and whether it finished (a Done or Failed, or
+ * a result that completes it). An item whose completing result made it to the outbox but whose Done did not
+ * (the process died between the two) gets its Done here, so "finished" always means "its end is in the
+ * outbox". Entries that do not decode are set aside like damaged files. */
+static void outbox_recover(agent *a) {
+    char item[512] = "";
+    uint32_t attempt = 0;
+    int finished = 0, completed = 0;
+    for (size_t i = 0; i < vb_outbox_count(a->outbox);) {
+        size_t len;
+        const uint8_t *data = vb_outbox_data(a->outbox, i, &len);
+        vb_error err;
+        Vbench__Envelope *env = vb_wire_decode(data, len, &err);
+        const char *key = NULL;
+        uint32_t att = 0;
+        int fin = 0, comp = 0;
+        if (env && env->body_case == VBENCH__ENVELOPE__BODY_RESULT) {
+            key = env->result->item_key, att = env->result->attempt, comp = env->result->completes_item;
+        } else if (env && env->body_case == VBENCH__ENVELOPE__BODY_DONE) {
+            key = env->done->item_key, att = env->done->attempt, fin = 1;
+        } else if (env && env->body_case == VBENCH__ENVELOPE__BODY_FAILED) {
+            key = env->failed->item_key, att = env->failed->attempt, fin = 1;
+        }
+        if (!key) {
+            char why[1100];
+            snprintf(why, sizeof why, "%s", env ? "not a result, done or failed message" : err.message);
+            vb_wire_free(env);
+            vb_outbox_set_aside(a->outbox, vb_outbox_key(a->outbox, i), why);
+            continue;
+        }
+        if (strcmp(key, item) != 0 || att != attempt) {
+            snprintf(item, sizeof item, "%s", key);
+            attempt = att;
+            finished = completed = 0;
+        }
+        finished |= fin;
+        completed |= comp;
+        vb_wire_free(env);
+        i++;
+    }
+    if (!item[0] || (!finished && !completed)) return;
+    snprintf(a->finished_item, sizeof a->finished_item, "%s", item);
+    a->finished_attempt = attempt;
+    snprintf(a->last_key, sizeof a->last_key, "%s", item);
+    a->last_attempt = attempt;
+    if (!finished) {
+        char ack_key[600];
+        snprintf(ack_key, sizeof ack_key, "%s#final", item);
+        Vbench__Done done = VBENCH__DONE__INIT;
+        done.item_key = item;
+        done.attempt = attempt;
+        done.key = ack_key;
+        Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+        env.body_case = VBENCH__ENVELOPE__BODY_DONE;
+        env.done = &done;
+        keep_and_send(a, ack_key, attempt, &env, "");
+    }
+    fprintf(stderr, "vbench-agent: the outbox holds the end of %s (attempt %u): it is sent once the coordinator "
+                    "welcomes us\n", item, attempt);
 }
 
 /* The work thread: runs one item and ends with Done or Failed on the inbox. */
@@ -133,12 +321,18 @@ static void *worker_main(void *arg) {
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     Vbench__Done done = VBENCH__DONE__INIT;
     Vbench__Failed failed = VBENCH__FAILED__INIT;
+    char ack_key[600];
+    snprintf(ack_key, sizeof ack_key, "%s#final", as->item_key);
     if (rc == VB_OK) {
         done.item_key = as->item_key;
+        done.attempt = as->attempt;
+        done.key = ack_key;
         env.body_case = VBENCH__ENVELOPE__BODY_DONE;
         env.done = &done;
     } else {
         failed.item_key = as->item_key;
+        failed.attempt = as->attempt;
+        failed.key = ack_key;
         failed.domain = err.domain[0] ? err.domain : "agent";
         failed.message = err.message[0] ? err.message : "failed without a message";
         env.body_case = VBENCH__ENVELOPE__BODY_FAILED;
@@ -155,20 +349,27 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+/* An Assign. A copy of the last one taken (the coordinator sends it again when our hello crossed it on the
+ * wire) is dropped. One for another item while the work thread is busy means the coordinator has a wrong
+ * picture of us: the answer is a hello, which says what we run. */
 static void start_item(agent *a, Vbench__Envelope *env) {
-    if (a->busy) {
-        Vbench__Failed f = VBENCH__FAILED__INIT;
-        f.item_key = env->assign->item_key;
-        f.domain = "agent";
-        f.message = "agent is busy with another item";
-        Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
-        out.body_case = VBENCH__ENVELOPE__BODY_FAILED;
-        out.failed = &f;
-        send_env(a, &out);
+    const Vbench__Assign *as = env->assign;
+    if (strcmp(as->item_key, a->last_key) == 0 && as->attempt == a->last_attempt) {
         vb_wire_free(env);
         return;
     }
+    if (a->busy) {
+        fprintf(stderr, "vbench-agent: assigned %s while still running %s: telling the coordinator\n", as->item_key,
+                a->assign_env->assign->item_key);
+        vb_wire_free(env);
+        say_hello(a);
+        return;
+    }
+    snprintf(a->last_key, sizeof a->last_key, "%s", as->item_key);
+    a->last_attempt = as->attempt;
     a->assign_env = env;
+    a->attempt = env->assign->attempt;
+    a->finished_item[0] = '\0';   /* a new item: the coordinator has dealt with the previous one */
     atomic_store(&a->stop, 0);
     a->busy = 1;
     if (pthread_create(&a->worker, NULL, worker_main, a) != 0) {
@@ -184,29 +385,62 @@ static void finish_item(agent *a) {
     a->busy = 0;
 }
 
-/* Forwards one message from the work thread to the coordinator, keeping results until acknowledged. */
+/* Forwards one message from the work thread to the coordinator. Results and the item's Done or Failed are
+ * stamped with the attempt and kept in the outbox first. */
 static void forward_from_worker(agent *a) {
     zmsg_t *msg = zmsg_recv(a->inbox);
     if (!msg) return;
     zframe_t *body = zmsg_first(msg);
     Vbench__Envelope *env = body ? vb_wire_decode(zframe_data(body), zframe_size(body), NULL) : NULL;
-    if (env) {
-        if (env->body_case == VBENCH__ENVELOPE__BODY_RESULT)
-            zhash_insert(a->unacked, env->result->result_key, zframe_dup(body));
-        zmsg_send(&msg, a->coord);
-        a->last_sent_ns = vb_now_ns();
-        if (env->body_case == VBENCH__ENVELOPE__BODY_DONE || env->body_case == VBENCH__ENVELOPE__BODY_FAILED)
-            finish_item(a);
-        vb_wire_free(env);
-    }
     zmsg_destroy(&msg);
+    if (!env) return;
+    switch (env->body_case) {
+    case VBENCH__ENVELOPE__BODY_RESULT:
+        env->result->attempt = a->attempt;
+        keep_and_send(a, env->result->result_key, a->attempt, env, "crash-after-result");
+        break;
+    case VBENCH__ENVELOPE__BODY_DONE:
+    case VBENCH__ENVELOPE__BODY_FAILED: {
+        int done = env->body_case == VBENCH__ENVELOPE__BODY_DONE;
+        const char *item = done ? env->done->item_key : env->failed->item_key;
+        const char *key = done ? env->done->key : env->failed->key;
+        uint32_t attempt = done ? env->done->attempt : env->failed->attempt;
+        if (a->busy && strcmp(item, a->assign_env->assign->item_key) == 0) {
+            snprintf(a->finished_item, sizeof a->finished_item, "%s", item);
+            a->finished_attempt = attempt;
+        }
+        keep_and_send(a, key, attempt, env, "crash-after-final");
+        finish_item(a);
+        break;
+    }
+    default:   /* progress, log, server reports: for now or never */
+        if (a->welcomed) send_env(a, env);
+    }
+    vb_wire_free(env);
 }
 
-static void resend_unacked(agent *a) {
-    for (zframe_t *f = zhash_first(a->unacked); f; f = zhash_next(a->unacked)) {
-        zframe_t *copy = zframe_dup(f);
-        zframe_send(&copy, a->coord, 0);
+/* A new DEALER socket (and monitor): the only cure for a connection that died on the wire without telling
+ * (a cable, a firewall, a coordinator host that vanished). Messages queued on the old socket are dropped:
+ * everything that matters is in the outbox. */
+static int open_socket(agent *a, vb_error *err) {
+    if (a->coord) {
+        zsock_set_linger(a->coord, 0);
+        /* libzmq 4.3.4: a socket closed while a monitor watches it keeps its connecter alive, and connects again
+         * (three live connections after a 10 s cut): stop the monitor first. */
+        zmq_socket_monitor(zsock_resolve(a->coord), NULL, 0);
     }
+    zpoller_destroy(&a->poller);
+    vb_transport_monitor_destroy(&a->mon);
+    zsock_destroy(&a->coord);
+    a->coord = zsock_new(ZMQ_DEALER);
+    zsock_set_identity(a->coord, a->id);
+    zsock_set_sndtimeo(a->coord, 0);
+    zsock_set_connect_timeout(a->coord, 2000);   /* a connect into a cut link: try again, do not wait for TCP */
+    if (vb_transport_client_setup(a->coord, &a->transport, &a->mon, err) != VB_OK) return VB_ERROR;
+    a->poller = zpoller_new(a->coord, a->inbox, vb_transport_monitor_sock(a->mon), NULL);
+    a->welcomed = a->handshakes = a->send_failed = a->monitor_said = 0;
+    a->socket_ns = vb_now_ns();
+    return VB_OK;
 }
 
 static void handle_coordinator(agent *a, int *quit) {
@@ -219,23 +453,41 @@ static void handle_coordinator(agent *a, int *quit) {
     a->last_heard_ns = vb_now_ns();
     switch (env->body_case) {
     case VBENCH__ENVELOPE__BODY_WELCOME:
-        a->welcomed = 1;
+        if (a->ever_welcomed && !a->welcomed) fprintf(stderr, "vbench-agent: welcomed again by the coordinator\n");
+        a->welcomed = a->ever_welcomed = 1;
+        a->send_failed = 0;
         if (env->welcome->heartbeat_ms) a->heartbeat_ms = (int)env->welcome->heartbeat_ms;
-        resend_unacked(a);
+        if (env->welcome->silent_ms) a->silent_ns = (uint64_t)env->welcome->silent_ms * 1000000ull;
+        for (int i = 0; i < a->n_notes; i++) {
+            Vbench__Log l = VBENCH__LOG__INIT;
+            l.item_key = "";
+            l.level = "warn";
+            l.message = a->notes[i];
+            Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
+            out.body_case = VBENCH__ENVELOPE__BODY_LOG;
+            out.log = &l;
+            send_env(a, &out);
+            free(a->notes[i]);
+        }
+        a->n_notes = 0;
+        resend_outbox(a);
         break;
     case VBENCH__ENVELOPE__BODY_ASSIGN:
         start_item(a, env);
         return; /* the work thread owns env now */
     case VBENCH__ENVELOPE__BODY_ACK: {
-        zframe_t *f = zhash_lookup(a->unacked, env->ack->result_key);
-        if (f) {
-            zhash_delete(a->unacked, env->ack->result_key);
-            zframe_destroy(&f);
-        }
+        char key[700];
+        outbox_key(key, sizeof key, env->ack->result_key, env->ack->attempt);
+        vb_outbox_ack(a->outbox, key);
+        size_t l = strlen(a->finished_item);
+        if (l && strncmp(env->ack->result_key, a->finished_item, l) == 0 &&
+            strcmp(env->ack->result_key + l, "#final") == 0 && env->ack->attempt == a->finished_attempt)
+            a->finished_item[0] = '\0';
         break;
     }
     case VBENCH__ENVELOPE__BODY_ABORT:
-        if (a->busy) atomic_store(&a->stop, strcmp(env->abort->reason, "limit") == 0 ? VB_STOP_LIMIT : VB_STOP_ABORT);
+        if (a->busy && (!env->abort->item_key[0] || strcmp(env->abort->item_key, a->assign_env->assign->item_key) == 0))
+            atomic_store(&a->stop, strcmp(env->abort->reason, "limit") == 0 ? VB_STOP_LIMIT : VB_STOP_ABORT);
         break;
     case VBENCH__ENVELOPE__BODY_SERVER_REQUEST:
         if (a->orch) {
@@ -249,6 +501,11 @@ static void handle_coordinator(agent *a, int *quit) {
         *quit = 1;
         break;
     case VBENCH__ENVELOPE__BODY_HEARTBEAT:
+        /* The coordinator does not know us (it restarted, or marked us lost): hello again, once a second at most. */
+        if (env->heartbeat->hello_again && vb_now_ns() - a->last_hello_ns > 1000000000ull) {
+            a->welcomed = 0;
+            say_hello(a);
+        }
         break;
     default:
         fprintf(stderr, "vbench-agent: unexpected %s from the coordinator\n", vb_wire_body_name(env));
@@ -256,8 +513,33 @@ static void handle_coordinator(agent *a, int *quit) {
     vb_wire_free(env);
 }
 
+/* Reads one event of the handshake monitor. Before the first Welcome a diagnosis (refused key, wrong
+ * coordinator key) is final: the agent stops with it. Afterwards the agent has worked with this coordinator, so
+ * a failure is more likely a restart in progress than a wrong key: it is said once and the agent keeps trying.
+ * A handshake completed on a socket that had one before means a reconnection: say hello again. */
+static int handle_monitor(agent *a) {
+    vb_transport_event ev;
+    vb_error err;
+    if (vb_transport_monitor_handle(a->mon, &ev, &err) != VB_OK) {
+        if (!a->ever_welcomed) {
+            fprintf(stderr, "vbench-agent: %s\n", err.message);
+            return VB_ERROR;
+        }
+        if (!a->monitor_said) fprintf(stderr, "vbench-agent: %s (still trying)\n", err.message);
+        a->monitor_said = 1;
+        return VB_OK;
+    }
+    if (ev.event == ZMQ_EVENT_DISCONNECTED && a->welcomed)
+        fprintf(stderr, "vbench-agent: disconnected from the coordinator; reconnecting\n");
+    if (ev.event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED && ++a->handshakes > 1) {
+        a->welcomed = 0;   /* possibly a new coordinator process: it does not know us */
+        say_hello(a);
+    }
+    return VB_OK;
+}
+
 int main(int argc, char **argv) {
-    agent a = {.heartbeat_ms = 1000};
+    agent a = {.heartbeat_ms = 1000, .silent_ns = 15000000000ull};
     snprintf(a.roles, sizeof a.roles, "client");
     snprintf(a.work_dir, sizeof a.work_dir, "vbench-agent.d");
     gethostname(a.host, sizeof a.host - 1);
@@ -271,7 +553,8 @@ int main(int argc, char **argv) {
         {"recipes", required_argument, 0, 'R'}, {"images", required_argument, 0, 'M'},
         {"bus", required_argument, 0, 'B'},
         {"cert", required_argument, 0, 'C'},    {"server-key", required_argument, 0, 'S'},
-        {"insecure", no_argument, 0, 'I'},      {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"insecure", no_argument, 0, 'I'},      {"silent-s", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
@@ -289,6 +572,13 @@ int main(int argc, char **argv) {
         case 'C': cert = optarg; break;
         case 'S': server_key = optarg; break;
         case 'I': insecure = 1; break;
+        case 'L':
+            if (atof(optarg) <= 0) {
+                fprintf(stderr, "vbench-agent: --silent-s needs a positive number of seconds\n");
+                return 2;
+            }
+            a.silent_ns = (uint64_t)(atof(optarg) * 1e9);
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -303,6 +593,17 @@ int main(int argc, char **argv) {
         if (getppid() != parent) return 0;
     }
     if (!a.id[0]) snprintf(a.id, sizeof a.id, "%s-client", a.host);
+    const char *fault = getenv("VBENCH_AGENT_FAULT");
+    if (fault && *fault) {
+        const char *colon = strchr(fault, ':');
+        a.fault_n = colon ? atoi(colon + 1) : 0;
+        snprintf(a.fault, sizeof a.fault, "%.*s", colon ? (int)(colon - fault) : 0, fault);
+        if ((strcmp(a.fault, "crash-after-final") != 0 && strcmp(a.fault, "crash-after-result") != 0) || a.fault_n < 1) {
+            fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT=%s: expected crash-after-final:N or crash-after-result:N\n",
+                    fault);
+            return 2;
+        }
+    }
     vb_error err;
     char cache[sizeof a.cache_dir];
     if (vb_dataset_cache_dir(a.cache_dir[0] ? a.cache_dir : NULL, cache, sizeof cache, &err) != VB_OK) {
@@ -322,18 +623,31 @@ int main(int argc, char **argv) {
 
     zsys_init();
     zsys_set_linger(1000);
-    a.coord = zsock_new(ZMQ_DEALER);
-    zsock_set_identity(a.coord, a.id);
-    vb_transport_opts t = {.endpoint = a.endpoint, .cert = cert, .server_key = server_key, .insecure = insecure};
-    vb_transport_monitor *mon = NULL;
-    if (vb_transport_client_setup(a.coord, &t, &mon, &err) != VB_OK) {
-        fprintf(stderr, "vbench-agent: %s\n", err.message);
-        zsock_destroy(&a.coord);
-        return 1;
-    }
+    a.transport = (vb_transport_opts){.endpoint = a.endpoint, .cert = cert, .server_key = server_key, .insecure = insecure};
     snprintf(a.inbox_ep, sizeof a.inbox_ep, "inproc://agent-inbox");
     a.inbox = zsock_new_pull(a.inbox_ep);
-    a.unacked = zhash_new();
+    char outbox_dir[2048], safe_id[300];
+    snprintf(safe_id, sizeof safe_id, "%s", a.id);
+    for (char *c = safe_id; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '.' || *c == '_' || *c == '-')) *c = '_';
+    snprintf(outbox_dir, sizeof outbox_dir, "%s/outbox/%s", a.work_dir, safe_id);
+    a.outbox = vb_outbox_open(outbox_dir, 10000, on_outbox_report, &a, &err);
+    if (!a.outbox) {
+        fprintf(stderr, "vbench-agent: %s\n", err.message);
+        zsock_destroy(&a.inbox);
+        return 1;
+    }
+    outbox_recover(&a);
+    {
+        FILE *ur = fopen("/dev/urandom", "rb");
+        if (!ur || fread(&a.instance, sizeof a.instance, 1, ur) != 1) a.instance = vb_now_ns() ^ ((uint64_t)getpid() << 40);
+        if (ur) fclose(ur);
+    }
+    if (open_socket(&a, &err) != VB_OK) {
+        fprintf(stderr, "vbench-agent: %s\n", err.message);
+        code = 1;
+        goto out;
+    }
     if (strstr(a.roles, "orchestrator")) {
         vb_orch_opts oo = {.recipes_dir = a.recipes_dir, .images_dir = a.images_dir, .work_dir = a.work_dir,
                            .bus_address = a.bus_address, .inbox_ep = a.inbox_ep, .agent_id = a.id};
@@ -342,20 +656,18 @@ int main(int argc, char **argv) {
     say_hello(&a);
     a.last_heard_ns = vb_now_ns();
 
-    zpoller_t *poller = zpoller_new(a.coord, a.inbox, vb_transport_monitor_sock(mon), NULL);
     uint64_t started_ns = vb_now_ns();
     int quit = 0, warned = 0;
     while (!quit && !zsys_interrupted) {
-        void *which = zpoller_wait(poller, 100);
+        void *which = zpoller_wait(a.poller, 100);
         if (which == a.coord) handle_coordinator(&a, &quit);
         else if (which == a.inbox) forward_from_worker(&a);
-        else if (which && which == vb_transport_monitor_sock(mon)) {
-            if (vb_transport_monitor_handle(mon, NULL, &err) != VB_OK) {   /* refused, or the wrong coordinator */
-                fprintf(stderr, "vbench-agent: %s\n", err.message);
+        else if (which && which == vb_transport_monitor_sock(a.mon)) {
+            if (handle_monitor(&a) != VB_OK) {   /* refused, or the wrong coordinator */
                 code = 1;
                 break;
             }
-        } else if (zpoller_terminated(poller)) break;
+        } else if (zpoller_terminated(a.poller)) break;
         if (a.orch) vb_orch_tick(a.orch, a.coord);
         uint64_t now = vb_now_ns();
         if (now - a.last_sent_ns >= (uint64_t)a.heartbeat_ms * 1000000ull) {
@@ -364,18 +676,30 @@ int main(int argc, char **argv) {
             env.body_case = VBENCH__ENVELOPE__BODY_HEARTBEAT;
             env.heartbeat = &hb;
             send_env(&a, &env);
+            a.last_sent_ns = now;   /* also when it could not be sent: one attempt per period */
+        }
+        /* The coordinator went silent after it knew us: its host, the wire or the process is gone. A new
+         * socket, and hello again (the coordinator's side of the same deadline marks us lost). */
+        if (a.ever_welcomed && now - a.last_heard_ns > a.silent_ns && now - a.socket_ns > a.silent_ns) {
+            fprintf(stderr, "vbench-agent: the coordinator has been silent for %.0f s; connecting again\n",
+                    (double)(now - a.last_heard_ns) / 1e9);
+            if (open_socket(&a, &err) != VB_OK) {
+                fprintf(stderr, "vbench-agent: %s\n", err.message);
+                code = 1;
+                break;
+            }
+            say_hello(&a);
         }
         /* Not welcomed yet (the coordinator was not listening, or restarted): say hello again. */
-        if (!a.welcomed && now - a.last_heard_ns > 3000000000ull) {
-            say_hello(&a);
-            a.last_heard_ns = now;
-        }
-        if (!a.welcomed && !warned && now - started_ns > 30000000000ull) {   /* keep waiting, but say why */
-            vb_transport_handshake_error(&t, mon, 30, &err);
+        if (!a.welcomed && now - a.last_hello_ns > HELLO_RETRY_NS) say_hello(&a);
+        if (!a.ever_welcomed && !warned && now - started_ns > 30000000000ull) {   /* keep waiting, but say why */
+            vb_transport_handshake_error(&a.transport, a.mon, 30, &err);
             fprintf(stderr, "vbench-agent: still waiting: %s\n", err.message);
             warned = 1;
         }
     }
+out:
+    vb_outbox_close(&a.outbox);   /* first: a successor process with our id may be waiting for its lock */
     if (a.busy) {
         atomic_store(&a.stop, 1);
         pthread_join(a.worker, NULL);
@@ -383,10 +707,9 @@ int main(int argc, char **argv) {
     }
     vb_session_close(&a.session);
     vb_orch_destroy(&a.orch);
-    for (zframe_t *f = zhash_first(a.unacked); f; f = zhash_next(a.unacked)) zframe_destroy(&f);
-    zhash_destroy(&a.unacked);
-    zpoller_destroy(&poller);
-    vb_transport_monitor_destroy(&mon);
+    for (int i = 0; i < a.n_notes; i++) free(a.notes[i]);
+    zpoller_destroy(&a.poller);
+    vb_transport_monitor_destroy(&a.mon);
     zsock_destroy(&a.inbox);
     zsock_destroy(&a.coord);
     return code;

@@ -10,7 +10,7 @@
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
  * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn;
  * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s, on_server_failure,
- * server_start_timeout_s), resources (config/budget.h; kept as "resources.KEY" settings), transport
+ * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
 #include "config/profile.h"
 
@@ -93,9 +93,14 @@ static const field churn_fields[] = {
     {NULL, 0, 0, 0, NULL, NULL},
 };
 static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};
+static const char *const agent_lost_choices[] = {"rerun", "fail", NULL};
 /* on_server_failure: what happens after a server unit dies or fails to start. restart: the item that was running
  * is failed, the server is started again for the engine's next item (at most twice); skip: the engine's
- * remaining items are skipped; stop: the campaign stops (resume continues it). */
+ * remaining items are skipped; stop: the campaign stops (resume continues it).
+ * agent_silent_s: an agent heard from for this long is lost, and an agent that hears nothing from its
+ * coordinator for this long connects again. on_agent_lost: rerun (the item runs again on the next agent with
+ * its role) or fail; max_attempts: attempts of one item in all (every start counts, resumes too) before an
+ * item whose agent is lost fails instead. */
 static const char *const item_failure_choices[] = {"continue", "stop", NULL};
 /* on_item_failure: continue (the failed item is recorded and the plan goes on; a failed build skips its
  * engine's other items on that dataset) or stop (the campaign stops as interrupted; fix the cause and resume with
@@ -105,6 +110,9 @@ static const field limits_fields[] = {
     {"on_item_failure", F_ENUM, 0, 0, "continue", item_failure_choices},
     {"on_server_failure", F_ENUM, 0, 0, "restart", server_failure_choices},
     {"server_start_timeout_s", F_INT, 1, 86400, "300", NULL},
+    {"agent_silent_s", F_DOUBLE, 1, 86400, "15", NULL},
+    {"on_agent_lost", F_ENUM, 0, 0, "rerun", agent_lost_choices},
+    {"max_attempts", F_INT, 1, 1000, "3", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* insecure: plain TCP between coordinator and agents, honoured on a loopback address only (proto/transport.h).

@@ -1,4 +1,17 @@
-/* The coordinator's event loop and the per-agent state machine. */
+/* The coordinator's event loop and the per-agent state machine.
+ *
+ * Faults (issue 6). Every agent is watched by heartbeats both ways: one that is silent for
+ * limits.agent_silent_s is marked lost and its item interrupted; an agent that restarted (it says hello without
+ * the item it ran) interrupts its item too. An interrupted item runs again on the next agent with its role
+ * (limits.on_agent_lost: rerun), at most limits.max_attempts attempts in all, or fails (on_agent_lost: fail).
+ * Each attempt has a number (plan.attempts): Assign carries it, and every Result, Done and Failed carries it
+ * back. Only the current attempt of an item is recorded: a message of an attempt that was interrupted (it
+ * arrives late, from the agent's outbox, after a cut link heals) is acknowledged, so the agent forgets it, and
+ * recorded as an event, never as a result: no window is counted twice and none silently dropped.
+ * A coordinator that restarts (`vbench resume`) finds the item that was running as an orphan: its attempt is
+ * still current, and when its agent comes back saying it runs (or finished) it, the coordinator takes it over
+ * instead of running it again; nothing else is assigned meanwhile (no two measurements overlap), for at most
+ * limits.agent_silent_s. Every transition is written to the event table. */
 #include "coordinator/campaign.h"
 
 #include <czmq.h>
@@ -25,17 +38,18 @@
 extern char **environ;
 
 #define HEARTBEAT_MS 1000
-#define SILENT_AFTER_NS (15ull * 1000000000ull)   /* an agent quiet this long is lost */
 #define HELLO_WAIT_NS (60ull * 1000000000ull)     /* how long to wait for the first agent */
 #define MAX_LOCAL_RESPAWNS 3
 
 /* ITEM_EXPIRED: stopped at its wall-clock limit with partial results; the next resume continues it. */
 typedef enum { ITEM_PENDING, ITEM_RUNNING, ITEM_DONE, ITEM_FAILED, ITEM_SKIPPED, ITEM_EXPIRED } item_state;
 
-/* Agent states. IDLE: welcomed, no item. BUSY: runs `item`. LOST: silent past its deadline; its item was
- * handed back to the plan. Events and what they do are in agent_on(). */
-typedef enum { AGENT_IDLE, AGENT_BUSY, AGENT_LOST } agent_state;
-static const char *agent_state_name[] = {"idle", "busy", "lost"};
+/* Agent states. IDLE: welcomed, no item. BUSY: runs `item` (its current attempt). DRAINING: runs an item
+ * whose attempt is no longer current (it said so in its hello, after a restart of ours or a cut link); it was
+ * told to abort and gets nothing new until its Done or Failed for it arrives. LOST: silent past
+ * limits.agent_silent_s; its item was interrupted. Events and what they do are in agent_on(). */
+typedef enum { AGENT_IDLE, AGENT_BUSY, AGENT_DRAINING, AGENT_LOST } agent_state;
+static const char *agent_state_name[] = {"idle", "busy", "draining", "lost"};
 
 typedef struct peer {
     char id[128];
@@ -45,8 +59,21 @@ typedef struct peer {
     uint64_t memory_bytes;
     agent_state state;
     int item;             /* plan index while BUSY, else -1 */
+    char drain_key[512];  /* DRAINING: the item key it runs, and the attempt */
+    unsigned drain_attempt;
+    int send_failed;      /* the last send to it failed (said once until one succeeds) */
+    uint64_t instance;    /* Hello.instance of its process: another value in a hello means it restarted */
+    uint64_t hello_seq;   /* the newest Hello.seq of that process: an older hello is stale */
+    uint64_t last_sent_ns;   /* heartbeats go to each agent that heard nothing from us for HEARTBEAT_MS */
     uint64_t last_heard_ns, item_started_ns;
 } peer;
+
+/* An item's attempts: `attempt` is the latest started (plan.attempts); `live` says whether messages of that
+ * attempt are still recorded (0 once it was interrupted, or before the item first ran). */
+typedef struct item_run {
+    unsigned attempt;
+    int live;
+} item_run;
 
 /* The server of an engine that has a recipe, as the coordinator sees it. NONE: not started (or stopped and
  * wanted again); STARTING / STOPPING: a request is out to the orchestrator; READY: the engine's items may run,
@@ -84,6 +111,7 @@ typedef struct campaign {
     vb_plan *plan;
     vb_store *store;
     item_state *items;
+    item_run *runs;            /* per plan item */
     zsock_t *router;
     vb_transport_zap *zap;          /* ZAP handler when listening with CURVE, else NULL */
     char run_dir[256], endpoint[300], work_dir[1100];
@@ -95,9 +123,17 @@ typedef struct campaign {
     server *servers;           /* one per profile engine */
     int need_orchestrator;     /* a selected engine has a recipe */
     vb_budget local_budget;    /* resolved against this host (local mode) */
-    uint64_t last_sent_ns;
     int running;          /* plan index of the running item, or -1 */
     long phase_timeout_s;
+    uint64_t silent_ns;        /* limits.agent_silent_s */
+    unsigned max_attempts;     /* limits.max_attempts */
+    int rerun_lost;            /* limits.on_agent_lost is rerun (else fail) */
+    /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
+     * still run it. Nothing is assigned until that agent said hello or orphan_deadline_ns passed. */
+    int orphan;
+    char orphan_agent[128];
+    uint64_t orphan_deadline_ns;
+    uint64_t waiting_said_ns;  /* when we last said that an item waits for an agent */
     int failures, expired;
     const char *stop_reason;   /* set when the campaign must stop (limits.on_server_failure: stop) */
     /* The churn reinsert's limit clock: started by the agent's first "reinsert" progress message. */
@@ -165,28 +201,68 @@ static int item_index(campaign *c, const char *key) {
     return it ? it->seq : -1;
 }
 
+/* The item a killed coordinator left running, and its agent (see `orphan`). */
+static int find_orphan(campaign *c, vb_error *err) {
+    char key[512];
+    c->orphan = -1;
+    if (vb_store_item_orphan(c->store, key, sizeof key, c->orphan_agent, sizeof c->orphan_agent, err)) return VB_ERROR;
+    if (key[0]) c->orphan = item_index(c, key);
+    return VB_OK;
+}
+
 static int load_item_states(campaign *c, vb_error *err) {
     c->items = calloc(c->plan->n_items, sizeof *c->items);
+    c->runs = calloc(c->plan->n_items, sizeof *c->runs);
     for (size_t i = 0; i < c->plan->n_items; i++) {
-        char st[32];
-        if (vb_store_item_status(c->store, c->plan->items[i].key, st, sizeof st, err)) return VB_ERROR;
+        char st[32], agent[128];
+        int attempts;
+        if (vb_store_item_info(c->store, c->plan->items[i].key, st, sizeof st, &attempts, agent, sizeof agent, err))
+            return VB_ERROR;
+        c->runs[i].attempt = attempts > 0 ? (unsigned)attempts : 0;
+        c->runs[i].live = 1;   /* a finished item still takes late copies of its results (duplicates by key) */
         if (strcmp(st, "done") == 0) c->items[i] = ITEM_DONE;
         else if (strcmp(st, "failed") == 0) c->items[i] = ITEM_FAILED;
         else if (strcmp(st, "skipped") == 0) c->items[i] = ITEM_SKIPPED;
         else if (strcmp(st, "expired") == 0) c->items[i] = ITEM_EXPIRED;
-        else c->items[i] = ITEM_PENDING; /* pending, interrupted */
+        else c->items[i] = ITEM_PENDING, c->runs[i].live = (int)i == c->orphan; /* pending, interrupted */
     }
     return VB_OK;
 }
 
-/* The item went back to the plan (agent lost, coordinator stopping): it will run again from its start. */
-static void interrupt_item(campaign *c, int i, const char *why) {
+/* Whether messages of `attempt` of item i are recorded: it is the item's latest attempt, not interrupted. */
+static int attempt_current(campaign *c, int i, unsigned attempt) {
+    return i >= 0 && attempt == c->runs[i].attempt && c->runs[i].live;
+}
+
+static void fail_item(campaign *c, int i, const char *domain, const char *message);
+
+/* The item's current attempt stopped before it finished: the item goes back to the plan and runs again from
+ * its start (a churn reinsert from its checkpoint). agent_fault: its agent went silent, restarted or died; then
+ * limits.on_agent_lost and limits.max_attempts decide whether it runs again or fails. Otherwise (the coordinator
+ * stops) it simply waits for the next run. */
+static void interrupt_item(campaign *c, int i, const char *why, int agent_fault) {
     if (i < 0 || c->items[i] != ITEM_RUNNING) return;
-    c->items[i] = ITEM_PENDING;
-    vb_store_item_finish(c->store, c->plan->items[i].key, "interrupted", why, NULL);
-    vb_store_event(c->store, "warn", c->plan->items[i].key, "coordinator", "interrupted: %s", why);
-    say(c, "interrupted %s: %s", c->plan->items[i].key, why);
+    const vb_plan_item *it = &c->plan->items[i];
+    unsigned n = c->runs[i].attempt;
+    c->runs[i].live = 0;
     if (c->running == i) c->running = -1;
+    if (agent_fault && (!c->rerun_lost || n >= c->max_attempts)) {
+        char msg[1024];
+        if (!c->rerun_lost) snprintf(msg, sizeof msg, "attempt %u interrupted: %s (limits.on_agent_lost: fail)", n, why);
+        else snprintf(msg, sizeof msg, "attempt %u interrupted: %s; that was the last of limits.max_attempts = %u", n,
+                      why, c->max_attempts);
+        fail_item(c, i, "agent", msg);
+        return;
+    }
+    c->items[i] = ITEM_PENDING;
+    vb_store_item_finish(c->store, it->key, "interrupted", why, NULL);
+    if (agent_fault)
+        vb_store_event(c->store, "warn", it->key, "coordinator",
+                       "interrupted (attempt %u of at most %u): %s; it runs again on the next agent with role %s", n,
+                       c->max_attempts, why, it->role);
+    else
+        vb_store_event(c->store, "warn", it->key, "coordinator", "interrupted (attempt %u): %s", n, why);
+    say(c, "interrupted %s (attempt %u): %s", it->key, n, why);
 }
 
 /* A failed build leaves nothing to measure: the rest of that engine/dataset pair is skipped, with the reason. */
@@ -244,17 +320,25 @@ static void note_finished(campaign *c, int i) {
 
 /* ---- messages out ---------------------------------------------------------------------------------------- */
 
+/* A failed send (the agent's connection is gone: ROUTER_MANDATORY says so) is recorded once until a send to
+ * that agent works again; the heartbeat deadline decides what the silence means. */
 static void send_to(campaign *c, peer *p, Vbench__Envelope *env) {
     vb_error err;
-    if (vb_wire_send(c->router, p->routing, env, &err) != VB_OK)
-        vb_store_event(c->store, "warn", NULL, "coordinator", "sending %s to %s: %s", vb_wire_body_name(env), p->id,
-                       err.message);
-    c->last_sent_ns = vb_now_ns();
+    if (vb_wire_send(c->router, p->routing, env, &err) != VB_OK) {
+        if (!p->send_failed)
+            vb_store_event(c->store, "warn", NULL, "coordinator", "sending %s to %s: %s (further failures to it are "
+                           "not recorded until a send works again)", vb_wire_body_name(env), p->id, err.message);
+        p->send_failed = 1;
+    } else {
+        p->send_failed = 0;
+    }
+    p->last_sent_ns = vb_now_ns();
 }
 
-static void send_ack(campaign *c, peer *p, const char *result_key) {
+static void send_ack(campaign *c, peer *p, const char *key, unsigned attempt) {
     Vbench__Ack ack = VBENCH__ACK__INIT;
-    ack.result_key = (char *)result_key;
+    ack.result_key = (char *)key;
+    ack.attempt = attempt;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ACK;
     env.ack = &ack;
@@ -280,16 +364,23 @@ static void send_simple(campaign *c, peer *p, Vbench__Envelope__BodyCase which, 
     send_to(c, p, &env);
 }
 
-static int assign(campaign *c, peer *p, int i) {
+/* The churn reinsert's limit clock for item i: it starts with the first "reinsert" progress of the attempt
+ * (also of an attempt taken over after a restart: the clock then starts again, the limit is per coordinator). */
+static void item_limit_reset(campaign *c, int i) {
+    const vb_plan_item *it = &c->plan->items[i];
+    if (it->kind == VB_PHASE_CHURN) c->limit_s = atol(vb_kv_get(it->point, it->n_point, "limit_s", "7200"));
+    c->limit_deadline_ns = c->limit_aborted_ns = 0;
+}
+
+/* Sends item i's Assign, for its current attempt, to p. first: the attempt starts now (a churn reinsert
+ * restarts or continues from its checkpoint, said once); otherwise the same Assign again, to an agent whose
+ * hello shows it never got it (the agent ignores a copy of what it already runs). */
+static void send_assign(campaign *c, peer *p, int i, int first) {
     const vb_plan_item *it = &c->plan->items[i];
     const vb_profile_engine *e = &c->profile->engines[it->engine];
     const vb_profile_dataset *d = &c->profile->datasets[it->dataset];
     const vb_profile_phase *ph = vb_profile_phase_find(c->profile, vb_phase_name(it->kind));
     vb_error err;
-    if (vb_store_item_start(c->store, it->key, p->id, &err)) {
-        say(c, "vbench: %s", err.message);
-        return VB_ERROR;
-    }
     /* Churn continues from its committed checkpoint (or, with on_resume: restart, from the beginning). */
     vb_kv point[VB_PLAN_MAX_POINT + 2];
     size_t n_point = it->n_point;
@@ -300,18 +391,17 @@ static int assign(campaign *c, peer *p, int i) {
         const char *mode = vb_kv_get(it->point, it->n_point, "on_resume", "continue");
         if (vb_store_churn_checkpoint(c->store, it->key, &rows, &err)) say(c, "vbench: %s", err.message);
         if (rows >= 0 && strcmp(mode, "restart") == 0) {
-            vb_store_churn_reset(c->store, it->key, NULL);
+            if (first) vb_store_churn_reset(c->store, it->key, NULL);
             point[n_point++] = (vb_kv){"restart", "1"};
         } else if (rows >= 0) {
             snprintf(resume_rows, sizeof resume_rows, "%ld", rows);
             point[n_point++] = (vb_kv){"resume_rows", resume_rows};
-            say(c, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
+            if (first) say(c, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
         }
-        c->limit_s = atol(vb_kv_get(it->point, it->n_point, "limit_s", "7200"));
     }
-    c->limit_deadline_ns = c->limit_aborted_ns = 0;
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
+    a.attempt = c->runs[i].attempt;
     a.phase = (char *)vb_phase_name(it->kind);
     a.engine = e->name;
     /* The adapter gets the profile's engine parameters without the general keys (recipe, optional), and the
@@ -344,6 +434,21 @@ static int assign(campaign *c, peer *p, int i) {
     vb_wire_kv_free(a.dataset_params, a.n_dataset_params);
     vb_wire_kv_free(a.point, a.n_point);
     vb_wire_kv_free(a.phase_params, a.n_phase_params);
+}
+
+static int assign(campaign *c, peer *p, int i) {
+    const vb_plan_item *it = &c->plan->items[i];
+    vb_error err;
+    if (vb_store_item_start(c->store, it->key, p->id, &err)) {
+        say(c, "vbench: %s", err.message);
+        return VB_ERROR;
+    }
+    item_limit_reset(c, i);
+    c->runs[i].attempt++;   /* as vb_store_item_start counted it */
+    c->runs[i].live = 1;
+    if (c->runs[i].attempt > 1)
+        vb_store_event(c->store, "info", it->key, "coordinator", "attempt %u on agent %s", c->runs[i].attempt, p->id);
+    send_assign(c, p, i, 1);
     c->items[i] = ITEM_RUNNING;
     c->running = i;
     p->state = AGENT_BUSY;
@@ -391,7 +496,17 @@ static void on_result(campaign *c, peer *p, const Vbench__Result *r) {
     int i = item_index(c, r->item_key);
     if (i < 0) {
         vb_store_event(c->store, "warn", r->item_key, p->id, "result %s for an item not in the plan: ignored", r->result_key);
-        send_ack(c, p, r->result_key);
+        send_ack(c, p, r->result_key, r->attempt);
+        return;
+    }
+    if (!attempt_current(c, i, r->attempt)) {
+        /* A late copy from an interrupted attempt: the item runs (or ran) again; recording this one as well
+         * would count the measurement twice. The agent may forget it. */
+        vb_store_event(c->store, "warn", r->item_key, p->id,
+                       "result %s of attempt %u arrived after that attempt was interrupted: not recorded (the item's "
+                       "attempt is now %u, %s)", r->result_key, r->attempt, c->runs[i].attempt,
+                       c->items[i] == ITEM_DONE ? "done" : c->items[i] == ITEM_RUNNING ? "running" : "to run again");
+        send_ack(c, p, r->result_key, r->attempt);
         return;
     }
     int dup = 0;
@@ -401,7 +516,7 @@ static void on_result(campaign *c, peer *p, const Vbench__Result *r) {
         say(c, "vbench: could not record result %s: %s", r->result_key, err.message);
         return;
     }
-    send_ack(c, p, r->result_key);
+    send_ack(c, p, r->result_key, r->attempt);
     if (dup) return;
     if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
         char key[256];
@@ -709,68 +824,230 @@ static peer *find_peer(campaign *c, const char *id) {
     return NULL;
 }
 
-/* Handles one message from an agent. The transitions:
- *   any   --hello-->              idle   (an agent that was busy restarted: its item goes back to the plan)
- *   idle|busy --heartbeat/log/progress--> same
- *   busy  --result-->             busy   (commit, then ack)
- *   busy  --done/failed-->        idle
- *   lost  --any but hello-->      idle   (it came back; its old item was already handed back)
- *   idle|busy --silence-->        lost   (see check_liveness) */
+static void set_idle(peer *p) {
+    p->state = AGENT_IDLE;
+    p->item = -1;
+    p->drain_key[0] = '\0';
+}
+
+/* "Say hello": to the sender of a message we cannot place (we restarted, or marked it lost). */
+static void ask_hello(campaign *c, zframe_t *routing) {
+    Vbench__Heartbeat hb = VBENCH__HEARTBEAT__INIT;
+    hb.hello_again = 1;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    vb_wire_send(c->router, routing, &env, NULL);
+}
+
+/* The orphan's attempt is gone (its agent came back without it, or did not come back in time): the item runs
+ * again. Written with a reason, so that the next coordinator process does not wait for it either. */
+static void orphan_gone(campaign *c, const char *why) {
+    int i = c->orphan;
+    c->orphan = -1;
+    if (i < 0 || c->items[i] != ITEM_PENDING) return;
+    c->runs[i].live = 0;
+    char text[600];
+    snprintf(text, sizeof text, "attempt %u ran when the coordinator stopped; %s", c->runs[i].attempt, why);
+    vb_store_item_finish(c->store, c->plan->items[i].key, "interrupted", text, NULL);
+    vb_store_event(c->store, "warn", c->plan->items[i].key, "coordinator", "%s: the item runs again", text);
+}
+
+/* Where the agent's hello leaves the item it says it runs (or finished) and the item we had it run:
+ *   we had it run X, and it runs or finished X under the same attempt  -> it reconnected: still busy with X
+ *   we had it run X, another process says otherwise                   -> it restarted: X interrupted
+ *   we had it run X, the same process runs nothing or finished another -> our Assign and its hello crossed (or
+ *                                                                        the Assign was lost): send it again
+ *   we had it run X, the same process runs another item                -> X did not take: back to the plan
+ *   it runs Y, Y is the orphan of our previous process, same attempt    -> taken over: busy with Y
+ *   it runs Y otherwise                                                 -> abort Y: draining until its end
+ *   it finished Y otherwise (its end is in its outbox)                  -> idle (the end comes in as stale)
+ * Returns a word for the event. */
+static const char *hello_item(campaign *c, peer *p, const Vbench__Hello *h, int same_process) {
+    int y = h->item_key[0] ? item_index(c, h->item_key) : -1;
+    unsigned att = h->item_attempt;
+    if (p->state == AGENT_BUSY && p->item >= 0) {
+        int x = p->item;
+        if (y == x && att == c->runs[x].attempt) return h->item_finished ? "reconnected, item finished" : "reconnected, item running";
+        if (!same_process) {
+            interrupt_item(c, x, "the agent restarted during the item", 1);
+        } else if (!h->item_key[0] || h->item_finished) {
+            if (c->items[x] == ITEM_RUNNING) {
+                send_assign(c, p, x, 0);
+                vb_store_event(c->store, "info", c->plan->items[x].key, "coordinator",
+                               "agent %s had not received attempt %u: its Assign sent again", p->id, c->runs[x].attempt);
+                return "busy: the Assign it had not received sent again";
+            }
+        } else {
+            char why[700];
+            snprintf(why, sizeof why, "agent %s was still running %s when it was assigned", p->id, h->item_key);
+            interrupt_item(c, x, why, 0);
+        }
+    }
+    if (p->state == AGENT_DRAINING && !h->item_finished && strcmp(h->item_key, p->drain_key) == 0 && att == p->drain_attempt)
+        return "reconnected, still stopping a stale item";
+    set_idle(p);
+    if (y >= 0 && !h->item_finished && att == c->runs[y].attempt && c->runs[y].live && c->items[y] == ITEM_RUNNING &&
+        c->running == y) {
+        /* It runs the current attempt of the running item: our view of it was behind (an end of an older
+         * attempt made it idle here). It is busy with it. */
+        p->state = AGENT_BUSY;
+        p->item = y;
+        return "reconnected, item running";
+    }
+    if (y >= 0 && y == c->orphan) {
+        if (att == c->runs[y].attempt && c->items[y] == ITEM_PENDING && c->running < 0 &&
+            !engine_recipe(c, (int)c->plan->items[y].engine)) {
+            c->items[y] = ITEM_RUNNING;
+            c->running = y;
+            item_limit_reset(c, y);
+            p->state = AGENT_BUSY;
+            p->item = y;
+            p->item_started_ns = vb_now_ns();
+            vb_store_item_adopt(c->store, h->item_key, p->id, NULL);
+            vb_store_event(c->store, "info", h->item_key, "coordinator",
+                           "agent %s still %s attempt %u after the coordinator restarted: taken over, not run again",
+                           p->id, h->item_finished ? "has the results of" : "runs", att);
+            say(c, "%s: agent %s %s attempt %u: taken over", h->item_key, p->id,
+                h->item_finished ? "has the results of" : "still runs", att);
+            c->orphan = -1;
+            return "took over its item";
+        }
+    }
+    if (h->item_key[0] && !h->item_finished) {
+        /* Its attempt is no longer current: stop it, and give the agent nothing until it has. */
+        Vbench__Abort ab = VBENCH__ABORT__INIT;
+        ab.item_key = h->item_key;
+        ab.reason = "this attempt is no longer current";
+        Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+        env.body_case = VBENCH__ENVELOPE__BODY_ABORT;
+        env.abort = &ab;
+        send_to(c, p, &env);
+        p->state = AGENT_DRAINING;
+        snprintf(p->drain_key, sizeof p->drain_key, "%s", h->item_key);
+        p->drain_attempt = att;
+        vb_store_event(c->store, "warn", h->item_key, "coordinator",
+                       "agent %s runs attempt %u, which is no longer current (the item's attempt is %u): told to stop it",
+                       p->id, att, y >= 0 ? c->runs[y].attempt : 0);
+        return "draining a stale item";
+    }
+    return h->item_key[0] ? "idle, a stale item finished" : "idle";
+}
+
+static void on_hello(campaign *c, peer *p, zframe_t *routing, const char *id, const Vbench__Hello *h) {
+    if (h->protocol != VB_PROTOCOL_VERSION) {
+        vb_store_event(c->store, "error", NULL, "coordinator", "agent %s speaks protocol %u, this coordinator %d: refused",
+                       id, h->protocol, VB_PROTOCOL_VERSION);
+        return;
+    }
+    int known = p != NULL;
+    const char *was = p ? agent_state_name[p->state] : "new";
+    int same_process = p && h->instance && p->instance == h->instance;
+    if (same_process && h->seq && h->seq <= p->hello_seq) return;   /* an older hello, overtaken on another connection */
+    if (!p) {
+        c->peers = realloc(c->peers, (c->n_peers + 1) * sizeof *c->peers);
+        p = &c->peers[c->n_peers++];
+        memset(p, 0, sizeof *p);
+        snprintf(p->id, sizeof p->id, "%s", id);
+        set_idle(p);
+    }
+    zframe_destroy(&p->routing);
+    p->routing = zframe_dup(routing);
+    p->send_failed = 0;
+    p->roles[0] = '\0';
+    for (size_t i = 0; i < h->n_roles; i++)
+        snprintf(p->roles + strlen(p->roles), sizeof p->roles - strlen(p->roles), "%s%s", i ? "," : "", h->roles[i]);
+    p->cores = (int)h->cores;
+    p->memory_bytes = h->memory_bytes;
+    p->last_heard_ns = vb_now_ns();
+    p->instance = h->instance;
+    p->hello_seq = h->seq;
+    const char *now = hello_item(c, p, h, same_process);
+    /* The orphan's agent came back without it: that attempt is gone with the agent's previous process. */
+    if (c->orphan >= 0 && strcmp(c->orphan_agent, p->id) == 0) {
+        orphan_gone(c, "its agent came back without it");
+    }
+    vb_store_agent_seen(c->store, h, NULL);
+    if (!known)
+        vb_store_event(c->store, "info", NULL, "coordinator", "agent %s (%s, pid %llu, roles %s) joined%s%s; outbox %u",
+                       p->id, h->host, (unsigned long long)h->pid, p->roles, strcmp(now, "idle") ? ": " : "",
+                       strcmp(now, "idle") ? now : "", h->outbox);
+    else
+        vb_store_event(c->store, strcmp(was, "lost") == 0 ? "warn" : "info", NULL, "coordinator",
+                       "agent %s (%s, pid %llu) said hello again (was %s): %s; outbox %u", p->id, h->host,
+                       (unsigned long long)h->pid, was, now, h->outbox);
+    if (known) say(c, "agent %s is back (was %s): %s", p->id, was, now);
+    Vbench__Welcome w = VBENCH__WELCOME__INIT;
+    w.campaign = c->profile->name;
+    w.heartbeat_ms = HEARTBEAT_MS;
+    w.silent_ms = (uint32_t)(c->silent_ns / 1000000ull);
+    Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
+    out.body_case = VBENCH__ENVELOPE__BODY_WELCOME;
+    out.welcome = &w;
+    send_to(c, p, &out);
+}
+
+/* The end of an attempt (Done or Failed). Only the current attempt moves the item; the agent becomes idle
+ * when it is the end of what it ran (or drained). */
+static void on_item_end(campaign *c, peer *p, const char *item_key, unsigned attempt, const char *ack_key,
+                        const Vbench__Failed *failed) {
+    int i = item_index(c, item_key);
+    if (ack_key && ack_key[0]) send_ack(c, p, ack_key, attempt);
+    int ran_it = (p->state == AGENT_BUSY && p->item == i && i >= 0 && attempt == c->runs[i].attempt) ||
+                 (p->state == AGENT_DRAINING && strcmp(p->drain_key, item_key) == 0 && p->drain_attempt == attempt);
+    if (attempt_current(c, i, attempt)) {
+        if (failed && c->items[i] == ITEM_RUNNING) {
+            fail_item(c, i, failed->domain, failed->message);
+        } else if (!failed && c->items[i] == ITEM_RUNNING) {
+            /* Done without a completing result: the phase produced nothing to record. */
+            c->items[i] = ITEM_DONE;
+            vb_store_item_finish(c->store, item_key, "done", NULL, NULL);
+            note_finished(c, i);
+        }
+        if (c->running == i) c->running = -1;
+    } else {
+        vb_store_event(c->store, p->state == AGENT_DRAINING ? "info" : "warn", item_key, p->id,
+                       "%s of attempt %u%s%s arrived after that attempt was interrupted: not recorded",
+                       failed ? "failure" : "end", attempt, failed ? ": " : "", failed ? failed->message : "");
+    }
+    if (ran_it) set_idle(p);
+}
+
+/* Handles one message from an agent. The transitions (states: see agent_state):
+ *   any        --hello-->                 idle, busy or draining: see hello_item()
+ *   idle|busy|draining --heartbeat/log/progress--> same
+ *   busy       --result-->                busy   (commit if its attempt is current, then ack)
+ *   busy       --done/failed-->           idle
+ *   draining   --done/failed of the stale item--> idle
+ *   lost, or not known --anything but hello--> same; asked to say hello (Heartbeat.hello_again)
+ *   idle|busy|draining --silence (limits.agent_silent_s)--> lost (see check_liveness; busy: item interrupted)
+ *   busy       --its local process died--> lost (see watch_local_agents; item interrupted) */
 static void agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env) {
     char *id = zframe_strdup(routing);
     peer *p = find_peer(c, id);
     if (env->body_case == VBENCH__ENVELOPE__BODY_HELLO) {
-        const Vbench__Hello *h = env->hello;
-        if (h->protocol != VB_PROTOCOL_VERSION) {
-            vb_store_event(c->store, "error", NULL, "coordinator", "agent %s speaks protocol %u, this coordinator %d: refused",
-                           id, h->protocol, VB_PROTOCOL_VERSION);
-            free(id);
-            return;
-        }
-        if (!p) {
-            c->peers = realloc(c->peers, (c->n_peers + 1) * sizeof *c->peers);
-            p = &c->peers[c->n_peers++];
-            memset(p, 0, sizeof *p);
-            snprintf(p->id, sizeof p->id, "%s", id);
-            p->item = -1;
-        }
-        zframe_destroy(&p->routing);
-        p->routing = zframe_dup(routing);
-        if (p->state == AGENT_BUSY) interrupt_item(c, p->item, "the agent restarted during the item");
-        p->roles[0] = '\0';
-        for (size_t i = 0; i < h->n_roles; i++)
-            snprintf(p->roles + strlen(p->roles), sizeof p->roles - strlen(p->roles), "%s%s", i ? "," : "", h->roles[i]);
-        p->state = AGENT_IDLE;
-        p->item = -1;
-        p->cores = (int)h->cores;
-        p->memory_bytes = h->memory_bytes;
-        p->last_heard_ns = vb_now_ns();
-        vb_store_agent_seen(c->store, h, NULL);
-        vb_store_event(c->store, "info", NULL, "coordinator", "agent %s (%s, pid %llu, roles %s) joined", p->id, h->host,
-                       (unsigned long long)h->pid, p->roles);
-        Vbench__Welcome w = VBENCH__WELCOME__INIT;
-        w.campaign = c->profile->name;
-        w.heartbeat_ms = HEARTBEAT_MS;
-        Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
-        out.body_case = VBENCH__ENVELOPE__BODY_WELCOME;
-        out.welcome = &w;
-        send_to(c, p, &out);
+        on_hello(c, p, routing, id, env->hello);
         free(id);
         return;
     }
     free(id);
-    if (!p) return; /* not welcomed: it says hello again on its own */
-    p->last_heard_ns = vb_now_ns();
-    if (p->state == AGENT_LOST) {
-        vb_store_event(c->store, "info", NULL, "coordinator", "agent %s is back", p->id);
-        p->state = AGENT_IDLE;
-        p->item = -1;
+    if (!p || p->state == AGENT_LOST) {
+        /* Not welcomed by this process, or marked lost: anything it sends waits in its outbox until it said
+         * hello again and was welcomed. */
+        if (p && p->last_heard_ns + c->silent_ns < vb_now_ns())
+            vb_store_event(c->store, "info", NULL, "coordinator", "agent %s (lost) is heard again: asked to say hello",
+                           p->id);
+        if (p) p->last_heard_ns = vb_now_ns();
+        ask_hello(c, routing);
+        return;
     }
+    p->last_heard_ns = vb_now_ns();
     switch (env->body_case) {
     case VBENCH__ENVELOPE__BODY_HEARTBEAT: break;
     case VBENCH__ENVELOPE__BODY_PROGRESS: {
         const Vbench__Progress *pr = env->progress;
-        if (c->running >= 0 && strcmp(pr->item_key, c->plan->items[c->running].key) == 0) {
+        if (c->running >= 0 && strcmp(pr->item_key, c->plan->items[c->running].key) == 0 && p->state == AGENT_BUSY &&
+            p->item == c->running) {
             if (c->plan->items[c->running].kind == VB_PHASE_CHURN && strcmp(pr->stage, "reinsert") == 0 &&
                 c->limit_deadline_ns == 0) {
                 c->limit_deadline_ns = vb_now_ns() + (uint64_t)c->limit_s * 1000000000ull;
@@ -792,27 +1069,12 @@ static void agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env) {
         break;
     case VBENCH__ENVELOPE__BODY_RESULT: on_result(c, p, env->result); break;
     case VBENCH__ENVELOPE__BODY_SERVER_REPORT: on_server_report(c, p, env->server_report); break;
-    case VBENCH__ENVELOPE__BODY_DONE: {
-        int i = item_index(c, env->done->item_key);
-        if (i >= 0 && c->items[i] == ITEM_RUNNING) {
-            /* Done without a completing result: the phase produced nothing to record. */
-            c->items[i] = ITEM_DONE;
-            vb_store_item_finish(c->store, env->done->item_key, "done", NULL, NULL);
-            note_finished(c, i);
-        }
-        if (c->running == i) c->running = -1;
-        p->state = AGENT_IDLE;
-        p->item = -1;
+    case VBENCH__ENVELOPE__BODY_DONE:
+        on_item_end(c, p, env->done->item_key, env->done->attempt, env->done->key, NULL);
         break;
-    }
-    case VBENCH__ENVELOPE__BODY_FAILED: {
-        int i = item_index(c, env->failed->item_key);
-        if (i >= 0 && c->items[i] == ITEM_RUNNING) fail_item(c, i, env->failed->domain, env->failed->message);
-        if (c->running == i) c->running = -1;
-        p->state = AGENT_IDLE;
-        p->item = -1;
+    case VBENCH__ENVELOPE__BODY_FAILED:
+        on_item_end(c, p, env->failed->item_key, env->failed->attempt, env->failed->key, env->failed);
         break;
-    }
     default:
         vb_store_event(c->store, "warn", NULL, "coordinator", "unexpected %s from agent %s", vb_wire_body_name(env), p->id);
     }
@@ -822,10 +1084,16 @@ static void check_liveness(campaign *c) {
     uint64_t now = vb_now_ns();
     for (size_t i = 0; i < c->n_peers; i++) {
         peer *p = &c->peers[i];
-        if (p->state == AGENT_LOST || now - p->last_heard_ns < SILENT_AFTER_NS) continue;
-        vb_store_event(c->store, "error", NULL, "coordinator", "agent %s silent for %.0f s: marked lost (was %s)", p->id,
-                       (double)(now - p->last_heard_ns) / 1e9, agent_state_name[p->state]);
-        if (p->state == AGENT_BUSY) interrupt_item(c, p->item, "the agent went silent");
+        if (p->state == AGENT_LOST || now - p->last_heard_ns < c->silent_ns) continue;
+        vb_store_event(c->store, "error", NULL, "coordinator",
+                       "agent %s silent for %.1f s (limits.agent_silent_s = %.0f): marked lost (was %s)", p->id,
+                       (double)(now - p->last_heard_ns) / 1e9, (double)c->silent_ns / 1e9, agent_state_name[p->state]);
+        say(c, "agent %s silent for %.1f s: marked lost", p->id, (double)(now - p->last_heard_ns) / 1e9);
+        if (p->state == AGENT_BUSY) {
+            char why[300];
+            snprintf(why, sizeof why, "its agent %s went silent", p->id);
+            interrupt_item(c, p->item, why, 1);
+        }
         p->state = AGENT_LOST;
         p->item = -1;
     }
@@ -924,9 +1192,10 @@ static void watch_local_agents(campaign *c) {
             if (p->state == AGENT_BUSY) {
                 char why[128];
                 snprintf(why, sizeof why, "the local agent %s", how);
-                interrupt_item(c, p->item, why);
+                interrupt_item(c, p->item, why, 1);
             }
             p->state = AGENT_LOST;
+            p->item = -1;
         }
         if (la->respawns++ < MAX_LOCAL_RESPAWNS) {
             say(c, "local agent %s %s; starting it again", la->id, how);
@@ -1010,9 +1279,22 @@ static int prepare(campaign *c, vb_error *err) {
         if (rc) return VB_ERROR;
         vb_store_event(c->store, "info", NULL, "coordinator", "resumed: %s", o->command_line);
     }
-    if (vb_store_begin_run(c->store, o->retry_failed, err) || load_item_states(c, err)) return VB_ERROR;
+    c->orphan = -1;
+    if (vb_store_begin_run(c->store, o->retry_failed, err) || (o->resume && find_orphan(c, err)) ||
+        load_item_states(c, err))
+        return VB_ERROR;
     const char *t = vb_profile_setting(c->profile, "limits.phase_timeout_s", "3600");
     c->phase_timeout_s = atol(t) > 0 ? atol(t) : 3600;
+    double silent = atof(vb_profile_setting(c->profile, "limits.agent_silent_s", "15"));
+    c->silent_ns = (uint64_t)((silent >= 1 ? silent : 15) * 1e9);
+    long attempts = atol(vb_profile_setting(c->profile, "limits.max_attempts", "3"));
+    c->max_attempts = attempts >= 1 ? (unsigned)attempts : 3;
+    c->rerun_lost = strcmp(vb_profile_setting(c->profile, "limits.on_agent_lost", "rerun"), "fail") != 0;
+    if (c->orphan >= 0) {
+        c->orphan_deadline_ns = vb_now_ns() + c->silent_ns;
+        say(c, "%s was running on agent %s when the coordinator stopped: waiting up to %.0f s for that agent",
+            c->plan->items[c->orphan].key, c->orphan_agent, (double)c->silent_ns / 1e9);
+    }
     snprintf(c->work_dir, sizeof c->work_dir, "%s.d", o->out);
     mkdir(c->work_dir, 0755);
     snprintf(c->run_dir, sizeof c->run_dir, "/tmp/vbench-%d-XXXXXX", (int)getpid());
@@ -1021,6 +1303,9 @@ static int prepare(campaign *c, vb_error *err) {
     snprintf(c->endpoint, sizeof c->endpoint, "ipc://%s/coordinator.sock", c->run_dir);
     c->router = zsock_new(ZMQ_ROUTER);
     zsock_set_router_mandatory(c->router, 1);
+    /* An agent that reconnects on a new socket (after a cut link) while its old connection still looks open
+     * here takes over its routing id, instead of being refused as a duplicate. */
+    zsock_set_router_handover(c->router, 1);
     /* Agents on other hosts: the rules, keys and allow-list are proto/transport's. Under CURVE the local agent
      * (same ROUTER, over ipc) gets throw-away keys in the run directory. */
     if (o->listen || o->cert || o->allow_dir) {
@@ -1044,7 +1329,7 @@ static int prepare(campaign *c, vb_error *err) {
         c->servers[e].phase_item = c->servers[e].last_item = -1;
     }
     c->local[0] = (local_agent){.id = "local-client", .roles = "client"};
-    c->n_local = 1;
+    c->n_local = o->no_local_agents ? 0 : 1;
     if (o->agent_cpus) snprintf(c->local[0].cpus, sizeof c->local[0].cpus, "%s", o->agent_cpus);
     if (c->need_orchestrator) {
         /* A server on this host: the client keeps to the budget's client CPUs so it does not take the server's. */
@@ -1061,8 +1346,10 @@ static int prepare(campaign *c, vb_error *err) {
         if (!o->agent_cpus) snprintf(c->local[0].cpus, sizeof c->local[0].cpus, "%s", c->local_budget.client_cpus);
         vb_store_manifest_set(c->store, "budget.client_cpus_applied", c->local[0].cpus, NULL);
         c->local[1] = (local_agent){.id = "local-orchestrator", .roles = "orchestrator"};
-        c->n_local = 2;
+        c->n_local = o->no_local_agents ? 0 : 2;
     }
+    if (o->no_local_agents && !o->listen)
+        return vb_error_set(err, "coordinator", 1, "--no-local-agents needs --listen: the agents come from other hosts");
     for (int k = 0; k < c->n_local; k++)
         if (spawn_local_agent(c, k, err)) return VB_ERROR;
     return VB_OK;
@@ -1072,6 +1359,38 @@ static int next_item(campaign *c) {
     for (size_t i = 0; i < c->plan->n_items; i++)
         if (c->items[i] == ITEM_PENDING) return (int)i;
     return -1;
+}
+
+/* 1 while nothing may be assigned: the orphan's agent may still run it (until it said hello, or until
+ * limits.agent_silent_s after the start), or an agent is stopping a stale item. No two measurements overlap. */
+static int hold_assignments(campaign *c) {
+    if (c->orphan >= 0 && c->items[c->orphan] != ITEM_PENDING) c->orphan = -1;
+    if (c->orphan >= 0 && vb_now_ns() > c->orphan_deadline_ns) {
+        char why[300];
+        snprintf(why, sizeof why, "its agent did not come back within limits.agent_silent_s = %.0f s",
+                 (double)c->silent_ns / 1e9);
+        orphan_gone(c, why);
+    }
+    if (c->orphan >= 0) return 1;
+    for (size_t i = 0; i < c->n_peers; i++)
+        if (c->peers[i].state == AGENT_DRAINING) return 1;
+    return 0;
+}
+
+/* Says (every 60 s, terminal and events) that item i waits for an agent with its role. */
+static void note_waiting(campaign *c, int i) {
+    uint64_t now = vb_now_ns();
+    if (c->waiting_said_ns == 0) c->waiting_said_ns = now;   /* quiet for the first minute */
+    if (now - c->waiting_said_ns < 60000000000ull) return;
+    c->waiting_said_ns = now;
+    char lost[512] = "";
+    for (size_t k = 0; k < c->n_peers; k++)
+        if (c->peers[k].state == AGENT_LOST && strstr(c->peers[k].roles, c->plan->items[i].role))
+            snprintf(lost + strlen(lost), sizeof lost - strlen(lost), "%s%s", lost[0] ? ", " : "", c->peers[k].id);
+    vb_store_event(c->store, "warn", c->plan->items[i].key, "coordinator", "waiting for an agent with role %s%s%s",
+                   c->plan->items[i].role, lost[0] ? " (lost: " : "", lost[0] ? lost : "");
+    say(c, "%s waits for an agent with role %s%s%s%s", c->plan->items[i].key, c->plan->items[i].role,
+        lost[0] ? " (lost: " : "", lost, lost[0] ? ")" : "");
 }
 
 static peer *idle_peer_with_role(campaign *c, const char *role) {
@@ -1101,6 +1420,7 @@ static void teardown(campaign *c) {
     }
     free(c->peers);
     free(c->items);
+    free(c->runs);
     for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
         for (size_t i = 0; i < c->servers[e].n_connect; i++)
             free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
@@ -1125,7 +1445,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     for (size_t i = 0; i < c.plan->n_items; i++) done0 += c.items[i] != ITEM_PENDING;
     say(&c, "campaign %s: %zu items (%zu already complete), results in %s", c.profile->name, c.plan->n_items, done0, o->out);
 
-    uint64_t started = vb_now_ns();
+    uint64_t started = vb_now_ns(), end_wait_ns = 0;
     int code = 0, interrupted = 0;
     zpoller_t *poller = zpoller_new(c.router, NULL);
     vb_transport_zap_poll_add(c.zap, poller);
@@ -1141,11 +1461,21 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         }
         int next = next_item(&c);
         int servers_busy = servers_housekeeping(&c);
-        if (next < 0 && c.running < 0 && !servers_busy) break;
-        if (c.running < 0 && next >= 0 && server_ready_for(&c, next)) {
+        if (next < 0 && c.running < 0 && !servers_busy) {
+            /* All done: wait (a little) for the agents' Done of the last item, so that their outboxes end empty. */
+            int ending = 0;
+            for (size_t i = 0; i < c.n_peers; i++)
+                ending |= c.peers[i].state == AGENT_BUSY || c.peers[i].state == AGENT_DRAINING;
+            if (!ending) break;
+            if (!end_wait_ns) end_wait_ns = vb_now_ns() + 30000000000ull;
+            if (vb_now_ns() > end_wait_ns) break;
+        }
+        int hold = hold_assignments(&c);
+        if (c.running < 0 && next >= 0 && !hold && server_ready_for(&c, next)) {
             peer *p = idle_peer_with_role(&c, c.plan->items[next].role);
             if (p && server_confirmed(&c, next)) {
                 assign(&c, p, next);
+                c.waiting_said_ns = 0;
             } else if (p) {
                 /* waiting for the orchestrator's go */
             } else if (c.n_peers == 0 && vb_now_ns() - started > HELLO_WAIT_NS) {
@@ -1153,6 +1483,8 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                              c.plan->items[next].role, HELLO_WAIT_NS / 1000000000ull);
                 interrupted = 1;
                 break;
+            } else if (!p && c.n_peers > 0) {
+                note_waiting(&c, next);
             }
         } else if (c.running < 0 && next >= 0 && engine_recipe(&c, (int)c.plan->items[next].engine) &&
                    !orchestrator_peer(&c, NULL) && vb_now_ns() - started > HELLO_WAIT_NS) {
@@ -1176,9 +1508,9 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                 vb_store_event(c.store, "warn", NULL, "coordinator", "dropped a message: %s", rerr.message);
             }
         }
-        if (vb_now_ns() - c.last_sent_ns > HEARTBEAT_MS * 1000000ull)
-            for (size_t i = 0; i < c.n_peers; i++)
-                if (c.peers[i].state != AGENT_LOST) send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, NULL, NULL);
+        for (size_t i = 0; i < c.n_peers; i++)
+            if (c.peers[i].state != AGENT_LOST && vb_now_ns() - c.peers[i].last_sent_ns > HEARTBEAT_MS * 1000000ull)
+                send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, NULL, NULL);
         check_liveness(&c);
         watch_local_agents(&c);
         int dead = 0;
@@ -1217,7 +1549,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             for (size_t i = 0; i < c.n_peers; i++)
                 if (c.peers[i].state == AGENT_BUSY)
                     send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_ABORT, c.plan->items[c.running].key, "coordinator stopping");
-            interrupt_item(&c, c.running, zsys_interrupted ? "the coordinator was interrupted" : err->message);
+            interrupt_item(&c, c.running, zsys_interrupted ? "the coordinator was interrupted" : err->message, 0);
         }
         vb_store_set_status(c.store, "interrupted", NULL);
         vb_store_event(c.store, "warn", NULL, "coordinator", "campaign interrupted%s%s", zsys_interrupted ? "" : ": ",

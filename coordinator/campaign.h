@@ -27,6 +27,7 @@ typedef struct vb_campaign_opts {
     const char *listen;        /* also listen here for agents on other hosts (tcp://ADDR:PORT), or NULL */
     const char *cert;          /* the coordinator's secret certificate (vbench keys NAME -> NAME.key), or NULL */
     const char *allow_dir;     /* directory of the agents' .pub files (the allow-list), or NULL */
+    int no_local_agents;       /* start no local agent: every agent comes from another host (needs listen) */
 } vb_campaign_opts;
 
 /* Returns the process exit code: 0 all items done, 1 some failed, 2 interrupted or incomplete.

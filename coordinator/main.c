@@ -54,6 +54,7 @@ static const char *usage_run =
     "  --listen ENDPOINT    also accept agents from other hosts, e.g. tcp://0.0.0.0:5555 (CURVE required)\n"
     "  --cert FILE.key      the coordinator's key pair (`vbench keys coordinator`)\n"
     "  --allow DIR          directory of the agents' .pub files: only those agents are accepted\n"
+    "  --no-local-agents    start no agent here: all of them connect from other hosts (with --listen)\n"
     "\n"
     "Engines with a `recipe:` in the profile need a server: a local orchestrator agent starts it as a systemd\n"
     "transient unit from the engine image, under the profile's resources budget (needs root and systemd):\n"
@@ -72,7 +73,8 @@ static const char *usage_resume =
     "are kept and never recorded twice.\n"
     "\n"
     "  --retry-failed       also run failed and skipped items again\n"
-    "  --listen, --cert, --allow   as for `vbench run`: agents on other hosts\n";
+    "  --listen, --cert, --allow, --no-local-agents   as for `vbench run`: agents on other hosts, which\n"
+    "                       reattach by themselves and resend what the killed coordinator did not acknowledge\n";
 
 static const char *usage_status =
     "usage: vbench status [--out FILE | FILE]\n"
@@ -154,7 +156,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 }
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_RECIPES,
-       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW };
+       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -165,7 +167,7 @@ static int cmd_run(int argc, char **argv, int resume) {
         {"recipes", required_argument, 0, OPT_RECIPES}, {"images", required_argument, 0, OPT_IMAGES},
         {"bus", required_argument, 0, OPT_BUS},         {"listen", required_argument, 0, OPT_LISTEN},
         {"cert", required_argument, 0, OPT_CERT},       {"allow", required_argument, 0, OPT_ALLOW},
-        {0, 0, 0, 0}};
+        {"no-local-agents", no_argument, 0, OPT_NO_LOCAL}, {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
     int c;
@@ -184,6 +186,7 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_LISTEN: o.listen = optarg; break;
         case OPT_CERT: o.cert = optarg; break;
         case OPT_ALLOW: o.allow_dir = optarg; break;
+        case OPT_NO_LOCAL: o.no_local_agents = 1; break;
         case 'h': fputs(resume ? usage_resume : usage_run, stdout); return 0;
         default: fputs(resume ? usage_resume : usage_run, stderr); return 2;
         }

@@ -220,10 +220,11 @@ int vb_store_begin_run(vb_store *s, int retry_failed, vb_error *err) {
     char now[40];
     vb_store_now(now, sizeof now);
     if (exec(s, "BEGIN IMMEDIATE", err)) return VB_ERROR;
-    char sql[512];
+    char sql[1024];
     snprintf(sql, sizeof sql,
              "INSERT INTO event (at, level, item_key, source, message) SELECT '%s', 'warn', key, 'coordinator', "
-             "'item was running when the coordinator stopped; it will run again' FROM plan WHERE status = 'running';"
+             "'item was running when the coordinator stopped; it runs again unless its agent comes back with it' "
+             "FROM plan WHERE status = 'running';"
              "UPDATE plan SET status = 'interrupted' WHERE status = 'running';"
              "UPDATE plan SET status = 'pending' WHERE status = 'expired';"
              "UPDATE campaign SET runs = runs + 1, status = 'running', updated_at = '%s', finished_at = NULL;",
@@ -258,6 +259,46 @@ int vb_store_item_start(vb_store *s, const char *key, const char *agent, vb_erro
     bind_text(st, 2, now);
     bind_text(st, 3, key);
     return run(s, st, err, "starting a plan item");
+}
+
+int vb_store_item_info(vb_store *s, const char *key, char *status, size_t status_len, int *attempts, char *agent,
+                       size_t agent_len, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "SELECT status, attempts, COALESCE(agent, '') FROM plan WHERE key = ?", err);
+    if (!st) return VB_ERROR;
+    bind_text(st, 1, key);
+    int rc = VB_OK;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(status, status_len, "%s", sqlite3_column_text(st, 0));
+        *attempts = sqlite3_column_int(st, 1);
+        snprintf(agent, agent_len, "%s", sqlite3_column_text(st, 2));
+    } else {
+        rc = vb_error_set(err, "results", 7, "unknown plan item %s", key);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int vb_store_item_orphan(vb_store *s, char *key, size_t key_len, char *agent, size_t agent_len, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "SELECT key, agent FROM plan WHERE attempts > 0 AND agent IS NOT NULL AND "
+                                  "(status = 'running' OR (status = 'interrupted' AND error IS NULL)) "
+                                  "ORDER BY started_at DESC LIMIT 1", err);
+    if (!st) return VB_ERROR;
+    key[0] = agent[0] = '\0';
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(key, key_len, "%s", sqlite3_column_text(st, 0));
+        snprintf(agent, agent_len, "%s", sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    return VB_OK;
+}
+
+int vb_store_item_adopt(vb_store *s, const char *key, const char *agent, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "UPDATE plan SET status = 'running', agent = ?, finished_at = NULL, error = NULL "
+                                  "WHERE key = ?", err);
+    if (!st) return VB_ERROR;
+    bind_text(st, 1, agent);
+    bind_text(st, 2, key);
+    return run(s, st, err, "taking over a plan item");
 }
 
 int vb_store_item_finish(vb_store *s, const char *key, const char *status, const char *error, vb_error *err) {

@@ -33,7 +33,17 @@ int vb_store_begin_run(vb_store *s, int retry_failed, vb_error *err);
 
 /* Status of an item ("pending", "done", ...) into buf; VB_ERROR if the key is unknown. */
 int vb_store_item_status(vb_store *s, const char *key, char *buf, size_t len, vb_error *err);
+/* Starts an attempt: status running, attempts + 1, the agent. */
 int vb_store_item_start(vb_store *s, const char *key, const char *agent, vb_error *err);
+/* An item's status, attempts so far and the agent of the last attempt ("" when none); VB_ERROR if unknown. */
+int vb_store_item_info(vb_store *s, const char *key, char *status, size_t status_len, int *attempts, char *agent,
+                       size_t agent_len, vb_error *err);
+/* The item a killed coordinator left running (status running, or interrupted by vb_store_begin_run: no error
+ * text), the most recently started if several; key "" when none. Its agent may still be running it. */
+int vb_store_item_orphan(vb_store *s, char *key, size_t key_len, char *agent, size_t agent_len, vb_error *err);
+/* Running again under its current attempt (attempts unchanged): a restarted coordinator took over an attempt
+ * that was still running on its agent. */
+int vb_store_item_adopt(vb_store *s, const char *key, const char *agent, vb_error *err);
 /* status: "done", "failed", "skipped", "interrupted", "expired"; error may be NULL. */
 int vb_store_item_finish(vb_store *s, const char *key, const char *status, const char *error, vb_error *err);
 

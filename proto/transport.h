@@ -150,7 +150,10 @@ typedef struct vb_transport_monitor vb_transport_monitor;
 int vb_transport_client_setup(zsock_t *dealer, const vb_transport_opts *o, vb_transport_monitor **mon,
                               vb_error *err);
 
-/* Watches the handshakes of sock through a ZMQ socket monitor. o gives the endpoint and key files for messages. */
+/* Watches the handshakes of sock through a ZMQ socket monitor. o gives the endpoint and key files for messages.
+ * To close sock while the process goes on (a reconnect on a new socket), stop the monitor first with
+ * zmq_socket_monitor(zsock_resolve(sock), NULL, 0): in libzmq 4.3.4 a socket closed while monitored keeps
+ * connecting, as a ghost that takes the connection over. */
 vb_transport_monitor *vb_transport_monitor_new(zsock_t *sock, const vb_transport_opts *o, vb_error *err);
 void vb_transport_monitor_destroy(vb_transport_monitor **m);
 zsock_t *vb_transport_monitor_sock(vb_transport_monitor *m);

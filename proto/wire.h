@@ -12,7 +12,8 @@
 #include "util/error.h"
 #include "util/kv.h"
 
-#define VB_PROTOCOL_VERSION 2
+/* 3: attempts on Result/Done/Failed/Ack, the outbox resend, Hello.item_*, Heartbeat.hello_again. */
+#define VB_PROTOCOL_VERSION 3
 #define VB_WIRE_MAX_BYTES (64u << 20)
 
 /* Encodes env and sends it. routing_id (ROUTER side) may be NULL; it is not consumed. */

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Three hosts (network namespaces with veth links, tests/e2e/hosts.sh): the coordinator on one, the client agent
+# on another, an agent with role orchestrator on the third, speaking CURVE over TCP with keys made by
+# `vbench keys`. A small campaign of all five phases completes, every result recorded once, the agents recorded
+# with their hosts. Meanwhile an agent whose key is not on the allow-list is refused (the refusal is in the
+# events table), and an agent that pins another coordinator's key refuses to go on, saying why.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/hosts.sh"
+hosts_up
+ok $? "three hosts: coord, bench and orch, linked by veth pairs"
+hosts_keys bench orch
+ok $? "key pairs for the coordinator and both agents; their .pub files on the allow-list"
+"$VBENCH" keys rogue --dir "$KEYS/rogue" >/dev/null && "$VBENCH" keys coordinator --dir "$KEYS/other" >/dev/null
+ok $? "a key pair that is not on the allow-list, and another coordinator's key pair"
+
+db="$SCRATCH/multihost.sqlite"
+tiny_profile "$SCRATCH/tiny.yml"
+coordinator run --profile "$SCRATCH/tiny.yml" --out "$db" 2>"$SCRATCH/coord.txt" &
+coord=$!
+agent bench bench 2>"$SCRATCH/bench.txt" &
+bench=$!
+agent orch orch --roles orchestrator 2>"$SCRATCH/orch.txt" &
+orch=$!
+HOST_PIDS="$coord $bench $orch"
+
+wait_sql "$db" "SELECT COUNT(*) FROM agent" 2 60
+ok $? "both agents joined over CURVE"
+
+# Refused: a key that is not on the allow-list (the agent stops with the coordinator's answer).
+agent orch rogue 2>"$SCRATCH/rogue.txt" &
+rogue=$!
+HOST_PIDS="$HOST_PIDS $rogue"
+wait_pid $rogue 60
+is "$WAIT_RC" "1" "an agent whose key is not on the allow-list stops with exit 1"
+like "$(cat "$SCRATCH/rogue.txt")" "refused this agent's key (not on its allow-list)" "... saying the coordinator refused its key"
+like "$(cat "$SCRATCH/rogue.txt")" "rogue.pub" "... and which file to put into the --allow directory"
+wait_sql "$db" "SELECT COUNT(*) FROM event WHERE source = 'transport' AND message LIKE 'refused agent key %'" 1 30
+ok $? "the refusal is in the events table"
+like "$(q "$db" "SELECT message FROM event WHERE source = 'transport' AND message LIKE 'refused%'")" "10.77.2.2" \
+     "... with the refused agent's address"
+
+# Refused by itself: it pins a public key that is not this coordinator's.
+(on_host bench "$VB_BIN/vbench-agent" --connect "$ENDPOINT" --id wrongkey --cert "$KEYS/bench/bench.key" \
+    --server-key "$KEYS/other/coordinator.pub" --workdir "$SCRATCH/wrongkey.d" 2>"$SCRATCH/wrongkey.txt") &
+wrong=$!
+HOST_PIDS="$HOST_PIDS $wrong"
+wait_pid $wrong 60
+is "$WAIT_RC" "1" "an agent pinning the wrong coordinator key stops with exit 1"
+like "$(cat "$SCRATCH/wrongkey.txt")" "did not complete the CURVE handshake" "... saying the handshake never completed"
+like "$(cat "$SCRATCH/wrongkey.txt")" "check that --server-key $KEYS/other/coordinator.pub is the coordinator's public key" \
+     "... and which file to check"
+is "$(q "$db" "SELECT COUNT(*) FROM agent WHERE id IN ('rogue', 'wrongkey')")" "0" "neither refused agent was ever welcomed"
+
+wait_pid $coord 170
+is "$WAIT_RC" "0" "the campaign over CURVE completes (exit 0)"
+[ "$WAIT_RC" = 0 ] || sed 's/^/#   /' "$SCRATCH/coord.txt" | tail -20
+check_complete "$db"
+is "$(q "$db" "SELECT group_concat(id || ':' || host || ':' || roles, ' ') FROM (SELECT * FROM agent ORDER BY id)")" \
+   "bench:bench-host:client orch:orch-host:orchestrator" "the agents are recorded with their hosts and roles"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE agent <> 'bench'")" "0" "every item ran on the client host"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE 'allowed agent key % (bench) from 10.77.1.2%'")" "1" \
+   "the client's key was allowed, from its own address"
+is "$(q "$db" "SELECT SUM(attempts) FROM plan")" "$(q "$db" "SELECT COUNT(*) FROM plan")" "no fault, no second attempt"
+wait_pid $bench 30; is "$WAIT_RC" "0" "the client agent leaves when the campaign is over"
+wait_pid $orch 30; is "$WAIT_RC" "0" "the orchestrator agent leaves when the campaign is over"
+is "$(find "$SCRATCH/bench.d/outbox/bench" -name '*.pb' | wc -l)" "0" "the client's outbox is empty: everything was acknowledged"
+done_testing
