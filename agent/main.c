@@ -337,8 +337,10 @@ static void *worker_main(void *arg) {
         failed.message = err.message[0] ? err.message : "failed without a message";
         env.body_case = VBENCH__ENVELOPE__BODY_FAILED;
         env.failed = &failed;
-        /* A failed item may have left the engine half-built: the next item starts from a fresh session. */
-        vb_session_close(&a->session);
+        /* A failed item may have left the engine half-built: the next item starts from a fresh session. Not so
+         * when the engine answered and vbench refused the answer (domain "recall": a duplicate row, a row that
+         * fails the filter): the index is whole, and reloading it would cost the next item a full build. */
+        if (strcmp(failed.domain, "recall") != 0) vb_session_close(&a->session);
     }
     vb_wire_send(out, NULL, &env, NULL);
     free(ctx.point);

@@ -512,8 +512,19 @@ static void on_result(campaign *c, peer *p, const Vbench__Result *r) {
     int dup = 0;
     vb_error err;
     if (vb_store_commit_result(c->store, r, item_engine(c, i), item_dataset(c, i), p->id, &dup, &err) != VB_OK) {
-        /* Not acknowledged: the agent keeps it and sends it again. */
+        /* A result that can never be stored (a NaN where the schema wants a number, an inconsistent histogram:
+         * SQLite's constraint / mismatch / too big / range codes, or the store's own 9) is acknowledged, so the
+         * agent stops resending it, and fails its item with the reason; anything else (disk full, a lock) is
+         * not acknowledged: the agent keeps it and sends it again. */
+        int poison = err.code == 9 || err.code == 18 || err.code == 19 || err.code == 20 || err.code == 25;
         say(c, "vbench: could not record result %s: %s", r->result_key, err.message);
+        if (!poison) return;
+        send_ack(c, p, r->result_key, r->attempt);
+        if (c->items[i] == ITEM_RUNNING || c->items[i] == ITEM_DONE) {
+            char why[1200];
+            snprintf(why, sizeof why, "its result %s could not be recorded: %.1000s", r->result_key, err.message);
+            fail_item(c, i, "results", why);
+        }
         return;
     }
     send_ack(c, p, r->result_key, r->attempt);
