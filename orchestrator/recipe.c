@@ -187,8 +187,8 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'settings': expected a map");
         r->settings = calloc(n->n ? n->n : 1, sizeof *r->settings);
         for (size_t i = 0; i < n->n; i++) {
+            r->n_settings++; /* counted first: vb_recipe_destroy frees what a failed parse_setting allocated */
             if (parse_setting(c, n->keys[i], n->items[i], &r->settings[i])) return VB_ERROR;
-            r->n_settings++;
         }
     }
     if ((n = vb_yaml_map_get(root, "connect", NULL))) {

@@ -299,7 +299,7 @@ out_db=/var/lib/vbench/coordinator/results.db/dev.sqlite
 vb_ns_run touch $out_db
 vb_ns_run systemctl start vbench-coordinator.service
 is "$(vb_ns_run cat /var/lib/vbench/coordinator/args | tr '\n' ';')" \
-   "run --profile dev --out $out_db --listen tcp://127.0.0.1:$PORT --cert /etc/vbench/keys/coordinator.key --allow /etc/vbench/keys/allow;key-readable;resume --out $out_db --listen tcp://127.0.0.1:$PORT --cert /etc/vbench/keys/coordinator.key --allow /etc/vbench/keys/allow;key-readable;" \
+   "run --profile dev --out $out_db --listen tcp://127.0.0.1:$PORT --cert /etc/vbench/keys/coordinator.key --allow /etc/vbench/keys/allow --no-local-agents;key-readable;resume --out $out_db --listen tcp://127.0.0.1:$PORT --cert /etc/vbench/keys/coordinator.key --allow /etc/vbench/keys/allow --no-local-agents;key-readable;" \
    "the coordinator runs the campaign, then resumes it once its database exists; it can read its key"
 vb_ns_run sh -c "mv /usr/local/bin/vbench.real /usr/local/bin/vbench; rm -f $out_db /var/lib/vbench/coordinator/args"
 is "$(show vbench-agent@h1-client.service CPUAffinity)/$(show vbench-agent@h1-client.service MemoryMax)" \
