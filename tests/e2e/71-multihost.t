@@ -15,13 +15,7 @@ ok $? "a key pair that is not on the allow-list, and another coordinator's key p
 
 db="$SCRATCH/multihost.sqlite"
 tiny_profile "$SCRATCH/tiny.yml"
-coordinator run --profile "$SCRATCH/tiny.yml" --out "$db" 2>"$SCRATCH/coord.txt" &
-coord=$!
-agent bench bench 2>"$SCRATCH/bench.txt" &
-bench=$!
-agent orch orch --roles orchestrator 2>"$SCRATCH/orch.txt" &
-orch=$!
-HOST_PIDS="$coord $bench $orch"
+start_campaign "$SCRATCH/tiny.yml" "$db"
 
 wait_sql "$db" "SELECT COUNT(*) FROM agent" 2 60
 ok $? "both agents joined over CURVE"

@@ -16,13 +16,7 @@ ok $? "keys and allow-list"
 db="$SCRATCH/kills.sqlite"
 # A longer churn (the last item, about 7 s) takes the kills that fall at the end of the plan.
 WINDOW_S=3 REPEATS=3 SILENT_S=5 CHURN_FRACTION=0.5 tiny_profile "$SCRATCH/tiny.yml"
-coordinator run --profile "$SCRATCH/tiny.yml" --out "$db" 2>"$SCRATCH/coord.txt" &
-coord=$!
-agent bench bench 2>"$SCRATCH/bench.txt" &
-bench=$!
-agent orch orch --roles orchestrator 2>"$SCRATCH/orch.txt" &
-orch=$!
-HOST_PIDS="$coord $bench $orch"
+start_campaign "$SCRATCH/tiny.yml" "$db"
 wait_sql "$db" "SELECT COUNT(*) FROM agent" 2 60
 ok $? "both agents joined"
 

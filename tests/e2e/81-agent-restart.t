@@ -18,13 +18,8 @@ ok $? "keys and allow-list"
 
 db="$SCRATCH/restart.sqlite"
 WINDOW_S=3 SILENT_S=5 tiny_profile "$SCRATCH/tiny.yml"
-coordinator run --profile "$SCRATCH/tiny.yml" --out "$db" 2>"$SCRATCH/coord.txt" &
-coord=$!
-agent bench bench 2>"$SCRATCH/bench1.txt" &
-bench1=$!
-agent orch orch --roles orchestrator 2>"$SCRATCH/orch.txt" &
-orch=$!
-HOST_PIDS="$coord $bench1 $orch"
+BENCH_LOG=bench1.txt start_campaign "$SCRATCH/tiny.yml" "$db"
+bench1=$bench
 
 # 1. Mid-window: the first window item runs; its warm-up is 0.2 s, its window 3 s.
 wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE phase = 'concurrency' AND status = 'running'" 1 120

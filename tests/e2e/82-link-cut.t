@@ -15,13 +15,7 @@ ok $? "keys and allow-list"
 
 db="$SCRATCH/cut.sqlite"
 WINDOW_S=4 SILENT_S=3 tiny_profile "$SCRATCH/tiny.yml"
-coordinator run --profile "$SCRATCH/tiny.yml" --out "$db" 2>"$SCRATCH/coord.txt" &
-coord=$!
-agent bench bench 2>"$SCRATCH/bench.txt" &
-bench=$!
-agent orch orch --roles orchestrator 2>"$SCRATCH/orch.txt" &
-orch=$!
-HOST_PIDS="$coord $bench $orch"
+start_campaign "$SCRATCH/tiny.yml" "$db"
 
 wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE phase = 'concurrency' AND status = 'running'" 1 120
 ok $? "a concurrency window is running"

@@ -89,6 +89,19 @@ agent() {
         --server-key "$KEYS/coord/coordinator.pub" --workdir "$SCRATCH/$name.d" "$@"
 }
 
+# The usual start: the coordinator running PROFILE into DB, the client agent bench and the orchestrator agent
+# orch, each in the background with its stderr in $SCRATCH (coord.txt, BENCH_LOG or bench.txt, orch.txt). Sets
+# coord, bench, orch and HOST_PIDS.
+start_campaign() { # start_campaign PROFILE DB
+    coordinator run --profile "$1" --out "$2" 2>"$SCRATCH/coord.txt" &
+    coord=$!
+    agent bench bench 2>"$SCRATCH/${BENCH_LOG:-bench.txt}" &
+    bench=$!
+    agent orch orch --roles orchestrator 2>"$SCRATCH/orch.txt" &
+    orch=$!
+    HOST_PIDS="$coord $bench $orch"
+}
+
 link_down() { ip -n "$NS_bench" link set "$BENCH_IF" down; }
 link_up() { ip -n "$NS_bench" link set "$BENCH_IF" up; }
 
