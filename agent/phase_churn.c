@@ -160,7 +160,9 @@ static int restore_checkpoint(churn *c, size_t resume, vb_error *err) {
     if (s->churn_reinserted < resume && insert_range(c, s->churn_reinserted, resume, 0, &done, vb_now_ns(), err))
         return VB_ERROR;
     s->churn_reinserted = resume;
-    if (c->ctx->stop && atomic_load(c->ctx->stop)) return vb_error_set(err, "agent", 1, "aborted");
+    if (c->ctx->stop && atomic_load(c->ctx->stop))
+        return vb_error_set(err, atomic_load(c->ctx->stop) == VB_STOP_LIMIT ? "limit" : "agent", 1,
+                            "stopped while restoring the reinsert checkpoint; `vbench resume` continues it");
     return VB_OK;
 }
 
@@ -240,6 +242,9 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
                               limit ? " at the wall-clock limit" : "", done, c.planned, rate);
         }
     }
+    /* Every row is back: a limit abort that crossed the last insert on the wire is moot (the limit is the
+     * reinsert's), so maintenance and the after measurement run whole. */
+    if (rc == VB_OK && ctx->stop && atomic_load(ctx->stop) == VB_STOP_LIMIT) atomic_store(ctx->stop, 0);
     if (rc == VB_OK) {
         vb_phase_progress(ctx, "maintain", 0, 1, 0, 1);
         uint64_t t0 = vb_now_ns();

@@ -1064,6 +1064,10 @@ static void agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env) {
                 c->limit_deadline_ns = vb_now_ns() + (uint64_t)c->limit_s * 1000000000ull;
                 vb_store_event(c->store, "info", pr->item_key, "coordinator", "reinsert started; limit %ld s", c->limit_s);
             }
+            /* The limit is the reinsert's (SPEC 1): once the agent moved on to maintenance and the after
+             * measurement, the clock stops, so a deadline that falls just after the last row cannot abort them. */
+            if (c->plan->items[c->running].kind == VB_PHASE_CHURN && strcmp(pr->stage, "maintain") == 0)
+                c->limit_deadline_ns = c->limit_aborted_ns = 0; /* the agent ignores a late limit abort too */
             snprintf(c->progress_stage, sizeof c->progress_stage, "%s", pr->stage);
             c->progress_done = pr->done;
             c->progress_total = pr->total;
