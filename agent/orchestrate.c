@@ -211,26 +211,6 @@ write_copy:
     return VB_OK;
 }
 
-/* Expands every string of a NULL-terminated argv template. */
-static char **expand_argv(const vb_recipe *r, char *const *tmpl, const kvlist *vars, vb_error *err) {
-    size_t n = 0;
-    while (tmpl[n]) n++;
-    char **out = calloc(n + 1, sizeof *out);
-    for (size_t i = 0; i < n; i++) {
-        if (vb_recipe_expand(r, tmpl[i], vars->kv, vars->n, &out[i], err)) {
-            for (size_t j = 0; j < i; j++) free(out[j]);
-            free(out);
-            return NULL;
-        }
-    }
-    return out;
-}
-
-static void free_argv(char **v) {
-    for (size_t i = 0; v && v[i]; i++) free(v[i]);
-    free(v);
-}
-
 static char *journal_tail(vb_units *u, const char *unit) {
     char *tail = NULL;
     vb_error err;
@@ -407,7 +387,7 @@ static void op_start(server *s, zsock_t *out) {
         struct stat sst;
         if (s->recipe->n_init && stat(creates, &sst) != 0) {
             for (size_t i = 0; i < s->recipe->n_init; i++) {
-                char **argv = expand_argv(s->recipe, s->recipe->init[i], &vars, &err);
+                char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->init[i], vars.kv, vars.n, &err);
                 if (!argv) goto fail;
                 char name[256];
                 snprintf(name, sizeof name, "%s-init%zu", s->unit, i);
@@ -416,7 +396,7 @@ static void op_start(server *s, zsock_t *out) {
                                      .type = "oneshot", .root_directory = root, .bind_paths = bind_paths,
                                      .drop_privileges = 1, .uid = uid, .gid = gid};
                 int rc = vb_unit_start(u, name, &spec, &err);
-                free_argv(argv);
+                vb_recipe_argv_free(argv);
                 if (rc) {
                     tail = journal_tail(u, name);
                     vb_error_prefix(&err, "init step %zu of recipe %s", i + 1, s->recipe->path);
@@ -425,7 +405,7 @@ static void op_start(server *s, zsock_t *out) {
                 }
             }
         }
-        char **argv = expand_argv(s->recipe, s->recipe->start, &vars, &err);
+        char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->start, vars.kv, vars.n, &err);
         if (!argv) goto fail;
         vb_unit_spec spec = {.description = "vbench database server", .argv = (const char *const *)argv,
                              .root_directory = root, .bind_paths = bind_paths, .cpus = b.server_cpus,
@@ -434,7 +414,7 @@ static void op_start(server *s, zsock_t *out) {
                              .gid = gid, .kill_signal = s->recipe->stop_signal,
                              .timeout_stop_usec = (uint64_t)s->recipe->stop_timeout_s * 1000000ull};
         int rc = vb_unit_start(u, s->unit, &spec, &err);
-        free_argv(argv);
+        vb_recipe_argv_free(argv);
         started = 1;
         if (rc) goto fail;
     }

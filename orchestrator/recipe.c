@@ -86,7 +86,7 @@ static int get_argv(const rctx *c, const vb_yaml_node *n, const char *what, char
     return VB_OK;
 }
 
-static void free_argv(char **v) {
+void vb_recipe_argv_free(char **v) {
     for (size_t i = 0; v && v[i]; i++) free(v[i]);
     free(v);
 }
@@ -270,10 +270,10 @@ void vb_recipe_destroy(vb_recipe **rp) {
     if (!r) return;
     free(r->name), free(r->path), free(r->engine), free(r->description), free(r->image), free(r->user);
     free(r->data_mount), free(r->password_file), free(r->init_creates);
-    free_argv(r->packages);
-    free_argv(r->sizes);
-    free_argv(r->start);
-    for (size_t i = 0; i < r->n_init; i++) free_argv(r->init[i]);
+    vb_recipe_argv_free(r->packages);
+    vb_recipe_argv_free(r->sizes);
+    vb_recipe_argv_free(r->start);
+    for (size_t i = 0; i < r->n_init; i++) vb_recipe_argv_free(r->init[i]);
     free(r->init);
     for (size_t i = 0; i < r->n_settings; i++) free(r->settings[i].name), free(r->settings[i].literal);
     free(r->settings);
@@ -348,6 +348,20 @@ int vb_recipe_expand(const vb_recipe *r, const char *tmpl, const vb_kv *vars, si
     s[len] = '\0';
     *out = s;
     return VB_OK;
+}
+
+char **vb_recipe_expand_argv(const vb_recipe *r, char *const *tmpl, const vb_kv *vars, size_t n, vb_error *err) {
+    size_t count = 0;
+    while (tmpl[count]) count++;
+    char **out = calloc(count + 1, sizeof *out);
+    for (size_t i = 0; out && i < count; i++) {
+        if (vb_recipe_expand(r, tmpl[i], vars, n, &out[i], err)) {
+            vb_recipe_argv_free(out);
+            return NULL;
+        }
+    }
+    if (!out) vb_error_set(err, "recipe", 1, "out of memory");
+    return out;
 }
 
 const char *vb_recipe_default_dir(char *buf, size_t len) {

@@ -75,6 +75,11 @@ void vb_recipe_kv_free(vb_kv *kv, size_t n);
  * recipe and the unknown name. */
 int vb_recipe_expand(const vb_recipe *r, const char *tmpl, const vb_kv *vars, size_t n, char **out, vb_error *err);
 
+/* Every string of a NULL-terminated argv template (init steps, start) expanded: a NULL-terminated malloc'ed
+ * array the caller frees with vb_recipe_argv_free, or NULL with err naming the unknown name. */
+char **vb_recipe_expand_argv(const vb_recipe *r, char *const *tmpl, const vb_kv *vars, size_t n, vb_error *err);
+void vb_recipe_argv_free(char **argv);
+
 /* The directory recipes are read from when none is given: $VBENCH_RECIPES, else deploy/engines beside the
  * binary's source tree (BINDIR/../deploy/engines), else /etc/vbench/engines. */
 const char *vb_recipe_default_dir(char *buf, size_t len);
