@@ -4,8 +4,10 @@
 # image db-trixie, chrooted, reached through a unix socket directory; needs root), in one run:
 #   1. bench_client_pg load: 20k x 96 angular rows (seeded uniform) into vbench_items through the pgvector engine
 #      (binary COPY), HNSW m = 16, ef_construction = 64, and the query vectors written to a file.
-#   2. for each client count N, ROUNDS rounds of one window of each client (the order rotated every round; each
-#      round opens new connections and has its own warm-up):
+#   2. a settle pass (pgbench, 3 s, not counted) so that the first counted window does not meet a cold server;
+#      then for each client count N, ROUNDS rounds of one window of each client (round r runs the three in the
+#      r-th of the six possible orders, so over six rounds each client runs first, second and third twice and
+#      after each of the others as often; each round opens new connections and has its own warm-up):
 #      vbench  - bench_client_pg run: vb_workload_run (the concurrency phase's loop), N threads, one connection
 #                each; the engine's prepared statement SELECT id FROM vbench_items ORDER BY embedding <=> $1
 #                LIMIT 10, vector as a binary parameter, binary result, hnsw.ef_search = 40;
@@ -16,12 +18,21 @@
 #      python  - /usr/bin/python3 threading + psycopg 3 (Debian's python3-psycopg): N threads, one connection
 #                each, the same statement prepared (prepare=True) with the vector as a binary parameter (a dumper
 #                for pgvector's binary format), SET hnsw.ef_search = 40, timing around execute + fetchall.
-#   3. one table: QPS, mean latency and in flight of each over all rounds, vbench QPS / pgbench QPS (and its range
-#      over the rounds), python / pgbench; client CPU per query.
+#   3. one table: QPS, mean latency and in flight of each over all rounds, vbench QPS / pgbench QPS pooled over the
+#      rounds, the median of the per-round ratios (round i of vbench against round i of pgbench, run next to each
+#      other) with a bootstrap 95 % interval, python / pgbench; client CPU per query; each client's own spread
+#      (highest / lowest QPS of its rounds: the host's noise); then the goal (vbench >= 0.97 x pgbench) per count.
+# Layout (BENCH_LAYOUT): split (default) puts the server and the clients on separate CPUs, as the stand runs them
+# (SPEC 1: the client pinned to its cores, the server unit to its own; here the budget's `small` split: the
+# clients get the last fifth of the CPUs, at least one, the server the rest), so a client's cost shows as its own
+# CPU and the server's CPU is the server's. shared leaves everything unpinned: four or more threads on two CPUs,
+# where the scheduler's placement (a client next to its backend or not) moves QPS by up to 2x between windows
+# of the same client (docs/benchmarks.md).
 # The server is always stopped (trap).
 #
 # usage: bash bench/bench_client_pg.sh path/to/bench_client_pg
-# env:   BENCH_CLIENTS (default 1,2,4,8,16,32), BENCH_ROUNDS (5), BENCH_WINDOW (whole seconds per round, 2),
+# env:   BENCH_LAYOUT (split | shared), BENCH_CLIENTS (default 1,2,4,8,16,32), BENCH_ROUNDS (6),
+#        BENCH_WINDOW (whole seconds per round, 2),
 #        BENCH_WARMUP (whole seconds, 1), BENCH_ROWS (20000), BENCH_DIM (96), BENCH_QUERIES (8, at most 128:
 #        pgbench's script limit; few, so that pgbench's lazy per-connection PREPARE of each script, about
 #        0.15 ms of server time each, happens in the warm-up even at 32 clients), BENCH_EF (40)
@@ -31,7 +42,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CLIENTS=${BENCH_CLIENTS:-1,2,4,8,16,32}
 WINDOW=${BENCH_WINDOW:-2}
 WARMUP=${BENCH_WARMUP:-1}
-ROUNDS=${BENCH_ROUNDS:-5}
+ROUNDS=${BENCH_ROUNDS:-6}
+LAYOUT=${BENCH_LAYOUT:-split}
 ROWS=${BENCH_ROWS:-20000}
 DIM=${BENCH_DIM:-96}
 NQ=${BENCH_QUERIES:-8}
@@ -43,6 +55,12 @@ PGBENCH=$(command -v pgbench || true)
 why=$(vb_pg_skip_reason)
 [ -z "$PGBENCH" ] && why="${why:+$why; }no pgbench (apt-get install postgresql-contrib)"
 "$PY" -c 'import psycopg' 2>/dev/null || why="${why:+$why; }no psycopg 3 for $PY (apt-get install python3-psycopg)"
+case $LAYOUT in
+split) command -v taskset >/dev/null || why="${why:+$why; }no taskset (util-linux) for BENCH_LAYOUT=split"
+       [ "$(nproc)" -ge 2 ] || why="${why:+$why; }BENCH_LAYOUT=split needs 2 CPUs or more (BENCH_LAYOUT=shared runs on one)" ;;
+shared) ;;
+*) echo "bench-client-pg: BENCH_LAYOUT must be split or shared, not '$LAYOUT'" >&2; exit 2 ;;
+esac
 if [ -n "$why" ]; then echo "bench-client-pg: cannot run: $why" >&2; exit 1; fi
 [ "$NQ" -ge 1 ] && [ "$NQ" -le 128 ] || { echo "bench-client-pg: BENCH_QUERIES must be 1..128" >&2; exit 2; }
 
@@ -55,10 +73,24 @@ OUT=$SCRATCH/results.txt
 export PGPASSWORD=$PW
 
 echo "== host: $(nproc) CPUs online, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+CL=()   # prefix of every client command
+if [ "$LAYOUT" = split ]; then
+    # The allowed CPUs in order; the clients take the last fifth (at least one), the server the others.
+    mapfile -t cpus < <(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+                        awk -F- '{ hi = NF > 1 ? $2 : $1; for (c = $1; c <= hi; c++) print c }')
+    nc=$(( ${#cpus[@]} / 5 )); [ "$nc" -ge 1 ] || nc=1
+    VB_PG_CPUS=$(IFS=,; echo "${cpus[*]:0:${#cpus[@]}-nc}")
+    CLIENT_CPUS=$(IFS=,; echo "${cpus[*]: -nc}")
+    export VB_PG_CPUS
+    CL=(taskset -c "$CLIENT_CPUS")
+    echo "== layout split: server on CPUs $VB_PG_CPUS, clients on CPUs $CLIENT_CPUS"
+else
+    echo "== layout shared: server and clients unpinned on CPUs $(taskset -cp $$ | sed 's/.*: //')"
+fi
 vb_pg_start "$DIR" "$PW" || { echo "bench-client-pg: the server did not start" >&2; exit 1; }
 echo "== server: $(vb_pg_psql 'SELECT version()' | cut -d, -f1) from $(vb_pg_image), socket in $DIR"
 SECONDS=0
-"$BIN" load --host "$DIR" --password "$PW" --rows "$ROWS" --dim "$DIM" --queries "$NQ" \
+"${CL[@]}" "$BIN" load --host "$DIR" --password "$PW" --rows "$ROWS" --dim "$DIM" --queries "$NQ" \
     --queries-out "$SCRATCH/queries.txt" || exit 1
 echo "== load + build: $SECONDS s"
 
@@ -76,12 +108,12 @@ efs=$(psql -X -h "$DIR" -U postgres -d postgres -Atq -c "SELECT '[1]'::vector" -
 plan=$(psql -X -h "$DIR" -U postgres -d postgres -Atq -c "EXPLAIN (COSTS OFF) $(cat "$SCRATCH/q1.sql")" | tr -s ' \n' ' ')
 echo "== pgbench sessions: hnsw.ef_search = $efs; plan of a script's statement: $(echo "$plan" | sed "s/'\[[^]]*\]'/'[...]'/")"
 echo "== $($PGBENCH --version); $PY $($PY -c 'import sys, psycopg; from psycopg import pq; print(sys.version.split()[0], "psycopg", psycopg.__version__, "libpq wrapper:", pq.__impl__)')"
-echo "== windows: $ROUNDS rounds of $WARMUP s warm-up + $WINDOW s, closed loop, clients $CLIENTS, $NQ query vectors, ef_search $EF, k 10"
+echo "== windows: $ROUNDS rounds of $WARMUP s warm-up + $WINDOW s, closed loop, clients $CLIENTS, $NQ query vectors, ef_search $EF, k 10, layout $LAYOUT"
 
 run_pgbench() { # N: prints "RESULT pgbench N qps mean_ms in_flight errors queries cpu_us_per_query"
     local n=$1 logdir=$SCRATCH/pgbench TIMEFORMAT='%U %S' cpu
     rm -rf "$logdir" && mkdir -p "$logdir"
-    cpu=$( { time "$PGBENCH" -h "$DIR" -U postgres -n -M prepared -c "$n" -j "$n" -T $((WARMUP + WINDOW + 1)) \
+    cpu=$( { time "${CL[@]}" "$PGBENCH" -h "$DIR" -U postgres -n -M prepared -c "$n" -j "$n" -T $((WARMUP + WINDOW + 1)) \
         -l --aggregate-interval=1 --log-prefix="$logdir/log" "${scripts[@]}" postgres \
         >"$logdir/out.txt" 2>"$logdir/err.txt"; } 2>&1 )
     grep -q '^number of transactions actually processed' "$logdir/out.txt" ||
@@ -101,7 +133,7 @@ run_pgbench() { # N: prints "RESULT pgbench N qps mean_ms in_flight errors queri
 }
 
 run_python() { # N
-    "$PY" - "$DIR" "$PW" "$SCRATCH/queries.txt" "$1" "$WINDOW" "$WARMUP" "$EF" <<'PYEOF'
+    "${CL[@]}" "$PY" - "$DIR" "$PW" "$SCRATCH/queries.txt" "$1" "$WINDOW" "$WARMUP" "$EF" <<'PYEOF'
 import struct, sys, threading, time
 import psycopg
 from psycopg.adapt import Dumper
@@ -188,29 +220,34 @@ for c in conns:
 PYEOF
 }
 
-# Per client count, ROUNDS rounds of one window of each client, the order rotated every round: the host's other
-# load (and any drift) then falls on the three alike instead of on whichever ran in a bad moment.
+# Settle pass, not counted: the first counted window would otherwise meet cold caches and a server that has
+# just built its index.
+"${CL[@]}" "$PGBENCH" -h "$DIR" -U postgres -n -M prepared -c 2 -j 2 -T 3 "${scripts[@]}" postgres >/dev/null 2>&1
+
+# Per client count, ROUNDS rounds of one window of each client, round r in the r-th of the six orders of the
+# three: the host's other load (and any drift) then falls on the three alike, and no client always runs right
+# after the same other one.
+orders=("vbench pgbench python" "pgbench python vbench" "python vbench pgbench"
+        "vbench python pgbench" "python pgbench vbench" "pgbench vbench python")
 rc=0
 for n in ${CLIENTS//,/ }; do
     l0=$(cut -d' ' -f1 /proc/loadavg)
-    order=(vbench pgbench python)
     for r in $(seq 1 "$ROUNDS"); do
-        for kind in "${order[@]}"; do
+        for kind in ${orders[$(( (r - 1) % 6 ))]}; do
             case $kind in
-            vbench) "$BIN" run --host "$DIR" --password "$PW" --queries-in "$SCRATCH/queries.txt" --rows "$ROWS" \
+            vbench) "${CL[@]}" "$BIN" run --host "$DIR" --password "$PW" --queries-in "$SCRATCH/queries.txt" --rows "$ROWS" \
                         --clients "$n" --window "$WINDOW" --warmup "$WARMUP" --ef-search "$EF" >>"$OUT" ;;
             pgbench) run_pgbench "$n" >>"$OUT" ;;
             python) run_python "$n" >>"$OUT" ;;
             esac || { echo "bench-client-pg: $kind, $n clients, round $r failed" >&2; rc=1; }
         done
-        order=("${order[@]:1}" "${order[0]}")
     done
     echo "LOAD $n $l0 $(cut -d' ' -f1 /proc/loadavg)" >>"$OUT"
     grep "^RESULT [a-z]* $n " "$OUT" | sed 's/^/   /'
 done
 
-"$PY" - "$OUT" "$WINDOW" "$ROUNDS" <<'PYEOF'
-import os, sys
+"$PY" - "$OUT" "$WINDOW" "$ROUNDS" "$LAYOUT" <<'PYEOF'
+import os, random, statistics, sys
 runs, load = {}, {}
 for line in open(sys.argv[1]):
     f = line.split()
@@ -218,9 +255,10 @@ for line in open(sys.argv[1]):
         runs.setdefault((f[1], int(f[2])), []).append([float(x) for x in f[3:]])
     elif f[0] == "LOAD":
         load[int(f[1])] = (f[2], f[3])
-window, rounds = float(sys.argv[2]), int(sys.argv[3])
+window, rounds, layout = float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 kinds = ("vbench", "pgbench", "python")
 names = {"vbench": "vbench (C, libpq)", "pgbench": "pgbench -M prepared", "python": "Python threads, psycopg 3"}
+GOAL = 0.97
 
 def total(rs):
     """Rounds summed: qps over all windows, mean latency and cpu/query weighted by queries, in flight averaged."""
@@ -236,28 +274,60 @@ def cell(v):
 def ratio(a, b):
     return ("%7.3f" % (a[0] / b[0])) if a and b and b[0] else "%7s" % "-"
 
+def per_round(kind, n):
+    """vbench / pgbench (or python / pgbench) QPS of the same round: the two ran within seconds of each other."""
+    return [a[0] / b[0] for a, b in zip(runs.get((kind, n), []), runs.get(("pgbench", n), [])) if b[0]]
+
+def median_ci(xs, seed=1, resamples=2000):
+    """Median of the per-round ratios and a percentile-bootstrap 95 % interval of it (seeded: reproducible)."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(resamples))
+    return statistics.median(xs), meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
 print()
-print("%d rounds x %g s windows per client and count (order rotated each round), closed loop; load average now "
-      "%.2f %.2f %.2f" % ((rounds, window) + os.getloadavg()))
+print("%d rounds x %g s windows per client and count (six orders of the three, in turn), closed loop, layout %s; "
+      "load average now %.2f %.2f %.2f" % ((rounds, window, layout) + os.getloadavg()))
 print("%7s | " % "" + " | ".join("%-25s" % names[k] for k in kinds) +
-      " | vbench/  python/ vbench/pgbench | cpu us/query (client) |")
+      " | vbench/pgbench: pooled  median [95 % CI]   | python/ | cpu us/query (client) |")
 print("%7s | " % "clients" + " | ".join("%8s %8s %7s" % ("qps", "mean_ms", "flight") for _ in kinds) +
-      " | pgbench  pgbench  per round    | vbench pgbench python | load 1m")
-for n in sorted({k[1] for k in runs}):
+      " |                 %-25s | pgbench | vbench pgbench python | load 1m" % "of the per-round ratios")
+counts = sorted({k[1] for k in runs})
+verdicts = {}
+for n in counts:
     t = [total(runs.get((k, n))) for k in kinds]
-    per = [a[0] / b[0] for a, b in zip(runs.get(("vbench", n), []), runs.get(("pgbench", n), [])) if b[0]]
-    spread = ("%.2f-%.2f" % (min(per), max(per))) if per else "-"
+    per = per_round("vbench", n)
+    if per:
+        med, lo, hi = median_ci(per)
+        stat = "%.3f [%.3f-%.3f]" % (med, lo, hi)
+        verdicts[n] = ("met" if med >= GOAL else "not met" if hi < GOAL else "not shown: the interval holds %.2f" % GOAL,
+                       med, lo, hi, min(per), max(per))
+    else:
+        stat = "-"
     cpu = " ".join(("%6.1f" % x[5]) if x else "%6s" % "-" for x in t)
     ld = load.get(n, ("-", "-"))
-    print("%7d | " % n + " | ".join(cell(x) for x in t) + " | %s  %s  %-13s | %s | %s-%s" % (
-        ratio(t[0], t[1]), ratio(t[2], t[1]), spread, cpu, ld[0], ld[1]))
+    print("%7d | " % n + " | ".join(cell(x) for x in t) + " | %s  %-25s | %s | %s | %s-%s" % (
+        ratio(t[0], t[1]), stat, ratio(t[2], t[1]), cpu, ld[0], ld[1]))
+
+print()
+print("noise and goal: each client's own spread (highest / lowest QPS of its rounds) and the range of the")
+print("per-round vbench/pgbench ratios; goal: vbench >= %.2f x pgbench (median of the per-round ratios)" % GOAL)
+print("%7s | %-20s | %-14s | %s" % ("clients", "spread vb/pgb/py", "vb/pgb rounds", "goal"))
+for n in counts:
+    sp = []
+    for k in kinds:
+        q = [r[0] for r in runs.get((k, n), []) if r[0] > 0]
+        sp.append(("%.2f" % (max(q) / min(q))) if q else "-")
+    v = verdicts.get(n)
+    rr = ("%.2f-%.2f" % (v[4], v[5])) if v else "-"
+    print("%7d | %-20s | %-14s | %s" % (n, " ".join(sp), rr, v[0] if v else "-"))
 errs = {k: sum(int(v[3]) for (kk, _), rs in runs.items() if kk == k for v in rs) for k in kinds}
 print()
 print("failed queries: " + ", ".join("%s %d" % (k, errs[k]) for k in kinds))
 print("qps: counted queries of all rounds / (rounds x window); mean_ms: mean latency of the counted queries;")
 print("flight: in-call time / window (pgbench: sum of the latencies of the transactions logged in the window /")
-print("window), averaged over rounds; per round: the lowest and highest vbench/pgbench QPS ratio of a single round")
-print("(round i of vbench against round i of pgbench); cpu us/query: the client's CPU time over its whole run /")
-print("every query it ran (vbench: its worker threads; pgbench, python: the whole process).")
+print("window), averaged over rounds; pooled: vbench qps / pgbench qps above; median: of the ratios of single")
+print("rounds (round i of vbench against round i of pgbench, seconds apart), 95 % CI by percentile bootstrap")
+print("(2000 resamples, seeded); cpu us/query: the client's CPU time over its whole run / every query it ran")
+print("(vbench: its worker threads; pgbench, python: the whole process).")
 PYEOF
 exit $rc

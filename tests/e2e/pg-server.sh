@@ -4,7 +4,8 @@
 # that directory, so the host reaches it as host=DIR. Password authentication (scram) on the socket, so a wrong
 # password is a real server error.
 #   vb_pg_skip_reason            prints why the server cannot run here (empty when it can)
-#   vb_pg_start DIR PASSWORD     initdb + start; sets VB_PG_PID; waits until it answers; 0 on success
+#   vb_pg_start DIR PASSWORD     initdb + start; sets VB_PG_PID; waits until it answers; 0 on success;
+#                                VB_PG_CPUS=LIST (taskset syntax) confines the server and its backends to LIST
 #   vb_pg_stop                   fast shutdown, then SIGKILL after 10 s
 #   vb_pg_psql SQL...            psql (from the image) as postgres against the server
 VB_PG_BIN=/usr/lib/postgresql/17/bin
@@ -33,7 +34,9 @@ vb_pg_start() { # vb_pg_start DIR PASSWORD
         exec $as_pg env LANG=C.UTF-8 $VB_PG_BIN/initdb -D /var/lib/vbench/data -U postgres \
              --auth=scram-sha-256 --pwfile=/var/lib/vbench/pwfile" > "$dir/initdb.log" 2>&1 || {
         sed 's/^/#   /' "$dir/initdb.log"; return 1; }
-    unshare --mount --propagation private sh -c "mount --bind '$dir' '$img/var/lib/vbench' &&
+    local pin=
+    [ -n "${VB_PG_CPUS:-}" ] && pin="taskset -c $VB_PG_CPUS"
+    $pin unshare --mount --propagation private sh -c "mount --bind '$dir' '$img/var/lib/vbench' &&
         exec $as_pg $VB_PG_BIN/postgres -D /var/lib/vbench/data -c listen_addresses= \
              -c unix_socket_directories=/var/lib/vbench -c shared_buffers=256MB -c fsync=off \
              -c max_connections=100" > "$dir/server.log" 2>&1 &
