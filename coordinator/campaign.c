@@ -1447,6 +1447,31 @@ static void teardown(campaign *c) {
     vb_profile_destroy(&c->profile);
 }
 
+/* SIGHUP asks for the allow-list to be read again (systemctl reload); the loop does it, not the handler. */
+static volatile sig_atomic_t reload_requested;
+
+static void on_sighup(int sig) {
+    (void)sig;
+    reload_requested = 1;
+}
+
+/* Reads the --allow directory again: keys added there are accepted from the next handshake on, keys taken away
+ * refuse that agent's next connection (a connection already made stays). A broken list keeps the old one. */
+static void reload_allow_list(campaign *c) {
+    reload_requested = 0;
+    vb_error rerr;
+    vb_error_clear(&rerr);
+    if (vb_transport_zap_reload(c->zap, &rerr) != VB_OK) {
+        vb_store_event(c->store, "error", NULL, "transport", "allow-list not reloaded, the previous one stays: %s",
+                       rerr.message);
+        say(c, "allow-list not reloaded, the previous one stays: %s", rerr.message);
+        return;
+    }
+    vb_store_event(c->store, "info", NULL, "transport", "allow-list reloaded from %s: %zu keys", c->o->allow_dir,
+                   vb_transport_zap_count(c->zap));
+    say(c, "allow-list reloaded from %s: %zu keys", c->o->allow_dir, vb_transport_zap_count(c->zap));
+}
+
 int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     campaign c = {.o = o, .running = -1, .tty = isatty(2)};
     zsys_init();
@@ -1460,6 +1485,11 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     for (size_t i = 0; i < c.plan->n_items; i++) done0 += c.items[i] != ITEM_PENDING;
     say(&c, "campaign %s: %zu items (%zu already complete), results in %s", c.profile->name, c.plan->n_items, done0, o->out);
 
+    if (c.zap) {   /* only with an allow-list: otherwise SIGHUP keeps its default (a closed terminal ends us) */
+        struct sigaction hup = {.sa_handler = on_sighup};
+        sigemptyset(&hup.sa_mask);
+        sigaction(SIGHUP, &hup, NULL);
+    }
     uint64_t started = vb_now_ns(), end_wait_ns = 0;
     int code = 0, interrupted = 0;
     zpoller_t *poller = zpoller_new(c.router, NULL);
@@ -1469,6 +1499,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             interrupted = 1;
             break;
         }
+        if (reload_requested) reload_allow_list(&c);
         if (c.stop_reason) {
             vb_error_set(err, "coordinator", 1, "%s", c.stop_reason);
             interrupted = 1;

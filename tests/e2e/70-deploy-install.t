@@ -102,12 +102,13 @@ cmp -s "$R/h2/etc/systemd/system/vbench-agent@h2-client.service.d/role.conf" "$R
 ok $? "each agent's role.conf is its role's drop-in from systemd/"
 
 # systemd-analyze verify reads the units, drop-ins and environment from the prefix; ExecStart's programs must
-# exist there too, so it runs on a copy with /bin/sh (the coordinator's ExecStart) added.
+# exist there too, so it runs on a copy with /bin/sh and /bin/kill (the coordinator's ExecStart, ExecReload) added.
 if command -v systemd-analyze >/dev/null; then
     for h in h1 h2; do
         cp -a "$R/$h" "$SCRATCH/verify-$h"
         mkdir -p "$SCRATCH/verify-$h/bin"
         cp /bin/sh "$SCRATCH/verify-$h/bin/sh"
+        cp /bin/kill "$SCRATCH/verify-$h/bin/kill"   # the coordinator's ExecReload
     done
     v=$(systemd-analyze verify --root="$SCRATCH/verify-h1" vbench-agent@h1-client.service vbench-coordinator.service 2>&1 &&
         systemd-analyze verify --root="$SCRATCH/verify-h2" vbench-agent@h2-client.service \

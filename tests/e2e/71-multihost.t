@@ -3,7 +3,8 @@
 # on another, an agent with role orchestrator on the third, speaking CURVE over TCP with keys made by
 # `vbench keys`. A small campaign of all five phases completes, every result recorded once, the agents recorded
 # with their hosts. Meanwhile an agent whose key is not on the allow-list is refused (the refusal is in the
-# events table), and an agent that pins another coordinator's key refuses to go on, saying why.
+# events table), an agent whose key is added to the allow-list after the start is welcomed once the coordinator
+# has had SIGHUP, and an agent that pins another coordinator's key refuses to go on, saying why.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hosts.sh"
 hosts_up
@@ -19,6 +20,21 @@ start_campaign "$SCRATCH/tiny.yml" "$db"
 
 wait_sql "$db" "SELECT COUNT(*) FROM agent" 2 60
 ok $? "both agents joined over CURVE"
+
+# Admitted mid-campaign: a key put into the allow-list directory after the start counts once the coordinator
+# has had SIGHUP (systemctl reload), without a restart.
+"$VBENCH" keys late --dir "$KEYS/late" >/dev/null && cp "$KEYS/late/late.pub" "$KEYS/allow/"
+ok $? "a third agent's key pair, its .pub copied into the allow-list directory while the campaign runs"
+kill -HUP "$coord"
+wait_sql "$db" "SELECT COUNT(*) FROM event WHERE source = 'transport' AND message LIKE 'allow-list reloaded from $KEYS/allow: % keys'" 1 30
+ok $? "SIGHUP: the coordinator reads the allow-list again ($(q "$db" "SELECT message FROM event WHERE message LIKE 'allow-list reloaded%'"))"
+agent orch late --roles orchestrator 2>"$SCRATCH/late.txt" &
+late=$!
+HOST_PIDS="$HOST_PIDS $late"
+wait_sql "$db" "SELECT COUNT(*) FROM agent WHERE id = 'late'" 1 60
+ok $? "the agent with the newly allowed key is welcomed"
+kill -0 "$coord" 2>/dev/null
+ok $? "the coordinator is still running after SIGHUP"
 
 # Refused: a key that is not on the allow-list (the agent stops with the coordinator's answer).
 agent orch rogue 2>"$SCRATCH/rogue.txt" &
@@ -50,12 +66,14 @@ is "$WAIT_RC" "0" "the campaign over CURVE completes (exit 0)"
 [ "$WAIT_RC" = 0 ] || sed 's/^/#   /' "$SCRATCH/coord.txt" | tail -20
 check_complete "$db"
 is "$(q "$db" "SELECT group_concat(id || ':' || host || ':' || roles, ' ') FROM (SELECT * FROM agent ORDER BY id)")" \
-   "bench:bench-host:client orch:orch-host:orchestrator" "the agents are recorded with their hosts and roles"
+   "bench:bench-host:client late:orch-host:orchestrator orch:orch-host:orchestrator" \
+   "the agents are recorded with their hosts and roles"
 is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE agent <> 'bench'")" "0" "every item ran on the client host"
 is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE 'allowed agent key % (bench) from 10.77.1.2%'")" "1" \
    "the client's key was allowed, from its own address"
 is "$(q "$db" "SELECT SUM(attempts) FROM plan")" "$(q "$db" "SELECT COUNT(*) FROM plan")" "no fault, no second attempt"
 wait_pid $bench 30; is "$WAIT_RC" "0" "the client agent leaves when the campaign is over"
 wait_pid $orch 30; is "$WAIT_RC" "0" "the orchestrator agent leaves when the campaign is over"
+wait_pid $late 30; is "$WAIT_RC" "0" "the agent admitted mid-campaign leaves when the campaign is over"
 is "$(find "$SCRATCH/bench.d/outbox/bench" -name '*.pb' | wc -l)" "0" "the client's outbox is empty: everything was acknowledged"
 done_testing
