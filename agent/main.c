@@ -338,8 +338,9 @@ static void *worker_main(void *arg) {
         env.body_case = VBENCH__ENVELOPE__BODY_FAILED;
         env.failed = &failed;
         /* A failed item may have left the engine half-built: the next item starts from a fresh session. Not so
-         * when the engine answered and vbench refused the answer (domain "recall": a duplicate row, a row that
-         * fails the filter): the index is whole, and reloading it would cost the next item a full build. */
+         * when the engine answered and vbench refused the answer (domain "recall": an id outside the corpus,
+         * more than k rows; a repeated id is scored, not refused): the index is whole, and reloading it would
+         * cost the next item a full build. */
         if (strcmp(failed.domain, "recall") != 0) vb_session_close(&a->session);
     }
     vb_wire_send(out, NULL, &env, NULL);

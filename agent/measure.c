@@ -1,6 +1,7 @@
 /* Budget-mode run plus recall scoring, the steps every "how good and how fast is it now" measurement takes. */
 #include "agent/measure.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,12 +61,19 @@ int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
         rc = vb_recall_query(s->ds->train, s->ds->n_train, s->ds->dim, s->ds->metric, s->ds->test + i * s->ds->dim,
                              res.answers + i * (size_t)s->k, res.n_answer[i], gt->ids + i * gt->k,
                              gt->dists + i * gt->k, s->k, &one, err);
-        if (rc == VB_OK) vb_recall_sum_add(&sum, &one);
-        else vb_error_prefix(err, "%s, ef_search %d, query %zu", s->engine_name, ef_search, i);
+        if (rc != VB_OK) {
+            vb_error_prefix(err, "%s, ef_search %d, query %zu", s->engine_name, ef_search, i);
+            break;
+        }
+        if (one.duplicates > 0 && sum.duplicate_answers == 0)
+            snprintf(out->duplicate_example, sizeof out->duplicate_example, "query %zu: id %lld at rows %d and %d", i,
+                     (long long)one.duplicate_id, one.duplicate_rows[0], one.duplicate_rows[1]);
+        vb_recall_sum_add(&sum, &one);
     }
     if (rc == VB_OK) {
         out->queries = n_queries;
         out->short_answers = sum.short_answers;
+        out->duplicate_answers = sum.duplicate_answers;
         out->errors = res.errors;
         out->elapsed_s = res.elapsed_s;
         out->qps = res.elapsed_s > 0 ? (double)res.queries / res.elapsed_s : 0;

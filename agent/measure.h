@@ -11,6 +11,10 @@
 
 typedef struct vb_measure {
     uint64_t queries, short_answers, errors;
+    /* Answers that returned an id on two rows (scored with the repeats as misses, metrics/recall.h), and the
+     * first of them: "query 164: id 46667 at rows 5 and 7" (rows 0-based); empty when there is none. */
+    uint64_t duplicate_answers;
+    char duplicate_example[128];
     double elapsed_s, qps, recall, id_overlap, client_cpu_s;
     vb_histogram *latency;    /* owned; vb_measure_free releases it */
     /* The server's plan for this query (vb_engine_explain, asked once before the queries): 1 it scans the
@@ -21,8 +25,8 @@ typedef struct vb_measure {
 
 /* Runs queries [0, n_queries) of the session's query set at ef_search with the filter (may be NULL) and scores
  * the answers against gt. VB_ERROR when it could not run, when every query failed, or when an answer is
- * invalid (duplicate ids, ids outside the corpus, with a filter: a row that fails it): err then names the engine,
- * ef_search, the query and the row. */
+ * invalid (ids outside the corpus, more than k rows, with a filter: a row that fails it): err then names the
+ * engine, ef_search, the query and the row. A repeated id is not invalid: it is counted (duplicate_answers). */
 int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_groundtruth *gt, vb_measure *out, vb_error *err);
 void vb_measure_free(vb_measure *m);

@@ -108,6 +108,8 @@ static void send_measure(vb_phase_ctx *ctx, const char *stage, const vb_measure 
     r.latency = &h;
     r.queries = m->queries;
     r.short_answers = m->short_answers;
+    r.duplicate_answers = m->duplicate_answers;
+    r.duplicate_example = (char *)m->duplicate_example;
     r.errors = m->errors;
     r.seconds = m->elapsed_s;
     Vbench__Result res = VBENCH__RESULT__INIT;

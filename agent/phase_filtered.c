@@ -10,12 +10,13 @@
  * Ground truth is exact over the passing rows only (a row mask handed to vb_groundtruth_get), cached by dataset
  * content hash, k and mask under the tag "tag<N". vb_measure_run checks the answers before scoring: a returned
  * row whose tag fails the filter is an engine error and fails the item, naming the row. Recall is then scored as
- * metrics/recall.h defines it (short answers count their missing rows as misses).
+ * metrics/recall.h defines it (short answers count their missing rows as misses; a row that repeats an id is a
+ * miss too, and the answers with one are counted apart as duplicate_answers, a validity finding).
  *
  * Short answers are the point of this phase (SPEC section 3.4): an engine that filters after a fixed-size
  * candidate scan (pgvector 0.8 without iterative scan) answers at full speed and without an error, but with
- * one or two rows at 1 %. short_answers counts the answers with fewer rows than the filtered ground truth holds
- * for that query: k whenever at least k rows pass, which is every query at the profile's selectivities. */
+ * one or two rows at 1 %. short_answers counts the answers with fewer distinct rows than the filtered ground truth
+ * holds for that query: k whenever at least k rows pass, which is every query at the profile's selectivities. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,8 @@ int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err) {
         w.recall = m.recall;
         w.id_overlap = m.id_overlap;
         w.short_answers = m.short_answers;
+        w.duplicate_answers = m.duplicate_answers;
+        w.duplicate_example = m.duplicate_example;
         w.errors = m.errors;
         w.elapsed_s = m.elapsed_s;
         w.qps = m.qps;

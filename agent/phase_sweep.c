@@ -32,6 +32,8 @@ int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err) {
         w.recall = m.recall;
         w.id_overlap = m.id_overlap;
         w.short_answers = m.short_answers;
+        w.duplicate_answers = m.duplicate_answers;
+        w.duplicate_example = m.duplicate_example;
         w.errors = m.errors;
         w.elapsed_s = m.elapsed_s;
         w.qps = m.qps;

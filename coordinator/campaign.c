@@ -463,6 +463,14 @@ static int assign(campaign *c, peer *p, int i) {
 
 /* ---- results ---------------------------------------------------------------------------------------------- */
 
+/* An engine that returned the same id twice in an answer: scored with the repeats as misses and kept as a
+ * validity finding (v_validity), said here so the terminal shows it as it happens. */
+static void say_duplicates(campaign *c, const char *item, uint64_t answers, uint64_t queries, const char *example) {
+    if (answers == 0) return;
+    say(c, "%s: %llu of %llu answers repeated an id (first: %s); the repeats count as misses", item,
+        (unsigned long long)answers, (unsigned long long)queries, example && *example ? example : "not recorded");
+}
+
 static void print_result(campaign *c, const Vbench__Result *r) {
     if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
         const Vbench__BuildResult *b = r->build;
@@ -473,6 +481,7 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         const Vbench__SweepResult *w = r->sweep;
         say(c, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
             (unsigned long long)w->short_answers, (unsigned long long)w->errors);
+        say_duplicates(c, r->item_key, w->duplicate_answers, w->queries, w->duplicate_example);
     } else if (r->body_case == VBENCH__RESULT__BODY_WINDOW) {
         const Vbench__WindowResult *w = r->window;
         say(c, "%s: %.0f QPS, in flight %.2f of %u clients, %llu errors, client CPU %.2fs", r->item_key, w->qps,
@@ -482,11 +491,13 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         say(c, "%s: %s (%llu rows pass), recall %.4f, %.0f QPS, %llu short answers of %llu", r->item_key, f->filter,
             (unsigned long long)f->passing_rows, f->recall, f->qps, (unsigned long long)f->short_answers,
             (unsigned long long)f->queries);
+        say_duplicates(c, r->item_key, f->duplicate_answers, f->queries, f->duplicate_example);
     } else if (r->body_case == VBENCH__RESULT__BODY_CHURN && strcmp(r->churn->stage, "checkpoint") != 0) {
         const Vbench__ChurnResult *ch = r->churn;
-        if (strcmp(ch->stage, "before") == 0 || strcmp(ch->stage, "after") == 0)
+        if (strcmp(ch->stage, "before") == 0 || strcmp(ch->stage, "after") == 0) {
             say(c, "%s %s: recall %.4f, %.0f QPS", r->item_key, ch->stage, ch->recall, ch->qps);
-        else
+            say_duplicates(c, r->item_key, ch->duplicate_answers, ch->queries, ch->duplicate_example);
+        } else
             say(c, "%s %s: %llu of %llu rows in %.2fs (%.0f rows/s)", r->item_key, ch->stage,
                 (unsigned long long)ch->rows_done, (unsigned long long)ch->rows_planned, ch->seconds, ch->rows_per_s);
     }

@@ -55,6 +55,12 @@ static const struct {
     {"filtered_result", "index_used", "INTEGER"},
     {"filtered_result", "plan", "TEXT"},
     {"server_sample", "pss_bytes", "INTEGER"},
+    {"sweep_result", "duplicate_answers", "INTEGER NOT NULL DEFAULT 0"},
+    {"sweep_result", "duplicate_example", "TEXT"},
+    {"filtered_result", "duplicate_answers", "INTEGER NOT NULL DEFAULT 0"},
+    {"filtered_result", "duplicate_example", "TEXT"},
+    {"churn_result", "duplicate_answers", "INTEGER NOT NULL DEFAULT 0"},
+    {"churn_result", "duplicate_example", "TEXT"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -381,11 +387,12 @@ static void bind_keys(sqlite3_stmt *st, int *i, const Vbench__Result *r, const c
 }
 
 /* A one-client measurement (sweep point, filtered point): the same columns in both tables, in this order:
- * queries, recall, id_overlap, short_answers, errors, elapsed_s, qps, the six latency columns, client_cpu_s,
- * latency_hist. */
+ * queries, recall, id_overlap, short_answers, duplicate_answers, duplicate_example, errors, elapsed_s, qps, the
+ * six latency columns, client_cpu_s, latency_hist. */
 typedef struct measure_cols {
-    uint64_t queries, short_answers, errors;
+    uint64_t queries, short_answers, duplicate_answers, errors;
     double recall, id_overlap, elapsed_s, qps, client_cpu_s;
+    const char *duplicate_example;   /* NULL or empty: stored as NULL */
 } measure_cols;
 
 /* The wire's 0 / 1 / 2 (unknown / uses the index / does not) as NULL / 1 / 0, and the plan text. */
@@ -400,6 +407,8 @@ static void bind_measure(sqlite3_stmt *st, int *i, const measure_cols *m, const 
     sqlite3_bind_double(st, (*i)++, m->recall);
     sqlite3_bind_double(st, (*i)++, m->id_overlap);
     sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->short_answers);
+    sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->duplicate_answers);
+    bind_text(st, (*i)++, m->duplicate_example && *m->duplicate_example ? m->duplicate_example : NULL);
     sqlite3_bind_int64(st, (*i)++, (sqlite3_int64)m->errors);
     sqlite3_bind_double(st, (*i)++, m->elapsed_s);
     sqlite3_bind_double(st, (*i)++, m->qps);
@@ -415,14 +424,16 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
     if (latency_decode(w->latency, r->result_key, &lat, err)) return VB_ERROR;
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO sweep_result (result_key, item_key, engine, dataset, ef_search, clients, queries, recall, "
-        "id_overlap, short_answers, errors, elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, "
-        "client_cpu_s, latency_hist, agent, recorded_at, index_used, plan) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "id_overlap, short_answers, duplicate_answers, duplicate_example, errors, elapsed_s, qps, mean_ms, p50_ms, "
+        "p95_ms, p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at, index_used, plan) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
-        measure_cols m = {w->queries, w->short_answers, w->errors, w->recall, w->id_overlap, w->elapsed_s, w->qps,
-                          w->client_cpu_s};
+        measure_cols m = {.queries = w->queries, .short_answers = w->short_answers,
+                          .duplicate_answers = w->duplicate_answers, .errors = w->errors, .recall = w->recall,
+                          .id_overlap = w->id_overlap, .elapsed_s = w->elapsed_s, .qps = w->qps,
+                          .client_cpu_s = w->client_cpu_s, .duplicate_example = w->duplicate_example};
         bind_keys(st, &i, r, engine, dataset);
         sqlite3_bind_int(st, i++, w->ef_search);
         sqlite3_bind_int(st, i++, (int)(w->clients ? w->clients : 1));
@@ -508,14 +519,16 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
     if (latency_decode(w->latency, r->result_key, &lat, err)) return VB_ERROR;
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO filtered_result (result_key, item_key, engine, dataset, selectivity, passing_rows, filter, "
-        "ef_search, queries, recall, id_overlap, short_answers, errors, elapsed_s, qps, mean_ms, p50_ms, p95_ms, "
-        "p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at, index_used, plan) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "ef_search, queries, recall, id_overlap, short_answers, duplicate_answers, duplicate_example, errors, "
+        "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, "
+        "recorded_at, index_used, plan) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
-        measure_cols m = {w->queries, w->short_answers, w->errors, w->recall, w->id_overlap, w->elapsed_s, w->qps,
-                          w->client_cpu_s};
+        measure_cols m = {.queries = w->queries, .short_answers = w->short_answers,
+                          .duplicate_answers = w->duplicate_answers, .errors = w->errors, .recall = w->recall,
+                          .id_overlap = w->id_overlap, .elapsed_s = w->elapsed_s, .qps = w->qps,
+                          .client_cpu_s = w->client_cpu_s, .duplicate_example = w->duplicate_example};
         bind_keys(st, &i, r, engine, dataset);
         sqlite3_bind_double(st, i++, w->selectivity);
         sqlite3_bind_int64(st, i++, (sqlite3_int64)w->passing_rows);
@@ -541,7 +554,8 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO churn_result (result_key, item_key, engine, dataset, stage, qps, recall, p50_ms, p99_ms, "
         "queries, short_answers, errors, rows_planned, rows_done, rows_from, seconds, rows_per_s, completed, "
-        "ids_reused, agent, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "ids_reused, agent, recorded_at, duplicate_answers, duplicate_example) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = VB_ERROR;
     if (st) {
         int i = 1;
@@ -572,6 +586,9 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
         else sqlite3_bind_null(st, i++);
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
+        /* before / after only; 0 (the column's default) for the stages that run no queries */
+        sqlite3_bind_int64(st, i++, measured ? (sqlite3_int64)c->duplicate_answers : 0);
+        bind_text(st, i++, measured && c->duplicate_example && *c->duplicate_example ? c->duplicate_example : NULL);
         rc = run(s, st, err, "recording a churn result");
     }
     free(lat.blob);

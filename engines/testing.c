@@ -2,13 +2,18 @@
  *
  * They hold no index. A search answers with the first k ids the engine was given by load/insert (in the order
  * the loaders delivered them), or with ids 0 .. k-1 when nothing was loaded, so an answer is always k valid,
- * distinct row ids. What they are for: with "null" every microsecond a run measures is the client's own
- * (loop, clock reads, histogram, dispatch); with "sleep" the server side is a known, fully concurrent service
- * time (clock_nanosleep to an absolute deadline, so an interrupted sleep resumes the same deadline and the
- * thread uses no CPU while "served"), so a correct client keeps `clients` queries in flight and QPS(n) = n x
- * QPS(1). Any shortfall is the client's. bench/bench_client.c and tests/unit/test_concurrency.c use them.
+ * distinct row ids (unless duplicate_every asks for repeats, below). What they are for: with "null" every
+ * microsecond a run measures is the client's own (loop, clock reads, histogram, dispatch); with "sleep" the
+ * server side is a known, fully concurrent service time (clock_nanosleep to an absolute deadline, so an
+ * interrupted sleep resumes the same deadline and the thread uses no CPU while "served"), so a correct client
+ * keeps `clients` queries in flight and QPS(n) = n x QPS(1). Any shortfall is the client's.
+ * bench/bench_client.c and tests/unit/test_concurrency.c use them.
  *
- * Parameters: sleep takes service_us (0 .. 10,000,000; default 1000); null takes none. */
+ * Parameters: sleep takes service_us (0 .. 10,000,000; default 1000). null takes duplicate_every (0 .. 1,000,000;
+ * default 0, off): when N > 0, every N-th answer of each connection (its N-th, 2N-th, ... search) returns its
+ * first id again on its last row, in place of the k-th id, as MariaDB 11.8.9 does in some filtered answers. With
+ * one client measuring queries 0, 1, 2, ... in order, the answers of queries N-1, 2N-1, ... repeat an id; that is
+ * how the tests drive the scoring of repeated ids (metrics/recall.h) through a whole campaign. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,9 +32,16 @@ typedef struct testing_state {
     int64_t first[TESTING_KEEP];
     atomic_int n_first;                /* published after the id is written (release / acquire) */
     atomic_llong rows;
+    long duplicate_every;              /* null: every N-th answer of a connection repeats an id; 0 never */
 } testing_state;
 
-static const char *const null_params[] = {NULL};
+/* One per connect: the shared state, and the answers this connection gave (for duplicate_every). */
+typedef struct testing_conn {
+    testing_state *s;
+    uint64_t answers;
+} testing_conn;
+
+static const char *const null_params[] = {"duplicate_every", NULL};
 static const char *const sleep_params[] = {"service_us", NULL};
 
 static int testing_open_as(const char *name, uint64_t service_ns, void **state, vb_error *err) {
@@ -43,8 +55,12 @@ static int testing_open_as(const char *name, uint64_t service_ns, void **state, 
 }
 
 static int null_open(const vb_engine_config *cfg, void **state, vb_error *err) {
-    (void)cfg;
-    return testing_open_as("null", 0, state, err);
+    long every;
+    if (vb_kv_get_long(cfg->params, cfg->n_params, "duplicate_every", 0, 0, 1000000, &every, err) != VB_OK)
+        return vb_error_prefix(err, "engine null");
+    if (testing_open_as("null", 0, state, err) != VB_OK) return VB_ERROR;
+    ((testing_state *)*state)->duplicate_every = every;
+    return VB_OK;
 }
 
 static int sleep_open(const vb_engine_config *cfg, void **state, vb_error *err) {
@@ -73,21 +89,23 @@ static int testing_create(void *state, const vb_table_spec *spec, vb_error *err)
     return VB_OK;
 }
 
-/* A connection is the shared state itself: nothing per client to own. */
+/* A connection owns only its answer count; everything else is the shared state. */
 static int testing_connect(void *state, void **conn, vb_error *err) {
-    (void)err;
-    *conn = state;
+    testing_conn *c = calloc(1, sizeof *c);
+    if (!c) return vb_error_set(err, "engine", 12, "%s: out of memory", ((testing_state *)state)->name);
+    c->s = state;
+    *conn = c;
     return VB_OK;
 }
 
-static void testing_disconnect(void *conn) { (void)conn; }
+static void testing_disconnect(void *conn) { free(conn); }
 
 static int testing_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
                         vb_error *err) {
     (void)vecs;
     (void)tags;
     (void)err;
-    testing_state *s = conn;
+    testing_state *s = ((testing_conn *)conn)->s;
     pthread_mutex_lock(&s->load_lock);
     int have = atomic_load_explicit(&s->n_first, memory_order_relaxed);
     for (size_t i = 0; i < n && have < TESTING_KEEP; i++) s->first[have++] = ids[i];
@@ -101,7 +119,7 @@ static int testing_load(void *conn, const int64_t *ids, const float *vecs, const
 static int testing_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
     (void)ids;
     (void)err;
-    atomic_fetch_sub(&((testing_state *)conn)->rows, (long long)n);
+    atomic_fetch_sub(&((testing_conn *)conn)->s->rows, (long long)n);
     return VB_OK;
 }
 
@@ -112,17 +130,20 @@ static int testing_set_search(void *conn, const vb_search_params *p, vb_error *e
     return VB_OK;
 }
 
-/* The first k loaded ids, or 0 .. k-1 when none were loaded (fewer than k loaded: a short answer). */
-static inline void answer(testing_state *s, int k, int64_t *ids, int *n) {
+/* The first k loaded ids, or 0 .. k-1 when none were loaded (fewer than k loaded: a short answer); with
+ * duplicate_every N, the connection's N-th, 2N-th, ... answer has its first id again on its last row. */
+static inline void answer(testing_conn *c, int k, int64_t *ids, int *n) {
+    testing_state *s = c->s;
     int have = atomic_load_explicit(&s->n_first, memory_order_acquire);
-    if (have == 0) {
-        for (int i = 0; i < k; i++) ids[i] = i;
-        *n = k;
-        return;
-    }
     int m = have < k ? have : k;
-    for (int i = 0; i < m; i++) ids[i] = s->first[i];
+    if (have == 0) {
+        m = k;
+        for (int i = 0; i < k; i++) ids[i] = i;
+    } else {
+        for (int i = 0; i < m; i++) ids[i] = s->first[i];
+    }
     *n = m;
+    if (s->duplicate_every > 0 && ++c->answers % (uint64_t)s->duplicate_every == 0 && m >= 2) ids[m - 1] = ids[0];
 }
 
 static int null_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids, int *n,
@@ -140,7 +161,7 @@ static int sleep_search(void *conn, const float *query, int k, const vb_filter *
     (void)query;
     (void)filter;
     (void)err;
-    testing_state *s = conn;
+    testing_state *s = ((testing_conn *)conn)->s;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     uint64_t ns = (uint64_t)t.tv_nsec + s->service_ns;
@@ -148,7 +169,7 @@ static int sleep_search(void *conn, const float *query, int k, const vb_filter *
     t.tv_nsec = (long)(ns % 1000000000u);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {
     }
-    answer(s, k, ids, n);
+    answer(conn, k, ids, n);
     return VB_OK;
 }
 
@@ -171,7 +192,8 @@ static int testing_sizes(void *state, vb_sizes *out, vb_error *err) {
 
 const vb_engine_ops vb_engine_null = {
     .name = "null",
-    .description = "for measuring the client: answers at once with the first k loaded ids (no index, no recall)",
+    .description = "for measuring the client: answers at once with the first k loaded ids (no index, no recall); "
+                   "duplicate_every: N repeats an id in every N-th answer of a connection (for tests)",
     .flags = VB_ENGINE_EMBEDDED,
     .param_names = null_params,
     .open = null_open,

@@ -1,30 +1,39 @@
 /* Recall@k of one answer and its running sums; the definitions and edge cases are in metrics/recall.h.
  *
  * Every id is checked before any vector is read, so a bad answer is an error with the id in it and never an
- * out-of-bounds read. Duplicates and id overlap use sorted copies, so a large k stays O(k log k). */
+ * out-of-bounds read. Repeated ids and id overlap use sorted copies, so a large k stays O(k log k): the answer's
+ * ids are sorted and made distinct, and both recalls are counted over the distinct ids only. */
 #include "metrics/recall.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define STACK_IDS 256   /* ids sorted on the stack; larger k allocates */
+#define STACK_IDS 256   /* ids sorted on the stack (three arrays of k); larger k allocates */
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
-/* Names the two positions of a duplicate found in the sorted copy, for a message an engine author can act on. */
-static int duplicate_error(const int64_t *returned, int n, int64_t id, vb_error *err) {
-    int first = -1, second = -1;
-    for (int i = 0; i < n && second < 0; i++) {
-        if (returned[i] != id) continue;
-        if (first < 0) first = i;
-        else second = i;
+/* Names the first row, in answer order, that repeats the id of an earlier row, and that earlier row.
+ * ids: the answer's distinct ids, sorted; first_row: scratch for n_ids entries. */
+static void first_duplicate(const int64_t *returned, int n, const int64_t *ids, int n_ids, int64_t *first_row,
+                            vb_recall_one *out) {
+    for (int u = 0; u < n_ids; u++) first_row[u] = -1;
+    for (int i = 0; i < n; i++) {
+        const int64_t *hit = bsearch(&returned[i], ids, (size_t)n_ids, sizeof *ids, cmp_i64);
+        if (!hit) continue;   /* cannot happen: ids holds every returned id */
+        int64_t *first = first_row + (hit - ids);
+        if (*first < 0) {
+            *first = i;
+            continue;
+        }
+        out->duplicate_id = returned[i];
+        out->duplicate_rows[0] = (int)*first;
+        out->duplicate_rows[1] = i;
+        return;
     }
-    return vb_error_set(err, "recall", 1, "the answer returns id %lld twice (rows %d and %d)", (long long)id,
-                        first, second);
 }
 
 /* Counts the ids common to two sorted arrays of distinct ids. */
@@ -40,7 +49,7 @@ static int intersect_sorted(const int64_t *a, int na, const int64_t *b, int nb) 
 
 static int score(const float *corpus, size_t n_rows, size_t dim, vb_metric metric, const float *query,
                  const int64_t *returned, int n_returned, const int64_t *true_ids, const float *true_dists, int k,
-                 vb_recall_one *out, int64_t *ret_sorted, int64_t *true_sorted, vb_error *err) {
+                 vb_recall_one *out, int64_t *ret_sorted, int64_t *true_sorted, int64_t *scratch, vb_error *err) {
     /* Ground truth: m valid ids, then only -1 padding. */
     int m = 0;
     while (m < k && true_ids[m] >= 0) m++;
@@ -53,22 +62,26 @@ static int score(const float *corpus, size_t n_rows, size_t dim, vb_metric metri
             return vb_error_set(err, "recall", 1, "ground truth id %lld is outside the corpus [0, %zu)",
                                 (long long)true_ids[j], n_rows);
 
-    /* The answer: ids in range, no duplicates. */
+    /* The answer: ids in range. Repeats are not an error: the sorted copy keeps each id once (recall.h). */
     for (int i = 0; i < n_returned; i++)
         if (returned[i] < 0 || (uint64_t)returned[i] >= n_rows)
             return vb_error_set(err, "recall", 1, "returned id %lld (row %d of the answer) is outside the corpus [0, %zu)",
                                 (long long)returned[i], i, n_rows);
+    int distinct = 0;
     if (n_returned > 0) {   /* memcpy/qsort want non-NULL pointers even for 0 elements */
         memcpy(ret_sorted, returned, (size_t)n_returned * sizeof *ret_sorted);
         qsort(ret_sorted, (size_t)n_returned, sizeof *ret_sorted, cmp_i64);
+        distinct = 1;
+        for (int i = 1; i < n_returned; i++)
+            if (ret_sorted[i] != ret_sorted[distinct - 1]) ret_sorted[distinct++] = ret_sorted[i];
     }
-    for (int i = 1; i < n_returned; i++)
-        if (ret_sorted[i] == ret_sorted[i - 1]) return duplicate_error(returned, n_returned, ret_sorted[i], err);
+    out->returned = n_returned;
+    out->duplicates = n_returned - distinct;
+    if (out->duplicates > 0) first_duplicate(returned, n_returned, ret_sorted, distinct, scratch, out);
 
     int expected = m;   /* min(k, m), as m <= k */
-    out->returned = n_returned;
     out->expected = expected;
-    out->short_answer = n_returned < expected;
+    out->short_answer = distinct < expected;
     if (expected == 0) {   /* nothing passes the filter: nothing to find, see recall.h */
         out->recall = out->id_overlap = 1.0;
         return VB_OK;
@@ -84,14 +97,14 @@ static int score(const float *corpus, size_t n_rows, size_t dim, vb_metric metri
     if (true_dists) d_k = fmax(d_k, (double)true_dists[expected - 1]);   /* fmax ignores a NaN side */
     double threshold = d_k + VB_RECALL_EPSILON;
 
-    int counted = 0;
-    for (int i = 0; i < n_returned; i++) {
-        double d = vb_distance(metric, query, corpus + (size_t)returned[i] * dim, dim);
+    int counted = 0;   /* over the distinct ids: a repeated row is never a second hit */
+    for (int i = 0; i < distinct; i++) {
+        double d = vb_distance(metric, query, corpus + (size_t)ret_sorted[i] * dim, dim);
         if (d <= threshold) counted++;   /* a NaN distance never counts */
     }
     if (counted > expected) counted = expected;
     out->recall = (double)counted / expected;
-    out->id_overlap = (double)intersect_sorted(ret_sorted, n_returned, true_sorted, m) / expected;
+    out->id_overlap = (double)intersect_sorted(ret_sorted, distinct, true_sorted, m) / expected;
     return VB_OK;
 }
 
@@ -105,14 +118,14 @@ int vb_recall_query(const float *corpus, size_t n_rows, size_t dim, vb_metric me
     if (!corpus || !query || !true_ids || !out || (n_returned > 0 && !returned))
         return vb_error_set(err, "recall", 1, "missing corpus, query, ground truth, answer or output");
 
-    int64_t stack[2 * STACK_IDS], *buf = stack;
+    int64_t stack[3 * STACK_IDS], *buf = stack;
     if (k > STACK_IDS) {
-        buf = malloc(2 * (size_t)k * sizeof *buf);
+        buf = malloc(3 * (size_t)k * sizeof *buf);
         if (!buf) return vb_error_set(err, "recall", 2, "out of memory for k = %d", k);
     }
     vb_recall_one one = {0};
     int rc = score(corpus, n_rows, dim, metric, query, returned, n_returned, true_ids, true_dists, k, &one, buf,
-                   buf + k, err);
+                   buf + k, buf + 2 * (size_t)k, err);
     if (buf != stack) free(buf);
     if (rc == VB_OK) *out = one;   /* out untouched on error */
     return rc;
@@ -124,6 +137,7 @@ void vb_recall_sum_add(vb_recall_sum *s, const vb_recall_one *one) {
     s->queries++;
     s->short_answers += one->short_answer ? 1 : 0;
     s->rows_returned += (uint64_t)one->returned;
+    s->duplicate_answers += one->duplicates > 0 ? 1 : 0;
 }
 
 double vb_recall_sum_mean(const vb_recall_sum *s) {

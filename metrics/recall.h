@@ -1,26 +1,34 @@
 /* Recall@k exactly as SPEC section 4 (the ann-benchmarks definition), computed by vbench, never by an engine.
  *
  * For one query: d_k is the k-th exact distance from the ground truth; every returned id's distance to the query
- * is recomputed with vb_distance from the corpus; a returned row counts when its distance <= d_k + 1e-3.
- * recall = counted / k. Duplicate ids in one answer are an error (the engine is broken, not imprecise).
- * Id-overlap recall (|returned ∩ true top-k| / k) is kept beside it. An answer with fewer than k rows is a
- * "short answer": its missing rows count as misses, and it is counted separately.
+ * is recomputed with vb_distance from the corpus; a returned id counts when its distance <= d_k + 1e-3.
+ * recall = counted / k. Id-overlap recall (|distinct returned ids ∩ true top-k| / k) is kept beside it.
+ *
+ * Duplicate ids: an answer that returns the same id on two rows (MariaDB 11.8.9 does, in some filtered answers) is
+ * scored on its distinct ids. Each distinct id counts at most once for both measures, so a repeated row is a miss:
+ * it takes a result slot without being another neighbour. `duplicates` counts the rows that repeat an id of an
+ * earlier row; the first such row is named (duplicate_id at duplicate_rows[0], repeated at duplicate_rows[1]) so
+ * the finding can be shown. It is not an error: the measurement stands, and the count becomes a validity finding.
+ *
+ * An answer with fewer than k distinct ids is a "short answer": its missing rows (and its repeats) count as
+ * misses, and it is counted separately.
  *
  * Filtered ground truth: when fewer than k rows pass the filter, true_ids holds the m < k valid ids first and
  * -1 after them. A correct engine can then return only m rows, so every "k" above becomes expected = min(k, m):
  * d_k is the distance of the last valid true neighbour, the denominators are `expected` (a perfect engine scores
- * 1.0, not m/k), and an answer is short only when it has fewer than `expected` rows. With m = 0 there is nothing
- * to find and the query scores 1.0 on both measures. vbench does not see the filter, so rows beyond the expected
- * ones are neither credited nor penalised: the count of rows within d_k + 1e-3 is capped at `expected`; a row
- * that violates the filter but lies close to the query shows up as a gap between recall and id overlap.
+ * 1.0, not m/k), and an answer is short only when it has fewer than `expected` distinct ids. With m = 0 there
+ * is nothing to find and the query scores 1.0 on both measures. vbench does not see the filter, so rows beyond
+ * the expected ones are neither credited nor penalised: the count of distinct ids within d_k + 1e-3 is capped at
+ * `expected`; a row that violates the filter but lies close to the query shows up as a gap between recall and id
+ * overlap.
  *
  * d_k is the larger of the stored ground-truth distance (float32, as in ann-benchmarks files) and the distance
  * of the k-th true id recomputed with vb_distance, so the true k-th neighbour itself always passes the threshold
  * whatever the rounding of the stored value; true_dists may be NULL (then the recomputed distance alone).
  *
  * Errors (VB_ERROR, domain "recall", message naming the offender): a returned or true id outside [0, n_rows),
- * a duplicate id in the answer or in the ground truth, more than k returned rows, a valid true id after -1
- * padding, k < 1. On error *out is left untouched. */
+ * a duplicate id in the ground truth, more than k returned rows (counted with the repeats), a valid true id after
+ * -1 padding, k < 1. On error *out is left untouched. */
 #ifndef VB_METRICS_RECALL_H
 #define VB_METRICS_RECALL_H
 
@@ -35,9 +43,12 @@
 typedef struct vb_recall_one {
     double recall;       /* distance-threshold recall, in [0, 1] */
     double id_overlap;   /* id-overlap recall, in [0, 1] */
-    int returned;        /* rows the engine returned */
-    int short_answer;    /* 1 when returned < expected (= k unless the filtered ground truth has fewer rows) */
+    int returned;        /* rows the engine returned, repeats included */
+    int short_answer;    /* 1 when the distinct ids < expected (= k unless the filtered ground truth has fewer) */
     int expected;        /* min(k, valid ground-truth rows): the denominator of both recalls */
+    int duplicates;      /* rows that repeat the id of an earlier row; distinct ids = returned - duplicates */
+    int64_t duplicate_id;       /* duplicates > 0: the id of the first repeating row (in answer order) */
+    int duplicate_rows[2];      /* duplicates > 0: its earlier row and the repeating row, 0-based */
 } vb_recall_one;
 
 /* Scores one answer. corpus: row-major n_rows x dim; an id outside [0, n_rows) is an error naming it.
@@ -46,10 +57,11 @@ int vb_recall_query(const float *corpus, size_t n_rows, size_t dim, vb_metric me
                     const int64_t *returned, int n_returned, const int64_t *true_ids, const float *true_dists,
                     int k, vb_recall_one *out, vb_error *err);
 
-/* Running sums over many queries. Start from a zeroed struct. */
+/* Running sums over many queries. Start from a zeroed struct. rows_returned counts repeats too;
+ * duplicate_answers counts the answers with at least one repeated id. */
 typedef struct vb_recall_sum {
     double recall_sum, id_overlap_sum;
-    uint64_t queries, short_answers, rows_returned;
+    uint64_t queries, short_answers, rows_returned, duplicate_answers;
 } vb_recall_sum;
 
 void vb_recall_sum_add(vb_recall_sum *s, const vb_recall_one *one);

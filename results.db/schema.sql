@@ -85,7 +85,7 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     queries         INTEGER NOT NULL,
     recall          REAL NOT NULL,          -- ann-benchmarks distance-threshold recall@k
     id_overlap      REAL NOT NULL,          -- id-overlap recall@k
-    short_answers   INTEGER NOT NULL,       -- answers with fewer than k rows
+    short_answers   INTEGER NOT NULL,       -- answers with fewer than k distinct ids
     errors          INTEGER NOT NULL,
     elapsed_s       REAL NOT NULL,
     qps             REAL NOT NULL,
@@ -100,7 +100,9 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     agent           TEXT,
     recorded_at     TEXT NOT NULL,
     index_used      INTEGER,                -- the server's plan scans the vector index: 1 / 0; NULL: no planner
-    plan            TEXT                    -- EXPLAIN's text
+    plan            TEXT,                   -- EXPLAIN's text
+    duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- answers that returned an id twice (repeats scored as misses)
+    duplicate_example TEXT                  -- the first: 'query 164: id 46667 at rows 5 and 7' (rows 0-based)
 );
 
 -- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (SPEC 4).
@@ -167,7 +169,9 @@ CREATE TABLE IF NOT EXISTS filtered_result (
     agent           TEXT,
     recorded_at     TEXT NOT NULL,
     index_used      INTEGER,                -- as in sweep_result
-    plan            TEXT
+    plan            TEXT,
+    duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- as in sweep_result
+    duplicate_example TEXT
 );
 
 -- Churn: one row per stage (before, delete, reinsert, maintain, after). Reinsert progress is written at every
@@ -194,7 +198,9 @@ CREATE TABLE IF NOT EXISTS churn_result (
     completed       INTEGER,
     ids_reused      INTEGER,
     agent           TEXT,
-    recorded_at     TEXT NOT NULL
+    recorded_at     TEXT NOT NULL,
+    duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- before / after: as in sweep_result; 0 for the other stages
+    duplicate_example TEXT
 );
 
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.

@@ -19,6 +19,8 @@ for e in hnswlib exact; do
 done
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'exact' AND printf('%.3f', recall) <> '1.000'")" "0" "exact has recall 1.000 at every point"
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'exact' AND (short_answers > 0 OR errors > 0)")" "0" "exact: no short answers, no errors"
+is "$(q "$db" "SELECT (SELECT COUNT(*) FROM sweep_result WHERE duplicate_answers > 0) + (SELECT COUNT(*) FROM filtered_result WHERE duplicate_answers > 0) + (SELECT COUNT(*) FROM churn_result WHERE duplicate_answers > 0)")" \
+   "0" "the embedded engines never return an id twice in one answer"
 
 # hnswlib's recall rises with ef_search: non-decreasing point to point (small noise allowed), and clearly up overall.
 rec=$(q "$db" "SELECT recall FROM sweep_result WHERE engine = 'hnswlib' ORDER BY ef_search")

@@ -80,7 +80,8 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_build WHERE index_bytes > 0 AND table_byte
    "index and table sizes are recorded"
 q "$db" "SELECT 'build: load_s=' || load_s || ' rows_per_s=' || rows_per_s || ' index_bytes=' || index_bytes FROM v_build;
          SELECT 'sweep: ef=' || ef_search || ' recall=' || recall || ' qps=' || qps FROM v_recall_sweep;
-         SELECT 'filtered: s=' || selectivity || ' recall=' || recall || ' short=' || short_answers FROM v_filtered" |
+         SELECT 'filtered: s=' || selectivity || ' recall=' || recall || ' short=' || short_answers ||
+                ' repeating an id=' || duplicate_answers FROM v_filtered" |
     sed 's/^/# /'
 
 mdb_stop

@@ -9,9 +9,11 @@
  * the store sees), and the result tables are emptied after every input so each input starts from the same state.
  *
  * Invariants checked beyond the sanitizers: a rejected message always says why; a committed latency histogram
- * has ordered percentiles that lie inside its own range; the JSON columns are valid JSON. */
+ * has ordered percentiles that lie inside its own range; the JSON columns are valid JSON; a committed sweep or
+ * filtered result whose answers repeated an id is exactly one "duplicate ids" row of the validity view. */
 #include <math.h>
 #include <sqlite3.h>
+#include <stdint.h>
 
 #include "config/plan.h"
 #include "config/profile.h"
@@ -79,6 +81,19 @@ static void check_latency(const char *table, const char *key) {
              "%s: p99.9 %g ms or mean %g ms above max %g ms", table, v[4], v[0], v[5]);
 }
 
+/* The validity view has one "duplicate ids" row for a committed result with duplicate_answers > 0 (as SQLite
+ * stores it: a count above INT64_MAX reads negative and is no finding), none otherwise. */
+static void check_duplicates(const char *table, const char *key, uint64_t answers) {
+    char q[256];
+    snprintf(q, sizeof q, "SELECT COUNT(*) FROM v_validity AS v JOIN %s AS t ON t.item_key = v.item "
+             "WHERE t.result_key = ?1 AND v.\"check\" = 'duplicate ids'", table);
+    double v[1];
+    FZ_CHECK(row(q, key, v, 1) == 1, "%s: the validity view cannot be read", table);
+    double want = answers > 0 && answers <= INT64_MAX ? 1 : 0;
+    FZ_CHECK(v[0] == want, "%s: %g 'duplicate ids' findings for %llu duplicate answers", table, v[0],
+             (unsigned long long)answers);
+}
+
 static void on_result(Vbench__Result *r) {
     const vb_plan_item *it = vb_plan_find(g_plan, r->item_key);
     char *key = r->item_key;
@@ -95,8 +110,14 @@ static void on_result(Vbench__Result *r) {
     if (rc == VB_OK) {
         FZ_CHECK(!dup, "a result key seen twice in one input");
         switch (r->body_case) {
-        case VBENCH__RESULT__BODY_SWEEP: check_latency("sweep_result", r->result_key); break;
-        case VBENCH__RESULT__BODY_FILTERED: check_latency("filtered_result", r->result_key); break;
+        case VBENCH__RESULT__BODY_SWEEP:
+            check_latency("sweep_result", r->result_key);
+            check_duplicates("sweep_result", r->result_key, r->sweep->duplicate_answers);
+            break;
+        case VBENCH__RESULT__BODY_FILTERED:
+            check_latency("filtered_result", r->result_key);
+            check_duplicates("filtered_result", r->result_key, r->filtered->duplicate_answers);
+            break;
         case VBENCH__RESULT__BODY_WINDOW: {
             check_latency("window_result", r->result_key);
             double v[1];

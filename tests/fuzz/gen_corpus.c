@@ -226,6 +226,8 @@ static void gen_wire(void) {
     filt.queries = 200;
     filt.recall = 0.5;
     filt.short_answers = 120;
+    filt.duplicate_answers = 3;
+    filt.duplicate_example = "query 164: id 46667 at rows 5 and 7";
     filt.qps = 900;
     filt.latency = &lat;
     filt.filter = "tag < 100";
@@ -252,6 +254,8 @@ static void gen_wire(void) {
     churn.recall = 0.95;
     churn.latency = &lat;
     churn.queries = 500;
+    churn.duplicate_answers = 2;
+    churn.duplicate_example = "query 24: id 26888 at rows 3 and 4";
     res.result_key = "r-churn-after";
     put_env("result-churn-after.pb", &env);
 

@@ -151,9 +151,12 @@ static double overlap(const answers *got, const answers *want) {
     long hit = 0, total = 0;
     for (int q = 0; q < NQ; q++) {
         total += want->n[q];
-        for (int i = 0; i < got->n[q]; i++)
-            for (int j = 0; j < want->n[q]; j++)
+        for (int i = 0; i < got->n[q]; i++) {
+            int seen = 0;   /* a repeated id is a miss (metrics/recall.h) */
+            for (int j = 0; j < i && !seen; j++) seen = got->ids[q][j] == got->ids[q][i];
+            for (int j = 0; j < want->n[q] && !seen; j++)
                 if (got->ids[q][i] == want->ids[q][j]) hit++;
+        }
     }
     return total ? (double)hit / (double)total : 0.0;
 }

@@ -6,7 +6,10 @@
  *   test-postfilter  what pgvector 0.8 does without iterative scan: take the ef_search nearest rows ignoring the
  *                    filter, then drop those that fail it; full speed, no error, and at 1 % mostly short answers;
  *   test-leaky       claims filter support but ignores the filter: the phase must fail naming a row;
- *   test-nofilter    exact without VB_ENGINE_FILTER: the phase must refuse it with a clear message. */
+ *   test-nofilter    exact without VB_ENGINE_FILTER: the phase must refuse it with a clear message;
+ *   test-dup         exact, but every third answer of a connection returns its 8th row again on the 10th (what
+ *                    MariaDB 11.8.9 did in some filtered answers): the item must succeed, score each repeat as a
+ *                    miss and count the answers with one (duplicate_answers, and the first as an example). */
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -44,6 +47,7 @@ typedef struct wconn {
     int ef;
     int64_t *cand;   /* ef candidates */
     int cand_cap;
+    uint64_t answers;   /* searches answered on this connection (test-dup) */
 } wconn;
 
 static int w_connect(void *state, void **conn, vb_error *err) {
@@ -98,7 +102,21 @@ static int leaky_search(void *conn, const float *query, int k, const vb_filter *
     return vb_engine_exact.search(((wconn *)conn)->inner, query, k, NULL, ids_out, n_out, err);
 }
 
-static vb_engine_ops postfilter_ops, leaky_ops, nofilter_ops;
+/* Exact and filtered, but every DUP_EVERY-th answer of the connection has row DUP_ROW0's id again on row
+ * DUP_ROW1 (the last), in place of the 10th neighbour. One client asks queries 0, 1, 2, ... in order, so the
+ * answers of queries 2, 5, 8, ... repeat an id. */
+#define DUP_EVERY 3
+#define DUP_ROW0 7
+#define DUP_ROW1 9
+static int dup_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
+                      vb_error *err) {
+    wconn *c = conn;
+    if (vb_engine_exact.search(c->inner, query, k, filter, ids_out, n_out, err) != VB_OK) return VB_ERROR;
+    if (++c->answers % DUP_EVERY == 0 && *n_out > DUP_ROW1) ids_out[DUP_ROW1] = ids_out[DUP_ROW0];
+    return VB_OK;
+}
+
+static vb_engine_ops postfilter_ops, leaky_ops, nofilter_ops, dup_ops;
 
 static void register_engines(void) {
     vb_engine_ops w = vb_engine_exact;
@@ -121,8 +139,12 @@ static void register_engines(void) {
     nofilter_ops.name = "test-nofilter";
     nofilter_ops.description = "exact without filter support";
     nofilter_ops.flags = VB_ENGINE_EMBEDDED;
+    dup_ops = w;
+    dup_ops.name = "test-dup";
+    dup_ops.description = "exact that repeats an id in every third answer";
+    dup_ops.search = dup_search;
     ok(vb_engine_register(&postfilter_ops) == VB_OK && vb_engine_register(&leaky_ops) == VB_OK &&
-           vb_engine_register(&nofilter_ops) == VB_OK,
+           vb_engine_register(&nofilter_ops) == VB_OK && vb_engine_register(&dup_ops) == VB_OK,
        "test engines registered");
 }
 
@@ -133,8 +155,9 @@ typedef struct item_out {
     vb_error err;
     int results, completes;
     char result_key[256];
-    Vbench__FilteredResult f;  /* scalars copied; latency and filter below */
+    Vbench__FilteredResult f;  /* scalars copied; latency, filter and duplicate_example below */
     char filter[64];
+    char duplicate_example[128];
     uint64_t hist_total;
     size_t hist_buckets;
     int saw_gt_progress, saw_query_progress;
@@ -193,7 +216,11 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
                 o->f = *r->filtered;
                 o->f.latency = NULL;
                 o->f.filter = NULL;
+                o->f.plan = NULL;
+                o->f.duplicate_example = NULL;
                 snprintf(o->filter, sizeof o->filter, "%s", r->filtered->filter);
+                snprintf(o->duplicate_example, sizeof o->duplicate_example, "%s",
+                         r->filtered->duplicate_example ? r->filtered->duplicate_example : "");
                 if (r->filtered->latency) {
                     o->hist_buckets = r->filtered->latency->n_counts;
                     for (size_t i = 0; i < r->filtered->latency->n_counts; i++)
@@ -338,6 +365,23 @@ static void test_postfilter(void) {
     ok(o.f.recall > 0.95, "post-filter 10 %%, ef 400: recall high (%.4f)", o.f.recall);
 }
 
+static void test_duplicates(void) {
+    item_out o;
+    run_item("test-dup", "0.1", "200", "100", &o);
+    check_ok_result(&o, "repeated ids 10 %", "0.1", 1000, 200);
+    /* Answers 3, 6, ..., 198 (queries 2, 5, ..., 197): 66 of 200 repeat an id, each with 9 distinct true
+     * neighbours of 10; the other 134 are exact. Recall (134 + 66 x 0.9) / 200 on both measures. */
+    is_int(o.f.duplicate_answers, 66, "repeated ids: 66 of 200 answers counted as duplicate answers");
+    is_int(o.f.short_answers, 66, "repeated ids: those answers have 9 distinct ids of 10: short");
+    is_double(o.f.recall, (134 + 66 * 0.9) / 200, 1e-9, "repeated ids: recall with each repeat a miss");
+    is_double(o.f.id_overlap, (134 + 66 * 0.9) / 200, 1e-9, "repeated ids: id overlap with each repeat a miss");
+    contains(o.duplicate_example, "query 2: id ", "repeated ids: the example names the first query (2)");
+    contains(o.duplicate_example, " at rows 7 and 9", "repeated ids: and the two rows");
+    run_item("exact", "0.1", "200", "100", &o);
+    is_int(o.f.duplicate_answers, 0, "exact: no duplicate answers");
+    is_str(o.duplicate_example, "", "exact: no example");
+}
+
 static void test_refusals(void) {
     item_out o;
     run_item("test-leaky", "0.01", "50", "40", &o);
@@ -380,6 +424,7 @@ int main(void) {
     test_exact();
     test_hnswlib_and_cache();
     test_postfilter();
+    test_duplicates();
     test_refusals();
     vb_session_close(&session);
     zsock_destroy(&push);

@@ -1,6 +1,6 @@
 /* Unit tests of metrics/recall (and the distances it is built on), on tiny corpora whose distances are worked
- * out by hand in the comments: ties at d_k, the 1e-3 threshold, duplicates, short answers, filtered ground truth
- * with -1 padding, each metric, and where distance recall and id overlap part ways. */
+ * out by hand in the comments: ties at d_k, the 1e-3 threshold, repeated ids (scored as misses), short answers,
+ * filtered ground truth with -1 padding, each metric, and where distance recall and id overlap part ways. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -106,17 +106,55 @@ static void test_euclidean(void) {
     ok(rc == VB_OK && one.recall == 1.0, "stored d_k above the recomputed one is used (3.0011 <= 3.001f + 1e-3)");
 }
 
+/* Repeated ids: scored on the distinct ids, each repeat a miss; counted, named, never an error. */
+static void expect_dup(const int64_t *ret, int n, double recall, double overlap, int short_answer, int duplicates,
+                       int64_t id, int row0, int row1, const char *what) {
+    vb_recall_one one;
+    vb_error err;
+    int rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, ret, n, E_TRUE, E_DIST, 3, &one, &err);
+    ok(rc == VB_OK && fabs(one.recall - recall) <= TOL && fabs(one.id_overlap - overlap) <= TOL &&
+           one.short_answer == short_answer && one.returned == n && one.expected == 3 &&
+           one.duplicates == duplicates && one.duplicate_id == id && one.duplicate_rows[0] == row0 &&
+           one.duplicate_rows[1] == row1,
+       "euclidean %s: recall %.4f (want %.4f), overlap %.4f (want %.4f), short %d, %d duplicates, id %lld at rows "
+       "%d and %d, rc %d %s", what, one.recall, recall, one.id_overlap, overlap, one.short_answer, one.duplicates,
+       (long long)one.duplicate_id, one.duplicate_rows[0], one.duplicate_rows[1], rc, rc ? err.message : "");
+}
+
+static void test_duplicates(void) {
+    expect_dup((int64_t[]){0, 2, 0}, 3, 2.0 / 3, 2.0 / 3, 1, 1, 0, 0, 2,
+               "id 0 twice: 2 distinct true neighbours of 3, short");
+    expect_dup((int64_t[]){0, 0, 1}, 3, 2.0 / 3, 2.0 / 3, 1, 1, 0, 0, 1,
+               "a repeated true neighbour is not a second hit (not 3/3)");
+    expect_dup((int64_t[]){4, 3, 4}, 3, 2.0 / 3, 0, 1, 1, 4, 0, 2,
+               "a repeated row within d_k + 1e-3 counts once (not 3/3)");
+    expect_dup((int64_t[]){1, 1, 1}, 3, 1.0 / 3, 1.0 / 3, 1, 2, 1, 0, 1,
+               "one id three times: two repeats, the first at row 1");
+    expect_dup((int64_t[]){5, 5}, 2, 0, 0, 1, 1, 5, 0, 1, "a repeat in a short answer");
+    expect_dup((int64_t[]){2, 1, 0}, 3, 1, 1, 0, 0, 0, 0, 0, "no repeat: nothing named");
+
+    /* Filtered: 2 true ids (expected 2). Two distinct right ids and a repeat fill the answer: not short. */
+    const float c[] = {1, 0, 2, 0, 1.5f, 0, 5, 0};
+    const float q[2] = {0, 0};
+    const int64_t t[3] = {0, 1, -1};
+    vb_recall_one one;
+    vb_error err;
+    int rc = score(c, 4, VB_METRIC_EUCLIDEAN, q, (int64_t[]){0, 1, 0}, 3, t, NULL, 3, &one, &err);
+    ok(rc == VB_OK && one.recall == 1 && one.id_overlap == 1 && !one.short_answer && one.duplicates == 1,
+       "filtered, 2 pass: {0, 1, 0} finds both, is not short, has 1 duplicate");
+    rc = score(c, 4, VB_METRIC_EUCLIDEAN, q, (int64_t[]){1, 1}, 2, t, NULL, 3, &one, &err);
+    ok(rc == VB_OK && one.recall == 0.5 && one.id_overlap == 0.5 && one.short_answer && one.duplicates == 1,
+       "filtered, 2 pass: {1, 1} is 1 of 2 and short");
+    const int64_t none[3] = {-1, -1, -1};
+    rc = score(c, 4, VB_METRIC_EUCLIDEAN, q, (int64_t[]){3, 3}, 2, none, NULL, 3, &one, &err);
+    ok(rc == VB_OK && one.recall == 1 && !one.short_answer && one.duplicates == 1 && one.duplicate_id == 3,
+       "no row passes: a repeat is still counted");
+}
+
 static void test_errors(void) {
     vb_recall_one one;
     vb_error err;
-    int rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){0, 2, 0}, 3, E_TRUE, E_DIST, 3, &one, &err);
-    is_int(rc, VB_ERROR, "duplicate id is an error");
-    contains(err.message, "id 0 twice", "the message names the duplicate id");
-    contains(err.message, "rows 0 and 2", "and where it occurs");
-    is_str(err.domain, "recall", "error domain");
-    rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){5, 5}, 2, E_TRUE, E_DIST, 3, &one, &err);
-    ok(rc == VB_ERROR && strstr(err.message, "id 5 twice"), "duplicate in a short answer: %s", err.message);
-    rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){0, 7, 1}, 3, E_TRUE, E_DIST, 3, &one, &err);
+    int rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){0, 7, 1}, 3, E_TRUE, E_DIST, 3, &one, &err);
     is_int(rc, VB_ERROR, "id == n_rows is an error");
     contains(err.message, "returned id 7", "the message names the id");
     rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){0, -1, 1}, 3, E_TRUE, E_DIST, 3, &one, &err);
@@ -134,8 +172,12 @@ static void test_errors(void) {
     ok(rc == VB_ERROR && strstr(err.message, "ground truth lists id 1 twice"), "duplicate true id: %s", err.message);
     rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, NULL, 0, E_TRUE, E_DIST, 0, &one, &err);
     ok(rc == VB_ERROR && strstr(err.message, "k must be"), "k = 0 is an error: %s", err.message);
+    rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){0, 0, 1, 2}, 4, E_TRUE, E_DIST, 3, &one,
+               &err);
+    ok(rc == VB_ERROR && strstr(err.message, "more than k"), "more than k rows with a repeat is still an error: %s",
+       err.message);
     one.recall = 0.5;
-    rc = vb_recall_query(E_CORPUS, E_ROWS, 2, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){1, 1}, 2, E_TRUE, E_DIST, 3,
+    rc = vb_recall_query(E_CORPUS, E_ROWS, 2, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){1, 9}, 2, E_TRUE, E_DIST, 3,
                          &one, NULL);
     ok(rc == VB_ERROR && one.recall == 0.5, "err may be NULL, and on error out is left untouched");
 }
@@ -246,9 +288,17 @@ static void test_large_k(void) {
     vb_error err;
     int rc = score(c, K, VB_METRIC_EUCLIDEAN, q, ret, K, t, NULL, K, &one, &err);
     ok(rc == VB_OK && one.recall == 1 && one.id_overlap == 1, "k = 300, reversed answer: 1.0");
-    ret[K - 1] = ret[0];
+    /* Two repeats: id 149 at rows 150 and 200, id 299 at rows 0 and 20. The first in answer order is row 20,
+     * though 149 is the smaller id (the sorted copy would meet it first). 298 distinct ids of 300. */
+    ret[200] = ret[150];
+    ret[20] = ret[0];
     rc = score(c, K, VB_METRIC_EUCLIDEAN, q, ret, K, t, NULL, K, &one, &err);
-    ok(rc == VB_ERROR && strstr(err.message, "id 299 twice (rows 0 and 299)"), "k = 300 duplicate: %s", err.message);
+    ok(rc == VB_OK && one.duplicates == 2 && one.duplicate_id == 299 && one.duplicate_rows[0] == 0 &&
+           one.duplicate_rows[1] == 20 && one.short_answer && fabs(one.recall - 298.0 / K) <= TOL &&
+           fabs(one.id_overlap - 298.0 / K) <= TOL,
+       "k = 300, two repeats: recall %.4f, overlap %.4f, %d duplicates, first id %lld at rows %d and %d",
+       one.recall, one.id_overlap, one.duplicates, (long long)one.duplicate_id, one.duplicate_rows[0],
+       one.duplicate_rows[1]);
     free(c), free(t), free(ret);
 }
 
@@ -256,7 +306,9 @@ static void test_sums(void) {
     vb_recall_sum s = {0};
     is_double(vb_recall_sum_mean(&s), 0, 0, "empty sum: mean 0");
     is_double(vb_recall_sum_mean_overlap(&s), 0, 0, "empty sum: mean overlap 0");
-    vb_recall_one a = {1.0, 1.0, 3, 0, 3}, b = {2.0 / 3, 1.0 / 3, 3, 0, 3}, c = {1.0 / 3, 1.0 / 3, 1, 1, 3};
+    vb_recall_one a = {.recall = 1.0, .id_overlap = 1.0, .returned = 3, .expected = 3},
+                  b = {.recall = 2.0 / 3, .id_overlap = 1.0 / 3, .returned = 3, .expected = 3},
+                  c = {.recall = 1.0 / 3, .id_overlap = 1.0 / 3, .returned = 1, .short_answer = 1, .expected = 3};
     vb_recall_sum_add(&s, &a);
     vb_recall_sum_add(&s, &b);
     vb_recall_sum_add(&s, &c);
@@ -265,11 +317,30 @@ static void test_sums(void) {
     is_int(s.queries, 3, "queries");
     is_int(s.short_answers, 1, "short answers");
     is_int(s.rows_returned, 7, "rows returned");
+    is_int(s.duplicate_answers, 0, "no duplicate answers yet");
+
+    /* Answers with repeats, scored for real and summed: {1, 1, 1} (1/3, two repeats) and {0, 2, 0} (2/3, one). */
+    vb_recall_one d, e;
+    vb_error err;
+    int rc = score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){1, 1, 1}, 3, E_TRUE, E_DIST, 3, &d, &err);
+    rc |= score(E_CORPUS, E_ROWS, VB_METRIC_EUCLIDEAN, E_Q, (int64_t[]){0, 2, 0}, 3, E_TRUE, E_DIST, 3, &e, &err);
+    is_int(rc, VB_OK, "two answers with repeats scored");
+    vb_recall_sum_add(&s, &d);
+    vb_recall_sum_add(&s, &e);
+    is_double(vb_recall_sum_mean(&s), (1 + 2.0 / 3 + 1.0 / 3 + 1.0 / 3 + 2.0 / 3) / 5, TOL,
+              "mean recall over 5, the repeats as misses");
+    is_double(vb_recall_sum_mean_overlap(&s), (1 + 1.0 / 3 + 1.0 / 3 + 1.0 / 3 + 2.0 / 3) / 5, TOL,
+              "mean overlap over 5");
+    is_int(s.queries, 5, "queries with the repeats");
+    is_int(s.short_answers, 3, "answers with repeats are short (fewer than k distinct ids)");
+    is_int(s.duplicate_answers, 2, "duplicate answers: 2 (an answer with two repeats counts once)");
+    is_int(s.rows_returned, 13, "rows returned count the repeats");
 }
 
 int main(void) {
     test_distance();
     test_euclidean();
+    test_duplicates();
     test_errors();
     test_angular();
     test_dot();
