@@ -741,6 +741,112 @@ static void test_neighbors(void) {
     }
 }
 
+/* ----- profile entries naming vector files and ground truth ----- */
+
+static void test_spec_files(void) {
+    char cache[128], bv[128], qbv[128], ub[128], qub[128], iv[128], ib[128], p[128];
+    path_in(cache, sizeof cache, "specfiles");
+    path_in(bv, sizeof bv, "s-base.bvecs");
+    path_in(qbv, sizeof qbv, "s-query.bvecs");
+    path_in(ub, sizeof ub, "s-base.u8bin");
+    path_in(qub, sizeof qub, "s-query.u8bin");
+    path_in(iv, sizeof iv, "s-gt.ivecs");
+    path_in(ib, sizeof ib, "s-gt.ibin");
+    static uint8_t base[GN * GD], qs[GQ * GD];
+    for (int i = 0; i < GN * GD; i++) base[i] = (uint8_t)(i * 13);
+    for (int i = 0; i < GQ * GD; i++) qs[i] = (uint8_t)(i * 29);
+    write_bvecs(bv, base, GN, GD, -1, 0, 0);
+    write_bvecs(qbv, qs, GQ, GD, -1, 0, 0);
+    write_u8bin(ub, base, GN, GD, GN);
+    write_u8bin(qub, qs, GQ, GD, GQ);
+    write_ivecs(iv, gt_ids, GQ, GK, -1, 0);
+    write_ibin(ib, gt_ids, gt_d, GQ, GK);
+
+    vb_dataset *d = NULL;
+    vb_error err = {0};
+    vb_error_clear(&err);
+    vb_kv sift[] = {{"name", "sift"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv},
+                    {"groundtruth_path", iv}, {"metric", "euclidean"}};
+    ok(vb_dataset_open_spec(sift, 6, cache, &d, &err) == VB_OK, "bvecs + ivecs spec opens (%s)", err.message);
+    if (d) {
+        is_str(d->name, "sift", "bvecs spec: name");
+        is_int(d->n_train, GN, "bvecs spec: rows");
+        is_int(d->gt_k, GK, "bvecs spec: given neighbours from the ivecs file");
+        ok(d->neighbors && memcmp(d->neighbors, gt_ids, sizeof gt_ids) == 0, "bvecs spec: neighbours as written");
+    }
+    vb_dataset_close(&d);
+    vb_kv ssnpp[] = {{"name", "ssnpp"}, {"path", ub}, {"queries_path", qub}, {"groundtruth_path", ib},
+                     {"metric", "l2"}};
+    vb_error_clear(&err);
+    ok(vb_dataset_open_spec(ssnpp, 5, cache, &d, &err) == VB_OK, "u8bin + ibin spec, source from the extension (%s)",
+       err.message);
+    if (d) {
+        is_int(d->n_test, GQ, "u8bin spec: queries");
+        ok(d->distances && memcmp(d->distances, gt_d, sizeof gt_d) == 0, "u8bin spec: distances from the ibin file");
+    }
+    vb_dataset_close(&d);
+    vb_kv nogt[] = {{"name", "ssnpp"}, {"source", "u8bin"}, {"path", ub}, {"queries_path", qub}, {"metric", "l2"}};
+    ok(vb_dataset_open_spec(nogt, 5, cache, &d, &err) == VB_OK && d && d->gt_k == 0,
+       "u8bin spec without groundtruth_path: no given neighbours");
+    vb_dataset_close(&d);
+
+    struct {
+        vb_kv kv[6];
+        size_t n;
+        const char *what, *frag1, *frag2;
+    } bad[] = {
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv}, {"groundtruth_path", ib},
+          {"metric", "l2"}},
+         6, "bvecs with .ibin ground truth", "dataset 'm': groundtruth_path: ", "s-gt.ibin\": source bvecs takes TEXMEX ground truth, a .ivecs file"},
+        {{{"name", "m"}, {"source", "u8bin"}, {"path", ub}, {"queries_path", qub}, {"groundtruth_path", iv},
+          {"metric", "l2"}},
+         6, "u8bin with .ivecs ground truth", "groundtruth_path", "source u8bin takes big-ann ground truth, a .ibin file"},
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qub}, {"metric", "l2"}},
+         5, "bvecs with u8bin queries", "dataset 'm': queries_path: ", "s-query.u8bin\" does not end in .bvecs"},
+        {{{"name", "m"}, {"source", "u8bin"}, {"path", bv}, {"queries_path", qub}, {"metric", "l2"}},
+         5, "source u8bin with a .bvecs path", "dataset 'm': path: ", "s-base.bvecs\" does not end in .u8bin"},
+        {{{"name", "m"}, {"path", "/data/base.dat"}, {"queries_path", qub}, {"metric", "l2"}},
+         4, "an unknown extension without source", "dataset 'm': path: ", "\"/data/base.dat\" has no known extension"},
+        {{{"name", "m"}, {"source", "parquet"}, {"path", "x.parquet"}}, 3, "an unknown source",
+         "dataset 'm': source: ", "unknown source \"parquet\""},
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"metric", "l2"}}, 4, "bvecs without queries_path",
+         "dataset 'm': queries_path: ", "required for source bvecs"},
+        {{{"name", "m"}, {"source", "synthetic"}, {"metric", "l2"}, {"groundtruth_path", iv}}, 4,
+         "synthetic with a ground-truth file", "dataset 'm': groundtruth_path: ", "synthetic dataset takes no"},
+        {{{"name", "m"}, {"path", "a.hdf5"}, {"groundtruth_path", iv}}, 3, "hdf5 with a ground-truth file",
+         "dataset 'm': groundtruth_path: ", "source hdf5 takes no ground-truth file"},
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv}, {"groundtruth_path", p},
+          {"metric", "l2"}},
+         6, "ground truth with an id beyond the corpus", "dataset 'm': ", "query 0, neighbour 1 (byte offset 8): id 40"},
+    };
+    int32_t ids[GQ * GK];
+    memcpy(ids, gt_ids, sizeof ids);
+    ids[1] = GN;
+    path_in(p, sizeof p, "s-bad.ivecs");
+    write_ivecs(p, ids, GQ, GK, -1, 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        vb_error_clear(&err);
+        ok(vb_dataset_open_spec(bad[i].kv, bad[i].n, cache, &d, &err) == VB_ERROR && d == NULL, "spec: %s: refused",
+           bad[i].what);
+        char nm[2][160];
+        snprintf(nm[0], sizeof nm[0], "spec: %s: names the key", bad[i].what);
+        snprintf(nm[1], sizeof nm[1], "spec: %s: says what is wrong", bad[i].what);
+        contains(err.message, bad[i].frag1, nm[0]);
+        contains(err.message, bad[i].frag2, nm[1]);
+    }
+
+    /* the profile loader's form: only the keys present are checked */
+    const char *key = NULL;
+    vb_kv only_name[] = {{"name", "x"}};
+    ok(vb_dataset_spec_check(only_name, 1, 0, &key, &err) == VB_OK, "check: a bare entry passes the file check");
+    ok(vb_dataset_spec_check(only_name, 1, 1, &key, &err) == VB_ERROR && key && strcmp(key, "source") == 0,
+       "check, complete: a bare entry lacks source");
+    vb_kv gt_only[] = {{"name", "x"}, {"groundtruth_path", "gt.bin"}};
+    ok(vb_dataset_spec_check(gt_only, 2, 0, &key, &err) == VB_ERROR && strcmp(key, "groundtruth_path") == 0,
+       "check: a ground-truth file that is neither .ivecs nor .ibin");
+    contains(err.message, "\"gt.bin\" is neither .ivecs nor .ibin", "check: the message names the file");
+}
+
 /* ----- tag ----- */
 
 static void test_tag(void) {
@@ -838,6 +944,7 @@ int main(void) {
     test_vecs();
     test_u8();
     test_neighbors();
+    test_spec_files();
     test_tag();
     test_spec();
     test_pinned();
