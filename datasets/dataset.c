@@ -958,9 +958,9 @@ static int texmex_shape(const char *path, const char *ext, size_t elem, int64_t 
 
 /* The shape of a big-ann file (fbin, u8bin, ibin) from its 8-byte header: uint32 rows, uint32 cols. The file
  * must hold exactly 8 + rows x cols x elem bytes, or (when alt_elem is non-zero, .ibin with distances) exactly
- * 8 + rows x cols x alt_elem; *which says which (0 or 1). */
-static int bigann_shape(const char *path, const char *ext, size_t elem, size_t alt_elem, uint64_t max_cols,
-                        size_t *rows, size_t *cols, int *which, vb_error *err) {
+ * 8 + rows x cols x alt_elem; *which says which (0 or 1). what names the elements in messages. */
+static int bigann_shape(const char *path, const char *ext, const char *what, size_t elem, size_t alt_elem,
+                        uint64_t max_cols, size_t *rows, size_t *cols, int *which, vb_error *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
     struct stat st;
@@ -974,7 +974,6 @@ static int bigann_shape(const char *path, const char *ext, size_t elem, size_t a
     if (got != (ssize_t)sizeof h)
         return ds_fail(err, "%s: too short for a %s header (%lld bytes, the header is 8)", path, ext,
                        (long long)st.st_size);
-    const char *what = elem_name(elem);
     if (h[0] == 0 || h[1] == 0)
         return ds_fail(err, "%s: header says %u x %u %s: empty", path, h[0], h[1], what);
     if (h[1] > max_cols)
@@ -1070,7 +1069,8 @@ static int vec_load(vb_dataset *ds, const char *path, const char *cache_dir, siz
     size_t n, dim;
     int which;
     if (f->texmex ? texmex_shape(path, f->ext, f->elem, VB_DATASET_MAX_DIM, &n, &dim, err)
-                  : bigann_shape(path, f->ext, f->elem, 0, VB_DATASET_MAX_DIM, &n, &dim, &which, err))
+                  : bigann_shape(path, f->ext, elem_name(f->elem), f->elem, 0, VB_DATASET_MAX_DIM, &n, &dim, &which,
+                                 err))
         return VB_ERROR;
     if (!f->texmex && f->elem == 4) { /* .fbin: float32 rows as they lie */
         const void *p;
@@ -1189,7 +1189,7 @@ int vb_dataset_read_neighbors(vb_dataset *ds, const char *path, vb_error *err) {
     int with_dist = 0;
     /* k is bounded by the file's length only; the ids, at most one copy of the file, go into memory */
     if (ivecs ? texmex_shape(path, ".ivecs", 4, INT32_MAX, &rows, &k, err)
-              : bigann_shape(path, ".ibin", 4, 8, UINT32_MAX, &rows, &k, &with_dist, err))
+              : bigann_shape(path, ".ibin", "ids", 4, 8, UINT32_MAX, &rows, &k, &with_dist, err))
         return VB_ERROR;
     if (rows != ds->n_test)
         return ds_fail(err, "%s: %zu rows of neighbours (k = %zu) but the queries file has %zu queries", path, rows,
