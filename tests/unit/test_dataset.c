@@ -797,10 +797,12 @@ static void test_spec_files(void) {
     } bad[] = {
         {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv}, {"groundtruth_path", ib},
           {"metric", "l2"}},
-         6, "bvecs with .ibin ground truth", "dataset 'm': groundtruth_path: ", "s-gt.ibin\": source bvecs takes TEXMEX ground truth, a .ivecs file"},
+         6, "bvecs with .ibin ground truth", "dataset 'm': groundtruth_path: ",
+         "s-gt.ibin\": source bvecs takes TEXMEX ground truth, a .ivecs file"},
         {{{"name", "m"}, {"source", "u8bin"}, {"path", ub}, {"queries_path", qub}, {"groundtruth_path", iv},
           {"metric", "l2"}},
-         6, "u8bin with .ivecs ground truth", "groundtruth_path", "source u8bin takes big-ann ground truth, a .ibin file"},
+         6, "u8bin with .ivecs ground truth", "groundtruth_path",
+         "source u8bin takes big-ann ground truth, a .ibin file"},
         {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qub}, {"metric", "l2"}},
          5, "bvecs with u8bin queries", "dataset 'm': queries_path: ", "s-query.u8bin\" does not end in .bvecs"},
         {{{"name", "m"}, {"source", "u8bin"}, {"path", bv}, {"queries_path", qub}, {"metric", "l2"}},
@@ -817,7 +819,8 @@ static void test_spec_files(void) {
          "dataset 'm': groundtruth_path: ", "source hdf5 takes no ground-truth file"},
         {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv}, {"groundtruth_path", p},
           {"metric", "l2"}},
-         6, "ground truth with an id beyond the corpus", "dataset 'm': ", "query 0, neighbour 1 (byte offset 8): id 40"},
+         6, "ground truth with an id beyond the corpus", "dataset 'm': ",
+         "query 0, neighbour 1 (byte offset 8): id 40"},
     };
     int32_t ids[GQ * GK];
     memcpy(ids, gt_ids, sizeof ids);
