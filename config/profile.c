@@ -556,6 +556,16 @@ static int check_datasets(const ctx *c, const vb_yaml_node *root, vb_profile *p)
         d->params = kv.kv;
         d->n_params = kv.n;
         if (rc != VB_OK) return VB_ERROR;
+        /* file names that cannot fit the source (path, queries_path, groundtruth_path) are refused here, with
+         * their line; what needs the files themselves is checked when the dataset is opened */
+        const char *bad = NULL;
+        vb_error derr = {0};
+        if (vb_dataset_spec_check(d->params, d->n_params, 0, &bad, &derr) != VB_OK) {
+            int line = e->line;
+            for (size_t j = 0; j < e->n; j++)
+                if (strcmp(e->keys[j], bad) == 0) line = e->key_lines[j];
+            return fail(c, line, "key 'datasets[%zu].%s': %s", i, bad, derr.message);
+        }
         d->name = strdup(vb_kv_get(d->params, d->n_params, "name", ""));
         if (!d->name) return oom(c);
     }

@@ -17,7 +17,8 @@
 
 /* A dataset entry; params holds every key of the entry as strings (name, source, path, rows, dim, ...), in the
  * file's order, in the form datasets/dataset_spec.h reads (its defaults apply there: the loader checks the key
- * names against vb_dataset_spec_keys and that rows/queries/dim/clusters/seed are non-negative integers). */
+ * names against vb_dataset_spec_keys, that rows/queries/dim/clusters/seed are non-negative integers, and that the
+ * source and the extensions of path, queries_path and groundtruth_path fit together: vb_dataset_spec_check). */
 typedef struct vb_profile_dataset {
     char *name;
     vb_kv *params;

@@ -1,10 +1,12 @@
-/* Datasets: opening ann-benchmarks HDF5, TEXMEX .fvecs and big-ann .fbin files, and the seeded synthetic
- * generator, always ending with the corpus memory-mapped read-only so every thread shares one copy.
+/* Datasets: opening ann-benchmarks HDF5, TEXMEX .fvecs/.bvecs and big-ann .fbin/.u8bin files (with given
+ * neighbours from .ivecs/.ibin), and the seeded synthetic generator, always ending with the corpus memory-mapped
+ * read-only so every thread shares one copy.
  *
  * Data that cannot be mapped where it lies (chunked or compressed HDF5, float64, .fvecs with its per-row
- * header, generated data) is converted once into a cache file: a 64-byte header (magic, rows, cols, a key that
- * identifies the source) followed by row-major float32. Cache files are written under a temporary name,
- * fsynced and renamed, so a reader never sees half a file and two processes may race harmlessly. */
+ * header, uint8 .bvecs/.u8bin, generated data) is converted once into a cache file: a 64-byte header (magic,
+ * rows, cols, a key that identifies the source) followed by row-major float32. Cache files are written under a
+ * temporary name, fsynced and renamed, so a reader never sees half a file and two processes may race
+ * harmlessly. */
 #include "datasets/dataset.h"
 #include "util/mix.h"
 
@@ -77,7 +79,8 @@ void vb_dataset_close(vb_dataset **pds) {
 }
 
 static void ds_own(vb_dataset *ds, void *p) {
-    /* the fixed table is sized for the few buffers a source can own (neighbors, distances) */
+    /* the fixed table is sized for the few buffers a source can own (neighbors, distances); callers check room */
+    if (ds->priv->n_owned >= VB_DS_MAX_REGIONS) abort();
     ds->priv->owned[ds->priv->n_owned++] = p;
 }
 
@@ -861,99 +864,240 @@ fail:
 }
 
 /* ---------------------------------------------------------------------------------------------------------
- * TEXMEX .fvecs and big-ann .fbin */
+ * TEXMEX .fvecs / .bvecs and big-ann .fbin / .u8bin
+ *
+ * Every size is checked against the file's length before anything is read or mapped: a header or a dimension
+ * word can claim anything. The float32 .fbin is mapped in place; the others are converted once into a float32
+ * cache file (cache_begin / cache_try_map, keyed like every converted file by file_key), then mapped. */
 
-/* .fbin: uint32 rows, uint32 dim, then rows x dim float32; mapped in place. */
-static int fbin_load(vb_dataset *ds, const char *path, size_t *rows, size_t *cols, const float **data,
-                     vb_error *err) {
+typedef struct vec_format {
+    const char *ext;  /* ".fvecs" */
+    const char *name; /* "fvecs": the cache file's prefix and part of its key */
+    int texmex;       /* 1: each vector is int32 dimension + the vector; 0: uint32 rows, uint32 dim header */
+    size_t elem;      /* bytes per element: 4 (float32) or 1 (uint8) */
+} vec_format;
+
+static const vec_format vec_formats[] = {
+    {".fvecs", "fvecs", 1, 4},
+    {".bvecs", "bvecs", 1, 1},
+    {".fbin", "fbin", 0, 4},
+    {".u8bin", "u8bin", 0, 1},
+};
+
+static const vec_format *vec_format_of(const char *path) {
+    for (size_t i = 0; i < sizeof vec_formats / sizeof vec_formats[0]; i++)
+        if (has_suffix(path, vec_formats[i].ext)) return &vec_formats[i];
+    return NULL;
+}
+
+static const char *elem_name(size_t elem) { return elem == 1 ? "uint8" : "float32"; }
+
+/* At most this many vectors are walked to find the one that breaks a TEXMEX file whose length is not a whole
+ * number of vectors (one pread each); past it the error gives the sizes only. */
+#define TEXMEX_WALK_MAX ((uint64_t)1 << 20)
+
+/* A TEXMEX file (fvecs, bvecs, ivecs) whose length is not a multiple of row 0's record: finds the first record
+ * whose dimension word differs or that runs past the end of the file, and says which. */
+static int texmex_bad_length(const char *path, int fd, const char *ext, size_t elem, int32_t d0, uint64_t size,
+                             vb_error *err) {
+    uint64_t rec = 4 + elem * (uint64_t)d0, off = 0;
+    for (uint64_t i = 0; i < TEXMEX_WALK_MAX && off < size; i++, off += rec) {
+        int32_t d;
+        if (size - off < 4 || pread(fd, &d, 4, (off_t)off) != 4)
+            return ds_fail(err, "%s: vector %llu (byte offset %llu) is cut short: %llu bytes left, a vector of "
+                                "dimension %d takes %llu (truncated file?)",
+                           path, (unsigned long long)i, (unsigned long long)off, (unsigned long long)(size - off),
+                           d0, (unsigned long long)rec);
+        if (d != d0)
+            return ds_fail(err, "%s: vector %llu (byte offset %llu) has dimension %d, expected %d (from vector 0)",
+                           path, (unsigned long long)i, (unsigned long long)off, d, d0);
+        if (size - off < rec)
+            return ds_fail(err, "%s: vector %llu (byte offset %llu) is cut short: %llu bytes left, a vector of "
+                                "dimension %d takes %llu (truncated file?)",
+                           path, (unsigned long long)i, (unsigned long long)off, (unsigned long long)(size - off),
+                           d0, (unsigned long long)rec);
+    }
+    return ds_fail(err, "%s: size %llu is not a multiple of the %s record size %llu (dimension %d from vector 0)",
+                   path, (unsigned long long)size, ext, (unsigned long long)rec, d0);
+}
+
+/* The shape of a TEXMEX file (fvecs, bvecs, ivecs) from row 0's dimension word and the file's length. max_dim
+ * bounds the dimension word; the per-row words are checked when the rows are read. */
+static int texmex_shape(const char *path, const char *ext, size_t elem, int64_t max_dim, size_t *rows,
+                        size_t *dim, vb_error *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
-    uint32_t h[2];
     struct stat st;
-    int okh = fstat(fd, &st) == 0 && pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h;
+    int32_t d = 0;
+    int rc = VB_OK;
+    if (fstat(fd, &st) != 0) {
+        rc = ds_fail(err, "%s: %s", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = ds_fail(err, "%s: not a regular file", path);
+    } else if (pread(fd, &d, 4, 0) != 4) {
+        rc = ds_fail(err, "%s: too short for a %s vector (%lld bytes)", path, ext, (long long)st.st_size);
+    } else if (d <= 0 || d > max_dim) {
+        rc = ds_fail(err, "%s: vector 0 (byte offset 0) has dimension %d, expected 1..%lld", path, d,
+                     (long long)max_dim);
+    } else if ((uint64_t)st.st_size % (4 + elem * (uint64_t)d) != 0) {
+        rc = texmex_bad_length(path, fd, ext, elem, d, (uint64_t)st.st_size, err);
+    } else {
+        uint64_t n = (uint64_t)st.st_size / (4 + elem * (uint64_t)d);
+        /* the float32 copy is up to 4x the file (bvecs): bounded like every matrix */
+        if (n > VB_DS_MAX_BYTES / 4 / (uint64_t)d) {
+            rc = ds_fail(err, "%s: %llu vectors of dimension %d are more than %llu TiB as float32", path,
+                         (unsigned long long)n, d, VB_DS_MAX_BYTES >> 40);
+        } else {
+            *rows = (size_t)n;
+            *dim = (size_t)d;
+        }
+    }
     close(fd);
-    if (!okh) return ds_fail(err, "%s: too short for an .fbin header", path);
-    /* rows x dim x 4 of two 32-bit numbers can wrap around 2^64: 2^31 x 2^31 passed as an 8-byte file */
+    return rc;
+}
+
+/* The shape of a big-ann file (fbin, u8bin, ibin) from its 8-byte header: uint32 rows, uint32 cols. The file
+ * must hold exactly 8 + rows x cols x elem bytes, or (when alt_elem is non-zero, .ibin with distances) exactly
+ * 8 + rows x cols x alt_elem; *which says which (0 or 1). what names the elements in messages. */
+static int bigann_shape(const char *path, const char *ext, const char *what, size_t elem, size_t alt_elem,
+                        uint64_t max_cols, size_t *rows, size_t *cols, int *which, vb_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    uint32_t h[2] = {0, 0};
+    int okst = fstat(fd, &st) == 0;
+    int e = errno;
+    ssize_t got = okst && S_ISREG(st.st_mode) ? pread(fd, h, sizeof h, 0) : -1;
+    close(fd);
+    if (!okst) return ds_fail(err, "%s: %s", path, strerror(e));
+    if (!S_ISREG(st.st_mode)) return ds_fail(err, "%s: not a regular file", path);
+    if (got != (ssize_t)sizeof h)
+        return ds_fail(err, "%s: too short for a %s header (%lld bytes, the header is 8)", path, ext,
+                       (long long)st.st_size);
+    if (h[0] == 0 || h[1] == 0)
+        return ds_fail(err, "%s: header says %u x %u %s: empty", path, h[0], h[1], what);
+    if (h[1] > max_cols)
+        return ds_fail(err, "%s: header says %u x %u %s: %u columns, at most %llu", path, h[0], h[1], what, h[1],
+                       (unsigned long long)max_cols);
+    /* rows x cols x 4 of two 32-bit numbers can wrap around 2^64: 2^31 x 2^31 passed as an 8-byte file */
     uint64_t elems = (uint64_t)h[0] * h[1];
-    if (elems > VB_DS_MAX_BYTES / 4)
-        return ds_fail(err, "%s: header says %u x %u float32, more than %llu TiB", path, h[0], h[1],
+    size_t biggest = alt_elem > elem ? alt_elem : elem;
+    if (elems > VB_DS_MAX_BYTES / 4 || elems > VB_DS_MAX_BYTES / biggest)
+        return ds_fail(err, "%s: header says %u x %u %s, more than %llu TiB", path, h[0], h[1], what,
                        VB_DS_MAX_BYTES >> 40);
-    uint64_t want = 8 + elems * 4;
-    if (h[0] == 0 || h[1] == 0 || (uint64_t)st.st_size != want)
-        return ds_fail(err, "%s: header says %u x %u float32 (%llu bytes) but the file has %lld bytes", path, h[0],
-                       h[1], (unsigned long long)want, (long long)st.st_size);
-    const void *p;
-    if (map_region(ds, path, 8, (size_t)h[0] * h[1] * 4, &p, err) != VB_OK) return VB_ERROR;
+    uint64_t want = 8 + elems * elem, alt = alt_elem ? 8 + elems * alt_elem : 0;
+    if ((uint64_t)st.st_size == want) {
+        *which = 0;
+    } else if (alt_elem && (uint64_t)st.st_size == alt) {
+        *which = 1;
+    } else if (alt_elem) {
+        return ds_fail(err, "%s: header says %u x %u (%llu bytes with ids only, %llu with ids and distances) but "
+                            "the file has %lld bytes",
+                       path, h[0], h[1], (unsigned long long)want, (unsigned long long)alt, (long long)st.st_size);
+    } else {
+        return ds_fail(err, "%s: header says %u x %u %s (%llu bytes) but the file has %lld bytes", path, h[0], h[1],
+                       what, (unsigned long long)want, (long long)st.st_size);
+    }
     *rows = h[0];
     *cols = h[1];
-    *data = p;
     return VB_OK;
 }
 
-/* .fvecs: each row is int32 dim then dim float32; converted once into a cache file. */
-static int fvecs_convert(const char *path, const char *file, uint64_t key, size_t rows, size_t dim,
-                         vb_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return ds_fail(err, "%s: %s", path, strerror(errno));
+/* Converts a vector file whose shape was checked into the cache file `file` as float32. TEXMEX dimension words
+ * are checked again row by row (a file may have the right length with one vector longer and another shorter),
+ * and a short read (the file shrank since its shape was read) is an error naming the vector. */
+static int vec_convert(const vec_format *f, const char *path, const char *file, uint64_t key, size_t rows,
+                       size_t dim, vb_error *err) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return ds_fail(err, "%s: %s", path, strerror(errno));
     cache_writer w;
     float *data;
+    uint8_t *buf = NULL;
+    size_t chunk_rows = f->texmex ? 1 : ((size_t)1 << 20) / dim + 1;
+    if (f->elem == 1 && !(buf = malloc(chunk_rows * dim))) {
+        fclose(fp);
+        return ds_fail(err, "%s: out of memory", path);
+    }
     if (cache_begin(&w, file, rows, dim, key, &data, err) != VB_OK) {
-        fclose(f);
+        free(buf);
+        fclose(fp);
         return VB_ERROR;
     }
-    for (size_t i = 0; i < rows; i++) {
-        int32_t d;
-        if (fread(&d, 4, 1, f) != 1 || fread(data + i * dim, 4, dim, f) != dim) {
-            fclose(f);
-            cache_abort(&w);
-            return ds_fail(err, "%s: short read at row %zu", path, i);
+    uint64_t rec = f->texmex ? 4 + f->elem * (uint64_t)dim : f->elem * (uint64_t)dim;
+    uint64_t base = f->texmex ? 0 : 8;
+    int rc = VB_OK;
+    if (!f->texmex && fseeko(fp, 8, SEEK_SET) != 0) rc = ds_fail(err, "%s: cannot seek: %s", path, strerror(errno));
+    for (size_t i = 0; i < rows && rc == VB_OK; i += chunk_rows) {
+        size_t nr = rows - i < chunk_rows ? rows - i : chunk_rows;
+        unsigned long long off = (unsigned long long)(base + i * rec);
+        if (f->texmex) {
+            int32_t d;
+            if (fread(&d, 4, 1, fp) != 1) {
+                rc = ds_fail(err, "%s: vector %zu (byte offset %llu): short read", path, i, off);
+                break;
+            }
+            if ((size_t)d != dim || d <= 0) {
+                rc = ds_fail(err, "%s: vector %zu (byte offset %llu) has dimension %d, expected %zu (from vector 0)",
+                             path, i, off, d, dim);
+                break;
+            }
         }
-        if ((size_t)d != dim) {
-            fclose(f);
-            cache_abort(&w);
-            return ds_fail(err, "%s: row %zu has dimension %d, expected %zu (from row 0)", path, i, d, dim);
+        float *out = data + i * dim;
+        size_t n = nr * dim;
+        if (f->elem == 4) {
+            if (fread(out, 4, n, fp) != n)
+                rc = ds_fail(err, "%s: vector %zu (byte offset %llu): short read", path, i, off);
+        } else if (fread(buf, 1, n, fp) != n) {
+            rc = ds_fail(err, "%s: vector %zu (byte offset %llu): short read", path, i, off);
+        } else {
+            for (size_t j = 0; j < n; j++) out[j] = (float)buf[j];
         }
     }
-    fclose(f);
+    free(buf);
+    fclose(fp);
+    if (rc != VB_OK) {
+        cache_abort(&w);
+        return VB_ERROR;
+    }
     return cache_commit(&w, err);
 }
 
-static int fvecs_load(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
-                      const float **data, vb_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
-    int32_t d;
-    struct stat st;
-    int okh = fstat(fd, &st) == 0 && pread(fd, &d, 4, 0) == 4;
-    close(fd);
-    if (!okh) return ds_fail(err, "%s: too short for an .fvecs row", path);
-    if (d <= 0 || d > (1 << 20)) return ds_fail(err, "%s: row 0 has dimension %d", path, d);
-    uint64_t row_bytes = 4 + 4 * (uint64_t)d;
-    if ((uint64_t)st.st_size % row_bytes != 0)
-        return ds_fail(err, "%s: size %lld is not a multiple of the row size %llu (dimension %d)", path,
-                       (long long)st.st_size, (unsigned long long)row_bytes, d);
-    size_t n = (size_t)((uint64_t)st.st_size / row_bytes), dim = (size_t)d;
+static int vec_load(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
+                    const float **data, vb_error *err) {
+    const vec_format *f = vec_format_of(path);
+    if (!f) return ds_fail(err, "%s: unknown vector file format (expected .fvecs, .bvecs, .fbin or .u8bin)", path);
+    size_t n, dim;
+    int which;
+    if (f->texmex ? texmex_shape(path, f->ext, f->elem, VB_DATASET_MAX_DIM, &n, &dim, err)
+                  : bigann_shape(path, f->ext, elem_name(f->elem), f->elem, 0, VB_DATASET_MAX_DIM, &n, &dim, &which,
+                                 err))
+        return VB_ERROR;
+    if (!f->texmex && f->elem == 4) { /* .fbin: float32 rows as they lie */
+        const void *p;
+        if (map_region(ds, path, 8, n * dim * 4, &p, err) != VB_OK) return VB_ERROR;
+        *rows = n;
+        *cols = dim;
+        *data = p;
+        return VB_OK;
+    }
     char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
     uint64_t key;
     if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
-    if (file_key(path, "fvecs", &key, err) != VB_OK) return VB_ERROR;
+    if (file_key(path, f->name, &key, err) != VB_OK) return VB_ERROR;
     safe_stem(path, stem, sizeof stem);
-    snprintf(file, sizeof file, "%s/fvecs-%s-%016llx.f32", dir, stem, (unsigned long long)key);
+    snprintf(file, sizeof file, "%s/%s-%s-%016llx.f32", dir, f->name, stem, (unsigned long long)key);
     int r = cache_try_map(ds, file, key, dim, rows, cols, data, err);
     if (r < 0) return VB_ERROR;
     if (r == 1 && *rows == n) return VB_OK;
-    if (fvecs_convert(path, file, key, n, dim, err) != VB_OK) return VB_ERROR;
+    if (r == 1) { /* a stale file under this key: forget its mapping before replacing it */
+        ds->priv->n_map--;
+        munmap(ds->priv->map[ds->priv->n_map].addr, ds->priv->map[ds->priv->n_map].len);
+    }
+    if (vec_convert(f, path, file, key, n, dim, err) != VB_OK) return VB_ERROR;
     r = cache_try_map(ds, file, key, dim, rows, cols, data, err);
     if (r < 0) return VB_ERROR;
-    if (r == 0) return ds_fail(err, "%s: cache file vanished after writing", file);
+    if (r == 0 || *rows != n) return ds_fail(err, "%s: cache file unusable right after writing it", file);
     return VB_OK;
-}
-
-static int vecs_load(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
-                     const float **data, vb_error *err) {
-    if (has_suffix(path, ".fbin")) return fbin_load(ds, path, rows, cols, data, err);
-    if (has_suffix(path, ".fvecs")) return fvecs_load(ds, path, cache_dir, rows, cols, data, err);
-    return ds_fail(err, "%s: unknown vector file format (expected .fvecs or .fbin)", path);
 }
 
 int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metric metric, const char *cache_dir,
@@ -969,8 +1113,8 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
     snprintf(ds->source, sizeof ds->source, "%s", base_path);
     ds->metric = metric;
     size_t qdim;
-    if (vecs_load(ds, base_path, cache_dir, &ds->n_train, &ds->dim, &ds->train, err) != VB_OK) goto fail;
-    if (vecs_load(ds, query_path, cache_dir, &ds->n_test, &qdim, &ds->test, err) != VB_OK) goto fail;
+    if (vec_load(ds, base_path, cache_dir, &ds->n_train, &ds->dim, &ds->train, err) != VB_OK) goto fail;
+    if (vec_load(ds, query_path, cache_dir, &ds->n_test, &qdim, &ds->test, err) != VB_OK) goto fail;
     if (qdim != ds->dim) {
         ds_fail(err, "%s: queries have dimension %zu but the base file %s has %zu", query_path, qdim, base_path,
                 ds->dim);
@@ -982,4 +1126,92 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
 fail:
     vb_dataset_close(&ds);
     return VB_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Given neighbours: TEXMEX .ivecs and big-ann .ibin */
+
+/* Checks one given neighbour id (as read: int32 for .ivecs, uint32 for .ibin) against the corpus. */
+static int gt_check_id(const vb_dataset *ds, const char *path, int64_t id, size_t q, size_t j, uint64_t off,
+                       vb_error *err) {
+    if (id >= 0 && (uint64_t)id < ds->n_train && id <= INT32_MAX) return VB_OK;
+    return ds_fail(err, "%s: query %zu, neighbour %zu (byte offset %llu): id %lld is not a row of the corpus "
+                        "(0..%zu)",
+                   path, q, j, (unsigned long long)off, (long long)id, ds->n_train - 1);
+}
+
+static int ivecs_read(vb_dataset *ds, const char *path, int32_t *ids, size_t rows, size_t k, vb_error *err) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return ds_fail(err, "%s: %s", path, strerror(errno));
+    uint64_t rec = 4 + 4 * (uint64_t)k;
+    int rc = VB_OK;
+    for (size_t q = 0; q < rows && rc == VB_OK; q++) {
+        int32_t d;
+        unsigned long long off = (unsigned long long)(q * rec);
+        if (fread(&d, 4, 1, fp) != 1 || fread(ids + q * k, 4, k, fp) != k) {
+            rc = ds_fail(err, "%s: query %zu (byte offset %llu): short read", path, q, off);
+        } else if (d <= 0 || (size_t)d != k) {
+            rc = ds_fail(err, "%s: query %zu (byte offset %llu) has %d neighbours, expected %zu (from query 0)", path,
+                         q, off, d, k);
+        } else {
+            for (size_t j = 0; j < k && rc == VB_OK; j++)
+                rc = gt_check_id(ds, path, ids[q * k + j], q, j, off + 4 + 4 * j, err);
+        }
+    }
+    fclose(fp);
+    return rc;
+}
+
+static int ibin_read(vb_dataset *ds, const char *path, int32_t *ids, float *dists, size_t rows, size_t k,
+                     vb_error *err) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return ds_fail(err, "%s: %s", path, strerror(errno));
+    size_t n = rows * k;
+    int rc = VB_OK;
+    if (fseeko(fp, 8, SEEK_SET) != 0 || fread(ids, 4, n, fp) != n || (dists && fread(dists, 4, n, fp) != n))
+        rc = ds_fail(err, "%s: short read (the file changed while reading?)", path);
+    fclose(fp);
+    for (size_t i = 0; i < n && rc == VB_OK; i++) {
+        uint32_t id;
+        memcpy(&id, ids + i, 4);
+        rc = gt_check_id(ds, path, (int64_t)id, i / k, i % k, 8 + 4 * (uint64_t)i, err);
+    }
+    return rc;
+}
+
+int vb_dataset_read_neighbors(vb_dataset *ds, const char *path, vb_error *err) {
+    if (ds->neighbors)
+        return ds_fail(err, "%s: the dataset (%s) already has given neighbours", path, ds->source);
+    int ivecs = has_suffix(path, ".ivecs");
+    if (!ivecs && !has_suffix(path, ".ibin"))
+        return ds_fail(err, "%s: unknown ground-truth file format (expected .ivecs or .ibin)", path);
+    size_t rows = 0, k = 0;
+    int with_dist = 0;
+    /* k is bounded by the file's length only; the ids, at most one copy of the file, go into memory */
+    if (ivecs ? texmex_shape(path, ".ivecs", 4, INT32_MAX, &rows, &k, err)
+              : bigann_shape(path, ".ibin", "ids", 4, 8, UINT32_MAX, &rows, &k, &with_dist, err))
+        return VB_ERROR;
+    if (rows != ds->n_test)
+        return ds_fail(err, "%s: %zu rows of neighbours (k = %zu) but the queries file has %zu queries", path, rows,
+                       k, ds->n_test);
+    if (ds->priv->n_owned + 2 > VB_DS_MAX_REGIONS) return ds_fail(err, "%s: too many buffers", path);
+    int32_t *ids = malloc(rows * k * 4);
+    float *dists = with_dist ? malloc(rows * k * 4) : NULL;
+    if (!ids || (with_dist && !dists)) {
+        free(ids);
+        free(dists);
+        return ds_fail(err, "%s: out of memory for %zu x %zu neighbours", path, rows, k);
+    }
+    int rc = ivecs ? ivecs_read(ds, path, ids, rows, k, err) : ibin_read(ds, path, ids, dists, rows, k, err);
+    if (rc != VB_OK) {
+        free(ids);
+        free(dists);
+        return VB_ERROR;
+    }
+    ds_own(ds, ids);
+    if (dists) ds_own(ds, dists);
+    ds->neighbors = ids;
+    ds->distances = dists;
+    ds->gt_k = k;
+    return VB_OK;
 }

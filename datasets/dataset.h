@@ -6,7 +6,11 @@
  *     a contiguous float32 dataset is mapped in place, anything else (chunked, compressed, float64) is
  *     converted once into a cache file which is then mapped;
  *   - the synthetic generator (clustered, seeded), written once into a cache file and mapped;
- *   - TEXMEX .fvecs and big-ann .fbin (float32 only) files.
+ *   - TEXMEX .fvecs (float32) and .bvecs (uint8), big-ann .fbin (float32) and .u8bin (uint8) files: .fbin is
+ *     mapped in place, the others are converted once into a float32 cache file which is then mapped (uint8
+ *     values become the floats 0..255), so every engine and every thread sees one float32 corpus;
+ *   - given neighbours from TEXMEX .ivecs or big-ann .ibin files (vb_dataset_read_neighbors), kept beside the
+ *     corpus as HDF5 "neighbors"/"distances" are.
  * content_hash identifies the bytes of train + test + metric; ground truth is cached under it. */
 #ifndef VB_DATASETS_DATASET_H
 #define VB_DATASETS_DATASET_H
@@ -27,6 +31,9 @@ typedef struct vb_dataset {
     size_t n_test;
     const float *test;      /* n_test x dim, row-major, mapped or owned */
     size_t gt_k;            /* columns of neighbors/distances from the file, 0 when absent */
+    /* Given neighbours, n_test x gt_k (HDF5 "neighbors", .ivecs, .ibin) and their distances (HDF5 "distances",
+     * .ibin that has them; NULL otherwise). Read and shape-checked, not used for recall: vbench scores against
+     * the exact ground truth it computes itself (groundtruth.h). */
     const int32_t *neighbors;
     const float *distances;
     char content_hash[33];  /* 32 hex chars (XXH3-128 of metric, dims, train, test) */
@@ -48,9 +55,19 @@ int vb_dataset_open_hdf5(const char *path, const char *cache_dir, vb_dataset **o
 /* Generates (or reuses from cache_dir) a synthetic dataset. */
 int vb_dataset_open_synthetic(const char *name, const vb_synth_params *p, const char *cache_dir,
                               vb_dataset **out, vb_error *err);
-/* Opens a base file (.fvecs or .fbin) and a query file of the same format. metric must be given. */
+/* The largest vector dimension a dataset file may declare (the synthetic generator's "dim" allows as much). */
+#define VB_DATASET_MAX_DIM 65536
+
+/* Opens a base file and a query file, each by its extension: .fvecs, .bvecs, .fbin or .u8bin. metric must be
+ * given. Errors name the file and the row (vector number) or the header. */
 int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metric metric, const char *cache_dir,
                          vb_dataset **out, vb_error *err);
+/* Reads the dataset's given neighbours from a TEXMEX .ivecs file (per query: int32 k, then k int32 ids) or a
+ * big-ann .ibin file (uint32 queries, uint32 k, queries x k uint32 ids, then optionally queries x k float32
+ * distances: the big-ann-benchmarks ground-truth layout; without them, the ids-only .ibin of cuVS / RAFT).
+ * One row per query, every id a row of the corpus, k the same in every row. Fills gt_k, neighbors and
+ * (.ibin with distances) distances; refused when the dataset already has neighbours. */
+int vb_dataset_read_neighbors(vb_dataset *ds, const char *path, vb_error *err);
 void vb_dataset_close(vb_dataset **ds);   /* unmaps, frees, sets *ds = NULL; NULL-safe */
 
 /* Resolves the cache directory and creates it (mkdir -p): cache_dir when given, else $VBENCH_CACHE, else

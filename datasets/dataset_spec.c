@@ -2,12 +2,33 @@
  * Every error names the key it is about, prefixed with the dataset's name. */
 #include "datasets/dataset_spec.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-const char *const vb_dataset_spec_keys[] = {"name", "source", "path", "queries_path", "metric", "rows",
-                                            "queries", "dim", "clusters", "seed", NULL};
+const char *const vb_dataset_spec_keys[] = {"name",  "source", "path", "queries_path", "groundtruth_path",
+                                            "metric", "rows",  "queries", "dim",       "clusters",
+                                            "seed",  NULL};
+
+/* The sources, their file extensions and the ground-truth files they take. */
+typedef struct spec_src {
+    const char *name;
+    const char *ext;      /* path and queries_path end in it; NULL: no files (synthetic) */
+    const char *gt_ext;   /* groundtruth_path ends in it; NULL: none taken */
+    const char *gt_kind;  /* what that ground truth is called */
+} spec_src;
+
+static const spec_src spec_sources[] = {
+    {"synthetic", NULL, NULL, NULL},
+    {"hdf5", ".hdf5", NULL, NULL},
+    {"fvecs", ".fvecs", ".ivecs", "TEXMEX ground truth"},
+    {"bvecs", ".bvecs", ".ivecs", "TEXMEX ground truth"},
+    {"fbin", ".fbin", ".ibin", "big-ann ground truth"},
+    {"u8bin", ".u8bin", ".ibin", "big-ann ground truth"},
+};
+#define N_SOURCES (sizeof spec_sources / sizeof spec_sources[0])
+#define SOURCE_LIST "synthetic, hdf5, fvecs, bvecs, fbin, u8bin"
 
 static int spec_fail(vb_error *err, const char *name, const char *key, const char *msg, const char *value) {
     if (value) return vb_error_set(err, "dataset", 1, "dataset '%s': %s: %s \"%s\"", name, key, msg, value);
@@ -19,15 +40,87 @@ static int ends_with(const char *s, const char *suffix) {
     return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-/* The source named by "source", or inferred from the extension of "path" when "source" is absent. */
-static const char *spec_source(const vb_kv *kv, size_t n) {
+static const spec_src *source_named(const char *name) {
+    for (size_t i = 0; i < N_SOURCES; i++)
+        if (strcmp(spec_sources[i].name, name) == 0) return &spec_sources[i];
+    return NULL;
+}
+
+/* The source a path's extension tells (.h5 is HDF5 too), or NULL. */
+static const spec_src *source_of_path(const char *path) {
+    if (ends_with(path, ".h5")) return source_named("hdf5");
+    for (size_t i = 0; i < N_SOURCES; i++)
+        if (spec_sources[i].ext && ends_with(path, spec_sources[i].ext)) return &spec_sources[i];
+    return NULL;
+}
+
+/* An HDF5 file is recognised by its signature, so source hdf5 takes any name; the others by their extension. */
+static int src_ext_ok(const spec_src *s, const char *path) {
+    return !s->gt_ext || ends_with(path, s->ext);
+}
+
+static int check_fail(vb_error *err, const char **key, const char *k, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int check_fail(vb_error *err, const char **key, const char *k, const char *fmt, ...) {
+    char buf[sizeof err->message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    *key = k;
+    return vb_error_set(err, "dataset", 1, "%s", buf);
+}
+
+int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **key, vb_error *err) {
     const char *src = vb_kv_get(kv, n, "source", NULL);
     const char *path = vb_kv_get(kv, n, "path", NULL);
-    if (src || !path) return src;
-    if (ends_with(path, ".hdf5") || ends_with(path, ".h5")) return "hdf5";
-    if (ends_with(path, ".fvecs")) return "fvecs";
-    if (ends_with(path, ".fbin")) return "fbin";
-    return NULL;
+    const char *qpath = vb_kv_get(kv, n, "queries_path", NULL);
+    const char *gtpath = vb_kv_get(kv, n, "groundtruth_path", NULL);
+    const spec_src *s = NULL;
+    if (src) {
+        if (!(s = source_named(src)))
+            return check_fail(err, key, "source", "unknown source \"%s\" (%s)", src, SOURCE_LIST);
+    } else if (path && *path) {
+        if (!(s = source_of_path(path)))
+            return check_fail(err, key, "path",
+                              "\"%s\" has no known extension (.hdf5, .h5, .fvecs, .bvecs, .fbin, .u8bin) and no "
+                              "source is given",
+                              path);
+    } else if (complete) {
+        return check_fail(err, key, "source", "required (%s) when path does not tell", SOURCE_LIST);
+    } else {
+        /* nothing says which source this is (the agent reports it); the ground truth can still be checked */
+        if (gtpath && !ends_with(gtpath, ".ivecs") && !ends_with(gtpath, ".ibin"))
+            return check_fail(err, key, "groundtruth_path", "\"%s\" is neither .ivecs nor .ibin", gtpath);
+        return VB_OK;
+    }
+    if (!s->ext) { /* synthetic */
+        if (gtpath)
+            return check_fail(err, key, "groundtruth_path",
+                              "a synthetic dataset takes no ground-truth file (vbench computes it) \"%s\"", gtpath);
+        return VB_OK;
+    }
+    if (path && *path && !src_ext_ok(s, path))
+        return check_fail(err, key, "path", "\"%s\" does not end in %s, the extension of source %s", path, s->ext,
+                          s->name);
+    if (complete && (!path || !*path)) return check_fail(err, key, "path", "required for source %s", s->name);
+    if (!s->gt_ext) { /* hdf5: one file holding everything */
+        if (gtpath)
+            return check_fail(err, key, "groundtruth_path",
+                              "source hdf5 takes no ground-truth file (its neighbours are the file's 'neighbors') "
+                              "\"%s\"",
+                              gtpath);
+        return VB_OK;
+    }
+    if (qpath && *qpath && !src_ext_ok(s, qpath))
+        return check_fail(err, key, "queries_path", "\"%s\" does not end in %s, the extension of source %s", qpath,
+                          s->ext, s->name);
+    if (complete && (!qpath || !*qpath))
+        return check_fail(err, key, "queries_path", "required for source %s", s->name);
+    if (gtpath && !ends_with(gtpath, s->gt_ext))
+        return check_fail(err, key, "groundtruth_path", "\"%s\": source %s takes %s, a %s file", gtpath, s->name,
+                          s->gt_kind, s->gt_ext);
+    return VB_OK;
 }
 
 static int spec_synthetic(const vb_kv *kv, size_t n, const char *name, const char *cache_dir, vb_dataset **out,
@@ -41,7 +134,7 @@ static int spec_synthetic(const vb_kv *kv, size_t n, const char *name, const cha
     /* the caller prefixes the dataset's name to these messages, as to the generator's */
     if (vb_kv_get_long(kv, n, "rows", 10000, 1, 1000000000L, &rows, err) != VB_OK ||
         vb_kv_get_long(kv, n, "queries", 1000, 1, 10000000L, &queries, err) != VB_OK ||
-        vb_kv_get_long(kv, n, "dim", 128, 1, 65536, &dim, err) != VB_OK ||
+        vb_kv_get_long(kv, n, "dim", 128, 1, VB_DATASET_MAX_DIM, &dim, err) != VB_OK ||
         vb_kv_get_long(kv, n, "clusters", 0, 0, 1000000L, &clusters, err) != VB_OK ||
         vb_kv_get_long(kv, n, "seed", 42, 0, __LONG_MAX__, &seed, err) != VB_OK)
         return VB_ERROR;
@@ -58,22 +151,25 @@ int vb_dataset_open_spec(const vb_kv *kv, size_t n, const char *cache_dir, vb_da
     const char *name = vb_kv_get(kv, n, "name", NULL);
     if (vb_kv_check_keys(kv, n, vb_dataset_spec_keys, name ? name : "dataset", err) != VB_OK) return VB_ERROR;
     if (!name || !*name) return vb_error_set(err, "dataset", 1, "dataset: name: required");
-    const char *src = spec_source(kv, n);
-    if (!src)
-        return spec_fail(err, name, "source", "required (synthetic, hdf5, fvecs or fbin) when path does not tell",
-                         NULL);
+    const char *bad = NULL;
+    if (vb_dataset_spec_check(kv, n, 1, &bad, err) != VB_OK) {
+        char msg[sizeof err->message];
+        snprintf(msg, sizeof msg, "%s", err->message);
+        return spec_fail(err, name, bad, msg, NULL);
+    }
+    const char *src = vb_kv_get(kv, n, "source", NULL);
+    const char *path = vb_kv_get(kv, n, "path", NULL);
+    const spec_src *s = src ? source_named(src) : source_of_path(path);
 
     int rc;
-    if (strcmp(src, "synthetic") == 0) {
+    if (!s->ext) {
         rc = spec_synthetic(kv, n, name, cache_dir, out, err);
-    } else if (strcmp(src, "hdf5") == 0 || strcmp(src, "fvecs") == 0 || strcmp(src, "fbin") == 0) {
-        const char *path = vb_kv_get(kv, n, "path", NULL);
+    } else {
         const char *metric = vb_kv_get(kv, n, "metric", NULL);
         vb_metric m = VB_METRIC_ANGULAR;
-        if (!path || !*path) return spec_fail(err, name, "path", "required for this source", NULL);
         if (metric && vb_metric_parse(metric, &m) != 0)
             return spec_fail(err, name, "metric", "unknown metric (angular, euclidean, dot)", metric);
-        if (strcmp(src, "hdf5") == 0) {
+        if (!s->gt_ext) { /* hdf5 */
             rc = vb_dataset_open_hdf5(path, cache_dir, out, err);
             if (rc == VB_OK && metric && (*out)->metric != m) {
                 char msg[256];
@@ -84,17 +180,12 @@ int vb_dataset_open_spec(const vb_kv *kv, size_t n, const char *cache_dir, vb_da
             }
         } else {
             const char *qpath = vb_kv_get(kv, n, "queries_path", NULL);
-            const char *ext = strcmp(src, "fvecs") == 0 ? ".fvecs" : ".fbin";
+            const char *gtpath = vb_kv_get(kv, n, "groundtruth_path", NULL);
             if (!metric) return spec_fail(err, name, "metric", "required for this source", NULL);
-            if (!qpath || !*qpath) return spec_fail(err, name, "queries_path", "required for this source", NULL);
-            if (!ends_with(path, ext))
-                return spec_fail(err, name, "path", "does not end in the source's extension", path);
-            if (!ends_with(qpath, ext))
-                return spec_fail(err, name, "queries_path", "does not end in the source's extension", qpath);
             rc = vb_dataset_open_vecs(path, qpath, m, cache_dir, out, err);
+            if (rc == VB_OK && gtpath && (rc = vb_dataset_read_neighbors(*out, gtpath, err)) != VB_OK)
+                vb_dataset_close(out);
         }
-    } else {
-        return spec_fail(err, name, "source", "unknown source (synthetic, hdf5, fvecs, fbin)", src);
     }
     if (rc != VB_OK) return vb_error_prefix(err, "dataset '%s'", name);
     snprintf((*out)->name, sizeof (*out)->name, "%s", name);

@@ -1,8 +1,10 @@
 /* Opening a dataset from its profile entry (key/value form), the way the agent receives it.
  *
- * Keys: name (required), source = synthetic | hdf5 | fvecs | fbin, path (hdf5/fvecs/fbin), queries_path
- * (fvecs/fbin), metric (required for synthetic/fvecs/fbin; hdf5 reads its "distance" attribute), and for
- * synthetic: rows, queries, dim, clusters, seed. Errors name the key. */
+ * Keys: name (required), source = synthetic | hdf5 | fvecs | bvecs | fbin | u8bin (inferred from the extension
+ * of path when absent), path (every source but synthetic), queries_path (fvecs/bvecs/fbin/u8bin, the same
+ * extension as path), groundtruth_path (optional given neighbours: .ivecs for fvecs/bvecs, .ibin for
+ * fbin/u8bin), metric (required for synthetic and the vector files; hdf5 reads its "distance" attribute), and
+ * for synthetic: rows, queries, dim, clusters, seed. Errors name the key. */
 #ifndef VB_DATASETS_DATASET_SPEC_H
 #define VB_DATASETS_DATASET_SPEC_H
 
@@ -11,6 +13,13 @@
 
 /* NULL-terminated list of the accepted keys (for profile validation). */
 extern const char *const vb_dataset_spec_keys[];
+
+/* The checks that need no file: the source is known (or told by the extension of path), path, queries_path and
+ * groundtruth_path have the extensions the source takes. complete = 0 checks only the keys that are present
+ * (what the profile loader does: a missing key is reported when the dataset is opened); complete = 1 also
+ * requires the keys the source needs. On error, *key is the key at fault and err's message says what is wrong
+ * with it (neither the key nor the dataset's name in it). */
+int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **key, vb_error *err);
 
 int vb_dataset_open_spec(const vb_kv *kv, size_t n, const char *cache_dir, vb_dataset **out, vb_error *err);
 

@@ -2,16 +2,18 @@
  * vb_dataset_open_spec (key check, source choice, numbers, metric, then the synthetic generator or a file).
  *
  * Input: lines "key=value" (at most 32). The target keeps the run inside its scratch directory and bounded:
- *   - path and queries_path are reduced to their last component and looked up in a directory of small valid
- *     files made at start-up (base.fvecs, query.fvecs, base.fbin, query.fbin, ann.hdf5, ann.h5), so an input
- *     never opens a file of the host (a FIFO would block, /dev/zero would never end);
+ *   - path, queries_path and groundtruth_path are reduced to their last component and looked up in a directory
+ *     of small valid files made at start-up (base and query .fvecs, .fbin, .bvecs, .u8bin; gt.ivecs, gt.ibin;
+ *     ann.hdf5, ann.h5), so an input never opens a file of the host (a FIFO would block, /dev/zero would never
+ *     end);
  *   - a synthetic spec is not run when it would generate more than 64 Ki floats per matrix or more than 1024
  *     clusters (big corpora are what the generator is for, not a parsing question).
  * The dataset cache is emptied after every input.
  *
  * Invariants checked beyond the sanitizers: a refused spec says why and names the dataset (once) when it has a
- * name; an accepted one carries the spec's name, has readable non-empty matrices, and for synthetic data exactly
- * the rows, queries and dimension asked for. */
+ * name; an accepted one carries the spec's name, has readable non-empty matrices, given neighbours exactly when
+ * the spec names a ground-truth file (each a row of the corpus), and for synthetic data exactly the rows, queries
+ * and dimension asked for. */
 #include <hdf5.h>
 
 #include "datasets/dataset_spec.h"
@@ -22,10 +24,12 @@
 
 static char files_dir[PATH_MAX], cache_dir[PATH_MAX];
 
-static void make_vecs(const char *name, int fbin, uint32_t rows, uint32_t dim) {
+/* A vector file of rows x dim: fbin = 1 for the big-ann layout (header), else TEXMEX (a dimension word per row);
+ * elem 4 (float32) or 1 (uint8). */
+static void make_vecs(const char *name, int fbin, size_t elem, uint32_t rows, uint32_t dim) {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", files_dir, name);
-    size_t len = fbin ? 8 + (size_t)rows * dim * 4 : (size_t)rows * (4 + dim * 4);
+    size_t len = fbin ? 8 + (size_t)rows * dim * elem : (size_t)rows * (4 + dim * elem);
     uint8_t *buf = calloc(1, len), *p = buf;
     if (fbin) {
         memcpy(p, &rows, 4);
@@ -37,13 +41,44 @@ static void make_vecs(const char *name, int fbin, uint32_t rows, uint32_t dim) {
             memcpy(p, &dim, 4);
             p += 4;
         }
-        for (uint32_t j = 0; j < dim; j++, p += 4) {
+        for (uint32_t j = 0; j < dim; j++, p += elem) {
             float v = (float)(i * 7 + j) / 10.0f;
-            memcpy(p, &v, 4);
+            if (elem == 4)
+                memcpy(p, &v, 4);
+            else
+                *p = (uint8_t)(i * 7 + j);
         }
     }
     fz_write(path, buf, len);
     free(buf);
+}
+
+/* Given neighbours for 4 queries over 30 rows, k = 5: .ivecs, or .ibin with distances. */
+static void make_gt(const char *name, int ibin) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", files_dir, name);
+    uint8_t buf[8 + 4 * 5 * 8], *p = buf;
+    uint32_t rows = 4, k = 5;
+    if (ibin) {
+        memcpy(p, &rows, 4);
+        memcpy(p + 4, &k, 4);
+        p += 8;
+    }
+    for (uint32_t q = 0; q < rows; q++) {
+        if (!ibin) {
+            memcpy(p, &k, 4);
+            p += 4;
+        }
+        for (uint32_t j = 0; j < k; j++, p += 4) {
+            uint32_t id = (q * 11 + j * 3) % 30;
+            memcpy(p, &id, 4);
+        }
+    }
+    for (uint32_t i = 0; ibin && i < rows * k; i++, p += 4) {
+        float d = (float)i;
+        memcpy(p, &d, 4);
+    }
+    fz_write(path, buf, (size_t)(p - buf));
 }
 
 static void make_hdf5(const char *name) {
@@ -79,10 +114,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     fz_mkdir(fz_path("files", files_dir, sizeof files_dir));
     fz_mkdir(fz_path("cache", cache_dir, sizeof cache_dir));
-    make_vecs("base.fvecs", 0, 30, 8);
-    make_vecs("query.fvecs", 0, 4, 8);
-    make_vecs("base.fbin", 1, 30, 8);
-    make_vecs("query.fbin", 1, 4, 8);
+    make_vecs("base.fvecs", 0, 4, 30, 8);
+    make_vecs("query.fvecs", 0, 4, 4, 8);
+    make_vecs("base.fbin", 1, 4, 30, 8);
+    make_vecs("query.fbin", 1, 4, 4, 8);
+    make_vecs("base.bvecs", 0, 1, 30, 8);
+    make_vecs("query.bvecs", 0, 1, 4, 8);
+    make_vecs("base.u8bin", 1, 1, 30, 8);
+    make_vecs("query.u8bin", 1, 1, 4, 8);
+    make_gt("gt.ivecs", 0);
+    make_gt("gt.ibin", 1);
     make_hdf5("ann.hdf5");
     make_hdf5("ann.h5");
     return 0;
@@ -132,7 +173,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         *eq = '\0';
         kv[n].key = line;
         kv[n].value = eq + 1;
-        if (strcmp(line, "path") == 0 || strcmp(line, "queries_path") == 0) {
+        if (strcmp(line, "path") == 0 || strcmp(line, "queries_path") == 0 ||
+            strcmp(line, "groundtruth_path") == 0) {
             sandbox_path(eq + 1, paths[n], sizeof paths[n]);
             kv[n].value = paths[n];
         }
@@ -172,6 +214,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  ds->n_test);
         fz_touch(ds->train, ds->n_train * ds->dim * sizeof(float));
         fz_touch(ds->test, ds->n_test * ds->dim * sizeof(float));
+        const char *gtp = vb_kv_get(kv, n, "groundtruth_path", NULL);
+        size_t sl = strlen(ds->source);
+        int h5 = (sl > 5 && strcmp(ds->source + sl - 5, ".hdf5") == 0) ||
+                 (sl > 3 && strcmp(ds->source + sl - 3, ".h5") == 0);
+        FZ_CHECK(!gtp || ds->gt_k > 0, "groundtruth_path %s accepted without neighbours", gtp);
+        FZ_CHECK(gtp || h5 || ds->gt_k == 0, "neighbours (k = %zu) from %s without a groundtruth_path", ds->gt_k,
+                 ds->source);
+        for (size_t i = 0; ds->neighbors && i < ds->n_test * ds->gt_k; i++)
+            FZ_CHECK(ds->neighbors[i] >= 0 && (size_t)ds->neighbors[i] < ds->n_train, "neighbour %zu is %d of %zu rows",
+                     i, ds->neighbors[i], ds->n_train);
         if (src && strcmp(src, "synthetic") == 0)
             FZ_CHECK(ds->n_train == (size_t)rows && ds->n_test == (size_t)queries && ds->dim == (size_t)dim,
                      "synthetic %zu x %zu, %zu queries; asked %ld x %ld, %ld", ds->n_train, ds->dim, ds->n_test, rows,

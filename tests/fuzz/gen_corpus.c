@@ -1,9 +1,9 @@
 /* Writes the generated part of the seed corpus: `make fuzz-seeds` runs it as gen_corpus tests/fuzz/corpus.
  *
  * Seeds are small valid inputs (and a few broken ones) for the targets whose inputs are binary: an encoded
- * Envelope of every message kind and every result kind (wire), tiny .fvecs / .fbin file pairs in the layout of
- * fuzz_vecs.h, and file descriptions for fuzz_hdf5.c. Text seeds (profiles, YAML, dataset specs) are plain
- * files in the corpus directories. Files named bug-* reproduce a fixed bug: most are crashing inputs libFuzzer
+ * Envelope of every message kind and every result kind (wire), tiny .fvecs / .fbin / .bvecs / .u8bin file pairs
+ * in the layout of fuzz_vecs.h, .ivecs / .ibin ground truth in the layout of fuzz_gt.h, and file descriptions for
+ * fuzz_hdf5.c. Text seeds (profiles, YAML, dataset specs) are plain files in the corpus directories. Files named bug-* reproduce a fixed bug: most are crashing inputs libFuzzer
  * saved, committed as they were; this program writes only the few that are easier to build than to find. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,9 +287,11 @@ static void gen_wire(void) {
     free(buf);
 }
 
-/* ---- fvecs / fbin: metric byte, base length (2 bytes), base file, query file ------------------------------ */
+/* ---- fvecs / fbin / bvecs / u8bin: metric byte, base length (2 bytes), base file, query file -------------- */
 
-static size_t vecs_file(uint8_t *out, int fbin, uint32_t rows, uint32_t dim, int32_t bad_row) {
+/* A vector file: fbin = 1 for the big-ann layout (rows, dim header), else TEXMEX (a dimension word per row,
+ * dim + 1 in row bad_row); elem 4 (float32) or 1 (uint8). */
+static size_t vecs_file(uint8_t *out, int fbin, size_t elem, uint32_t rows, uint32_t dim, int32_t bad_row) {
     uint8_t *p = out;
     if (fbin) {
         memcpy(p, &rows, 4);
@@ -302,35 +304,98 @@ static size_t vecs_file(uint8_t *out, int fbin, uint32_t rows, uint32_t dim, int
             memcpy(p, &d, 4);
             p += 4;
         }
-        for (uint32_t j = 0; j < dim; j++, p += 4) {
+        for (uint32_t j = 0; j < dim; j++, p += elem) {
             float v = (float)(i + 1) * 0.25f - (float)j;
-            memcpy(p, &v, 4);
+            if (elem == 4)
+                memcpy(p, &v, 4);
+            else
+                *p = (uint8_t)(i * 37 + j * 11 + (i == 0 && j == 0 ? 255 : 0));
         }
     }
     return (size_t)(p - out);
 }
 
-static void put_vecs(const char *name, int fbin, uint8_t metric, uint32_t rows, uint32_t dim, uint32_t qrows,
-                     uint32_t qdim, int32_t bad_row, long trim) {
+static void put_vecs(const char *target, const char *name, int fbin, size_t elem, uint8_t metric, uint32_t rows,
+                     uint32_t dim, uint32_t qrows, uint32_t qdim, int32_t bad_row, long trim) {
     static uint8_t buf[1 << 16];
     buf[0] = metric;
-    size_t b = vecs_file(buf + 3, fbin, rows, dim, bad_row);
+    size_t b = vecs_file(buf + 3, fbin, elem, rows, dim, bad_row);
     buf[1] = (uint8_t)b;
     buf[2] = (uint8_t)(b >> 8);
-    size_t q = vecs_file(buf + 3 + b, fbin, qrows, qdim, -1);
-    put(fbin ? "fbin" : "fvecs", name, buf, 3 + b + q - (size_t)trim);
+    size_t q = vecs_file(buf + 3 + b, fbin, elem, qrows, qdim, -1);
+    put(target, name, buf, 3 + b + q - (size_t)trim);
 }
 
 static void gen_vecs(void) {
-    for (int fbin = 0; fbin < 2; fbin++) {
-        put_vecs("valid-angular.bin", fbin, 0, 6, 4, 2, 4, -1, 0);
-        put_vecs("valid-euclidean.bin", fbin, 1, 3, 16, 3, 16, -1, 0);
-        put_vecs("valid-dot-dim1.bin", fbin, 2, 5, 1, 1, 1, -1, 0);
-        put_vecs("broken-query-dim.bin", fbin, 0, 4, 4, 2, 3, -1, 0);
-        put_vecs("broken-short.bin", fbin, 1, 4, 4, 2, 4, -1, 3);
-        put_vecs("broken-metric.bin", fbin, 3, 4, 4, 2, 4, -1, 0);
-        if (!fbin) put_vecs("broken-row-dim.bin", fbin, 0, 4, 4, 2, 4, 2, 0);
+    static const struct {
+        const char *target;
+        int fbin;
+        size_t elem;
+    } t[] = {{"fvecs", 0, 4}, {"fbin", 1, 4}, {"bvecs", 0, 1}, {"u8bin", 1, 1}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const char *g = t[i].target;
+        int fbin = t[i].fbin;
+        size_t e = t[i].elem;
+        put_vecs(g, "valid-angular.bin", fbin, e, 0, 6, 4, 2, 4, -1, 0);
+        put_vecs(g, "valid-euclidean.bin", fbin, e, 1, 3, 16, 3, 16, -1, 0);
+        put_vecs(g, "valid-dot-dim1.bin", fbin, e, 2, 5, 1, 1, 1, -1, 0);
+        put_vecs(g, "broken-query-dim.bin", fbin, e, 0, 4, 4, 2, 3, -1, 0);
+        put_vecs(g, "broken-short.bin", fbin, e, 1, 4, 4, 2, 4, -1, 3);
+        put_vecs(g, "broken-metric.bin", fbin, e, 3, 4, 4, 2, 4, -1, 0);
+        if (!fbin) put_vecs(g, "broken-row-dim.bin", fbin, e, 0, 4, 4, 2, 4, 2, 0);
     }
+    /* u8bin: 2^32 - 1 rows of 65536 in an 8-byte file (2^48 bytes declared) */
+    uint8_t wrap[3 + 8 + 8] = {1, 8, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 1, 0};
+    put("u8bin", "broken-header-huge.bin", wrap, sizeof wrap);
+}
+
+/* ---- ivecs / ibin: corpus rows - 1, queries - 1 (mod 8), ground-truth file (see fuzz_gt.h) ---------------- */
+
+/* queries x k neighbours over `rows` corpus rows; bad: 1 an id equal to rows, 2 a different k in row 1 (ivecs),
+ * 3 no distances (ibin), 4 one query fewer in the dataset than rows in the file. */
+static void put_gt(const char *target, const char *name, uint32_t rows, uint32_t queries, uint32_t k, int bad) {
+    static uint8_t buf[1 << 16];
+    int ibin = strcmp(target, "ibin") == 0;
+    uint8_t *p = buf;
+    *p++ = (uint8_t)(rows - 1);
+    *p++ = (uint8_t)(queries - 1 - (bad == 4));
+    if (ibin) {
+        memcpy(p, &queries, 4);
+        memcpy(p + 4, &k, 4);
+        p += 8;
+    }
+    for (uint32_t q = 0; q < queries; q++) {
+        uint32_t kk = bad == 2 && q == 1 ? k - 1 : k;
+        if (!ibin) {
+            memcpy(p, &kk, 4);
+            p += 4;
+        }
+        for (uint32_t j = 0; j < kk; j++, p += 4) {
+            uint32_t id = bad == 1 && q == queries - 1 && j == 0 ? rows : (q * 5 + j * 3) % rows;
+            memcpy(p, &id, 4);
+        }
+    }
+    for (uint32_t i = 0; ibin && bad != 3 && i < queries * k; i++, p += 4) {
+        float d = (float)i * 0.5f;
+        memcpy(p, &d, 4);
+    }
+    put(target, name, buf, (size_t)(p - buf));
+}
+
+static void gen_gt(void) {
+    put_gt("ivecs", "valid-3x4.bin", 20, 3, 4, 0);
+    put_gt("ivecs", "valid-1x1.bin", 1, 1, 1, 0);
+    put_gt("ivecs", "broken-id.bin", 20, 3, 4, 1);
+    put_gt("ivecs", "broken-k-row1.bin", 20, 3, 4, 2);
+    put_gt("ivecs", "broken-rows.bin", 20, 4, 4, 4);
+    put_gt("ibin", "valid-3x4-distances.bin", 20, 3, 4, 0);
+    put_gt("ibin", "valid-3x4-ids-only.bin", 20, 3, 4, 3);
+    put_gt("ibin", "valid-1x1.bin", 1, 1, 1, 0);
+    put_gt("ibin", "broken-id.bin", 20, 3, 4, 1);
+    put_gt("ibin", "broken-rows.bin", 20, 4, 4, 4);
+    /* 2^32 - 1 queries x 2^32 - 1 neighbours in an 8-byte file */
+    uint8_t huge[2 + 8] = {19, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    put("ibin", "broken-header-huge.bin", huge, sizeof huge);
 }
 
 /* ---- hdf5: a file description (see fuzz_hdf5.c) ----------------------------------------------------------- */
@@ -411,6 +476,7 @@ int main(int argc, char **argv) {
     mkdir(g_root, 0755);
     gen_wire();
     gen_vecs();
+    gen_gt();
     gen_hdf5();
     return 0;
 }

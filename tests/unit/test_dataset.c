@@ -1,6 +1,8 @@
 /* Self-test of datasets/dataset.c and dataset_spec.c: synthetic determinism and cache reuse, HDF5 files made
- * here with the HDF5 C API (contiguous, chunked + gzip, float64, broken ones), .fvecs/.fbin round trips, the
- * filter tag, and profile-entry parsing. */
+ * here with the HDF5 C API (contiguous, chunked + gzip, float64, broken ones), .fvecs/.fbin round trips, uint8
+ * .bvecs/.u8bin converted and mapped, given neighbours from .ivecs/.ibin, broken files of each (truncated, a wrong
+ * dimension in the middle, bad or overflowing headers, ids beyond the corpus), the filter tag, and profile-entry
+ * parsing. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -416,6 +418,438 @@ static void test_vecs(void) {
        "unknown extension refused");
 }
 
+/* ----- bvecs / u8bin (uint8 vectors, converted once into a float32 cache file) ----- */
+
+static void write_bytes(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+/* A .bvecs file; row bad_row (if >= 0) gets dimension word bad_dim and bad_len bytes of vector. */
+static void write_bvecs(const char *path, const uint8_t *v, size_t n, size_t d, int bad_row, int32_t bad_dim,
+                        size_t bad_len) {
+    FILE *f = fopen(path, "wb");
+    static const uint8_t pad[64];
+    for (size_t i = 0; i < n; i++) {
+        int32_t dd = (int)i == bad_row ? bad_dim : (int32_t)d;
+        size_t len = (int)i == bad_row ? bad_len : d;
+        fwrite(&dd, 4, 1, f);
+        fwrite(v + i * d, 1, len < d ? len : d, f);
+        if (len > d) fwrite(pad, 1, len - d, f);
+    }
+    fclose(f);
+}
+
+static void write_u8bin(const char *path, const uint8_t *v, uint32_t n, uint32_t d, uint32_t header_n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(&header_n, 4, 1, f);
+    fwrite(&d, 4, 1, f);
+    fwrite(v, 1, (size_t)n * d, f);
+    fclose(f);
+}
+
+static void write_header(const char *path, uint32_t a, uint32_t b, size_t extra) {
+    FILE *f = fopen(path, "wb");
+    fwrite(&a, 4, 1, f);
+    fwrite(&b, 4, 1, f);
+    for (size_t i = 0; i < extra; i++) fputc(0, f);
+    fclose(f);
+}
+
+/* 1 when p lies in a mapping of a file whose path contains name (/proc/self/maps): the corpus is mapped from
+ * that file, not held in a private copy. */
+static int mapped_from(const void *p, const char *name) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4200];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi && strstr(line, name))
+            found = 1;
+    }
+    if (f) fclose(f);
+    return found;
+}
+
+static void test_u8(void) {
+    enum { N = 300, Q = 7, D = 10 };
+    static uint8_t base[N * D], qs[Q * D];
+    static float fbase[N * D], fqs[Q * D];
+    for (int i = 0; i < N * D; i++) base[i] = (uint8_t)((i * 37 + i / 7) % 256), fbase[i] = base[i];
+    for (int i = 0; i < Q * D; i++) qs[i] = (uint8_t)((i * 101 + 3) % 256), fqs[i] = qs[i];
+    base[0] = 0, fbase[0] = 0, base[1] = 255, fbase[1] = 255;
+    char bv[128], qbv[128], ub[128], qub[128], fv[128], qfv[128], cache[128];
+    path_in(bv, sizeof bv, "sift-base.bvecs");
+    path_in(qbv, sizeof qbv, "sift-query.bvecs");
+    path_in(ub, sizeof ub, "ssnpp-base.u8bin");
+    path_in(qub, sizeof qub, "ssnpp-query.u8bin");
+    path_in(fv, sizeof fv, "u8-as-float.fvecs");
+    path_in(qfv, sizeof qfv, "u8-as-float-q.fvecs");
+    path_in(cache, sizeof cache, "u8cache");
+    write_bvecs(bv, base, N, D, -1, 0, 0);
+    write_bvecs(qbv, qs, Q, D, -1, 0, 0);
+    write_u8bin(ub, base, N, D, N);
+    write_u8bin(qub, qs, Q, D, Q);
+    write_fvecs(fv, fbase, N, D, -1);
+    write_fvecs(qfv, fqs, Q, D, -1);
+
+    vb_dataset *a = NULL, *b = NULL, *c = NULL, *x = NULL;
+    vb_error err = {0};
+    vb_error_clear(&err);
+    ok(vb_dataset_open_vecs(bv, qbv, VB_METRIC_EUCLIDEAN, cache, &a, &err) == VB_OK, "bvecs open (%s)", err.message);
+    vb_error_clear(&err);
+    ok(vb_dataset_open_vecs(ub, qub, VB_METRIC_EUCLIDEAN, cache, &b, &err) == VB_OK, "u8bin open (%s)", err.message);
+    vb_error_clear(&err);
+    ok(vb_dataset_open_vecs(fv, qfv, VB_METRIC_EUCLIDEAN, cache, &c, &err) == VB_OK, "fvecs of the same values open");
+    if (a && b && c) {
+        is_int(a->n_train, N, "bvecs rows");
+        is_int(a->dim, D, "bvecs dim");
+        is_int(a->n_test, Q, "bvecs queries");
+        is_int(b->n_train, N, "u8bin rows");
+        is_int(b->dim, D, "u8bin dim");
+        is_int(b->n_test, Q, "u8bin queries");
+        ok(memcmp(a->train, fbase, sizeof fbase) == 0 && memcmp(a->test, fqs, sizeof fqs) == 0,
+           "bvecs: every byte became the same float (0 and 255 included)");
+        ok(memcmp(b->train, fbase, sizeof fbase) == 0 && memcmp(b->test, fqs, sizeof fqs) == 0,
+           "u8bin: every byte became the same float");
+        is_str(a->content_hash, c->content_hash, "bvecs and the float32 fvecs of its values: same content hash");
+        is_str(b->content_hash, c->content_hash, "u8bin and the float32 fvecs of its values: same content hash");
+        is_int(count_files(cache, "bvecs-"), 2, "bvecs: base and queries converted into two cache files");
+        is_int(count_files(cache, "u8bin-"), 2, "u8bin: base and queries converted into two cache files");
+        ok(mapped_from(a->train, "/bvecs-sift-base-"), "bvecs corpus is mapped from its cache file");
+        ok(mapped_from(b->train, "/u8bin-ssnpp-base-"), "u8bin corpus is mapped from its cache file");
+        is_int(a->gt_k, 0, "no given neighbours without a ground-truth file");
+    }
+    ino_t before[4], after[4];
+    int nb = inodes(cache, "u8bin-", before, 4);
+    vb_dataset *b2 = NULL;
+    ok(vb_dataset_open_vecs(ub, qub, VB_METRIC_EUCLIDEAN, cache, &b2, &err) == VB_OK, "u8bin reopens");
+    int na = inodes(cache, "u8bin-", after, 4), same = 0;
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++) same += after[i] == before[j];
+    ok(na == 2 && same == 2, "u8bin reopened from the same cache files (not converted again)");
+    if (b2 && b) ok(b2->train != b->train && memcmp(b2->train, fbase, sizeof fbase) == 0, "reopened: same values");
+    vb_dataset_close(&a);
+    vb_dataset_close(&b);
+    vb_dataset_close(&b2);
+    vb_dataset_close(&c);
+
+    char p[128];
+    /* a wrong dimension word in the middle, the file's length still a whole number of vectors */
+    path_in(p, sizeof p, "middle-word.bvecs");
+    write_bvecs(p, base, N, D, 150, D + 1, D);
+    ok(vb_dataset_open_vecs(p, qbv, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR && !x,
+       "bvecs: a wrong dimension word in the middle is refused");
+    contains(err.message, "middle-word.bvecs", "error names the file");
+    contains(err.message, "vector 150 (byte offset 2100) has dimension 11, expected 10", "error names the vector");
+    is_int(count_files(cache, "bvecs-middle"), 0, "no cache file is left for a refused file");
+
+    /* a longer vector in the middle: the length is not a whole number of vectors, the walk finds which */
+    path_in(p, sizeof p, "middle-long.bvecs");
+    write_bvecs(p, base, N, D, 150, D + 3, D + 3);
+    ok(vb_dataset_open_vecs(p, qbv, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "bvecs: a longer vector");
+    contains(err.message, "vector 150 (byte offset 2100) has dimension 13, expected 10", "error names the vector");
+
+    path_in(p, sizeof p, "cut.bvecs");
+    write_bvecs(p, base, N, D, N - 1, D, D - 3);
+    ok(vb_dataset_open_vecs(p, qbv, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "bvecs: truncated file");
+    contains(err.message, "vector 299 (byte offset 4186) is cut short", "error names the last vector");
+
+    path_in(p, sizeof p, "dim0.bvecs");
+    write_bvecs(p, base, 1, D, 0, 0, D);
+    ok(vb_dataset_open_vecs(p, qbv, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "bvecs: dimension 0");
+    contains(err.message, "vector 0 (byte offset 0) has dimension 0", "error says dimension 0");
+
+    path_in(p, sizeof p, "huge-dim.bvecs");
+    write_header(p, 70000, 0, 70000);
+    ok(vb_dataset_open_vecs(p, qbv, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR,
+       "bvecs: dimension above the limit");
+    contains(err.message, "dimension 70000, expected 1..65536", "error gives the dimension and the limit");
+
+    path_in(p, sizeof p, "short.u8bin");
+    write_u8bin(p, base, N - 1, D, N);
+    ok(vb_dataset_open_vecs(p, qub, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "u8bin: shorter than header");
+    contains(err.message, "header says 300 x 10 uint8 (3008 bytes) but the file has 2998 bytes",
+             "error gives the header and the file's length");
+
+    path_in(p, sizeof p, "long.u8bin");
+    write_u8bin(p, base, N, D, N - 1);
+    ok(vb_dataset_open_vecs(p, qub, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "u8bin: longer than header");
+
+    path_in(p, sizeof p, "stub.u8bin");
+    write_bytes(p, "\x05\0\0", 3);
+    ok(vb_dataset_open_vecs(p, qub, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "u8bin: 3-byte file");
+    contains(err.message, "too short for a .u8bin header", "error says the header is missing");
+
+    path_in(p, sizeof p, "empty.u8bin");
+    write_header(p, 0, D, 0);
+    ok(vb_dataset_open_vecs(p, qub, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "u8bin: 0 rows");
+    contains(err.message, "empty", "error says empty");
+
+    /* 2^32 - 1 rows of 65536: 2^48 bytes declared in an 8-byte file (float32: 2^50) */
+    path_in(p, sizeof p, "overflow.u8bin");
+    write_header(p, UINT32_MAX, 65536, 0);
+    ok(vb_dataset_open_vecs(p, qub, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "u8bin: a header too large");
+    contains(err.message, "more than 64 TiB", "error says the size is too large");
+    /* 2^31 x 2^31 (4 bytes each, 2^64 + 8 bytes: wraps to 8) */
+    path_in(p, sizeof p, "wrap.fbin");
+    write_header(p, 1u << 31, 1u << 31, 0);
+    ok(vb_dataset_open_vecs(p, qub, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "fbin: a header that wraps");
+    contains(err.message, "at most 65536", "error gives the dimension limit");
+
+    path_in(p, sizeof p, "q9.u8bin");
+    write_u8bin(p, qs, 7, 9, 7);
+    ok(vb_dataset_open_vecs(ub, p, VB_METRIC_EUCLIDEAN, cache, &x, &err) == VB_ERROR, "u8bin: query dimension");
+    contains(err.message, "queries have dimension 9", "error gives the query dimension");
+    ok(x == NULL, "no dataset on error");
+}
+
+/* ----- given neighbours: ivecs / ibin ----- */
+
+enum { GN = 40, GQ = 5, GD = 4, GK = 6 };
+static int32_t gt_ids[GQ * GK];
+static float gt_d[GQ * GK];
+
+static void write_ivecs(const char *path, const int32_t *ids, size_t rows, size_t k, int bad_row, int32_t bad_k) {
+    FILE *f = fopen(path, "wb");
+    for (size_t q = 0; q < rows; q++) {
+        int32_t kk = (int)q == bad_row ? bad_k : (int32_t)k;
+        fwrite(&kk, 4, 1, f);
+        fwrite(ids + q * k, 4, (size_t)kk < k ? (size_t)kk : k, f);
+    }
+    fclose(f);
+}
+
+static void write_ibin(const char *path, const int32_t *ids, const float *d, uint32_t rows, uint32_t k) {
+    FILE *f = fopen(path, "wb");
+    fwrite(&rows, 4, 1, f);
+    fwrite(&k, 4, 1, f);
+    fwrite(ids, 4, (size_t)rows * k, f);
+    if (d) fwrite(d, 4, (size_t)rows * k, f);
+    fclose(f);
+}
+
+static void test_neighbors(void) {
+    static float base[GN * GD], qs[GQ * GD];
+    for (int i = 0; i < GN * GD; i++) base[i] = (float)(i % 17);
+    for (int i = 0; i < GQ * GD; i++) qs[i] = (float)(i % 5);
+    for (int i = 0; i < GQ * GK; i++) gt_ids[i] = (i * 7 + 3) % GN, gt_d[i] = (float)i / 4.0f;
+    char fb[128], qb[128], fv[128], qv[128], iv[128], ib[128], ib2[128], cache[128], p[128];
+    path_in(fb, sizeof fb, "gt-base.fbin");
+    path_in(qb, sizeof qb, "gt-query.fbin");
+    path_in(fv, sizeof fv, "gt-base.fvecs");
+    path_in(qv, sizeof qv, "gt-query.fvecs");
+    path_in(iv, sizeof iv, "gt.ivecs");
+    path_in(ib, sizeof ib, "gt.ibin");
+    path_in(ib2, sizeof ib2, "gt-ids-only.ibin");
+    path_in(cache, sizeof cache, "gtcache");
+    write_fbin(fb, base, GN, GD, GN);
+    write_fbin(qb, qs, GQ, GD, GQ);
+    write_fvecs(fv, base, GN, GD, -1);
+    write_fvecs(qv, qs, GQ, GD, -1);
+    write_ivecs(iv, gt_ids, GQ, GK, -1, 0);
+    write_ibin(ib, gt_ids, gt_d, GQ, GK);
+    write_ibin(ib2, gt_ids, NULL, GQ, GK);
+
+    vb_dataset *a = NULL, *b = NULL;
+    vb_error err = {0};
+    vb_error_clear(&err);
+    if (!ok(vb_dataset_open_vecs(fv, qv, VB_METRIC_EUCLIDEAN, cache, &a, &err) == VB_OK, "fvecs for neighbours") ||
+        !ok(vb_dataset_open_vecs(fb, qb, VB_METRIC_EUCLIDEAN, cache, &b, &err) == VB_OK, "fbin for neighbours"))
+        return;
+    ok(vb_dataset_read_neighbors(a, iv, &err) == VB_OK, "ivecs read (%s)", err.message);
+    is_int(a->gt_k, GK, "ivecs: k");
+    ok(a->neighbors && memcmp(a->neighbors, gt_ids, sizeof gt_ids) == 0, "ivecs: ids as written");
+    ok(a->distances == NULL, "ivecs: no distances");
+    ok(vb_dataset_read_neighbors(a, iv, &err) == VB_ERROR, "a second ground-truth file is refused");
+    contains(err.message, "already has given neighbours", "error says why");
+    is_int(a->gt_k, GK, "the first neighbours stay");
+
+    ok(vb_dataset_read_neighbors(b, ib, &err) == VB_OK, "ibin with distances read (%s)", err.message);
+    is_int(b->gt_k, GK, "ibin: k");
+    ok(b->neighbors && memcmp(b->neighbors, gt_ids, sizeof gt_ids) == 0, "ibin: ids as written");
+    ok(b->distances && memcmp(b->distances, gt_d, sizeof gt_d) == 0, "ibin: distances as written");
+    vb_dataset_close(&b);
+    vb_dataset_open_vecs(fb, qb, VB_METRIC_EUCLIDEAN, cache, &b, &err);
+    ok(b && vb_dataset_read_neighbors(b, ib2, &err) == VB_OK, "ids-only ibin read (%s)", err.message);
+    if (b) {
+        ok(b->neighbors && memcmp(b->neighbors, gt_ids, sizeof gt_ids) == 0, "ids-only ibin: ids as written");
+        ok(b->distances == NULL, "ids-only ibin: no distances");
+    }
+    vb_dataset_close(&a);
+    vb_dataset_close(&b);
+
+    /* each refused file leaves the dataset without neighbours */
+    struct {
+        const char *file, *what, *frag;
+    } bad[] = {
+        {"id-high.ivecs", "ivecs: an id beyond the corpus",
+         "query 3, neighbour 2 (byte offset 96): id 40 is not a row of the corpus (0..39)"},
+        {"id-neg.ivecs", "ivecs: a negative id", "query 1, neighbour 0 (byte offset 32): id -1 is not a row"},
+        {"k-middle.ivecs", "ivecs: another k in the middle", "vector 2 (byte offset 56) has dimension 5, expected 6"},
+        {"k-swap.ivecs", "ivecs: a wrong k word, same length", "query 2 (byte offset 56) has 7 neighbours, expected 6"},
+        {"rows.ivecs", "ivecs: fewer rows than queries", "4 rows of neighbours (k = 6) but the queries file has 5"},
+        {"k0.ivecs", "ivecs: k = 0", "vector 0 (byte offset 0) has dimension 0"},
+        {"id-big.ibin", "ibin: id 2^32 - 1", "query 4, neighbour 5 (byte offset 124): id 4294967295 is not a row"},
+        {"size.ibin", "ibin: length fits neither layout", "but the file has 129 bytes"},
+        {"rows.ibin", "ibin: more rows than queries", "6 rows of neighbours (k = 6) but the queries file has 5"},
+        {"overflow.ibin", "ibin: a header that overflows", "more than 64 TiB"},
+        {"zero.ibin", "ibin: k = 0", "empty"},
+        {"short.ibin", "ibin: no header", "too short for a .ibin header"},
+        {"gt.txt", "an unknown extension", "unknown ground-truth file format (expected .ivecs or .ibin)"},
+    };
+    int32_t ids[(GQ + 1) * GK] = {0};
+    memcpy(ids, gt_ids, sizeof gt_ids);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        path_in(p, sizeof p, bad[i].file);
+        memcpy(ids, gt_ids, sizeof gt_ids);
+        if (i == 0) ids[3 * GK + 2] = GN;
+        if (i == 1) ids[1 * GK + 0] = -1;
+        if (i <= 1) write_ivecs(p, ids, GQ, GK, -1, 0);
+        if (i == 2) write_ivecs(p, ids, GQ, GK, 2, 5);
+        if (i == 3) { /* row 2 says 7 and row 3 holds one id less: the length is right */
+            FILE *f = fopen(p, "wb");
+            for (int q = 0; q < GQ; q++) {
+                int32_t kk = q == 2 ? 7 : q == 3 ? 5 : GK;
+                fwrite(&kk, 4, 1, f);
+                fwrite(ids, 4, (size_t)kk, f);
+            }
+            fclose(f);
+        }
+        if (i == 4) write_ivecs(p, ids, GQ - 1, GK, -1, 0);
+        if (i == 5) write_ivecs(p, ids, GQ, GK, 0, 0);
+        if (i == 6) ids[4 * GK + 5] = -1, write_ibin(p, ids, gt_d, GQ, GK);
+        if (i == 7) write_header(p, GQ, GK, 121);
+        if (i == 8) write_ibin(p, ids, NULL, GQ + 1, GK);
+        if (i == 9) write_header(p, UINT32_MAX, UINT32_MAX, 0);
+        if (i == 10) write_header(p, GQ, 0, 0);
+        if (i == 11) write_bytes(p, "\x05\0\0\0", 4);
+        if (i == 12) write_bytes(p, "1 2 3\n", 6);
+        vb_dataset_open_vecs(strstr(p, ".ivecs") ? fv : fb, strstr(p, ".ivecs") ? qv : qb, VB_METRIC_EUCLIDEAN,
+                             cache, &a, &err);
+        if (!a) continue;
+        vb_error_clear(&err);
+        ok(vb_dataset_read_neighbors(a, p, &err) == VB_ERROR, "%s: refused", bad[i].what);
+        char nm[2][160];
+        snprintf(nm[0], sizeof nm[0], "%s: error names the file", bad[i].what);
+        snprintf(nm[1], sizeof nm[1], "%s: error says where", bad[i].what);
+        contains(err.message, bad[i].file, nm[0]);
+        contains(err.message, bad[i].frag, nm[1]);
+        ok(a->gt_k == 0 && a->neighbors == NULL && a->distances == NULL, "%s: no neighbours kept", bad[i].what);
+        vb_dataset_close(&a);
+    }
+}
+
+/* ----- profile entries naming vector files and ground truth ----- */
+
+static void test_spec_files(void) {
+    char cache[128], bv[128], qbv[128], ub[128], qub[128], iv[128], ib[128], p[128];
+    path_in(cache, sizeof cache, "specfiles");
+    path_in(bv, sizeof bv, "s-base.bvecs");
+    path_in(qbv, sizeof qbv, "s-query.bvecs");
+    path_in(ub, sizeof ub, "s-base.u8bin");
+    path_in(qub, sizeof qub, "s-query.u8bin");
+    path_in(iv, sizeof iv, "s-gt.ivecs");
+    path_in(ib, sizeof ib, "s-gt.ibin");
+    static uint8_t base[GN * GD], qs[GQ * GD];
+    for (int i = 0; i < GN * GD; i++) base[i] = (uint8_t)(i * 13);
+    for (int i = 0; i < GQ * GD; i++) qs[i] = (uint8_t)(i * 29);
+    write_bvecs(bv, base, GN, GD, -1, 0, 0);
+    write_bvecs(qbv, qs, GQ, GD, -1, 0, 0);
+    write_u8bin(ub, base, GN, GD, GN);
+    write_u8bin(qub, qs, GQ, GD, GQ);
+    write_ivecs(iv, gt_ids, GQ, GK, -1, 0);
+    write_ibin(ib, gt_ids, gt_d, GQ, GK);
+
+    vb_dataset *d = NULL;
+    vb_error err = {0};
+    vb_error_clear(&err);
+    vb_kv sift[] = {{"name", "sift"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv},
+                    {"groundtruth_path", iv}, {"metric", "euclidean"}};
+    ok(vb_dataset_open_spec(sift, 6, cache, &d, &err) == VB_OK, "bvecs + ivecs spec opens (%s)", err.message);
+    if (d) {
+        is_str(d->name, "sift", "bvecs spec: name");
+        is_int(d->n_train, GN, "bvecs spec: rows");
+        is_int(d->gt_k, GK, "bvecs spec: given neighbours from the ivecs file");
+        ok(d->neighbors && memcmp(d->neighbors, gt_ids, sizeof gt_ids) == 0, "bvecs spec: neighbours as written");
+    }
+    vb_dataset_close(&d);
+    vb_kv ssnpp[] = {{"name", "ssnpp"}, {"path", ub}, {"queries_path", qub}, {"groundtruth_path", ib},
+                     {"metric", "l2"}};
+    vb_error_clear(&err);
+    ok(vb_dataset_open_spec(ssnpp, 5, cache, &d, &err) == VB_OK, "u8bin + ibin spec, source from the extension (%s)",
+       err.message);
+    if (d) {
+        is_int(d->n_test, GQ, "u8bin spec: queries");
+        ok(d->distances && memcmp(d->distances, gt_d, sizeof gt_d) == 0, "u8bin spec: distances from the ibin file");
+    }
+    vb_dataset_close(&d);
+    vb_kv nogt[] = {{"name", "ssnpp"}, {"source", "u8bin"}, {"path", ub}, {"queries_path", qub}, {"metric", "l2"}};
+    ok(vb_dataset_open_spec(nogt, 5, cache, &d, &err) == VB_OK && d && d->gt_k == 0,
+       "u8bin spec without groundtruth_path: no given neighbours");
+    vb_dataset_close(&d);
+
+    struct {
+        vb_kv kv[6];
+        size_t n;
+        const char *what, *frag1, *frag2;
+    } bad[] = {
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv}, {"groundtruth_path", ib},
+          {"metric", "l2"}},
+         6, "bvecs with .ibin ground truth", "dataset 'm': groundtruth_path: ",
+         "s-gt.ibin\": source bvecs takes TEXMEX ground truth, a .ivecs file"},
+        {{{"name", "m"}, {"source", "u8bin"}, {"path", ub}, {"queries_path", qub}, {"groundtruth_path", iv},
+          {"metric", "l2"}},
+         6, "u8bin with .ivecs ground truth", "groundtruth_path",
+         "source u8bin takes big-ann ground truth, a .ibin file"},
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qub}, {"metric", "l2"}},
+         5, "bvecs with u8bin queries", "dataset 'm': queries_path: ", "s-query.u8bin\" does not end in .bvecs"},
+        {{{"name", "m"}, {"source", "u8bin"}, {"path", bv}, {"queries_path", qub}, {"metric", "l2"}},
+         5, "source u8bin with a .bvecs path", "dataset 'm': path: ", "s-base.bvecs\" does not end in .u8bin"},
+        {{{"name", "m"}, {"path", "/data/base.dat"}, {"queries_path", qub}, {"metric", "l2"}},
+         4, "an unknown extension without source", "dataset 'm': path: ", "\"/data/base.dat\" has no known extension"},
+        {{{"name", "m"}, {"source", "parquet"}, {"path", "x.parquet"}}, 3, "an unknown source",
+         "dataset 'm': source: ", "unknown source \"parquet\""},
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"metric", "l2"}}, 4, "bvecs without queries_path",
+         "dataset 'm': queries_path: ", "required for source bvecs"},
+        {{{"name", "m"}, {"source", "synthetic"}, {"metric", "l2"}, {"groundtruth_path", iv}}, 4,
+         "synthetic with a ground-truth file", "dataset 'm': groundtruth_path: ", "synthetic dataset takes no"},
+        {{{"name", "m"}, {"path", "a.hdf5"}, {"groundtruth_path", iv}}, 3, "hdf5 with a ground-truth file",
+         "dataset 'm': groundtruth_path: ", "source hdf5 takes no ground-truth file"},
+        {{{"name", "m"}, {"source", "bvecs"}, {"path", bv}, {"queries_path", qbv}, {"groundtruth_path", p},
+          {"metric", "l2"}},
+         6, "ground truth with an id beyond the corpus", "dataset 'm': ",
+         "query 0, neighbour 1 (byte offset 8): id 40"},
+    };
+    int32_t ids[GQ * GK];
+    memcpy(ids, gt_ids, sizeof ids);
+    ids[1] = GN;
+    path_in(p, sizeof p, "s-bad.ivecs");
+    write_ivecs(p, ids, GQ, GK, -1, 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        vb_error_clear(&err);
+        ok(vb_dataset_open_spec(bad[i].kv, bad[i].n, cache, &d, &err) == VB_ERROR && d == NULL, "spec: %s: refused",
+           bad[i].what);
+        char nm[2][160];
+        snprintf(nm[0], sizeof nm[0], "spec: %s: names the key", bad[i].what);
+        snprintf(nm[1], sizeof nm[1], "spec: %s: says what is wrong", bad[i].what);
+        contains(err.message, bad[i].frag1, nm[0]);
+        contains(err.message, bad[i].frag2, nm[1]);
+    }
+
+    /* the profile loader's form: only the keys present are checked */
+    const char *key = NULL;
+    vb_kv only_name[] = {{"name", "x"}};
+    ok(vb_dataset_spec_check(only_name, 1, 0, &key, &err) == VB_OK, "check: a bare entry passes the file check");
+    ok(vb_dataset_spec_check(only_name, 1, 1, &key, &err) == VB_ERROR && key && strcmp(key, "source") == 0,
+       "check, complete: a bare entry lacks source");
+    vb_kv gt_only[] = {{"name", "x"}, {"groundtruth_path", "gt.bin"}};
+    ok(vb_dataset_spec_check(gt_only, 2, 0, &key, &err) == VB_ERROR && strcmp(key, "groundtruth_path") == 0,
+       "check: a ground-truth file that is neither .ivecs nor .ibin");
+    contains(err.message, "\"gt.bin\" is neither .ivecs nor .ibin", "check: the message names the file");
+}
+
 /* ----- tag ----- */
 
 static void test_tag(void) {
@@ -511,6 +945,9 @@ int main(void) {
     test_synthetic();
     test_hdf5();
     test_vecs();
+    test_u8();
+    test_neighbors();
+    test_spec_files();
     test_tag();
     test_spec();
     test_pinned();

@@ -620,12 +620,54 @@ static void test_load_file(void) {
     unlink(path);
 }
 
+/* Dataset entries naming vector files: the source and the extensions of path, queries_path and groundtruth_path
+ * must fit together, checked at load time with the line of the key at fault. */
+static void test_dataset_files(void) {
+#define DS_HEAD "name: t\ndatasets:\n  - name: sift\n" /* lines 1-3 */
+    expect_error("ground truth of the other family",
+                 DS_HEAD "    source: bvecs\n    path: /d/base.bvecs\n    queries_path: /d/q.bvecs\n"
+                         "    groundtruth_path: /d/gt.ibin\n    metric: euclidean\n",
+                 7, "key 'datasets[0].groundtruth_path'", "\"/d/gt.ibin\": source bvecs takes TEXMEX ground truth");
+    expect_error("queries of another format",
+                 DS_HEAD "    source: u8bin\n    path: /d/base.u8bin\n    queries_path: /d/q.fbin\n", 6,
+                 "key 'datasets[0].queries_path'", "\"/d/q.fbin\" does not end in .u8bin");
+    expect_error("unknown extension", DS_HEAD "    metric: l2\n    path: /d/base.dat\n", 5, "key 'datasets[0].path'",
+                 "\"/d/base.dat\" has no known extension");
+    expect_error("unknown source", DS_HEAD "    source: parquet\n", 4, "key 'datasets[0].source'",
+                 "unknown source \"parquet\"");
+    expect_error("ground truth for hdf5", DS_HEAD "    path: /d/a.hdf5\n    groundtruth_path: /d/gt.ivecs\n", 5,
+                 "key 'datasets[0].groundtruth_path'", "source hdf5 takes no ground-truth file");
+
+    const char *good = DS_HEAD "    source: bvecs\n    path: /d/base.bvecs\n    queries_path: /d/q.bvecs\n"
+                               "    groundtruth_path: /d/gt.ivecs\n    metric: euclidean\n"
+                               "  - name: ssnpp\n    path: /d/base.u8bin\n    queries_path: /d/q.u8bin\n"
+                               "    groundtruth_path: /d/gt.ibin\n    metric: euclidean\n"
+                               "engines:\n  - name: exact\nphases:\n  build:\n";
+    vb_error err = {0};
+    vb_profile *p = parse(good, &err);
+    ok(p != NULL, "bvecs + ivecs and u8bin + ibin (source from the extension) load (%s)", err.message);
+    if (p) {
+        is_int(p->n_datasets, 2, "two datasets");
+        is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "groundtruth_path", NULL), "/d/gt.ivecs",
+               "groundtruth_path kept for the agent");
+    }
+    vb_profile_destroy(&p);
+    /* what needs the files (do they exist, do they hold what they claim) is the agent's, not the loader's */
+    p = parse(DS_HEAD "    path: /nonexistent/base.fbin\n    queries_path: /nonexistent/q.fbin\n"
+                      "engines:\n  - name: exact\nphases:\n  build:\n",
+              &err);
+    ok(p != NULL, "files that do not exist are not the loader's concern");
+    vb_profile_destroy(&p);
+#undef DS_HEAD
+}
+
 int main(void) {
     test_yaml_tree();
     test_builtin();
     test_dev_defaults();
     test_defaults_and_order();
     test_errors();
+    test_dataset_files();
     test_select_engines();
     test_check_engines();
     test_json();
