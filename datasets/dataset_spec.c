@@ -2,7 +2,6 @@
  * Every error names the key it is about, prefixed with the dataset's name. */
 #include "datasets/dataset_spec.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -59,17 +58,8 @@ static int src_ext_ok(const spec_src *s, const char *path) {
     return !s->gt_ext || ends_with(path, s->ext);
 }
 
-static int check_fail(vb_error *err, const char **key, const char *k, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int check_fail(vb_error *err, const char **key, const char *k, const char *fmt, ...) {
-    char buf[sizeof err->message];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    *key = k;
-    return vb_error_set(err, "dataset", 1, "%s", buf);
-}
+/* Names the offending key for the caller (the profile loader turns it into file:line) and sets the error. */
+#define check_fail(err, keyp, k, ...) (*(keyp) = (k), vb_error_set((err), "dataset", 1, __VA_ARGS__))
 
 int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **key, vb_error *err) {
     const char *src = vb_kv_get(kv, n, "source", NULL);
