@@ -60,6 +60,7 @@ typedef struct agent {
     zsock_t *inbox;        /* PULL from the work thread */
     char inbox_ep[64];
     int welcomed, ever_welcomed;
+    int sent_away;   /* a Bye that was not the end of the campaign: exit 1 */
     int handshakes;        /* completed on the current socket: more than one means it reconnected */
     int send_failed;       /* a send on the current socket failed (said once) */
     int monitor_said;      /* the monitor's diagnosis was printed for the current socket */
@@ -501,6 +502,11 @@ static void handle_coordinator(agent *a, int *quit) {
         }
         break;
     case VBENCH__ENVELOPE__BODY_BYE:
+        /* The end of the campaign, or a refusal (e.g. this key is not the one of the id we speak as). */
+        if (env->bye->reason && env->bye->reason[0] && strcmp(env->bye->reason, "campaign over") != 0) {
+            fprintf(stderr, "vbench-agent: the coordinator sent this agent away: %s\n", env->bye->reason);
+            a->sent_away = 1;
+        }
         *quit = 1;
         break;
     case VBENCH__ENVELOPE__BODY_HEARTBEAT:
@@ -701,6 +707,7 @@ int main(int argc, char **argv) {
             warned = 1;
         }
     }
+    if (a.sent_away) code = 1;
 out:
     vb_outbox_close(&a.outbox);   /* first: a successor process with our id may be waiting for its lock */
     if (a.busy) {

@@ -101,6 +101,7 @@ typedef struct server {
 typedef struct local_agent {
     const char *id, *roles;
     char cpus[256];
+    char cert[400];   /* its own throw-away key pair under CURVE, named by its id (the id is bound to the key) */
     pid_t pid;
     int respawns;
 } local_agent;
@@ -115,7 +116,9 @@ typedef struct campaign {
     zsock_t *router;
     vb_transport_zap *zap;          /* ZAP handler when listening with CURVE, else NULL */
     char run_dir[256], endpoint[300], work_dir[1100];
-    char agent_cert[400], agent_server_key[400];   /* the local agent's throw-away keys under CURVE */
+    char agent_server_key[400];    /* the coordinator's public key for the local agents under CURVE */
+    char refused_senders[8][200];  /* "id key" pairs already reported as refused (once each, not per heartbeat) */
+    int n_refused_senders;
     peer *peers;
     size_t n_peers;
     local_agent local[2];      /* [0] client, [1] orchestrator when needed */
@@ -1190,9 +1193,13 @@ static int spawn_local_agent(campaign *c, int which, vb_error *err) {
         if (c->o->images_dir) argv[n++] = "--images", argv[n++] = c->o->images_dir;
         if (c->o->bus_address) argv[n++] = "--bus", argv[n++] = c->o->bus_address;
     }
-    if (c->agent_cert[0]) {
+    if (c->zap && !la->cert[0] &&
+        vb_transport_zap_local_agent(c->zap, c->run_dir, la->id, la->cert, sizeof la->cert, c->agent_server_key,
+                                     sizeof c->agent_server_key, err) != VB_OK)
+        return VB_ERROR;
+    if (la->cert[0]) {
         argv[n++] = "--cert";
-        argv[n++] = c->agent_cert;
+        argv[n++] = la->cert;
         argv[n++] = "--server-key";
         argv[n++] = c->agent_server_key;
     }
@@ -1340,10 +1347,6 @@ static int prepare(campaign *c, vb_error *err) {
                                .insecure = strcmp(insecure, "true") == 0, .on_peer = on_peer, .on_peer_arg = c};
         if (!o->listen) return vb_error_set(err, "coordinator", 1, "--cert and --allow go with --listen tcp://ADDR:PORT");
         if (vb_transport_server_setup(c->router, &t, &c->zap, err) != VB_OK) return VB_ERROR;
-        if (c->zap && vb_transport_zap_local_agent(c->zap, c->run_dir, "local-client", c->agent_cert,
-                                                   sizeof c->agent_cert, c->agent_server_key,
-                                                   sizeof c->agent_server_key, err) != VB_OK)
-            return VB_ERROR;
         say(c, "listening for agents on %s (%s)", zsock_endpoint(c->router),
             c->zap ? "CURVE" : "plain TCP on loopback: insecure");
     }
@@ -1458,6 +1461,45 @@ static void teardown(campaign *c) {
     vb_profile_destroy(&c->profile);
 }
 
+/* Under CURVE an agent's id is bound to its key: the allow-list name of the key that authenticated the connection
+ * (libzmq's "User-Id" of every message) must be the id the agent speaks as (its routing id). Otherwise the holder
+ * of one allowed key could speak for another agent: take its routing id, its items, its results. Such a message
+ * is dropped and answered with a Bye that says why; the refusal is an event, once per id and key. A key taken off
+ * the allow-list (SIGHUP) is refused the same way from its next message on. */
+static int sender_allowed(campaign *c, zframe_t *routing, const char *key) {
+    if (!c->zap) return 1;
+    const char *name = vb_transport_zap_name_of(c->zap, key);
+    char id[128];
+    size_t n = zframe_size(routing) < sizeof id - 1 ? zframe_size(routing) : sizeof id - 1;
+    memcpy(id, zframe_data(routing), n);
+    id[n] = '\0';
+    if (name && strcmp(name, id) == 0) return 1;
+    char why[700];
+    if (name)
+        snprintf(why, sizeof why, "the key of agent %s cannot speak for agent %s: start it with --id %s, or give it a "
+                 "key of its own (vbench keys %s) and put %s.pub into the coordinator's --allow directory", name, id,
+                 name, id, id);
+    else
+        snprintf(why, sizeof why, "the key agent %s connected with is not on the allow-list any more", id);
+    char pair[200];
+    snprintf(pair, sizeof pair, "%.100s %.60s", id, key ? key : "");
+    int seen = 0;
+    for (int i = 0; i < c->n_refused_senders && !seen; i++) seen = strcmp(c->refused_senders[i], pair) == 0;
+    if (!seen) {
+        snprintf(c->refused_senders[c->n_refused_senders % 8], sizeof c->refused_senders[0], "%s", pair);
+        c->n_refused_senders = c->n_refused_senders < 8 ? c->n_refused_senders + 1 : 8;
+        vb_store_event(c->store, "error", NULL, "transport", "refused messages of agent %s: %s", id, why);
+        say(c, "refused messages of agent %s: %s", id, why);
+    }
+    Vbench__Bye bye = VBENCH__BYE__INIT;
+    bye.reason = why;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_BYE;
+    env.bye = &bye;
+    vb_wire_send(c->router, routing, &env, NULL);
+    return 0;
+}
+
 /* SIGHUP asks for the allow-list to be read again (systemctl reload); the loop does it, not the handler. */
 static volatile sig_atomic_t reload_requested;
 
@@ -1466,8 +1508,8 @@ static void on_sighup(int sig) {
     reload_requested = 1;
 }
 
-/* Reads the --allow directory again: keys added there are accepted from the next handshake on, keys taken away
- * refuse that agent's next connection (a connection already made stays). A broken list keeps the old one. */
+/* Reads the --allow directory again: keys added there are accepted from the next handshake on; an agent whose key
+ * was taken away is sent away at its next message (sender_allowed). A broken list keeps the old one. */
 static void reload_allow_list(campaign *c) {
     reload_requested = 0;
     vb_error rerr;
@@ -1556,9 +1598,10 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         } else if (which == c.router) {
             zframe_t *routing = NULL;
             vb_error rerr;
-            Vbench__Envelope *env = vb_wire_recv(c.router, &routing, &rerr);
+            char user_id[64];
+            Vbench__Envelope *env = vb_wire_recv_from(c.router, &routing, user_id, sizeof user_id, &rerr);
             if (env) {
-                agent_on(&c, routing, env);
+                if (sender_allowed(&c, routing, user_id)) agent_on(&c, routing, env);
                 vb_wire_free(env);
                 zframe_destroy(&routing);
             } else if (!zsys_interrupted) {

@@ -125,6 +125,9 @@ int vb_transport_zap_reload(vb_transport_zap *zap, vb_error *err);
 /* Puts one public key (Z85) on the allow-list, in memory only; name is reported with its decisions. */
 int vb_transport_zap_allow(vb_transport_zap *zap, const char *key, const char *name, vb_error *err);
 size_t vb_transport_zap_count(const vb_transport_zap *zap);   /* keys on the allow-list */
+/* The allow-list name of a public key (Z85, as libzmq's "User-Id" of a message under CURVE), or NULL when the key
+ * is not (or no longer) on the list. The coordinator binds an agent's id to this name. */
+const char *vb_transport_zap_name_of(const vb_transport_zap *zap, const char *key);
 /* The coordinator's own public key (Z85), for the start banner and the manifest. */
 const char *vb_transport_zap_server_key(const vb_transport_zap *zap);
 

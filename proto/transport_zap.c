@@ -129,6 +129,11 @@ static const allow_entry *find_key(const vb_transport_zap *z, const char *key) {
 
 int vb_transport_zap_reload(vb_transport_zap *zap, vb_error *err) { return load_allow(zap, err); }
 
+const char *vb_transport_zap_name_of(const vb_transport_zap *zap, const char *key) {
+    const allow_entry *e = zap && key ? find_key(zap, key) : NULL;
+    return e ? e->name : NULL;
+}
+
 int vb_transport_zap_allow(vb_transport_zap *zap, const char *key, const char *name, vb_error *err) {
     uint8_t bin[32];
     if (!key || strlen(key) != VB_TRANSPORT_KEY_LEN || !zmq_z85_decode(bin, key))

@@ -38,6 +38,12 @@ Vbench__Envelope *vb_wire_decode(const uint8_t *data, size_t len, vb_error *err)
 }
 
 Vbench__Envelope *vb_wire_recv(zsock_t *sock, zframe_t **routing_id_out, vb_error *err) {
+    return vb_wire_recv_from(sock, routing_id_out, NULL, 0, err);
+}
+
+Vbench__Envelope *vb_wire_recv_from(zsock_t *sock, zframe_t **routing_id_out, char *user_id, size_t user_id_len,
+                                    vb_error *err) {
+    if (user_id && user_id_len) user_id[0] = '\0';
     zmsg_t *msg = zmsg_recv(sock);
     if (!msg) {
         vb_error_set(err, "wire", 6, "receive interrupted");
@@ -57,6 +63,9 @@ Vbench__Envelope *vb_wire_recv(zsock_t *sock, zframe_t **routing_id_out, vb_erro
     } else {
         zframe_t *body = zmsg_first(msg);
         env = vb_wire_decode(zframe_data(body), zframe_size(body), err);
+        /* libzmq puts a connection's metadata on the frames it received, not on the routing id a ROUTER adds. */
+        const char *uid = user_id && user_id_len ? zframe_meta(body, "User-Id") : NULL;
+        if (uid) snprintf(user_id, user_id_len, "%s", uid);
     }
     zmsg_destroy(&msg);
     if (!env && routing_id_out) zframe_destroy(routing_id_out);

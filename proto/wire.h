@@ -22,6 +22,10 @@ int vb_wire_send(zsock_t *sock, zframe_t *routing_id, const Vbench__Envelope *en
 /* Receives one message. On a ROUTER pass routing_id_out to get the sender's id (caller destroys it).
  * Returns the decoded envelope (free with vb_wire_free) or NULL with err set (malformed, interrupted). */
 Vbench__Envelope *vb_wire_recv(zsock_t *sock, zframe_t **routing_id_out, vb_error *err);
+/* The same, and the connection's "User-Id" (under CURVE: the sender's public key, Z85, as our ZAP handler set it)
+ * into user_id ("" when there is none). */
+Vbench__Envelope *vb_wire_recv_from(zsock_t *sock, zframe_t **routing_id_out, char *user_id, size_t user_id_len,
+                                    vb_error *err);
 
 /* Decodes bytes into an envelope, enforcing the same rules as vb_wire_recv (exposed for the fuzzer). */
 Vbench__Envelope *vb_wire_decode(const uint8_t *data, size_t len, vb_error *err);

@@ -36,4 +36,16 @@ is "$?" "2" "keys without a NAME exits 2"
 out=$("$VBENCH" keys ../escape --dir "$SCRATCH/k" 2>&1)
 is "$?" "1" "a NAME with a slash is refused"
 like "$out" "bad key name" "... saying why"
+
+# A coordinator listening with CURVE on loopback keeps its local agent: the agent gets a throw-away key pair of its
+# own, named by its id (an agent's id is bound to its key's name), and the campaign completes.
+mkdir -p "$SCRATCH/c/allow" && "$VBENCH" keys coordinator --dir "$SCRATCH/c" >/dev/null
+port=$((20000 + RANDOM % 20000))
+"$VBENCH" run --profile "$(dirname "$0")/../profiles/tiny.yml" --out "$SCRATCH/c/tiny.sqlite" --quiet \
+    --listen "tcp://127.0.0.1:$port" --cert "$SCRATCH/c/coordinator.key" --allow "$SCRATCH/c/allow" \
+    >"$SCRATCH/c/out.txt" 2>&1
+is "$?" "0" "a campaign listening with CURVE, with its local agent, completes"
+is "$(sqlite3 "$SCRATCH/c/tiny.sqlite" "SELECT COUNT(*) FROM event WHERE message LIKE 'allowed agent key % (local-client) from %'")" \
+   "1" "the local agent connects with a key named by its own id"
+is "$(sqlite3 "$SCRATCH/c/tiny.sqlite" "SELECT COUNT(*) FROM event WHERE message LIKE 'refused%'")" "0" "nothing was refused"
 done_testing

@@ -4,7 +4,8 @@
 # `vbench keys`. A small campaign of all five phases completes, every result recorded once, the agents recorded
 # with their hosts. Meanwhile an agent whose key is not on the allow-list is refused (the refusal is in the
 # events table), an agent whose key is added to the allow-list after the start is welcomed once the coordinator
-# has had SIGHUP, and an agent that pins another coordinator's key refuses to go on, saying why.
+# has had SIGHUP, an agent that uses an allowed key with another agent's id is sent away, and an agent that pins
+# another coordinator's key refuses to go on, saying why.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hosts.sh"
 hosts_up
@@ -59,7 +60,19 @@ is "$WAIT_RC" "1" "an agent pinning the wrong coordinator key stops with exit 1"
 like "$(cat "$SCRATCH/wrongkey.txt")" "did not complete the CURVE handshake" "... saying the handshake never completed"
 like "$(cat "$SCRATCH/wrongkey.txt")" "check that --server-key $KEYS/other/coordinator.pub is the coordinator's public key" \
      "... and which file to check"
-is "$(q "$db" "SELECT COUNT(*) FROM agent WHERE id IN ('rogue', 'wrongkey')")" "0" "neither refused agent was ever welcomed"
+# Refused by the coordinator after the handshake: an allowed key (bench's) used with another agent's id. The id
+# is bound to the key's allow-list name, so one key cannot speak for another agent.
+(on_host bench "$VB_BIN/vbench-agent" --connect "$ENDPOINT" --id impostor --cert "$KEYS/bench/bench.key" \
+    --server-key "$KEYS/coord/coordinator.pub" --workdir "$SCRATCH/impostor.d" 2>"$SCRATCH/impostor.txt") &
+impostor=$!
+HOST_PIDS="$HOST_PIDS $impostor"
+wait_pid $impostor 60
+is "$WAIT_RC" "1" "an agent speaking as another id than its key's stops with exit 1"
+like "$(cat "$SCRATCH/impostor.txt")" "the key of agent bench cannot speak for agent impostor: start it with --id bench" \
+     "... saying whose key it holds and what to do"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE source = 'transport' AND message LIKE 'refused messages of agent impostor: %'")" \
+   "1" "the refusal is one event, not one per message"
+is "$(q "$db" "SELECT COUNT(*) FROM agent WHERE id IN ('rogue', 'wrongkey', 'impostor')")" "0" "no refused agent was ever welcomed"
 
 wait_pid $coord 170
 is "$WAIT_RC" "0" "the campaign over CURVE completes (exit 0)"
@@ -69,7 +82,9 @@ is "$(q "$db" "SELECT group_concat(id || ':' || host || ':' || roles, ' ') FROM 
    "bench:bench-host:client late:orch-host:orchestrator orch:orch-host:orchestrator" \
    "the agents are recorded with their hosts and roles"
 is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE agent <> 'bench'")" "0" "every item ran on the client host"
-is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE 'allowed agent key % (bench) from 10.77.1.2%'")" "1" \
+# Twice: the client's own connection, and the impostor's with the same key (allowed by the handshake, then sent
+# away for its id).
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE 'allowed agent key % (bench) from 10.77.1.2%'")" "2" \
    "the client's key was allowed, from its own address"
 is "$(q "$db" "SELECT SUM(attempts) FROM plan")" "$(q "$db" "SELECT COUNT(*) FROM plan")" "no fault, no second attempt"
 wait_pid $bench 30; is "$WAIT_RC" "0" "the client agent leaves when the campaign is over"
