@@ -222,7 +222,19 @@ static int take_sample(vb_sampler *s) {
     }
     uint64_t ticks = 0;
     scan_procs(s, s->mem_dir, &row, &ticks, 0);
-    if (!is_dir(s->mem_dir)) return -ENOENT; /* vanished while we read: the values are not the unit's any more */
+    if (!is_dir(s->mem_dir)) {
+        /* Vanished while we read the processes (smaps_rollup can wait long for a process in reclaim, e.g. the
+         * one being OOM-killed): their values are not the unit's any more, but the cgroup's own counters were
+         * read before and are; the peak and the OOM count are exactly what such a last sample is for. */
+        pthread_mutex_lock(&s->lock);
+        if (row.cgroup_bytes > s->sum.peak_cgroup_sampled) s->sum.peak_cgroup_sampled = row.cgroup_bytes;
+        if (have_peak && peak > s->sum.peak_cgroup_bytes) s->sum.peak_cgroup_bytes = peak;
+        if (s->sum.peak_cgroup_sampled > s->sum.peak_cgroup_bytes) s->sum.peak_cgroup_bytes = s->sum.peak_cgroup_sampled;
+        if (have_oom && (int)oom > s->oom_from_counter) s->oom_from_counter = (int)oom;
+        if (s->oom_from_counter > s->sum.oom_kills) s->sum.oom_kills = s->oom_from_counter;
+        pthread_mutex_unlock(&s->lock);
+        return -ENOENT;
+    }
     if (!have_cpu) {
         /* No CPU accounting of the cgroup's own (see cpu_source): the processes' times, never going back when a
          * process exits without a parent inside the cgroup to collect its time. */
