@@ -1349,6 +1349,10 @@ static int prepare(campaign *c, vb_error *err) {
         if (vb_transport_server_setup(c->router, &t, &c->zap, err) != VB_OK) return VB_ERROR;
         say(c, "listening for agents on %s (%s)", zsock_endpoint(c->router),
             c->zap ? "CURVE" : "plain TCP on loopback: insecure");
+        /* In the manifest: which coordinator (key) the agents talked to, so a published run names its keys. */
+        vb_store_manifest_set(c->store, "transport.listen", o->listen, NULL);
+        vb_store_manifest_set(c->store, "transport.security", c->zap ? "curve" : "insecure", NULL);
+        if (c->zap) vb_store_manifest_set(c->store, "transport.coordinator_key", vb_transport_zap_server_key(c->zap), NULL);
     }
     if (zsock_bind(c->router, "%s", c->endpoint) < 0)
         return vb_error_set(err, "coordinator", zmq_errno(), "cannot bind %s: %s", c->endpoint, zmq_strerror(zmq_errno()));

@@ -21,6 +21,9 @@ start_campaign "$SCRATCH/tiny.yml" "$db"
 
 wait_sql "$db" "SELECT COUNT(*) FROM agent" 2 60
 ok $? "both agents joined over CURVE"
+is "$(q "$db" "SELECT value FROM manifest WHERE key = 'transport.coordinator_key'")" \
+   "$(sed -n 's/^ *public-key = "\(.*\)"$/\1/p' "$KEYS/coord/coordinator.pub")" \
+   "the manifest names the coordinator's public key (transport.security $(q "$db" "SELECT value FROM manifest WHERE key = 'transport.security'"))"
 
 # Admitted mid-campaign: a key put into the allow-list directory after the start counts once the coordinator
 # has had SIGHUP (systemctl reload), without a restart.
