@@ -54,8 +54,7 @@ like "$(q "$db" "SELECT message FROM event WHERE source = 'transport' AND messag
      "... with the refused agent's address"
 
 # Refused by itself: it pins a public key that is not this coordinator's.
-(on_host bench "$VB_BIN/vbench-agent" --connect "$ENDPOINT" --id wrongkey --cert "$KEYS/bench/bench.key" \
-    --server-key "$KEYS/other/coordinator.pub" --workdir "$SCRATCH/wrongkey.d" 2>"$SCRATCH/wrongkey.txt") &
+agent_as bench wrongkey "$KEYS/bench/bench.key" "$KEYS/other/coordinator.pub" 2>"$SCRATCH/wrongkey.txt" &
 wrong=$!
 HOST_PIDS="$HOST_PIDS $wrong"
 wait_pid $wrong 60
@@ -63,10 +62,10 @@ is "$WAIT_RC" "1" "an agent pinning the wrong coordinator key stops with exit 1"
 like "$(cat "$SCRATCH/wrongkey.txt")" "did not complete the CURVE handshake" "... saying the handshake never completed"
 like "$(cat "$SCRATCH/wrongkey.txt")" "check that --server-key $KEYS/other/coordinator.pub is the coordinator's public key" \
      "... and which file to check"
+
 # Refused by the coordinator after the handshake: an allowed key (bench's) used with another agent's id. The id
 # is bound to the key's allow-list name, so one key cannot speak for another agent.
-(on_host bench "$VB_BIN/vbench-agent" --connect "$ENDPOINT" --id impostor --cert "$KEYS/bench/bench.key" \
-    --server-key "$KEYS/coord/coordinator.pub" --workdir "$SCRATCH/impostor.d" 2>"$SCRATCH/impostor.txt") &
+agent_as bench impostor "$KEYS/bench/bench.key" "$KEYS/coord/coordinator.pub" 2>"$SCRATCH/impostor.txt" &
 impostor=$!
 HOST_PIDS="$HOST_PIDS $impostor"
 wait_pid $impostor 60

@@ -85,8 +85,15 @@ coordinator() { # coordinator run|resume OPTIONS...
 # An agent NAME (key pair NAME) on HOST: agent HOST NAME OPTIONS... Background it and take $!.
 agent() {
     local host=$1 name=$2; shift 2
-    on_host "$host" "$VB_BIN/vbench-agent" --connect "$ENDPOINT" --id "$name" --cert "$KEYS/$name/$name.key" \
-        --server-key "$KEYS/coord/coordinator.pub" --workdir "$SCRATCH/$name.d" "$@"
+    agent_as "$host" "$name" "$KEYS/$name/$name.key" "$KEYS/coord/coordinator.pub" "$@"
+}
+
+# An agent with any id, key and pinned coordinator key (for the refusals): agent_as HOST ID CERT SERVER_KEY
+# OPTIONS... Background it and take $!.
+agent_as() {
+    local host=$1 id=$2 cert=$3 server_key=$4; shift 4
+    on_host "$host" "$VB_BIN/vbench-agent" --connect "$ENDPOINT" --id "$id" --cert "$cert" \
+        --server-key "$server_key" --workdir "$SCRATCH/$id.d" "$@"
 }
 
 # The usual start: the coordinator running PROFILE into DB, the client agent bench and the orchestrator agent
