@@ -117,8 +117,8 @@ typedef struct campaign {
     vb_transport_zap *zap;          /* ZAP handler when listening with CURVE, else NULL */
     char run_dir[256], endpoint[300], work_dir[1100];
     char agent_server_key[400];    /* the coordinator's public key for the local agents under CURVE */
-    char refused_senders[8][200];  /* "id key" pairs already reported as refused (once each, not per heartbeat) */
-    int n_refused_senders;
+    char refused_senders[8][200];  /* the last "id key" pairs reported as refused (once each, not per heartbeat) */
+    unsigned refused_total;        /* pairs ever reported; the newest is at (refused_total - 1) % 8 */
     peer *peers;
     size_t n_peers;
     local_agent local[2];      /* [0] client, [1] orchestrator when needed */
@@ -1488,10 +1488,9 @@ static int sender_allowed(campaign *c, zframe_t *routing, const char *key) {
     char pair[200];
     snprintf(pair, sizeof pair, "%.100s %.60s", id, key ? key : "");
     int seen = 0;
-    for (int i = 0; i < c->n_refused_senders && !seen; i++) seen = strcmp(c->refused_senders[i], pair) == 0;
+    for (unsigned i = 0; i < c->refused_total && i < 8 && !seen; i++) seen = strcmp(c->refused_senders[i], pair) == 0;
     if (!seen) {
-        snprintf(c->refused_senders[c->n_refused_senders % 8], sizeof c->refused_senders[0], "%s", pair);
-        c->n_refused_senders = c->n_refused_senders < 8 ? c->n_refused_senders + 1 : 8;
+        snprintf(c->refused_senders[c->refused_total++ % 8], sizeof c->refused_senders[0], "%s", pair);
         vb_store_event(c->store, "error", NULL, "transport", "refused messages of agent %s: %s", id, why);
         say(c, "refused messages of agent %s: %s", id, why);
     }
