@@ -200,6 +200,20 @@ static void scan_procs(vb_sampler *s, const char *dir, vb_sample *row, uint64_t 
     closedir(d);
 }
 
+/* Folds the cgroup's own counters of one reading into the summary (peaks, OOM kills). Under s->lock. */
+static void fold_cgroup_counters(vb_sampler *s, uint64_t cgroup_bytes, int have_peak, uint64_t peak, int have_oom,
+                                 uint64_t oom) {
+    vb_sampler_summary *m = &s->sum;
+    if (cgroup_bytes > m->peak_cgroup_sampled) m->peak_cgroup_sampled = cgroup_bytes;
+    if (have_peak && peak > m->peak_cgroup_bytes) m->peak_cgroup_bytes = peak;
+    if (m->peak_cgroup_sampled > m->peak_cgroup_bytes) m->peak_cgroup_bytes = m->peak_cgroup_sampled;
+    if (have_oom) {
+        if ((int)oom > s->oom_from_counter) s->oom_from_counter = (int)oom;
+        if (s->version == 2) m->oom_watch = 1;
+    }
+    m->oom_kills = s->oom_from_counter > s->oom_from_events ? s->oom_from_counter : s->oom_from_events;
+}
+
 /* One sample; returns 0, or -ENOENT when the cgroup is gone. */
 static int take_sample(vb_sampler *s) {
     vb_sample row = {0};
@@ -227,11 +241,7 @@ static int take_sample(vb_sampler *s) {
          * one being OOM-killed): their values are not the unit's any more, but the cgroup's own counters were
          * read before and are; the peak and the OOM count are exactly what such a last sample is for. */
         pthread_mutex_lock(&s->lock);
-        if (row.cgroup_bytes > s->sum.peak_cgroup_sampled) s->sum.peak_cgroup_sampled = row.cgroup_bytes;
-        if (have_peak && peak > s->sum.peak_cgroup_bytes) s->sum.peak_cgroup_bytes = peak;
-        if (s->sum.peak_cgroup_sampled > s->sum.peak_cgroup_bytes) s->sum.peak_cgroup_bytes = s->sum.peak_cgroup_sampled;
-        if (have_oom && (int)oom > s->oom_from_counter) s->oom_from_counter = (int)oom;
-        if (s->oom_from_counter > s->sum.oom_kills) s->sum.oom_kills = s->oom_from_counter;
+        fold_cgroup_counters(s, row.cgroup_bytes, have_peak, peak, have_oom, oom);
         pthread_mutex_unlock(&s->lock);
         return -ENOENT;
     }
@@ -257,9 +267,7 @@ static int take_sample(vb_sampler *s) {
         if (s->nrows < s->cap) s->rows[s->nrows++] = row;
     }
     m->samples++;
-    if (row.cgroup_bytes > m->peak_cgroup_sampled) m->peak_cgroup_sampled = row.cgroup_bytes;
-    if (have_peak && peak > m->peak_cgroup_bytes) m->peak_cgroup_bytes = peak;
-    if (m->peak_cgroup_sampled > m->peak_cgroup_bytes) m->peak_cgroup_bytes = m->peak_cgroup_sampled;
+    fold_cgroup_counters(s, row.cgroup_bytes, have_peak, peak, have_oom, oom);
     if (row.rss_bytes > m->peak_rss_bytes) m->peak_rss_bytes = row.rss_bytes;
     if (row.pss_bytes > m->peak_pss_bytes) m->peak_pss_bytes = row.pss_bytes;
     snprintf(m->cpu_source, sizeof m->cpu_source, "%s", have_cpu ? "cgroup" : "procfs");
@@ -270,11 +278,6 @@ static int take_sample(vb_sampler *s) {
         }
         m->cpu_usec = row.cpu_usec - s->first_cpu;
     }
-    if (have_oom) {
-        if ((int)oom > s->oom_from_counter) s->oom_from_counter = (int)oom;
-        if (s->version == 2) m->oom_watch = 1;
-    }
-    m->oom_kills = s->oom_from_counter > s->oom_from_events ? s->oom_from_counter : s->oom_from_events;
     pthread_mutex_unlock(&s->lock);
     return 0;
 }
