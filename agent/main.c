@@ -22,7 +22,8 @@
  *
  * Fault injection for the tests (VBENCH_AGENT_FAULT): "crash-after-final:N" / "crash-after-result:N" kill this
  * process with SIGKILL right after the N-th Done/Failed (resp. Result) was written to the outbox and before it
- * was sent: the worst moment for a crash, made reproducible. */
+ * was sent: the worst moment for a crash, made reproducible. VBENCH_AGENT_PROTOCOL=N says protocol N in Hello
+ * instead of VB_PROTOCOL_VERSION, to play an agent of another version (tests/e2e/86-protocol-version.t). */
 #include <czmq.h>
 #include <ctype.h>
 #include <getopt.h>
@@ -42,6 +43,7 @@
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "util/clock.h"
+#include "util/watchdog.h"
 #include "util/cpulist.h"
 #include "util/versions.h"
 
@@ -71,6 +73,7 @@ typedef struct agent {
     Vbench__Envelope *assign_env;
     uint32_t attempt;      /* the running item's attempt */
     atomic_int stop;
+    atomic_int limit_moot;   /* see vb_phase_ctx.limit_moot */
     vb_session *session;
     uint64_t instance;     /* random per process (Hello.instance) */
     uint64_t hello_seq;    /* hellos said by this process */
@@ -156,7 +159,8 @@ static void say_hello(agent *a) {
     snprintf(rbuf, sizeof rbuf, "%s", a->roles);
     for (char *save, *t = strtok_r(rbuf, ",", &save); t && nr < 8; t = strtok_r(NULL, ",", &save)) roles[nr++] = t;
     Vbench__Hello h = VBENCH__HELLO__INIT;
-    h.protocol = VB_PROTOCOL_VERSION;
+    const char *proto = getenv("VBENCH_AGENT_PROTOCOL");
+    h.protocol = proto && *proto ? (uint32_t)atoi(proto) : VB_PROTOCOL_VERSION;
     h.agent_id = a->id;
     h.host = a->host;
     h.n_roles = nr;
@@ -285,7 +289,7 @@ static void outbox_recover(agent *a) {
     a->last_attempt = attempt;
     if (!finished) {
         char ack_key[600];
-        snprintf(ack_key, sizeof ack_key, "%s#final", item);
+        vb_wire_final_key(ack_key, sizeof ack_key, item);
         Vbench__Done done = VBENCH__DONE__INIT;
         done.item_key = item;
         done.attempt = attempt;
@@ -306,24 +310,23 @@ static void *worker_main(void *arg) {
     zsock_t *out = zsock_new_push(a->inbox_ep);
     vb_phase_ctx ctx = {
         .assign = as,
-        .point = vb_wire_kv_view(as->point, as->n_point), .n_point = as->n_point,
-        .phase_params = vb_wire_kv_view(as->phase_params, as->n_phase_params), .n_phase_params = as->n_phase_params,
         .engine_params = vb_wire_kv_view(as->engine_params, as->n_engine_params), .n_engine_params = as->n_engine_params,
         .dataset_params = vb_wire_kv_view(as->dataset_params, as->n_dataset_params), .n_dataset_params = as->n_dataset_params,
-        .session = &a->session, .out = out, .stop = &a->stop, .agent_id = a->id,
+        .session = &a->session, .out = out, .stop = &a->stop, .limit_moot = &a->limit_moot, .agent_id = a->id,
         .work_dir = a->work_dir, .cache_dir = a->cache_dir, .cpus = a->cpus, .n_cpus = a->n_cpus,
     };
+    vb_wire_point_read(as->point, &ctx.point);
     vb_error err;
     vb_error_clear(&err);
     vb_phase_fn fn = vb_phase_lookup(as->phase);
     int rc = fn ? fn(&ctx, &err)
-                : vb_error_set(&err, "agent", 1, "this agent cannot run phase \"%s\" (not implemented in this "
-                                                 "version)", as->phase);
+                : vb_error_set(&err, "agent", 1, "this agent cannot run phase %d (not implemented in this version)",
+                               (int)as->phase);
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     Vbench__Done done = VBENCH__DONE__INIT;
     Vbench__Failed failed = VBENCH__FAILED__INIT;
     char ack_key[600];
-    snprintf(ack_key, sizeof ack_key, "%s#final", as->item_key);
+    vb_wire_final_key(ack_key, sizeof ack_key, as->item_key);
     if (rc == VB_OK) {
         done.item_key = as->item_key;
         done.attempt = as->attempt;
@@ -336,6 +339,8 @@ static void *worker_main(void *arg) {
         failed.key = ack_key;
         failed.domain = err.domain[0] ? err.domain : "agent";
         failed.message = err.message[0] ? err.message : "failed without a message";
+        /* a phase stopped at its limit says so in its error's domain (agent/phase_churn.c) */
+        failed.kind = strcmp(failed.domain, "limit") == 0 ? VBENCH__FAIL_KIND__FAIL_LIMIT : VBENCH__FAIL_KIND__FAIL_ERROR;
         env.body_case = VBENCH__ENVELOPE__BODY_FAILED;
         env.failed = &failed;
         /* A failed item may have left the engine half-built: the next item starts from a fresh session. Not so
@@ -345,8 +350,6 @@ static void *worker_main(void *arg) {
         if (strcmp(failed.domain, "recall") != 0) vb_session_close(&a->session);
     }
     vb_wire_send(out, NULL, &env, NULL);
-    free(ctx.point);
-    free(ctx.phase_params);
     free(ctx.engine_params);
     free(ctx.dataset_params);
     zsock_destroy(&out);
@@ -375,6 +378,7 @@ static void start_item(agent *a, Vbench__Envelope *env) {
     a->attempt = env->assign->attempt;
     a->finished_item[0] = '\0';   /* a new item: the coordinator has dealt with the previous one */
     atomic_store(&a->stop, 0);
+    atomic_store(&a->limit_moot, 0);
     a->busy = 1;
     if (pthread_create(&a->worker, NULL, worker_main, a) != 0) {
         fprintf(stderr, "vbench-agent: cannot start the work thread\n");
@@ -465,7 +469,7 @@ static void handle_coordinator(agent *a, int *quit) {
         for (int i = 0; i < a->n_notes; i++) {
             Vbench__Log l = VBENCH__LOG__INIT;
             l.item_key = "";
-            l.level = "warn";
+            l.level = VBENCH__LOG_LEVEL__LOG_WARN;
             l.message = a->notes[i];
             Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
             out.body_case = VBENCH__ENVELOPE__BODY_LOG;
@@ -483,15 +487,22 @@ static void handle_coordinator(agent *a, int *quit) {
         char key[700];
         outbox_key(key, sizeof key, env->ack->result_key, env->ack->attempt);
         vb_outbox_ack(a->outbox, key);
-        size_t l = strlen(a->finished_item);
-        if (l && strncmp(env->ack->result_key, a->finished_item, l) == 0 &&
-            strcmp(env->ack->result_key + l, "#final") == 0 && env->ack->attempt == a->finished_attempt)
+        if (a->finished_item[0] && vb_wire_is_final_key(env->ack->result_key, a->finished_item) &&
+            env->ack->attempt == a->finished_attempt)
             a->finished_item[0] = '\0';
         break;
     }
     case VBENCH__ENVELOPE__BODY_ABORT:
         if (a->busy && (!env->abort->item_key[0] || strcmp(env->abort->item_key, a->assign_env->assign->item_key) == 0))
-            atomic_store(&a->stop, strcmp(env->abort->reason, "limit") == 0 ? VB_STOP_LIMIT : VB_STOP_ABORT);
+        {
+            /* A limit abort after the reinsert completed is moot: the churn phase sets limit_moot and then clears a
+             * limit stop; here the stop is set and then cleared if moot was set meanwhile (seq_cst: one side sees
+             * the other's write). */
+            int limit = env->abort->reason == VBENCH__ABORT_REASON__ABORT_LIMIT;
+            if (!limit || !atomic_load(&a->limit_moot)) atomic_store(&a->stop, limit ? VB_STOP_LIMIT : VB_STOP_ABORT);
+            int expect = VB_STOP_LIMIT;
+            if (limit && atomic_load(&a->limit_moot)) atomic_compare_exchange_strong(&a->stop, &expect, VB_STOP_NONE);
+        }
         break;
     case VBENCH__ENVELOPE__BODY_SERVER_REQUEST:
         if (a->orch) {
@@ -503,8 +514,9 @@ static void handle_coordinator(agent *a, int *quit) {
         break;
     case VBENCH__ENVELOPE__BODY_BYE:
         /* The end of the campaign, or a refusal (e.g. this key is not the one of the id we speak as). */
-        if (env->bye->reason && env->bye->reason[0] && strcmp(env->bye->reason, "campaign over") != 0) {
-            fprintf(stderr, "vbench-agent: the coordinator sent this agent away: %s\n", env->bye->reason);
+        if (env->bye->code != VBENCH__BYE_CODE__BYE_CAMPAIGN_OVER) {
+            fprintf(stderr, "vbench-agent: the coordinator sent this agent away: %s\n",
+                    env->bye->reason && env->bye->reason[0] ? env->bye->reason : "(no reason given)");
             a->sent_away = 1;
         }
         *quit = 1;
@@ -667,7 +679,14 @@ int main(int argc, char **argv) {
 
     uint64_t started_ns = vb_now_ns();
     int quit = 0, warned = 0;
+    vb_watchdog_ready("connecting to the coordinator");   /* Type=notify (util/watchdog.h) */
     while (!quit && !zsys_interrupted) {
+        if (vb_watchdog_due()) {   /* WATCHDOG=1 from the main loop; the work runs on its own thread */
+            char wd[700];
+            snprintf(wd, sizeof wd, "%s; %s%s", a.welcomed ? "connected" : "waiting for the coordinator",
+                     a.busy ? "running " : "idle", a.busy && a.assign_env ? a.assign_env->assign->item_key : "");
+            vb_watchdog_tick(wd);
+        }
         void *which = zpoller_wait(a.poller, 100);
         if (which == a.coord) handle_coordinator(&a, &quit);
         else if (which == a.inbox) forward_from_worker(&a);
@@ -712,7 +731,18 @@ out:
     vb_outbox_close(&a.outbox);   /* first: a successor process with our id may be waiting for its lock */
     if (a.busy) {
         atomic_store(&a.stop, 1);
-        pthread_join(a.worker, NULL);
+        /* Bounded: a work thread stuck in a call that never looks at the stop flag (an engine build, a server
+         * that does not answer) must not keep this process alive after its coordinator said Bye or a signal
+         * asked it to end. Its messages that matter are in the outbox already (closed above); after 10 s the
+         * process ends without it. */
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 10;
+        if (pthread_timedjoin_np(a.worker, NULL, &deadline) != 0) {
+            fprintf(stderr, "vbench-agent: the work thread did not stop within 10 s of being told to: exiting "
+                            "without it\n");
+            _exit(code ? code : 1);
+        }
         vb_wire_free(a.assign_env);
     }
     vb_session_close(&a.session);

@@ -1,13 +1,17 @@
-/* Budget-mode run plus recall scoring, the steps every "how good and how fast is it now" measurement takes. */
+/* Budget-mode (or closed-loop window) run plus recall scoring, the steps every "how good and how fast is it now"
+ * measurement takes. */
 #include "agent/measure.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/window.h"
 #include "agent/workload.h"
 #include "datasets/dataset.h"
 #include "metrics/recall.h"
+#include "proto/wire.h"
 
 /* Every returned row must pass the filter (and be a corpus row); the first that does not is an engine error. */
 static int check_filter(const vb_session *s, const vb_workload_result *res, size_t nq, const vb_filter *f,
@@ -28,8 +32,68 @@ static int check_filter(const vb_session *s, const vb_workload_result *res, size
     return VB_OK;
 }
 
-int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
-                   const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
+static void put_u32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+static void put_f32(uint8_t *p, float f) {
+    uint32_t v;
+    memcpy(&v, &f, sizeof v);
+    put_u32(p, v);
+}
+
+/* The answers blob (layout in proto/vbench.proto, SweepResult.answers). Distances are recomputed here, after the
+ * timed loop, with the function recall uses, so the exported distances are the ones recall was scored on. */
+static void keep_answers(const vb_session *s, const vb_workload_result *res, size_t nq, vb_measure *out) {
+    size_t k = (size_t)s->k, per = 4 + 8 * k, len = 16 + nq * per;
+    if (len > VB_WIRE_ANSWERS_MAX || s->ds->n_train >= UINT32_MAX) {
+        snprintf(out->answers_note, sizeof out->answers_note, "answers not kept: %zu queries x k = %zu take %zu "
+                 "bytes, over the %u byte bound (VB_WIRE_ANSWERS_MAX)", nq, k, len, VB_WIRE_ANSWERS_MAX);
+        return;
+    }
+    uint8_t *b = malloc(len);
+    if (!b) {
+        snprintf(out->answers_note, sizeof out->answers_note, "answers not kept: out of memory for %zu bytes", len);
+        return;
+    }
+    memcpy(b, "VBA1", 4);
+    put_u32(b + 4, (uint32_t)nq);
+    put_u32(b + 8, (uint32_t)k);
+    put_u32(b + 12, (uint32_t)s->ds->metric);
+    uint8_t *p = b + 16;
+    for (size_t i = 0; i < nq; i++, p += per) {
+        put_f32(p, (float)((double)res->answer_ns[i] / 1e9));
+        const int64_t *ids = res->answers + i * k;
+        const float *q = s->ds->test + i * s->ds->dim;
+        for (size_t j = 0; j < k; j++) {
+            uint8_t *row = p + 4 + 8 * j;
+            if ((int)j < res->n_answer[i]) {   /* ids were checked against the corpus by recall scoring */
+                put_u32(row, (uint32_t)ids[j]);
+                put_f32(row + 4, (float)vb_distance(s->ds->metric, q, s->ds->train + (size_t)ids[j] * s->ds->dim,
+                                                    s->ds->dim));
+            } else {
+                put_u32(row, UINT32_MAX);
+                put_f32(row + 4, INFINITY);
+            }
+        }
+    }
+    out->answers = b;
+    out->answers_len = len;
+}
+
+/* The plan first: a filtered query that leaves the vector index is the commonest way for a number to mean
+ * something else than it seems (SPEC 6, validity). A failed EXPLAIN is recorded, it does not fail the item. */
+static void explain(vb_session *s, int ef_search, const vb_filter *filter, vb_measure *out) {
+    vb_error perr;
+    if (vb_engine_explain(s->engine, &s->spec, ef_search, s->k, filter, &out->index_used, out->plan,
+                          sizeof out->plan, &perr) != VB_OK) {
+        out->index_used = -1;
+        snprintf(out->plan, sizeof out->plan, "EXPLAIN failed: %s", perr.message);
+    }
+}
+
+static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
+                   const vb_groundtruth *gt, int with_answers, vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
     out->index_used = -1;
     if (n_queries == 0 || n_queries > s->ds->n_test) n_queries = s->ds->n_test;
@@ -40,14 +104,7 @@ int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
         .queries_budget = n_queries, .stop = ctx->stop,
     };
     if (filter) cfg.filter = *filter;
-    /* The plan first: a filtered query that leaves the vector index is the commonest way for a number to mean
-     * something else than it seems (SPEC 6, validity). A failed EXPLAIN is recorded, it does not fail the item. */
-    vb_error perr;
-    if (vb_engine_explain(s->engine, &s->spec, ef_search, s->k, filter, &out->index_used, out->plan,
-                          sizeof out->plan, &perr) != VB_OK) {
-        out->index_used = -1;
-        snprintf(out->plan, sizeof out->plan, "EXPLAIN failed: %s", perr.message);
-    }
+    explain(s, ef_search, filter, out);
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK) return VB_ERROR;
     int rc = VB_OK;
@@ -82,12 +139,149 @@ int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
         out->client_cpu_s = res.client_cpu_s;
         out->latency = res.latency;
         res.latency = NULL;
+        if (with_answers) keep_answers(s, &res, n_queries, out);
+    }
+    vb_workload_result_free(&res);
+    return rc;
+}
+
+int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
+                   const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
+    return measure(ctx, s, ef_search, n_queries, filter, gt, 0, out, err);
+}
+
+int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries,
+                           const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
+    return measure(ctx, s, ef_search, n_queries, NULL, gt, 1, out, err);
+}
+
+/* Scores one answer of query qi; the first answer with a repeated id becomes the example. */
+static int score(const vb_session *s, const vb_groundtruth *gt, int ef_search, size_t qi, const int64_t *ids, int n,
+                 vb_measure *out, vb_recall_one *one, vb_error *err) {
+    if (vb_recall_query(s->ds->train, s->ds->n_train, s->ds->dim, s->ds->metric, s->ds->test + qi * s->ds->dim, ids,
+                        n, gt->ids + qi * gt->k, gt->dists + qi * gt->k, s->k, one, err) != VB_OK)
+        return vb_error_prefix(err, "%s, ef_search %d, query %zu", s->engine_name, ef_search, qi);
+    if (one->duplicates > 0 && !out->duplicate_example[0])
+        snprintf(out->duplicate_example, sizeof out->duplicate_example, "query %zu: id %lld at rows %d and %d", qi,
+                 (long long)one->duplicate_id, one->duplicate_rows[0], one->duplicate_rows[1]);
+    return VB_OK;
+}
+
+/* The window's answers scored, after the run: per query the mean over its answers (the kept one times its count,
+ * plus the differing ones), then the mean over the queries answered. A query with only identical answers takes
+ * its one answer's recall as it is, summed in query order, so a deterministic engine's recall is bit for bit the
+ * one-client sweep's when the window covers the query set. */
+static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_search, const vb_workload_result *res,
+                        vb_measure *out, vb_error *err) {
+    const size_t nq = s->ds->n_test, k = (size_t)s->k;
+    double *ex_recall = calloc(nq, sizeof *ex_recall), *ex_overlap = calloc(nq, sizeof *ex_overlap);
+    uint64_t *ex_n = calloc(nq, sizeof *ex_n);
+    int rc = ex_recall && ex_overlap && ex_n ? VB_OK : vb_error_set(err, "agent", 1, "out of memory scoring %zu "
+                                                                     "queries", nq);
+    vb_recall_one one;
+    for (size_t j = 0; j < res->n_extra && rc == VB_OK; j++) {
+        size_t qi = res->extra_query[j];
+        if ((rc = score(s, gt, ef_search, qi, res->extra_ids + j * k, res->extra_n[j], out, &one, err))) break;
+        ex_recall[qi] += one.recall, ex_overlap[qi] += one.id_overlap, ex_n[qi]++;
+        out->short_answers += one.short_answer ? 1 : 0;
+        out->duplicate_answers += one.duplicates > 0 ? 1 : 0;
+    }
+    out->differing = res->n_extra;
+    double recall_sum = 0, overlap_sum = 0;
+    for (size_t qi = 0; qi < nq && rc == VB_OK; qi++) {
+        uint64_t c = res->answer_count[qi];
+        if (c == 0 && ex_n[qi] == 0) continue;
+        double r = 0, o = 0;
+        if (c > 0) {
+            if ((rc = score(s, gt, ef_search, qi, res->answers + qi * k, res->n_answer[qi], out, &one, err))) break;
+            r = one.recall, o = one.id_overlap;
+            out->short_answers += one.short_answer ? c : 0;
+            out->duplicate_answers += one.duplicates > 0 ? c : 0;
+        }
+        if (ex_n[qi]) {
+            r = ((double)c * r + ex_recall[qi]) / (double)(c + ex_n[qi]);
+            o = ((double)c * o + ex_overlap[qi]) / (double)(c + ex_n[qi]);
+        }
+        recall_sum += r, overlap_sum += o;
+        out->covered++;
+    }
+    if (rc == VB_OK && out->covered) {
+        out->recall = recall_sum / (double)out->covered;
+        out->id_overlap = overlap_sum / (double)out->covered;
+    }
+    free(ex_recall), free(ex_overlap), free(ex_n);
+    return rc;
+}
+
+int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
+                      double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    out->index_used = -1;
+    explain(s, ef_search, NULL, out);
+    vb_window_progress prog = {ctx, -1};
+    vb_workload_config cfg = {
+        .engine = s->engine, .clients = clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
+        .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
+        .search = {.ef_search = ef_search}, .filter = {VB_FILTER_NONE, 0},
+        .window_ns = (uint64_t)llround(window_s * 1e9), .warmup_ns = (uint64_t)llround(warmup_s * 1e9),
+        .stop = ctx->stop, .keep_answers = 1,
+        .progress = vb_window_on_progress, .progress_arg = &prog,
+    };
+    vb_workload_result res;
+    if (vb_workload_run(&cfg, &res, err) != VB_OK)
+        return vb_error_prefix(err, "%s, ef_search %d, %d clients", s->engine_name, ef_search, clients);
+    int rc = VB_OK;
+    if (res.stopped || (ctx->stop && atomic_load(ctx->stop))) rc = vb_error_set(err, "agent", 1, "aborted");
+    else if (res.queries == 0 && (res.errors || res.warmup_errors))
+        rc = vb_error_set(err, "engine", 1, "%s, ef_search %d, %d clients: no query succeeded in the window: %s",
+                          s->engine_name, ef_search, clients, res.first_error);
+    else if (res.queries == 0)
+        rc = vb_error_set(err, "agent", 1, "%s, ef_search %d, %d clients: no query started and finished inside the "
+                          "%.3f s window (a query takes longer than the window?)", s->engine_name, ef_search, clients,
+                          window_s);
+    if (rc == VB_OK) rc = score_window(s, gt, ef_search, &res, out, err);
+    if (rc == VB_OK) {
+        out->queries = res.queries;
+        out->errors = res.errors;
+        out->unscored = res.unscored;
+        out->elapsed_s = res.elapsed_s;
+        out->qps = res.qps;
+        out->client_cpu_s = res.client_cpu_s;
+        out->latency = res.latency;
+        res.latency = NULL;
     }
     vb_workload_result_free(&res);
     return rc;
 }
 
 void vb_measure_free(vb_measure *m) {
-    if (m) vb_histogram_destroy(&m->latency);
+    if (!m) return;
+    vb_histogram_destroy(&m->latency);
+    free(m->answers);
+    m->answers = NULL;
+}
+
+void vb_measure_to_wire(const vb_measure *m, vb_measure_wire *w) {
+    vbench__measurement__init(&w->msg);
+    vbench__histogram__init(&w->latency);
+    vb_phase_histogram_to_wire(m->latency, &w->latency);
+    w->msg.queries = m->queries;
+    w->msg.recall = m->recall;
+    w->msg.id_overlap = m->id_overlap;
+    w->msg.short_answers = m->short_answers;
+    w->msg.duplicate_answers = m->duplicate_answers;
+    w->msg.duplicate_example = (char *)m->duplicate_example;
+    w->msg.errors = m->errors;
+    w->msg.elapsed_s = m->elapsed_s;
+    w->msg.qps = m->qps;
+    w->msg.latency = &w->latency;
+    w->msg.client_cpu_s = m->client_cpu_s;
+    /* the wire's 0 / 1 / 2: not known / scans the vector index / does not */
+    w->msg.index_used = m->index_used == 1 ? 1 : m->index_used == 0 ? 2 : 0;
+    w->msg.plan = (char *)m->plan;
+}
+
+void vb_measure_wire_free(vb_measure_wire *w) {
+    vb_phase_histogram_wire_free(&w->latency);
 }
 

@@ -1,5 +1,5 @@
-/* One measurement of search quality and speed: every query of a budget once, one client, then recall scored
- * against a ground truth. Used wherever a phase needs "QPS and recall now" (churn before/after; the sweep and
+/* One measurement of search quality and speed: every query of a budget once, one client (or a closed-loop
+ * window of several, vb_measure_window), then recall scored against a ground truth. Used wherever a phase needs "QPS and recall now" (churn before/after; the sweep and
  * filtered phases run the same steps). */
 #ifndef VB_AGENT_MEASURE_H
 #define VB_AGENT_MEASURE_H
@@ -21,6 +21,14 @@ typedef struct vb_measure {
      * vector index, 0 it does not, -1 unknown (no planner, or EXPLAIN failed: plan then says why). */
     int index_used;
     char plan[2048];
+    /* vb_measure_run_answers only: every query's answer as SweepResult.answers lays it out (proto/vbench.proto),
+     * owned; NULL when not asked for, or when it would exceed VB_WIRE_ANSWERS_MAX (answers_note says so). */
+    uint8_t *answers;
+    size_t answers_len;
+    char answers_note[160];
+    /* vb_measure_window only: the queries answered at least once in the window; answers not scored; the answers
+     * that differed from their query's first answer in the window (a nondeterministic engine). */
+    uint64_t covered, unscored, differing;
 } vb_measure;
 
 /* Runs queries [0, n_queries) of the session's query set at ef_search with the filter (may be NULL) and scores
@@ -29,6 +37,32 @@ typedef struct vb_measure {
  * engine, ef_search, the query and the row. A repeated id is not invalid: it is counted (duplicate_answers). */
 int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_groundtruth *gt, vb_measure *out, vb_error *err);
+/* vb_measure_run that also keeps every query's answer (ids, distances recomputed with vb_distance, time) in
+ * out->answers, for the ann-benchmarks export. */
+int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries,
+                           const vb_groundtruth *gt, vb_measure *out, vb_error *err);
+/* A closed-loop window instead of a budget (the recall sweep at several client counts): `clients` clients, each
+ * walking the whole query set from its own offset, warm-up then window, as the concurrency phase; every answer
+ * counted in the window is kept (vb_workload_config.keep_answers) and scored after the run. QPS counts the window's
+ * answers; recall is the mean over the queries answered in the window of the mean recall of each one's answers, so
+ * every query weighs the same however often the window answered it: on a deterministic engine the 1-client sweep's
+ * recall whenever the window covers the query set (out->covered, of n_test; when it does not, the recall is over
+ * those). short_answers and duplicate_answers count answers. out->unscored: answers that differed from their
+ * query's first one beyond the bound on keeping them (not in the recall; the phase says so). */
+int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
+                      double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err);
 void vb_measure_free(vb_measure *m);
+
+/* A measurement in its wire form, the Measurement message every one-client result embeds (sweep, filtered,
+ * churn before / after): the one place its fields are filled. msg points into this struct (the histogram) and
+ * into m (duplicate_example, plan): keep both alive and in place while msg is used. */
+typedef struct vb_measure_wire {
+    Vbench__Measurement msg;
+    Vbench__Histogram latency;
+} vb_measure_wire;
+
+/* Fills w from m; the histogram's arrays are malloc'd: release them with vb_measure_wire_free. */
+void vb_measure_to_wire(const vb_measure *m, vb_measure_wire *w);
+void vb_measure_wire_free(vb_measure_wire *w);
 
 #endif

@@ -15,22 +15,23 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/budget.h"
 #include "engines/engine.h"
 #include "orchestrator/image.h"
+#include "orchestrator/isa.h"
 #include "orchestrator/recipe.h"
 #include "orchestrator/sampler.h"
 #include "orchestrator/units.h"
+#include "proto/server_state.h"
 #include "util/clock.h"
 
 #define MAX_SERVERS 16
 #define SAMPLE_BATCH 256
 #define LOG_TAIL_LINES 40
 #define KEY_HISTORY 32
-
-typedef enum { SRV_IDLE, SRV_STARTING, SRV_READY, SRV_FAILED, SRV_DIED, SRV_STOPPING, SRV_STOPPED } srv_state;
 
 /* A growing list of owned key/value strings: facts and connect parameters of a report. */
 typedef struct kvlist {
@@ -59,7 +60,7 @@ typedef struct server {
     char engine[64], recipe_name[64], campaign[64], unit[200], datadir[PATH_MAX];
     kvlist budget;
     pthread_mutex_t lock;       /* state, item keys */
-    srv_state state;
+    vb_server_state state;
     /* The items the coordinator announced, newest last, with the wall time each began: a sampled row belongs to
      * the latest item that began before it. A ring: a batch (one second) never spans KEY_HISTORY items. */
     char keys[KEY_HISTORY][256];
@@ -85,23 +86,40 @@ struct vb_orch {
 
 /* ---- reports ------------------------------------------------------------------------------------------------ */
 
-static void send_report(zsock_t *sock, const server *s, const char *state, const char *message, const char *log_tail,
-                        const kvlist *connect, const kvlist *facts, const char *item_key, const vb_sample *rows,
-                        size_t nrows, double wall0) {
+/* kind picks the report's body (proto/vbench.proto ServerReport); each body takes the arguments it has fields
+ * for: ready (message, connect, facts), failed / died / stopped (message, log_tail, facts), samples (item_key,
+ * rows), sizes (item_key, facts). */
+static void send_report(zsock_t *sock, const server *s, Vbench__ServerReport__BodyCase kind, const char *message,
+                        const char *log_tail, const kvlist *connect, const kvlist *facts, const char *item_key,
+                        const vb_sample *rows, size_t nrows, double wall0) {
     Vbench__ServerReport r = VBENCH__SERVER_REPORT__INIT;
+    Vbench__ServerReady ready = VBENCH__SERVER_READY__INIT;
+    Vbench__ServerEnd end = VBENCH__SERVER_END__INIT;
+    Vbench__ServerSamples samp = VBENCH__SERVER_SAMPLES__INIT;
+    Vbench__ServerSizes sizes = VBENCH__SERVER_SIZES__INIT;
     r.engine = (char *)s->engine;
-    r.state = (char *)state;
-    r.message = (char *)(message ? message : "");
-    r.log_tail = (char *)(log_tail ? log_tail : "");
     r.unit = (char *)s->unit;
-    r.item_key = (char *)(item_key ? item_key : "");
-    if (connect) {
-        r.n_connect = connect->n;
-        r.connect = vb_wire_kv_make(connect->kv, connect->n);
-    }
-    if (facts) {
-        r.n_facts = facts->n;
-        r.facts = vb_wire_kv_make(facts->kv, facts->n);
+    r.body_case = kind;
+    Vbench__KV **ckv = connect ? vb_wire_kv_make(connect->kv, connect->n) : NULL;
+    Vbench__KV **fkv = facts ? vb_wire_kv_make(facts->kv, facts->n) : NULL;
+    size_t nc = connect ? connect->n : 0, nf = facts ? facts->n : 0;
+    if (kind == VBENCH__SERVER_REPORT__BODY_READY) {
+        ready.message = (char *)(message ? message : "");
+        ready.n_connect = nc, ready.connect = ckv;
+        ready.n_facts = nf, ready.facts = fkv;
+        r.ready = &ready;
+    } else if (kind == VBENCH__SERVER_REPORT__BODY_SAMPLES) {
+        samp.item_key = (char *)(item_key ? item_key : "");
+        r.samples = &samp;
+    } else if (kind == VBENCH__SERVER_REPORT__BODY_SIZES) {
+        sizes.item_key = (char *)(item_key ? item_key : "");
+        sizes.n_facts = nf, sizes.facts = fkv;
+        r.sizes = &sizes;
+    } else {   /* failed, died, stopped: the oneof's members share one pointer */
+        end.message = (char *)(message ? message : "");
+        end.log_tail = (char *)(log_tail ? log_tail : "");
+        end.n_facts = nf, end.facts = fkv;
+        r.failed = &end;
     }
     Vbench__ServerSample *samples = nrows ? calloc(nrows, sizeof *samples) : NULL;
     Vbench__ServerSample **ptrs = nrows ? calloc(nrows, sizeof *ptrs) : NULL;
@@ -114,27 +132,27 @@ static void send_report(zsock_t *sock, const server *s, const char *state, const
         samples[i].pss_bytes = rows[i].pss_bytes;
         ptrs[i] = &samples[i];
     }
-    r.n_samples = nrows;
-    r.samples = ptrs;
+    samp.n_samples = nrows;
+    samp.samples = ptrs;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REPORT;
     env.server_report = &r;
     vb_wire_send(sock, NULL, &env, NULL);
-    vb_wire_kv_free(r.connect, r.n_connect);
-    vb_wire_kv_free(r.facts, r.n_facts);
+    vb_wire_kv_free(ckv, nc);
+    vb_wire_kv_free(fkv, nf);
     free(samples);
     free(ptrs);
 }
 
-static void set_state(server *s, srv_state st) {
+static void set_state(server *s, vb_server_state st) {
     pthread_mutex_lock(&s->lock);
     s->state = st;
     pthread_mutex_unlock(&s->lock);
 }
 
-static srv_state get_state(server *s) {
+static vb_server_state get_state(server *s) {
     pthread_mutex_lock(&s->lock);
-    srv_state st = s->state;
+    vb_server_state st = s->state;
     pthread_mutex_unlock(&s->lock);
     return st;
 }
@@ -143,25 +161,7 @@ static srv_state get_state(server *s) {
 
 /* The newest finished build of image NAME in the cache (NAME-<recipe hash>, see deploy/image-build). */
 static int find_image(const vb_orch *o, const char *name, char *out, size_t len, vb_error *err) {
-    DIR *d = opendir(o->images_dir);
-    time_t best = 0;
-    out[0] = '\0';
-    size_t nl = strlen(name);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, name, nl) != 0 || e->d_name[nl] != '-' || strstr(e->d_name, ".log")) continue;
-        char path[PATH_MAX], done[PATH_MAX + 32];
-        if (snprintf(path, sizeof path, "%s/%s", o->images_dir, e->d_name) >= (int)sizeof path) continue;
-        snprintf(done, sizeof done, "%s/vbench-packages.txt", path);
-        struct stat st;
-        if (stat(done, &st) != 0 || st.st_mtime < best) continue;
-        best = st.st_mtime;
-        snprintf(out, len, "%s", path);
-    }
-    if (d) closedir(d);
-    if (out[0]) return VB_OK;
-    return vb_error_set(err, "orchestrator", 1,
-                        "engine image '%s' is not built in %s: build it with `vbench image build %s` (debootstrap, "
-                        "about 3 minutes)", name, o->images_dir, name);
+    return vb_image_find(o->images_dir, name, out, len, err);
 }
 
 static int mkdirs(const char *path, mode_t mode) {
@@ -300,6 +300,62 @@ static void unit_facts(server *s, vb_units *u, kvlist *facts) {
     }
 }
 
+/* Where the server came from, for the manifest (server.ENGINE.provenance.*): an image layer built from a
+ * tarball (its vbench-layer.txt) or the recipe's package, the compiler flags and target ISA, and what that ISA
+ * means on this host: the CPU features it needs that the host lacks, and the widest SIMD of each (the
+ * validity section turns a gap into a finding). The version the server itself reports is the readiness
+ * probe's answer and, once the extension exists, the build phase's engine.ENGINE.version. */
+static void provenance_facts(const server *s, const char *image, kvlist *facts) {
+    const vb_recipe *r = s->recipe;
+    char v[2048], isa[128] = "", kernel_isa[128] = "";
+    vb_error e;
+    for (size_t i = 0; i < r->n_params; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "recipe.parameter.%s", r->params[i].key);
+        kv_addf(facts, key, "%s", r->params[i].value);
+    }
+    static const char *const layer_keys[] = {"source_sha256", "version", "flags", "built_with", "replaces", "patch",
+                                             "files", "build_seconds"};
+    if (image[0] && vb_image_field(image, "vbench-layer.txt", "source", v, sizeof v, &e) == VB_OK) {
+        kv_addf(facts, "provenance.source", "tarball %s", v);
+        for (size_t i = 0; i < sizeof layer_keys / sizeof *layer_keys; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "provenance.%s", layer_keys[i]);
+            if (vb_image_field(image, "vbench-layer.txt", layer_keys[i], v, sizeof v, &e) == VB_OK) kv_addf(facts, key, "%s", v);
+        }
+        if (vb_image_field(image, "vbench-layer.txt", "target_isa", isa, sizeof isa, &e) != VB_OK) snprintf(isa, sizeof isa, "unknown");
+        snprintf(kernel_isa, sizeof kernel_isa, "%s", isa); /* built here: the kernels are what the flags made */
+    } else {
+        char ver[128];
+        if (r->build_package && image[0] && vb_image_package_version(image, r->build_package, ver, sizeof ver, &e) == VB_OK)
+            kv_addf(facts, "provenance.source", "package %s %s", r->build_package, ver);
+        else if (r->build_package) kv_addf(facts, "provenance.source", "package %s (version unknown)", r->build_package);
+        else kv_addf(facts, "provenance.source", "unknown (the recipe has no build.package)");
+        kv_addf(facts, "provenance.flags", "%s", r->build_flags ? r->build_flags : "unknown");
+        if (r->build_dispatch) kv_addf(facts, "provenance.runtime_dispatch", "%s", r->build_dispatch);
+        snprintf(isa, sizeof isa, "%s", r->build_target_isa ? r->build_target_isa : "unknown");
+        snprintf(kernel_isa, sizeof kernel_isa, "%s", r->build_kernel_isa ? r->build_kernel_isa : isa);
+    }
+    kv_addf(facts, "provenance.target_isa", "%s", isa);
+    if (strcmp(kernel_isa, isa) != 0) kv_addf(facts, "provenance.kernel_isa", "%s", kernel_isa);
+    char host[4096], missing[512];
+    int host_bits = 0, build_bits = 0;
+    vb_isa_host_flags(host, sizeof host);
+    kv_addf(facts, "provenance.host_simd", "%s", vb_isa_widest_simd(host, &host_bits));
+    kv_addf(facts, "provenance.host_simd_bits", "%d", host_bits);
+    const char *req = vb_isa_requires(isa), *kreq = vb_isa_requires(kernel_isa);
+    if (!req || !kreq || !host[0]) {
+        kv_addf(facts, "provenance.isa_check", "not checked: %s", !host[0] ? "no CPU flags in /proc/cpuinfo"
+                                                                 : "the target ISA is not an x86-64 level");
+        return;
+    }
+    vb_isa_missing(req, host, missing, sizeof missing);
+    kv_addf(facts, "provenance.isa_requires", "%s", req);
+    kv_addf(facts, "provenance.isa_missing", "%s", missing);
+    kv_addf(facts, "provenance.build_simd", "%s", vb_isa_widest_simd(kreq, &build_bits));
+    kv_addf(facts, "provenance.build_simd_bits", "%d", build_bits);
+}
+
 /* ---- operations (their own thread) ----------------------------------------------------------------------------- */
 
 static void op_start(server *s, zsock_t *out) {
@@ -368,7 +424,7 @@ static void op_start(server *s, zsock_t *out) {
     vb_units_opts uo = {.bus_address = o->bus[0] ? o->bus : NULL};
     if (!(u = vb_units_open(&uo, &err))) {
         vb_error_prefix(&err, "the orchestrator needs systemd over D-Bus (run it where systemd is PID 1, or in the "
-                              "namespace of tests/e2e/systemd-ns.sh)");
+                              "namespace that deploy/systemd-ns boots: deploy/systemd-ns -- vbench run ...)");
         goto fail;
     }
     char bind[PATH_MAX * 2];
@@ -437,13 +493,19 @@ static void op_start(server *s, zsock_t *out) {
         char ver[128], key[160];
         vb_error e;
         snprintf(key, sizeof key, "package.%s", s->recipe->packages[i]);
+        char replaces[512] = "", source[256] = "";
         if (vb_image_package_version(image, s->recipe->packages[i], ver, sizeof ver, &e) == VB_OK)
             kv_addf(&facts, key, "%s", ver);
+        else if (vb_image_field(image, "vbench-layer.txt", "replaces", replaces, sizeof replaces, NULL) == VB_OK &&
+                 strstr(replaces, s->recipe->packages[i]) &&
+                 vb_image_field(image, "vbench-layer.txt", "source", source, sizeof source, NULL) == VB_OK)
+            kv_addf(&facts, key, "replaced by a build of %s (see provenance.*)", source);
         else kv_addf(&facts, key, "unknown (%s)", e.message);
     }
+    provenance_facts(s, image, &facts);
     unit_facts(s, u, &facts);
-    set_state(s, SRV_READY);
-    send_report(out, s, "ready", adopted ? "adopted a running unit" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
+    set_state(s, VB_SERVER_READY);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
     goto done;
 fail:
     if (u && started) {
@@ -453,8 +515,8 @@ fail:
         vb_unit_reset_failed(u, s->unit, NULL);
     }
     if (s->sampler) vb_sampler_stop(s->sampler);
-    set_state(s, SRV_FAILED);
-    send_report(out, s, "failed", err.message, tail, NULL, &facts, NULL, NULL, 0, 0);
+    set_state(s, VB_SERVER_FAILED);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_FAILED, err.message, tail, NULL, &facts, NULL, NULL, 0, 0);
 done:
     free(tail);
     vb_recipe_kv_free(settings, n_settings);
@@ -486,8 +548,8 @@ static void op_stop(server *s, zsock_t *out) {
         kv_addf(&facts, "cgroup_version", "%d", sum.cgroup_version);
     }
     if (s->recipe) measure_sizes(s, &facts);
-    set_state(s, rc ? SRV_FAILED : SRV_STOPPED);
-    send_report(out, s, rc ? "failed" : "stopped", rc ? err.message : "stopped", tail, NULL, &facts, NULL, NULL, 0, 0);
+    set_state(s, rc ? VB_SERVER_FAILED : VB_SERVER_STOPPED);
+    send_report(out, s, rc ? VBENCH__SERVER_REPORT__BODY_FAILED : VBENCH__SERVER_REPORT__BODY_STOPPED, rc ? err.message : "stopped", tail, NULL, &facts, NULL, NULL, 0, 0);
     free(tail);
     kv_clear(&facts);
     vb_units_close(&u);
@@ -520,7 +582,7 @@ static void op_died(server *s, zsock_t *out) {
     if (u && vb_unit_property_u64(u, s->unit, "ExecMainExitTimestamp", &exit_us, &e2) == VB_OK && exit_us)
         kv_addf(&facts, "died_at", "%.3f", (double)exit_us / 1e6);
     else kv_addf(&facts, "died_at", "%.3f", vb_wall_time());
-    send_report(out, s, "died", msg, tail, NULL, &facts, NULL, NULL, 0, 0);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_DIED, msg, tail, NULL, &facts, NULL, NULL, 0, 0);
     kv_clear(&facts);
     free(tail);
     vb_units_close(&u);
@@ -543,8 +605,8 @@ static void run_op(server *s, const char *action) {
         return;
     }
     snprintf(s->action, sizeof s->action, "%s", action);
-    if (strcmp(action, "start") == 0) set_state(s, SRV_STARTING);
-    if (strcmp(action, "stop") == 0) set_state(s, SRV_STOPPING);
+    if (strcmp(action, "start") == 0) set_state(s, VB_SERVER_STARTING);
+    if (strcmp(action, "stop") == 0) set_state(s, VB_SERVER_STOPPING);
     atomic_store(&s->op_done, 0);
     s->op_running = 1;
     if (pthread_create(&s->op, NULL, op_main, s) != 0) {
@@ -618,8 +680,8 @@ static int unit_alive(vb_orch *o, server *s) {
 
 /* A ready server whose unit ended: report it (on an operation thread: the journal is read there). */
 static int check_died(vb_orch *o, server *s) {
-    if (get_state(s) != SRV_READY || unit_alive(o, s)) return 0;
-    set_state(s, SRV_DIED);
+    if (get_state(s) != VB_SERVER_READY || unit_alive(o, s)) return 0;
+    set_state(s, VB_SERVER_DIED);
     run_op(s, "died");
     return 1;
 }
@@ -629,14 +691,14 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
     if (!s) {
         server tmp = {.o = o};
         snprintf(tmp.engine, sizeof tmp.engine, "%s", rq->engine);
-        send_report(coord, &tmp, "failed", "this orchestrator runs at most 16 servers", NULL, NULL, NULL, NULL, NULL, 0, 0);
+        send_report(coord, &tmp, VBENCH__SERVER_REPORT__BODY_FAILED, "this orchestrator runs at most 16 servers", NULL, NULL, NULL, NULL, NULL, 0, 0);
         return;
     }
-    if (strcmp(rq->action, "start") == 0) {
-        srv_state st = get_state(s);
-        if (st == SRV_READY || st == SRV_STARTING) {
+    if (rq->action == VBENCH__SERVER_ACTION__SERVER_START) {
+        vb_server_state st = get_state(s);
+        if (st == VB_SERVER_READY || st == VB_SERVER_STARTING) {
             /* Already serving (a coordinator that restarted asks again): answer from what is known. */
-            if (st == SRV_READY) snprintf(s->pending, sizeof s->pending, "start");
+            if (st == VB_SERVER_READY) snprintf(s->pending, sizeof s->pending, "start");
             else return;
         }
         snprintf(s->recipe_name, sizeof s->recipe_name, "%s", rq->recipe);
@@ -646,26 +708,26 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         for (size_t i = 0; i < rq->n_budget; i++) kv_addf(&s->budget, rq->budget[i]->key, "%s", rq->budget[i]->value);
         s->pending[0] = '\0';
         run_op(s, "start");
-    } else if (strcmp(rq->action, "stop") == 0) {
+    } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_STOP) {
         check_died(o, s); /* a death during the last item is reported before the stop */
         run_op(s, "stop");
-    } else if (strcmp(rq->action, "phase") == 0) {
+    } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_PHASE) {
         pthread_mutex_lock(&s->lock);
         unsigned at = s->n_keys++ % KEY_HISTORY;
         snprintf(s->keys[at], sizeof s->keys[at], "%s", rq->item_key);
         s->key_since[at] = vb_wall_time();
         pthread_mutex_unlock(&s->lock);
         /* The answer is also the coordinator's go for the item: no item starts on a server that died. */
-        if (!check_died(o, s) && get_state(s) == SRV_READY && s->recipe) {
+        if (!check_died(o, s) && get_state(s) == VB_SERVER_READY && s->recipe) {
             kvlist facts = {0};
             measure_sizes(s, &facts);
-            send_report(coord, s, "sizes", NULL, NULL, NULL, &facts, rq->item_key, NULL, 0, 0);
+            send_report(coord, s, VBENCH__SERVER_REPORT__BODY_SIZES, NULL, NULL, NULL, &facts, rq->item_key, NULL, 0, 0);
             kv_clear(&facts);
         }
     } else {
         char msg[128];
-        snprintf(msg, sizeof msg, "unknown server action '%s'", rq->action);
-        send_report(coord, s, "failed", msg, NULL, NULL, NULL, NULL, NULL, 0, 0);
+        snprintf(msg, sizeof msg, "unknown server action %d (a coordinator of another version?)", (int)rq->action);
+        send_report(coord, s, VBENCH__SERVER_REPORT__BODY_FAILED, msg, NULL, NULL, NULL, NULL, NULL, 0, 0);
     }
 }
 
@@ -697,7 +759,7 @@ static void flush_samples(server *s, zsock_t *coord) {
         for (size_t i = 1; i <= n; i++) {
             if (i < n) key_at(s, sum.wall_start + rows[i].t_s, next, sizeof next);
             if (i < n && strcmp(next, key) == 0) continue;
-            send_report(coord, s, "samples", NULL, NULL, NULL, NULL, key, rows + from, i - from, sum.wall_start);
+            send_report(coord, s, VBENCH__SERVER_REPORT__BODY_SAMPLES, NULL, NULL, NULL, NULL, key, rows + from, i - from, sum.wall_start);
             from = i;
             if (i < n) snprintf(key, sizeof key, "%s", next);
         }
@@ -734,13 +796,30 @@ void vb_orch_tick(vb_orch *o, zsock_t *coord) {
 void vb_orch_destroy(vb_orch **op) {
     vb_orch *o = op ? *op : NULL;
     if (!o) return;
+    int abandoned = 0;
     for (size_t i = 0; i < o->n_srv; i++) {
         server *s = &o->srv[i];
-        if (s->op_running) pthread_join(s->op, NULL);
+        if (s->op_running) {
+            /* A start or stop still waiting on systemd (a unit's start can take limits.server_start_timeout_s):
+             * the agent is leaving, so it waits 30 s at most; the unit is systemd's, and the next start of the
+             * engine adopts or replaces it. What the thread uses is then left allocated until the exit. */
+            struct timespec deadline;
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_sec += 30;
+            if (pthread_timedjoin_np(s->op, NULL, &deadline) != 0) {
+                pthread_detach(s->op);
+                abandoned = 1;
+                continue;
+            }
+        }
         vb_sampler_destroy(&s->sampler);
         vb_recipe_destroy(&s->recipe);
         kv_clear(&s->budget);
         pthread_mutex_destroy(&s->lock);
+    }
+    if (abandoned) {
+        *op = NULL;
+        return;
     }
     vb_units_close(&o->watch);
     free(o);

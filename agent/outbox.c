@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "util/clock.h"
+#include "util/fs.h"
 
 #define DOMAIN "outbox"
 #define MAGIC "VBOUTBOX"
@@ -73,30 +74,6 @@ const char *vb_outbox_file_name(const char *key, char *buf, size_t len) {
     return buf;
 }
 
-/* mkdir -p with mode 0700 for what it creates. */
-static int make_dirs(const char *path, vb_error *err) {
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST)
-            return vb_error_set(err, DOMAIN, errno, "cannot create %s: %s", p, strerror(errno));
-        *s = '/';
-    }
-    if (mkdir(p, 0700) != 0 && errno != EEXIST)
-        return vb_error_set(err, DOMAIN, errno, "cannot create %s: %s", p, strerror(errno));
-    return VB_OK;
-}
-
-static int fsync_dir(const char *dir) {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 static int write_all(int fd, const void *buf, size_t len) {
     const unsigned char *p = buf;
     while (len > 0) {
@@ -152,7 +129,7 @@ static void set_aside_file(vb_outbox *o, const char *name, const char *why) {
         unlink(from);   /* cannot keep it aside: never load it again either */
         where = from;
     }
-    fsync_dir(o->dir);
+    vb_fsync_dir(o->dir);
     if (o->report) o->report(o->report_arg, where, why);
 }
 
@@ -217,7 +194,7 @@ vb_outbox *vb_outbox_open(const char *dir, int lock_wait_ms, vb_outbox_report_fn
         vb_error_set(err, DOMAIN, ENAMETOOLONG, "outbox directory name too long: %s", dir);
         return NULL;
     }
-    if (make_dirs(dir, err) != VB_OK) return NULL;
+    if (vb_mkdirs(dir, 0700, err) != VB_OK) return NULL;
     vb_outbox *o = calloc(1, sizeof *o);
     snprintf(o->dir, sizeof o->dir, "%s", dir);
     o->report = report;
@@ -324,7 +301,7 @@ int vb_outbox_put(vb_outbox *o, const char *key, const void *data, size_t len, v
         unlink(tmp);
         return vb_error_set(err, DOMAIN, e, "cannot rename %s into place: %s", tmp, strerror(e));
     }
-    if (fsync_dir(o->dir) != 0) return vb_error_set(err, DOMAIN, errno, "cannot sync %s: %s", o->dir, strerror(errno));
+    if (vb_fsync_dir(o->dir) != 0) return vb_error_set(err, DOMAIN, errno, "cannot sync %s: %s", o->dir, strerror(errno));
     entry e = {.key = strdup(key), .data = malloc(len ? len : 1), .len = len, .seq = o->next_seq++};
     memcpy(e.data, data, len);
     snprintf(e.file, sizeof e.file, "%s", name);

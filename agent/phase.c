@@ -11,13 +11,15 @@
 #include "proto/wire.h"
 #include "util/clock.h"
 
-vb_phase_fn vb_phase_lookup(const char *phase) {
-    if (strcmp(phase, "build") == 0) return vb_phase_build;
-    if (strcmp(phase, "recall_sweep") == 0) return vb_phase_recall_sweep;
-    if (strcmp(phase, "concurrency") == 0) return vb_phase_concurrency;
-    if (strcmp(phase, "churn") == 0) return vb_phase_churn;
-    if (strcmp(phase, "filtered") == 0) return vb_phase_filtered;
-    return NULL;
+vb_phase_fn vb_phase_lookup(Vbench__Phase phase) {
+    switch (phase) {
+    case VBENCH__PHASE__PHASE_BUILD: return vb_phase_build;
+    case VBENCH__PHASE__PHASE_RECALL_SWEEP: return vb_phase_recall_sweep;
+    case VBENCH__PHASE__PHASE_CONCURRENCY: return vb_phase_concurrency;
+    case VBENCH__PHASE__PHASE_CHURN: return vb_phase_churn;
+    case VBENCH__PHASE__PHASE_FILTERED: return vb_phase_filtered;
+    default: return NULL;
+    }
 }
 
 static void send_env(vb_phase_ctx *ctx, Vbench__Envelope *env) {
@@ -26,6 +28,11 @@ static void send_env(vb_phase_ctx *ctx, Vbench__Envelope *env) {
 }
 
 void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint64_t total, double rate, int force) {
+    vb_phase_progress_churn(ctx, VBENCH__CHURN_STAGE__CHURN_NONE, stage, done, total, rate, force);
+}
+
+void vb_phase_progress_churn(vb_phase_ctx *ctx, Vbench__ChurnStage churn_stage, const char *stage, uint64_t done,
+                             uint64_t total, double rate, int force) {
     uint64_t now = vb_now_ns();
     if (!force && now - ctx->last_progress_ns < 500000000ull) return;
     ctx->last_progress_ns = now;
@@ -35,6 +42,7 @@ void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint
     p.done = done;
     p.total = total;
     p.rate = rate;
+    p.churn_stage = churn_stage;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_PROGRESS;
     env.progress = &p;
@@ -49,7 +57,9 @@ void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) {
     va_end(ap);
     Vbench__Log l = VBENCH__LOG__INIT;
     l.item_key = ctx->assign->item_key;
-    l.level = (char *)level;
+    l.level = strcmp(level, "error") == 0  ? VBENCH__LOG_LEVEL__LOG_ERROR
+            : strcmp(level, "warn") == 0 ? VBENCH__LOG_LEVEL__LOG_WARN
+                                         : VBENCH__LOG_LEVEL__LOG_INFO;
     l.message = msg;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_LOG;
@@ -87,8 +97,17 @@ void vb_phase_histogram_wire_free(Vbench__Histogram *w) {
 }
 
 /* One loader thread: its own connection, a contiguous slice of rows, batches of `batch`. */
+/* What the loaders share with the thread that waits for them: how many have finished, and when the last did. */
+typedef struct load_state {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int finished;
+    uint64_t t_end;
+} load_state;
+
 typedef struct loader {
     pthread_t tid;
+    load_state *shared;
     vb_engine *engine;
     const vb_dataset *ds;
     size_t from, to;
@@ -100,11 +119,24 @@ typedef struct loader {
     vb_error err;
 } loader;
 
+/* Counts a loader out, noting when it ended (its last row is loaded: the load's end is the last of these). */
+static void finish_loader(loader *l) {
+    uint64_t now = vb_now_ns();
+    pthread_mutex_lock(&l->shared->lock);
+    if (now > l->shared->t_end) l->shared->t_end = now;
+    l->shared->finished++;
+    pthread_cond_signal(&l->shared->cond);
+    pthread_mutex_unlock(&l->shared->lock);
+}
+
 static void *loader_main(void *arg) {
     loader *l = arg;
     vb_conn *c = NULL;
     l->rc = vb_engine_connect(l->engine, &c, &l->err);
-    if (l->rc) return NULL;
+    if (l->rc) {
+        finish_loader(l);
+        return NULL;
+    }
     size_t batch = (size_t)l->batch;
     int64_t *ids = malloc(batch * sizeof *ids);
     int32_t *tags = malloc(batch * sizeof *tags);
@@ -124,19 +156,30 @@ static void *loader_main(void *arg) {
     free(ids);
     free(tags);
     vb_conn_close(&c);
+    finish_loader(l);
     return NULL;
 }
 
-int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, vb_error *err) {
+int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, uint64_t *t_end,
+                         vb_error *err) {
     const vb_dataset *ds = s->ds;
     if (connections < 1) connections = 1;
     if (batch < 1) batch = 1;
     atomic_ullong loaded = 0;
     loader *ls = calloc((size_t)connections, sizeof *ls);
+    load_state shared = {.finished = 0};
+    pthread_mutex_init(&shared.lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&shared.cond, &ca);
+    pthread_condattr_destroy(&ca);
     uint64_t t0 = vb_now_ns();
+    shared.t_end = t0;
     int started = 0;
     for (int i = 0; i < connections; i++) {
-        ls[i] = (loader){.engine = s->engine, .ds = ds, .from = ds->n_train * (size_t)i / (size_t)connections,
+        ls[i] = (loader){.shared = &shared, .engine = s->engine, .ds = ds,
+                         .from = ds->n_train * (size_t)i / (size_t)connections,
                          .to = ds->n_train * (size_t)(i + 1) / (size_t)connections, .batch = batch,
                          .loaded = &loaded, .stop = ctx->stop};
         if (pthread_create(&ls[i].tid, NULL, loader_main, &ls[i]) != 0) {
@@ -145,19 +188,29 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
         }
         started++;
     }
-    /* Report while the loaders run; joining happens when all have counted their rows or failed. */
-    for (;;) {
+    /* Report every 50 ms while the loaders run; the wait ends the moment the last one finishes, so the
+     * reporting never delays the build that follows. */
+    pthread_mutex_lock(&shared.lock);
+    while (shared.finished < started) {
+        pthread_mutex_unlock(&shared.lock);
         uint64_t done = atomic_load(&loaded);
         double secs = (double)(vb_now_ns() - t0) / 1e9;
         vb_phase_progress(ctx, "load", done, ds->n_train, secs > 0 ? (double)done / secs : 0, 0);
-        int alive = 0;
-        for (int i = 0; i < started; i++) {
-            if (!ls[i].joined && pthread_tryjoin_np(ls[i].tid, NULL) == 0) ls[i].joined = 1;
-            alive += !ls[i].joined;
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 50000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
         }
-        if (!alive) break;
-        vb_sleep_ns(50000000ull);
+        pthread_mutex_lock(&shared.lock);
+        while (shared.finished < started && pthread_cond_timedwait(&shared.cond, &shared.lock, &until) == 0) {}
     }
+    pthread_mutex_unlock(&shared.lock);
+    for (int i = 0; i < started; i++) pthread_join(ls[i].tid, NULL);
+    if (t_end) *t_end = shared.t_end;
+    pthread_cond_destroy(&shared.cond);
+    pthread_mutex_destroy(&shared.lock);
     int rc = VB_OK;
     for (int i = 0; i < connections && rc == VB_OK; i++)
         if (ls[i].rc != VB_OK) {

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "agent/session.h"
+#include "config/plan.h"
 #include "metrics/histogram.h"
 #include "proto/vbench.pb-c.h"
 #include "util/error.h"
@@ -21,17 +22,17 @@ enum { VB_STOP_NONE = 0, VB_STOP_ABORT = 1, VB_STOP_LIMIT = 2 };
 
 typedef struct vb_phase_ctx {
     const Vbench__Assign *assign;
-    vb_kv *point;              /* views of assign's lists */
-    size_t n_point;
-    vb_kv *phase_params;
-    size_t n_phase_params;
-    vb_kv *engine_params;
+    vb_point point;            /* the item's parameters as the plan made them (proto/wire.h vb_wire_point_read) */
+    vb_kv *engine_params;      /* views of assign's lists */
     size_t n_engine_params;
     vb_kv *dataset_params;
     size_t n_dataset_params;
     vb_session **session;      /* the agent's current session; phases may replace it */
     zsock_t *out;
     atomic_int *stop;
+    /* Set by the churn phase once every row is back: a limit abort that arrives later (it crossed the last insert
+     * on the wire) is ignored, since the limit is the reinsert's (the coordinator's clock stopped at "maintain"). */
+    atomic_int *limit_moot;
     const char *agent_id;
     const char *work_dir;
     const char *cache_dir;
@@ -42,11 +43,15 @@ typedef struct vb_phase_ctx {
 
 typedef int (*vb_phase_fn)(vb_phase_ctx *ctx, vb_error *err);
 
-/* The implementation for a phase name, or NULL when this agent cannot run it. */
-vb_phase_fn vb_phase_lookup(const char *phase);
+/* The implementation of a phase, or NULL when this agent cannot run it. */
+vb_phase_fn vb_phase_lookup(Vbench__Phase phase);
 
 /* Sends progress, at most every 500 ms unless force. */
 void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint64_t total, double rate, int force);
+/* The same for a churn stage: the coordinator reads the stage (its limit clock starts at CHURN_REINSERT). */
+void vb_phase_progress_churn(vb_phase_ctx *ctx, Vbench__ChurnStage churn_stage, const char *stage, uint64_t done,
+                             uint64_t total, double rate, int force);
+/* level: "info", "warn" or "error" (anything else is sent as info); it travels as a LogLevel. */
 void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Sends a result; result_key and item_key are filled in here: key = item key + "#" + suffix. */
 void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix);
@@ -57,9 +62,20 @@ void vb_phase_histogram_wire_free(Vbench__Histogram *w);
 
 /* Makes sure the session holds a loaded, built index: after a restart it attaches or rebuilds (untimed). */
 int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err);
+/* The same for the churn phase: a server's table may miss the rows (vb_churn_rows) that an earlier attempt of
+ * this churn deleted and has not inserted again; it is attached as it is (the churn puts them back), not
+ * reloaded. */
+int vb_phase_ensure_index_churn(vb_phase_ctx *ctx, double fraction, vb_error *err);
+/* The rows a churn of `fraction` deletes and inserts again in a corpus of n rows (at least one). */
+static inline size_t vb_churn_rows(double fraction, size_t n) {
+    size_t planned = (size_t)(fraction * (double)n);
+    return planned < 1 ? 1 : planned;
+}
 /* Bulk-loads the whole corpus over `connections` parallel connections in batches; reports progress.
- * Used by build (timed) and by the rebuild path (untimed). */
-int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, vb_error *err);
+ * Used by build (timed) and by the rebuild path (untimed). *t_end (may be NULL) gets the moment the last loader
+ * finished, on vb_now_ns's clock, so progress reporting is not part of the load time. */
+int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, uint64_t *t_end,
+                         vb_error *err);
 
 int vb_phase_build(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err);

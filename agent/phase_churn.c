@@ -7,7 +7,12 @@
  * cumulative) about every second; when the coordinator aborts it at its limit, it stops between two insert calls
  * and reports the rows done and the rate. A later attempt gets the committed checkpoint as `resume_rows` and
  * continues from there: first it brings the index to exactly "all planned rows deleted, the first resume_rows
- * inserted again" (untimed), then the timed reinsert goes on. Rows are never counted twice. */
+ * inserted again" (untimed), then the timed reinsert goes on. Rows are never counted twice.
+ *
+ * Repeats (phases.churn.repeats): the before and the after measurements run that many times each, back to back,
+ * around one delete and reinsert. A second delete-and-reinsert on the same index would start from a churned
+ * index, not from the first one's state (deleted graph nodes, dead tuples and the reinserted layout stay), so it
+ * would not be a repeat of the first; the spread the repeats give is that of the measurements. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +20,7 @@
 #include "agent/measure.h"
 #include "agent/phase.h"
 #include "datasets/dataset.h"
+#include "proto/wire.h"
 #include "util/clock.h"
 #include "util/mix.h"
 
@@ -74,11 +80,12 @@ static int insert_range(churn *c, size_t from, size_t to, int report, size_t *do
         if (!report) continue;
         uint64_t now = vb_now_ns();
         double secs = (double)(now - t0) / 1e9;
-        vb_phase_progress(c->ctx, "reinsert", *done, c->planned, secs > 0 ? (double)(*done - from) / secs : 0, 0);
+        vb_phase_progress_churn(c->ctx, VBENCH__CHURN_STAGE__CHURN_REINSERT, "reinsert", *done, c->planned,
+                                secs > 0 ? (double)(*done - from) / secs : 0, 0);
         if (now - last_ckpt >= CHECKPOINT_NS) {
             last_ckpt = now;
             Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
-            r.stage = "checkpoint";
+            r.stage = VBENCH__CHURN_STAGE__CHURN_CHECKPOINT;
             r.rows_planned = c->planned;
             r.rows_done = *done;
             r.rows_from = from;
@@ -98,32 +105,47 @@ static int insert_range(churn *c, size_t from, size_t to, int report, size_t *do
     return rc;
 }
 
-static void send_measure(vb_phase_ctx *ctx, const char *stage, const vb_measure *m, int completes) {
-    Vbench__Histogram h = VBENCH__HISTOGRAM__INIT;
-    vb_phase_histogram_to_wire(m->latency, &h);
-    Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
-    r.stage = (char *)stage;
-    r.qps = m->qps;
-    r.recall = m->recall;
-    r.latency = &h;
-    r.queries = m->queries;
-    r.short_answers = m->short_answers;
-    r.duplicate_answers = m->duplicate_answers;
-    r.duplicate_example = (char *)m->duplicate_example;
-    r.errors = m->errors;
-    r.seconds = m->elapsed_s;
+/* One measurement, repeat r of the stage: its result key is "before" / "after" for the first (what it was before
+ * repeats), "before-R" for the others. */
+static void send_measure(vb_phase_ctx *ctx, Vbench__ChurnStage stage, long r, const vb_measure *m, int completes) {
+    vb_measure_wire mw;
+    vb_measure_to_wire(m, &mw);
+    Vbench__ChurnResult cr = VBENCH__CHURN_RESULT__INIT;
+    cr.stage = stage;
+    cr.m = &mw.msg;
+    cr.seconds = m->elapsed_s;
+    cr.repeat = (uint32_t)r;
     Vbench__Result res = VBENCH__RESULT__INIT;
     res.completes_item = completes;
     res.body_case = VBENCH__RESULT__BODY_CHURN;
-    res.churn = &r;
-    vb_phase_result(ctx, &res, stage);
-    vb_phase_histogram_wire_free(&h);
+    res.churn = &cr;
+    char suffix[64];
+    if (r > 1) snprintf(suffix, sizeof suffix, "%s-%ld", vb_wire_churn_stage_name(stage), r);
+    else snprintf(suffix, sizeof suffix, "%s", vb_wire_churn_stage_name(stage));
+    vb_phase_result(ctx, &res, suffix);
+    vb_measure_wire_free(&mw);
 }
 
-static void send_stage(vb_phase_ctx *ctx, const char *stage, const char *suffix, size_t planned, size_t from,
+/* The stage's measurements, p->repeats of them back to back on the same index (nothing changes it between
+ * them); the last "after" completes the item. */
+static int measure_repeats(vb_phase_ctx *ctx, vb_session *s, Vbench__ChurnStage stage, const char *what,
+                           vb_error *err) {
+    const vb_point *p = &ctx->point;
+    long n = p->repeats > 0 ? p->repeats : 1;
+    for (long r = 1; r <= n; r++) {
+        vb_measure m;
+        vb_phase_progress(ctx, what, (size_t)(r - 1), (size_t)n, 0, 1);
+        if (vb_measure_run(ctx, s, (int)p->ef_search, (size_t)p->queries, NULL, &s->gt, &m, err)) return VB_ERROR;
+        send_measure(ctx, stage, r, &m, stage == VBENCH__CHURN_STAGE__CHURN_AFTER && r == n);
+        vb_measure_free(&m);
+    }
+    return VB_OK;
+}
+
+static void send_stage(vb_phase_ctx *ctx, Vbench__ChurnStage stage, const char *suffix, size_t planned, size_t from,
                        size_t done, double secs, double rate, int completed) {
     Vbench__ChurnResult r = VBENCH__CHURN_RESULT__INIT;
-    r.stage = (char *)stage;
+    r.stage = stage;
     r.rows_planned = planned;
     r.rows_from = from;
     r.rows_done = done;
@@ -169,25 +191,23 @@ static int restore_checkpoint(churn *c, size_t resume, vb_error *err) {
 }
 
 int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
-    if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
+    if (vb_phase_ensure_index_churn(ctx, ctx->point.fraction, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
     if (vb_session_groundtruth(s, ctx->cache_dir, err)) return VB_ERROR;
     const vb_engine_ops *ops = vb_engine_ops_of(s->engine);
     if (!ops->remove || !ops->insert)
         return vb_error_set(err, "engine", 1, "%s cannot delete and insert rows: churn is not possible", s->engine_name);
 
-    double fraction;
-    long ef, nq, batch, resume;
-    if (vb_kv_get_double(ctx->point, ctx->n_point, "fraction", 0.1, 1e-6, 1, &fraction, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "ef_search", 100, 1, 1000000, &ef, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "queries", 1000, 0, 1000000000, &nq, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "insert_batch", 100, 1, 1000000, &batch, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "resume_rows", -1, -1, 1L << 40, &resume, err))
-        return vb_error_prefix(err, "churn point");
+    const vb_point *p = &ctx->point;
+    double fraction = p->fraction;
+    long ef = p->ef_search, nq = p->queries, batch = p->insert_batch;
+    long resume = p->churn_start == VB_CHURN_CONTINUE ? p->resume_rows : -1;   /* -1: a fresh start */
+    if (!(fraction > 0 && fraction <= 1) || ef < 1 || nq < 0 || batch < 1 || (resume < -1))
+        return vb_error_set(err, "agent", 1, "churn point: fraction %g, ef_search %ld, queries %ld, insert_batch %ld",
+                            fraction, ef, nq, batch);
 
     churn c = {.ctx = ctx, .s = s, .batch = batch};
-    c.planned = (size_t)(fraction * (double)s->ds->n_train);
-    if (c.planned < 1) c.planned = 1;
+    c.planned = vb_churn_rows(fraction, s->ds->n_train);
     if (resume > (long)c.planned)
         return vb_error_set(err, "agent", 1, "checkpoint says %ld rows reinserted, but only %zu are planned", resume,
                             c.planned);
@@ -196,8 +216,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
     size_t start = 0, done = 0;
     /* on_resume: restart: put every planned row back first (a server may hold a half-done earlier attempt;
      * inserting a live id updates it), so "before" measures the whole corpus again. */
-    long restart = 0;
-    if (rc == VB_OK) rc = vb_kv_get_long(ctx->point, ctx->n_point, "restart", 0, 0, 1, &restart, err);
+    int restart = p->churn_start == VB_CHURN_RESTART;
     int embedded = (ops->flags & VB_ENGINE_EMBEDDED) != 0;
     if (rc == VB_OK && restart && (s->churn_deleted || !embedded)) {
         vb_phase_log(ctx, "info", "%s on %s: restarting the churn: restoring all %zu rows first", s->engine_name,
@@ -206,13 +225,9 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         s->churn_deleted = 0;
         s->churn_reinserted = 0;
     }
-    vb_measure m;
     if (rc == VB_OK && resume < 0) {
-        vb_phase_progress(ctx, "measure before", 0, 1, 0, 1);
-        rc = vb_measure_run(ctx, s, (int)ef, (size_t)nq, NULL, &s->gt, &m, err);
+        rc = measure_repeats(ctx, s, VBENCH__CHURN_STAGE__CHURN_BEFORE, "measure before", err);
         if (rc == VB_OK) {
-            send_measure(ctx, "before", &m, 0);
-            vb_measure_free(&m);
             vb_phase_progress(ctx, "delete", 0, c.planned, 0, 1);
             uint64_t t0 = vb_now_ns();
             rc = remove_range(&c, 0, c.planned, err);
@@ -220,7 +235,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
             if (rc == VB_OK) {
                 s->churn_deleted = 1;
                 s->churn_reinserted = 0;
-                send_stage(ctx, "delete", "delete", c.planned, 0, c.planned, secs, secs > 0 ? (double)c.planned / secs : 0, 1);
+                send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_DELETE, "delete", c.planned, 0, c.planned, secs, secs > 0 ? (double)c.planned / secs : 0, 1);
             }
         }
     } else if (rc == VB_OK) {
@@ -229,14 +244,14 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
     }
     if (rc == VB_OK) {
         /* The first reinsert progress message starts the coordinator's limit clock. */
-        vb_phase_progress(ctx, "reinsert", start, c.planned, 0, 1);
+        vb_phase_progress_churn(ctx, VBENCH__CHURN_STAGE__CHURN_REINSERT, "reinsert", start, c.planned, 0, 1);
         uint64_t t0 = vb_now_ns();
         rc = insert_range(&c, start, c.planned, 1, &done, t0, err);
         double secs = (double)(vb_now_ns() - t0) / 1e9;
         double rate = secs > 0 ? (double)(done - start) / secs : 0;
         char suffix[64];
         snprintf(suffix, sizeof suffix, "reinsert@%zu", done);
-        if (rc == VB_OK) send_stage(ctx, "reinsert", suffix, c.planned, start, done, secs, rate, done == c.planned);
+        if (rc == VB_OK) send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_REINSERT, suffix, c.planned, start, done, secs, rate, done == c.planned);
         if (rc == VB_OK && done < c.planned) {
             int limit = ctx->stop && atomic_load(ctx->stop) == VB_STOP_LIMIT;
             rc = vb_error_set(err, limit ? "limit" : "agent", 1,
@@ -246,21 +261,20 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
     }
     /* Every row is back: a limit abort that crossed the last insert on the wire is moot (the limit is the
      * reinsert's), so maintenance and the after measurement run whole. */
-    if (rc == VB_OK && ctx->stop && atomic_load(ctx->stop) == VB_STOP_LIMIT) atomic_store(ctx->stop, 0);
+    if (rc == VB_OK && ctx->limit_moot) atomic_store(ctx->limit_moot, 1);   /* later limit aborts are ignored */
+    int limit_stop = VB_STOP_LIMIT;
+    if (rc == VB_OK && ctx->stop) atomic_compare_exchange_strong(ctx->stop, &limit_stop, VB_STOP_NONE);
     if (rc == VB_OK) {
-        vb_phase_progress(ctx, "maintain", 0, 1, 0, 1);
+        vb_phase_progress_churn(ctx, VBENCH__CHURN_STAGE__CHURN_MAINTAIN, "maintain", 0, 1, 0, 1);
         uint64_t t0 = vb_now_ns();
         rc = vb_engine_maintain(s->engine, err);
-        if (rc == VB_OK) send_stage(ctx, "maintain", "maintain", c.planned, 0, c.planned, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
+        /* rows_done: the rows the maintenance covered, 0 when the engine has none (nothing ran): the coordinator
+         * says so instead of a rate. Maintenance has no row rate of its own. */
+        size_t covered = ops->maintain ? c.planned : 0;
+        if (rc == VB_OK)
+            send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_MAINTAIN, "maintain", c.planned, 0, covered, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
     }
-    if (rc == VB_OK) {
-        vb_phase_progress(ctx, "measure after", 0, 1, 0, 1);
-        rc = vb_measure_run(ctx, s, (int)ef, (size_t)nq, NULL, &s->gt, &m, err);
-        if (rc == VB_OK) {
-            send_measure(ctx, "after", &m, 1);
-            vb_measure_free(&m);
-        }
-    }
+    if (rc == VB_OK) rc = measure_repeats(ctx, s, VBENCH__CHURN_STAGE__CHURN_AFTER, "measure after", err);
     vb_conn_close(&c.conn);
     free(c.ids);
     return rc;

@@ -15,20 +15,6 @@
 #include "agent/window.h"
 #include "agent/workload.h"
 
-typedef struct window_progress {
-    vb_phase_ctx *ctx;
-    int last_stage;           /* -1 before the first report; then 0 warm-up, 1 window */
-} window_progress;
-
-/* Progress in ms at 1000 ms per second, forced when the stage changes and when the window is complete. */
-static void on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
-    window_progress *p = arg;
-    int force = in_window != p->last_stage || done_ns >= total_ns;
-    p->last_stage = in_window;
-    vb_phase_progress(p->ctx, in_window ? "window" : "warm-up", done_ns / 1000000u, total_ns / 1000000u, 1000.0,
-                      force);
-}
-
 typedef struct window_point {
     long clients, repeat, ef_search;
     double window_s, warmup_s, target_rate;
@@ -36,19 +22,13 @@ typedef struct window_point {
 } window_point;
 
 static int read_point(vb_phase_ctx *ctx, window_point *pt, vb_error *err) {
-    const vb_kv *kv = ctx->point;
-    size_t n = ctx->n_point;
-    if (vb_kv_get_long(kv, n, "clients", 1, 1, 4096, &pt->clients, err) ||
-        vb_kv_get_long(kv, n, "repeat", 1, 1, 1000000, &pt->repeat, err) ||
-        vb_kv_get_long(kv, n, "ef_search", 100, 1, 1000000, &pt->ef_search, err) ||
-        vb_kv_get_double(kv, n, "window_s", 60, 0.001, 86400, &pt->window_s, err) ||
-        vb_kv_get_double(kv, n, "warmup_s", 5, 0, 3600, &pt->warmup_s, err) ||
-        vb_kv_get_double(kv, n, "target_rate", 0, 0, 1e9, &pt->target_rate, err))
-        return vb_error_prefix(err, "concurrency point");
-    const char *mode = vb_kv_get(kv, n, "mode", "closed");
-    if (strcmp(mode, "closed") != 0 && strcmp(mode, "open") != 0)
-        return vb_error_set(err, "agent", 1, "concurrency point: mode \"%s\" (expected closed or open)", mode);
-    pt->open = strcmp(mode, "open") == 0;
+    const vb_point *p = &ctx->point;
+    *pt = (window_point){.clients = p->clients, .repeat = p->repeat, .ef_search = p->ef_search,
+                         .window_s = p->window_s, .warmup_s = p->warmup_s, .target_rate = p->target_rate,
+                         .open = p->mode == VB_POINT_OPEN};
+    if (pt->clients < 1 || pt->clients > 4096 || pt->ef_search < 1 || !(pt->window_s > 0) || pt->warmup_s < 0)
+        return vb_error_set(err, "agent", 1, "concurrency point: clients %ld (1 to 4096), ef_search %ld, window_s %g, "
+                            "warmup_s %g", pt->clients, pt->ef_search, pt->window_s, pt->warmup_s);
     if (pt->open && !(pt->target_rate > 0))
         return vb_error_set(err, "agent", 1, "concurrency point: mode open needs a target_rate > 0");
     if (!pt->open) pt->target_rate = 0;
@@ -85,7 +65,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
 
-    window_progress prog = {ctx, -1};
+    vb_window_progress prog = {ctx, -1};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = (int)pt.clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
@@ -94,7 +74,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         .stop = ctx->stop,
         .loop = pt.open ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = pt.target_rate,
         .seed = ((uint64_t)pt.repeat << 32) ^ (uint64_t)pt.clients,
-        .progress = on_progress, .progress_arg = &prog,
+        .progress = vb_window_on_progress, .progress_arg = &prog,
     };
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK)

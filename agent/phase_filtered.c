@@ -29,15 +29,14 @@
 
 #define TAG_RANGE 10000   /* vb_dataset_tag's values: [0, TAG_RANGE) */
 
-/* The point of this item: selectivity (required), queries (default 500, 0 = the whole query set, capped by it),
- * ef_search (default 100). */
+/* The point of this item: selectivity, queries (0 = the whole query set, capped by it), ef_search. */
 static int read_point(vb_phase_ctx *ctx, double *sel, long *nq, long *ef, vb_error *err) {
-    if (!vb_kv_get(ctx->point, ctx->n_point, "selectivity", NULL))
-        return vb_error_set(err, "agent", 1, "filtered point: no selectivity");
-    if (vb_kv_get_double(ctx->point, ctx->n_point, "selectivity", 0.1, 1.0 / TAG_RANGE, 1, sel, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "queries", 500, 0, 1000000000, nq, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "ef_search", 100, 1, 1000000, ef, err))
-        return vb_error_prefix(err, "filtered point");
+    *sel = ctx->point.selectivity;
+    *nq = ctx->point.queries;
+    *ef = ctx->point.ef_search;
+    if (!(*sel >= 1.0 / TAG_RANGE && *sel <= 1) || *nq < 0 || *ef < 1)
+        return vb_error_set(err, "agent", 1, "filtered point: selectivity %g (expected %g to 1), queries %ld, "
+                            "ef_search %ld", *sel, 1.0 / TAG_RANGE, *nq, *ef);
     return VB_OK;
 }
 
@@ -117,32 +116,20 @@ int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err) {
     if (rc != VB_OK) vb_error_prefix(err, "filtered (%s)", filter_text);
     if (rc == VB_OK) {
         vb_phase_progress(ctx, "queries", m.queries, (uint64_t)nq, m.qps, 1);
-        Vbench__Histogram h = VBENCH__HISTOGRAM__INIT;
-        vb_phase_histogram_to_wire(m.latency, &h);
+        vb_measure_wire mw;
+        vb_measure_to_wire(&m, &mw);
         Vbench__FilteredResult w = VBENCH__FILTERED_RESULT__INIT;
         w.selectivity = sel;
         w.passing_rows = passing;
         w.ef_search = (int32_t)ef;
-        w.queries = m.queries;
-        w.recall = m.recall;
-        w.id_overlap = m.id_overlap;
-        w.short_answers = m.short_answers;
-        w.duplicate_answers = m.duplicate_answers;
-        w.duplicate_example = m.duplicate_example;
-        w.errors = m.errors;
-        w.elapsed_s = m.elapsed_s;
-        w.qps = m.qps;
-        w.latency = &h;
-        w.client_cpu_s = m.client_cpu_s;
-        w.index_used = m.index_used == 1 ? 1 : m.index_used == 0 ? 2 : 0;
-        w.plan = m.plan;
+        w.m = &mw.msg;
         w.filter = filter_text;
         Vbench__Result r = VBENCH__RESULT__INIT;
         r.completes_item = 1;
         r.body_case = VBENCH__RESULT__BODY_FILTERED;
         r.filtered = &w;
         vb_phase_result(ctx, &r, "filtered");
-        vb_phase_histogram_wire_free(&h);
+        vb_measure_wire_free(&mw);
         vb_measure_free(&m);
     }
     vb_groundtruth_free(&gt);

@@ -1,7 +1,12 @@
-/* The recall sweep: one client, one ef_search value per plan item, every query once; QPS and recall.
+/* The recall sweep: one client, one ef_search value per plan item, every query once; QPS and recall. With a
+ * client count in the point (the profile's `clients` list), the item is instead one closed-loop window of that
+ * many clients at that ef_search, as the concurrency phase runs it, and recall is scored on every answer of the
+ * window (agent/measure.h vb_measure_window); such a point sends no per-query answers (the annb export is the
+ * one-client sweep's).
  *
  * Answers are kept during the run and scored afterwards (recall is never computed inside the timed loop), with
- * distances recomputed from the corpus as metrics/recall.h defines. */
+ * distances recomputed from the corpus as metrics/recall.h defines. Every query's answer (ids, distances, time)
+ * travels with the result unless the phase's `answers` is false (SweepResult.answers, for coordinator/export_annb). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,40 +19,58 @@ int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err) {
     vb_session *s = *ctx->session;
     if (vb_session_groundtruth(s, ctx->cache_dir, err)) return VB_ERROR;
 
-    long ef, nq;
-    if (vb_kv_get_long(ctx->point, ctx->n_point, "ef_search", 40, 1, 1000000, &ef, err) ||
-        vb_kv_get_long(ctx->point, ctx->n_point, "queries", 0, 0, 1000000000, &nq, err))
-        return vb_error_prefix(err, "recall_sweep point");
+    long ef = ctx->point.ef_search, nq = ctx->point.queries;
+    if (ef < 1 || nq < 0)
+        return vb_error_set(err, "agent", 1, "recall_sweep point: ef_search %ld, queries %ld", ef, nq);
+    /* answers: keep every query's answer for the ann-benchmarks export (the plan's point, on unless the profile
+     * says false). */
+    int answers = ctx->point.answers;
     if (nq == 0 || (size_t)nq > s->ds->n_test) nq = (long)s->ds->n_test;
 
-    vb_phase_progress(ctx, "queries", 0, (uint64_t)nq, 0, 1);
+    long clients = ctx->point.clients;
     vb_measure m;
-    int rc = vb_measure_run(ctx, s, (int)ef, (size_t)nq, NULL, &s->gt, &m, err);
+    int rc;
+    if (clients > 0) {   /* a window of `clients` clients */
+        const vb_point *p = &ctx->point;
+        if (clients > 4096 || !(p->window_s > 0) || p->warmup_s < 0)
+            return vb_error_set(err, "agent", 1, "recall_sweep point: clients %ld (1 to 4096), window_s %g, warmup_s %g",
+                                clients, p->window_s, p->warmup_s);
+        rc = vb_measure_window(ctx, s, (int)ef, (int)clients, p->window_s, p->warmup_s, &s->gt, &m, err);
+        answers = 0;
+        if (rc == VB_OK && m.covered < s->ds->n_test)
+            vb_phase_log(ctx, "warn", "ef_search %ld, %ld clients: the window answered %llu of the %zu queries; recall "
+                         "is over those (a longer window_s covers them all)", ef, clients,
+                         (unsigned long long)m.covered, s->ds->n_test);
+        if (rc == VB_OK && m.unscored)
+            vb_phase_log(ctx, "warn", "ef_search %ld, %ld clients: %llu answers differed from their query's first "
+                         "answer beyond the %zu kept per client and are not in the recall", ef, clients,
+                         (unsigned long long)m.unscored, s->ds->n_test);
+        if (rc == VB_OK && m.differing)
+            vb_phase_log(ctx, "info", "ef_search %ld, %ld clients: %llu answers differed from an earlier answer to "
+                         "the same query in the window (each scored on its own)", ef, clients,
+                         (unsigned long long)m.differing);
+    } else {
+        clients = 1;
+        vb_phase_progress(ctx, "queries", 0, (uint64_t)nq, 0, 1);
+        rc = answers ? vb_measure_run_answers(ctx, s, (int)ef, (size_t)nq, &s->gt, &m, err)
+                     : vb_measure_run(ctx, s, (int)ef, (size_t)nq, NULL, &s->gt, &m, err);
+    }
     if (rc == VB_OK) {
-        Vbench__Histogram h = VBENCH__HISTOGRAM__INIT;
-        vb_phase_histogram_to_wire(m.latency, &h);
+        vb_measure_wire mw;
+        vb_measure_to_wire(&m, &mw);
         Vbench__SweepResult w = VBENCH__SWEEP_RESULT__INIT;
         w.ef_search = (int32_t)ef;
-        w.queries = m.queries;
-        w.recall = m.recall;
-        w.id_overlap = m.id_overlap;
-        w.short_answers = m.short_answers;
-        w.duplicate_answers = m.duplicate_answers;
-        w.duplicate_example = m.duplicate_example;
-        w.errors = m.errors;
-        w.elapsed_s = m.elapsed_s;
-        w.qps = m.qps;
-        w.latency = &h;
-        w.client_cpu_s = m.client_cpu_s;
-        w.index_used = m.index_used == 1 ? 1 : m.index_used == 0 ? 2 : 0;
-        w.plan = m.plan;
-        w.clients = 1;
+        w.m = &mw.msg;
+        w.clients = (uint32_t)clients;
+        w.answers.data = m.answers;
+        w.answers.len = m.answers_len;
+        if (answers && !m.answers) vb_phase_log(ctx, "warn", "%s", m.answers_note);
         Vbench__Result r = VBENCH__RESULT__INIT;
         r.completes_item = 1;
         r.body_case = VBENCH__RESULT__BODY_SWEEP;
         r.sweep = &w;
         vb_phase_result(ctx, &r, "sweep");
-        vb_phase_histogram_wire_free(&h);
+        vb_measure_wire_free(&mw);
         vb_measure_free(&m);
     }
     return rc;

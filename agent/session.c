@@ -8,22 +8,7 @@
 #include <sys/stat.h>
 
 #include "datasets/dataset_spec.h"
-
-/* mkdir -p */
-static int make_dirs(const char *path, vb_error *err) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return vb_error_set(err, "agent", errno, "cannot create %s: %s", tmp, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        return vb_error_set(err, "agent", errno, "cannot create %s: %s", tmp, strerror(errno));
-    return VB_OK;
-}
+#include "util/fs.h"
 
 void vb_session_close(vb_session **s) {
     if (!s || !*s) return;
@@ -34,29 +19,34 @@ void vb_session_close(vb_session **s) {
     *s = NULL;
 }
 
-int vb_session_get(vb_session **cur, const char *engine, const vb_kv *engine_params, size_t n_engine_params,
-                   const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
+int vb_session_get(vb_session **cur, const char *engine, const char *config, const vb_kv *engine_params,
+                   size_t n_engine_params, const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
                    const char *work_dir, const char *cache_dir, int *opened, vb_error *err) {
     *opened = 0;
-    if (*cur && strcmp((*cur)->engine_name, engine) == 0 && strcmp((*cur)->dataset_name, dataset) == 0 &&
-        (*cur)->k == k)
+    if (!config || !*config) config = engine;
+    if (*cur && strcmp((*cur)->engine_name, engine) == 0 && strcmp((*cur)->config, config) == 0 &&
+        strcmp((*cur)->dataset_name, dataset) == 0 && (*cur)->k == k)
         return VB_OK;
     vb_session_close(cur);
 
     vb_session *s = calloc(1, sizeof *s);
+    int rc = VB_ERROR;
     snprintf(s->engine_name, sizeof s->engine_name, "%s", engine);
+    snprintf(s->config, sizeof s->config, "%s", config);
     snprintf(s->dataset_name, sizeof s->dataset_name, "%s", dataset);
     s->k = k;
-    if (make_dirs(cache_dir, err) ||
+    if (vb_mkdirs(cache_dir, 0755, err) ||
         vb_dataset_open_spec(dataset_params, n_dataset_params, cache_dir, &s->ds, err) != VB_OK) {
         vb_error_prefix(err, "dataset %s", dataset);
         goto fail;
     }
     char data_dir[1024];
-    snprintf(data_dir, sizeof data_dir, "%s/engines/%s--%s", work_dir, engine, dataset);
-    if (make_dirs(data_dir, err)) goto fail;
+    /* one directory per configuration: its files are its own index (the only configuration keeps the old name) */
+    snprintf(data_dir, sizeof data_dir, "%s/engines/%s--%s", work_dir, config, dataset);
+    if (vb_mkdirs(data_dir, 0755, err)) goto fail;
     vb_engine_config cfg = {engine_params, n_engine_params, data_dir};
-    if (vb_engine_open(engine, &cfg, &s->engine, err) != VB_OK) goto fail;
+    if ((rc = vb_engine_open(engine, &cfg, &s->engine, err)) != VB_OK) goto fail;
+    rc = VB_ERROR;
 
     long m = 16, efc = 128;
     if (vb_kv_get_long(engine_params, n_engine_params, "m", 16, 2, 1024, &m, err) ||
@@ -67,14 +57,14 @@ int vb_session_get(vb_session **cur, const char *engine, const vb_kv *engine_par
     s->spec = (vb_table_spec){.dim = s->ds->dim, .metric = s->ds->metric, .capacity = s->ds->n_train,
                               .m = (int)m, .ef_construction = (int)efc};
     int found = 0;
-    if (vb_engine_attach(s->engine, &s->spec, &found, err) != VB_OK) goto fail;
+    if ((rc = vb_engine_attach(s->engine, &s->spec, &found, err)) != VB_OK) goto fail;
     s->ready = found;
     *cur = s;
     *opened = 1;
     return VB_OK;
 fail:
     vb_session_close(&s);
-    return VB_ERROR;
+    return rc;   /* VB_RETRY: the server cannot be reached now (agent/phase_build.c waits for it) */
 }
 
 int vb_session_groundtruth(vb_session *s, const char *cache_dir, vb_error *err) {

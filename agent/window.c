@@ -1,4 +1,4 @@
-/* WindowResult from a workload result (see window.h). The window length sent is the one measured (elapsed_s),
+/* WindowResult from a workload result, and window progress (see window.h). The window length sent is the one measured (elapsed_s),
  * so QPS = queries / window_s and in flight = in_call_s / window_s hold on the coordinator's side too. */
 #include "agent/window.h"
 
@@ -37,6 +37,15 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
             m->lag = &w->lag;
         }
     }
+}
+
+/* Forced when the stage changes and when the window is complete, else at most every 500 ms (vb_phase_progress). */
+void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
+    vb_window_progress *p = arg;
+    int force = in_window != p->last_stage || done_ns >= total_ns;
+    p->last_stage = in_window;
+    vb_phase_progress(p->ctx, in_window ? "window" : "warm-up", done_ns / 1000000u, total_ns / 1000000u, 1000.0,
+                      force);
 }
 
 void vb_window_wire_free(vb_window_wire *w) {

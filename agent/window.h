@@ -1,6 +1,7 @@
 /* One concurrency window in its wire form: a workload result turned into the WindowResult message the
  * coordinator commits (proto/vbench.proto). Shared by the concurrency phase and by the tests that put windows
- * into a real results database, so both go through the same conversion. */
+ * into a real results database, so both go through the same conversion. Also the windows' progress reports,
+ * shared by the concurrency phase and the recall sweep at several client counts. */
 #ifndef VB_AGENT_WINDOW_H
 #define VB_AGENT_WINDOW_H
 
@@ -18,5 +19,13 @@ typedef struct vb_window_wire {
  * starts and the lag histogram. Histogram arrays are malloc'd; release them with vb_window_wire_free. */
 void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int repeat, int ef_search);
 void vb_window_wire_free(vb_window_wire *w);
+
+/* Window progress for the coordinator, in ms ("warm-up", then "window": done = elapsed ms, total = window ms),
+ * hence percent and ETA: the workload's progress callback, with a vb_window_progress as its argument. */
+typedef struct vb_window_progress {
+    struct vb_phase_ctx *ctx;
+    int last_stage;           /* -1 before the first report; then 0 warm-up, 1 window */
+} vb_window_progress;
+void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns);
 
 #endif

@@ -17,7 +17,9 @@
  * call. An open-loop worker sleeps to each intended start with clock_nanosleep on an absolute deadline, with its
  * timer slack at 1 ns so the kernel does not batch its wake-ups. What a worker measures lives in its locals and
  * then in its own cache-line-aligned slot; nothing is shared or locked per query except a relaxed load of the
- * stop flag (and the client_lock of the tests, which exists to be contended). While a window runs the calling
+ * stop flag (and the client_lock of the tests, which exists to be contended; and with keep_answers, one
+ * compare-and-swap on the query's slot byte before the call and a release store after it, outside the timed
+ * interval). While a window runs the calling
  * thread sleeps, waking a few times a second for the progress callback. */
 #include "util/mix.h"
 #include "agent/workload.h"
@@ -46,7 +48,13 @@ typedef struct shared {
     size_t budget;          /* budget mode: queries 0 .. budget-1 */
     int64_t *answers;       /* budget mode: the result's arrays; each worker writes only its own slice */
     int *n_answer;
+    uint64_t *answer_ns;
+    /* window mode with keep_answers: per query, the state of its answer slot (answers + i*k): SLOT_FREE,
+     * SLOT_WRITING (claimed by one client, whose call writes into it), SLOT_KEPT (a counted answer, read-only) */
+    _Atomic unsigned char *slot;
 } shared;
+
+enum { SLOT_FREE = 0, SLOT_WRITING = 1, SLOT_KEPT = 2 };
 
 typedef struct worker {
     int index;
@@ -56,10 +64,17 @@ typedef struct worker {
     vb_histogram *hist;
     vb_histogram *lag, *service;/* open loop only */
     int64_t *scratch;           /* k ids, for answers nobody keeps (window mode) */
+    /* keep_answers: per query, this client's counted answers identical to the kept one; its extra answers */
+    uint32_t *same;
+    size_t n_extra, cap_extra;
+    size_t *extra_query;
+    int *extra_n;
+    int64_t *extra_ids;
+    uint64_t unscored;
     int setup_rc;
     vb_error setup_err;
     /* Results, written by the worker once at the end of its loop. */
-    uint64_t queries, errors, warmup_queries, warmup_errors;
+    uint64_t queries, errors, warmup_queries, warmup_errors, edge_queries;
     uint64_t in_call_ns, cpu_ns;
     uint64_t start_ns, end_ns;  /* first clock reading after `go`; last reading */
     uint64_t late, backlog;     /* open loop */
@@ -183,6 +198,7 @@ static void run_budget(worker *w) {
                                 w->sh->answers + qi * k, &n, &qerr);
         e = vb_now_ns();
         in_call += e - s;
+        w->sh->answer_ns[qi] = e - s;
         rc = check_count(rc, n, cfg->k, &qerr);
         if (rc == VB_OK) {
             queries++;
@@ -200,6 +216,58 @@ static void run_budget(worker *w) {
     w->in_call_ns = in_call;
 }
 
+/* keep_answers, before the call: the client claims query qi's slot when it is free, and its call then writes
+ * the answer there (no copy); otherwise into scratch. Returns where the answer goes. */
+static int64_t *answer_dst(worker *w, size_t qi, int *claimed) {
+    shared *sh = w->sh;
+    unsigned char expect = SLOT_FREE;
+    *claimed = atomic_compare_exchange_strong_explicit(&sh->slot[qi], &expect, SLOT_WRITING, memory_order_acquire,
+                                                       memory_order_relaxed);
+    return *claimed ? sh->answers + qi * (size_t)sh->cfg->k : w->scratch;
+}
+
+/* keep_answers, after the call (outside the timed interval): a counted answer in a claimed slot is kept there;
+ * one in scratch is counted with the kept answer when it is identical (the usual case: same query, same index),
+ * else kept apart as an extra answer while there is room (n_queries per client), else counted as unscored. An
+ * answer that does not count (warm-up, the window's edge, a failure) frees the slot it claimed. */
+static void answer_keep(worker *w, size_t qi, int claimed, int counted, int n) {
+    shared *sh = w->sh;
+    const size_t k = (size_t)sh->cfg->k;
+    if (claimed) {
+        if (counted) {
+            sh->n_answer[qi] = n;
+            w->same[qi]++;
+        }
+        atomic_store_explicit(&sh->slot[qi], counted ? SLOT_KEPT : SLOT_FREE, memory_order_release);
+        return;
+    }
+    if (!counted) return;
+    if (atomic_load_explicit(&sh->slot[qi], memory_order_acquire) == SLOT_KEPT && sh->n_answer[qi] == n &&
+        memcmp(sh->answers + qi * k, w->scratch, (size_t)n * sizeof *w->scratch) == 0) {
+        w->same[qi]++;
+        return;
+    }
+    if (w->n_extra == w->cap_extra) {
+        size_t cap = w->cap_extra ? w->cap_extra * 2 : 64;
+        if (cap > sh->cfg->n_queries) cap = sh->cfg->n_queries;
+        size_t *q = cap > w->cap_extra ? realloc(w->extra_query, cap * sizeof *q) : NULL;
+        if (q) w->extra_query = q;
+        int *nn = q ? realloc(w->extra_n, cap * sizeof *nn) : NULL;
+        if (nn) w->extra_n = nn;
+        int64_t *ids = nn ? realloc(w->extra_ids, cap * k * sizeof *ids) : NULL;
+        if (ids) w->extra_ids = ids;
+        if (!ids) {
+            w->unscored++;
+            return;
+        }
+        w->cap_extra = cap;
+    }
+    w->extra_query[w->n_extra] = qi;
+    w->extra_n[w->n_extra] = n;
+    memcpy(w->extra_ids + w->n_extra * k, w->scratch, (size_t)n * sizeof *w->scratch);
+    w->n_extra++;
+}
+
 /* Window mode: walk the whole query set cyclically from this client's offset until the deadline. A query
  * counts only if it started and finished inside [t0, t1); in-call time is clipped to the window. */
 static void run_window(worker *w) {
@@ -207,8 +275,9 @@ static void run_window(worker *w) {
     const uint64_t t0 = w->sh->t0, t1 = w->sh->t1;
     const size_t n_queries = cfg->n_queries;
     size_t qi = (size_t)w->index * n_queries / (size_t)cfg->clients;
-    uint64_t queries = 0, errors = 0, outside = 0, outside_errors = 0, in_call = 0, cpu0 = 0;
+    uint64_t queries = 0, errors = 0, warm = 0, warm_errors = 0, edge = 0, in_call = 0, cpu0 = 0;
     pthread_mutex_t *const lock = cfg->client_lock;
+    const int keep = cfg->keep_answers;
     int in_window = 0;
     vb_error qerr;
     vb_error_clear(&qerr);
@@ -220,10 +289,13 @@ static void run_window(worker *w) {
             w->stopped = 1;
             break;
         }
+        int claimed = 0;
+        int64_t *dst = keep ? answer_dst(w, qi, &claimed) : w->scratch;
         if (lock) pthread_mutex_lock(lock);
         s = last = vb_now_ns();
         if (s >= t1) {
             if (lock) pthread_mutex_unlock(lock);
+            if (claimed) answer_keep(w, qi, 1, 0, 0);
             break;
         }
         if (!in_window && s >= t0) { /* once: the measured period starts here */
@@ -231,22 +303,25 @@ static void run_window(worker *w) {
             cpu0 = vb_thread_cpu_ns();
         }
         int n = 0;
-        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, w->scratch, &n, &qerr);
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, dst, &n, &qerr);
         uint64_t e = last = vb_now_ns();
         if (lock) pthread_mutex_unlock(lock);
         uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;
         if (hi > lo) in_call += hi - lo;
         rc = check_count(rc, n, cfg->k, &qerr);
+        if (keep) answer_keep(w, qi, claimed, rc == VB_OK && s >= t0 && e < t1, n);
         if (rc == VB_OK) {
             if (s >= t0 && e < t1) {
                 queries++;
                 vb_histogram_record(w->hist, e - s);
+            } else if (s < t0) {
+                warm++;
             } else {
-                outside++;
+                edge++;     /* started inside, ended at or after the window's end */
             }
         } else {
             if (s >= t0) errors++;
-            else outside_errors++;
+            else warm_errors++;
             if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
         }
         if (++qi == n_queries) qi = 0;
@@ -255,8 +330,9 @@ static void run_window(worker *w) {
     w->end_ns = last;
     w->queries = queries;
     w->errors = errors;
-    w->warmup_queries = outside;
-    w->warmup_errors = outside_errors;
+    w->warmup_queries = warm;
+    w->warmup_errors = warm_errors;
+    w->edge_queries = edge;
     w->in_call_ns = in_call;
 }
 
@@ -286,7 +362,7 @@ static void run_open(worker *w) {
     const double mean_gap = 1e9 * (double)cfg->clients / cfg->target_rate;
     const size_t n_queries = cfg->n_queries;
     size_t qi = (size_t)w->index * n_queries / (size_t)cfg->clients;
-    uint64_t queries = 0, errors = 0, outside = 0, outside_errors = 0, in_call = 0, cpu0 = 0, late = 0;
+    uint64_t queries = 0, errors = 0, warm = 0, warm_errors = 0, edge = 0, in_call = 0, cpu0 = 0, late = 0;
     pthread_mutex_t *const lock = cfg->client_lock;
     int in_window = 0;
     vb_error qerr;
@@ -335,12 +411,14 @@ static void run_open(worker *w) {
                 vb_histogram_record(w->hist, e - intended);
                 vb_histogram_record(w->service, e - s);
                 vb_histogram_record(w->lag, lag < VB_HIST_MIN_NS ? VB_HIST_MIN_NS : lag);
+            } else if (s < t0) {
+                warm++;
             } else {
-                outside++;
+                edge++;     /* started inside, ended at or after the window's end */
             }
         } else {
             if (s >= t0) errors++;
-            else outside_errors++;
+            else warm_errors++;
             if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
             if (rc == VB_RETRY) e = vb_now_ns();
         }
@@ -359,8 +437,9 @@ static void run_open(worker *w) {
     w->end_ns = s;
     w->queries = queries;
     w->errors = errors;
-    w->warmup_queries = outside;
-    w->warmup_errors = outside_errors;
+    w->warmup_queries = warm;
+    w->warmup_errors = warm_errors;
+    w->edge_queries = edge;
     w->in_call_ns = in_call;
     w->late = late;
 }
@@ -409,6 +488,8 @@ static int check_config(const vb_workload_config *cfg, vb_error *err) {
     if (cfg->loop == VB_LOOP_CLOSED && cfg->target_rate != 0)
         return vb_error_set(err, "workload", 0, "target rate %g/s set for a closed loop (it is for the open loop)",
                             cfg->target_rate);
+    if (cfg->keep_answers && (cfg->window_ns == 0 || cfg->loop != VB_LOOP_CLOSED))
+        return vb_error_set(err, "workload", 0, "keep_answers applies to the closed-loop window only");
     if (cfg->client_lock && cfg->queries_budget > 0)
         return vb_error_set(err, "workload", 0, "client_lock applies to window mode only");
     if (cfg->n_cpus < 0 || (cfg->n_cpus > 0 && !cfg->cpus))
@@ -426,6 +507,10 @@ static void free_workers(worker *ws, int n) {
         vb_histogram_destroy(&ws[i].lag);
         vb_histogram_destroy(&ws[i].service);
         free(ws[i].scratch);
+        free(ws[i].same);
+        free(ws[i].extra_query);
+        free(ws[i].extra_n);
+        free(ws[i].extra_ids);
     }
     free(ws);
 }
@@ -449,7 +534,18 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
     if (ok && sh->budget > 0) {
         out->answers = calloc(sh->budget * (size_t)cfg->k, sizeof *out->answers);
         out->n_answer = calloc(sh->budget, sizeof *out->n_answer); /* 0 until a query succeeds */
-        ok = out->answers && out->n_answer;
+        out->answer_ns = calloc(sh->budget, sizeof *out->answer_ns);
+        ok = out->answers && out->n_answer && out->answer_ns;
+        sh->answers = out->answers;
+        sh->n_answer = out->n_answer;
+        sh->answer_ns = out->answer_ns;
+    }
+    if (ok && cfg->keep_answers) {
+        out->answers = calloc(cfg->n_queries * (size_t)cfg->k, sizeof *out->answers);
+        out->n_answer = calloc(cfg->n_queries, sizeof *out->n_answer);
+        out->answer_count = calloc(cfg->n_queries, sizeof *out->answer_count);
+        sh->slot = calloc(cfg->n_queries, sizeof *sh->slot);   /* all SLOT_FREE */
+        ok = out->answers && out->n_answer && out->answer_count && sh->slot;
         sh->answers = out->answers;
         sh->n_answer = out->n_answer;
     }
@@ -459,6 +555,7 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
         ws[i].hist = vb_histogram_new();
         ws[i].scratch = malloc((size_t)cfg->k * sizeof *ws[i].scratch);
         ok = ws[i].hist && ws[i].scratch;
+        if (ok && cfg->keep_answers) ok = (ws[i].same = calloc(cfg->n_queries, sizeof *ws[i].same)) != NULL;
         if (ok && cfg->loop == VB_LOOP_OPEN) {
             ws[i].lag = vb_histogram_new();
             ws[i].service = vb_histogram_new();
@@ -473,6 +570,43 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
     return VB_OK;
 }
 
+/* After join, keep_answers: the per-client counts summed per query, the extra answers in one list (client order).
+ * An extra answer that arrived while its query's slot was being written by another client is compared with the
+ * kept answer now (nothing is written any more) and counted with it when identical, so the extras are the answers
+ * that really differ. Allocation failure here leaves the extras out and counts them as unscored. */
+static void merge_answers(const vb_workload_config *cfg, worker *ws, vb_workload_result *out) {
+    const size_t k = (size_t)cfg->k;
+    size_t total = 0;
+    for (int i = 0; i < cfg->clients; i++) {
+        for (size_t q = 0; q < cfg->n_queries; q++) out->answer_count[q] += ws[i].same[q];
+        out->unscored += ws[i].unscored;
+        total += ws[i].n_extra;
+    }
+    if (!total) return;
+    out->extra_query = malloc(total * sizeof *out->extra_query);
+    out->extra_n = malloc(total * sizeof *out->extra_n);
+    out->extra_ids = malloc(total * k * sizeof *out->extra_ids);
+    if (!out->extra_query || !out->extra_n || !out->extra_ids) {
+        out->unscored += total;
+        return;
+    }
+    for (int i = 0; i < cfg->clients; i++)
+        for (size_t j = 0; j < ws[i].n_extra; j++) {
+            size_t q = ws[i].extra_query[j];
+            int n = ws[i].extra_n[j];
+            const int64_t *ids = ws[i].extra_ids + j * k;
+            if (out->answer_count[q] > 0 && out->n_answer[q] == n &&
+                memcmp(out->answers + q * k, ids, (size_t)n * sizeof *ids) == 0) {
+                out->answer_count[q]++;
+                continue;
+            }
+            out->extra_query[out->n_extra] = q;
+            out->extra_n[out->n_extra] = n;
+            memcpy(out->extra_ids + out->n_extra * k, ids, (size_t)n * sizeof *ids);
+            out->n_extra++;
+        }
+}
+
 /* After join: sums the slots into the result. The first error is the earliest one in time. */
 static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, vb_workload_result *out) {
     uint64_t start = UINT64_MAX, end = 0, first_error_ns = UINT64_MAX;
@@ -483,6 +617,7 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
         out->errors += w->errors;
         out->warmup_queries += w->warmup_queries;
         out->warmup_errors += w->warmup_errors;
+        out->edge_queries += w->edge_queries;
         out->clients_lost += w->lost;
         out->stopped |= w->stopped;
         in_call += w->in_call_ns;
@@ -500,6 +635,7 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
         out->backlog += w->backlog;
     }
     out->target_rate = cfg->loop == VB_LOOP_OPEN ? cfg->target_rate : 0;
+    if (cfg->keep_answers) merge_answers(cfg, ws, out);
     uint64_t elapsed;
     if (sh->budget > 0) {
         elapsed = end > start ? end - start : 0;
@@ -546,6 +682,7 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
     atomic_init(&sh.running, n);
     worker *ws = NULL;
     if (allocate(cfg, &sh, out, &ws, err) != VB_OK) {
+        free(sh.slot);
         vb_workload_result_free(out);
         return VB_ERROR;
     }
@@ -584,6 +721,7 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
 
     if (rc == VB_OK) merge(cfg, &sh, ws, out);
     free_workers(ws, n);
+    free(sh.slot);
     pthread_barrier_destroy(&sh.connected);
     pthread_barrier_destroy(&sh.go);
     pthread_mutex_destroy(&sh.launch);
@@ -599,6 +737,17 @@ void vb_workload_result_free(vb_workload_result *r) {
     free(r->fraction_in_call);
     free(r->answers);
     free(r->n_answer);
+    free(r->answer_ns);
+    free(r->answer_count);
+    free(r->extra_query);
+    free(r->extra_n);
+    free(r->extra_ids);
+    r->answer_ns = NULL;
+    r->answer_count = NULL;
+    r->extra_query = NULL;
+    r->extra_n = NULL;
+    r->extra_ids = NULL;
+    r->n_extra = 0;
     r->fraction_in_call = NULL;
     r->answers = NULL;
     r->n_answer = NULL;

@@ -58,6 +58,12 @@ typedef struct vb_workload_config {
     double target_rate;          /* open loop: intended queries per second over all clients; > 0 */
     uint64_t seed;               /* open loop: arrival schedule; client i draws from (seed, i) */
     uint64_t late_tolerance_ns;  /* open loop: lag above this is a late start; 0 = VB_WORKLOAD_LATE_NS */
+    /* Closed-loop window only: keep every answer counted in the window, for recall scored after the run (the
+     * recall sweep at several client counts). Memory stays bounded by the query set, not by the window: one
+     * answer per query index (the first counted one; a client claims the slot before its call, so the engine
+     * writes straight into it) with the count of the window's answers identical to it, and apart the answers
+     * that differ from it (a nondeterministic engine), up to n_queries per client. */
+    int keep_answers;
     /* Test and bench only, never set by a phase: a lock every worker holds from before its start-clock reading
      * to after its end-clock reading, i.e. across the driver call, modelling a client bound by an interpreter
      * lock. The in-call intervals of the clients then never overlap: in flight <= 1. NULL = no lock. */
@@ -85,9 +91,27 @@ typedef struct vb_workload_result {
      * when query i failed (counted in errors) or never ran (stop flag): scored, it is a miss, never a hit. */
     int64_t *answers;
     int *n_answer;
+    /* Budget mode: query i's time in the driver call, ns (failed queries too); 0 when it never ran. */
+    uint64_t *answer_ns;
+    /* Window mode with keep_answers: answers / n_answer above hold query i's first counted answer of the window,
+     * and answer_count[i] the counted answers identical to it (0: no answer in that slot). The counted answers that
+     * differ from their query's slot (or arrived while it was being written) are the n_extra extra answers:
+     * extra_query[j] its query, extra_n[j] its rows, extra_ids[j*k ..] its ids. unscored: counted answers beyond
+     * the bound on extra answers (in queries, not scorable). Every counted answer is in exactly one of
+     * answer_count, the extras and unscored. */
+    uint64_t *answer_count;
+    size_t n_extra;
+    size_t *extra_query;
+    int *extra_n;
+    int64_t *extra_ids;
+    uint64_t unscored;
     char first_error[1024];      /* the engine's message for the first failed query, "" when none */
-    uint64_t warmup_queries;     /* window mode: queries not counted (warm-up, or straddling a window edge) */
+    uint64_t warmup_queries;     /* window mode: queries that started in the warm-up (before the window), not
+                                  * counted; one that ends inside the window is here too */
     uint64_t warmup_errors;      /* failures during warm-up; not in errors, but first_error may name one */
+    uint64_t edge_queries;       /* window mode: queries that started inside the window and ended after it, not
+                                  * counted (at most one per client). Every answered query that started is in
+                                  * exactly one of queries, warmup_queries, edge_queries. */
     int clients_lost;            /* workers that stopped early: VB_RETRY and the one reconnect failed */
     int stopped;                 /* the stop flag ended the run before its budget / window was complete */
     /* Open loop only (zero / NULL in the closed loop). `latency` above then runs from the intended start. Every

@@ -2,8 +2,9 @@
  *
  * One item per unit of work the coordinator assigns and checkpoints: a build, one recall-sweep point per
  * ef_search value, one concurrency window per (clients, repeat), one filtered point per selectivity, one churn
- * pass. Keys are made only of names and canonical values from the profile, so loading the same profile again
- * (on resume) yields the same keys; each item's point carries every value the agent needs to run it. */
+ * pass (its repeats are measurements inside the pass). Keys are made only of names and canonical values from the profile, so loading the same profile again
+ * (on resume) yields the same keys; each item's point carries every value the agent needs to run it, typed
+ * (vb_point, parsed here and nowhere else) and as text (the plan table's point column). */
 #include "config/plan.h"
 
 #include <stdint.h>
@@ -63,6 +64,34 @@ static int point_copy(builder *b, vb_plan_item *it, const vb_profile_phase *ph, 
     return point_add(b, it, key, v);
 }
 
+/* The typed value of a canonical text (the profile checked its type and range, and filled in its default). */
+static int parse_long(builder *b, const vb_plan_item *it, const char *key, const char *v, long *out) {
+    char *end;
+    *out = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end) return vb_error_set(b->err, "plan", 1, "%s: '%s' is not an integer (%s)", it->key, key,
+                                               v ? v : "missing");
+    return VB_OK;
+}
+
+static int parse_double(builder *b, const vb_plan_item *it, const char *key, const char *v, double *out) {
+    char *end;
+    *out = v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end) return vb_error_set(b->err, "plan", 1, "%s: '%s' is not a number (%s)", it->key, key,
+                                               v ? v : "missing");
+    return VB_OK;
+}
+
+/* The phase's value of key, typed, and kept as text in the point (copy != 0). */
+static int take_long(builder *b, vb_plan_item *it, const vb_profile_phase *ph, const char *key, int copy, long *out) {
+    if (copy && point_copy(b, it, ph, key)) return VB_ERROR;
+    return parse_long(b, it, key, vb_kv_get(ph->params, ph->n_params, key, NULL), out);
+}
+
+static int take_double(builder *b, vb_plan_item *it, const vb_profile_phase *ph, const char *key, double *out) {
+    if (point_copy(b, it, ph, key)) return VB_ERROR;
+    return parse_double(b, it, key, vb_kv_get(ph->params, ph->n_params, key, NULL), out);
+}
+
 /* Appends an item "<campaign>/<engine>/<dataset>/<phase>[/<point>]"; returns it, or NULL (err set). */
 static vb_plan_item *item_add(builder *b, vb_phase_kind kind, size_t engine, size_t dataset, const char *point) {
     vb_plan *plan = b->plan;
@@ -120,26 +149,126 @@ static int split_list(builder *b, const vb_profile_phase *ph, const char *key, c
     return n;
 }
 
+static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind kind, size_t e, size_t d, char *buf,
+                        size_t buf_len, char *point, size_t point_len, char **list);
+
+/* The phase as engine e runs it: its values, with the engine's own settings in place of the profile's
+ * (engines[].phases; the loader checked them against the phase's schema), and those the profile leaves out
+ * (an optional key: repeats). params: room for cap. */
+static vb_profile_phase engine_phase(const vb_profile *p, size_t e, const vb_profile_phase *ph, vb_kv *params,
+                                     size_t cap) {
+    vb_profile_phase out = *ph;
+    size_t n = 0;
+    for (size_t i = 0; i < ph->n_params && n < cap; i++) {
+        params[n] = ph->params[i];
+        params[n++].value = vb_profile_engine_phase_value(p, e, ph->kind, ph->params[i].key);
+    }
+    const vb_profile_engine *en = &p->engines[e];
+    size_t kl = strlen(ph->kind);
+    for (size_t i = 0; i < en->n_overrides && n < cap; i++) {
+        const char *k = en->overrides[i].key;
+        if (strncmp(k, ph->kind, kl) != 0 || k[kl] != '.' || vb_kv_get(ph->params, ph->n_params, k + kl + 1, NULL))
+            continue;
+        params[n].key = k + kl + 1;
+        params[n++].value = en->overrides[i].value;
+    }
+    out.params = params;
+    out.n_params = n;
+    return out;
+}
+
 /* The items of one phase for one (engine, dataset) pair, in list order. */
-static int expand_phase(builder *b, const vb_profile_phase *ph, size_t e, size_t d) {
+static int expand_phase(builder *b, const vb_profile_phase *profile_ph, size_t e, size_t d) {
     vb_phase_kind kind;
+    const vb_profile *p = b->plan->profile;
+    vb_kv params[64];   /* a phase has at most 8 keys, each at most once in the profile and once in the engine */
+    vb_profile_phase merged = engine_phase(p, e, profile_ph, params, sizeof params / sizeof params[0]);
+    const vb_profile_phase *ph = &merged;
     if (vb_phase_parse(ph->kind, &kind) != 0) return vb_error_set(b->err, "plan", 1, "unknown phase '%s'", ph->kind);
     char buf[2048], point[128];
     char *list[VB_MAX_LIST];
+    size_t first = b->plan->n_items;
+    int rc = expand_items(b, ph, kind, e, d, buf, sizeof buf, point, sizeof point, list);
+    /* Every item may have to rebuild its pair's index (an agent that restarted has none): it carries the build
+     * phase's load settings (the build item's own included), the engine's own when it has them. */
+    for (size_t i = first; rc == VB_OK && i < b->plan->n_items; i++) {
+        vb_plan_item *x = &b->plan->items[i];
+        if (parse_long(b, x, "load_connections", vb_profile_engine_phase_value(p, e, "build", "load_connections"),
+                       &x->p.load_connections) ||
+            parse_long(b, x, "load_batch", vb_profile_engine_phase_value(p, e, "build", "load_batch"), &x->p.load_batch))
+            rc = VB_ERROR;
+    }
+    return rc;
+}
+
+/* Adds the item of point "KEY=VALUE", with ",repeat=R" when the phase repeats its points (the typed repeat too). */
+static int repeat_key(builder *b, char *point, size_t point_len, const char *key, const char *value, long repeats,
+                      long r, vb_plan_item **it, vb_phase_kind kind, size_t e, size_t d) {
+    char rep[24];
+    snprintf(rep, sizeof rep, "%ld", r);
+    if (repeats > 1) snprintf(point, point_len, "%s=%s,repeat=%s", key, value, rep);
+    else snprintf(point, point_len, "%s=%s", key, value);
+    if (!(*it = item_add(b, kind, e, d, point))) return VB_ERROR;
+    (*it)->p.repeat = r;
+    return repeats > 1 ? point_add(b, *it, "repeat", rep) : VB_OK;
+}
+
+/* The recall sweep at several client counts: one item per (clients, ef_search, repeat), the client counts varying
+ * slowest (one curve after the other), keyed "ef_search=E,clients=C[,repeat=R]"; each a closed-loop window of
+ * window_s (default 10 s) after warmup_s (default 2 s). */
+static int expand_sweep_clients(builder *b, const vb_profile_phase *ph, size_t e, size_t d, char *buf, size_t buf_len,
+                                char *point, size_t point_len, char **list, long repeats) {
+    char cbuf[512], *clients[VB_MAX_LIST];
+    int n = split_list(b, ph, "ef_search", buf, buf_len, list, VB_MAX_LIST);
+    int nc = n < 0 ? -1 : split_list(b, ph, "clients", cbuf, sizeof cbuf, clients, VB_MAX_LIST);
+    if (nc < 0) return VB_ERROR;
+    const char *window = vb_kv_get(ph->params, ph->n_params, "window_s", "10");
+    const char *warmup = vb_kv_get(ph->params, ph->n_params, "warmup_s", "2");
+    for (int c = 0; c < nc; c++)
+        for (int i = 0; i < n; i++)
+            for (long r = 1; r <= repeats; r++) {
+                char value[96];
+                snprintf(value, sizeof value, "%s,clients=%s", list[i], clients[c]);
+                vb_plan_item *it;
+                if (repeat_key(b, point, point_len, "ef_search", value, repeats, r, &it, VB_PHASE_RECALL_SWEEP, e, d) ||
+                    point_add(b, it, "ef_search", list[i]) || parse_long(b, it, "ef_search", list[i], &it->p.ef_search) ||
+                    point_add(b, it, "clients", clients[c]) || parse_long(b, it, "clients", clients[c], &it->p.clients) ||
+                    point_add(b, it, "window_s", window) || parse_double(b, it, "window_s", window, &it->p.window_s) ||
+                    point_add(b, it, "warmup_s", warmup) || parse_double(b, it, "warmup_s", warmup, &it->p.warmup_s))
+                    return VB_ERROR;
+            }
+    return VB_OK;
+}
+
+/* The items of one phase (kind) for one pair; buffers are the caller's. */
+static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind kind, size_t e, size_t d, char *buf,
+                        size_t buf_len, char *point, size_t point_len, char **list) {
     vb_plan_item *it;
     int n;
+    /* repeats of a sweep or filtered point (concurrency has its own): absent, the keys are what they were */
+    long repeats = atol(vb_kv_get(ph->params, ph->n_params, "repeats", "1"));
+    if (repeats < 1) repeats = 1;
     switch (kind) {
     case VB_PHASE_BUILD:
+        /* a configuration that searches another's index (it differs only in search-time parameters) has no
+         * build of its own: it attaches to that one's */
+        if (b->plan->profile->engines[e].build_of != e) return VB_OK;
         if (!(it = item_add(b, kind, e, d, NULL))) return VB_ERROR;
         if (point_copy(b, it, ph, "load_batch") || point_copy(b, it, ph, "load_connections")) return VB_ERROR;
         return VB_OK;
     case VB_PHASE_RECALL_SWEEP:
-        if ((n = split_list(b, ph, "ef_search", buf, sizeof buf, list, VB_MAX_LIST)) < 0) return VB_ERROR;
-        for (int i = 0; i < n; i++) {
-            snprintf(point, sizeof point, "ef_search=%s", list[i]);
-            if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
-            if (point_add(b, it, "ef_search", list[i]) || point_copy(b, it, ph, "queries")) return VB_ERROR;
-        }
+        if (vb_kv_get(ph->params, ph->n_params, "clients", NULL))
+            return expand_sweep_clients(b, ph, e, d, buf, buf_len, point, point_len, list, repeats);
+        if ((n = split_list(b, ph, "ef_search", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
+        for (int i = 0; i < n; i++)
+            for (long r = 1; r <= repeats; r++) {
+                if (repeat_key(b, point, point_len, "ef_search", list[i], repeats, r, &it, kind, e, d)) return VB_ERROR;
+                if (point_add(b, it, "ef_search", list[i]) ||
+                    parse_long(b, it, "ef_search", list[i], &it->p.ef_search) ||
+                    take_long(b, it, ph, "queries", 1, &it->p.queries))
+                    return VB_ERROR;
+                it->p.answers = strcmp(vb_kv_get(ph->params, ph->n_params, "answers", "true"), "false") != 0;
+            }
         return VB_OK;
     case VB_PHASE_CONCURRENCY: {
         /* Closed-loop keys are "clients=N,repeat=R"; an open loop appends ",mode=open,target_rate=X". */
@@ -148,37 +277,58 @@ static int expand_phase(builder *b, const vb_profile_phase *ph, size_t e, size_t
         const char *rate = vb_kv_get(ph->params, ph->n_params, "target_rate", NULL);
         int open = strcmp(mode, "open") == 0;
         if (open && !rate) return vb_error_set(b->err, "plan", 1, "phase 'concurrency': mode open without a target_rate");
-        if ((n = split_list(b, ph, "clients", buf, sizeof buf, list, VB_MAX_LIST)) < 0) return VB_ERROR;
+        if ((n = split_list(b, ph, "clients", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
         for (int i = 0; i < n; i++)
             for (long r = 1; r <= repeats; r++) {
                 char rep[24];
                 snprintf(rep, sizeof rep, "%ld", r);
-                snprintf(point, sizeof point, "clients=%s,repeat=%s%s%s", list[i], rep,
+                snprintf(point, point_len, "clients=%s,repeat=%s%s%s", list[i], rep,
                          open ? ",mode=open,target_rate=" : "", open ? rate : "");
                 if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
-                if (point_add(b, it, "clients", list[i]) || point_add(b, it, "repeat", rep) ||
-                    point_copy(b, it, ph, "ef_search") || point_copy(b, it, ph, "window_s") ||
-                    point_copy(b, it, ph, "warmup_s") || point_add(b, it, "mode", mode) ||
-                    (open && point_add(b, it, "target_rate", rate)))
+                it->p.repeat = r;
+                it->p.mode = open ? VB_POINT_OPEN : VB_POINT_CLOSED;
+                if (point_add(b, it, "clients", list[i]) || parse_long(b, it, "clients", list[i], &it->p.clients) ||
+                    point_add(b, it, "repeat", rep) || take_long(b, it, ph, "ef_search", 1, &it->p.ef_search) ||
+                    take_double(b, it, ph, "window_s", &it->p.window_s) ||
+                    take_double(b, it, ph, "warmup_s", &it->p.warmup_s) || point_add(b, it, "mode", mode) ||
+                    (open && (point_add(b, it, "target_rate", rate) ||
+                              parse_double(b, it, "target_rate", rate, &it->p.target_rate))))
                     return VB_ERROR;
             }
         return VB_OK;
     }
     case VB_PHASE_FILTERED:
-        if ((n = split_list(b, ph, "selectivity", buf, sizeof buf, list, VB_MAX_LIST)) < 0) return VB_ERROR;
-        for (int i = 0; i < n; i++) {
-            snprintf(point, sizeof point, "selectivity=%s", list[i]);
-            if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
-            if (point_add(b, it, "selectivity", list[i]) || point_copy(b, it, ph, "queries") ||
-                point_copy(b, it, ph, "ef_search"))
-                return VB_ERROR;
-        }
+        if ((n = split_list(b, ph, "selectivity", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
+        for (int i = 0; i < n; i++)
+            for (long r = 1; r <= repeats; r++) {
+                if (repeat_key(b, point, point_len, "selectivity", list[i], repeats, r, &it, kind, e, d)) return VB_ERROR;
+                if (point_add(b, it, "selectivity", list[i]) ||
+                    parse_double(b, it, "selectivity", list[i], &it->p.selectivity) ||
+                    take_long(b, it, ph, "queries", 1, &it->p.queries) ||
+                    take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
+                    return VB_ERROR;
+            }
         return VB_OK;
     case VB_PHASE_CHURN:
         if (!(it = item_add(b, kind, e, d, NULL))) return VB_ERROR;
-        if (point_copy(b, it, ph, "fraction") || point_copy(b, it, ph, "limit_s") ||
-            point_copy(b, it, ph, "ef_search") || point_copy(b, it, ph, "on_resume"))
+        /* queries and insert_batch are typed but not in the text: the point column of a database made before
+         * they travelled stays what a new one holds. */
+        if (take_double(b, it, ph, "fraction", &it->p.fraction) || take_long(b, it, ph, "limit_s", 1, &it->p.limit_s) ||
+            take_long(b, it, ph, "ef_search", 1, &it->p.ef_search) || point_copy(b, it, ph, "on_resume") ||
+            take_long(b, it, ph, "queries", 0, &it->p.queries) ||
+            take_long(b, it, ph, "insert_batch", 0, &it->p.insert_batch))
             return VB_ERROR;
+        /* repeats measure before and after several times around the one delete and reinsert (the index cannot be
+         * brought back to its first state without a rebuild); the key stays ".../churn", the point text names
+         * the repeats only when there are several */
+        it->p.repeats = repeats;
+        if (repeats > 1) {
+            char rep[24];
+            snprintf(rep, sizeof rep, "%ld", repeats);
+            if (point_add(b, it, "repeats", rep)) return VB_ERROR;
+        }
+        it->p.on_resume = strcmp(vb_kv_get(ph->params, ph->n_params, "on_resume", ""), "restart") == 0
+                              ? VB_RESUME_RESTART : VB_RESUME_CONTINUE;
         return VB_OK;
     default:
         return vb_error_set(b->err, "plan", 1, "unknown phase '%s'", ph->kind);
@@ -208,27 +358,41 @@ static int check_unique(vb_plan *plan, vb_error *err) {
  * VB_PLAN_MAX_ITEMS: 3.6 KB of profile asked for 23 million items, 9 GB of memory, before this check (seen under
  * tests/fuzz/fuzz_profile.c's memory limit; the input is tests/fuzz/corpus/profile/bug-plan-too-large.yml). */
 static size_t plan_size(const vb_profile *p) {
-    size_t per_pair = 0;
-    for (size_t i = 0; i < p->n_phases; i++) {
-        const vb_profile_phase *ph = &p->phases[i];
-        vb_phase_kind kind;
-        if (vb_phase_parse(ph->kind, &kind) != 0) continue;   /* expand_phase refuses it */
-        const char *list = kind == VB_PHASE_RECALL_SWEEP ? "ef_search"
-                         : kind == VB_PHASE_CONCURRENCY  ? "clients"
-                         : kind == VB_PHASE_FILTERED     ? "selectivity"
-                                                         : NULL;
-        size_t points = 1;
-        const char *v = list ? vb_kv_get(ph->params, ph->n_params, list, "") : "";
-        for (; *v; v++) points += *v == ',';
-        if (kind == VB_PHASE_CONCURRENCY) {
-            long repeats = atol(vb_kv_get(ph->params, ph->n_params, "repeats", "1"));
-            points *= repeats > 0 && repeats <= VB_PLAN_MAX_ITEMS ? (size_t)repeats : 1;
+    size_t total = 0;
+    for (size_t e = 0; e < p->n_engines; e++) {   /* each engine may have its own lists (engines[].phases) */
+        size_t per_pair = 0;
+        for (size_t i = 0; i < p->n_phases; i++) {
+            const vb_profile_phase *ph = &p->phases[i];
+            vb_phase_kind kind;
+            if (vb_phase_parse(ph->kind, &kind) != 0) continue;   /* expand_phase refuses it */
+            if (kind == VB_PHASE_BUILD && p->engines[e].build_of != e) continue;   /* another's build */
+            const char *list = kind == VB_PHASE_RECALL_SWEEP ? "ef_search"
+                             : kind == VB_PHASE_CONCURRENCY  ? "clients"
+                             : kind == VB_PHASE_FILTERED     ? "selectivity"
+                                                             : NULL;
+            size_t points = 1;
+            const char *v = list ? vb_profile_engine_phase_value(p, e, ph->kind, list) : NULL;
+            for (; v && *v; v++) points += *v == ',';
+            const char *cl = kind == VB_PHASE_RECALL_SWEEP ? vb_profile_engine_phase_value(p, e, ph->kind, "clients")
+                                                           : NULL;
+            if (cl) {   /* the sweep at several client counts: points x client counts */
+                size_t nc = 1;
+                for (; *cl; cl++) nc += *cl == ',';
+                points *= nc;
+            }
+            if (kind == VB_PHASE_CONCURRENCY || kind == VB_PHASE_RECALL_SWEEP || kind == VB_PHASE_FILTERED) {
+                const char *r = vb_profile_engine_phase_value(p, e, ph->kind, "repeats");
+                long repeats = atol(r ? r : "1");
+                points *= repeats > 0 && repeats <= VB_PLAN_MAX_ITEMS ? (size_t)repeats : 1;
+            }
+            per_pair += points;   /* at most 5 phases x 64 list items x 100 repeats */
         }
-        per_pair += points;   /* at most 5 phases x 64 list items x 100 repeats */
+        /* datasets: below the 4 MiB a profile may have */
+        if (p->n_datasets && per_pair > VB_PLAN_MAX_ITEMS / p->n_datasets) return SIZE_MAX;
+        total += per_pair * p->n_datasets;
+        if (total > VB_PLAN_MAX_ITEMS) return SIZE_MAX;
     }
-    size_t pairs = p->n_datasets * p->n_engines;   /* each below the 4 MiB a profile may have */
-    if (pairs && per_pair > VB_PLAN_MAX_ITEMS / pairs) return SIZE_MAX;
-    return pairs * per_pair;
+    return total;
 }
 
 int vb_plan_build(const vb_profile *p, vb_plan **out, vb_error *err) {

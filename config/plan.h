@@ -4,8 +4,9 @@
  *   "dev/hnswlib/synth-angular-20k/build"
  *   "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40"
  * Keys depend only on the profile's content, so a resumed campaign finds its items again. Order: for each
- * dataset, for each engine, the phases in profile order, points in list order. An item's point parameters
- * ("ef_search" -> "40") travel to the agent with the item. */
+ * dataset, for each engine, the phases in profile order, points in list order. An item's parameters are parsed
+ * and defaulted here, once, from the profile's validated values (vb_point): they travel to the agent as one
+ * typed Point (proto/wire.h vb_wire_point_make), and neither the agent nor the coordinator defaults them again. */
 #ifndef VB_CONFIG_PLAN_H
 #define VB_CONFIG_PLAN_H
 
@@ -27,6 +28,31 @@ typedef enum {
 const char *vb_phase_name(vb_phase_kind k);                 /* "build", "recall_sweep", ... */
 int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
 
+/* What a churn attempt starts from: decided per attempt by the coordinator (the committed checkpoint and
+ * on_resume), not by the plan; the values are the wire's ChurnStart. */
+typedef enum { VB_CHURN_FRESH = 0, VB_CHURN_CONTINUE = 1, VB_CHURN_RESTART = 2 } vb_churn_start;
+typedef enum { VB_POINT_CLOSED = 0, VB_POINT_OPEN = 1 } vb_point_loop;   /* the wire's LoopMode */
+typedef enum { VB_RESUME_CONTINUE = 0, VB_RESUME_RESTART = 1 } vb_on_resume;
+
+/* An item's parameters, typed. A phase reads only its own fields (listed per phase); the others are 0. */
+typedef struct vb_point {
+    long ef_search;                 /* recall_sweep, concurrency, filtered, churn */
+    int answers;                    /* recall_sweep: keep every query's answer (profile `answers`, default true) */
+    long queries;                   /* recall_sweep, filtered, churn: 0 = the whole query set */
+    long load_connections, load_batch;                      /* build */
+    long clients;                                           /* concurrency */
+    long repeat;                    /* concurrency, recall_sweep, filtered: 1..repeats */
+    long repeats;                   /* churn: measurements before and after, each (1 when the profile has none) */
+    double window_s, warmup_s, target_rate;                 /* target_rate: open loop only */
+    vb_point_loop mode;
+    double selectivity;                                     /* filtered */
+    double fraction;                                        /* churn */
+    long insert_batch, limit_s;
+    vb_on_resume on_resume;
+    vb_churn_start churn_start;     /* churn, per attempt (the coordinator sets it; the plan leaves FRESH) */
+    long resume_rows;               /* VB_CHURN_CONTINUE: rows already reinserted */
+} vb_point;
+
 #define VB_PLAN_MAX_POINT 8
 /* A plan has at most this many items (the full reference profile has 60): a few lines of profile can multiply
  * into hundreds of millions of items, gigabytes of memory before the first one runs. */
@@ -39,7 +65,8 @@ typedef struct vb_plan_item {
     size_t engine;            /* index into profile->engines */
     size_t dataset;           /* index into profile->datasets */
     const char *role;         /* agent role that runs it: "client" */
-    vb_kv point[VB_PLAN_MAX_POINT];   /* strings owned by the plan */
+    vb_point p;               /* the item's parameters, typed */
+    vb_kv point[VB_PLAN_MAX_POINT];   /* the same as text, for the plan table's point column; owned by the plan */
     size_t n_point;
 } vb_plan_item;
 

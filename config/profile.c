@@ -30,6 +30,7 @@
 #include "datasets/dataset_spec.h"
 #include "util/cpulist.h"
 #include "util/embedded.h"
+#include "util/json.h"
 
 /* Names become parts of plan keys and of file names: keep them to a safe alphabet. */
 #define MAX_NAME 64
@@ -57,10 +58,19 @@ static const field build_fields[] = {
     {"load_connections", F_INT, 1, 1024, "2", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
-/* queries: 0 = the whole query set. */
+/* queries: 0 = the whole query set. answers: record every query's answer ids, distances and time
+ * (sweep_result.answers, 16 + queries x (4 + 8 k) bytes per point) for `vbench export --format annb`. */
 static const field recall_sweep_fields[] = {
     {"ef_search", F_INT_LIST, 1, 1000000, "10,20,40,80,120,200,400,800", NULL},
     {"queries", F_INT, 0, 1e9, "0", NULL},
+    {"answers", F_BOOL, 0, 0, "true", NULL},   /* keep every query's answer (the annb export needs them) */
+    {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
+    /* clients: each (ef_search, clients) point a closed-loop window of that many clients (window_s after warmup_s;
+     * the plan's defaults 10 and 2); absent: one client, every query once, as before (no defaults here, so that a
+     * profile without them keeps its manifest) */
+    {"clients", F_INT_LIST, 1, 4096, NULL, NULL},
+    {"window_s", F_DOUBLE, 0.1, 86400, NULL, NULL},
+    {"warmup_s", F_DOUBLE, 0, 3600, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* mode: closed (a client sends its next query when the last returns) or open (Poisson arrivals at target_rate
@@ -80,6 +90,7 @@ static const field filtered_fields[] = {
     {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
     {"queries", F_INT, 0, 1e9, "500", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* limit_s: the wall-clock limit of one reinsert, enforced by the coordinator. */
@@ -90,6 +101,9 @@ static const field churn_fields[] = {
     {"on_resume", F_ENUM, 0, 0, "continue", on_resume_choices},
     {"queries", F_INT, 0, 1e9, "1000", NULL},        /* for the before / after measurements; 0 = all */
     {"insert_batch", F_INT, 1, 1000000, "100", NULL},/* rows per insert call: the limit is checked between calls */
+    /* the before and after measurements, each this many times back to back (one delete and reinsert: README
+     * "Repeats"); absent: once */
+    {"repeats", F_INT, 1, 100, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};
@@ -113,6 +127,8 @@ static const field limits_fields[] = {
     {"agent_silent_s", F_DOUBLE, 1, 86400, "15", NULL},
     {"on_agent_lost", F_ENUM, 0, 0, "rerun", agent_lost_choices},
     {"max_attempts", F_INT, 1, 1000, "3", NULL},
+    {"backup_every_s", F_INT, 0, 2592000, "600", NULL},   /* FILE.bak; 0: only at the end */
+    {"footprint_every_s", F_INT, 0, 2592000, NULL, NULL}, /* the coordinator's memory as an event (600); 0: never */
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* insecure: plain TCP between coordinator and agents, honoured on a loopback address only (proto/transport.h).
@@ -122,13 +138,27 @@ static const field transport_fields[] = {
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
+/* notify: a command run when the campaign finishes, fails, expires a limit or loses an agent for longer than
+ * agent_lost_min minutes, with a one-paragraph summary on stdin, for at most timeout_s (coordinator/notify.h).
+ * No defaults here (notify.c has them), so that profiles without the section keep their manifest as it was. */
+static const field notify_fields[] = {
+    {"command", F_STRING, 0, 0, NULL, NULL},
+    {"agent_lost_min", F_DOUBLE, 0.01, 10080, NULL, NULL},
+    {"timeout_s", F_INT, 1, 3600, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+/* server_pass: the server settings pass the recipes apply (the `passes:` of each deploy/engines recipe): durable (the
+ * engines' defaults) or relaxed (durability off for bulk loads, as the reference stand's tuned pass). */
+static const char *const server_pass_choices[] = {"durable", "relaxed", NULL};
+
 /* Indexed by vb_phase_kind: the execution order. */
 static const field *const phase_fields[VB_PHASE__COUNT] = {
     build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields,
 };
 
 static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
-                                       "phases", "limits",      "resources", "transport", NULL};
+                                       "phases", "limits",      "resources", "transport", "notify",
+                                       "server_pass", NULL};
 /* Dataset keys whose values must be non-negative integers (the synthetic generator's parameters). */
 static const char *const dataset_int_keys[] = {"rows", "queries", "dim", "clusters", "seed", NULL};
 
@@ -257,6 +287,27 @@ oom:
     return -1;
 }
 
+int vb_profile_dataset_set(vb_profile_dataset *d, const char *key, const char *value) {
+    char *v = strdup(value);
+    if (!v) return VB_ERROR;
+    for (size_t i = 0; i < d->n_params; i++)
+        if (strcmp(d->params[i].key, key) == 0) {
+            free((char *)d->params[i].value);
+            d->params[i].value = v;
+            return VB_OK;
+        }
+    char *k = strdup(key);
+    vb_kv *kv = k ? realloc(d->params, (d->n_params + 1) * sizeof *kv) : NULL;
+    if (!kv) {
+        free(k);
+        free(v);
+        return VB_ERROR;
+    }
+    d->params = kv;
+    d->params[d->n_params++] = (vb_kv){.key = k, .value = v};
+    return VB_OK;
+}
+
 typedef struct ctx {
     const char *source;
     vb_error *err;
@@ -298,6 +349,20 @@ static int valid_name(const char *s) {
               *p == '_' || *p == '-'))
             return 0;
     return 1;
+}
+
+/* A recipe reference: a recipe name, then recipe parameters as key=value words, each side a valid name
+ * ("pgvector pgvector_version=0.8.6"; orchestrator/recipe.h checks them against the recipe). */
+static int valid_recipe_ref(const char *s) {
+    char buf[512], *save = NULL;
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return 0;
+    int words = 0;
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save), words++) {
+        char *eq = words ? strchr(w, '=') : NULL;
+        if (eq) *eq = '\0';
+        if (!valid_name(w) || (words && (!eq || !valid_name(eq + 1)))) return 0;
+    }
+    return words > 0;
 }
 
 /* Shortest text that reads back as the same double, so 0.01 stays "0.01"; whole numbers below 1e15 are written
@@ -585,40 +650,217 @@ static int note_line(profile_impl *impl, const char *engine, const char *key, in
     return l->engine && l->key ? 0 : -1;
 }
 
+/* At most this many configurations may come out of one engine entry's matrix (the plan limit still applies). */
+#define MAX_CONFIGS 64
+
+/* A key of an engine entry that may not be a matrix axis: it names the entry or how it runs, not the index. */
+static int engine_key_is_fixed(const char *k) {
+    return strcmp(k, "name") == 0 || strcmp(k, "engine") == 0 || strcmp(k, "phases") == 0 ||
+           vb_profile_engine_param_is_general(k);
+}
+
+/* An engine's own phase settings (`phases: {recall_sweep: {ef_search: [10, 20]}}`): each a key of a phase the
+ * profile has, checked and made canonical like the profile's own, into out as "PHASE.KEY". The loop of the
+ * concurrency phase (mode, target_rate) is the campaign's, not an engine's. */
+static int engine_overrides(const ctx *c, const vb_yaml_node *root, const vb_yaml_node *node, size_t i, kvbuf *out) {
+    char got[64], known[512], path[300];
+    if (node->type != VB_YAML_MAP)
+        return fail(c, node->line, "key 'engines[%zu].phases': expected a map of phases, got %s", i,
+                    vb_yaml_describe(node, got, sizeof got));
+    const vb_yaml_node *phases = vb_yaml_map_get(root, "phases", NULL);
+    for (size_t j = 0; j < node->n; j++) {
+        vb_phase_kind kind;
+        const vb_yaml_node *sec = node->items[j];
+        if (vb_phase_parse(node->keys[j], &kind) != 0 || !vb_yaml_map_get(phases, node->keys[j], NULL))
+            return fail(c, node->key_lines[j], "key 'engines[%zu].phases.%s': the profile has no such phase", i,
+                        node->keys[j]);
+        if (sec->type != VB_YAML_MAP)
+            return fail(c, sec->line, "key 'engines[%zu].phases.%s': expected a map, got %s", i, node->keys[j],
+                        vb_yaml_describe(sec, got, sizeof got));
+        for (size_t x = 0; x < sec->n; x++) {
+            const field *f = field_find(phase_fields[kind], sec->keys[x]);
+            snprintf(path, sizeof path, "engines[%zu].phases.%s.%s", i, node->keys[j], sec->keys[x]);
+            if (!f || strcmp(f->key, "mode") == 0 || strcmp(f->key, "target_rate") == 0)
+                return fail(c, sec->key_lines[x], "unknown key '%s' (an engine may set in '%s': %s but not mode, "
+                            "target_rate)", path, node->keys[j], join_fields(phase_fields[kind], known, sizeof known));
+            char *val = convert(c, f, sec->items[x], path);
+            if (!val) return VB_ERROR;
+            snprintf(path, sizeof path, "%s.%s", node->keys[j], sec->keys[x]);
+            if (kv_add(out, path, val) != 0) return oom(c);
+        }
+    }
+    return VB_OK;
+}
+
+/* Checks one engine entry: scalars, or lists of values (matrix axes, each value a name-like token because it
+ * becomes part of the label and of plan keys). Returns the number of configurations, 0 on error. */
+static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) {
+    char got[64];
+    size_t configs = 1;
+    for (size_t j = 0; j < e->n; j++) {
+        const char *k = e->keys[j];
+        const vb_yaml_node *v = e->items[j];
+        if (strcmp(k, "name") == 0 || strcmp(k, "phases") == 0) continue;   /* phases: engine_overrides */
+        if (v->type == VB_YAML_SEQ && !engine_key_is_fixed(k)) {
+            if (v->n == 0) return fail(c, v->line, "key 'engines[%zu].%s': an empty list (give one value or several)", i, k), 0;
+            for (size_t x = 0; x < v->n; x++) {
+                const vb_yaml_node *item = v->items[x];
+                if (!is_scalar_value(item))
+                    return fail(c, item->line, "key 'engines[%zu].%s[%zu]': expected a value, got %s", i, k, x,
+                                vb_yaml_describe(item, got, sizeof got)), 0;
+                if (!valid_name(item->text))
+                    return fail(c, item->line, "key 'engines[%zu].%s[%zu]': '%s' cannot be part of a configuration "
+                                "label (%s)", i, k, x, item->text, NAME_RULE), 0;
+                for (size_t y = 0; y < x; y++)
+                    if (strcmp(v->items[y]->text, item->text) == 0)
+                        return fail(c, item->line, "key 'engines[%zu].%s': %s is listed twice", i, k, item->text), 0;
+            }
+            configs *= v->n;
+            if (configs > MAX_CONFIGS)
+                return fail(c, v->line, "key 'engines[%zu].%s': the matrix has more than %d configurations; split "
+                            "the entry", i, k, MAX_CONFIGS), 0;
+            continue;
+        }
+        if (!is_scalar_value(v))
+            return fail(c, v->line, "key 'engines[%zu].%s': expected a value%s, got %s", i, k,
+                        engine_key_is_fixed(k) ? "" : " or a list of values", vb_yaml_describe(v, got, sizeof got)), 0;
+        if (strcmp(k, "recipe") == 0 && !valid_recipe_ref(v->text))
+            return fail(c, v->line, "key 'engines[%zu].recipe': '%s' is not a valid recipe name (%s), optionally "
+                        "followed by parameters key=value", i, v->text, NAME_RULE), 0;
+        if (strcmp(k, "optional") == 0 && strcmp(v->text, "true") != 0 && strcmp(v->text, "false") != 0)
+            return fail(c, v->line, "key 'engines[%zu].optional': expected true or false, got '%s'", i, v->text), 0;
+        if (strcmp(k, "engine") == 0 && !valid_name(v->text))
+            return fail(c, v->line, "key 'engines[%zu].engine': '%s' is not a valid engine name (%s)", i, v->text,
+                        NAME_RULE), 0;
+    }
+    return configs;
+}
+
+/* Adapter parameters that change only how queries run, not the index (a session setting per query): two
+ * configurations that differ only in them search one index. Kept here, beside the loader, because reading and
+ * planning a profile does not link the engines; an adapter not listed shares nothing. */
+static const char *const search_time_params[][4] = {
+    {"pgvector", "iterative_scan", "max_scan_tuples", NULL},
+    {"mariadb", "mhnsw_max_cache_size", NULL},
+    {"alisql", "vidx_hnsw_cache_size", NULL},
+};
+
+static int is_search_time(const char *adapter, const char *key) {
+    for (size_t i = 0; i < sizeof search_time_params / sizeof search_time_params[0]; i++)
+        if (strcmp(search_time_params[i][0], adapter) == 0) return in_list(&search_time_params[i][1], key);
+    return 0;
+}
+
+/* Every parameter of a that is not search-time is in b with the same value, and the other way round. */
+static int same_build_params(const vb_profile_engine *a, const vb_profile_engine *b) {
+    for (int pass = 0; pass < 2; pass++) {
+        const vb_profile_engine *x = pass ? b : a, *y = pass ? a : b;
+        for (size_t i = 0; i < x->n_params; i++) {
+            if (is_search_time(x->adapter, x->params[i].key)) continue;
+            const char *v = vb_kv_get(y->params, y->n_params, x->params[i].key, NULL);
+            if (!v || strcmp(v, x->params[i].value) != 0) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Which configuration's build each one uses: an earlier one of the same entry whose index is the same (it differs
+ * only in search-time parameters, and not in its own build settings), else itself. Not when the profile churns:
+ * churn deletes and reinserts rows of the index, and the next configuration would search what churn left. */
+static void share_builds(vb_profile *p, int churns) {
+    for (size_t e = 0; e < p->n_engines; e++) {
+        vb_profile_engine *en = &p->engines[e];
+        en->build_of = e;
+        for (size_t j = 0; j < e && !churns; j++) {
+            const vb_profile_engine *o = &p->engines[j];
+            if (o->build_of == j && strcmp(o->entry, en->entry) == 0 && strcmp(o->adapter, en->adapter) == 0 &&
+                same_build_params(o, en)) {
+                int same = 1;   /* the build phase's own settings, when an engine has them */
+                for (size_t k = 0; k < en->n_overrides || k < o->n_overrides; k++) {
+                    const vb_kv *kv = k < en->n_overrides ? &en->overrides[k] : &o->overrides[k];
+                    const vb_profile_engine *other = k < en->n_overrides ? o : en;
+                    const char *v = vb_kv_get(other->overrides, other->n_overrides, kv->key, NULL);
+                    if (strncmp(kv->key, "build.", 6) == 0 && (!v || strcmp(v, kv->value) != 0)) same = 0;
+                }
+                if (same) {
+                    en->build_of = j;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* Engine entries, each expanded into its configurations: the cartesian product of its list values, the first
+ * list varying slowest. A configuration's name is its label: the entry's name when the entry has no lists (so
+ * existing profiles keep their plan keys), else "NAME[k=v,...]" with the entry's lists in the file's order. */
 static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *impl) {
     vb_profile *p = &impl->pub;
     const vb_yaml_node *list;
     if (check_entry_list(c, root, "engines", &list) != VB_OK) return VB_ERROR;
-    p->engines = calloc(list->n, sizeof *p->engines);
+    size_t total = 0;
+    for (size_t i = 0; i < list->n; i++) {
+        size_t n = check_engine_entry(c, list->items[i], i);
+        if (n == 0) return VB_ERROR;
+        total += n;
+    }
+    p->engines = calloc(total, sizeof *p->engines);
     if (!p->engines) return oom(c);
-    char got[64];
     for (size_t i = 0; i < list->n; i++) {
         const vb_yaml_node *e = list->items[i];
-        vb_profile_engine *en = &p->engines[p->n_engines++];
-        en->line = e->line;
         size_t ni;
-        en->name = strdup(vb_yaml_map_get(e, "name", &ni)->text);
-        if (!en->name || note_line(impl, en->name, "name", e->key_lines[ni], i) != 0) return oom(c);
-        kvbuf kv = {0};
-        int rc = VB_OK;
-        for (size_t j = 0; j < e->n && rc == VB_OK; j++) {
-            const char *k = e->keys[j];
-            const vb_yaml_node *v = e->items[j];
-            if (strcmp(k, "name") == 0) continue;
-            if (!is_scalar_value(v))
-                rc = fail(c, v->line, "key 'engines[%zu].%s': expected a value, got %s", i, k,
-                          vb_yaml_describe(v, got, sizeof got));
-            else if (strcmp(k, "recipe") == 0 && !valid_name(v->text))
-                rc = fail(c, v->line, "key 'engines[%zu].recipe': '%s' is not a valid recipe name (%s)", i, v->text,
-                          NAME_RULE);
-            else if (strcmp(k, "optional") == 0 && strcmp(v->text, "true") != 0 && strcmp(v->text, "false") != 0)
-                rc = fail(c, v->line, "key 'engines[%zu].optional': expected true or false, got '%s'", i, v->text);
-            else if (kv_add(&kv, k, strdup(v->text)) != 0 || note_line(impl, en->name, k, e->key_lines[j], i) != 0)
-                rc = oom(c);
+        const char *name = vb_yaml_map_get(e, "name", &ni)->text;
+        const vb_yaml_node *adapter = vb_yaml_map_get(e, "engine", NULL);
+        size_t idx[64] = {0};   /* the odometer: one digit per key of the entry */
+        if (e->n > 64) return fail(c, e->line, "key 'engines[%zu]': more than 64 keys", i);
+        for (;;) {
+            vb_profile_engine *en = &p->engines[p->n_engines++];
+            en->line = e->line;
+            sbuf label = {0};
+            sb_addf(&label, "%s", name);
+            int axes = 0;
+            for (size_t j = 0; j < e->n; j++)
+                if (e->items[j]->type == VB_YAML_SEQ)
+                    sb_addf(&label, "%s%s=%s", axes++ ? "," : "[", e->keys[j], e->items[j]->items[idx[j]]->text);
+            if (axes) sb_addf(&label, "]");
+            en->name = sb_take(&label);
+            en->entry = strdup(name);
+            en->adapter = strdup(adapter ? adapter->text : name);
+            if (!en->name || !en->entry || !en->adapter || note_line(impl, en->name, "name", e->key_lines[ni], i) != 0)
+                return oom(c);
+            kvbuf kv = {0};
+            int rc = VB_OK;
+            for (size_t j = 0; j < e->n && rc == VB_OK; j++) {
+                const char *k = e->keys[j];
+                const vb_yaml_node *v = e->items[j];
+                if (strcmp(k, "name") == 0) continue;
+                if (strcmp(k, "phases") == 0) {
+                    kvbuf ov = {0};
+                    rc = engine_overrides(c, root, v, i, &ov);
+                    en->overrides = ov.kv;
+                    en->n_overrides = ov.n;
+                    continue;
+                }
+                if (strcmp(k, "engine") == 0) {
+                    if (note_line(impl, en->name, k, e->key_lines[j], i) != 0) rc = oom(c);
+                    continue;
+                }
+                const char *text = v->type == VB_YAML_SEQ ? v->items[idx[j]]->text : v->text;
+                if (kv_add(&kv, k, strdup(text)) != 0 || note_line(impl, en->name, k, e->key_lines[j], i) != 0)
+                    rc = oom(c);
+            }
+            en->params = kv.kv;
+            en->n_params = kv.n;
+            if (rc != VB_OK) return VB_ERROR;
+            /* next combination: the last list varies fastest */
+            size_t j = e->n;
+            while (j-- > 0) {
+                if (e->items[j]->type != VB_YAML_SEQ) continue;
+                if (++idx[j] < e->items[j]->n) break;
+                idx[j] = 0;
+            }
+            if (j == (size_t)-1) break;
         }
-        en->params = kv.kv;
-        en->n_params = kv.n;
-        if (rc != VB_OK) return VB_ERROR;
     }
     return VB_OK;
 }
@@ -638,6 +880,21 @@ static int check_loop(const ctx *c, const vb_yaml_node *sec, const vb_profile_ph
         int line = vb_yaml_map_get(map, "target_rate", &at) ? map->key_lines[at] : ph->line;
         return fail(c, line, "key 'phases.concurrency.target_rate': only used with mode: open (the closed loop "
                              "sends as fast as the engine answers)");
+    }
+    return VB_OK;
+}
+
+/* The sweep's window (window_s, warmup_s) goes with a clients list: without one, the sweep runs each query once. */
+static int check_sweep_window(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
+    if (vb_kv_get(ph->params, ph->n_params, "clients", NULL)) return VB_OK;
+    const vb_yaml_node *map = sec && sec->type == VB_YAML_MAP ? sec : NULL;
+    static const char *const keys[] = {"window_s", "warmup_s"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t at = 0;
+        if (!vb_kv_get(ph->params, ph->n_params, keys[i], NULL)) continue;
+        int line = vb_yaml_map_get(map, keys[i], &at) ? map->key_lines[at] : ph->line;
+        return fail(c, line, "key 'phases.recall_sweep.%s': only used with a clients list (clients: [1, 2, 4] makes "
+                             "each point a window of that many clients; without it every query runs once)", keys[i]);
     }
     return VB_OK;
 }
@@ -679,6 +936,7 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
         ph->n_params = kv.n;
         if (rc != VB_OK) return VB_ERROR;
         if (k == VB_PHASE_CONCURRENCY && check_loop(c, sec, ph) != VB_OK) return VB_ERROR;
+        if (k == VB_PHASE_RECALL_SWEEP && check_sweep_window(c, sec, ph) != VB_OK) return VB_ERROR;
     }
     return VB_OK;
 }
@@ -745,6 +1003,7 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     if (check_datasets(c, root, p) != VB_OK || check_engines(c, root, impl) != VB_OK ||
         check_phases(c, root, p) != VB_OK)
         return VB_ERROR;
+    share_builds(p, vb_profile_phase_find(p, "churn") != NULL);
 
     kvbuf settings = {0};
     int rc = VB_OK;
@@ -759,6 +1018,14 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     if (rc == VB_OK)
         rc = check_section(c, vb_yaml_map_get(root, "transport", NULL), "transport", transport_fields, "transport.",
                            &settings);
+    if (rc == VB_OK)
+        rc = check_section(c, vb_yaml_map_get(root, "notify", NULL), "notify", notify_fields, "notify.", &settings);
+    const vb_yaml_node *pass = vb_yaml_map_get(root, "server_pass", NULL);
+    if (rc == VB_OK && pass) {
+        static const field p_field = {"server_pass", F_ENUM, 0, 0, NULL, server_pass_choices};
+        char *v = convert(c, &p_field, pass, "server_pass");
+        rc = !v ? VB_ERROR : kv_add(&settings, "server_pass", v) == 0 ? VB_OK : oom(c);
+    }
     const vb_yaml_node *res = vb_yaml_map_get(root, "resources", NULL);
     if (rc == VB_OK && res && !vb_yaml_is_null(res)) {
         if (res->type != VB_YAML_MAP)
@@ -805,6 +1072,9 @@ int vb_profile_parse(const char *text, size_t len, const char *source, vb_profil
 
 static void free_engine(vb_profile_engine *e) {
     free(e->name);
+    free(e->entry);
+    free(e->adapter);
+    kv_free(e->overrides, e->n_overrides);
     kv_free(e->params, e->n_params);
 }
 
@@ -916,7 +1186,7 @@ int vb_profile_engine_is_optional(const vb_profile_engine *e) {
 }
 
 int vb_profile_engine_param_is_general(const char *key) {
-    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0;
+    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0 || strcmp(key, "engine") == 0;
 }
 
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
@@ -929,6 +1199,7 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
             else free_engine(&p->engines[i]);
         }
         p->n_engines = n;
+        share_builds(p, vb_profile_phase_find(p, "churn") != NULL);   /* the one it shared with may be gone */
         if (n == 0) return vb_error_set(err, "profile", 1, "every engine of profile '%s' is optional: name them with --engines", p->name);
         return VB_OK;
     }
@@ -940,22 +1211,28 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
         return vb_error_set(err, "profile", 1, "out of memory");
     }
     int rc = VB_OK, any = 0;
+    /* commas inside a label's brackets ("hnswlib[m=8,ef_construction=64]") do not separate names */
+    int depth = 0;
+    for (char *s = copy; *s; s++) {
+        depth += *s == '[' ? 1 : *s == ']' && depth > 0 ? -1 : 0;
+        if (*s == ',' && depth == 0) *s = '\n';
+    }
     char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok && rc == VB_OK; tok = strtok_r(NULL, ",", &save)) {
+    for (char *tok = strtok_r(copy, "\n", &save); tok && rc == VB_OK; tok = strtok_r(NULL, "\n", &save)) {
         while (*tok == ' ' || *tok == '\t') tok++;
         char *end = tok + strlen(tok);
         while (end > tok && (end[-1] == ' ' || end[-1] == '\t')) *--end = '\0';
         if (!*tok) continue;
-        size_t i = 0;
-        while (i < p->n_engines && strcmp(p->engines[i].name, tok) != 0) i++;
-        if (i == p->n_engines) {
+        /* a configuration's label, or an entry's name for all of its configurations */
+        int found = 0;
+        for (size_t i = 0; i < p->n_engines; i++)
+            if (strcmp(p->engines[i].name, tok) == 0 || strcmp(p->engines[i].entry, tok) == 0) keep[i] = any = found = 1;
+        if (!found) {
             sbuf names = {0};
             for (size_t j = 0; j < p->n_engines; j++) sb_addf(&names, "%s%s", j ? ", " : "", p->engines[j].name);
             rc = vb_error_set(err, "profile", 1, "engine '%s' is not in profile '%s' (it has: %s)", tok, p->name,
                               names.s ? names.s : "");
             free(names.s);
-        } else {
-            keep[i] = any = 1;
         }
     }
     if (rc == VB_OK && !any) rc = vb_error_set(err, "profile", 1, "no engine named in '%s'", csv);
@@ -968,6 +1245,7 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
                 free_engine(&p->engines[i]);
         }
         p->n_engines = n;
+        share_builds(p, vb_profile_phase_find(p, "churn") != NULL);   /* the one it shared with may be gone */
     }
     free(copy);
     free(keep);
@@ -978,6 +1256,23 @@ const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *k
     for (size_t i = 0; i < p->n_phases; i++)
         if (strcmp(p->phases[i].kind, kind) == 0) return &p->phases[i];
     return NULL;
+}
+
+const char *vb_profile_phase_value(const vb_profile *p, const char *kind, const char *key) {
+    const vb_profile_phase *ph = vb_profile_phase_find(p, kind);
+    if (ph) return vb_kv_get(ph->params, ph->n_params, key, NULL);
+    vb_phase_kind k;
+    if (vb_phase_parse(kind, &k) != 0) return NULL;
+    for (const field *f = phase_fields[k]; f->key; f++)
+        if (strcmp(f->key, key) == 0) return f->def;
+    return NULL;
+}
+
+const char *vb_profile_engine_phase_value(const vb_profile *p, size_t e, const char *kind, const char *key) {
+    char k[128];
+    snprintf(k, sizeof k, "%s.%s", kind, key);
+    const char *v = e < p->n_engines ? vb_kv_get(p->engines[e].overrides, p->engines[e].n_overrides, k, NULL) : NULL;
+    return v ? v : vb_profile_phase_value(p, kind, key);
 }
 
 /* Shared by the two list getters: splits the value and hands each item to parse (0 or -1). */
@@ -1040,111 +1335,85 @@ int vb_profile_engine_line(const vb_profile *p, const char *engine, const char *
 /* ---------------------------------------------------------------------------------------------------------- */
 /* JSON for the manifest */
 
-/* A JSON string literal; bytes that are not valid UTF-8 (possible only in a file path) become U+FFFD. */
-static void json_str(sbuf *b, const char *s) {
-    sb_add(b, "\"");
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned char ch = *p;
-        if (ch == '"' || ch == '\\') {
-            char esc[3] = {'\\', (char)ch, 0};
-            sb_add(b, esc);
-            p++;
-        } else if (ch < 0x20) {
-            switch (ch) {
-            case '\n': sb_add(b, "\\n"); break;
-            case '\t': sb_add(b, "\\t"); break;
-            case '\r': sb_add(b, "\\r"); break;
-            default: sb_addf(b, "\\u%04x", ch); break;
-            }
-            p++;
-        } else if (ch < 0x80) {
-            sb_addn(b, (const char *)p, 1);
-            p++;
-        } else {
-            int len = ch >= 0xf0 && ch < 0xf5 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc2 && ch < 0xe0 ? 2 : 0;
-            int okseq = len > 0;
-            for (int i = 1; i < len && okseq; i++) okseq = (p[i] & 0xc0) == 0x80;
-            if (okseq && len == 3 && ((ch == 0xe0 && p[1] < 0xa0) || (ch == 0xed && p[1] >= 0xa0))) okseq = 0;
-            if (okseq && len == 4 && ((ch == 0xf0 && p[1] < 0x90) || (ch == 0xf4 && p[1] >= 0x90))) okseq = 0;
-            if (okseq) {
-                sb_addn(b, (const char *)p, (size_t)len);
-                p += len;
-            } else {
-                sb_add(b, "\\ufffd");
-                p++;
-            }
-        }
-    }
-    sb_add(b, "\"");
-}
-
-/* A value whose schema type is known goes out typed (numbers, lists, booleans); anything else as a string. */
-static void json_value(sbuf *b, const field *f, const char *v) {
+/* A value whose schema type is known goes out typed (numbers, lists, booleans); anything else as a string. Values
+ * are canonical text (fmt_double, "%ld", true/false), so a typed one always converts; should one not, it goes
+ * out as the string it is rather than being lost. */
+static json_t *json_value(const field *f, const char *v) {
+    json_t *out = NULL;
     if (!f || f->type == F_STRING || f->type == F_ENUM) {
-        json_str(b, v);
+        return vb_json_string(v);
     } else if (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST) {
-        sb_add(b, "[");
-        for (const char *s = v; *s;) {
+        out = json_array();
+        char item[64];
+        for (const char *s = v; out && *s;) {
             size_t n = strcspn(s, ",");
-            if (s != v) sb_add(b, ", ");
-            sb_addn(b, s, n);
+            snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), s);
+            json_t *x = vb_json_number(item);
+            if (!x) {
+                json_decref(out);
+                out = NULL;
+                break;
+            }
+            json_array_append_new(out, x);
             s += n + (s[n] == ',');
         }
-        sb_add(b, "]");
+    } else if (f->type == F_BOOL) {
+        out = strcmp(v, "true") == 0 ? json_true() : strcmp(v, "false") == 0 ? json_false() : NULL;
     } else {
-        sb_add(b, v);   /* canonical int, double or true/false: valid JSON as is */
+        out = vb_json_number(v);
     }
+    return out ? out : vb_json_string(v);
 }
 
-static void json_kv_object(sbuf *b, const vb_kv *kv, size_t n, const field *fields, const char *strip) {
-    sb_add(b, "{");
-    for (size_t i = 0; i < n; i++) {
+static json_t *json_kv_object(const vb_kv *kv, size_t n, const field *fields, const char *strip) {
+    json_t *o = json_object();
+    for (size_t i = 0; o && i < n; i++) {
         const char *key = kv[i].key;
         const field *f = NULL;
         if (fields) {
             size_t sl = strip ? strlen(strip) : 0;
             if (!strip || strncmp(key, strip, sl) == 0) f = field_find(fields, key + sl);
         }
-        sb_add(b, i ? ", " : "");
-        json_str(b, key);
-        sb_add(b, ": ");
-        json_value(b, f, kv[i].value);
+        json_t *k = vb_json_string(key);   /* a key is a JSON string too: the same UTF-8 repair */
+        if (k) json_object_set_new(o, json_string_value(k), json_value(f, kv[i].value));
+        json_decref(k);
     }
-    sb_add(b, "}");
+    return o;
 }
 
+/* The resolved profile as one JSON document, built with jansson (util/json.h): keys in this order, separators
+ * ", " and ": ", numbers written as their canonical text. */
 char *vb_profile_to_json(const vb_profile *p) {
-    sbuf b = {0};
-    sb_add(&b, "{\"name\": ");
-    json_str(&b, p->name);
-    sb_add(&b, ", \"source\": ");
-    json_str(&b, p->source);
-    sb_addf(&b, ", \"k\": %d, \"datasets\": [", p->k);
-    for (size_t i = 0; i < p->n_datasets; i++) {
-        sb_add(&b, i ? ", " : "");
-        json_kv_object(&b, p->datasets[i].params, p->datasets[i].n_params, NULL, NULL);
-    }
-    sb_add(&b, "], \"engines\": [");
+    json_t *doc = json_object(), *datasets = json_array(), *engines = json_array(), *phases = json_array();
+    json_object_set_new(doc, "name", vb_json_string(p->name));
+    json_object_set_new(doc, "source", vb_json_string(p->source));
+    json_object_set_new(doc, "k", json_integer(p->k));
+    for (size_t i = 0; i < p->n_datasets; i++)
+        json_array_append_new(datasets, json_kv_object(p->datasets[i].params, p->datasets[i].n_params, NULL, NULL));
+    json_object_set_new(doc, "datasets", datasets);
     for (size_t i = 0; i < p->n_engines; i++) {
-        sb_add(&b, i ? ", {\"name\": " : "{\"name\": ");
-        json_str(&b, p->engines[i].name);
-        sb_add(&b, ", \"params\": ");
-        json_kv_object(&b, p->engines[i].params, p->engines[i].n_params, NULL, NULL);
-        sb_add(&b, "}");
+        json_t *e = json_object();
+        json_object_set_new(e, "name", vb_json_string(p->engines[i].name));
+        if (strcmp(p->engines[i].adapter, p->engines[i].name) != 0)   /* a configuration: its adapter and entry */
+            json_object_set_new(e, "engine", vb_json_string(p->engines[i].adapter)),
+            json_object_set_new(e, "entry", vb_json_string(p->engines[i].entry));
+        if (p->engines[i].n_overrides)   /* "recall_sweep.ef_search": "10,20,40", as the phases' own values */
+            json_object_set_new(e, "phases", json_kv_object(p->engines[i].overrides, p->engines[i].n_overrides, NULL, NULL));
+        json_object_set_new(e, "params", json_kv_object(p->engines[i].params, p->engines[i].n_params, NULL, NULL));
+        json_array_append_new(engines, e);
     }
-    sb_add(&b, "], \"phases\": [");
+    json_object_set_new(doc, "engines", engines);
     for (size_t i = 0; i < p->n_phases; i++) {
         vb_phase_kind kind;
         const field *fields = vb_phase_parse(p->phases[i].kind, &kind) == 0 ? phase_fields[kind] : NULL;
-        sb_add(&b, i ? ", {\"kind\": " : "{\"kind\": ");
-        json_str(&b, p->phases[i].kind);
-        sb_add(&b, ", \"params\": ");
-        json_kv_object(&b, p->phases[i].params, p->phases[i].n_params, fields, NULL);
-        sb_add(&b, "}");
+        json_t *ph = json_object();
+        json_object_set_new(ph, "kind", vb_json_string(p->phases[i].kind));
+        json_object_set_new(ph, "params", json_kv_object(p->phases[i].params, p->phases[i].n_params, fields, NULL));
+        json_array_append_new(phases, ph);
     }
-    sb_add(&b, "], \"settings\": ");
-    json_kv_object(&b, p->settings, p->n_settings, limits_fields, "limits.");
-    sb_add(&b, "}");
-    return sb_take(&b);
+    json_object_set_new(doc, "phases", phases);
+    json_object_set_new(doc, "settings", json_kv_object(p->settings, p->n_settings, limits_fields, "limits."));
+    char *out = vb_json_dumps(doc, JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    return out;
 }

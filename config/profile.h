@@ -26,10 +26,20 @@ typedef struct vb_profile_dataset {
     int line;
 } vb_profile_dataset;
 
-/* An engine entry: name plus engine parameters (everything but "name"), checked against the engine's
- * param_names by vb_profile_check_engines (the loader itself does not link the engines). */
+/* A configuration of an engine: name plus engine parameters (everything but "name" and "engine"), checked
+ * against the adapter's param_names by vb_profile_check_engines (the loader itself does not link the engines).
+ * An entry of the file gives one configuration, or several when some of its values are lists (a matrix:
+ * `m: [8, 16]`); name is the configuration's label ("hnswlib", "hnswlib[m=8]"): it is what plan keys, result
+ * rows and reports name. adapter is the registered engine that runs it (the entry's `engine`, default its
+ * name); entry is the entry's name (--engines accepts it for all of its configurations). */
 typedef struct vb_profile_engine {
     char *name;
+    char *entry;
+    char *adapter;
+    size_t build_of;      /* the configuration whose build (index, table) it uses: itself, or an earlier one of its
+                           * entry that differs only in search-time parameters (pgvector iterative_scan) */
+    vb_kv *overrides;     /* the engine's own phase settings: "recall_sweep.ef_search" -> "10,20,40" (canonical) */
+    size_t n_overrides;
     vb_kv *params;
     size_t n_params;
     int line;
@@ -70,15 +80,25 @@ void vb_profile_destroy(vb_profile **p);
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err);
 
 /* General engine keys, not passed to the adapter: `recipe` (the orchestrator starts the server from
- * deploy/engines/RECIPE.yml on its host) and `optional` (run only when --engines names it). */
+ * deploy/engines/RECIPE.yml on its host), `optional` (run only when --engines names it) and `engine` (the
+ * adapter, when the entry's name is not one). */
 const char *vb_profile_engine_recipe(const vb_profile_engine *e);   /* NULL: no server to start */
 int vb_profile_engine_is_optional(const vb_profile_engine *e);
 int vb_profile_engine_param_is_general(const char *key);
 
 const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *kind); /* NULL when absent */
+/* The canonical value of phases.KIND.KEY: the profile's, or the field's default when the profile has no such
+ * section (NULL: no value and no default). The plan uses it for values an item needs from another phase's section
+ * (a sweep item rebuilds an index with the build phase's load settings). */
+const char *vb_profile_phase_value(const vb_profile *p, const char *kind, const char *key);
+/* Same, as engine configuration e runs it: its own setting (engines[].phases.KIND.KEY) when it has one. */
+const char *vb_profile_engine_phase_value(const vb_profile *p, size_t e, const char *kind, const char *key);
 /* Parses a comma-separated integer list value into out (at most cap); returns count or -1 (err set). */
 int vb_profile_phase_list(const vb_profile_phase *ph, const char *key, long *out, int cap, vb_error *err);
 const char *vb_profile_setting(const vb_profile *p, const char *dotted_key, const char *def);
+/* Sets a parameter of a dataset entry (replacing its value, or appending it): how `vbench run` gives a registry
+ * dataset the paths of its files in the cache (coordinator/fetch_datasets.c). VB_OK, or VB_ERROR out of memory. */
+int vb_profile_dataset_set(vb_profile_dataset *d, const char *key, const char *value);
 /* Same as vb_profile_phase_list for a list of numbers ("0.1,0.01"). */
 int vb_profile_phase_list_double(const vb_profile_phase *ph, const char *key, double *out, int cap, vb_error *err);
 
@@ -87,6 +107,12 @@ int vb_profile_phase_list_double(const vb_profile_phase *ph, const char *key, do
  * Kept apart from vb_profile_load (in config/profile_engines.c) so that code reading profiles does not have
  * to link the engines; the coordinator calls it right after loading. */
 int vb_profile_check_engines(const vb_profile *p, vb_error *err);
+/* The table a configuration gets in its server when it is one of several (its name is not its adapter's), its
+ * adapter takes a `table` parameter and the profile sets none: "vb_" and the label made a plain identifier
+ * ("vb_pgvector_variant_halfvec"), at most 48 bytes. NULL: the adapter's own default applies. buf: >= 64. */
+const char *vb_profile_engine_table(const vb_profile_engine *e, char *buf, size_t len);
+/* The same for configuration e of p: the table of the configuration whose build it uses (build_of). */
+const char *vb_profile_config_table(const vb_profile *p, size_t e, char *buf, size_t len);
 /* The line of engine `engine`'s key `key` ("name" for the entry itself) in the profile text, 0 when unknown;
  * *index (may be NULL) gets the entry's position in the file's engines list (before any selection).
  * p must come from vb_profile_load / vb_profile_parse. */

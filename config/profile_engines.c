@@ -24,13 +24,14 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
         const vb_profile_engine *e = &p->engines[i];
         size_t index = i;
         int line = vb_profile_engine_line(p, e->name, "name", &index);
-        const vb_engine_ops *ops = vb_engine_find(e->name);
+        int eline = vb_profile_engine_line(p, e->name, "engine", NULL);   /* the entry names its adapter */
+        const vb_engine_ops *ops = vb_engine_find(e->adapter);
         if (!ops) {
             const char *names[64];
             size_t n = vb_engine_list(names, 64);
-            return vb_error_set(err, "profile", 1, "%s:%d: key 'engines[%zu].name': unknown engine '%s' (known: %s)",
-                                p->source, line ? line : e->line, index, e->name,
-                                join(names, n < 64 ? n : 64, known, sizeof known));
+            return vb_error_set(err, "profile", 1, "%s:%d: key 'engines[%zu].%s': unknown engine '%s' (known: %s)",
+                                p->source, eline ? eline : line ? line : e->line, index, eline ? "engine" : "name",
+                                e->adapter, join(names, n < 64 ? n : 64, known, sizeof known));
         }
         for (size_t j = 0; j < e->n_params; j++) {
             const char *key = e->params[j].key;
@@ -41,11 +42,44 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
             if (!ops->param_names || !ops->param_names[0])
                 return vb_error_set(err, "profile", 1,
                                     "%s:%d: unknown key 'engines[%zu].%s': engine '%s' takes no parameters",
-                                    p->source, pline ? pline : e->line, index, key, e->name);
+                                    p->source, pline ? pline : e->line, index, key, e->adapter);
             return vb_error_set(err, "profile", 1, "%s:%d: unknown key 'engines[%zu].%s': engine '%s' takes only: %s",
-                                p->source, pline ? pline : e->line, index, key, e->name,
+                                p->source, pline ? pline : e->line, index, key, e->adapter,
                                 join(ops->param_names, 64, known, sizeof known));
         }
     }
     return VB_OK;
+}
+
+/* FNV-1a of a label: the tail of a table name that had to be cut short, so two long labels stay two tables. */
+static unsigned long label_hash(const char *s) {
+    unsigned long h = 2166136261u;
+    for (; *s; s++) h = ((h ^ (unsigned char)*s) * 16777619u) & 0xffffffffu;
+    return h;
+}
+
+const char *vb_profile_config_table(const vb_profile *p, size_t e, char *buf, size_t len) {
+    return vb_profile_engine_table(&p->engines[p->engines[e].build_of], buf, len);
+}
+
+const char *vb_profile_engine_table(const vb_profile_engine *e, char *buf, size_t len) {
+    if (strcmp(e->name, e->adapter) == 0 || vb_kv_get(e->params, e->n_params, "table", NULL)) return NULL;
+    const vb_engine_ops *ops = vb_engine_find(e->adapter);
+    int takes_table = 0;
+    for (const char *const *a = ops ? ops->param_names : NULL; a && *a && !takes_table; a++)
+        takes_table = strcmp(*a, "table") == 0;
+    if (!takes_table || len < 48) return NULL;
+    /* "vb_" and the label in lower case, every run of other characters one '_': a plain SQL identifier */
+    size_t o = (size_t)snprintf(buf, len, "vb_");
+    for (const char *s = e->name; *s && o + 1 < len; s++) {
+        char ch = *s >= 'A' && *s <= 'Z' ? (char)(*s - 'A' + 'a') : *s;
+        int plain = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+        if (plain) buf[o++] = ch;
+        else if (buf[o - 1] != '_') buf[o++] = '_';
+    }
+    while (o > 3 && buf[o - 1] == '_') o--;
+    buf[o] = '\0';
+    /* 63 bytes is PostgreSQL's limit (MySQL's is 64): a longer name ends in the label's hash */
+    if (o > 48) snprintf(buf + 39, len - 39, "_%08lx", label_hash(e->name));
+    return buf;
 }

@@ -18,6 +18,8 @@ typedef struct vb_campaign_opts {
     const char *agent_bin;     /* vbench-agent executable for local agents */
     const char *agent_cpus;    /* CPU list for the local client agent, or NULL for all */
     const char *cache_dir;     /* dataset / ground-truth cache */
+    const char *mirror;        /* where registry datasets are fetched from (--mirror), or NULL: the publishers */
+    int no_fetch;              /* --no-fetch: a registry dataset missing from the cache is an error */
     const char *command_line;  /* for the manifest */
     int quiet;                 /* no progress line, no tables at the end */
     /* The local orchestrator agent (started when a selected engine has a recipe). NULL: its defaults. */
@@ -28,6 +30,9 @@ typedef struct vb_campaign_opts {
     const char *cert;          /* the coordinator's secret certificate (vbench keys NAME -> NAME.key), or NULL */
     const char *allow_dir;     /* directory of the agents' .pub files (the allow-list), or NULL */
     int no_local_agents;       /* start no local agent: every agent comes from another host (needs listen) */
+    const char *notify;        /* --notify CMD (else the profile's notify.command), or NULL */
+    int check_only;            /* run --check: the preflight and the estimate, nothing created */
+    unsigned mode;             /* run: the results database's mode (0: 0600; its new directory gets r -> x) */
 } vb_campaign_opts;
 
 /* Returns the process exit code: 0 all items done, 1 some failed, 2 interrupted or incomplete.

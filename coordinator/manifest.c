@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "engines/engine.h"
 #include "util/versions.h"
 
 /* First value of a "key\t: value" line of /proc/cpuinfo, or "unknown". */
@@ -60,11 +61,27 @@ int vb_manifest_record_host(vb_store *s, vb_error *err) {
     return VB_OK;
 }
 
+/* engine.NAME.kind for each engine of the profile this build knows: "embedded" (the search runs in the agent's
+ * client threads, so a saturated client CPU is the engine working, not a client bottleneck: v_validity reads
+ * this) or "server". */
+static int record_engine_kinds(vb_store *s, const vb_profile *p, vb_error *err) {
+    for (size_t i = 0; i < p->n_engines; i++) {
+        const vb_engine_ops *ops = vb_engine_find(p->engines[i].adapter);
+        if (!ops) continue;
+        char key[256];
+        snprintf(key, sizeof key, "engine.%s.kind", p->engines[i].name);
+        if (vb_store_manifest_set(s, key, (ops->flags & VB_ENGINE_EMBEDDED) ? "embedded" : "server", err))
+            return VB_ERROR;
+    }
+    return VB_OK;
+}
+
 int vb_manifest_record_profile(vb_store *s, const vb_profile *p, const char *command_line, vb_error *err) {
     char *json = vb_profile_to_json(p);
     int rc = vb_store_manifest_set(s, "profile.resolved", json ? json : "{}", err);
     free(json);
     if (rc == VB_OK) rc = vb_store_manifest_set(s, "profile.source", p->source, err);
     if (rc == VB_OK) rc = vb_store_manifest_set(s, "command_line", command_line, err);
+    if (rc == VB_OK) rc = record_engine_kinds(s, p, err);
     return rc;
 }

@@ -10,4 +10,9 @@
  * temp = 1: creates them as TEMP views, which shadow whatever an older file holds (read-only connection). */
 int vb_views_install(sqlite3 *db, int temp, vb_error *err);
 
+/* Registers the SQL functions the views use on db (vb_views_install does it first): the aggregates
+ * vb_median_ci_lo(x) / vb_median_ci_hi(x), the bootstrap 95 % interval of the median of x (metrics/bootstrap.h),
+ * NULL below 5 values. */
+int vb_views_functions(sqlite3 *db, vb_error *err);
+
 #endif

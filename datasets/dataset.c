@@ -113,7 +113,7 @@ static void shape_str(const hsize_t *dims, int rank, char *out, size_t len) {
     if (rank == 0) snprintf(out, len, "scalar");
 }
 
-int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err) {
+void vb_dataset_cache_dir_name(const char *given, char *buf, size_t len) {
     const char *env;
     if (given && *given)
         snprintf(buf, len, "%s", given);
@@ -125,6 +125,10 @@ int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err
         snprintf(buf, len, "%s/.cache/vbench", env);
     else
         snprintf(buf, len, "/tmp/vbench-cache");
+}
+
+int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err) {
+    vb_dataset_cache_dir_name(given, buf, len);
     /* mkdir -p */
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s", buf);
@@ -143,11 +147,59 @@ int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err
     return VB_OK;
 }
 
+static const char *file_kind(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+int vb_dataset_check_file(const char *path, vb_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return ds_fail(err, "%s is %s: a dataset file must be a regular file", path, file_kind(st.st_mode));
+    return VB_OK;
+}
+
+int vb_dataset_open_file(const char *path, vb_error *err) {
+    /* O_NONBLOCK: open() of a FIFO with no writer would wait forever (a device may too); for a regular file it
+     * changes nothing, and it is cleared below anyway. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ds_fail(err, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ds_fail(err, "%s is %s: a dataset file must be a regular file", path, file_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+/* vb_dataset_open_file as a stdio stream. */
+static FILE *fopen_regular(const char *path, vb_error *err) {
+    int fd = vb_dataset_open_file(path, err);
+    if (fd < 0) return NULL;
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        ds_fail(err, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return fp;
+}
+
 /* Maps [offset, offset + len) of a file read-only; the mapping belongs to ds and goes with vb_dataset_close. */
 static int map_region(vb_dataset *ds, const char *path, uint64_t offset, size_t len, const void **out,
                       vb_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    int fd = vb_dataset_open_file(path, err);
+    if (fd < 0) return VB_ERROR;
     struct stat st;
     if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < offset + len) {
         close(fd);
@@ -199,7 +251,7 @@ _Static_assert(sizeof(cache_hdr) == 64, "cache header is 64 bytes");
  * Returns 1 when mapped, 0 when absent or unusable (the caller regenerates it), VB_ERROR on mmap failure. */
 static int cache_try_map(vb_dataset *ds, const char *path, uint64_t key, size_t want_cols, size_t *rows,
                          size_t *cols, const float **data, vb_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);   /* no wait on a FIFO put in the cache's place */
     if (fd < 0) return 0;
     cache_hdr h;
     struct stat st;
@@ -549,8 +601,10 @@ int vb_dataset_open_hdf5(const char *path, const char *cache_dir, vb_dataset **o
 
 static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset **out, vb_error *err) {
     struct stat st;
+    /* stat before H5Fopen: HDF5 opens without O_NONBLOCK, and a FIFO would hold it forever */
     if (stat(path, &st) != 0) return ds_fail(err, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return ds_fail(err, "%s: not a regular file", path);
+    if (!S_ISREG(st.st_mode))
+        return ds_fail(err, "%s is %s: a dataset file must be a regular file", path, file_kind(st.st_mode));
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through vb_error, not printed by HDF5 */
     if (H5Fis_hdf5(path) <= 0) return ds_fail(err, "%s: not an HDF5 file", path);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -925,8 +979,8 @@ static int texmex_bad_length(const char *path, int fd, const char *ext, size_t e
  * bounds the dimension word; the per-row words are checked when the rows are read. */
 static int texmex_shape(const char *path, const char *ext, size_t elem, int64_t max_dim, size_t *rows,
                         size_t *dim, vb_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    int fd = vb_dataset_open_file(path, err);
+    if (fd < 0) return VB_ERROR;
     struct stat st;
     int32_t d = 0;
     int rc = VB_OK;
@@ -961,8 +1015,8 @@ static int texmex_shape(const char *path, const char *ext, size_t elem, int64_t 
  * 8 + rows x cols x alt_elem; *which says which (0 or 1). what names the elements in messages. */
 static int bigann_shape(const char *path, const char *ext, const char *what, size_t elem, size_t alt_elem,
                         uint64_t max_cols, size_t *rows, size_t *cols, int *which, vb_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ds_fail(err, "%s: %s", path, strerror(errno));
+    int fd = vb_dataset_open_file(path, err);
+    if (fd < 0) return VB_ERROR;
     struct stat st;
     uint32_t h[2] = {0, 0};
     int okst = fstat(fd, &st) == 0;
@@ -1008,8 +1062,8 @@ static int bigann_shape(const char *path, const char *ext, const char *what, siz
  * and a short read (the file shrank since its shape was read) is an error naming the vector. */
 static int vec_convert(const vec_format *f, const char *path, const char *file, uint64_t key, size_t rows,
                        size_t dim, vb_error *err) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return ds_fail(err, "%s: %s", path, strerror(errno));
+    FILE *fp = fopen_regular(path, err);
+    if (!fp) return VB_ERROR;
     cache_writer w;
     float *data;
     uint8_t *buf = NULL;
@@ -1141,8 +1195,8 @@ static int gt_check_id(const vb_dataset *ds, const char *path, int64_t id, size_
 }
 
 static int ivecs_read(vb_dataset *ds, const char *path, int32_t *ids, size_t rows, size_t k, vb_error *err) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return ds_fail(err, "%s: %s", path, strerror(errno));
+    FILE *fp = fopen_regular(path, err);
+    if (!fp) return VB_ERROR;
     uint64_t rec = 4 + 4 * (uint64_t)k;
     int rc = VB_OK;
     for (size_t q = 0; q < rows && rc == VB_OK; q++) {
@@ -1164,8 +1218,8 @@ static int ivecs_read(vb_dataset *ds, const char *path, int32_t *ids, size_t row
 
 static int ibin_read(vb_dataset *ds, const char *path, int32_t *ids, float *dists, size_t rows, size_t k,
                      vb_error *err) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return ds_fail(err, "%s: %s", path, strerror(errno));
+    FILE *fp = fopen_regular(path, err);
+    if (!fp) return VB_ERROR;
     size_t n = rows * k;
     int rc = VB_OK;
     if (fseeko(fp, 8, SEEK_SET) != 0 || fread(ids, 4, n, fp) != n || (dists && fread(dists, 4, n, fp) != n))

@@ -68,11 +68,19 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
  * One row per query, every id a row of the corpus, k the same in every row. Fills gt_k, neighbors and
  * (.ibin with distances) distances; refused when the dataset already has neighbours. */
 int vb_dataset_read_neighbors(vb_dataset *ds, const char *path, vb_error *err);
+
+/* Dataset files must be regular files: a FIFO, a device or a directory is refused by name (it would block a read
+ * or an open forever, or is not data). check: by stat, which never blocks. open: O_RDONLY without blocking, then
+ * the same check on the opened file; returns the descriptor (blocking again) or -1 with err set. */
+int vb_dataset_check_file(const char *path, vb_error *err);
+int vb_dataset_open_file(const char *path, vb_error *err);
 void vb_dataset_close(vb_dataset **ds);   /* unmaps, frees, sets *ds = NULL; NULL-safe */
 
 /* Resolves the cache directory and creates it (mkdir -p): cache_dir when given, else $VBENCH_CACHE, else
  * $XDG_CACHE_HOME/vbench, else $HOME/.cache/vbench, else /tmp/vbench-cache. Writes the path into buf. */
 int vb_dataset_cache_dir(const char *cache_dir, char *buf, size_t len, vb_error *err);
+/* The same path, without creating anything (the preflight: `vbench run --check` creates nothing). */
+void vb_dataset_cache_dir_name(const char *cache_dir, char *buf, size_t len);
 
 /* The filter column: a deterministic tag in [0, 10000) per row id, from a 64-bit mix of the id.
  * A filter "tag < s * 10000" passes a fraction s of the rows (1 % -> tag < 100), independently of the vectors. */

@@ -6,9 +6,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "datasets/registry.h"
+
 const char *const vb_dataset_spec_keys[] = {"name",  "source", "path", "queries_path", "groundtruth_path",
                                             "metric", "rows",  "queries", "dim",       "clusters",
-                                            "seed",  NULL};
+                                            "seed",  "registry", NULL};
 
 /* The sources, their file extensions and the ground-truth files they take. */
 typedef struct spec_src {
@@ -67,6 +69,17 @@ int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **
     const char *qpath = vb_kv_get(kv, n, "queries_path", NULL);
     const char *gtpath = vb_kv_get(kv, n, "groundtruth_path", NULL);
     const spec_src *s = NULL;
+    /* registry: NAME (datasets/registry.h): `vbench run` fetches it and sets path before the agents see it */
+    const char *reg = vb_kv_get(kv, n, "registry", NULL);
+    const vb_registry_entry *re = reg ? vb_registry_find(reg) : NULL;
+    if (reg && !re) return check_fail(err, key, "registry", "no dataset \"%s\" in the registry (datasets/registry.c)", reg);
+    if (reg && (!path || !*path)) {
+        /* `vbench run` gives it the paths of its files in the cache (coordinator/fetch_datasets.c) */
+        if (complete)
+            return check_fail(err, key, "path", "registry dataset %s has no file here: fetch it with `vbench dataset "
+                              "fetch %s` and name %s/%s as path:", reg, reg, "CACHE/datasets", re->files[0].file);
+        return VB_OK;
+    }
     if (src) {
         if (!(s = source_named(src)))
             return check_fail(err, key, "source", "unknown source \"%s\" (%s)", src, SOURCE_LIST);
@@ -155,6 +168,16 @@ int vb_dataset_open_spec(const vb_kv *kv, size_t n, const char *cache_dir, vb_da
     if (!s->ext) {
         rc = spec_synthetic(kv, n, name, cache_dir, out, err);
     } else {
+        /* Every file is a regular file before anything opens one (a FIFO would hold its open forever). */
+        static const char *const file_keys[] = {"path", "queries_path", "groundtruth_path"};
+        for (size_t i = 0; i < sizeof file_keys / sizeof file_keys[0]; i++) {
+            const char *f = vb_kv_get(kv, n, file_keys[i], NULL);
+            if (f && *f && vb_dataset_check_file(f, err) != VB_OK) {
+                char msg[sizeof err->message];
+                snprintf(msg, sizeof msg, "%s", err->message);
+                return spec_fail(err, name, file_keys[i], msg, NULL);
+            }
+        }
         const char *metric = vb_kv_get(kv, n, "metric", NULL);
         vb_metric m = VB_METRIC_ANGULAR;
         if (metric && vb_metric_parse(metric, &m) != 0)

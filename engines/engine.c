@@ -58,6 +58,8 @@ static void register_builtins(void) {
     registry_add_locked(&vb_engine_sleep);
     registry_add_locked(&vb_engine_mariadb), registry_add_locked(&vb_engine_alisql), registry_add_locked(&vb_engine_doris);
     registry_add_locked(&vb_engine_pgvector);
+    registry_add_locked(&vb_engine_valkey);
+    registry_add_locked(&vb_engine_mongodb);
     pthread_mutex_unlock(&registry_lock);
 }
 

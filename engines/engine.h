@@ -5,8 +5,53 @@
  * engines a handle on the shared index. Phases call the wrappers below, never the ops directly; the wrappers
  * check optional methods in one place and make sure every failure carries a message.
  *
- * Every operation returns VB_OK, VB_ERROR (err holds the engine's own message) or VB_RETRY (transient: a lost
- * connection, a serialisation failure; the caller may reconnect and try again). */
+ * THE CONTRACT every adapter keeps. engines/conformance.c checks it, with the same script, against every
+ * registered engine that can run (tests/unit/test_engines.c: the embedded ones; tests/e2e/63-conformance.t:
+ * the servers through tests/tools/vb_conformance.c). A new adapter is done when that script passes.
+ *
+ * Status. Every op returns one of three values and nothing else:
+ *   VB_OK     done; every out-parameter is filled.
+ *   VB_ERROR  the request cannot succeed as given: a bad parameter, an unsupported metric, wrong credentials,
+ *             a statement the server refuses. Calling again changes nothing; the item fails with err.
+ *   VB_RETRY  transient: the connection was lost, the server is restarting or cannot be reached yet, a
+ *             serialisation failure or deadlock the adapter did not absorb. The same call may succeed later.
+ *   err.message is the engine's own text (the server's words, and the statement or step that failed), one
+ *   line; err.domain names the engine (or "config"); err.code is the engine's own number (SQLSTATE class,
+ *   server errno) for the message only. Callers decide on the status, never on the code or the text.
+ *
+ * Who reconnects after VB_RETRY.
+ *   Connection ops (load, insert, remove, set_search, search): the CALLER. A vb_conn whose op returned
+ *   VB_RETRY is done for: close it (vb_conn_close), open a new one (vb_engine_connect, which itself returns
+ *   VB_RETRY while the server cannot be reached) and set the search parameters again (vb_conn_set_search).
+ *   An adapter may also heal a connection on its next call; callers must not count on it.
+ *   Engine ops (create, attach, build, maintain, sizes, version, explain): the ENGINE. Its administrative
+ *   connection is reopened by the next call (engines/sql_common.h runs a call once more on a fresh one), so
+ *   the caller just calls again; VB_RETRY means the server cannot be reached now.
+ *
+ * Rows. An id is unique in the table.
+ *   load      bulk load, after create, of ids that are not in the table; several connections load at once.
+ *   insert    an UPSERT: a live id is replaced (its vector and its tag), a removed id comes back, a new id is
+ *             added. Never a duplicate-key error: a churn batch is sent again after a restart or a retry.
+ *   remove    ids that are absent (never loaded, or removed already) are skipped, not an error.
+ *   tags      tags == NULL means "no tag" for every row of the call: such a row is a real row (unfiltered
+ *             searches find it, sizes count it) that never passes a tag filter.
+ * Search.
+ *   search    writes at most k distinct ids into ids_out, closest first for the table's metric (ties in any
+ *             order), and their count into *n_out; fewer than k only when fewer rows qualify (or the engine's
+ *             search gives up, e.g. a filter its graph walk cannot satisfy). A removed row never appears; with a
+ *             filter, only rows whose tag < tag_below.
+ *   set_search belongs to ITS connection (a session setting, never a global one): two connections search at
+ *             different ef_search at the same time, each with its own, until its next set_search.
+ *
+ * Memory. Ops write results into the caller's buffers (ids_out, buf, plan, stage, out) and never return memory
+ *   for the caller to free; the handles made by open and connect are released by close and disconnect (through
+ *   vb_engine_close and vb_conn_close, which also null the caller's pointer). Input arrays (ids, vecs, tags,
+ *   query) are borrowed for the duration of the call only.
+ *
+ * Threads. One connection per client thread: a vb_conn is used by one thread at a time and owns everything per
+ *   client (socket, prepared statements, ef_search, buffers). Engine ops may run while connections work (the
+ *   engine serialises its own administrative connection); build_progress runs in a thread of its own while build
+ *   runs. Close every connection before closing the engine. */
 #ifndef VB_ENGINES_ENGINE_H
 #define VB_ENGINES_ENGINE_H
 
@@ -30,6 +75,9 @@ typedef struct vb_table_spec {
     size_t capacity;
     int m;                  /* HNSW M */
     int ef_construction;
+    /* attach only: up to this many rows may be absent (a churn in progress deleted them and has not inserted them
+     * all again); 0: the table must hold exactly capacity rows (anything less is a load that did not finish). */
+    size_t attach_missing;
 } vb_table_spec;
 
 typedef struct vb_search_params {
@@ -53,6 +101,9 @@ enum {
     VB_ENGINE_EMBEDDED = 1u << 0,         /* runs inside the agent process: no server, no orchestrator */
     VB_ENGINE_BUILD_ON_INSERT = 1u << 1,  /* the graph grows on insert: build is part of load */
     VB_ENGINE_FILTER = 1u << 2,           /* search honours vb_filter */
+    VB_ENGINE_STUB = 1u << 3,             /* a stand-in for measuring the client (engines/testing.c): its answers
+                                           * are not nearest neighbours, so the contract's search rules do not
+                                           * apply and the conformance script skips it */
 };
 
 typedef struct vb_engine_ops {
@@ -61,15 +112,18 @@ typedef struct vb_engine_ops {
     unsigned flags;
     const char *const *param_names; /* NULL-terminated list of the profile parameters it accepts */
 
-    /* Required. */
+    /* Required. The contract above applies to every op; the notes here are what is particular to each. */
     int (*open)(const vb_engine_config *cfg, void **state, vb_error *err);
     void (*close)(void *state);
     int (*create)(void *state, const vb_table_spec *spec, vb_error *err);   /* drop anything old, make empty */
+    /* A new connection for one client thread; VB_RETRY while the server cannot be reached. */
     int (*connect)(void *state, void **conn, vb_error *err);
     void (*disconnect)(void *conn);
+    /* New ids only (bulk); tags may be NULL (rows without a tag). */
     int (*load)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+    /* This connection's search parameters, kept until its next set_search. */
     int (*set_search)(void *conn, const vb_search_params *p, vb_error *err);
-    /* Writes up to k ids into ids_out and their count into *n_out. */
+    /* Writes up to k distinct ids, closest first, into ids_out and their count into *n_out. */
     int (*search)(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
                   vb_error *err);
     int (*version)(void *state, char *buf, size_t len, vb_error *err);
@@ -78,7 +132,8 @@ typedef struct vb_engine_ops {
     int (*attach)(void *state, const vb_table_spec *spec, int *found, vb_error *err); /* reuse existing data */
     int (*build)(void *state, vb_error *err);                   /* index build after bulk load */
     int (*persist)(void *state, vb_error *err);                 /* make state durable for attach */
-    int (*remove)(void *conn, const int64_t *ids, size_t n, vb_error *err);
+    int (*remove)(void *conn, const int64_t *ids, size_t n, vb_error *err);          /* absent ids: skipped */
+    /* An upsert: live ids are replaced, removed ids come back, new ids are added. */
     int (*insert)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
     int (*maintain)(void *state, vb_error *err);               /* VACUUM and the like, after churn */
     int (*sizes)(void *state, vb_sizes *out, vb_error *err);
@@ -136,5 +191,7 @@ extern const vb_engine_ops vb_engine_null;    /* engines/testing.c: for measurin
 extern const vb_engine_ops vb_engine_sleep;
 extern const vb_engine_ops vb_engine_mariadb, vb_engine_alisql, vb_engine_doris;   /* engines/mysql_family.c */
 extern const vb_engine_ops vb_engine_pgvector;    /* engines/pgvector.c */
+extern const vb_engine_ops vb_engine_valkey;      /* engines/valkey.c */
+extern const vb_engine_ops vb_engine_mongodb;     /* engines/mongodb.c: written from the documentation */
 
 #endif

@@ -9,8 +9,8 @@
  * An engine parameter overrides the table spec. The index has exactly spec->capacity slots and ids must lie in
  * [0, capacity) (they index the tag column); removed slots are reused by later inserts, so churn never grows it.
  *
- * set_search sets ef on the index, not on the connection: hnswlib keeps ef in the index, so the last
- * set_search wins for every connection. The phases set the same ef on every connection before a window.
+ * set_search sets ef on the connection (the engine contract: a session setting); each search passes it to the
+ * shim, which never changes the ef hnswlib keeps in the index. Until set_search, hnswlib's default ef of 10.
  *
  * Files: persist writes <data_dir>/hnswlib.index (hnswlib's own format) and <data_dir>/hnswlib.meta (dim,
  * metric, m, ef_construction, index size, tags); attach reuses them only when they match the table spec. */
@@ -30,9 +30,10 @@ typedef struct hnsw_state {
     long threads;
 } hnsw_state;
 
-/* Embedded: a connection is the shared state itself; there is nothing per client. */
+/* Embedded: a connection is the shared index plus what is per client, its ef. */
 typedef struct hnsw_conn {
     hnsw_state *s;
+    int ef;
 } hnsw_conn;
 
 static const char *const hnsw_params[] = {"m", "ef_construction", "threads", NULL};
@@ -150,6 +151,7 @@ static int hnsw_connect(void *state, void **conn, vb_error *err) {
     hnsw_conn *c = malloc(sizeof *c);
     if (!c) return vb_error_set(err, "hnswlib", 1, "hnswlib: out of memory");
     c->s = state;
+    c->ef = 10;   /* hnswlib's own default */
     *conn = c;
     return VB_OK;
 }
@@ -183,21 +185,22 @@ static int hnsw_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) 
 }
 
 static int hnsw_set_search(void *conn, const vb_search_params *p, vb_error *err) {
-    hnsw_state *s = ((hnsw_conn *)conn)->s;
-    if (need_index(s, err) != VB_OK) return VB_ERROR;
+    hnsw_conn *c = conn;
+    if (need_index(c->s, err) != VB_OK) return VB_ERROR;
     if (p->ef_search < 1) return vb_error_set(err, "hnswlib", 1, "hnswlib: ef_search %d < 1", p->ef_search);
-    vb_hnsw_set_ef(s->index, p->ef_search);
+    c->ef = p->ef_search;
     return VB_OK;
 }
 
 static int hnsw_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
                        int *n_out, vb_error *err) {
-    hnsw_state *s = ((hnsw_conn *)conn)->s;
+    const hnsw_conn *c = conn;
+    hnsw_state *s = c->s;
     if (__builtin_expect(!s->index, 0)) return need_index(s, err);
     int on = filter && filter->kind != VB_FILTER_NONE;
     if (__builtin_expect(on && filter->kind != VB_FILTER_TAG_BELOW, 0))
         return vb_error_set(err, "hnswlib", 1, "hnswlib: unknown filter kind %d", (int)filter->kind);
-    return vb_hnsw_search(s->index, query, k, on, on ? filter->tag_below : 0, ids_out, n_out, err);
+    return vb_hnsw_search(s->index, query, k, c->ef, on, on ? filter->tag_below : 0, ids_out, n_out, err);
 }
 
 const vb_engine_ops vb_engine_hnswlib = {

@@ -133,8 +133,6 @@ struct vb_hnsw {
     std::unique_ptr<Index> index;
     std::unique_ptr<std::atomic<int32_t>[]> tags;   /* indexed by label, n_tags entries, never resized */
     size_t n_tags = 0;
-    std::mutex ef_lock;                             /* serialises set_ef; searches read hnswlib's ef_ */
-    int ef = -1;
 
     /* For angular, a unit-length copy of v in buf (a zero vector stays zero, as vb_distance treats it as
      * orthogonal to everything); for the other metrics v itself. */
@@ -255,6 +253,7 @@ int vb_hnsw_create(size_t dim, vb_metric metric, size_t capacity, int m, int ef_
         h->ef_construction = ef_construction;
         h->space.reset(new_space(metric, dim));
         h->index.reset(new Index(h->space.get(), capacity, (size_t)m, (size_t)ef_construction, 100, true));
+        h->index->setEf(1);   /* ef comes with each search (vb_hnsw_search), never from the index */
         h->alloc_tags(capacity);
         *out = h.release();
         return VB_OK;
@@ -332,27 +331,25 @@ int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb
     return VB_OK;
 }
 
-void vb_hnsw_set_ef(vb_hnsw *h, int ef) {
-    std::lock_guard<std::mutex> g(h->ef_lock);
-    if (ef == h->ef) return;   /* every connection sets the same ef before a window: write it once */
-    h->ef = ef;
-    h->index->setEf((size_t)(ef > 0 ? ef : 1));
-}
-
-int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int filter_on, int32_t tag_below, int64_t *ids_out,
-                   int *n_out, vb_error *err) {
+/* hnswlib reads ef from the index (searchKnn walks the base layer with max(ef_, k) candidates). The index's
+ * ef_ stays 1, so asking searchKnn for max(ef, k) results walks with exactly the width this caller wants; the
+ * farthest are then dropped down to k. Nothing shared is written, so each connection keeps its own ef. */
+int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, int filter_on, int32_t tag_below,
+                   int64_t *ids_out, int *n_out, vb_error *err) {
     *n_out = 0;
     if (k <= 0) return VB_OK;
+    size_t width = (size_t)(ef > k ? ef : k);
     try {
         thread_local std::vector<float> buf;
         const float *q = h->prepare(query, buf);
         std::priority_queue<std::pair<float, labeltype>> r;
         if (filter_on) {
             TagFilter f(h->tags.get(), h->n_tags, tag_below);
-            r = h->index->searchKnn(q, (size_t)k, &f);
+            r = h->index->searchKnn(q, width, &f);
         } else {
-            r = h->index->searchKnn(q, (size_t)k);
+            r = h->index->searchKnn(q, width);
         }
+        while (r.size() > (size_t)k) r.pop();   /* farthest first */
         int got = (int)r.size();   /* farthest first: fill from the back */
         for (int i = got - 1; i >= 0; i--) {
             ids_out[i] = (int64_t)r.top().second;
@@ -459,6 +456,7 @@ int vb_hnsw_open(const char *index_path, const char *meta_path, size_t dim, vb_m
         h->ef_construction = ef_construction;
         h->space.reset(new_space(metric, dim));
         h->index.reset(new Index(h->space.get(), index_path, false, capacity, true));
+        h->index->setEf(1);   /* ef comes with each search (vb_hnsw_search), never from the index */
         if (h->index->data_size_ != dim * sizeof(float) || h->index->M_ != (size_t)m)
             return fail(err, "%s holds vectors of %zu bytes and M %zu, its sidecar says dim %zu and M %d", index_path,
                         h->index->data_size_, h->index->M_, dim, m);

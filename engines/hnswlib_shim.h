@@ -7,8 +7,8 @@
  *
  * Threads: add and remove may run from several threads at once (hnswlib locks per label and per node);
  * search may run from any number of threads at once. Searching while adding is what hnswlib itself allows
- * but it reads neighbour lists without locks, so vbench's phases never mix the two. set_ef is global to the
- * index (hnswlib keeps ef in the index, not per query): it affects every connection. */
+ * but it reads neighbour lists without locks, so vbench's phases never mix the two. ef is an argument of each
+ * search, so every connection keeps its own (hnswlib itself keeps one ef in the index; the shim never sets it). */
 #ifndef VB_ENGINES_HNSWLIB_SHIM_H
 #define VB_ENGINES_HNSWLIB_SHIM_H
 
@@ -62,13 +62,11 @@ int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t
  * churn) is not an error; *removed (may be NULL) counts the rows that were live. */
 int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb_error *err);
 
-/* Sets ef for every later search on this index (see the threads note above). */
-void vb_hnsw_set_ef(vb_hnsw *h, int ef);
-
-/* Writes up to k ids, closest first, into ids_out and their count into *n_out. With filter_on, only rows whose
- * tag < tag_below are returned (hnswlib's filter functor: the graph walk continues past rejected rows). */
-int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int filter_on, int32_t tag_below, int64_t *ids_out,
-                   int *n_out, vb_error *err);
+/* Writes up to k ids, closest first, into ids_out and their count into *n_out, walking the base layer with
+ * max(ef, k) candidates (hnswlib's ef). With filter_on, only rows whose tag < tag_below are returned (hnswlib's
+ * filter functor: the graph walk continues past rejected rows). */
+int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, int filter_on, int32_t tag_below,
+                   int64_t *ids_out, int *n_out, vb_error *err);
 
 /* Saves the index and its sidecar (dim, metric, m, ef_construction, file size, tags), each written to a
  * temporary name and renamed; the sidecar goes last, so a crash in between leaves no sidecar and open

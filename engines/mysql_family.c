@@ -12,8 +12,11 @@
  * routine upkeep "maintain" stands for. Doris compacts on its own.
  *
  * Errors carry the server's own text (mysql_error / mysql_stmt_error); a lost connection (CR_SERVER_GONE_ERROR,
- * CR_SERVER_LOST) is VB_RETRY. */
+ * CR_SERVER_LOST) or a server that cannot be reached (CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR) is VB_RETRY.
+ * The administrative connection, the error format, the identifier check, the kNN statement cache and the EXPLAIN
+ * collector are engines/sql_common.h's, shared with the pgvector adapter. */
 #include "engines/mysql_family.h"
+#include "engines/sql_common.h"
 
 #include <errmsg.h>
 #include <math.h>
@@ -23,10 +26,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MY_NO_TAG 2147483647   /* rows loaded without a tag never pass a tag filter */
+#define DEADLOCK_BUDGET_S 300.0 /* retries of one insert batch after deadlocks before the load fails */
 
 typedef struct my_state {
     vb_mysql_dialect d;
@@ -37,15 +43,13 @@ typedef struct my_state {
     long long cache_bytes;      /* -1: leave the server's setting */
     size_t dim;
     vb_metric metric;
-    pthread_mutex_t lock;       /* admin connection */
-    MYSQL *admin;
+    vb_sql_admin admin;         /* a MYSQL *, in the database */
 } my_state;
 
 typedef struct my_conn {
     my_state *s;
     MYSQL *my;
-    MYSQL_STMT *search[2];      /* unfiltered, filtered; prepared for search_k */
-    int search_k;
+    vb_sql_knn_cache knn;       /* MYSQL_STMT * per filter mode, for the k it was prepared for */
     MYSQL_STMT *insert;         /* prepared for insert_n rows */
     size_t insert_n;
     MYSQL_BIND *binds;
@@ -53,6 +57,7 @@ typedef struct my_conn {
     char *text;                 /* Doris statements */
     size_t text_cap;
     long deadlocks;             /* insert batches sent again after a deadlock */
+    unsigned jitter;            /* rand_r state of the deadlock back-off, one per connection */
 } my_conn;
 
 static const char *const mariadb_params[] = {"host", "port", "socket", "user", "password", "database", "table",
@@ -207,19 +212,24 @@ int vb_mysql_sql_insert(vb_mysql_dialect d, const char *table, size_t n, char *b
 
 /* ---- errors and connections ------------------------------------------------------------------------ */
 
-static int is_lost(unsigned e) { return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST; }
+/* Transient: the connection is gone, or the server cannot be reached (yet). */
+static int is_lost(unsigned e) {
+    return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST || e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR;
+}
 
 /* The server's text, prefixed with the dialect and what was being done. */
 static int my_fail(const my_state *s, MYSQL *my, const char *what, vb_error *err) {
     unsigned e = mysql_errno(my);
-    vb_error_set(err, "engine", (int)e, "%s: %s: %s (error %u)", s->name, what, mysql_error(my), e);
-    return is_lost(e) ? VB_RETRY : VB_ERROR;
+    char detail[32];
+    snprintf(detail, sizeof detail, "error %u", e);
+    return vb_sql_fail(err, s->name, what, mysql_error(my), detail, (int)e, is_lost(e));
 }
 
 static int stmt_fail(const my_state *s, MYSQL_STMT *st, const char *what, vb_error *err) {
     unsigned e = mysql_stmt_errno(st);
-    vb_error_set(err, "engine", (int)e, "%s: %s: %s (error %u)", s->name, what, mysql_stmt_error(st), e);
-    return is_lost(e) ? VB_RETRY : VB_ERROR;
+    char detail[32];
+    snprintf(detail, sizeof detail, "error %u", e);
+    return vb_sql_fail(err, s->name, what, mysql_stmt_error(st), detail, (int)e, is_lost(e));
 }
 
 static int run(const my_state *s, MYSQL *my, const char *sql, vb_error *err) {
@@ -240,9 +250,9 @@ static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err)
         snprintf(where, sizeof where, "connect to %s as %s", s->socket[0] ? s->socket : s->host[0] ? s->host
                                                                                                   : "localhost",
                  s->user);
-        int rc = my_fail(s, my, where, err);
+        int rc = my_fail(s, my, where, err);   /* VB_RETRY when no server answers there */
         mysql_close(my);
-        return rc == VB_RETRY ? VB_ERROR : rc;
+        return rc;
     }
     /* AliSQL's vector indexes require READ COMMITTED. */
     if (s->d == VB_MYSQL_ALISQL && run(s, my, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", err)) {
@@ -263,13 +273,41 @@ static int copy_param(const vb_engine_config *cfg, const char *key, const char *
     return VB_OK;
 }
 
-/* Identifiers are written into statements: only [A-Za-z0-9_]. */
-static int check_ident(const char *what, const char *v, vb_error *err) {
-    if (!v[0]) return vb_error_set(err, "config", 1, "parameter %s is empty", what);
-    for (const char *p = v; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-            return vb_error_set(err, "config", 1, "parameter %s=\"%s\": only letters, digits and _", what, v);
+/* The administrative connection (sql_common's dial): in the database, created when missing. */
+static int admin_dial(void *owner, void **conn, vb_error *err) {
+    my_state *s = owner;
+    MYSQL *my = NULL;
+    char sql[512];
+    int rc = my_connect(s, 0, &my, err);
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
+        rc = run(s, my, sql, err);
+    }
+    if (rc == VB_OK && mysql_select_db(my, s->database)) rc = my_fail(s, my, "USE", err);
+    if (rc != VB_OK && my) mysql_close(my);
+    *conn = rc == VB_OK ? my : NULL;
+    return rc;
+}
+
+static void admin_hangup(void *conn) { mysql_close(conn); }
+
+static const vb_sql_admin_ops my_admin_ops = {admin_dial, admin_hangup};
+
+/* One statement on the administrative connection (its result, if any, discarded). */
+static int run_on(void *conn, void *arg, vb_error *err) {
+    const my_state *s = ((const void **)arg)[0];
+    return run(s, conn, ((const void **)arg)[1], err);
+}
+
+/* Nothing to run: vb_sql_admin_run has dialled by the time it calls this. */
+static int dialled(void *conn, void *arg, vb_error *err) {
+    (void)conn, (void)arg, (void)err;
     return VB_OK;
+}
+
+static int admin_run(my_state *s, const char *sql, vb_error *err) {
+    const void *arg[2] = {s, sql};
+    return vb_sql_admin_run(&s->admin, run_on, arg, err);
 }
 
 static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **state, vb_error *err) {
@@ -286,7 +324,8 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
         copy_param(cfg, "password", "", s->password, sizeof s->password, err) ||
         copy_param(cfg, "database", "vbench", s->database, sizeof s->database, err) ||
         copy_param(cfg, "table", "vb_items", s->table, sizeof s->table, err) ||
-        check_ident("database", s->database, err) || check_ident("table", s->table, err) ||
+        vb_sql_ident_check(s->name, "database", s->database, 64, VB_SQL_IDENT_QUOTED, err) ||
+        vb_sql_ident_check(s->name, "table", s->table, 64, VB_SQL_IDENT_QUOTED, err) ||
         vb_kv_get_long(cfg->params, cfg->n_params, "port", d == VB_MYSQL_DORIS ? 9030 : 3306, 0, 65535, &port,
                        err) ||
         vb_kv_get_long(cfg->params, cfg->n_params, "insert_batch", 500, 1, 20000, &batch, err) ||
@@ -298,20 +337,16 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
     s->port = (unsigned)port;
     s->insert_batch = batch;
     s->cache_bytes = cache;
-    pthread_mutex_init(&s->lock, NULL);
-    /* Connect now, so wrong credentials fail at open with the server's text; make the database. */
+    vb_sql_admin_init(&s->admin, &my_admin_ops, s);
+    /* Connect now (the dial makes the database), so wrong credentials fail at open with the server's text. */
     char sql[512];
-    int rc = my_connect(s, 0, &s->admin, err);
-    if (rc == VB_OK) {
-        snprintf(sql, sizeof sql, "CREATE DATABASE IF NOT EXISTS `%s`", s->database);
-        rc = run(s, s->admin, sql, err);
-    }
-    if (rc == VB_OK && mysql_select_db(s->admin, s->database)) rc = my_fail(s, s->admin, "USE", err);
-    if (rc == VB_OK && cache >= 0 && (rc = vb_mysql_sql_set_cache(d, cache, sql, sizeof sql, err)) == VB_OK)
-        rc = run(s, s->admin, sql, err);
+    int rc = VB_OK;
+    if (cache >= 0 && (rc = vb_mysql_sql_set_cache(d, cache, sql, sizeof sql, err)) == VB_OK)
+        rc = admin_run(s, sql, err);
+    else if (rc == VB_OK)
+        rc = vb_sql_admin_run(&s->admin, dialled, NULL, err);
     if (rc != VB_OK) {
-        if (s->admin) mysql_close(s->admin);
-        pthread_mutex_destroy(&s->lock);
+        vb_sql_admin_destroy(&s->admin);
         free(s);
         return rc;
     }
@@ -325,25 +360,8 @@ static int doris_open(const vb_engine_config *c, void **st, vb_error *e) { retur
 
 static void family_close(void *state) {
     my_state *s = state;
-    if (s->admin) mysql_close(s->admin);
-    pthread_mutex_destroy(&s->lock);
+    vb_sql_admin_destroy(&s->admin);
     free(s);
-}
-
-/* Runs sql on the admin connection, reconnecting once when the server dropped it (idle timeout). */
-static int admin_run(my_state *s, const char *sql, vb_error *err) {
-    pthread_mutex_lock(&s->lock);
-    int rc = run(s, s->admin, sql, err);
-    if (rc == VB_RETRY) {
-        MYSQL *fresh;
-        if (my_connect(s, 1, &fresh, err) == VB_OK) {
-            mysql_close(s->admin);
-            s->admin = fresh;
-            rc = run(s, s->admin, sql, err);
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
 }
 
 static int family_create(void *state, const vb_table_spec *spec, vb_error *err) {
@@ -365,6 +383,7 @@ static int family_connect(void *state, void **conn, vb_error *err) {
     my_conn *c = calloc(1, sizeof *c);
     if (!c) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
     c->s = s;
+    c->jitter = (unsigned)(uintptr_t)c ^ (unsigned)time(NULL);
     int rc = my_connect(s, 1, &c->my, err);
     if (rc != VB_OK) {
         free(c);
@@ -374,10 +393,15 @@ static int family_connect(void *state, void **conn, vb_error *err) {
     return VB_OK;
 }
 
+/* sql_common's release callback for the kNN cache. */
+static void stmt_close(void *ctx, void *stmt) {
+    (void)ctx;
+    mysql_stmt_close(stmt);
+}
+
 static void family_disconnect(void *conn) {
     my_conn *c = conn;
-    for (int i = 0; i < 2; i++)
-        if (c->search[i]) mysql_stmt_close(c->search[i]);
+    vb_sql_knn_clear(&c->knn, stmt_close, NULL);
     if (c->insert) mysql_stmt_close(c->insert);
     mysql_close(c->my);
     free(c->binds);
@@ -399,12 +423,7 @@ static int binds_reserve(my_conn *c, size_t n, vb_error *err) {
 }
 
 static int text_reserve(my_conn *c, size_t n, vb_error *err) {
-    if (n <= c->text_cap) return VB_OK;
-    char *t = realloc(c->text, n);
-    if (!t) return vb_error_set(err, "engine", 1, "%s: out of memory", c->s->name);
-    c->text = t;
-    c->text_cap = n;
-    return VB_OK;
+    return vb_sql_reserve(&c->text, &c->text_cap, n, c->s->name, err);
 }
 
 /* Prepares sql on the connection; *st is replaced. */
@@ -477,16 +496,26 @@ static int family_load(void *conn, const int64_t *ids, const float *vecs, const 
         size_t m = n - at < (size_t)c->s->insert_batch ? n - at : (size_t)c->s->insert_batch;
         const int32_t *t = tags ? tags + at : NULL;
         int rc;
-        /* Concurrent inserts into one MHNSW graph deadlock now and then (error 1213, the statement rolled back
-         * whole under autocommit): the batch is sent again, a bounded number of times. */
+        /* Concurrent inserts into one MHNSW graph deadlock (error 1213, the statement rolled back whole under
+         * autocommit): the batch is sent again, as the server asks. With 8 load connections on 100k rows they
+         * deadlock each other again and again if they all retry at once (a smoke run failed after 100 quick
+         * retries), so the wait doubles from 1 ms to 1 s with a random spread that pulls the connections apart,
+         * for up to DEADLOCK_BUDGET_S of retries of one batch. */
+        unsigned backoff_ms = 1;
+        double waited = 0;
         for (int attempt = 0;; attempt++) {
             rc = c->s->d == VB_MYSQL_DORIS ? insert_doris(c, ids + at, vecs + at * c->s->dim, t, m, err)
                                            : insert_prepared(c, ids + at, vecs + at * c->s->dim, t, m, err);
-            if (rc != VB_ERROR || (err->code != ER_LOCK_DEADLOCK && err->code != ER_LOCK_WAIT_TIMEOUT) ||
-                attempt == 100)
+            if (rc != VB_ERROR || (err->code != ER_LOCK_DEADLOCK && err->code != ER_LOCK_WAIT_TIMEOUT)) break;
+            if (waited >= DEADLOCK_BUDGET_S) {
+                vb_error_prefix(err, "an insert batch deadlocked %d times in %.0f s of retries", attempt + 1, waited);
                 break;
+            }
             c->deadlocks++;
-            usleep(1000u * (unsigned)(1 + attempt % 10));
+            unsigned ms = backoff_ms / 2 + (unsigned)(rand_r(&c->jitter) % (backoff_ms + 1));
+            usleep(1000u * ms);
+            waited += ms / 1000.0;
+            if (backoff_ms < 1000) backoff_ms *= 2;
         }
         if (rc != VB_OK) return rc;
         at += m;
@@ -560,21 +589,14 @@ static int family_search(void *conn, const float *query, int k, const vb_filter 
     *n_out = 0;
     if (s->d == VB_MYSQL_DORIS) return search_doris(c, query, k, filter, ids_out, n_out, err);
     int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
-    if (c->search_k != k) {
-        for (int i = 0; i < 2; i++)
-            if (c->search[i]) {
-                mysql_stmt_close(c->search[i]);
-                c->search[i] = NULL;
-            }
-        c->search_k = k;
-    }
-    MYSQL_STMT **st = &c->search[filtered];
-    if (!*st) {
+    MYSQL_STMT *stmt = vb_sql_knn_get(&c->knn, filtered, k, stmt_close, NULL), **st = &stmt;
+    if (!stmt) {
         char sql[512];
         if (vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, 0, NULL, s->dim, sql, sizeof sql, err))
             return VB_ERROR;
         int rc = prepare(c, st, sql, err);
         if (rc != VB_OK) return rc;
+        vb_sql_knn_put(&c->knn, filtered, k, stmt);
     }
     MYSQL_BIND in[2];
     memset(in, 0, sizeof in);
@@ -612,26 +634,42 @@ static int family_search(void *conn, const float *query, int k, const vb_filter 
 
 /* ---- sizes, version, EXPLAIN ----------------------------------------------------------------------- */
 
-/* Runs a one-row query on the admin connection; row values as integers (-1 for NULL / no row). */
+/* A one-row query on the administrative connection: the first n values as strings, or NULL (no row, NULL). */
+typedef struct row_arg {
+    my_state *s;
+    const char *sql;
+    int n;
+    char *vals[3];
+} row_arg;
+
+static int row_on(void *conn, void *arg, vb_error *err) {
+    row_arg *a = arg;
+    for (int i = 0; i < a->n; i++) free(a->vals[i]), a->vals[i] = NULL;
+    if (mysql_real_query(conn, a->sql, strlen(a->sql))) return my_fail(a->s, conn, a->sql, err);
+    MYSQL_RES *r = mysql_store_result(conn);
+    if (!r) return mysql_field_count(conn) ? my_fail(a->s, conn, a->sql, err) : VB_OK;
+    MYSQL_ROW row = mysql_fetch_row(r);
+    for (int i = 0; row && i < a->n && i < (int)mysql_num_fields(r); i++)
+        if (row[i]) a->vals[i] = strdup(row[i]);
+    mysql_free_result(r);
+    return VB_OK;
+}
+
+static void row_free(row_arg *a) {
+    for (int i = 0; i < a->n; i++) free(a->vals[i]);
+}
+
+/* The row's values as integers (-1 for NULL / no row). */
 static int admin_ints(my_state *s, const char *sql, long long *vals, int n, vb_error *err) {
-    for (int i = 0; i < n; i++) vals[i] = -1;
-    pthread_mutex_lock(&s->lock);
-    int rc = VB_OK;
-    if (mysql_real_query(s->admin, sql, strlen(sql))) {
-        rc = my_fail(s, s->admin, sql, err);
-    } else {
-        MYSQL_RES *r = mysql_store_result(s->admin);
-        MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
-        for (int i = 0; row && i < n && i < (int)mysql_num_fields(r); i++)
-            if (row[i]) vals[i] = strtoll(row[i], NULL, 10);
-        if (r) mysql_free_result(r);
-        else if (mysql_field_count(s->admin)) rc = my_fail(s, s->admin, sql, err);
-    }
-    pthread_mutex_unlock(&s->lock);
+    row_arg a = {s, sql, n, {NULL, NULL, NULL}};
+    int rc = vb_sql_admin_run(&s->admin, row_on, &a, err);
+    for (int i = 0; i < n; i++) vals[i] = a.vals[i] ? strtoll(a.vals[i], NULL, 10) : -1;
+    row_free(&a);
     return rc;
 }
 
-/* found = 1 when the table holds spec->capacity rows and SHOW CREATE TABLE has the vector column of spec's
+/* found = 1 when the table holds spec->capacity rows (or up to spec->attach_missing fewer, in a churn) and SHOW
+ * CREATE TABLE has the vector column of spec's
  * dimension and a vector index with spec's M and distance: a finished build from an earlier run (a resumed
  * campaign, or an agent whose session was closed). MariaDB and AliSQL; Doris always rebuilds. */
 static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
@@ -640,14 +678,17 @@ static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_
     if (s->d == VB_MYSQL_DORIS) return VB_OK;
     char sql[512], *create = NULL;
     snprintf(sql, sizeof sql, "SHOW CREATE TABLE `%s`", s->table);
-    pthread_mutex_lock(&s->lock);
-    if (mysql_real_query(s->admin, sql, strlen(sql)) == 0) {
-        MYSQL_RES *r = mysql_store_result(s->admin);
-        MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
-        if (row && mysql_num_fields(r) > 1 && row[1]) create = strdup(row[1]);
-        if (r) mysql_free_result(r);
-    } /* no table: nothing to attach (the error is expected) */
-    pthread_mutex_unlock(&s->lock);
+    row_arg a = {s, sql, 2, {NULL, NULL, NULL}};
+    vb_error ignored;
+    int rc = vb_sql_admin_run(&s->admin, row_on, &a, &ignored);
+    if (rc == VB_RETRY) {   /* no server: not "no table" */
+        *err = ignored;
+        row_free(&a);
+        return rc;
+    }
+    create = a.vals[1];   /* no table: nothing to attach (the error is expected) */
+    a.vals[1] = NULL;
+    row_free(&a);
     if (!create) return VB_OK;
     /* Lower case, quotes dropped: MariaDB 11.8 prints VECTOR KEY `v` (`v`) `M`='16' `DISTANCE`='cosine'. */
     char *w = create;
@@ -664,7 +705,8 @@ static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_
     long long rows = -1;
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s`", s->table);
     if (admin_ints(s, sql, &rows, 1, err) != VB_OK) return VB_ERROR;
-    if (rows != (long long)spec->capacity) return VB_OK;
+    if (rows > (long long)spec->capacity || rows + (long long)spec->attach_missing < (long long)spec->capacity)
+        return VB_OK;
     s->dim = spec->dim;
     s->metric = spec->metric;
     *found = 1;
@@ -708,14 +750,14 @@ static int family_explain(void *state, const vb_table_spec *spec, int ef_search,
                           int *uses_index, char *plan, size_t plan_len, vb_error *err) {
     my_state *s = state;
     *uses_index = s->d == VB_MYSQL_DORIS ? -1 : 0;
-    if (plan && plan_len) plan[0] = '\0';
+    vb_sql_plan out;
+    vb_sql_plan_init(&out, plan, plan_len);
     int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
     size_t len = 512 + spec->dim * 4;
     char *sql = malloc(len), *q = malloc(len), set[128];
-    float *ones = malloc(spec->dim * sizeof *ones);
+    float *ones = vb_sql_ones(spec->dim);
     MYSQL *my = NULL;
     int rc = !sql || !q || !ones ? vb_error_set(err, "engine", 1, "%s: out of memory", s->name) : VB_OK;
-    for (size_t j = 0; rc == VB_OK && j < spec->dim; j++) ones[j] = 1.0f;
     if (rc == VB_OK)
         rc = vb_mysql_sql_search(s->d, s->table, spec->metric, k, filtered, filtered ? filter->tag_below : 0, ones,
                                  spec->dim, q, len, err);
@@ -753,14 +795,11 @@ static int family_explain(void *state, const vb_table_spec *spec, int ef_search,
         for (unsigned i = 0; i < nf; i++)
             if (strcmp(f[i].name, "key") == 0) key_col = (int)i;
         const char *vindex = s->d == VB_MYSQL_ALISQL ? "vi" : "v";
-        size_t used = 0;
         for (MYSQL_ROW row; r && (row = mysql_fetch_row(r));) {
             if (key_col >= 0 && row[key_col] && strcmp(row[key_col], vindex) == 0) *uses_index = 1;
-            for (unsigned i = 0; i < nf && plan && used + 1 < plan_len; i++)
-                used += (size_t)snprintf(plan + used, plan_len - used, "%s%s=%s", i ? " " : "", f[i].name,
-                                         row[i] ? row[i] : "NULL");
-            if (plan && used + 1 < plan_len) used += (size_t)snprintf(plan + used, plan_len - used, "\n");
-            if (plan && used >= plan_len) used = plan_len - 1;
+            for (unsigned i = 0; i < nf; i++)
+                vb_sql_plan_add(&out, "%s%s=%s", i ? " " : "", f[i].name, row[i] ? row[i] : "NULL");
+            vb_sql_plan_add(&out, "\n");
         }
         if (r) mysql_free_result(r);
     }
@@ -771,70 +810,10 @@ static int family_explain(void *state, const vb_table_spec *spec, int ef_search,
 
 static int family_version(void *state, char *buf, size_t len, vb_error *err) {
     my_state *s = state;
-    pthread_mutex_lock(&s->lock);
-    int rc = VB_OK;
-    if (mysql_real_query(s->admin, "SELECT VERSION()", 16)) {
-        rc = my_fail(s, s->admin, "SELECT VERSION()", err);
-    } else {
-        MYSQL_RES *r = mysql_store_result(s->admin);
-        MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
-        snprintf(buf, len, "%s %s", s->name, row && row[0] ? row[0] : "?");
-        if (r) mysql_free_result(r);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
-}
-
-/* EXPLAIN of the search with a constant vector (all 1s). MariaDB shows the vector index as `key` = v (the
- * index is named after its column); AliSQL's is vi; Doris prints a plan whose text names the ANN index. */
-int vb_mysql_explain(void *conn, int k, int filtered, int *uses_index, char *plan, size_t len, vb_error *err) {
-    my_conn *c = conn;
-    my_state *s = c->s;
-    *uses_index = 0;
-    if (len) plan[0] = '\0';
-    float *q = malloc(s->dim * sizeof *q);
-    size_t cap = 512 + s->dim * 18, u = 0;
-    char *sql = malloc(cap);
-    int rc = q && sql ? VB_OK : vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
-    for (size_t j = 0; q && j < s->dim; j++) q[j] = 1.0f;
-    if (rc == VB_OK && s->d == VB_MYSQL_DORIS) {
-        rc = put(sql, cap, &u, err, "EXPLAIN", "EXPLAIN ");
-        if (rc == VB_OK)
-            rc = vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, 1000, q, s->dim, sql + u, cap - u, err);
-    } else if (rc == VB_OK) {
-        rc = put(sql, cap, &u, err, "EXPLAIN", "EXPLAIN SELECT id FROM `%s`%s ORDER BY %s(v, VEC_FromText('",
-                 s->table, filtered ? " WHERE tag < 1000" : "", distance_fn(s->d, s->metric));
-        if (rc == VB_OK) rc = put_array(sql, cap, &u, q, s->dim, 0, err);
-        if (rc == VB_OK) rc = put(sql, cap, &u, err, "EXPLAIN", "')) LIMIT %d", k);
-    }
-    if (rc == VB_OK && mysql_real_query(c->my, sql, strlen(sql))) rc = my_fail(s, c->my, "EXPLAIN", err);
-    MYSQL_RES *r = rc == VB_OK ? mysql_store_result(c->my) : NULL;
-    if (rc == VB_OK && !r) rc = my_fail(s, c->my, "EXPLAIN result", err);
-    if (r) {
-        unsigned nf = mysql_num_fields(r);
-        MYSQL_FIELD *f = mysql_fetch_fields(r);
-        int key_col = -1;
-        for (unsigned i = 0; i < nf; i++)
-            if (strcmp(f[i].name, "key") == 0) key_col = (int)i;
-        MYSQL_ROW row;
-        size_t pu = 0;
-        while ((row = mysql_fetch_row(r))) {
-            for (unsigned i = 0; i < nf; i++) {
-                if (pu + 1 < len) {
-                    int w = snprintf(plan + pu, len - pu, "%s%s=%s", i ? " " : "", f[i].name, row[i] ? row[i] : "NULL");
-                    if (w > 0) pu = pu + (size_t)w < len ? pu + (size_t)w : len - 1;
-                }
-                if (s->d == VB_MYSQL_DORIS && row[i] && strstr(row[i], "ann")) *uses_index = 1;
-            }
-            if (pu + 1 < len) plan[pu++] = '\n', plan[pu] = '\0';
-            if (key_col >= 0 && row[key_col] &&
-                strcmp(row[key_col], s->d == VB_MYSQL_ALISQL ? "vi" : "v") == 0)
-                *uses_index = 1;
-        }
-        mysql_free_result(r);
-    }
-    free(q);
-    free(sql);
+    row_arg a = {s, "SELECT VERSION()", 1, {NULL, NULL, NULL}};
+    int rc = vb_sql_admin_run(&s->admin, row_on, &a, err);
+    if (rc == VB_OK) snprintf(buf, len, "%s %s", s->name, a.vals[0] ? a.vals[0] : "?");
+    row_free(&a);
     return rc;
 }
 

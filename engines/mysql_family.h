@@ -1,7 +1,7 @@
 /* The MySQL-protocol engines (engines/mysql_family.c): one adapter over MariaDB Connector/C with three dialects.
  *
  *   mariadb  MariaDB 11.8+ MHNSW (VECTOR(d) column, VECTOR INDEX ... M= DISTANCE=, mhnsw_ef_search). Verified
- *            against a real MariaDB 11.8 by tests/e2e/61-mariadb.t.
+ *            against a real MariaDB 11.8 by tests/e2e/63-conformance.t.
  *   alisql   AliSQL 8.0 VIDX (same DDL shape as MariaDB, vidx_hnsw_ef_search, vidx_hnsw_cache_size). Statements
  *            written from its documentation only; not verified against a server here.
  *   doris    Apache Doris 4.0 ANN index (ARRAY<FLOAT> column, INDEX ... USING ANN PROPERTIES(...),
@@ -41,9 +41,5 @@ int vb_mysql_sql_delete(vb_mysql_dialect d, const char *table, const int64_t *id
                         size_t len, vb_error *err);
 /* Prepared multi-row upsert of n rows (id, tag, v) with `?` placeholders (MariaDB / AliSQL only). */
 int vb_mysql_sql_insert(vb_mysql_dialect d, const char *table, size_t n, char *buf, size_t len, vb_error *err);
-
-/* EXPLAIN of the search query on a connection of a mysql-family engine (the raw conn of the ops table, not a
- * vb_conn): *uses_index is 1 when the plan reads the vector index; plan gets the plan rows as text. */
-int vb_mysql_explain(void *conn, int k, int filtered, int *uses_index, char *plan, size_t len, vb_error *err);
 
 #endif

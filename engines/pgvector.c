@@ -10,7 +10,7 @@
  * with <op> <-> (euclidean, vector_l2_ops), <=> (angular, vector_cosine_ops), <#> (dot: the negative inner
  * product, vector_ip_ops); halfvec_* opclasses for the halfvec variant. hnsw.ef_search, hnsw.iterative_scan and
  * hnsw.max_scan_tuples are session settings applied on every connection. Churn is DELETE ... WHERE id = ANY($1)
- * and binary COPY; maintenance is VACUUM (ANALYZE).
+ * and the upsert below; maintenance is VACUUM (ANALYZE).
  *
  * Binary formats (pgvector src/vector.c vector_recv / src/halfvec.c halfvec_recv): int16 dim, int16 unused (0),
  * then dim float4 (vector) or dim IEEE half floats (halfvec), all big-endian. The COPY stream is PostgreSQL's
@@ -20,8 +20,13 @@
  * Errors carry the server's own message. A lost connection (or SQLSTATE class 08, 57P01-57P03, 40001, 40P01)
  * returns VB_RETRY; the next call on that connection reconnects it and restores its settings.
  *
- * The engine instance keeps one administrative connection (create, build, maintain, sizes, version, attach),
- * opened on first use and guarded by a mutex; every vb_conn owns its own connection. */
+ * insert is an upsert (the engine contract): the rows go by binary COPY into a temporary staging table of the
+ * connection, then INSERT ... SELECT ... ON CONFLICT (id) DO UPDATE moves them into the table, in one
+ * transaction. load stays a plain COPY (new ids into an empty table: the bulk path).
+ *
+ * The engine instance keeps one administrative connection (create, build, maintain, sizes, version, attach;
+ * engines/sql_common.h: opened on first use, serialised, dialled again after a loss); every vb_conn owns its own
+ * connection. */
 #include <arpa/inet.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -30,7 +35,7 @@
 #include <string.h>
 
 #include "engines/engine.h"
-#include "engines/pgvector.h"
+#include "engines/sql_common.h"
 
 #define PG_DOMAIN "pgvector"
 #define PG_NAME_MAX 48
@@ -56,29 +61,22 @@ typedef struct pg_state {
     size_t dim;
     vb_metric metric;
     int spec_m, spec_efc;
-    pthread_mutex_t lock;              /* guards admin */
-    PGconn *admin;
+    vb_sql_admin admin;                /* a PGconn */
 } pg_state;
+
+static const vb_sql_admin_ops pg_admin_ops;
 
 typedef struct pg_conn {
     pg_state *s;
     PGconn *pg;
     int ef_search;                     /* 0 = never set */
-    int k_plain, k_filter;             /* LIMIT of the prepared statements, 0 = not prepared */
+    vb_sql_knn_cache knn;              /* statement names, per filter mode, for the LIMIT they were made for */
+    int staged;                        /* the upsert's staging table exists on this connection */
     char *buf;                         /* COPY stream, query parameter */
     size_t cap;
 } pg_conn;
 
 /* ---- errors ------------------------------------------------------------------------------------------ */
-
-/* Copies a libpq message without its trailing newlines. */
-static void trim_copy(char *dst, size_t len, const char *src) {
-    snprintf(dst, len, "%s", src && src[0] ? src : "(no message from the server)");
-    size_t n = strlen(dst);
-    while (n && (dst[n - 1] == '\n' || dst[n - 1] == ' ')) dst[--n] = '\0';
-    for (char *p = dst; *p; p++)
-        if (*p == '\n' || *p == '\t') *p = ' ';   /* ERROR + HINT lines: one line in the results */
-}
 
 /* Server notices (NOTICE: table does not exist, skipping) are expected chatter, not output. */
 static void ignore_notice(void *arg, const char *message) {
@@ -89,17 +87,15 @@ static void ignore_notice(void *arg, const char *message) {
 /* Fills err with what failed and the server's message; VB_RETRY when the failure is transient (connection
  * lost, server shutting down, serialisation failure, deadlock), VB_ERROR otherwise. r may be NULL. */
 static int pg_fail(PGconn *pg, const PGresult *r, vb_error *err, const char *what) {
-    char msg[800];
     const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     const char *text = r && PQresultErrorMessage(r)[0] ? PQresultErrorMessage(r) : PQerrorMessage(pg);
-    trim_copy(msg, sizeof msg, text);
     int retry = PQstatus(pg) == CONNECTION_BAD ||
                 (state && (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
                            strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0 ||
                            strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0));
-    vb_error_set(err, PG_DOMAIN, retry ? 2 : 1, "pgvector: %s: %s%s%s%s", what, msg, state ? " (SQLSTATE " : "",
-                 state ? state : "", state ? ")" : "");
-    return retry ? VB_RETRY : VB_ERROR;
+    char detail[32];
+    snprintf(detail, sizeof detail, "SQLSTATE %s", state ? state : "");
+    return vb_sql_fail(err, PG_DOMAIN, what, text, state ? detail : NULL, retry ? 2 : 1, retry);
 }
 
 /* Runs one statement that returns no rows. */
@@ -113,20 +109,11 @@ static int pg_command(PGconn *pg, const char *sql, vb_error *err) {
 
 /* ---- parameters and connections ------------------------------------------------------------------------ */
 
-/* A plain SQL identifier: letters, digits, underscores, not starting with a digit. */
-static int valid_name(const char *s) {
-    if (!s[0] || strlen(s) > PG_NAME_MAX || (s[0] >= '0' && s[0] <= '9')) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
-    return 1;
-}
-
 static void pg_close(void *state) {
     pg_state *s = state;
     if (!s) return;
-    if (s->admin) PQfinish(s->admin);
+    vb_sql_admin_destroy(&s->admin);
     for (size_t i = 0; s->keys[i]; i++) free(s->vals[i]);
-    pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -137,7 +124,7 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     if (vb_kv_check_keys(kv, n, pg_params, "pgvector engine", err) != VB_OK) return VB_ERROR;
     pg_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
-    pthread_mutex_init(&s->lock, NULL);
+    vb_sql_admin_init(&s->admin, &pg_admin_ops, s);
     static const char *const conn_keys[] = {"host", "port", "user", "password", "dbname"};
     size_t nk = 0;
     for (size_t i = 0; i < sizeof conn_keys / sizeof *conn_keys; i++) {
@@ -151,11 +138,7 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     s->keys[nk] = NULL;
 
     const char *table = vb_kv_get(kv, n, "table", "vbench_items");
-    if (!valid_name(table)) {
-        vb_error_set(err, PG_DOMAIN, 1, "pgvector: table '%s': use lower-case letters, digits and _ (at most %d)",
-                     table, PG_NAME_MAX);
-        goto fail;
-    }
+    if (vb_sql_ident_check(PG_DOMAIN, "table", table, PG_NAME_MAX, VB_SQL_IDENT_PLAIN, err) != VB_OK) goto fail;
     snprintf(s->table, sizeof s->table, "%s", table);
     snprintf(s->index, sizeof s->index, "%s_hnsw", table);
 
@@ -204,27 +187,29 @@ static int pg_dial(pg_state *s, PGconn **out, vb_error *err) {
     PGconn *pg = PQconnectdbParams(s->keys, (const char *const *)s->vals, 0);
     if (!pg) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory for a connection");
     if (PQstatus(pg) != CONNECTION_OK) {
-        char msg[800];
-        trim_copy(msg, sizeof msg, PQerrorMessage(pg));
-        PQfinish(pg);
+        const char *msg = PQerrorMessage(pg);
         /* Authentication and a missing database are not transient: the profile is wrong. */
         int fatal = strstr(msg, "authentication failed") || strstr(msg, "does not exist") ||
                     strstr(msg, "password") || strstr(msg, "no pg_hba.conf entry");
-        vb_error_set(err, PG_DOMAIN, fatal ? 1 : 2, "pgvector: connecting: %s", msg);
-        return fatal ? VB_ERROR : VB_RETRY;
+        int rc = vb_sql_fail(err, PG_DOMAIN, "connecting", msg, NULL, fatal ? 1 : 2, !fatal);
+        PQfinish(pg);
+        return rc;
     }
     PQsetNoticeProcessor(pg, ignore_notice, NULL);
     *out = pg;
     return VB_OK;
 }
 
-/* The administrative connection, (re)opened when missing or lost. Caller holds s->lock. */
-static int admin_ready(pg_state *s, vb_error *err) {
-    if (s->admin && PQstatus(s->admin) == CONNECTION_OK) return VB_OK;
-    if (s->admin) PQfinish(s->admin);
-    s->admin = NULL;
-    return pg_dial(s, &s->admin, err);
+static int admin_dial(void *owner, void **conn, vb_error *err) {
+    PGconn *pg = NULL;
+    int rc = pg_dial(owner, &pg, err);
+    *conn = pg;
+    return rc;
 }
+
+static void admin_hangup(void *conn) { PQfinish(conn); }
+
+static const vb_sql_admin_ops pg_admin_ops = {admin_dial, admin_hangup};
 
 /* ---- SQL text ---------------------------------------------------------------------------------------- */
 
@@ -261,16 +246,7 @@ static void knn_sql(const pg_state *s, int k, int filtered, char *buf, size_t le
 
 /* ---- binary encoding ----------------------------------------------------------------------------------- */
 
-static int grow(pg_conn *c, size_t want, vb_error *err) {
-    if (want <= c->cap) return VB_OK;
-    size_t cap = c->cap ? c->cap : 65536;
-    while (cap < want) cap *= 2;
-    char *b = realloc(c->buf, cap);
-    if (!b) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory for a %zu-byte buffer", cap);
-    c->buf = b;
-    c->cap = cap;
-    return VB_OK;
-}
+static int grow(pg_conn *c, size_t want, vb_error *err) { return vb_sql_reserve(&c->buf, &c->cap, want, PG_DOMAIN, err); }
 
 static char *put16(char *p, uint16_t v) {
     v = htons(v);
@@ -317,7 +293,7 @@ static char *put_vec(const pg_state *s, char *p, const float *v) {
  * execution of the prepared kNN statement: by default PostgreSQL plans the first five executions with the
  * parameter values (at 1 % selectivity on a small table: a sequential scan and a sort, exact answers) and then
  * switches to the generic plan (the HNSW index), which would change the plan in the middle of a measurement.
- * vb_pgvector_explain shows that same generic plan. Loads the extension's library first (any use of the type does), so
+ * The explain op shows that same generic plan. Loads the extension's library first (any use of the type does), so
  * that SET hnsw.* is checked by pgvector itself instead of being kept as an unchecked placeholder. */
 static int apply_settings(pg_conn *c, vb_error *err) {
     pg_state *s = c->s;
@@ -345,7 +321,8 @@ static int conn_ready(pg_conn *c, vb_error *err) {
     if (c->pg && PQstatus(c->pg) == CONNECTION_OK) return VB_OK;
     if (c->pg) PQfinish(c->pg);
     c->pg = NULL;
-    c->k_plain = c->k_filter = 0;
+    vb_sql_knn_clear(&c->knn, NULL, NULL);   /* they went with the old connection */
+    c->staged = 0;
     int rc = pg_dial(c->s, &c->pg, err);
     if (rc == VB_OK) rc = apply_settings(c, err);
     return rc;
@@ -386,28 +363,32 @@ static int check_spec(pg_state *s, const vb_table_spec *spec, vb_error *err) {
     return VB_OK;
 }
 
+/* Each engine op below is a function of the administrative connection run by vb_sql_admin_run, which runs it
+ * once more on a fresh connection after a loss: every one of them is safe to repeat. */
+
 /* Drops the table and makes it again, empty, without an index. Makes sure the extension exists first, so a
  * server without pgvector fails here with its own message. */
+static int create_on(void *conn, void *arg, vb_error *err) {
+    pg_state *s = arg;
+    char sql[512];
+    int rc = pg_command(conn, "CREATE EXTENSION IF NOT EXISTS vector", err);
+    if (rc != VB_OK) {
+        if (rc == VB_ERROR) vb_error_prefix(err, "the pgvector extension is missing or cannot be created");
+        return rc;
+    }
+    snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", s->table);
+    if ((rc = pg_command(conn, sql, err)) != VB_OK) return rc;
+    snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint PRIMARY KEY, tag integer, embedding %s(%zu))", s->table,
+             s->halfvec ? "halfvec" : "vector", s->dim);
+    return pg_command(conn, sql, err);
+}
+
 static int pg_create(void *state, const vb_table_spec *spec, vb_error *err) {
     pg_state *s = state;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
-    char sql[512];
-    pthread_mutex_lock(&s->lock);
     s->ready = 0;
-    int rc = admin_ready(s, err);
-    if (rc == VB_OK && (rc = pg_command(s->admin, "CREATE EXTENSION IF NOT EXISTS vector", err)) != VB_OK)
-        vb_error_prefix(err, "the pgvector extension is missing or cannot be created");
-    if (rc == VB_OK) {
-        snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", s->table);
-        rc = pg_command(s->admin, sql, err);
-    }
-    if (rc == VB_OK) {
-        snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint PRIMARY KEY, tag integer, embedding %s(%zu))",
-                 s->table, s->halfvec ? "halfvec" : "vector", s->dim);
-        rc = pg_command(s->admin, sql, err);
-    }
+    int rc = vb_sql_admin_run(&s->admin, create_on, s, err);
     s->ready = rc == VB_OK;
-    pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
@@ -421,137 +402,163 @@ static int query_value(PGconn *pg, const char *sql, const char *param, char *buf
     return rc;
 }
 
+typedef struct attach_arg {
+    pg_state *s;
+    size_t capacity;
+    size_t missing;   /* rows that may be absent (spec->attach_missing) */
+    int found;
+} attach_arg;
+
+static int attach_on(void *conn, void *arg, vb_error *err) {
+    attach_arg *a = arg;
+    pg_state *s = a->s;
+    char want[64], got[64], idx[8], count[32];
+    snprintf(want, sizeof want, "%s(%zu)", s->halfvec ? "halfvec" : "vector", s->dim);
+    a->found = 0;
+    int rc = query_value(conn,
+                         "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                         "WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
+                         s->table, got, sizeof got, err);
+    if (rc != VB_OK || strcmp(got, want) != 0) return rc;
+    if ((rc = query_value(conn, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err)) != VB_OK ||
+        strcmp(idx, "t") != 0)
+        return rc;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", s->table);
+    rc = query_value(conn, sql, NULL, count, sizeof count, err);
+    long long n = strtoll(count, NULL, 10);
+    if (rc == VB_OK && n <= (long long)a->capacity && n + (long long)a->missing >= (long long)a->capacity) a->found = 1;
+    return rc;
+}
+
 /* found = 1 when the table exists with an embedding column of the right type and dimension, its HNSW index
- * exists, and it holds spec->capacity rows: a finished build from an earlier run (a resumed campaign). */
+ * exists, and it holds spec->capacity rows (or up to spec->attach_missing fewer, in a churn): a finished build
+ * from an earlier run (a resumed campaign). */
 static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
     pg_state *s = state;
     *found = 0;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
-    char want[64], got[64], idx[8], count[32];
-    snprintf(want, sizeof want, "%s(%zu)", s->halfvec ? "halfvec" : "vector", s->dim);
-    pthread_mutex_lock(&s->lock);
-    int rc = admin_ready(s, err);
-    if (rc == VB_OK)
-        rc = query_value(s->admin,
-                         "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
-                         "WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
-                         s->table, got, sizeof got, err);
-    if (rc == VB_OK && strcmp(got, want) == 0)
-        rc = query_value(s->admin, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err);
-    else
-        idx[0] = '\0';
-    if (rc == VB_OK && strcmp(idx, "t") == 0) {
-        char sql[256];
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", s->table);
-        rc = query_value(s->admin, sql, NULL, count, sizeof count, err);
-        if (rc == VB_OK && strtoll(count, NULL, 10) == (long long)spec->capacity) *found = 1;
-    }
+    attach_arg a = {s, spec->capacity, spec->attach_missing, 0};
+    int rc = vb_sql_admin_run(&s->admin, attach_on, &a, err);
+    *found = rc == VB_OK && a.found;
     s->ready = *found;
-    pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
 /* SET maintenance_work_mem / max_parallel_maintenance_workers, VACUUM (ANALYZE), CREATE INDEX ... USING hnsw. */
-static int pg_build(void *state, vb_error *err) {
-    pg_state *s = state;
-    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: build before create or attach");
+static int build_on(void *conn, void *arg, vb_error *err) {
+    pg_state *s = arg;
     char sql[512];
-    pthread_mutex_lock(&s->lock);
-    int rc = admin_ready(s, err);
-    if (rc == VB_OK && s->maintenance_work_mem[0]) {
+    int rc = VB_OK;
+    if (s->maintenance_work_mem[0]) {
         snprintf(sql, sizeof sql, "SET maintenance_work_mem = '%s'", s->maintenance_work_mem);
-        rc = pg_command(s->admin, sql, err);
+        rc = pg_command(conn, sql, err);
     }
     if (rc == VB_OK && s->parallel_workers >= 0) {
         snprintf(sql, sizeof sql, "SET max_parallel_maintenance_workers = %ld", s->parallel_workers);
-        rc = pg_command(s->admin, sql, err);
+        rc = pg_command(conn, sql, err);
     }
     if (rc == VB_OK) {
         snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %s", s->index);
-        rc = pg_command(s->admin, sql, err);
+        rc = pg_command(conn, sql, err);
     }
     /* The bulk-load recipe: VACUUM (ANALYZE) after COPY and before CREATE INDEX. It sets the hint bits and the
      * visibility map on a heap without indexes (cheap), and it resets the insert count, so autovacuum does not
      * wake a minute later and vacuum the loaded table in the middle of the first measured window. */
     if (rc == VB_OK) {
         snprintf(sql, sizeof sql, "VACUUM (ANALYZE) %s", s->table);
-        rc = pg_command(s->admin, sql, err);
+        rc = pg_command(conn, sql, err);
     }
     if (rc == VB_OK) {
         snprintf(sql, sizeof sql,
                  "CREATE INDEX %s ON %s USING hnsw (embedding %s_%s) WITH (m = %d, ef_construction = %d)", s->index,
                  s->table, s->halfvec ? "halfvec" : "vector", metric_opclass(s->metric), s->spec_m, s->spec_efc);
-        rc = pg_command(s->admin, sql, err);
+        rc = pg_command(conn, sql, err);
     }
-    pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+static int pg_build(void *state, vb_error *err) {
+    pg_state *s = state;
+    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: build before create or attach");
+    return vb_sql_admin_run(&s->admin, build_on, s, err);
+}
+
+static int maintain_on(void *conn, void *arg, vb_error *err) {
+    char sql[256];
+    snprintf(sql, sizeof sql, "VACUUM (ANALYZE) %s", ((pg_state *)arg)->table);
+    return pg_command(conn, sql, err);
 }
 
 static int pg_maintain(void *state, vb_error *err) {
     pg_state *s = state;
-    char sql[256];
-    snprintf(sql, sizeof sql, "VACUUM (ANALYZE) %s", s->table);
-    pthread_mutex_lock(&s->lock);
-    int rc = admin_ready(s, err);
-    if (rc == VB_OK) rc = pg_command(s->admin, sql, err);
-    pthread_mutex_unlock(&s->lock);
+    return vb_sql_admin_run(&s->admin, maintain_on, s, err);
+}
+
+typedef struct sizes_arg {
+    pg_state *s;
+    vb_sizes *out;
+} sizes_arg;
+
+static int sizes_on(void *conn, void *arg, vb_error *err) {
+    sizes_arg *a = arg;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(pg_relation_size(to_regclass('%s')), -1), pg_table_size('%s'), "
+             "(SELECT count(*) FROM %s)",
+             a->s->index, a->s->table, a->s->table);
+    PGresult *r = PQexec(conn, sql);
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        rc = pg_fail(conn, r, err, "sizes");
+    } else {
+        a->out->index_bytes = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        a->out->table_bytes = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+        a->out->rows = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+    }
+    PQclear(r);
     return rc;
 }
 
 /* Index bytes (pg_relation_size of the HNSW index, -1 without one), table bytes (pg_table_size: heap, TOAST,
  * free space and visibility maps, no indexes) and the row count. */
 static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
-    pg_state *s = state;
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT coalesce(pg_relation_size(to_regclass('%s')), -1), pg_table_size('%s'), "
-             "(SELECT count(*) FROM %s)",
-             s->index, s->table, s->table);
-    pthread_mutex_lock(&s->lock);
-    int rc = admin_ready(s, err);
-    if (rc == VB_OK) {
-        PGresult *r = PQexec(s->admin, sql);
-        if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-            rc = pg_fail(s->admin, r, err, "sizes");
-        } else {
-            out->index_bytes = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-            out->table_bytes = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
-            out->rows = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
-        }
-        PQclear(r);
-    }
-    pthread_mutex_unlock(&s->lock);
+    sizes_arg a = {state, out};
+    return vb_sql_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
+}
+
+typedef struct version_arg {
+    char *buf;
+    size_t len;
+} version_arg;
+
+static int version_on(void *conn, void *arg, vb_error *err) {
+    version_arg *a = arg;
+    PGresult *r = PQexec(conn, "SELECT current_setting('server_version'), "
+                               "(SELECT extversion FROM pg_extension WHERE extname = 'vector')");
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+        rc = pg_fail(conn, r, err, "version");
+    else
+        snprintf(a->buf, a->len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0),
+                 PQgetisnull(r, 0, 1) ? "(not installed)" : PQgetvalue(r, 0, 1));
+    PQclear(r);
     return rc;
 }
 
 /* "PostgreSQL 17.x (...), pgvector 0.8.0" (the extension version installed in the database). */
 static int pg_version(void *state, char *buf, size_t len, vb_error *err) {
-    pg_state *s = state;
-    pthread_mutex_lock(&s->lock);
-    int rc = admin_ready(s, err);
-    if (rc == VB_OK) {
-        PGresult *r = PQexec(s->admin, "SELECT current_setting('server_version'), "
-                                       "(SELECT extversion FROM pg_extension WHERE extname = 'vector')");
-        if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-            rc = pg_fail(s->admin, r, err, "version");
-        else
-            snprintf(buf, len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0),
-                     PQgetisnull(r, 0, 1) ? "(not installed)" : PQgetvalue(r, 0, 1));
-        PQclear(r);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return rc;
+    version_arg a = {buf, len};
+    return vb_sql_admin_run(&((pg_state *)state)->admin, version_on, &a, err);
 }
 
 /* ---- writes ------------------------------------------------------------------------------------------ */
 
-/* Binary COPY of n rows; the whole batch is one COPY statement (one transaction). */
-static int copy_rows(pg_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                     vb_error *err) {
+/* Binary COPY of n rows into table; the whole batch is one COPY statement. The connection is ready. */
+static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const float *vecs, const int32_t *tags,
+                     size_t n, vb_error *err) {
     pg_state *s = c->s;
-    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
-    int rc = conn_ready(c, err);
-    if (rc != VB_OK) return rc;
+    int rc = VB_OK;
     size_t row = 2 + 4 + 8 + 4 + 4 + 4 + vec_bytes(s);
     if (grow(c, 19 + n * row + 2, err) != VB_OK) return VB_ERROR;
     char *p = c->buf;
@@ -573,7 +580,7 @@ static int copy_rows(pg_conn *c, const int64_t *ids, const float *vecs, const in
     }
     p = put16(p, 0xffff);
     char sql[256];
-    snprintf(sql, sizeof sql, "COPY %s (id, tag, embedding) FROM STDIN WITH (FORMAT binary)", s->table);
+    snprintf(sql, sizeof sql, "COPY %s (id, tag, embedding) FROM STDIN WITH (FORMAT binary)", table);
     PGresult *r = PQexec(c->pg, sql);
     if (PQresultStatus(r) != PGRES_COPY_IN) {
         rc = pg_fail(c->pg, r, err, "COPY");
@@ -594,9 +601,44 @@ static int copy_rows(pg_conn *c, const int64_t *ids, const float *vecs, const in
     return rc;
 }
 
+/* New ids, straight into the table (the bulk path). */
 static int pg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
                    vb_error *err) {
-    return copy_rows(conn, ids, vecs, tags, n, err);
+    pg_conn *c = conn;
+    if (!c->s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
+    int rc = conn_ready(c, err);
+    return rc == VB_OK ? copy_rows(c, c->s->table, ids, vecs, tags, n, err) : rc;
+}
+
+/* The upsert of the engine contract: COPY into the connection's staging table, then one INSERT ... ON CONFLICT
+ * into the table, in one transaction (the staging rows go at COMMIT). A live id gets the new vector and tag, a
+ * removed or new id is added. */
+static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                     vb_error *err) {
+    pg_conn *c = conn;
+    pg_state *s = c->s;
+    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
+    int rc = conn_ready(c, err);
+    char sql[512];
+    if (rc == VB_OK && !c->staged) {
+        snprintf(sql, sizeof sql,
+                 "CREATE TEMP TABLE vb_stage (id bigint, tag integer, embedding %s(%zu)) ON COMMIT DELETE ROWS",
+                 s->halfvec ? "halfvec" : "vector", s->dim);
+        if ((rc = pg_command(c->pg, sql, err)) == VB_OK) c->staged = 1;
+    }
+    if (rc != VB_OK) return rc;
+    if ((rc = pg_command(c->pg, "BEGIN", err)) != VB_OK) return rc;
+    rc = copy_rows(c, "vb_stage", ids, vecs, tags, n, err);
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO %s (id, tag, embedding) SELECT id, tag, embedding FROM vb_stage "
+                 "ON CONFLICT (id) DO UPDATE SET tag = EXCLUDED.tag, embedding = EXCLUDED.embedding",
+                 s->table);
+        rc = pg_command(c->pg, sql, err);
+    }
+    if (rc == VB_OK) return pg_command(c->pg, "COMMIT", err);
+    if (PQstatus(c->pg) == CONNECTION_OK) PQclear(PQexec(c->pg, "ROLLBACK"));   /* err keeps the first failure */
+    return rc;
 }
 
 /* DELETE ... WHERE id = ANY($1) with the ids as a text array; absent ids are not an error. */
@@ -636,23 +678,23 @@ static int pg_set_search(void *conn, const vb_search_params *p, vb_error *err) {
     return rc;
 }
 
+/* DEALLOCATE of a cached statement (sql_common's release callback); a failure shows at the next PREPARE. */
+static void deallocate(void *ctx, void *stmt) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "DEALLOCATE %s", (const char *)stmt);
+    PQclear(PQexec(((pg_conn *)ctx)->pg, sql));
+}
+
 /* Prepares the kNN statement for k once per connection (again when k changes). */
 static int prepare_knn(pg_conn *c, int k, int filtered, vb_error *err) {
-    int *have = filtered ? &c->k_filter : &c->k_plain;
-    if (*have == k) return VB_OK;
-    const char *name = filtered ? "vb_knn_filter" : "vb_knn";
+    if (vb_sql_knn_get(&c->knn, filtered, k, deallocate, c)) return VB_OK;
+    static const char *const names[2] = {"vb_knn", "vb_knn_filter"};
     char sql[512];
-    if (*have) {
-        snprintf(sql, sizeof sql, "DEALLOCATE %s", name);
-        int rc = pg_command(c->pg, sql, err);
-        if (rc != VB_OK) return rc;
-        *have = 0;
-    }
     knn_sql(c->s, k, filtered, sql, sizeof sql);
-    PGresult *r = PQprepare(c->pg, name, sql, 0, NULL);
+    PGresult *r = PQprepare(c->pg, names[filtered], sql, 0, NULL);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "PREPARE");
-    else *have = k;
+    else vb_sql_knn_put(&c->knn, filtered, k, (void *)names[filtered]);
     PQclear(r);
     return rc;
 }
@@ -725,69 +767,52 @@ static int pg_build_progress(void *state, uint64_t *done, uint64_t *total, char 
 
 /* ---- EXPLAIN ----------------------------------------------------------------------------------------- */
 
-/* The engine op: a connection of its own from the open engine, so the plan is the one its clients get. */
+/* The engine op: a connection of its own from the open engine, so the plan is the one its clients get
+ * (its settings, force_generic_plan, ef_search). */
 static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int k, const vb_filter *filter,
                       int *uses_index, char *plan, size_t plan_len, vb_error *err) {
     void *conn = NULL;
     pg_state *s = state;
+    vb_sql_plan out;
+    vb_sql_plan_init(&out, plan, plan_len);
     *uses_index = 0;
-    if (plan && plan_len) plan[0] = '\0';
     int rc;
     if ((rc = check_spec(s, spec, err)) != VB_OK || (rc = pg_connect(s, &conn, err)) != VB_OK) return rc;
     pg_conn *c = conn;
     vb_search_params sp = {ef_search};
     int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
-    if ((rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 4, err)) == VB_OK) {
-        float *ones = malloc(s->dim * sizeof *ones);
-        if (!ones) {
-            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+    float *ones = vb_sql_ones(s->dim);
+    if (!ones) rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+    if (rc == VB_OK && (rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 4, err)) == VB_OK) {
+        char *tag = put_vec(s, c->buf, ones);
+        put32(tag, (uint32_t)(filtered ? filter->tag_below : 0));
+        /* EXPLAIN (GENERIC_PLAN) (PostgreSQL 16+) plans with $n unbound: the plan the prepared statement runs
+         * under force_generic_plan. Older servers get the plan for a query of ones. */
+        int generic = PQserverVersion(c->pg) >= 160000;
+        char sql[600];
+        snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF%s) ", generic ? ", GENERIC_PLAN" : "");
+        knn_sql(s, k, filtered, sql + strlen(sql), sizeof sql - strlen(sql));
+        const char *values[2] = {c->buf, tag};
+        int lengths[2] = {(int)vec_bytes(s), 4}, formats[2] = {1, 1};
+        PGresult *r = generic ? PQexec(c->pg, sql)   /* simple protocol: $n stay unbound */
+                              : PQexecParams(c->pg, sql, filtered ? 2 : 1, NULL, values, lengths, formats, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            rc = pg_fail(c->pg, r, err, "EXPLAIN");
         } else {
-            for (size_t j = 0; j < s->dim; j++) ones[j] = 1.0f;
-            char *tag = put_vec(s, c->buf, ones);
-            put32(tag, (uint32_t)(filtered ? filter->tag_below : 0));
-            free(ones);
-            /* EXPLAIN (GENERIC_PLAN) (PostgreSQL 16+) plans with $n unbound: the plan the prepared statement
-             * runs under force_generic_plan. Older servers get the plan for a query of ones. */
-            int generic = PQserverVersion(c->pg) >= 160000;
-            char sql[600];
-            snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF%s) ", generic ? ", GENERIC_PLAN" : "");
-            knn_sql(s, k, filtered, sql + strlen(sql), sizeof sql - strlen(sql));
-            const char *values[2] = {c->buf, tag};
-            int lengths[2] = {(int)vec_bytes(s), 4}, formats[2] = {1, 1};
-            PGresult *r = generic ? PQexec(c->pg, sql)   /* simple protocol: $n stay unbound */
-                                  : PQexecParams(c->pg, sql, filtered ? 2 : 1, NULL, values, lengths, formats, 0);
-            if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-                rc = pg_fail(c->pg, r, err, "EXPLAIN");
-            } else {
-                char needle[PG_NAME_MAX + 16];
-                snprintf(needle, sizeof needle, "using %s ", s->index);
-                size_t used = 0;
-                for (int i = 0; i < PQntuples(r); i++) {
-                    const char *line = PQgetvalue(r, i, 0);
-                    char padded[1024];
-                    snprintf(padded, sizeof padded, "%s ", line);
-                    if (strstr(padded, needle)) *uses_index = 1;
-                    if (plan && used + 1 < plan_len)
-                        used += (size_t)snprintf(plan + used, plan_len - used, "%s\n", line);
-                    if (used >= plan_len) used = plan_len - 1;
-                }
+            char needle[PG_NAME_MAX + 16];
+            snprintf(needle, sizeof needle, "using %s ", s->index);
+            for (int i = 0; i < PQntuples(r); i++) {
+                const char *line = PQgetvalue(r, i, 0);
+                char padded[1024];
+                snprintf(padded, sizeof padded, "%s ", line);
+                if (strstr(padded, needle)) *uses_index = 1;
+                vb_sql_plan_add(&out, "%s\n", line);
             }
-            PQclear(r);
         }
+        PQclear(r);
     }
+    free(ones);
     pg_disconnect(c);
-    return rc;
-}
-
-int vb_pgvector_explain(const vb_engine_config *cfg, const vb_table_spec *spec, int ef_search, int k,
-                        const vb_filter *filter, int *uses_index, char *plan, size_t plan_len, vb_error *err) {
-    void *state = NULL;
-    *uses_index = 0;
-    if (plan && plan_len) plan[0] = '\0';
-    int rc = pg_open(cfg, &state, err);
-    if (rc != VB_OK) return rc;
-    rc = pg_explain(state, spec, ef_search, k, filter, uses_index, plan, plan_len, err);
-    pg_close(state);
     return rc;
 }
 
@@ -810,7 +835,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .attach = pg_attach,
     .build = pg_build,
     .remove = pg_remove,
-    .insert = pg_load,
+    .insert = pg_insert,
     .maintain = pg_maintain,
     .sizes = pg_sizes,
 };

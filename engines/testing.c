@@ -9,11 +9,15 @@
  * keeps `clients` queries in flight and QPS(n) = n x QPS(1). Any shortfall is the client's.
  * bench/bench_client.c and tests/unit/test_concurrency.c use them.
  *
- * Parameters: sleep takes service_us (0 .. 10,000,000; default 1000). null takes duplicate_every (0 .. 1,000,000;
+ * Parameters: sleep takes service_us (0 .. 10,000,000; default 1000) and alternate_us (same range; default 0,
+ * off): when set, the engine's connections alternate, the 1st, 3rd, ... serving in service_us and the 2nd, 4th,
+ * ... in alternate_us. A one-client measurement connects once, so its repeats alternate between the two service
+ * times: that is how tests/e2e/94-repeats.t checks a median and a range it knows. null and sleep take duplicate_every (0 .. 1,000,000;
  * default 0, off): when N > 0, every N-th answer of each connection (its N-th, 2N-th, ... search) returns its
  * first id again on its last row, in place of the k-th id, as MariaDB 11.8.9 does in some filtered answers. With
  * one client measuring queries 0, 1, 2, ... in order, the answers of queries N-1, 2N-1, ... repeat an id; that is
- * how the tests drive the scoring of repeated ids (metrics/recall.h) through a whole campaign. */
+ * how the tests drive the scoring of repeated ids (metrics/recall.h) through a whole campaign; and, since one
+ * query's answers then differ between its repeats, the scoring of the recall sweep's windows (tests/e2e/96). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,16 +37,19 @@ typedef struct testing_state {
     atomic_int n_first;                /* published after the id is written (release / acquire) */
     atomic_llong rows;
     long duplicate_every;              /* null: every N-th answer of a connection repeats an id; 0 never */
+    uint64_t alternate_ns;             /* sleep: every other connection's service time; 0 off */
+    atomic_uint connects;
 } testing_state;
 
 /* One per connect: the shared state, and the answers this connection gave (for duplicate_every). */
 typedef struct testing_conn {
     testing_state *s;
     uint64_t answers;
+    uint64_t service_ns;               /* sleep: this connection's service time */
 } testing_conn;
 
 static const char *const null_params[] = {"duplicate_every", NULL};
-static const char *const sleep_params[] = {"service_us", NULL};
+static const char *const sleep_params[] = {"service_us", "alternate_us", "duplicate_every", NULL};
 
 static int testing_open_as(const char *name, uint64_t service_ns, void **state, vb_error *err) {
     testing_state *s = calloc(1, sizeof *s);
@@ -64,10 +71,15 @@ static int null_open(const vb_engine_config *cfg, void **state, vb_error *err) {
 }
 
 static int sleep_open(const vb_engine_config *cfg, void **state, vb_error *err) {
-    long us;
-    if (vb_kv_get_long(cfg->params, cfg->n_params, "service_us", 1000, 0, 10000000, &us, err) != VB_OK)
+    long us, alt, every;
+    if (vb_kv_get_long(cfg->params, cfg->n_params, "service_us", 1000, 0, 10000000, &us, err) != VB_OK ||
+        vb_kv_get_long(cfg->params, cfg->n_params, "alternate_us", 0, 0, 10000000, &alt, err) != VB_OK ||
+        vb_kv_get_long(cfg->params, cfg->n_params, "duplicate_every", 0, 0, 1000000, &every, err) != VB_OK)
         return vb_error_prefix(err, "engine sleep");
-    return testing_open_as("sleep", (uint64_t)us * 1000u, state, err);
+    if (testing_open_as("sleep", (uint64_t)us * 1000u, state, err) != VB_OK) return VB_ERROR;
+    ((testing_state *)*state)->alternate_ns = (uint64_t)alt * 1000u;
+    ((testing_state *)*state)->duplicate_every = every;
+    return VB_OK;
 }
 
 static void testing_close(void *state) {
@@ -94,6 +106,8 @@ static int testing_connect(void *state, void **conn, vb_error *err) {
     testing_conn *c = calloc(1, sizeof *c);
     if (!c) return vb_error_set(err, "engine", 12, "%s: out of memory", ((testing_state *)state)->name);
     c->s = state;
+    unsigned n = atomic_fetch_add(&c->s->connects, 1u);
+    c->service_ns = c->s->alternate_ns && (n & 1u) ? c->s->alternate_ns : c->s->service_ns;
     *conn = c;
     return VB_OK;
 }
@@ -161,10 +175,10 @@ static int sleep_search(void *conn, const float *query, int k, const vb_filter *
     (void)query;
     (void)filter;
     (void)err;
-    testing_state *s = ((testing_conn *)conn)->s;
+    testing_conn *c = conn;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t ns = (uint64_t)t.tv_nsec + s->service_ns;
+    uint64_t ns = (uint64_t)t.tv_nsec + c->service_ns;
     t.tv_sec += (time_t)(ns / 1000000000u);
     t.tv_nsec = (long)(ns % 1000000000u);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {
@@ -194,7 +208,7 @@ const vb_engine_ops vb_engine_null = {
     .name = "null",
     .description = "for measuring the client: answers at once with the first k loaded ids (no index, no recall); "
                    "duplicate_every: N repeats an id in every N-th answer of a connection (for tests)",
-    .flags = VB_ENGINE_EMBEDDED,
+    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_STUB,
     .param_names = null_params,
     .open = null_open,
     .close = testing_close,
@@ -214,7 +228,7 @@ const vb_engine_ops vb_engine_sleep = {
     .name = "sleep",
     .description = "for measuring the client: a fixed, fully concurrent service time (service_us, default 1000), "
                    "then the first k loaded ids",
-    .flags = VB_ENGINE_EMBEDDED,
+    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_STUB,
     .param_names = sleep_params,
     .open = sleep_open,
     .close = testing_close,

@@ -1,7 +1,10 @@
-/* Reading a built engine image: its passwd file and its package list. */
+/* Reading a built engine image: its passwd file, its package list and what image-build recorded. */
 #include "orchestrator/image.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,21 +50,55 @@ int vb_image_user(const char *root, const char *user, uid_t *uid, gid_t *gid, vb
     return VB_OK;
 }
 
-int vb_image_package_version(const char *root, const char *package, char *out, size_t len, vb_error *err) {
-    if (vb_image_check(root, err) != VB_OK) return VB_ERROR;
-    char path[4096], line[512];
-    snprintf(path, sizeof path, "%s/vbench-packages.txt", root);
+int vb_image_field(const char *root, const char *file, const char *key, char *out, size_t len, vb_error *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", root, file);
     FILE *f = fopen(path, "r");
     if (!f) return vb_error_set(err, "image", errno, "cannot read %s: %s", path, strerror(errno));
-    size_t plen = strlen(package);
+    size_t klen = strlen(key);
+    char *line = NULL;
+    size_t cap = 0;
     int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        if (strncmp(line, package, plen) != 0 || line[plen] != '\t') continue;
+    while (!found && getline(&line, &cap, f) > 0) {
+        if (strncmp(line, key, klen) != 0 || line[klen] != '\t') continue;
         line[strcspn(line, "\r\n")] = '\0';
-        snprintf(out, len, "%s", line + plen + 1);
+        snprintf(out, len, "%s", line + klen + 1);
         found = 1;
     }
+    free(line);
     fclose(f);
-    if (!found) return vb_error_set(err, "image", ENOENT, "image %s does not hold package %s", root, package);
+    if (!found) return vb_error_set(err, "image", ENOENT, "%s has no %s", path, key);
     return VB_OK;
+}
+
+int vb_image_package_version(const char *root, const char *package, char *out, size_t len, vb_error *err) {
+    if (vb_image_check(root, err) != VB_OK) return VB_ERROR;
+    if (vb_image_field(root, "vbench-packages.txt", package, out, len, err) == VB_OK) return VB_OK;
+    if (err && err->code != ENOENT) return VB_ERROR;
+    return vb_error_set(err, "image", ENOENT, "image %s does not hold package %s", root, package);
+}
+
+int vb_image_find(const char *images_dir, const char *name, char *out, size_t len, vb_error *err) {
+    DIR *d = opendir(images_dir);
+    time_t best = 0;
+    out[0] = '\0';
+    size_t nl = strlen(name);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        /* NAME-<16 hex>, exactly: "db-trixie" must not match the layer "db-trixie-pgvector-0.8.6-<key>" */
+        if (strncmp(e->d_name, name, nl) != 0 || e->d_name[nl] != '-' || strlen(e->d_name + nl + 1) != 16 ||
+            strspn(e->d_name + nl + 1, "0123456789abcdef") != 16)
+            continue;
+        char path[PATH_MAX], done[PATH_MAX + 32];
+        if (snprintf(path, sizeof path, "%s/%s", images_dir, e->d_name) >= (int)sizeof path) continue;
+        snprintf(done, sizeof done, "%s/vbench-packages.txt", path);
+        struct stat st;
+        if (stat(done, &st) != 0 || st.st_mtime < best) continue;
+        best = st.st_mtime;
+        snprintf(out, len, "%s", path);
+    }
+    if (d) closedir(d);
+    if (out[0]) return VB_OK;
+    return vb_error_set(err, "orchestrator", 1,
+                        "engine image '%s' is not built in %s: build it with `vbench image build %s` (debootstrap, "
+                        "about 3 minutes)", name, images_dir, name);
 }

@@ -20,11 +20,14 @@
 
 static const char *const top_keys[] = {"name", "engine", "description", "image", "user", "data_mount", "packages",
                                        "password_file", "init", "start", "settings", "connect", "sizes",
-                                       "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", NULL};
+                                       "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", "build",
+                                       "parameters", NULL};
 
 typedef struct rctx {
     const char *path;
     vb_error *err;
+    const vb_kv *asked;     /* the parameters the reference names ("pgvector_version" -> "0.8.6") */
+    size_t n_asked;
 } rctx;
 
 static int rfail(const rctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -134,6 +137,78 @@ static int parse_setting(const rctx *c, const char *name, const vb_yaml_node *n,
     return VB_OK;
 }
 
+/* build: {package, target_isa, kernel_isa, flags, runtime_dispatch}, all strings. */
+static int parse_build(const rctx *c, const vb_yaml_node *n, vb_recipe *r) {
+    static const char *const keys[] = {"package", "target_isa", "kernel_isa", "flags", "runtime_dispatch", NULL};
+    if (n->type != VB_YAML_MAP)
+        return rfail(c, n->line, "key 'build': expected a map (package, target_isa, kernel_isa, flags, runtime_dispatch)");
+    for (size_t i = 0; i < n->n; i++)
+        if (!in_list(keys, n->keys[i]))
+            return rfail(c, n->key_lines[i], "unknown key 'build.%s' (known: package, target_isa, kernel_isa, flags, "
+                         "runtime_dispatch)", n->keys[i]);
+    return get_string(c, n, "package", 0, &r->build_package) || get_string(c, n, "target_isa", 0, &r->build_target_isa) ||
+           get_string(c, n, "kernel_isa", 0, &r->build_kernel_isa) || get_string(c, n, "flags", 0, &r->build_flags) ||
+           get_string(c, n, "runtime_dispatch", 0, &r->build_dispatch);
+}
+
+/* parameters: NAME: {default: V, V1: {image: ...}, V2: {...}}. The value in force is the one the reference asked
+ * for, else the default; its map may set the image. Every asked parameter must be declared. */
+static int parse_parameters(const rctx *c, const vb_yaml_node *n, vb_recipe *r) {
+    for (size_t a = 0; a < c->n_asked; a++)
+        if (!n || !vb_yaml_map_get(n, c->asked[a].key, NULL))
+            return rfail(c, n ? n->line : 1, "no parameter '%s' in this recipe (it is named in the recipe reference "
+                         "\"%s=%s\"; declare it under parameters:)", c->asked[a].key, c->asked[a].key, c->asked[a].value);
+    if (!n) return VB_OK;
+    if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'parameters': expected a map of parameter -> values");
+    r->params = calloc(n->n ? n->n : 1, sizeof *r->params);
+    for (size_t i = 0; i < n->n; i++) {
+        const char *pname = n->keys[i];
+        const vb_yaml_node *p = n->items[i];
+        if (p->type != VB_YAML_MAP) return rfail(c, n->key_lines[i], "key 'parameters.%s': expected a map with default and values", pname);
+        const vb_yaml_node *def = vb_yaml_map_get(p, "default", NULL);
+        if (!scalar(def)) return rfail(c, p->line, "key 'parameters.%s.default': required, a value", pname);
+        const char *want = vb_kv_get(c->asked, c->n_asked, pname, def->text);
+        const vb_yaml_node *v = strcmp(want, "default") ? vb_yaml_map_get(p, want, NULL) : NULL;
+        if (!v) {
+            char known[512];
+            size_t off = 0;
+            known[0] = '\0';
+            for (size_t k = 0; k < p->n && off < sizeof known; k++)
+                if (strcmp(p->keys[k], "default") != 0)
+                    off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", off ? ", " : "", p->keys[k]);
+            return rfail(c, n->key_lines[i], "parameter '%s': no value '%s' (known: %s)", pname, want, known);
+        }
+        if (v->type != VB_YAML_MAP) return rfail(c, v->line, "key 'parameters.%s.%s': expected a map (image, settings)", pname, want);
+        for (size_t k = 0; k < v->n; k++)
+            if (strcmp(v->keys[k], "image") != 0 && strcmp(v->keys[k], "settings") != 0)
+                return rfail(c, v->key_lines[k], "unknown key 'parameters.%s.%s.%s' (known: image, settings)", pname,
+                             want, v->keys[k]);
+        /* settings: literal values that replace the recipe's settings of the same name (a server_pass, e.g.
+         * relaxed: fsync off); each must be a setting the recipe has, so that its command line uses it */
+        const vb_yaml_node *sv = vb_yaml_map_get(v, "settings", NULL);
+        if (sv && sv->type != VB_YAML_MAP)
+            return rfail(c, sv->line, "key 'parameters.%s.%s.settings': expected a map of setting -> value", pname, want);
+        for (size_t k = 0; sv && k < sv->n; k++) {
+            vb_recipe_setting *set = NULL;
+            for (size_t j = 0; j < r->n_settings && !set; j++)
+                if (strcmp(r->settings[j].name, sv->keys[k]) == 0) set = &r->settings[j];
+            if (!set)
+                return rfail(c, sv->key_lines[k], "key 'parameters.%s.%s.settings.%s': not a setting of this recipe "
+                             "(declare it under settings:)", pname, want, sv->keys[k]);
+            if (!scalar(sv->items[k]))
+                return rfail(c, sv->key_lines[k], "key 'parameters.%s.%s.settings.%s': expected a value", pname, want,
+                             sv->keys[k]);
+            free(set->literal);
+            set->literal = strdup(sv->items[k]->text);
+        }
+        char *image = NULL;
+        if (get_string(c, v, "image", 0, &image)) return VB_ERROR;
+        if (image) free(r->image), r->image = image;
+        r->params[r->n_params++] = (vb_kv){strdup(pname), strdup(want)};
+    }
+    return VB_OK;
+}
+
 static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
     char got[64];
     if (!root || root->type != VB_YAML_MAP) return rfail(c, root ? root->line : 1, "expected a map (name, engine, image, start, ...)");
@@ -141,7 +216,8 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
         if (!in_list(top_keys, root->keys[i]))
             return rfail(c, root->key_lines[i], "unknown key '%s' (known: name, engine, description, image, user, "
                                                 "data_mount, packages, password_file, init, start, settings, connect, "
-                                                "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal)",
+                                                "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal, "
+                                                "build, parameters)",
                          root->keys[i]);
     if (get_string(c, root, "name", 1, &r->name) || get_string(c, root, "engine", 1, &r->engine) ||
         get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 0, &r->image) ||
@@ -191,6 +267,8 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             if (parse_setting(c, n->keys[i], n->items[i], &r->settings[i])) return VB_ERROR;
         }
     }
+    if ((n = vb_yaml_map_get(root, "build", NULL)) && parse_build(c, n, r)) return VB_ERROR;
+    if (parse_parameters(c, vb_yaml_map_get(root, "parameters", NULL), r)) return VB_ERROR;
     if ((n = vb_yaml_map_get(root, "connect", NULL))) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'connect': expected a map of engine parameters");
         r->connect = calloc(n->n ? n->n : 1, sizeof *r->connect);
@@ -225,9 +303,35 @@ static void list_recipes(const char *dir, char *buf, size_t len) {
     }
 }
 
-int vb_recipe_load(const char *dir, const char *name, vb_recipe **out, vb_error *err) {
+/* "NAME k=v k2=v2" -> name, and the pairs in asked (pointing into buf). VB_ERROR for a word without '='. */
+static int split_reference(const char *ref, char *buf, size_t len, const char **name, vb_kv *asked, size_t cap,
+                           size_t *n, vb_error *err) {
+    snprintf(buf, len, "%s", ref);
+    *n = 0;
+    *name = NULL;
+    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (!*name) {
+            *name = w;
+            continue;
+        }
+        char *eq = strchr(w, '=');
+        if (!eq || eq == w || !eq[1] || *n == cap)
+            return vb_error_set(err, "recipe", 1, "recipe reference \"%s\": '%s' is not key=value (write "
+                                "\"NAME key=value ...\", e.g. \"pgvector pgvector_version=0.8.6\")", ref, w);
+        *eq = '\0';
+        asked[(*n)++] = (vb_kv){w, eq + 1};
+    }
+    if (!*name) return vb_error_set(err, "recipe", 1, "empty recipe reference");
+    return VB_OK;
+}
+
+int vb_recipe_load(const char *dir, const char *ref, vb_recipe **out, vb_error *err) {
     *out = NULL;
-    char path[PATH_MAX];
+    char path[PATH_MAX], refbuf[512];
+    const char *name;
+    vb_kv asked[16];
+    size_t n_asked;
+    if (split_reference(ref, refbuf, sizeof refbuf, &name, asked, 16, &n_asked, err)) return VB_ERROR;
     snprintf(path, sizeof path, "%s/%s.yml", dir, name);
     FILE *f = strchr(name, '/') ? NULL : fopen(path, "rb");
     if (!f) {
@@ -252,7 +356,7 @@ int vb_recipe_load(const char *dir, const char *name, vb_recipe **out, vb_error 
     }
     vb_recipe *r = calloc(1, sizeof *r);
     r->path = strdup(path);
-    rctx c = {path, err};
+    rctx c = {path, err, asked, n_asked};
     rc = parse(&c, root, r);
     if (rc == VB_OK && strcmp(r->name, name) != 0)
         rc = rfail(&c, root->line, "key 'name': '%s' does not match the file name '%s'", r->name, name);
@@ -270,6 +374,8 @@ void vb_recipe_destroy(vb_recipe **rp) {
     if (!r) return;
     free(r->name), free(r->path), free(r->engine), free(r->description), free(r->image), free(r->user);
     free(r->data_mount), free(r->password_file), free(r->init_creates);
+    free(r->build_package), free(r->build_target_isa), free(r->build_kernel_isa), free(r->build_flags), free(r->build_dispatch);
+    vb_recipe_kv_free(r->params, r->n_params);
     vb_recipe_argv_free(r->packages);
     vb_recipe_argv_free(r->sizes);
     vb_recipe_argv_free(r->start);

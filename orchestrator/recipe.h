@@ -23,6 +23,17 @@
  *   ready_timeout_s: 120, stop_timeout_s: 300, limit_nofile: 65536
  *   stop_signal: INT                    what stops the server cleanly (TERM by default; PostgreSQL's TERM waits for
  *                                       every client to leave, INT is its fast shutdown)
+ *   build:                              how the image's own server was built, for the manifest's provenance (an
+ *     package: postgresql-17-pgvector   image layer's vbench-layer.txt, see deploy/image-build, says it instead):
+ *     target_isa: x86-64                the package whose version is the engine's, the ISA level its compiler
+ *     flags: "..."                      targeted (x86-64, x86-64-v2/v3/v4), the flags as far as known, and
+ *     runtime_dispatch: "..."           what the code picks at run time from the CPU it finds, and
+ *     kernel_isa: x86-64-v4             the level its vector distance kernels reach that way (default: target_isa)
+ *   parameters:                         choices a profile makes by naming the recipe as "NAME key=value ...":
+ *     pgvector_version:                 each value may set the image (the default applies when not named)
+ *       default: packaged
+ *       packaged: {image: db-trixie}
+ *       0.8.6: {image: db-trixie-pgvector-0.8.6}
  *
  * Templates: {data} (data_mount), {datadir} (the data directory on the host), {password}, {cpus} and
  * {memory_bytes} (the budget), and every setting by name. An unknown name in braces is an error. */
@@ -59,10 +70,15 @@ typedef struct vb_recipe {
     size_t n_sizes;
     long ready_timeout_s, stop_timeout_s, limit_nofile;
     int stop_signal;
+    char *build_package, *build_target_isa, *build_kernel_isa, *build_flags, *build_dispatch; /* build: or NULL */
+    vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.6") */
+    size_t n_params;
 } vb_recipe;
 
 /* Loads DIR/NAME.yml. Errors name the file and line ("deploy/engines/x.yml:7: key 'start': ..."); an unknown
- * NAME lists the recipes DIR has. Release with vb_recipe_destroy. */
+ * NAME lists the recipes DIR has. NAME may be followed by parameters, "pgvector pgvector_version=0.8.6": each
+ * must be declared under the recipe's `parameters:` with that value (the error lists what is). Release with
+ * vb_recipe_destroy. */
 int vb_recipe_load(const char *dir, const char *name, vb_recipe **out, vb_error *err);
 void vb_recipe_destroy(vb_recipe **r);
 

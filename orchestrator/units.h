@@ -8,7 +8,7 @@
  * exists."), or the job's result and the unit's own Result when a job did not succeed.
  *
  * Units are always created with DefaultDependencies=no: a benchmark server needs nothing from sysinit.target,
- * and in the test namespace (tests/e2e/systemd-ns.sh) pulling it in would run the boot-time units. */
+ * and in the test namespace (deploy/systemd-ns) pulling it in would run the boot-time units. */
 #ifndef VB_ORCHESTRATOR_UNITS_H
 #define VB_ORCHESTRATOR_UNITS_H
 
@@ -24,7 +24,7 @@ typedef struct vb_units_opts {
     /* A direct (peer-to-peer) sd-bus address of the manager, e.g. "unix:path=/run/systemd/private". NULL: that
      * private socket when we are root and it exists, otherwise the system bus through dbus. The manager
      * accepts private-socket peers only from its own PID namespace (it checks SO_PEERCRED), so a client of a
-     * systemd in a namespace must run inside it (see tests/e2e/systemd-ns.sh). */
+     * systemd in a namespace must run inside it (see deploy/systemd-ns). */
     const char *bus_address;
     /* Journal directory for vb_unit_journal_tail (e.g. the test namespace's /run/log/journal seen through
      * /proc/PID/root). NULL: the local system journal. */

@@ -2,6 +2,8 @@
  * The coordinator's ZAP handler is in transport_zap.c, the handshake monitor in transport_monitor.c. */
 #include "proto/transport.h"
 
+#include "proto/wire.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -74,6 +76,16 @@ int vb_transport_check_endpoint(const char *endpoint, int curve, int insecure, i
                         "agent-NAME.key --server-key coordinator.pub; or, against a coordinator on a loopback "
                         "address that runs with `insecure: true`, pass --insecure",
                         endpoint);
+}
+
+/* ---- limits ----------------------------------------------------------------------------------------------- */
+
+void vb_transport_socket_limits(zsock_t *sock, int server) {
+    zsock_set_maxmsgsize(sock, (int)VB_WIRE_FRAME_MAX);
+    if (server) {
+        zsock_set_heartbeat_ivl(sock, VB_TRANSPORT_HEARTBEAT_IVL_MS);
+        zsock_set_heartbeat_timeout(sock, VB_TRANSPORT_HEARTBEAT_TIMEOUT_MS);
+    }
 }
 
 /* ---- key files ------------------------------------------------------------------------------------------------ */
@@ -309,6 +321,7 @@ int vb_transport_client_setup(zsock_t *dealer, const vb_transport_opts *o, vb_tr
                             "keys agent-NAME`)");
     int curve = o->cert != NULL;
     if (vb_transport_check_endpoint(o->endpoint, curve, o->insecure, 0, err) != VB_OK) return VB_ERROR;
+    vb_transport_socket_limits(dealer, 0);
     if (curve) {
         zcert_t *cert = vb_transport_cert_load(o->cert, err);
         if (!cert) return VB_ERROR;

@@ -46,11 +46,24 @@ typedef struct vb_transport_peer {
     char name[128];                     /* the allow-list entry (the .pub file's name metadata or stem); "" */
     char address[256];                  /* the peer's IP from ZAP; for handshake failures the bound endpoint */
     char reason[512];                   /* a sentence: why allowed or refused */
-    unsigned count;                     /* handshake failures this report stands for (rate-limited: at most
-                                           one report a minute); 1 for ZAP decisions */
+    unsigned count;                     /* decisions this report stands for: 1 for the first one of its source
+                                           (key, or kind of failure), then at most one report a minute with the
+                                           count since the previous one (see "Reports" below) */
+    unsigned window_s;                  /* count > 1: the seconds the count covers */
+    int others;                         /* 1: the count folds sources beyond the ones followed one by one */
 } vb_transport_peer;
 
-/* Called once per decision, in the thread that calls vb_transport_zap_handle. p is valid during the call. */
+/* Reports: decisions are counted per source (an allowed or refused key; a kind of failed handshake, where libzmq
+ * names no peer), and a source is reported at its first decision and then at most once a minute, with the count
+ * since its previous report: 5,000 rogue connections make a handful of events, not 5,000. At most
+ * VB_TRANSPORT_SOURCES sources are followed one by one in a minute; decisions of further sources (a client that
+ * makes a new key per connection) are counted together, per verdict (p->others). Counts still pending are reported
+ * by vb_transport_zap_flush and when the handler is destroyed, so none is lost. */
+#define VB_TRANSPORT_SOURCES 16
+#define VB_TRANSPORT_REPORT_S 60
+
+/* Called once per report, in the thread that calls vb_transport_zap_handle (or _flush, _destroy). p is valid during
+ * the call. */
 typedef void (*vb_transport_peer_fn)(void *arg, const vb_transport_peer *p);
 
 /* ---- options ---------------------------------------------------------------------------------------------- */
@@ -80,6 +93,20 @@ int vb_transport_check_endpoint(const char *endpoint, int curve, int insecure, i
  * other than localhost are not resolved: a name that resolves to 127.0.0.1 today may not tomorrow. */
 int vb_transport_is_loopback(const char *endpoint);
 
+/* ---- limits ------------------------------------------------------------------------------------------------ */
+
+/* ZMTP heartbeats of the coordinator's ROUTER: a connection that died on the wire (no RST: a cut link, a host gone)
+ * is closed after VB_TRANSPORT_HEARTBEAT_TIMEOUT_MS without an answer to a PING, so that, with ROUTER_HANDOVER off,
+ * the agent's next connection is not shut out by a dead one holding its routing id. */
+#define VB_TRANSPORT_HEARTBEAT_IVL_MS 1000
+#define VB_TRANSPORT_HEARTBEAT_TIMEOUT_MS 3000
+
+/* Options for every vbench socket, set before it binds or connects: ZMQ_MAXMSGSIZE = VB_WIRE_FRAME_MAX (libzmq
+ * drops a larger frame when its header arrives and closes the connection, before allocating anything; the bound
+ * is derived in proto/wire.h); server (the coordinator's ROUTER): the ZMTP heartbeats above. The set-up functions
+ * below call it; call it yourself for a socket that does not go through them (the coordinator's ipc ROUTER). */
+void vb_transport_socket_limits(zsock_t *sock, int server);
+
 /* ---- keys ------------------------------------------------------------------------------------------------- */
 
 /* Makes a key pair: DIR/NAME.key (both keys, mode 0600) and DIR/NAME.pub (public only, mode 0644), creating
@@ -108,15 +135,19 @@ typedef struct vb_transport_zap vb_transport_zap;
  * CURVE client in: libzmq 4.3 only enforces ZAP when a handler is bound). The bound endpoint (useful with
  * tcp://127.0.0.1:*) is zsock_endpoint(router). */
 int vb_transport_server_setup(zsock_t *router, const vb_transport_opts *o, vb_transport_zap **zap, vb_error *err);
+/* Reports the counts still pending (see "Reports"), then stops the handler. */
 void vb_transport_zap_destroy(vb_transport_zap **zap);
+/* Reports every count still pending now, whatever the minute (e.g. before a summary is read). */
+void vb_transport_zap_flush(vb_transport_zap *zap);
 
 /* The REP socket of the handler, for a poller of one's own. */
 zsock_t *vb_transport_zap_sock(vb_transport_zap *zap);
 /* Adds the handler's sockets (the ZAP REP and a monitor of the router's failed handshakes) to poller. */
 int vb_transport_zap_poll_add(vb_transport_zap *zap, zpoller_t *poller);
-/* Given what zpoller_wait returned: if it is one of the handler's sockets, answers the pending ZAP request or
- * reads the monitor event, reports through on_peer, and returns 1; otherwise returns 0 and does nothing.
- * zap may be NULL (returns 0). Never blocks. */
+/* Given what zpoller_wait returned (NULL after a timeout too): if it is one of the handler's sockets, answers the
+ * pending ZAP request or reads the monitor event, reports through on_peer, and returns 1; otherwise returns 0.
+ * Either way it reports the counts whose minute is over, so call it on every turn of the loop. zap may be NULL
+ * (returns 0). Never blocks. */
 int vb_transport_zap_handle(vb_transport_zap *zap, void *which);
 
 /* Reads the allow-list again from its directory and files (e.g. on SIGHUP or a `reload` command). On error the

@@ -192,18 +192,47 @@ const char *vb_transport_verdict_name(vb_transport_verdict v) {
     return "?";
 }
 
+/* 1234567 -> "1,234,567" */
+static const char *thousands(unsigned n, char buf[16]) {
+    char digits[16];
+    int len = snprintf(digits, sizeof digits, "%u", n), o = 0;
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 const char *vb_transport_peer_describe(const vb_transport_peer *p, char *buf, size_t len) {
+    char n[16];
+    thousands(p->count, n);
     if (p->verdict == VB_TRANSPORT_HANDSHAKE_FAILED) {
         if (p->count > 1)
-            snprintf(buf, len, "refused %u connections on %s since the last such report: %s", p->count, p->address, p->reason);
+            snprintf(buf, len, "refused %s connections on %s in the last %u s: %s", n, p->address, p->window_s,
+                     p->reason);
         else
             snprintf(buf, len, "refused a connection on %s: %s", p->address, p->reason);
     } else if (p->verdict == VB_TRANSPORT_ALLOWED) {
-        snprintf(buf, len, "allowed agent key %s%s%s%s from %s", p->key, p->name[0] ? " (" : "", p->name,
-                 p->name[0] ? ")" : "", p->address);
+        const char *open = p->name[0] ? " (" : "", *close = p->name[0] ? ")" : "";
+        if (p->others)
+            snprintf(buf, len, "allowed %s connections of other agent keys in the last %u s (the latest: %s%s%s%s "
+                     "from %s)", n, p->window_s, p->key, open, p->name, close, p->address);
+        else if (p->count > 1)
+            snprintf(buf, len, "allowed agent key %s%s%s%s from %s: %s connections in the last %u s", p->key, open,
+                     p->name, close, p->address, n, p->window_s);
+        else
+            snprintf(buf, len, "allowed agent key %s%s%s%s from %s", p->key, open, p->name, close, p->address);
     } else {
-        snprintf(buf, len, "refused %s%s from %s: %s", p->key[0] ? "agent key " : "a client", p->key, p->address,
-                 p->reason);
+        const char *who = p->key[0] ? "agent key " : "a client";
+        if (p->others)
+            snprintf(buf, len, "refused %s connections of other keys or clients in the last %u s (the latest: %s%s "
+                     "from %s): %s", n, p->window_s, who, p->key, p->address, p->reason);
+        else if (p->count > 1)
+            snprintf(buf, len, "refused %s connections of %s%s from %s in the last %u s: %s", n, who, p->key,
+                     p->address, p->window_s, p->reason);
+        else
+            snprintf(buf, len, "refused %s%s from %s: %s", who, p->key, p->address, p->reason);
     }
     return buf;
 }

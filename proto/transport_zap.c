@@ -6,7 +6,9 @@
  * coordinator polls the handler in its main loop (a handshake waits at most one loop turn), which keeps the
  * events table single-threaded. A socket monitor on the ROUTER adds the failures ZAP never sees: clients that
  * do not hold this coordinator's public key (the handshake fails before any key is known) and plain clients.
- * Those are rate-limited, because libzmq reconnects such a client every 100 ms. */
+ * Every decision is counted per source and reported at most once a minute (transport.h, "Reports"): libzmq
+ * reconnects a refused client every 100 ms, and a hostile one can open thousands of connections; the events table
+ * and the terminal get a handful of lines with counts, never one row each. */
 #include "proto/transport.h"
 
 #include <dirent.h>
@@ -19,10 +21,15 @@
 
 #define DOMAIN "transport"
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
-#define FAIL_REPORT_MS 60000   /* at most one handshake-failure report a minute, per kind of failure */
+#define REPORT_MS (VB_TRANSPORT_REPORT_S * 1000ull)
 
-/* Kinds of failed handshakes, rate-limited apart so that one kind never hides another. */
-enum { FAIL_CRYPTO, FAIL_PLAIN, FAIL_OTHER, FAIL_KINDS };
+/* One source of decisions, counted between two reports. */
+typedef struct tally {
+    char source[VB_TRANSPORT_KEY_LEN + 300];   /* "" for a free slot; else verdict and key, or verdict and kind */
+    vb_transport_peer last;                    /* the latest decision: what the next report says */
+    unsigned pending;                          /* decisions since the last report */
+    uint64_t reported_ms;                      /* the last report */
+} tally;
 
 typedef struct allow_entry {
     char key[VB_TRANSPORT_KEY_LEN + 1];
@@ -41,8 +48,10 @@ struct vb_transport_zap {
     size_t n_keys;
     vb_transport_peer_fn on_peer;
     void *on_peer_arg;
-    uint64_t fail_reported_ms[FAIL_KINDS];   /* last handshake-failure report of each kind */
-    unsigned fail_pending[FAIL_KINDS];       /* failures since then */
+    tally tallies[VB_TRANSPORT_SOURCES];
+    tally others[3];                          /* per verdict: sources beyond the ones followed */
+    uint64_t window_ms;                       /* start of the minute in which new sources are counted */
+    unsigned new_sources;                     /* sources given a tally of their own in that minute */
 };
 
 /* ---- the allow-list ------------------------------------------------------------------------------------------ */
@@ -151,6 +160,7 @@ zsock_t *vb_transport_zap_sock(vb_transport_zap *zap) { return zap ? zap->rep : 
 void vb_transport_zap_destroy(vb_transport_zap **zap) {
     if (!zap || !*zap) return;
     vb_transport_zap *z = *zap;
+    vb_transport_zap_flush(z);
     vb_transport_monitor_destroy(&z->mon);
     /* Unbinding releases the inproc name now; closing alone releases it later, in libzmq's reaper thread, and a
      * new handler bound right after would find the name still taken. */
@@ -219,6 +229,7 @@ int vb_transport_server_setup(zsock_t *router, const vb_transport_opts *o, vb_tr
                             "--cert needs --allow DIR: a directory of the agents' .pub files (made with `vbench keys "
                             "agent-NAME`); without it no agent could connect");
     if (vb_transport_check_endpoint(o->endpoint, curve, o->insecure, 1, err) != VB_OK) return VB_ERROR;
+    vb_transport_socket_limits(router, 1);
     vb_transport_zap *z = NULL;
     if (curve) {
         zcert_t *cert = vb_transport_cert_load(o->cert, err);
@@ -247,6 +258,76 @@ int vb_transport_server_setup(zsock_t *router, const vb_transport_opts *o, vb_tr
 
 static void report(vb_transport_zap *z, const vb_transport_peer *p) {
     if (z->on_peer) z->on_peer(z->on_peer_arg, p);
+}
+
+/* Reports what t counted since its last report (nothing when it counted nothing) and starts its next minute. */
+static void tally_report(vb_transport_zap *z, tally *t, uint64_t now) {
+    if (t->pending) {
+        vb_transport_peer p = t->last;
+        p.count = t->pending;
+        p.window_s = (unsigned)((now - t->reported_ms + 999) / 1000);
+        t->pending = 0;
+        report(z, &p);
+    }
+    t->reported_ms = now;
+}
+
+/* Counts one decision of source: the first of a source is reported at once, the next ones at most once a minute
+ * (see vb_transport_zap_handle, which reports a minute that is over). */
+static void record(vb_transport_zap *z, const char *source, const vb_transport_peer *p) {
+    uint64_t now = (uint64_t)zclock_mono();
+    tally *t = NULL, *free_slot = NULL, *oldest = NULL;
+    for (size_t i = 0; i < VB_TRANSPORT_SOURCES && !t; i++) {
+        tally *c = &z->tallies[i];
+        if (!c->source[0]) free_slot = free_slot ? free_slot : c;
+        else if (strcmp(c->source, source) == 0) t = c;
+        else if (!oldest || c->reported_ms < oldest->reported_ms) oldest = c;
+    }
+    if (!t) {
+        if (now - z->window_ms >= REPORT_MS) z->window_ms = now, z->new_sources = 0;
+        if (z->new_sources >= VB_TRANSPORT_SOURCES || (!free_slot && oldest && now - oldest->reported_ms < REPORT_MS)) {
+            /* Many sources in one minute: count them together, so that a new key per connection is no way around. */
+            t = &z->others[p->verdict];
+            if (!t->source[0]) {
+                snprintf(t->source, sizeof t->source, "others");
+                t->reported_ms = now;
+            }
+            t->last = *p;
+            t->last.others = 1;
+            t->pending++;
+            return;
+        }
+        if (!free_slot) {   /* the least recent source has been quiet for a minute: its slot is taken over */
+            tally_report(z, oldest, now);
+            free_slot = oldest;
+        }
+        t = free_slot;
+        t->reported_ms = now;
+        snprintf(t->source, sizeof t->source, "%s", source);
+        t->last = *p;
+        t->pending = 1;
+        z->new_sources++;
+        tally_report(z, t, now);
+        return;
+    }
+    t->last = *p;
+    t->pending++;
+    if (now - t->reported_ms >= REPORT_MS) tally_report(z, t, now);
+}
+
+/* Reports the minutes that are over (all pending counts when force); frees the slots of sources quiet for two. */
+static void report_due(vb_transport_zap *z, int force) {
+    uint64_t now = (uint64_t)zclock_mono();
+    for (size_t i = 0; i < VB_TRANSPORT_SOURCES + 3; i++) {
+        tally *t = i < VB_TRANSPORT_SOURCES ? &z->tallies[i] : &z->others[i - VB_TRANSPORT_SOURCES];
+        if (!t->source[0]) continue;
+        if (force || (t->pending && now - t->reported_ms >= REPORT_MS)) tally_report(z, t, now);
+        else if (!t->pending && now - t->reported_ms >= 2 * REPORT_MS) t->source[0] = '\0';
+    }
+}
+
+void vb_transport_zap_flush(vb_transport_zap *zap) {
+    if (zap) report_due(zap, 1);
 }
 
 static void allow_summary(const vb_transport_zap *z, char *buf, size_t len) {
@@ -314,7 +395,9 @@ static void answer(vb_transport_zap *z) {
     zframe_destroy(&identity);
     zframe_destroy(&cred);
     zmsg_destroy(&req);
-    report(z, &p);
+    char source[sizeof ((tally *)0)->source];
+    snprintf(source, sizeof source, "%d %s", (int)p.verdict, p.key[0] ? p.key : p.address);
+    record(z, source, &p);
 }
 
 /* A failed handshake seen by the ROUTER's monitor. ZAP refusals also show up here (as HANDSHAKE_FAILED_AUTH):
@@ -324,14 +407,13 @@ static void monitor_event(vb_transport_zap *z) {
     vb_error ignored;
     vb_transport_monitor_handle(z->mon, &ev, &ignored);
     if (ev.event != ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && ev.event != ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) return;
+    /* libzmq 4.3 names no peer in these events (the endpoint is ours), so they are counted per kind of failure. */
+    enum { FAIL_CRYPTO, FAIL_PLAIN, FAIL_OTHER };
     int kind = ev.event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL         ? FAIL_OTHER
                : ev.value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC       ? FAIL_CRYPTO
                : ev.value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? FAIL_PLAIN
                                                                          : FAIL_OTHER;
-    z->fail_pending[kind]++;
-    uint64_t now = (uint64_t)zclock_mono();
-    if (z->fail_reported_ms[kind] && now - z->fail_reported_ms[kind] < FAIL_REPORT_MS) return;
-    vb_transport_peer p = {.verdict = VB_TRANSPORT_HANDSHAKE_FAILED, .count = z->fail_pending[kind]};
+    vb_transport_peer p = {.verdict = VB_TRANSPORT_HANDSHAKE_FAILED, .count = 1};
     snprintf(p.address, sizeof p.address, "%s", ev.endpoint);
     if (ev.event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)   /* the client closed first: seen with plain clients */
         snprintf(p.reason, sizeof p.reason,
@@ -347,9 +429,9 @@ static void monitor_event(vb_transport_zap *z) {
                  "a client connected without CURVE: start the agent with --cert and --server-key");
     else
         snprintf(p.reason, sizeof p.reason, "the CURVE handshake failed (ZMTP protocol error 0x%x)", ev.value);
-    z->fail_pending[kind] = 0;
-    z->fail_reported_ms[kind] = now;
-    report(z, &p);
+    char source[64];
+    snprintf(source, sizeof source, "%d kind %d", (int)p.verdict, kind);
+    record(z, source, &p);
 }
 
 int vb_transport_zap_poll_add(vb_transport_zap *zap, zpoller_t *poller) {
@@ -359,7 +441,9 @@ int vb_transport_zap_poll_add(vb_transport_zap *zap, zpoller_t *poller) {
 }
 
 int vb_transport_zap_handle(vb_transport_zap *zap, void *which) {
-    if (!zap || !which) return 0;
+    if (!zap) return 0;
+    report_due(zap, 0);
+    if (!which) return 0;
     if (which == zap->rep) {
         while (zsock_events(zap->rep) & ZMQ_POLLIN) answer(zap);
         return 1;

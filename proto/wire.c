@@ -1,9 +1,36 @@
 /* ZeroMQ framing of vbench.Envelope messages. */
 #include "proto/wire.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int vb_wire_send(zsock_t *sock, zframe_t *routing_id, const Vbench__Envelope *env, vb_error *err) {
+    /* A server's log tail is the one field whose size the sender does not bound (journal lines can be long): keep
+     * its end, which says why the server stopped, in a shallow copy of the message. */
+    Vbench__Envelope clipped_env;
+    Vbench__ServerReport clipped_report;
+    Vbench__ServerEnd clipped_end;
+    const Vbench__ServerReport *rep = env->body_case == VBENCH__ENVELOPE__BODY_SERVER_REPORT ? env->server_report : NULL;
+    Vbench__ServerEnd *end = !rep ? NULL
+                           : rep->body_case == VBENCH__SERVER_REPORT__BODY_FAILED  ? rep->failed
+                           : rep->body_case == VBENCH__SERVER_REPORT__BODY_DIED    ? rep->died
+                           : rep->body_case == VBENCH__SERVER_REPORT__BODY_STOPPED ? rep->stopped
+                                                                                   : NULL;
+    if (end && end->log_tail && strlen(end->log_tail) > VB_WIRE_LOG_TAIL_MAX) {
+        clipped_end = *end;
+        const char *tail = clipped_end.log_tail + strlen(clipped_end.log_tail) - VB_WIRE_LOG_TAIL_MAX;
+        const char *line = strchr(tail, '\n');   /* start at a whole line, else at a whole UTF-8 character */
+        if (line && line[1]) tail = line + 1;
+        else while ((*tail & 0xC0) == 0x80) tail++;
+        clipped_end.log_tail = (char *)tail;
+        clipped_report = *rep;
+        /* the oneof's members share one pointer: setting one sets the body */
+        clipped_report.failed = &clipped_end;
+        clipped_env = *env;
+        clipped_env.server_report = &clipped_report;
+        env = &clipped_env;
+    }
     size_t len = vbench__envelope__get_packed_size(env);
     if (len > VB_WIRE_MAX_BYTES)
         return vb_error_set(err, "wire", 1, "message of %zu bytes exceeds the %u byte limit", len, VB_WIRE_MAX_BYTES);
@@ -32,6 +59,13 @@ Vbench__Envelope *vb_wire_decode(const uint8_t *data, size_t len, vb_error *err)
     if (env->body_case == VBENCH__ENVELOPE__BODY__NOT_SET) {
         vbench__envelope__free_unpacked(env, NULL);
         vb_error_set(err, "wire", 5, "message without a body");
+        return NULL;
+    }
+    /* A server report is its body (ready, failed, ...): without one it says nothing a handler could act on. */
+    if (env->body_case == VBENCH__ENVELOPE__BODY_SERVER_REPORT &&
+        env->server_report->body_case == VBENCH__SERVER_REPORT__BODY__NOT_SET) {
+        vbench__envelope__free_unpacked(env, NULL);
+        vb_error_set(err, "wire", 5, "server report without a body (ready, failed, died, stopped, samples, sizes)");
         return NULL;
     }
     return env;
@@ -108,4 +142,96 @@ const char *vb_wire_body_name(const Vbench__Envelope *env) {
                                   "server_request", "server_report"};
     unsigned c = (unsigned)env->body_case;
     return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
+}
+
+/* Tables indexed by the enum's value (the values are dense from 0, proto/vbench.proto). */
+#define NAME_OF(table, v) ((unsigned)(v) < sizeof table / sizeof table[0] ? table[(unsigned)(v)] : "unknown")
+
+const char *vb_wire_abort_name(Vbench__AbortReason r) {
+    static const char *const names[] = {"unspecified", "limit", "coordinator stopping", "server died",
+                                        "this attempt is no longer current", "phase timeout"};
+    return NAME_OF(names, r);
+}
+
+const char *vb_wire_churn_stage_name(Vbench__ChurnStage s) {
+    static const char *const names[] = {"", "before", "delete", "reinsert", "maintain", "after", "checkpoint"};
+    return NAME_OF(names, s);
+}
+
+const char *vb_wire_log_level_name(Vbench__LogLevel l) {
+    static const char *const names[] = {"info", "warn", "error"};
+    return NAME_OF(names, l);
+}
+
+const char *vb_wire_server_action_name(Vbench__ServerAction a) {
+    static const char *const names[] = {"start", "phase", "stop"};
+    return NAME_OF(names, a);
+}
+
+const char *vb_wire_server_report_name(const Vbench__ServerReport *r) {
+    switch (r->body_case) {
+    case VBENCH__SERVER_REPORT__BODY_READY: return "ready";
+    case VBENCH__SERVER_REPORT__BODY_FAILED: return "failed";
+    case VBENCH__SERVER_REPORT__BODY_DIED: return "died";
+    case VBENCH__SERVER_REPORT__BODY_STOPPED: return "stopped";
+    case VBENCH__SERVER_REPORT__BODY_SAMPLES: return "samples";
+    case VBENCH__SERVER_REPORT__BODY_SIZES: return "sizes";
+    default: return "none";
+    }
+}
+
+void vb_wire_final_key(char *buf, size_t len, const char *item_key) {
+    snprintf(buf, len, "%s" VB_WIRE_FINAL_SUFFIX, item_key);
+}
+
+int vb_wire_is_final_key(const char *key, const char *item_key) {
+    size_t l = strlen(item_key);
+    return strncmp(key, item_key, l) == 0 && strcmp(key + l, VB_WIRE_FINAL_SUFFIX) == 0;
+}
+
+void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
+    vbench__point__init(w);
+    w->ef_search = (int32_t)p->ef_search;
+    w->queries = (uint64_t)p->queries;
+    w->load_connections = (uint32_t)p->load_connections;
+    w->load_batch = (uint32_t)p->load_batch;
+    w->clients = (uint32_t)p->clients;
+    w->repeat = (uint32_t)p->repeat;
+    w->window_s = p->window_s;
+    w->warmup_s = p->warmup_s;
+    w->mode = p->mode == VB_POINT_OPEN ? VBENCH__LOOP_MODE__LOOP_OPEN : VBENCH__LOOP_MODE__LOOP_CLOSED;
+    w->target_rate = p->target_rate;
+    w->selectivity = p->selectivity;
+    w->fraction = p->fraction;
+    w->insert_batch = (uint32_t)p->insert_batch;
+    w->limit_s = (uint32_t)p->limit_s;
+    w->churn_start = (Vbench__ChurnStart)p->churn_start;
+    w->resume_rows = (uint64_t)p->resume_rows;
+    w->skip_answers = !p->answers;
+    w->repeats = (uint32_t)p->repeats;
+}
+
+void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
+    memset(p, 0, sizeof *p);
+    if (!w) return;
+    p->ef_search = w->ef_search;
+    p->queries = (long)w->queries;
+    p->load_connections = w->load_connections;
+    p->load_batch = w->load_batch;
+    p->clients = w->clients;
+    p->repeat = w->repeat;
+    p->repeats = w->repeats > 0 ? w->repeats : 1;
+    p->window_s = w->window_s;
+    p->warmup_s = w->warmup_s;
+    p->mode = w->mode == VBENCH__LOOP_MODE__LOOP_OPEN ? VB_POINT_OPEN : VB_POINT_CLOSED;
+    p->target_rate = w->target_rate;
+    p->selectivity = w->selectivity;
+    p->fraction = w->fraction;
+    p->insert_batch = w->insert_batch;
+    p->limit_s = w->limit_s;
+    p->churn_start = w->churn_start == VBENCH__CHURN_START__CHURN_START_CONTINUE ? VB_CHURN_CONTINUE
+                   : w->churn_start == VBENCH__CHURN_START__CHURN_START_RESTART  ? VB_CHURN_RESTART
+                                                                                 : VB_CHURN_FRESH;
+    p->resume_rows = (long)w->resume_rows;
+    p->answers = !w->skip_answers;
 }

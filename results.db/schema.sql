@@ -58,7 +58,8 @@ CREATE TABLE IF NOT EXISTS agent (
 CREATE TABLE IF NOT EXISTS build_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
-    engine          TEXT NOT NULL,
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
     dataset         TEXT NOT NULL,
     rows            INTEGER NOT NULL,
     load_s          REAL NOT NULL,
@@ -78,7 +79,8 @@ CREATE TABLE IF NOT EXISTS build_result (
 CREATE TABLE IF NOT EXISTS sweep_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
-    engine          TEXT NOT NULL,
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
     dataset         TEXT NOT NULL,
     ef_search       INTEGER NOT NULL,
     clients         INTEGER NOT NULL,
@@ -102,14 +104,18 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     index_used      INTEGER,                -- the server's plan scans the vector index: 1 / 0; NULL: no planner
     plan            TEXT,                   -- EXPLAIN's text
     duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- answers that returned an id twice (repeats scored as misses)
-    duplicate_example TEXT                  -- the first: 'query 164: id 46667 at rows 5 and 7' (rows 0-based)
+    duplicate_example TEXT,                 -- the first: 'query 164: id 46667 at rows 5 and 7' (rows 0-based)
+    answers         BLOB                    -- every query's answer, for the annb export; NULL when not kept.
+                                            -- Little-endian: 'VBA1', u32 queries, u32 k, u32 metric, then per query: f32
+                                            -- seconds, k x (u32 row id, f32 distance); a missing row: 0xFFFFFFFF, +inf
 );
 
 -- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (SPEC 4).
 CREATE TABLE IF NOT EXISTS window_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
-    engine          TEXT NOT NULL,
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
     dataset         TEXT NOT NULL,
     clients         INTEGER NOT NULL,
     repeat          INTEGER NOT NULL,
@@ -145,7 +151,8 @@ CREATE TABLE IF NOT EXISTS window_result (
 CREATE TABLE IF NOT EXISTS filtered_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
-    engine          TEXT NOT NULL,
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
     dataset         TEXT NOT NULL,
     selectivity     REAL NOT NULL,
     passing_rows    INTEGER NOT NULL,
@@ -180,7 +187,8 @@ CREATE TABLE IF NOT EXISTS filtered_result (
 CREATE TABLE IF NOT EXISTS churn_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
-    engine          TEXT NOT NULL,
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
     dataset         TEXT NOT NULL,
     stage           TEXT NOT NULL CHECK (stage IN ('before', 'delete', 'reinsert', 'checkpoint', 'maintain', 'after')),
     qps             REAL,
@@ -200,7 +208,8 @@ CREATE TABLE IF NOT EXISTS churn_result (
     agent           TEXT,
     recorded_at     TEXT NOT NULL,
     duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- before / after: as in sweep_result; 0 for the other stages
-    duplicate_example TEXT
+    duplicate_example TEXT,
+    repeat          INTEGER                 -- before / after: 1..phases.churn.repeats; NULL for the other stages
 );
 
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.
@@ -210,7 +219,10 @@ CREATE TABLE IF NOT EXISTS event (
     level           TEXT NOT NULL CHECK (level IN ('info', 'warn', 'error')),
     item_key        TEXT,
     source          TEXT NOT NULL,          -- "coordinator", or the agent id
-    message         TEXT NOT NULL
+    message         TEXT NOT NULL,
+    -- What happened, as a stable word (coordinator/store.h vb_event_kind): tests and tools match it, not the
+    -- English of the message. 'note' for events written before kinds existed.
+    kind            TEXT NOT NULL DEFAULT 'note'
 );
 
 -- Database servers started by the orchestrator (SPEC 1): the unit's memory and CPU every 250 ms, tied to the

@@ -83,4 +83,16 @@ is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE index_used IS NOT NULL OR
    "embedded engines have no planner: no plan, and no 'index not used' finding"
 is "$(q "$db" "SELECT value FROM manifest WHERE key = 'budget.layout'")" "" \
    "no server engine selected: no budget applied (the optional server engines of dev are left out)"
+
+# Measurement nits (issue 12): neither embedded engine has a build step, so build_s is exactly 0 (it was the
+# 100 ms poll); the client threads of an embedded engine are the engine, so no 'client CPU saturated'; a churn
+# stage that did nothing says so instead of a rate of 0 rows/s.
+is "$(q "$db" "SELECT COUNT(*) FROM build_result WHERE build_s = 0")" "2" "no build step: build_s exactly 0 for both"
+is "$(q "$db" "SELECT group_concat(value, ' ') FROM manifest WHERE key IN ('engine.hnswlib.kind', 'engine.exact.kind')")" \
+   "embedded embedded" "the manifest records both engines as embedded"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'client CPU saturated'")" "0" \
+   "embedded engines: no 'client CPU saturated' finding"
+! grep -q "(0 rows/s)" "$SCRATCH/err.txt"; ok $? "no churn stage printed as '(0 rows/s)'"
+is "$(grep -c "churn.* maintain: none, the engine has no maintenance step" "$SCRATCH/err.txt")" "2" \
+   "churn: the maintenance the embedded engines do not have is said as such"
 done_testing

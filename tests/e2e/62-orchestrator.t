@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The orchestrator role in whole campaigns (issue #4), on a real systemd booted in a PID + mount namespace
-# (tests/e2e/systemd-ns.sh): `vbench run --profile dev --engines pgvector,mariadb` starts a local orchestrator
+# (deploy/systemd-ns): `vbench run --profile dev --engines pgvector,mariadb` starts a local orchestrator
 # agent that runs PostgreSQL 17 + pgvector and MariaDB 11.8 from the engine image as transient units under the
 # profile's budget, one at a time. Checked: the manifest holds each unit's CPU affinity (as systemd applied it
 # and as the server process sees it), memory limit, /dev/shm size, the image's package versions and every
@@ -10,7 +10,7 @@
 # next engine; and a server killed in the middle of a concurrency window fails that window, is started again
 # (limits.on_server_failure: restart) and the campaign completes with every committed result kept.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/systemd-ns.sh"
+. "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 vb_ensure_image db-trixie
@@ -37,7 +37,8 @@ is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every it
 like "$(cat "$SCRATCH/dev.err")" "starting the pgvector server (recipe pgvector)" "the terminal says which server starts"
 for e in pgvector mariadb; do
     cpus=$(m "$db" "server.$e.budget.server_cpus")
-    [ -n "$cpus" ] && is "$(m "$db" "server.$e.unit.cpu_affinity")" "$cpus" "$e: the unit's CPUAffinity is the budget's server CPUs ($cpus)"
+    [ -n "$cpus" ]; ok $? "$e: the manifest has the budget's server CPUs (${cpus:-none})"   # else the two below compare nothing
+    is "$(m "$db" "server.$e.unit.cpu_affinity")" "$cpus" "$e: the unit's CPUAffinity is the budget's server CPUs ($cpus)"
     is "$(m "$db" "server.$e.process.cpus_allowed")" "$cpus" "$e: the server process itself may run only there"
     is "$(m "$db" "server.$e.unit.memory_max")" "$(m "$db" "server.$e.budget.server_memory_bytes")" "$e: MemoryMax is the budget's memory"
     is "$(m "$db" "server.$e.unit.memory_swap_max")" "0" "$e: no swap"
@@ -147,10 +148,11 @@ is $? "1" "an unknown recipe: exit 1"
 like "$(q "$SCRATCH/norecipe.sqlite" "SELECT error FROM plan WHERE key = 'norecipe/pgvector/t/build'")" \
      "unknown recipe 'nosuch'" "the error names the recipe"
 like "$(q "$SCRATCH/norecipe.sqlite" "SELECT error FROM plan WHERE key = 'norecipe/pgvector/t/build'")" \
-     "mariadb, pgvector" "and lists the recipes this host has"
+     "mariadb, mongodb, pgvector, valkey" "and lists the recipes this host has"
 is "$(q "$SCRATCH/norecipe.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" "the next engine runs"
 
 # --- 3. a server that dies in the middle of a window ------------------------------------------------------------------
+failed_before=$T_FAILED
 cat >"$SCRATCH/die.yml" <<'YML'
 name: die
 k: 10
@@ -158,20 +160,31 @@ datasets: [{name: t, source: synthetic, rows: 5000, queries: 200, dim: 32, metri
 engines: [{name: pgvector, recipe: pgvector}]
 phases:
   build: {}
-  concurrency: {clients: [2, 4], window_s: 6, repeats: 1, warmup_s: 0.2, ef_search: 40}
+  concurrency: {clients: [2, 4], window_s: 12, repeats: 1, warmup_s: 0.2, ef_search: 40}
 limits: {on_server_failure: restart}
 YML
 run_in "$VBENCH" run --profile "$SCRATCH/die.yml" --out "$SCRATCH/die.sqlite" >/dev/null 2>"$SCRATCH/die.err" &
 runpid=$!
-for i in $(seq 1 600); do
-    [ "$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = 'die/pgvector/t/concurrency/clients=2,repeat=1'" 2>/dev/null)" = running ] && break
+# Wait for the first window by its plan row, with a deadline in seconds rather than a count of polls: on a loaded
+# machine (CI runs four test files at once) the server start and the build before it take a minute or more, and a
+# kill sent after a missed window would land in the next one.
+w2=die/pgvector/t/concurrency/clients=2,repeat=1
+deadline=$(($(date +%s) + 600)); st2=
+while [ "$(date +%s)" -lt $deadline ]; do
+    st2=$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = '$w2'" 2>/dev/null)
+    case $st2 in running|done|failed) break ;; esac
     sleep 0.1
 done
+is "$st2" running "the first window is running ($(($(date +%s) - deadline + 600)) s after the start)"
 sleep 2
 run_in systemctl kill --signal=KILL vbench-die-pgvector.service
 ok $? "the server is killed (SIGKILL) two seconds into the first window"
 wait $runpid
 is $? "1" "the campaign ends with one failed item (exit 1)"
+# What the run did, for a failure below: every plan row, the server log and the terminal's last lines.
+{ q "$SCRATCH/die.sqlite" "SELECT key, status, COALESCE(error, '') FROM plan"
+  q "$SCRATCH/die.sqlite" "SELECT state, recorded_at, COALESCE(message, '') FROM server_log ORDER BY rowid" 2>/dev/null
+  tail -15 "$SCRATCH/die.err"; } >"$SCRATCH/die.diag" 2>&1
 st=$(q "$SCRATCH/die.sqlite" "SELECT status || ': ' || COALESCE(error, '') FROM plan WHERE key = 'die/pgvector/t/concurrency/clients=2,repeat=1'")
 like "$st" "failed: server error: server unit vbench-die-pgvector ended while the campaign needed it" "that window is marked failed, with the reason"
 is "$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = 'die/pgvector/t/build'")" "done" "the build committed before it is untouched"
@@ -182,6 +195,8 @@ is "$(q "$SCRATCH/die.sqlite" "SELECT group_concat(state) FROM server_log ORDER 
    "the server log: ready, died, ready, stopped"
 like "$("$VBENCH" show "$SCRATCH/die.sqlite")" "server died" "the validity section reports the death"
 is "$(run_in systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" "no server unit is left running"
+
+[ "$T_FAILED" -eq "$failed_before" ] || diag <"$SCRATCH/die.diag"
 
 vb_ns_stop
 ok $? "the namespace tears down: no process left, cgroups removed, the host's /tmp canary intact"

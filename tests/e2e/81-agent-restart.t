@@ -32,7 +32,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE item_key = '$window'")" 
 VBENCH_AGENT_FAULT=crash-after-final:1 agent bench bench 2>"$SCRATCH/bench2.txt" &
 bench2=$!
 HOST_PIDS="$HOST_PIDS $bench2"
-wait_sql "$db" "SELECT COUNT(*) FROM event WHERE item_key = '$window' AND message LIKE 'interrupted (attempt 1 of at most 3): the agent restarted during the item%'" 1 60
+wait_sql "$db" "SELECT COUNT(*) FROM event WHERE item_key = '$window' AND kind = 'item_interrupted' AND message LIKE '%the agent restarted during the item%'" 1 60
 ok $? "the restarted agent's hello interrupts the window it no longer runs"
 
 # 2. The window's second attempt ends; the agent dies right after writing its Done to the outbox.

@@ -6,6 +6,7 @@
 #   fail: the window fails, saying why; the rest of the campaign goes on; exit 1
 #   rerun with max_attempts 1: the first interruption was the last attempt: the window fails the same way
 . "$(dirname "$0")/lib.sh"
+need pgrep
 
 profile() { # profile FILE LIMIT-LINES
     cat >"$1" <<YML
@@ -44,6 +45,7 @@ run_and_kill() { # run_and_kill NAME
     WINDOW=$(q "$db" "SELECT key FROM plan WHERE phase = 'concurrency' AND status = 'running'")
     sleep 1.5
     agent=$(pgrep -P "$pid" -x vbench-agent)
+    [ -n "$agent" ]; ok $? "$1: the local agent (pid ${agent:-not found}) is found to be killed"
     kill -9 $agent
     wait "$pid"
     RC=$?

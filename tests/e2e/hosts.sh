@@ -33,6 +33,7 @@ hosts_cleanup() {
 trap hosts_cleanup EXIT
 
 hosts_skip_unless_root() {
+    command -v ip >/dev/null || { echo "1..0 # SKIP ip (iproute2) is not installed (bash deploy/install-deps --with-tests)"; exit 0; }
     if [ "$(id -u)" -ne 0 ] || ! ip netns add "vbt-probe-$HOSTS_TAG" 2>/dev/null; then
         echo "1..0 # SKIP needs root and network namespaces (ip netns)"
         exit 0
@@ -135,7 +136,8 @@ wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in 
 
 # A small campaign with all five phases, about 20 s on 2 cores: a build of 2-3 s, recall sweep points of a
 # few hundred ms, windows of WINDOW_S (2) s, a churn of about 3 s (CHURN_FRACTION 0.2 of the rows). $1: extra lines for the limits section.
-tiny_profile() { # tiny_profile FILE [LIMIT-LINES]
+tiny_profile() { # tiny_profile FILE [LIMIT-LINES]; ENGINE_ENTRY: the engine's line (default
+# hnswlib); FILTERED_LINE: the filtered phase's line (empty: none, for an engine without filters)
     cat >"$1" <<YML
 name: faults
 datasets:
@@ -148,14 +150,12 @@ datasets:
     metric: euclidean
     seed: 11
 engines:
-  - name: hnswlib
-    m: 16
-    ef_construction: 64
+${ENGINE_ENTRY:-  - {name: hnswlib, m: 16, ef_construction: 64\}}
 phases:
   build: {}
   recall_sweep: {ef_search: [10, 20, 40, 80]}
   concurrency: {clients: [1, 2], window_s: ${WINDOW_S:-2}, repeats: ${REPEATS:-2}, warmup_s: 0.2, ef_search: 40}
-  filtered: {selectivity: [0.1, 0.01], queries: 100, ef_search: 40}
+${FILTERED_LINE-  filtered: {selectivity: [0.1, 0.01], queries: 100, ef_search: 40\}}
   churn: {fraction: ${CHURN_FRACTION:-0.2}, limit_s: 600, queries: 100, insert_batch: 20}
 limits:
   agent_silent_s: ${SILENT_S:-5}

@@ -33,4 +33,15 @@ vb_ensure_image() {
     bash "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/image-build" "$1" >/dev/null 2>"$SCRATCH/image-build.log" ||
         { echo "# building the engine image $1 failed:"; sed 's/^/#   /' "$SCRATCH/image-build.log" | tail -20; }
 }
+# need CMD...: a test that calls CMD (outside a minimal Debian: `bash deploy/install-deps --with-tests` installs
+# them all) skips as a whole, with the reason in the TAP plan, when one is missing; call it before any check.
+need() {
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 ||
+            { echo "1..0 # SKIP $c is not installed (bash deploy/install-deps --with-tests installs it)"; exit 0; }
+    done
+}
+# skip REASON...: one check that cannot run here, shown as skipped (TAP "ok N # SKIP reason"), never as passed.
+skip() { T_N=$((T_N + 1)); echo "ok $T_N # SKIP $*"; }
 done_testing() { echo "1..$T_N"; [ "$T_FAILED" -eq 0 ]; }

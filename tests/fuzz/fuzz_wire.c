@@ -112,11 +112,11 @@ static void on_result(Vbench__Result *r) {
         switch (r->body_case) {
         case VBENCH__RESULT__BODY_SWEEP:
             check_latency("sweep_result", r->result_key);
-            check_duplicates("sweep_result", r->result_key, r->sweep->duplicate_answers);
+            check_duplicates("sweep_result", r->result_key, r->sweep->m ? r->sweep->m->duplicate_answers : 0);
             break;
         case VBENCH__RESULT__BODY_FILTERED:
             check_latency("filtered_result", r->result_key);
-            check_duplicates("filtered_result", r->result_key, r->filtered->duplicate_answers);
+            check_duplicates("filtered_result", r->result_key, r->filtered->m ? r->filtered->m->duplicate_answers : 0);
             break;
         case VBENCH__RESULT__BODY_WINDOW: {
             check_latency("window_result", r->result_key);
@@ -142,11 +142,14 @@ static void on_hello(const Vbench__Hello *h) {
     sql("DELETE FROM agent");
 }
 
-/* The agent's side: vb_kv views over an Assign's lists (agent/main.c), every string readable. */
+/* The agent's side: vb_kv views over an Assign's lists and its typed point (agent/main.c), every string readable. */
 static void on_assign(const Vbench__Assign *a) {
-    Vbench__KV **lists[] = {a->engine_params, a->dataset_params, a->point, a->phase_params};
-    size_t lens[] = {a->n_engine_params, a->n_dataset_params, a->n_point, a->n_phase_params};
-    for (int l = 0; l < 4; l++) {
+    vb_point p;
+    vb_wire_point_read(a->point, &p);
+    fz_touch(&p, sizeof p);
+    Vbench__KV **lists[] = {a->engine_params, a->dataset_params};
+    size_t lens[] = {a->n_engine_params, a->n_dataset_params};
+    for (int l = 0; l < 2; l++) {
         vb_kv *kv = vb_wire_kv_view(lists[l], lens[l]);
         FZ_CHECK(kv != NULL, "no view");
         for (size_t i = 0; i < lens[l]; i++) {

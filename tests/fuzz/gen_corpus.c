@@ -86,15 +86,18 @@ static void gen_wire(void) {
 
     Vbench__Assign assign = VBENCH__ASSIGN__INIT;
     assign.item_key = "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40";
-    assign.phase = "recall_sweep";
+    assign.phase = VBENCH__PHASE__PHASE_RECALL_SWEEP;
     assign.engine = "hnswlib";
     assign.n_engine_params = 1;
     assign.engine_params = &kvs[1];
     assign.dataset = "synth-angular-20k";
     assign.n_dataset_params = 2;
     assign.dataset_params = kvs;
-    assign.n_point = 1;
-    assign.point = kvs;
+    Vbench__Point point = VBENCH__POINT__INIT;
+    point.ef_search = 40;
+    point.load_connections = 2;
+    point.load_batch = 1000;
+    assign.point = &point;
     assign.k = 10;
     assign.attempt = 1;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
@@ -108,6 +111,7 @@ static void gen_wire(void) {
     progress.total = 500;
     progress.rate = 1234.5;
     progress.elapsed_s = 0.2;
+    progress.churn_stage = VBENCH__CHURN_STAGE__CHURN_NONE;
     env.body_case = VBENCH__ENVELOPE__BODY_PROGRESS;
     env.progress = &progress;
     put_env("progress.pb", &env);
@@ -128,13 +132,15 @@ static void gen_wire(void) {
     failed.item_key = assign.item_key;
     failed.domain = "engine";
     failed.message = "ERROR: relation \"items\" does not exist";
+    failed.kind = VBENCH__FAIL_KIND__FAIL_ERROR;
     env.body_case = VBENCH__ENVELOPE__BODY_FAILED;
     env.failed = &failed;
     put_env("failed.pb", &env);
 
     Vbench__Abort abort_ = VBENCH__ABORT__INIT;
     abort_.item_key = assign.item_key;
-    abort_.reason = "limit";
+    abort_.reason = VBENCH__ABORT_REASON__ABORT_PHASE_TIMEOUT;
+    abort_.detail = "exceeded limits.phase_timeout_s = 3600 s";
     env.body_case = VBENCH__ENVELOPE__BODY_ABORT;
     env.abort = &abort_;
     put_env("abort.pb", &env);
@@ -147,7 +153,7 @@ static void gen_wire(void) {
 
     Vbench__Log log = VBENCH__LOG__INIT;
     log.item_key = assign.item_key;
-    log.level = "warn";
+    log.level = VBENCH__LOG_LEVEL__LOG_WARN;
     log.message = "short answers: 3";
     env.body_case = VBENCH__ENVELOPE__BODY_LOG;
     env.log = &log;
@@ -158,6 +164,54 @@ static void gen_wire(void) {
     env.body_case = VBENCH__ENVELOPE__BODY_BYE;
     env.bye = &bye;
     put_env("bye.pb", &env);
+    bye.code = VBENCH__BYE_CODE__BYE_PROTOCOL;
+    bye.reason = "agent a speaks protocol 3, this coordinator (vbench x) protocol 4: install the same vbench version";
+    put_env("bye-protocol.pb", &env);
+
+    /* server requests and reports: one of each body */
+    Vbench__ServerRequest srq = VBENCH__SERVER_REQUEST__INIT;
+    srq.engine = "pgvector";
+    srq.recipe = "pgvector";
+    srq.action = VBENCH__SERVER_ACTION__SERVER_PHASE;
+    srq.item_key = assign.item_key;
+    srq.campaign = "dev";
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REQUEST;
+    env.server_request = &srq;
+    put_env("server-request.pb", &env);
+    Vbench__ServerReport srep = VBENCH__SERVER_REPORT__INIT;
+    srep.engine = "pgvector";
+    srep.unit = "vbench-dev-pgvector.service";
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REPORT;
+    env.server_report = &srep;
+    Vbench__ServerReady ready = VBENCH__SERVER_READY__INIT;
+    ready.message = "started";
+    ready.n_connect = 1;
+    ready.connect = &kvs[1];
+    ready.n_facts = 1;
+    ready.facts = kvs;
+    srep.body_case = VBENCH__SERVER_REPORT__BODY_READY;
+    srep.ready = &ready;
+    put_env("server-ready.pb", &env);
+    Vbench__ServerEnd died = VBENCH__SERVER_END__INIT;
+    died.message = "the unit ended";
+    died.log_tail = "FATAL: out of memory\n";
+    died.n_facts = 1;
+    died.facts = kvs;
+    srep.body_case = VBENCH__SERVER_REPORT__BODY_DIED;
+    srep.died = &died;
+    put_env("server-died.pb", &env);
+    Vbench__ServerSample sample = VBENCH__SERVER_SAMPLE__INIT, *samplep = &sample;
+    sample.wall = 1.7e9;
+    sample.rss_bytes = 1u << 20;
+    Vbench__ServerSamples samples = VBENCH__SERVER_SAMPLES__INIT;
+    samples.item_key = assign.item_key;
+    samples.n_samples = 1;
+    samples.samples = &samplep;
+    srep.body_case = VBENCH__SERVER_REPORT__BODY_SAMPLES;
+    srep.samples = &samples;
+    put_env("server-samples.pb", &env);
+    srep.body_case = VBENCH__SERVER_REPORT__BODY__NOT_SET;
+    put_env("broken-server-report-no-body.pb", &env);
 
     /* results: one of each kind, for items of the dev plan */
     Vbench__Result res = VBENCH__RESULT__INIT;
@@ -183,20 +237,35 @@ static void gen_wire(void) {
     Vbench__Histogram lat, lag;
     histogram(&lat, 0);
     histogram(&lag, 0);
+    Vbench__Measurement sm = VBENCH__MEASUREMENT__INIT;
+    sm.queries = 500;
+    sm.recall = 0.93;
+    sm.id_overlap = 0.92;
+    sm.elapsed_s = 0.4;
+    sm.qps = 1250;
+    sm.latency = &lat;
+    sm.index_used = 1;
+    sm.plan = "Index Scan using items_embedding_idx on items";
     Vbench__SweepResult sweep = VBENCH__SWEEP_RESULT__INIT;
     sweep.ef_search = 40;
-    sweep.queries = 500;
-    sweep.recall = 0.93;
-    sweep.id_overlap = 0.92;
-    sweep.elapsed_s = 0.4;
-    sweep.qps = 1250;
-    sweep.latency = &lat;
+    sweep.m = &sm;
     sweep.clients = 1;
     res.result_key = "r-sweep";
     res.item_key = "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40";
     res.body_case = VBENCH__RESULT__BODY_SWEEP;
     res.sweep = &sweep;
     put_env("result-sweep.pb", &env);
+    /* The same with its answers (SweepResult.answers: header, then 2 queries x k = 2, the second one short). */
+    static const uint8_t answers[16 + 2 * (4 + 16)] = {
+        'V', 'B', 'A', '1', 2, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
+        0x6f, 0x12, 0x83, 0x3a, 7, 0, 0, 0, 0, 0, 0x80, 0x3e, 9, 0, 0, 0, 0, 0, 0xa0, 0x3e,
+        0x6f, 0x12, 0x83, 0x3a, 3, 0, 0, 0, 0, 0, 0x80, 0x3e, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x80, 0x7f,
+    };
+    sweep.answers.data = (uint8_t *)answers;
+    sweep.answers.len = sizeof answers;
+    put_env("result-sweep-answers.pb", &env);
+    sweep.answers.data = NULL;
+    sweep.answers.len = 0;
 
     double fractions[] = {0.74, 0.75};
     Vbench__WindowResult win = VBENCH__WINDOW_RESULT__INIT;
@@ -219,17 +288,19 @@ static void gen_wire(void) {
     res.window = &win;
     put_env("result-window.pb", &env);
 
+    Vbench__Measurement fm = VBENCH__MEASUREMENT__INIT;
+    fm.queries = 200;
+    fm.recall = 0.5;
+    fm.short_answers = 120;
+    fm.duplicate_answers = 3;
+    fm.duplicate_example = "query 164: id 46667 at rows 5 and 7";
+    fm.qps = 900;
+    fm.latency = &lat;
     Vbench__FilteredResult filt = VBENCH__FILTERED_RESULT__INIT;
     filt.selectivity = 0.01;
     filt.passing_rows = 200;
     filt.ef_search = 100;
-    filt.queries = 200;
-    filt.recall = 0.5;
-    filt.short_answers = 120;
-    filt.duplicate_answers = 3;
-    filt.duplicate_example = "query 164: id 46667 at rows 5 and 7";
-    filt.qps = 900;
-    filt.latency = &lat;
+    filt.m = &fm;
     filt.filter = "tag < 100";
     res.result_key = "r-filtered";
     res.item_key = "dev/hnswlib/synth-angular-20k/filtered/selectivity=0.01";
@@ -238,7 +309,7 @@ static void gen_wire(void) {
     put_env("result-filtered.pb", &env);
 
     Vbench__ChurnResult churn = VBENCH__CHURN_RESULT__INIT;
-    churn.stage = "reinsert";
+    churn.stage = VBENCH__CHURN_STAGE__CHURN_REINSERT;
     churn.rows_planned = 2000;
     churn.rows_done = 1500;
     churn.seconds = 3;
@@ -249,13 +320,15 @@ static void gen_wire(void) {
     res.body_case = VBENCH__RESULT__BODY_CHURN;
     res.churn = &churn;
     put_env("result-churn.pb", &env);
-    churn.stage = "after";
-    churn.qps = 1100;
-    churn.recall = 0.95;
-    churn.latency = &lat;
-    churn.queries = 500;
-    churn.duplicate_answers = 2;
-    churn.duplicate_example = "query 24: id 26888 at rows 3 and 4";
+    Vbench__Measurement cm = VBENCH__MEASUREMENT__INIT;
+    churn.stage = VBENCH__CHURN_STAGE__CHURN_AFTER;
+    churn.m = &cm;
+    cm.qps = 1100;
+    cm.recall = 0.95;
+    cm.latency = &lat;
+    cm.queries = 500;
+    cm.duplicate_answers = 2;
+    cm.duplicate_example = "query 24: id 26888 at rows 3 and 4";
     res.result_key = "r-churn-after";
     put_env("result-churn-after.pb", &env);
 
@@ -264,16 +337,16 @@ static void gen_wire(void) {
     histogram(&bad1, 1);
     histogram(&bad2, 2);
     histogram(&bad3, 3);
-    sweep.latency = &bad1;
+    sm.latency = &bad1;
     res.result_key = "r-bad-counts";
     res.item_key = "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40";
     res.body_case = VBENCH__RESULT__BODY_SWEEP;
     res.sweep = &sweep;
     put_env("broken-histogram-lengths.pb", &env);
-    sweep.latency = &bad2;
+    sm.latency = &bad2;
     res.result_key = "r-bad-index";
     put_env("broken-histogram-index.pb", &env);
-    sweep.latency = &bad3;
+    sm.latency = &bad3;
     res.result_key = "r-bad-wrap";
     put_env("bug-histogram-counts-wrap.pb", &env);
     vbench__envelope__init(&env);

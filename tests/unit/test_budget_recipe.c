@@ -2,6 +2,7 @@
  * resolved against a host, overrides and their errors, the profile's resources section checked with lines,
  * recipe loading with file:line errors, budget-derived settings (the reference run's numbers come out of the
  * reference layout), templates, and the repository's own recipes. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,21 @@ int main(void) {
     ok(vb_profile_check_engines(p, &err) == VB_OK, "recipe and optional are accepted beside the adapter's keys");
     vb_profile_destroy(&p);
 
+    /* a recipe reference may carry recipe parameters (issue 17); anything else stays refused */
+    const char *refs[] = {"pgvector pgvector_version=0.8.6", "pgvector pgvector_version", "pgvector a=b=c",
+                          "pgvector ../x=1", "../pgvector"};
+    for (int i = 0; i < 5; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "name: t\ndatasets:\n  - {name: d, source: synthetic, rows: 100}\nengines:\n"
+                                    "  - {name: pgvector, recipe: %s}\nphases:\n  build:\n", refs[i]);
+        vb_profile *pr = NULL;
+        int rc = vb_profile_parse(text, strlen(text), "r.yml", &pr, &err);
+        ok(i == 0 ? rc == VB_OK : rc == VB_ERROR, "recipe: '%s' is %s", refs[i], i == 0 ? "accepted" : "refused");
+        if (i == 0 && pr) is_str(vb_profile_engine_recipe(&pr->engines[0]), refs[0], "and kept whole for the orchestrator");
+        if (i == 1) contains(err.message, "r.yml:5: key 'engines[0].recipe'", "naming file, line and key");
+        vb_profile_destroy(&pr);
+    }
+
     /* ---- recipes */
     char dir[] = "/tmp/vb-recipes-XXXXXX";
     ok(mkdtemp(dir) != NULL, "a recipe directory");
@@ -196,12 +212,39 @@ int main(void) {
     contains(err.message, "recipes in", "lists what there is");
     contains(err.message, "bad, good", "sorted");
     ok(vb_recipe_load(dir, "../good", &r, &err) == VB_ERROR, "a name with a slash is not a path");
+
+    /* parameters: "NAME key=value" chooses the image; the default applies otherwise (issue 17) */
+    snprintf(path, sizeof path, "%s/pv.yml", dir);
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\n"
+                     "build: {package: pkg, target_isa: x86-64, kernel_isa: x86-64-v4, flags: none}\n"
+                     "parameters:\n  ver:\n    default: packaged\n    packaged: {image: base}\n"
+                     "    0.8.6: {image: base-layer}\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_OK && r && strcmp(r->image, "base") == 0 && r->n_params == 1 &&
+           strcmp(r->params[0].value, "packaged") == 0, "without a parameter the default value's image");
+    if (r) {
+        is_str(r->build_package, "pkg", "build.package");
+        is_str(r->build_kernel_isa, "x86-64-v4", "build.kernel_isa");
+    }
+    vb_recipe_destroy(&r);
+    ok(vb_recipe_load(dir, "pv ver=0.8.6", &r, &err) == VB_OK && r && strcmp(r->image, "base-layer") == 0 &&
+           strcmp(r->params[0].value, "0.8.6") == 0, "\"pv ver=0.8.6\" takes that value's image");
+    vb_recipe_destroy(&r);
+    ok(vb_recipe_load(dir, "pv ver=9.9", &r, &err) == VB_ERROR, "an undeclared value is refused");
+    contains(err.message, "no value '9.9' (known: packaged, 0.8.6)", "listing the values");
+    contains(err.message, "pv.yml:8:", "with file and line (the parameter's)");
+    ok(vb_recipe_load(dir, "pv nope=1", &r, &err) == VB_ERROR, "an undeclared parameter is refused");
+    contains(err.message, "no parameter 'nope'", "naming it");
+    ok(vb_recipe_load(dir, "pv ver", &r, &err) == VB_ERROR, "a word without '=' is refused");
+    contains(err.message, "is not key=value", "saying how to write it");
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nbuild: {cflags: x}\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "an unknown build key is refused");
+    contains(err.message, "pv.yml:6: unknown key 'build.cflags'", "with file, line and key");
     snprintf(path, sizeof path, "rm -rf %s", dir);
     if (system(path) != 0) printf("# cleanup failed\n");
 
     /* the repository's recipes load */
-    const char *names[] = {"pgvector", "mariadb"};
-    for (int i = 0; i < 2; i++) {
+    const char *names[] = {"pgvector", "mariadb", "valkey", "mongodb"};
+    for (int i = 0; i < 4; i++) {
         ok(vb_recipe_load("deploy/engines", names[i], &r, &err) == VB_OK, "deploy/engines/%s.yml loads", names[i]);
         if (!r) {
             printf("#   %s\n", err.message);
@@ -222,9 +265,96 @@ int main(void) {
         ok(argv != NULL, "%s: every start argument expands", names[i]);
         if (!argv) printf("#   %s\n", err.message);
         vb_recipe_argv_free(argv);
+        int init_ok = 1;
+        for (size_t j = 0; j < r->n_init; j++) {
+            char **iv = vb_recipe_expand_argv(r, r->init[j], vars, nv, &err);
+            if (!iv) init_ok = 0, printf("#   %s\n", err.message);
+            vb_recipe_argv_free(iv);
+        }
+        ok(init_ok, "%s: every init step expands (%zu)", names[i], r->n_init);
         vb_recipe_kv_free(set, ns);
         vb_profile_destroy(&p);
         vb_recipe_destroy(&r);
     }
+    /* valkey: maxmemory 0.9 of the server's memory, noeviction, io-threads from the CPUs */
+    ok(vb_recipe_load("deploy/engines", "valkey", &r, &err) == VB_OK && r && strcmp(r->image, "db-trixie-valkey-search-1.0.2") == 0,
+       "valkey runs from the valkey-search 1.0.2 layer image");
+    if (r) {
+        vb_profile *vp = profile("", &err);
+        vb_budget vb;
+        vb_budget_resolve(vp, 64, 120 * GIB, &vb, &err);
+        vb_kv *set = NULL;
+        size_t ns = 0;
+        vb_recipe_settings(r, &vb, &set, &ns, &err);
+        char want[64];
+        snprintf(want, sizeof want, "%.0fmb", floor((double)vb.server_memory * 0.9 / 1048576.0));
+        is_str(vb_kv_get(set, ns, "maxmemory", ""), want, "valkey: maxmemory is 0.9 of the server's memory");
+        char io[16];
+        snprintf(io, sizeof io, "%d", vb.n_server_cpus / 8 < 1 ? 1 : vb.n_server_cpus / 8 > 16 ? 16 : vb.n_server_cpus / 8);
+        is_str(vb_kv_get(set, ns, "io_threads", ""), io, "valkey: io-threads one per eight server CPUs");
+        int noevict = 0;
+        for (size_t j = 0; r->start[j]; j++) noevict |= strcmp(r->start[j], "noeviction") == 0;
+        ok(noevict, "valkey: maxmemory-policy noeviction");
+        vb_recipe_kv_free(set, ns);
+        vb_profile_destroy(&vp);
+    }
+    vb_recipe_destroy(&r);
+    ok(vb_recipe_load("deploy/engines", "pgvector pgvector_version=0.8.6", &r, &err) == VB_OK && r &&
+           strcmp(r->image, "db-trixie-pgvector-0.8.6") == 0, "pgvector_version=0.8.6 runs from the layer image");
+    vb_recipe_destroy(&r);
+    ok(vb_recipe_load("deploy/engines", "pgvector", &r, &err) == VB_OK && r && strcmp(r->image, "db-trixie") == 0 &&
+           r->build_target_isa && strcmp(r->build_target_isa, "x86-64") == 0, "packaged: db-trixie, built for x86-64");
+    vb_recipe_destroy(&r);
+
+    /* server passes (issue 16): relaxed turns durability off through the recipe's settings; durable keeps the
+     * engine's defaults; parallel maintenance workers stop at 8 above 64 server CPUs */
+    static const struct { const char *ref, *key, *want; int cpus; } passes[] = {
+        {"pgvector", "fsync", "on", 64},
+        {"pgvector server_pass=durable", "synchronous_commit", "on", 64},
+        {"pgvector server_pass=relaxed", "fsync", "off", 64},
+        {"pgvector server_pass=relaxed", "full_page_writes", "off", 64},
+        {"pgvector server_pass=relaxed", "synchronous_commit", "off", 64},
+        {"mariadb", "innodb_flush_log_at_trx_commit", "1", 64},
+        {"mariadb server_pass=relaxed", "innodb_flush_log_at_trx_commit", "0", 64},
+        {"mariadb server_pass=relaxed", "innodb_doublewrite", "0", 64},
+        {"mariadb server_pass=relaxed", "log_bin", "OFF", 64},
+        {"pgvector", "max_parallel_maintenance_workers", "8", 64},
+        {"pgvector", "max_parallel_maintenance_workers", "8", 128},
+        {"pgvector", "max_parallel_maintenance_workers", "2", 16},
+    };
+    for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+        r = NULL;
+        if (vb_recipe_load("deploy/engines", passes[i].ref, &r, &err) != VB_OK) {
+            ok(0, "%s loads: %s", passes[i].ref, err.message);
+            continue;
+        }
+        char res[256];
+        snprintf(res, sizeof res, "resources:\n  server_cpus: \"0-%d\"\n  server_memory: 100GB\n  client_cpus: \"%d\"\n",
+                 passes[i].cpus - 1, passes[i].cpus);
+        p = profile(res, &err);
+        int okb = p && vb_budget_resolve(p, passes[i].cpus + 1, 200 * GIB, &b, &err) == VB_OK;
+        vb_kv *set = NULL;
+        size_t ns = 0;
+        const char *got = NULL;
+        if (okb && vb_recipe_settings(r, &b, &set, &ns, &err) == VB_OK) got = vb_kv_get(set, ns, passes[i].key, NULL);
+        ok(got && strcmp(got, passes[i].want) == 0, "%s on %d CPUs: %s = %s (got %s)", passes[i].ref, passes[i].cpus,
+           passes[i].key, passes[i].want, got ? got : okb ? "nothing" : err.message);
+        vb_recipe_kv_free(set, ns);
+        vb_profile_destroy(&p);
+        vb_recipe_destroy(&r);
+    }
+    /* every shipped recipe takes both passes: a profile names server_pass once for all its engines */
+    static const char *const shipped[] = {"pgvector", "mariadb", "valkey", "mongodb"};
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++)
+        for (int relaxed = 0; relaxed < 2; relaxed++) {
+            char ref[64];
+            snprintf(ref, sizeof ref, "%s server_pass=%s", shipped[i], relaxed ? "relaxed" : "durable");
+            r = NULL;
+            int rc = vb_recipe_load("deploy/engines", ref, &r, &err);
+            ok(rc == VB_OK, "recipe \"%s\" loads%s%s", ref, rc == VB_OK ? "" : ": ", rc == VB_OK ? "" : err.message);
+            vb_recipe_destroy(&r);
+        }
+    ok(vb_recipe_load("deploy/engines", "pgvector server_pass=fast", &r, &err) == VB_ERROR &&
+           strstr(err.message, "known: durable, relaxed"), "an unknown pass is refused, naming the known ones");
     return done_testing();
 }

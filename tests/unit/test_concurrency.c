@@ -2,20 +2,19 @@
  * known, and the efficiency rule of SPEC 4 read back through the real results database.
  *
  * Engines: the built-in "sleep" (fixed, fully concurrent service time) and "null"; "test-locked" is the sleep
- * engine behind one global mutex (the server serialises: clients wait inside the driver call). A plain mutex,
- * not a FIFO one: it may favour the thread that just released it, which only decides who is served, while a
- * FIFO hand-off would wake another thread per query and, on a loaded 2-core host, add that wake-up to the
- * service time. The
- * client_lock of the workload models the opposite failure, the Python stand's: clients that wait for an
- * interpreter lock outside the driver call. What each must show:
- *   sleep, n clients        in flight ~ n, efficiency QPS(n) / (n x QPS(1)) ~ 1;
- *   locked engine           in flight ~ n (the waiting is in the call), efficiency ~ 1/n, and shown;
- *   client lock             in flight <= 1, efficiency refused by the view (in flight < n/2);
- *   open loop below capacity: the target rate is achieved, few late starts;
- *   open loop above capacity: late starts, latency from the intended start far above the service time and
- *                           growing with the window (coordinated omission made visible).
- * Windows are short (<= 1 s) and the bounds leave room for a busy 2-core machine; under valgrind (one thread at a
- * time) the timing checks are skipped. */
+ * engine behind one global mutex (the server serialises: clients wait inside the driver call); "test-counted"
+ * is the sleep engine counting every search it answers. The client_lock of the workload models the opposite
+ * failure, the Python stand's: clients that wait for an interpreter lock outside the driver call.
+ *
+ * Nothing here asserts how fast anything ran: the numbers a loaded machine moves (QPS, in flight, efficiency,
+ * late starts) are printed as diagnostics, and how close they come to the ideal is bench/'s job
+ * (bench/bench_client.c). What is asserted holds on any machine:
+ *   - the accounting: every answered query is in exactly one of queries, warmup_queries, edge_queries; warm-up
+ *     counts the warm-up only (none without one); the open loop's arrivals are fixed by its seed;
+ *   - the bounds the model guarantees: in flight <= clients; with a client lock (held across both clock
+ *     readings) in flight <= 1; the sleep engine never answers early, so QPS <= clients / service time;
+ *   - the view applies the efficiency rule to the numbers committed: QPS(n) / (n x QPS(1)), QPS(1) the mean of
+ *     the 1-client windows, shown when in flight >= n/2 and refused with the reason otherwise. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -29,6 +28,7 @@
 #include "agent/workload.h"
 #include "config/plan.h"
 #include "config/profile.h"
+#include "coordinator/manifest.h"
 #include "coordinator/store.h"
 #include "tests/tap.h"
 #include "util/clock.h"
@@ -39,11 +39,6 @@
 #define MS 1000000ull
 
 static float g_queries[NQ * DIM];
-
-static int under_valgrind(void) {
-    const char *p = getenv("LD_PRELOAD");
-    return p && strstr(p, "vgpreload") != NULL;
-}
 
 /* A formatted test name (tap.h's is_int / contains print their name as given). */
 static const char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,10 +53,6 @@ static const char *nm(const char *fmt, ...) {
     return b;
 }
 
-/* A timing check: asserted normally, reported as skipped under valgrind. */
-#define timing_ok(cond, ...)                                                                                       \
-    (under_valgrind() ? ok(1, "# SKIP timing under valgrind") : ok((cond), __VA_ARGS__))
-
 /* ---- the locked engine: the sleep engine behind one global mutex ------------------------------------------ */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +65,19 @@ static int locked_search(void *conn, const float *q, int k, const vb_filter *f, 
 }
 
 static vb_engine_ops g_locked_ops;
+
+/* ---- the counted engine: the sleep engine counting its answers -------------------------------------------- */
+
+static atomic_ullong g_answered;
+
+static int counted_search(void *conn, const float *q, int k, const vb_filter *f, int64_t *ids, int *n,
+                          vb_error *err) {
+    int rc = vb_engine_sleep.search(conn, q, k, f, ids, n, err);
+    if (rc == VB_OK) atomic_fetch_add(&g_answered, 1);
+    return rc;
+}
+
+static vb_engine_ops g_counted_ops, g_server_ops;
 
 /* ---- helpers ----------------------------------------------------------------------------------------------- */
 
@@ -103,7 +107,7 @@ static double pct_ms(const vb_histogram *h, double p) {
 /* One closed-loop window; the result is kept by the caller (freed with vb_workload_result_free). */
 static int run_window(vb_engine *e, int clients, pthread_mutex_t *client_lock, vb_workload_result *r,
                       const char *what) {
-    vb_workload_config cfg = window_config(e, clients, 500 * MS, 100 * MS);
+    vb_workload_config cfg = window_config(e, clients, 100 * MS, 20 * MS);
     cfg.client_lock = client_lock;
     vb_error err = {0};
     int rc = vb_workload_run(&cfg, r, &err);
@@ -135,17 +139,17 @@ typedef struct results_db {
     vb_store *store;
 } results_db;
 
-static int db_open(results_db *db) {
+static int db_open(results_db *db, const char *profile) {
     vb_error err = {0};
     memset(db, 0, sizeof *db);
     snprintf(db->dir, sizeof db->dir, "/tmp/vbench-conc.XXXXXX");
     if (!mkdtemp(db->dir)) return VB_ERROR;
     snprintf(db->path, sizeof db->path, "%s/c.sqlite", db->dir);
-    int rc = vb_profile_parse(PROFILE, strlen(PROFILE), "conc.yml", &db->profile, &err);
+    int rc = vb_profile_parse(profile, strlen(profile), "conc.yml", &db->profile, &err);
     if (rc == VB_OK) rc = vb_plan_build(db->profile, &db->plan, &err);
     if (rc == VB_OK) rc = vb_store_open(db->path, 1, &db->store, &err);
     if (rc == VB_OK) rc = vb_store_init_campaign(db->store, db->profile, NULL, db->plan, &err);
-    ok(rc == VB_OK, nm("results database %s with the plan of 3 engines x 3 x 2 windows (%s)", db->path, err.message));
+    ok(rc == VB_OK, nm("results database %s with the plan (%s)", db->path, err.message));
     return rc;
 }
 
@@ -172,7 +176,7 @@ static void db_commit(results_db *db, const char *engine, int clients, int repea
 
 typedef struct view_row {
     int found;
-    double in_flight, efficiency;
+    double qps, in_flight, efficiency;
     int efficiency_null;
     char refused[256];
 } view_row;
@@ -181,7 +185,7 @@ static view_row db_row(results_db *db, const char *engine, int clients) {
     view_row v = {0};
     sqlite3_stmt *st = NULL;
     sqlite3_prepare_v2(vb_store_db(db->store),
-                       "SELECT in_flight, efficiency, efficiency_refused FROM v_concurrency WHERE engine = ? AND "
+                       "SELECT in_flight, efficiency, efficiency_refused, qps FROM v_concurrency WHERE engine = ? AND "
                        "clients = ? AND repeat = 1", -1, &st, NULL);
     sqlite3_bind_text(st, 1, engine, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, clients);
@@ -192,6 +196,7 @@ static view_row db_row(results_db *db, const char *engine, int clients) {
         v.efficiency = sqlite3_column_double(st, 1);
         const unsigned char *t = sqlite3_column_text(st, 2);
         snprintf(v.refused, sizeof v.refused, "%s", t ? (const char *)t : "");
+        v.qps = sqlite3_column_double(st, 3);
     }
     sqlite3_finalize(st);
     return v;
@@ -232,61 +237,181 @@ static void run_series(results_db *db, const char *label, vb_engine *e, pthread_
     }
 }
 
+/* The view's efficiency rule, applied to what was committed: QPS(n) / (n x QPS(1)), QPS(1) the mean of the two
+ * 1-client windows (qps1), shown when the window's in flight (as the view reads it) is at least n/2, refused with
+ * the reason otherwise. */
+static void check_view_rule(results_db *db, const char *label, int n, double qps1) {
+    view_row v = db_row(db, label, n);
+    ok(v.found, "%s, %d clients: a row in v_concurrency", label, n);
+    if (!v.found) return;
+    double eff = qps1 > 0 ? v.qps / (n * qps1) : 0;
+    if (v.in_flight >= n / 2.0) {
+        ok(!v.efficiency_null && fabs(v.efficiency - eff) < 1e-9 * (1 + eff) && v.refused[0] == '\0',
+           "%s, %d clients: in flight %.3f >= %d/2: the view shows the efficiency %.3f (got %.3f, refusal '%s')",
+           label, n, v.in_flight, n, eff, v.efficiency, v.refused);
+    } else {
+        ok(v.efficiency_null, "%s, %d clients: in flight %.3f < %d/2: the view shows no efficiency", label, n,
+           v.in_flight, n);
+        contains(v.refused, nm("refused: in flight %.2f < %d/2", v.in_flight, n),
+                 nm("%s, %d clients: and says why: %s", label, n, v.refused));
+    }
+}
+
 static void test_closed_loop(void) {
     results_db db;
-    if (db_open(&db) != VB_OK) return;
+    if (db_open(&db, PROFILE) != VB_OK) return;
     double qps[3], flight[3];
 
-    /* Fixed service time, fully concurrent: the client keeps every query in flight. */
+    /* Fixed service time, fully concurrent: the client keeps every query in flight (ideally n, efficiency 1). */
     vb_engine *e = open_engine("sleep", "1000");
     run_series(&db, "sleep", e, NULL, qps, flight);
-    for (int i = 1; i < 3; i++) {
+    for (int i = 0; i < 3; i++) {
         int n = g_counts[i];
         double eff = qps[0] > 0 ? qps[i] / (n * qps[0]) : 0;
-        timing_ok(flight[i] > 0.95 * n && flight[i] <= n + 1e-9,
-                  "sleep, %d clients: in flight %.3f within 5 %% of %d", n, flight[i], n);
-        timing_ok(eff > 0.9 && eff < 1.3, "sleep, %d clients: efficiency QPS(n)/(n x QPS(1)) = %.3f near 1", n, eff);
-        view_row v = db_row(&db, "sleep", n);
-        timing_ok(v.found && !v.efficiency_null && v.refused[0] == '\0' && fabs(v.efficiency - eff) < 1e-9,
-                  "sleep, %d clients: the view shows the same efficiency %.3f (refusal: '%s')", n, v.efficiency,
-                  v.refused);
+        printf("#   sleep, %d clients: in flight %.3f (ideal %d), efficiency %.3f (ideal 1)\n", n, flight[i], n, eff);
+        ok(flight[i] <= n + 1e-9, "sleep, %d clients: in flight %.3f <= %d", n, flight[i], n);
+        ok(qps[i] <= n * 1000.0 * (1 + 1e-9), "sleep, %d clients: QPS %.0f <= %d / 1 ms (it never answers early)",
+           n, qps[i], n);
+        check_view_rule(&db, "sleep", n, qps[0]);
     }
     vb_engine_close(&e);
 
     /* The server serialises: in flight stays ~n (the clients wait inside the call), efficiency ~1/n, shown. */
     e = open_engine("test-locked", "1000");
     run_series(&db, "locked", e, NULL, qps, flight);
-    for (int i = 1; i < 3; i++) {
+    for (int i = 0; i < 3; i++) {
         int n = g_counts[i];
         double eff = qps[0] > 0 ? qps[i] / (n * qps[0]) : 0;
-        timing_ok(flight[i] > 0.95 * n, "locked engine, %d clients: in flight %.3f ~ %d", n, flight[i], n);
-        timing_ok(eff * n > 0.5 && eff * n < 1.3, "locked engine, %d clients: efficiency %.3f ~ 1/%d", n, eff, n);
-        view_row v = db_row(&db, "locked", n);
-        timing_ok(v.found && !v.efficiency_null && fabs(v.efficiency - eff) < 1e-9,
-                  "locked engine, %d clients: the view shows the low efficiency %.3f, not a refusal ('%s')", n,
-                  v.efficiency, v.refused);
+        printf("#   locked engine, %d clients: in flight %.3f (ideal %d), efficiency %.3f (ideal 1/%d)\n", n,
+               flight[i], n, eff, n);
+        ok(flight[i] <= n + 1e-9, "locked engine, %d clients: in flight %.3f <= %d", n, flight[i], n);
+        ok(qps[i] <= 1000.0 * (1 + 1e-9), "locked engine, %d clients: QPS %.0f <= 1 / 1 ms (one at a time)", n,
+           qps[i]);
+        check_view_rule(&db, "locked", n, qps[0]);
     }
     vb_engine_close(&e);
 
-    /* The client serialises (a GIL-bound client): in flight <= 1, and the view refuses the efficiency. */
+    /* The client serialises (a GIL-bound client): the lock is held across both clock readings, so the in-call
+     * intervals never overlap: in flight <= 1, and the view refuses the efficiency from 4 clients on. */
     static pthread_mutex_t gil = PTHREAD_MUTEX_INITIALIZER;
     e = open_engine("sleep", "1000");
     run_series(&db, "client-lock", e, &gil, qps, flight);
-    for (int i = 1; i < 3; i++) {
+    for (int i = 0; i < 3; i++) {
         int n = g_counts[i];
-        ok(flight[i] < 1.3, "client lock, %d clients: in flight %.3f near 1 (< 1.3)", n, flight[i]);
-        timing_ok(flight[i] > 0.8, "client lock, %d clients: in flight %.3f: the lock is always held by someone", n,
-                  flight[i]);
-        view_row v = db_row(&db, "client-lock", n);
-        ok(v.found && v.efficiency_null, "client lock, %d clients: the view shows no efficiency", n);
-        contains(v.refused, "refused: in flight", nm("client lock, %d clients: and says why: %s", n, v.refused));
-        contains(v.refused, nm("< %d/2", n), nm("client lock, %d clients: names the rule", n));
+        printf("#   client lock, %d clients: in flight %.3f (ideal 1)\n", n, flight[i]);
+        ok(flight[i] <= 1 + 1e-9, "client lock, %d clients: in flight %.3f <= 1", n, flight[i]);
+        check_view_rule(&db, "client-lock", n, qps[0]);
+        if (n >= 4) {
+            view_row v = db_row(&db, "client-lock", n);
+            ok(v.found && v.efficiency_null, "client lock, %d clients: the view refuses the efficiency", n);
+            contains(v.refused, nm("< %d/2", n), nm("client lock, %d clients: names the rule", n));
+        }
     }
-    view_row one = db_row(&db, "client-lock", 1);
-    ok(one.found && !one.efficiency_null && one.efficiency > 0.8 && one.efficiency < 1.2,
-       "client lock, 1 client: efficiency ~1 (%.3f: the window over the mean of the two 1-client windows)",
-       one.efficiency);
     vb_engine_close(&e);
+    db_close(&db);
+}
+
+/* Warm-up and the window's edges: every answered query is counted once, in queries (inside the window),
+ * warmup_queries (started before it) or edge_queries (started inside, ended after). Without a warm-up there
+ * are no warm-up queries: the window starts at the barrier. */
+static void test_accounting(void) {
+    vb_engine *e = open_engine("test-counted", "1000");
+    const uint64_t warmups[2] = {0, 20 * MS};
+    for (int i = 0; i < 2; i++) {
+        for (int open = 0; open < 2; open++) {
+            vb_workload_config cfg = window_config(e, 4, 50 * MS, warmups[i]);
+            if (open) {
+                cfg.loop = VB_LOOP_OPEN;
+                cfg.target_rate = 2000;
+                cfg.seed = 7;
+            }
+            const char *what = nm("%s loop, warm-up %d ms", open ? "open" : "closed", (int)(warmups[i] / MS));
+            atomic_store(&g_answered, 0);
+            vb_workload_result r;
+            vb_error err = {0};
+            int rc = vb_workload_run(&cfg, &r, &err);
+            is_int(rc, VB_OK, nm("%s: runs (%s)", what, err.message));
+            if (rc != VB_OK) continue;
+            uint64_t answered = atomic_load(&g_answered);
+            printf("#   %s: %llu answered = %llu in the window + %llu warm-up + %llu at the end\n", what,
+                   (unsigned long long)answered, (unsigned long long)r.queries, (unsigned long long)r.warmup_queries,
+                   (unsigned long long)r.edge_queries);
+            is_int(r.queries + r.warmup_queries + r.edge_queries, answered,
+                   nm("%s: every answered query counted once", what));
+            ok(r.edge_queries <= 4, "%s: at most one query per client straddles the end (%llu)", what,
+               (unsigned long long)r.edge_queries);
+            if (warmups[i] == 0)
+                is_int(r.warmup_queries, 0, nm("%s: no warm-up, no warm-up queries", what));
+            vb_workload_result_free(&r);
+        }
+    }
+    vb_engine_close(&e);
+}
+
+/* ---- validity: a saturated client CPU ------------------------------------------------------------------- */
+
+/* The window's client threads used all the CPUs the agent may use. For a server engine the client may be the
+ * bottleneck: a validity finding. For an embedded engine the search runs in those threads: the engine is
+ * busy, which is what the window measures, and the view must not flag it (it did, at random, on every dev
+ * run). The kind comes from the manifest (engine.NAME.kind, recorded with the profile). */
+static const char *const VALIDITY_PROFILE =
+    "name: conc\n"
+    "datasets:\n"
+    "  - {name: d1, source: synthetic, rows: 1000}\n"
+    "engines:\n"
+    "  - name: sleep\n"
+    "  - name: test-server\n"
+    "phases:\n"
+    "  concurrency: {clients: [1], repeats: 1, window_s: 1, warmup_s: 0}\n";
+
+static void test_validity_cpu(void) {
+    results_db db;
+    if (db_open(&db, VALIDITY_PROFILE) != VB_OK) return;
+    vb_error err = {0};
+    ok(vb_manifest_record_profile(db.store, db.profile, "test", &err) == VB_OK, "manifest: profile recorded (%s)",
+       err.message);
+    Vbench__Hello h = VBENCH__HELLO__INIT;
+    int32_t cpus[1] = {0};
+    char *roles[1] = {"client"};
+    h.agent_id = "test";
+    h.host = "here";
+    h.roles = roles;
+    h.n_roles = 1;
+    h.cpus = cpus;
+    h.n_cpus = 1;
+    ok(vb_store_agent_seen(db.store, &h, &err) == VB_OK, "agent 'test' on one CPU recorded (%s)", err.message);
+
+    vb_engine *e = open_engine("sleep", "1000");
+    vb_workload_config cfg = window_config(e, 1, 20 * MS, 0);
+    vb_workload_result r;
+    int rc = vb_workload_run(&cfg, &r, &err);
+    is_int(rc, VB_OK, nm("validity: a window runs (%s)", err.message));
+    if (rc == VB_OK) {
+        db_commit(&db, "sleep", 1, 1, &r);
+        db_commit(&db, "test-server", 1, 1, &r);
+        vb_workload_result_free(&r);
+    }
+    vb_engine_close(&e);
+    /* The client threads busy the whole window on the agent's one CPU. */
+    sqlite3 *sql = vb_store_db(db.store);
+    ok(sqlite3_exec(sql, "UPDATE window_result SET client_cpu_s = window_s", NULL, NULL, NULL) == SQLITE_OK,
+       "validity: client CPU set to one CPU-second per second of window");
+    char kinds[128] = "", flagged[128] = "";
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(sql, "SELECT group_concat(key || '=' || value, ' ') FROM (SELECT key, value FROM manifest "
+                            "WHERE key LIKE 'engine.%.kind' ORDER BY key)", -1, &st, NULL);
+    if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(kinds, sizeof kinds, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    is_str(kinds, "engine.sleep.kind=embedded engine.test-server.kind=server",
+           "manifest: each engine's kind, from the engine's flags");
+    st = NULL;
+    sqlite3_prepare_v2(sql, "SELECT group_concat(engine, ' ') FROM (SELECT engine FROM v_validity "
+                            "WHERE \"check\" = 'client CPU saturated' ORDER BY engine)", -1, &st, NULL);
+    if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(flagged, sizeof flagged, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    is_str(flagged, "test-server", "v_validity: client CPU saturated for the server engine only, not the embedded one");
     db_close(&db);
 }
 
@@ -310,9 +435,10 @@ static void print_open(const char *what, const vb_workload_result *r) {
 }
 
 static void test_open_below_capacity(void) {
-    /* 4 clients at 0.2 ms: capacity ~ 16,000/s; 4,000/s puts each client at ~25 % utilisation. */
+    /* 4 clients at 0.2 ms: capacity ~ 16,000/s; 4,000/s puts each client at ~25 % utilisation. Ideally the
+     * target is achieved with few late starts and a latency near the service time (printed, not asserted). */
     vb_engine *e = open_engine("sleep", "200");
-    vb_workload_config cfg = open_config(e, 4, 4000, 1000 * MS, 100 * MS);
+    vb_workload_config cfg = open_config(e, 4, 4000, 200 * MS, 20 * MS);
     vb_workload_result r;
     vb_error err = {0};
     int rc = vb_workload_run(&cfg, &r, &err);
@@ -320,33 +446,28 @@ static void test_open_below_capacity(void) {
     if (rc != VB_OK) return;
     print_open("open loop, 4 clients x 0.2 ms, 4000/s", &r);
     ok(r.lag && r.service && r.target_rate == 4000, "open loop: lag and service histograms, target rate kept");
-    timing_ok(r.qps > 0.95 * 4000 && r.qps < 1.05 * 4000, "below capacity: achieved %.0f/s within 5 %% of 4000/s",
-              r.qps);
-    /* Typically under 1 %; a loaded 2-core host delays some wake-ups past the 1 ms tolerance (6 % seen with four
-     * CPU hogs running). Above capacity it is over 80 %. */
-    timing_ok(r.late_starts < r.queries / 10, "below capacity: few late starts (%llu of %llu)",
-              (unsigned long long)r.late_starts, (unsigned long long)r.queries);
-    timing_ok(pct_ms(r.lag, 50) < 0.5, "below capacity: median lag %.3f ms", pct_ms(r.lag, 50));
-    timing_ok(r.backlog < 20, "below capacity: no backlog at the window's end (%llu)", (unsigned long long)r.backlog);
-    timing_ok(pct_ms(r.latency, 50) < 1.0, "below capacity: median latency from the intended start %.3f ms is near "
-              "the service time", pct_ms(r.latency, 50));
-    ok(vb_histogram_count(r.lag) == r.queries && vb_histogram_count(r.service) == r.queries,
-       "open loop: every counted query has a lag and a service time");
+    ok(vb_histogram_count(r.lag) == r.queries && vb_histogram_count(r.service) == r.queries &&
+           vb_histogram_count(r.latency) == r.queries,
+       "open loop: every counted query has a latency, a lag and a service time");
+    ok(r.late_starts <= r.queries, "open loop: late starts (%llu) are counted queries (%llu)",
+       (unsigned long long)r.late_starts, (unsigned long long)r.queries);
+    ok(vb_histogram_min(r.service) >= 200000, "open loop: no service time under the engine's 0.2 ms (min %.3f ms)",
+       (double)vb_histogram_min(r.service) / 1e6);
     vb_workload_result_free(&r);
     ok(r.lag == NULL && r.service == NULL, "open loop: result free releases the extra histograms");
 
-    /* The same seed gives the same schedule; the arrivals do not depend on the engine. */
+    /* The same seed gives the same schedule; the arrivals do not depend on the engine or on the machine: every
+     * arrival due before the window's end was started (and counted once) or is in the backlog. */
     vb_engine *null = open_engine("null", NULL);
     vb_workload_result a, b;
-    cfg = open_config(null, 2, 20000, 200 * MS, 0);
+    cfg = open_config(null, 2, 20000, 50 * MS, 0);
     int rca = vb_workload_run(&cfg, &a, &err), rcb = vb_workload_run(&cfg, &b, &err);
     ok(rca == VB_OK && rcb == VB_OK, "null engine, open loop, twice: runs");
     if (rca == VB_OK && rcb == VB_OK) {
-        uint64_t na = a.queries + a.warmup_queries + a.backlog, nb = b.queries + b.warmup_queries + b.backlog;
-        /* Queries cut by the window's end go uncounted either way: allow one per client. */
-        ok(na + 2 >= nb && nb + 2 >= na, "same seed, same schedule: %llu and %llu arrivals",
-           (unsigned long long)na, (unsigned long long)nb);
-        timing_ok(a.qps > 0.9 * 20000 && a.qps < 1.1 * 20000, "null engine: 20,000/s achieved (%.0f/s)", a.qps);
+        uint64_t na = a.queries + a.warmup_queries + a.edge_queries + a.errors + a.backlog,
+                 nb = b.queries + b.warmup_queries + b.edge_queries + b.errors + b.backlog;
+        is_int(na, nb, nm("same seed, same schedule: %llu and %llu arrivals", (unsigned long long)na,
+                          (unsigned long long)nb));
         print_open("null engine, 2 clients, 20000/s", &a);
     }
     vb_workload_result_free(&a);
@@ -356,10 +477,11 @@ static void test_open_below_capacity(void) {
 }
 
 static void test_open_above_capacity(void) {
-    /* 2 clients at 1 ms: capacity ~ 1,900/s; asked for 4,000/s the schedule runs away from the clients. */
+    /* 2 clients at 1 ms: capacity under 2,000/s; asked for 4,000/s the schedule runs away from the clients.
+     * Ideally most starts are late and the latency from the intended start grows with the window (coordinated
+     * omission made visible): printed. The sleep engine never answers early, which bounds what is asserted. */
     vb_engine *e = open_engine("sleep", "1000");
-    double p50[2] = {0, 0};
-    const uint64_t windows[2] = {300 * MS, 600 * MS};
+    const uint64_t windows[2] = {100 * MS, 200 * MS};
     for (int i = 0; i < 2; i++) {
         vb_workload_config cfg = open_config(e, 2, 4000, windows[i], 0);
         vb_workload_result r;
@@ -369,20 +491,14 @@ static void test_open_above_capacity(void) {
                              err.message));
         if (rc != VB_OK) continue;
         print_open(nm("open loop, 2 clients x 1 ms, 4000/s, %.1f s window", (double)windows[i] / 1e9), &r);
-        p50[i] = pct_ms(r.latency, 50);
-        timing_ok(r.qps < 0.6 * 4000, "above capacity: achieved %.0f/s, not the 4000/s asked for", r.qps);
-        timing_ok(r.late_starts > r.queries * 8 / 10, "above capacity: most starts are late (%llu of %llu)",
-                  (unsigned long long)r.late_starts, (unsigned long long)r.queries);
-        timing_ok(r.backlog > 0, "above capacity: arrivals left unstarted at the window's end (%llu)",
-                  (unsigned long long)r.backlog);
-        timing_ok(p50[i] > 10 * pct_ms(r.service, 50),
-                  "above capacity: latency from the intended start (p50 %.3f ms) is far above the time in the call "
-                  "(p50 %.3f ms): coordinated omission shows", p50[i], pct_ms(r.service, 50));
-        timing_ok(in_flight(&r) > 1.9, "above capacity: both clients stay busy (in flight %.3f)", in_flight(&r));
+        ok(r.qps <= 2 * 1000.0 * (1 + 1e-9), "above capacity: achieved %.0f/s, at most 2 clients / 1 ms", r.qps);
+        ok(r.backlog > 0, "above capacity: arrivals left unstarted at the window's end (%llu)",
+           (unsigned long long)r.backlog);
+        ok(in_flight(&r) <= 2 + 1e-9, "above capacity: in flight %.3f <= 2 clients", in_flight(&r));
+        ok(vb_histogram_min(r.latency) >= vb_histogram_min(r.service),
+           "above capacity: latency from the intended start is never below the time in the call");
         vb_workload_result_free(&r);
     }
-    timing_ok(p50[1] > 1.4 * p50[0], "above capacity: latency grows with time (p50 %.3f ms over 0.3 s, %.3f ms over "
-              "0.6 s)", p50[0], p50[1]);
     vb_engine_close(&e);
 }
 
@@ -408,17 +524,16 @@ static void on_progress(void *arg, int in_window, uint64_t done, uint64_t total)
 static void test_progress_and_config(void) {
     vb_engine *e = open_engine("sleep", "1000");
     progress_log log = {0};
-    vb_workload_config cfg = window_config(e, 2, 300 * MS, 100 * MS);
+    vb_workload_config cfg = window_config(e, 2, 100 * MS, 20 * MS);
     cfg.progress = on_progress;
     cfg.progress_arg = &log;
-    cfg.progress_ns = 50 * MS;
+    cfg.progress_ns = 10 * MS;
     vb_workload_result r;
     vb_error err = {0};
     is_int(vb_workload_run(&cfg, &r, &err), VB_OK, "progress: runs");
     vb_workload_result_free(&r);
-    timing_ok(log.warmup_calls >= 1 && log.window_calls >= 4, "progress: reported in warm-up (%d) and window (%d)",
-              log.warmup_calls, log.window_calls);
-    ok(log.final == 1 && log.last_done == log.last_total && log.last_total == 300 * MS && !log.backwards,
+    printf("#   progress: %d calls in warm-up, %d in the window\n", log.warmup_calls, log.window_calls);
+    ok(log.final == 1 && log.last_done == log.last_total && log.last_total == 100 * MS && !log.backwards,
        "progress: ends once with done = total = the window, never goes back");
 
     cfg = window_config(e, 2, 100 * MS, 0);
@@ -469,12 +584,24 @@ int main(void) {
     for (int i = 0; i < NQ * DIM; i++) g_queries[i] = (float)i;
     g_locked_ops = vb_engine_sleep;
     g_locked_ops.name = "test-locked";
-    g_locked_ops.description = "the sleep engine behind one global FIFO lock";
+    g_locked_ops.description = "the sleep engine behind one global lock";
     g_locked_ops.search = locked_search;
     is_int(vb_engine_register(&g_locked_ops), VB_OK, "register test-locked");
+    g_counted_ops = vb_engine_sleep;
+    g_counted_ops.name = "test-counted";
+    g_counted_ops.description = "the sleep engine counting its answers";
+    g_counted_ops.search = counted_search;
+    is_int(vb_engine_register(&g_counted_ops), VB_OK, "register test-counted");
+    g_server_ops = vb_engine_sleep;
+    g_server_ops.name = "test-server";
+    g_server_ops.description = "the sleep engine, registered as a server engine (not embedded)";
+    g_server_ops.flags &= ~(unsigned)VB_ENGINE_EMBEDDED;
+    is_int(vb_engine_register(&g_server_ops), VB_OK, "register test-server");
 
     test_progress_and_config();
+    test_accounting();
     test_closed_loop();
+    test_validity_cpu();
     test_open_below_capacity();
     test_open_above_capacity();
     return done_testing();

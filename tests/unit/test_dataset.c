@@ -936,6 +936,35 @@ static void test_pinned(void) {
     vb_dataset_close(&ds);
 }
 
+/* A FIFO, a directory or a device in a dataset's place is refused by name, and nothing blocks on it (a FIFO with
+ * no writer would hold a blocking open() forever: this test would hang before the fix). */
+static void test_not_regular(void) {
+    char fifo[128], dir[128], hdf[128];
+    path_in(fifo, sizeof fifo, "pipe.fvecs");
+    path_in(dir, sizeof dir, "dir.fvecs");
+    path_in(hdf, sizeof hdf, "pipe.hdf5");
+    mkfifo(fifo, 0600);
+    mkfifo(hdf, 0600);
+    mkdir(dir, 0700);
+    vb_error err = {0};
+    vb_dataset *ds = NULL;
+    ok(vb_dataset_open_vecs(fifo, fifo, VB_METRIC_EUCLIDEAN, tmpdir, &ds, &err) != VB_OK && !ds,
+       "a FIFO as an .fvecs file is refused");
+    contains(err.message, "is a FIFO (named pipe): a dataset file must be a regular file", "named as a FIFO");
+    contains(err.message, fifo, "with its path");
+    ok(vb_dataset_open_vecs(dir, dir, VB_METRIC_EUCLIDEAN, tmpdir, &ds, &err) != VB_OK && !ds,
+       "a directory as an .fvecs file is refused");
+    contains(err.message, "is a directory", "named as a directory");
+    ok(vb_dataset_open_hdf5(hdf, tmpdir, &ds, &err) != VB_OK && !ds, "a FIFO as an HDF5 file is refused");
+    contains(err.message, "is a FIFO", "named as a FIFO (stat before H5Fopen)");
+    ok(vb_dataset_open_file("/dev/null", &err) < 0, "a device is refused by vb_dataset_open_file");
+    contains(err.message, "/dev/null is a device", "named as a device");
+    vb_kv spec[] = {{"name", "piped"}, {"source", "fvecs"}, {"path", fifo}, {"queries_path", fifo},
+                    {"metric", "euclidean"}};
+    ok(vb_dataset_open_spec(spec, 5, tmpdir, &ds, &err) != VB_OK && !ds, "a profile's FIFO dataset is refused");
+    contains(err.message, "dataset 'piped': path:", "naming the dataset and the key");
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/vb-test-dataset-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -951,6 +980,7 @@ int main(void) {
     test_tag();
     test_spec();
     test_pinned();
+    test_not_regular();
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();
 }

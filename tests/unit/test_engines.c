@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "datasets/distance.h"
+#include "engines/conformance.h"
 #include "engines/engine.h"
 #include "tests/tap.h"
 
@@ -133,7 +134,7 @@ static int has_duplicates(const int64_t *ids, int n) {
 }
 
 static vb_table_spec spec_of(const corpus *c, size_t capacity) {
-    vb_table_spec s = {c->dim, c->metric, capacity, 16, 200};
+    vb_table_spec s = {c->dim, c->metric, capacity, 16, 200, 0};
     return s;
 }
 
@@ -245,7 +246,7 @@ static void test_registry(void) {
     vb_kv vol[] = {{"volume", "0"}};
     vb_engine_config cfg4 = {vol, 1, NULL};
     is_int(vb_engine_open("mute", &cfg4, &e, &err), VB_OK, "open the test engine with its parameter");
-    vb_table_spec spec = {4, VB_METRIC_EUCLIDEAN, 10, 16, 200};
+    vb_table_spec spec = {4, VB_METRIC_EUCLIDEAN, 10, 16, 200, 0};
     strcpy(err.message, "stale message from before");
     is_int(vb_engine_create(e, &spec, &err), VB_ERROR, "create fails");
     contains(err.message, "mute", "empty message replaced: names the engine");
@@ -371,7 +372,7 @@ static void test_exact_misc(const char *dir) {
     vb_engine *e = NULL, *e2 = NULL;
     vb_conn *c = NULL, *c2 = NULL;
     vb_engine_config cfg = {NULL, 0, dir};
-    vb_table_spec spec = {3, VB_METRIC_EUCLIDEAN, 8, 16, 200};
+    vb_table_spec spec = {3, VB_METRIC_EUCLIDEAN, 8, 16, 200, 0};
     vb_engine_open("exact", &cfg, &e, &err);
     int64_t ids[K];
     int n = -1;
@@ -478,6 +479,7 @@ static void *search_thread(void *arg) {
     vb_conn *c = NULL;
     j->rc = vb_engine_connect(j->e, &c, &err);
     if (j->rc != VB_OK) return NULL;
+    set_ef(c, 200);   /* ef belongs to the connection (engine contract) */
     for (int round = 0; round < 3; round++) {   /* overlap the threads' searches */
         free(j->answers);
         j->answers = answers_of(c, j->qs, j->nq, j->dim, NULL);
@@ -739,7 +741,7 @@ static void test_hnswlib_errors(void) {
     is_int(vb_conn_search(c, q, K, NULL, ids, &n, &err), VB_ERROR, "hnswlib: search before create fails");
     contains(err.message, "create or attach", "and says what is missing");
     is_int(vb_engine_persist(e, &err), VB_ERROR, "hnswlib: persist before create fails");
-    vb_table_spec spec = {4, VB_METRIC_EUCLIDEAN, 10, 16, 200};
+    vb_table_spec spec = {4, VB_METRIC_EUCLIDEAN, 10, 16, 200, 0};
     vb_engine_create(e, &spec, &err);
     is_int(vb_engine_persist(e, &err), VB_ERROR, "hnswlib: persist without data_dir fails");
     contains(err.message, "data_dir", "and says why");
@@ -754,6 +756,41 @@ static void test_hnswlib_errors(void) {
     is_int(vb_conn_set_search(c, &sp, &err), VB_ERROR, "hnswlib: ef 0 refused");
     vb_conn_close(&c);
     vb_engine_close(&e);
+}
+
+/* ---- the engine contract ------------------------------------------------------------------------------ */
+
+static void conf_check(void *arg, int pass, const char *name) {
+    (void)arg;
+    ok(pass, "%s", name);
+}
+
+static void conf_note(void *arg, const char *text) {
+    (void)arg;
+    printf("#   %s\n", text);
+}
+
+/* The conformance script (engines/conformance.c) on every registered engine that runs in process, for two
+ * metrics; the server engines are listed with where they are checked, so a new engine is never left out. */
+static void test_contract(void) {
+    const char *names[64];
+    size_t n = vb_engine_list(names, 64);
+    vb_conformance_report rep = {conf_check, conf_note, NULL};
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const vb_engine_ops *ops = vb_engine_find(names[i]);
+        if (!(ops->flags & VB_ENGINE_EMBEDDED) && !(ops->flags & VB_ENGINE_STUB)) {
+            ok(1, "%s: the contract # SKIP a server engine: tests/e2e/63-conformance.t checks it against a real "
+                  "server (or lists why it cannot run here)", names[i]);
+            continue;
+        }
+        vb_metric metrics[] = {VB_METRIC_EUCLIDEAN, VB_METRIC_ANGULAR};
+        for (int m = 0; m < 2; m++) {
+            vb_conformance_opts o = {.engine = names[i], .metric = metrics[m]};
+            int failed = vb_conformance_run(&o, &rep);
+            is_int(failed, 0, nm("%s (%s): the conformance script passes", names[i], vb_metric_name(metrics[m])));
+            if (ops->flags & VB_ENGINE_STUB) break;
+        }
+    }
 }
 
 int main(void) {
@@ -771,6 +808,7 @@ int main(void) {
     test_hnswlib_main(dir);
     test_hnswlib_metric(VB_METRIC_ANGULAR);
     test_hnswlib_metric(VB_METRIC_DOT);
+    test_contract();
 
     char path[256];
     const char *files[] = {"exact.rows", "hnswlib.index", "hnswlib.meta"};

@@ -155,7 +155,8 @@ typedef struct item_out {
     vb_error err;
     int results, completes;
     char result_key[256];
-    Vbench__FilteredResult f;  /* scalars copied; latency, filter and duplicate_example below */
+    Vbench__FilteredResult f;  /* scalars copied; filter below */
+    Vbench__Measurement m;     /* scalars copied; latency and duplicate_example below */
     char filter[64];
     char duplicate_example[128];
     uint64_t hist_total;
@@ -174,7 +175,7 @@ static const vb_kv dataset_kv[] = {
 };
 static const vb_kv hnsw_kv[] = {{"m", "16"}, {"ef_construction", "128"}};
 
-/* Runs one filtered item; queries NULL leaves the key out of the point (the phase's default applies). */
+/* Runs one filtered item; queries NULL sends the profile's default (500), as the plan would. */
 static void run_item(const char *engine, const char *selectivity, const char *queries, const char *ef,
                      item_out *o) {
     memset(o, 0, sizeof *o);
@@ -182,25 +183,22 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
     snprintf(key, sizeof key, "test/%s/synth-filtered/filtered/selectivity=%s", engine, selectivity);
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = key;
-    a.phase = "filtered";
+    a.phase = VBENCH__PHASE__PHASE_FILTERED;
     a.engine = (char *)engine;
     a.dataset = "synth-filtered";
     a.k = K;
-    vb_kv point[3];
-    size_t np = 0;
-    point[np++] = (vb_kv){"selectivity", selectivity};
-    if (queries) point[np++] = (vb_kv){"queries", queries};
-    point[np++] = (vb_kv){"ef_search", ef};
+    vb_point point = {.selectivity = atof(selectivity), .queries = queries ? atol(queries) : 500, .ef_search = atol(ef),
+                      .load_connections = 2, .load_batch = 1000};   /* the build phase's defaults */
     int hnsw = strcmp(engine, "hnswlib") == 0;
     vb_phase_ctx ctx = {
-        .assign = &a, .point = point, .n_point = np,
+        .assign = &a, .point = point,
         .engine_params = hnsw ? (vb_kv *)hnsw_kv : NULL, .n_engine_params = hnsw ? 2 : 0,
         .dataset_params = (vb_kv *)dataset_kv, .n_dataset_params = sizeof dataset_kv / sizeof dataset_kv[0],
         .session = &session, .out = push, .stop = &stop_flag, .agent_id = "test",
         .work_dir = work_dir, .cache_dir = cache_dir,
     };
     vb_error_clear(&o->err);
-    vb_phase_fn fn = vb_phase_lookup("filtered");
+    vb_phase_fn fn = vb_phase_lookup(VBENCH__PHASE__PHASE_FILTERED);
     o->rc = fn ? fn(&ctx, &o->err) : vb_error_set(&o->err, "test", 1, "vb_phase_lookup(\"filtered\") is NULL");
     if (o->rc != VB_OK) vb_session_close(&session);   /* as the agent does after a failed item */
 
@@ -213,18 +211,22 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
             o->completes += r->completes_item;
             snprintf(o->result_key, sizeof o->result_key, "%s", r->result_key);
             if (r->body_case == VBENCH__RESULT__BODY_FILTERED) {
+                const Vbench__Measurement *m = r->filtered->m;
                 o->f = *r->filtered;
-                o->f.latency = NULL;
                 o->f.filter = NULL;
-                o->f.plan = NULL;
-                o->f.duplicate_example = NULL;
+                o->f.m = NULL;
                 snprintf(o->filter, sizeof o->filter, "%s", r->filtered->filter);
-                snprintf(o->duplicate_example, sizeof o->duplicate_example, "%s",
-                         r->filtered->duplicate_example ? r->filtered->duplicate_example : "");
-                if (r->filtered->latency) {
-                    o->hist_buckets = r->filtered->latency->n_counts;
-                    for (size_t i = 0; i < r->filtered->latency->n_counts; i++)
-                        o->hist_total += r->filtered->latency->counts[i];
+                if (m) {
+                    o->m = *m;
+                    o->m.latency = NULL;
+                    o->m.plan = NULL;
+                    o->m.duplicate_example = NULL;
+                    snprintf(o->duplicate_example, sizeof o->duplicate_example, "%s",
+                             m->duplicate_example ? m->duplicate_example : "");
+                }
+                if (m && m->latency) {
+                    o->hist_buckets = m->latency->n_counts;
+                    for (size_t i = 0; i < m->latency->n_counts; i++) o->hist_total += m->latency->counts[i];
                 }
             }
         } else if (env->body_case == VBENCH__ENVELOPE__BODY_PROGRESS) {
@@ -237,8 +239,8 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
         vb_wire_free(env);
     }
     printf("#   %s at %s: rc %d, passing %llu, recall %.4f, id_overlap %.4f, short %llu, errors %llu, qps %.0f%s%s\n",
-           engine, selectivity, o->rc, (unsigned long long)o->f.passing_rows, o->f.recall, o->f.id_overlap,
-           (unsigned long long)o->f.short_answers, (unsigned long long)o->f.errors, o->f.qps,
+           engine, selectivity, o->rc, (unsigned long long)o->f.passing_rows, o->m.recall, o->m.id_overlap,
+           (unsigned long long)o->m.short_answers, (unsigned long long)o->m.errors, o->m.qps,
            o->rc ? ", error: " : "", o->rc ? o->err.message : "");
 }
 
@@ -280,11 +282,11 @@ static void check_ok_result(const item_out *o, const char *what, const char *sel
     is_int(o->f.passing_rows, count_passing((size_t)atol(ROWS), below, NULL),
            name_of("%s: passing rows follow the tag rule", what));
     is_str(o->filter, want_filter, name_of("%s: filter text", what));
-    is_int(o->f.queries, queries, name_of("%s: queries", what));
-    is_int(o->f.errors, 0, name_of("%s: no errors", what));
+    is_int(o->m.queries, queries, name_of("%s: queries", what));
+    is_int(o->m.errors, 0, name_of("%s: no errors", what));
     is_int(o->hist_total, queries, name_of("%s: latency histogram holds every query", what));
-    ok(o->hist_buckets > 0 && o->f.qps > 0 && o->f.elapsed_s > 0, "%s: qps %.0f, elapsed %.4f s", what, o->f.qps,
-       o->f.elapsed_s);
+    ok(o->hist_buckets > 0 && o->m.qps > 0 && o->m.elapsed_s > 0, "%s: qps %.0f, elapsed %.4f s", what, o->m.qps,
+       o->m.elapsed_s);
     ok(o->saw_gt_progress && o->saw_query_progress, "%s: progress for ground truth and queries", what);
 }
 
@@ -292,19 +294,19 @@ static void test_exact(void) {
     item_out o;
     run_item("exact", "0.1", "200", "100", &o);
     check_ok_result(&o, "exact 10 %", "0.1", 1000, 200);
-    ok(o.f.recall == 1.0 && o.f.id_overlap == 1.0, "exact 10 %%: recall exactly 1 (%.17g, overlap %.17g)",
-       o.f.recall, o.f.id_overlap);
-    is_int(o.f.short_answers, 0, "exact 10 %: no short answers");
+    ok(o.m.recall == 1.0 && o.m.id_overlap == 1.0, "exact 10 %%: recall exactly 1 (%.17g, overlap %.17g)",
+       o.m.recall, o.m.id_overlap);
+    is_int(o.m.short_answers, 0, "exact 10 %: no short answers");
     contains(o.logs, "computed and cached", "exact 10 %: ground truth computed on first use");
     size_t p10 = (size_t)o.f.passing_rows;
     ok(p10 > 1800 && p10 < 2200, "tag < 1000 passes about 10 %% of the rows (%zu of %s)", p10, ROWS);
 
-    /* No queries key: the default of 500, capped by the 300 queries of the set. */
+    /* The profile's default of 500 queries, capped by the 300 queries of the set. */
     run_item("exact", "0.01", NULL, "100", &o);
     check_ok_result(&o, "exact 1 %", "0.01", 100, 300);
-    ok(o.f.recall == 1.0 && o.f.id_overlap == 1.0, "exact 1 %%: recall exactly 1 (%.17g, overlap %.17g)",
-       o.f.recall, o.f.id_overlap);
-    is_int(o.f.short_answers, 0, "exact 1 %: no short answers");
+    ok(o.m.recall == 1.0 && o.m.id_overlap == 1.0, "exact 1 %%: recall exactly 1 (%.17g, overlap %.17g)",
+       o.m.recall, o.m.id_overlap);
+    is_int(o.m.short_answers, 0, "exact 1 %: no short answers");
     size_t p1 = (size_t)o.f.passing_rows;
     ok(p1 > 140 && p1 < 260, "tag < 100 passes about 1 %% of the rows (%zu of %s)", p1, ROWS);
     contains(o.logs, "computed and cached", "exact 1 %: ground truth computed on first use");
@@ -319,8 +321,8 @@ static void test_hnswlib_and_cache(void) {
     item_out o;
     run_item("hnswlib", "0.01", "300", "100", &o);
     check_ok_result(&o, "hnswlib 1 %", "0.01", 100, 300);
-    ok(o.f.recall >= 0.9, "hnswlib 1 %%: recall high (%.4f)", o.f.recall);
-    is_int(o.f.short_answers, 0, "hnswlib 1 %: no short answers");
+    ok(o.m.recall >= 0.9, "hnswlib 1 %%: recall high (%.4f)", o.m.recall);
+    is_int(o.m.short_answers, 0, "hnswlib 1 %: no short answers");
     contains(o.logs, "loaded from the cache", "hnswlib 1 %: ground truth reused from the cache (same mask tag)");
     ok(have && gt_file(100, path, sizeof path, &after) == 0 && after.st_ino == before.st_ino &&
            after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec,
@@ -345,24 +347,24 @@ static void test_hnswlib_and_cache(void) {
 
     run_item("hnswlib", "0.1", "300", "100", &o);
     check_ok_result(&o, "hnswlib 10 %", "0.1", 1000, 300);
-    ok(o.f.recall >= 0.9, "hnswlib 10 %%: recall high (%.4f)", o.f.recall);
-    is_int(o.f.short_answers, 0, "hnswlib 10 %: no short answers");
+    ok(o.m.recall >= 0.9, "hnswlib 10 %%: recall high (%.4f)", o.m.recall);
+    is_int(o.m.short_answers, 0, "hnswlib 10 %: no short answers");
 }
 
 static void test_postfilter(void) {
     item_out o;
     run_item("test-postfilter", "0.01", "300", "40", &o);
     check_ok_result(&o, "post-filter 1 %", "0.01", 100, 300);
-    ok(o.f.short_answers >= 250, "post-filter 1 %%: short answers counted (%llu of 300)",
-       (unsigned long long)o.f.short_answers);
-    ok(o.f.recall < 0.2, "post-filter 1 %%: recall low (%.4f)", o.f.recall);
+    ok(o.m.short_answers >= 250, "post-filter 1 %%: short answers counted (%llu of 300)",
+       (unsigned long long)o.m.short_answers);
+    ok(o.m.recall < 0.2, "post-filter 1 %%: recall low (%.4f)", o.m.recall);
 
     /* At 10 % and a scan of 400 candidates the same engine is fine: the count tracks the cause. */
     run_item("test-postfilter", "0.1", "300", "400", &o);
     check_ok_result(&o, "post-filter 10 %, ef 400", "0.1", 1000, 300);
-    ok(o.f.short_answers < 10, "post-filter 10 %%, ef 400: few short answers (%llu)",
-       (unsigned long long)o.f.short_answers);
-    ok(o.f.recall > 0.95, "post-filter 10 %%, ef 400: recall high (%.4f)", o.f.recall);
+    ok(o.m.short_answers < 10, "post-filter 10 %%, ef 400: few short answers (%llu)",
+       (unsigned long long)o.m.short_answers);
+    ok(o.m.recall > 0.95, "post-filter 10 %%, ef 400: recall high (%.4f)", o.m.recall);
 }
 
 static void test_duplicates(void) {
@@ -371,14 +373,14 @@ static void test_duplicates(void) {
     check_ok_result(&o, "repeated ids 10 %", "0.1", 1000, 200);
     /* Answers 3, 6, ..., 198 (queries 2, 5, ..., 197): 66 of 200 repeat an id, each with 9 distinct true
      * neighbours of 10; the other 134 are exact. Recall (134 + 66 x 0.9) / 200 on both measures. */
-    is_int(o.f.duplicate_answers, 66, "repeated ids: 66 of 200 answers counted as duplicate answers");
-    is_int(o.f.short_answers, 66, "repeated ids: those answers have 9 distinct ids of 10: short");
-    is_double(o.f.recall, (134 + 66 * 0.9) / 200, 1e-9, "repeated ids: recall with each repeat a miss");
-    is_double(o.f.id_overlap, (134 + 66 * 0.9) / 200, 1e-9, "repeated ids: id overlap with each repeat a miss");
+    is_int(o.m.duplicate_answers, 66, "repeated ids: 66 of 200 answers counted as duplicate answers");
+    is_int(o.m.short_answers, 66, "repeated ids: those answers have 9 distinct ids of 10: short");
+    is_double(o.m.recall, (134 + 66 * 0.9) / 200, 1e-9, "repeated ids: recall with each repeat a miss");
+    is_double(o.m.id_overlap, (134 + 66 * 0.9) / 200, 1e-9, "repeated ids: id overlap with each repeat a miss");
     contains(o.duplicate_example, "query 2: id ", "repeated ids: the example names the first query (2)");
     contains(o.duplicate_example, " at rows 7 and 9", "repeated ids: and the two rows");
     run_item("exact", "0.1", "200", "100", &o);
-    is_int(o.f.duplicate_answers, 0, "exact: no duplicate answers");
+    is_int(o.m.duplicate_answers, 0, "exact: no duplicate answers");
     is_str(o.duplicate_example, "", "exact: no example");
 }
 

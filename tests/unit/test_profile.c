@@ -115,9 +115,11 @@ static void test_dev_defaults(void) {
     is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "rows", NULL), "20000", "dev: rows");
     is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "name", NULL), "synth-angular-20k",
            "dev: dataset params include name");
-    is_int(p->n_engines, 4, "dev: four engines (two of them optional servers)");
+    is_int(p->n_engines, 5, "dev: five engines (three of them optional servers)");
     ok(!vb_profile_engine_is_optional(&p->engines[0]) && vb_profile_engine_is_optional(&p->engines[2]) &&
-           vb_profile_engine_is_optional(&p->engines[3]), "dev: pgvector and mariadb are optional");
+           vb_profile_engine_is_optional(&p->engines[3]) && vb_profile_engine_is_optional(&p->engines[4]),
+       "dev: pgvector, mariadb and valkey are optional");
+    is_str(vb_profile_engine_recipe(&p->engines[4]), "valkey", "dev: valkey's recipe");
     is_str(vb_profile_engine_recipe(&p->engines[2]), "pgvector", "dev: pgvector's recipe");
     is_str(p->engines[0].name, "hnswlib", "dev: first engine");
     is_str(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "ef_construction", NULL), "128",
@@ -236,8 +238,8 @@ static void test_errors(void) {
                  "name: t\ndatasets:\n  - name: d1\nengines:\n  - name: e1\n  - name: e2\n  - {name: e1, m: 4}\n", 7,
                  "key 'engines[2].name'", "duplicate engine name 'e1' (first at line 5)");
     expect_error("engine param not a scalar",
-                 "name: t\ndatasets:\n  - name: d1\nengines:\n  - name: e1\n    m: [1, 2]\n", 6,
-                 "key 'engines[0].m'", "expected a value, got a list");
+                 "name: t\ndatasets:\n  - name: d1\nengines:\n  - name: e1\n    m: {a: 1}\n", 6,
+                 "key 'engines[0].m'", "expected a value or a list of values, got a map");
     expect_error("duplicate key", "name: t\nk: 10\ndatasets: []\nk: 20\n", 4, "duplicate key 'k'", NULL);
     expect_error("duplicate key, nested", BASE_HEAD "  recall_sweep:\n    queries: 1\n    queries: 2\n", 14,
                  "duplicate key 'queries'", NULL);
@@ -273,7 +275,7 @@ static void test_select_engines(void) {
     ok(vb_profile_select_engines(p, "nosuch", &err) == VB_ERROR, "select: unknown engine fails");
     contains(err.message, "'nosuch'", "select: names the stranger");
     contains(err.message, "hnswlib, exact, pgvector, mariadb", "select: lists the profile's engines");
-    is_int(p->n_engines, 4, "select: failure leaves the profile unchanged");
+    is_int(p->n_engines, 5, "select: failure leaves the profile unchanged");
     ok(vb_profile_select_engines(p, NULL, &err) == VB_OK && p->n_engines == 2,
        "select: NULL keeps all but the optional ones");
     ok(vb_profile_select_engines(p, " exact , hnswlib ", &err) == VB_OK && p->n_engines == 2, "select: both");
@@ -312,6 +314,251 @@ static void test_check_engines(void) {
         contains(err.message, "ef_construction", "check_engines: lists the engine's params");
     }
     vb_profile_destroy(&p);
+}
+
+/* Engine configurations: a matrix entry expands into labelled configurations, named entries of one adapter sit
+ * side by side, the labels make the plan keys, and a single configuration keeps the key it always had. */
+static void test_matrix(void) {
+    vb_error err = {0};
+    const char *text = "name: t\ndatasets: [{name: d}]\n"
+                       "engines:\n"
+                       "  - name: hnswlib\n"                   /* 4 */
+                       "    m: [8, 16]\n"
+                       "    ef_construction: [64, 128]\n"
+                       "  - name: flat\n"                      /* 7 */
+                       "    engine: exact\n"
+                       "  - name: exact\n"
+                       "phases: {build: , recall_sweep: {ef_search: [10]}}\n";
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "matrix: parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    is_int(p->n_engines, 6, "matrix: 2 x 2 configurations and two named entries");
+    is_str(p->engines[0].name, "hnswlib[m=8,ef_construction=64]", "matrix: first label, keys in file order");
+    is_str(p->engines[1].name, "hnswlib[m=8,ef_construction=128]", "matrix: the last list varies fastest");
+    is_str(p->engines[3].name, "hnswlib[m=16,ef_construction=128]", "matrix: last combination");
+    is_str(vb_kv_get(p->engines[2].params, p->engines[2].n_params, "m", NULL), "16", "matrix: the value of m");
+    is_str(vb_kv_get(p->engines[2].params, p->engines[2].n_params, "ef_construction", NULL), "64",
+           "matrix: the value of ef_construction");
+    is_str(p->engines[0].adapter, "hnswlib", "matrix: adapter is the entry's name");
+    is_str(p->engines[4].name, "flat", "named entry: its name is the label");
+    is_str(p->engines[4].adapter, "exact", "named entry: its adapter");
+    ok(vb_kv_get(p->engines[4].params, p->engines[4].n_params, "engine", NULL) == NULL,
+       "named entry: 'engine' is not an adapter parameter");
+    is_str(p->engines[5].adapter, "exact", "two entries of one adapter side by side");
+    ok(vb_profile_check_engines(p, &err) == VB_OK, "matrix: every configuration checks against its adapter");
+    is_int(vb_profile_engine_line(p, "hnswlib[m=16,ef_construction=64]", "m", NULL), 5, "matrix: key lines kept");
+    char buf[64];
+    ok(vb_profile_engine_table(&p->engines[0], buf, sizeof buf) == NULL, "matrix: hnswlib takes no table");
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "matrix: plan builds")) {
+        is_int(plan->n_items, 12, "matrix: 6 configurations x (build + 1 point)");
+        is_str(plan->items[0].key, "t/hnswlib[m=8,ef_construction=64]/d/build", "matrix: the label in the key");
+        is_str(plan->items[10].key, "t/exact/d/build", "matrix: a single configuration keeps its old key");
+    }
+    vb_plan_destroy(&plan);
+    ok(vb_profile_select_engines(p, "hnswlib", &err) == VB_OK && p->n_engines == 4,
+       "select: an entry's name selects all of its configurations");
+    ok(vb_profile_select_engines(p, "hnswlib[m=16,ef_construction=128]", &err) == VB_OK && p->n_engines == 1,
+       "select: a label selects one configuration");
+    vb_profile_destroy(&p);
+
+    /* a server configuration gets its own table, named from its label */
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    variant: [vector, halfvec]\n"
+              "  - name: pg-own\n    engine: pgvector\n    table: mine\n  - name: pgvector-half\n"
+              "    engine: pgvector\nphases: {build: }\n", &err);
+    if (ok(p != NULL, "tables: parses")) {
+        is_str(vb_profile_engine_table(&p->engines[1], buf, sizeof buf), "vb_pgvector_variant_halfvec",
+               "tables: the label as a plain identifier");
+        ok(vb_profile_engine_table(&p->engines[2], buf, sizeof buf) == NULL, "tables: the profile's table wins");
+        is_str(vb_profile_engine_table(&p->engines[3], buf, sizeof buf), "vb_pgvector_half",
+               "tables: a named entry's table");
+    }
+    vb_profile_destroy(&p);
+
+    expect_error("matrix value not a name", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n"
+                 "    m: [8, 'a/b']\nphases: {build: }\n", 5, "key 'engines[0].m[1]'", "configuration label");
+    expect_error("matrix value twice", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n"
+                 "    m:\n      - 8\n      - 8\nphases: {build: }\n", 7, "key 'engines[0].m'", "listed twice");
+    expect_error("matrix empty list", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n"
+                 "    m: []\nphases: {build: }\n", 5, "key 'engines[0].m'", "empty list");
+    expect_error("recipe is not an axis", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n"
+                 "    recipe: [a, b]\nphases: {build: }\n", 5, "key 'engines[0].recipe'", "expected a value");
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n    engine: nosuch\nphases: {build: }\n",
+              &err);
+    if (ok(p != NULL, "unknown adapter: parses")) {
+        ok(vb_profile_check_engines(p, &err) == VB_ERROR, "unknown adapter: refused");
+        contains(err.message, "bad.yml:5: key 'engines[0].engine'", "unknown adapter: file, line and key");
+    }
+    vb_profile_destroy(&p);
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: h\n    engine: hnswlib\n    m: [8, 16]\n"
+              "    bogus: [1, 2]\nphases: {build: }\n", &err);
+    if (ok(p != NULL, "unknown matrix key: parses")) {
+        ok(vb_profile_check_engines(p, &err) == VB_ERROR, "unknown matrix key: refused");
+        contains(err.message, "bad.yml:7: unknown key 'engines[0].bogus'", "unknown matrix key: file, line, key");
+    }
+    vb_profile_destroy(&p);
+}
+
+/* Configurations that differ only in search-time parameters (pgvector iterative_scan) share one build and one
+ * table; an m or variant difference does not; a profile that churns shares nothing. */
+static void test_shared_builds(void) {
+    vb_error err = {0};
+    const char *head = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    variant: [vector, halfvec]\n"
+                       "    iterative_scan: [off, relaxed_order]\n  - name: hnswlib\n    m: [8, 16]\n"
+                       "phases:\n  build:\n  recall_sweep: {ef_search: [10]}\n";
+    vb_profile *p = parse(head, &err);
+    if (!ok(p != NULL, "shared builds: parses")) return;
+    is_int(p->n_engines, 6, "shared builds: 4 + 2 configurations");
+    is_str(p->engines[1].name, "pgvector[variant=vector,iterative_scan=relaxed_order]", "shared builds: label");
+    ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 0 && p->engines[2].build_of == 2 &&
+       p->engines[3].build_of == 2, "shared builds: iterative_scan shares, variant does not");
+    ok(p->engines[4].build_of == 4 && p->engines[5].build_of == 5, "shared builds: m does not");
+    char a[64], b[64];
+    is_str(vb_profile_config_table(p, 1, a, sizeof a), "vb_pgvector_variant_vector_iterative_scan_off",
+           "shared builds: the table of the build it uses");
+    is_str(vb_profile_config_table(p, 3, b, sizeof b), "vb_pgvector_variant_halfvec_iterative_scan_off",
+           "shared builds: the halfvec table");
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "shared builds: plan builds")) {
+        int builds = 0;
+        for (size_t i = 0; i < plan->n_items; i++) builds += plan->items[i].kind == VB_PHASE_BUILD;
+        is_int(builds, 4, "shared builds: 2 pgvector builds + 2 hnswlib builds");
+        is_int(plan->n_items, 10, "shared builds: 4 builds and 6 sweep points");
+        is_str(plan->items[2].key, "t/pgvector[variant=vector,iterative_scan=relaxed_order]/d/recall_sweep/ef_search=10",
+               "shared builds: the sharing configuration has only its points");
+    }
+    vb_plan_destroy(&plan);
+    ok(vb_profile_select_engines(p, "pgvector[variant=vector,iterative_scan=relaxed_order]", &err) == VB_OK &&
+       p->engines[0].build_of == 0, "shared builds: selected alone, a configuration builds its own index");
+    vb_profile_destroy(&p);
+
+    char text[1024];
+    snprintf(text, sizeof text, "%s  churn: {}\n", head);
+    p = parse(text, &err);
+    if (ok(p != NULL, "shared builds with churn: parses"))
+        ok(p->engines[1].build_of == 1 && p->engines[3].build_of == 3, "shared builds: none when the profile churns");
+    vb_profile_destroy(&p);
+}
+
+/* repeats on the sweep and filtered phases: ",repeat=R" in the keys only when the phase repeats its points (an
+ * existing profile keeps its keys), the typed repeat in the point; an engine may repeat where the profile does not. */
+static void test_repeats(void) {
+    vb_error err = {0};
+    vb_profile *p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: a\n  - name: b\n"
+                          "    phases: {filtered: {repeats: 2}}\n"
+                          "phases:\n  build:\n  recall_sweep: {ef_search: [10, 20], repeats: 3}\n"
+                          "  filtered: {selectivity: [0.1]}\n", &err);
+    if (!ok(p != NULL, "repeats: parses")) return;
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "repeats: plan builds")) {
+        /* a: build + 2 x 3 + 1 = 8; b: build + 6 + 2 = 9 */
+        is_int(plan->n_items, 17, "repeats: every repeat is an item");
+        is_str(plan->items[1].key, "t/a/d/recall_sweep/ef_search=10,repeat=1", "repeats: the key names the repeat");
+        is_str(plan->items[3].key, "t/a/d/recall_sweep/ef_search=10,repeat=3", "repeats: the last repeat");
+        is_int(plan->items[3].p.repeat, 3, "repeats: typed");
+        is_int(plan->items[3].p.ef_search, 10, "repeats: same point");
+        is_str(plan->items[7].key, "t/a/d/filtered/selectivity=0.1", "repeats: absent, the key is as before");
+        is_str(plan->items[16].key, "t/b/d/filtered/selectivity=0.1,repeat=2", "repeats: the engine's own repeats");
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    expect_error("repeats out of range", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
+                 "  recall_sweep: {repeats: 0}\n", 5, "key 'phases.recall_sweep.repeats'", "outside");
+}
+
+/* The recall sweep at several client counts: one item per (clients, ef_search, repeat), client counts slowest, the
+ * key naming the client count, the window typed (defaults 10 s and 2 s); an engine may have its own clients list;
+ * window_s without clients is refused at its line. */
+static void test_sweep_clients(void) {
+    vb_error err = {0};
+    vb_profile *p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: a\n  - name: b\n"
+                          "    phases: {recall_sweep: {clients: [8]}}\n"
+                          "phases:\n  build:\n  recall_sweep: {ef_search: [10, 20], clients: [1, 4], window_s: 0.5}\n",
+                          &err);
+    if (!ok(p != NULL, "sweep clients: parses")) return;
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "sweep clients: plan builds")) {
+        is_int(plan->n_items, 8, "sweep clients: a: build + 2 x 2; b: build + 2 x 1");
+        is_str(plan->items[1].key, "t/a/d/recall_sweep/ef_search=10,clients=1", "sweep clients: the key names it");
+        is_str(plan->items[3].key, "t/a/d/recall_sweep/ef_search=10,clients=4", "sweep clients: client counts slowest");
+        const vb_point *pt = &plan->items[4].p;
+        ok(pt->clients == 4 && pt->ef_search == 20 && pt->window_s == 0.5 && pt->warmup_s == 2,
+           "sweep clients: typed point (clients 4, ef_search 20, window_s 0.5, warmup_s 2 by default)");
+        is_str(plan->items[7].key, "t/b/d/recall_sweep/ef_search=20,clients=8", "sweep clients: the engine's own list");
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    p = parse("name: t\ndatasets: [{name: d}]\nengines: [{name: a}]\nphases:\n  recall_sweep: {ef_search: [10]}\n", &err);
+    if (ok(p != NULL, "sweep without clients: parses") && ok(vb_plan_build(p, &plan, &err) == VB_OK, "plan builds")) {
+        is_str(plan->items[0].key, "t/a/d/recall_sweep/ef_search=10", "sweep without clients: the key as before");
+        ok(plan->items[0].p.clients == 0 && plan->items[0].p.window_s == 0, "sweep without clients: no window");
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    expect_error("sweep window without clients", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
+                 "  recall_sweep:\n    ef_search: [10]\n    window_s: 2\n", 7, "key 'phases.recall_sweep.window_s'",
+                 "clients");
+    expect_error("sweep clients out of range", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
+                 "  recall_sweep: {clients: [0]}\n", 5, "key 'phases.recall_sweep.clients", "outside");
+}
+
+/* Per-engine phase settings: an engine's own ef_search list, clients list, insert_batch, load_batch go into its
+ * items' typed points; the other engines keep the profile's; bad ones are refused with file, line and key. */
+static void test_engine_phases(void) {
+    vb_error err = {0};
+    const char *text = "name: t\ndatasets: [{name: d}]\n"
+                       "engines:\n"
+                       "  - name: mariadb\n"
+                       "    engine: hnswlib\n"
+                       "    phases:\n"
+                       "      build: {load_batch: 50}\n"
+                       "      recall_sweep: {ef_search: [5, 7]}\n"
+                       "      concurrency: {clients: [3], repeats: 1}\n"
+                       "      churn: {insert_batch: 17}\n"
+                       "  - name: exact\n"
+                       "phases:\n"
+                       "  build:\n"
+                       "  recall_sweep: {ef_search: [10, 20, 40]}\n"
+                       "  concurrency: {clients: [1, 2], repeats: 2, window_s: 1}\n"
+                       "  churn: {}\n";
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "engine phases: parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    is_str(vb_profile_engine_phase_value(p, 0, "recall_sweep", "ef_search"), "5,7", "engine phases: own list");
+    is_str(vb_profile_engine_phase_value(p, 1, "recall_sweep", "ef_search"), "10,20,40", "engine phases: the profile's");
+    is_str(vb_profile_engine_phase_value(p, 0, "concurrency", "window_s"), "1", "engine phases: the rest is the profile's");
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "engine phases: plan builds")) {
+        /* mariadb: build, 2 sweep points, 1 window, churn = 5; exact: build, 3, 2 x 2, churn = 9 */
+        is_int(plan->n_items, 14, "engine phases: each engine's own number of items");
+        is_str(plan->items[1].key, "t/mariadb/d/recall_sweep/ef_search=5", "engine phases: key from its own list");
+        is_int(plan->items[2].p.ef_search, 7, "engine phases: typed ef_search");
+        is_int(plan->items[0].p.load_batch, 50, "engine phases: its build's load_batch");
+        is_int(plan->items[3].p.load_batch, 50, "engine phases: carried by its other items too");
+        is_str(plan->items[3].key, "t/mariadb/d/concurrency/clients=3,repeat=1", "engine phases: its clients list");
+        is_int(plan->items[4].p.insert_batch, 17, "engine phases: its churn insert_batch");
+        is_int(plan->items[13].p.insert_batch, 100, "engine phases: the other engine's default");
+        is_str(plan->items[5].key, "t/exact/d/build", "engine phases: the other engine's items");
+        is_int(plan->items[5].p.load_batch, 1000, "engine phases: the other engine's load_batch");
+    }
+    vb_plan_destroy(&plan);
+    char *json = vb_profile_to_json(p);
+    contains(json, "\"recall_sweep.ef_search\"", "engine phases: in the manifest's profile");
+    free(json);
+    vb_profile_destroy(&p);
+    expect_error("engine phase absent", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n    phases:\n"
+                 "      churn: {insert_batch: 5}\nphases: {build: }\n", 6, "key 'engines[0].phases.churn'",
+                 "no such phase");
+    expect_error("engine phase mode", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n    phases:\n"
+                 "      concurrency: {mode: open}\nphases: {build: , concurrency: }\n", 6,
+                 "unknown key 'engines[0].phases.concurrency.mode'", NULL);
+    expect_error("engine phase bad value", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: e\n    phases:\n"
+                 "      recall_sweep:\n        ef_search: [10, x]\nphases: {build: , recall_sweep: }\n", 7,
+                 "key 'engines[0].phases.recall_sweep.ef_search[1]'", "expected an integer");
 }
 
 /* Feeds the JSON to python's parser; returns 1 when it parses, 0 when not, -1 when python is missing. */
@@ -353,6 +600,19 @@ static void test_json(void) {
     contains(json, "caf\xc3\xa9", "json: UTF-8 kept");
     free(json);
     vb_profile_destroy(&p);
+
+    /* A file path may hold bytes that are not UTF-8: each becomes U+FFFD, and the document stays valid JSON. */
+    const char *small = "name: u\ndatasets: [{name: d, rows: 10}]\nengines: [{name: e}]\nphases: {build: }\n";
+    if (vb_profile_parse(small, strlen(small), "/tmp/caf\xe9-\xff.yml", &p, &err) == VB_OK) {
+        json = vb_profile_to_json(p);
+        contains(json, "\"source\": \"/tmp/caf\xef\xbf\xbd-\xef\xbf\xbd.yml\"", "json: invalid UTF-8 becomes U+FFFD");
+        valid = json_valid(json);
+        ok(valid != 0, "json: ... and the document stays valid JSON");
+        free(json);
+        vb_profile_destroy(&p);
+    } else {
+        ok(0, "json: profile with a non-UTF-8 source parses: %s", err.message);
+    }
 
     const char *const *names = vb_profile_builtin_names();
     for (int i = 0; names[i]; i++) {
@@ -442,6 +702,23 @@ static void test_plan_dev(void) {
            strcmp(vb_kv_get(it->point, it->n_point, "mode", ""), "closed") == 0 &&
            vb_kv_get(it->point, it->n_point, "target_rate", NULL) == NULL,
        "plan dev: a window's point carries window_s 2, warmup_s 0.5, ef_search 100, mode closed, no target_rate");
+    /* The typed point: parsed and defaulted once, here; neither the agent nor the coordinator defaults again. */
+    ok(it && it->p.clients == 8 && it->p.repeat == 1 && it->p.ef_search == 100 && it->p.window_s == 2 &&
+           it->p.warmup_s == 0.5 && it->p.mode == VB_POINT_CLOSED && it->p.target_rate == 0,
+       "plan dev: the window's typed point: clients 8, repeat 1, ef_search 100, window_s 2, warmup_s 0.5, closed");
+    it = vb_plan_find(plan, "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40");
+    ok(it && it->p.ef_search == 40 && it->p.queries == 0 && it->p.load_connections == 2 && it->p.load_batch == 1000,
+       "plan dev: a sweep point carries ef_search 40, queries 0 and the build's load settings (for a rebuild)");
+    it = vb_plan_find(plan, "dev/hnswlib/synth-angular-20k/churn");
+    /* dev.yml says churn queries: 500; the agent used its own 1000 while the point did not carry it */
+    ok(it && it->p.queries == 500 && it->p.insert_batch == 100 && it->p.limit_s == 600 && it->p.fraction == 0.1 &&
+           it->p.on_resume == VB_RESUME_CONTINUE && it->p.churn_start == VB_CHURN_FRESH,
+       "plan dev: the churn point carries the profile's queries (500), insert_batch 100, limit_s 600, fraction 0.1");
+    ok(it && vb_kv_get(it->point, it->n_point, "queries", NULL) == NULL,
+       "plan dev: ... and its text (the plan table's point column) is what it was");
+    it = vb_plan_find(plan, "dev/exact/synth-angular-20k/filtered/selectivity=0.01");
+    ok(it && it->p.selectivity == 0.01 && it->p.queries == 200 && it->p.ef_search == 100,
+       "plan dev: the filtered typed point: selectivity 0.01, queries 200, ef_search 100");
     vb_plan_destroy(&plan);
     ok(plan == NULL, "plan: destroy clears the pointer");
     vb_profile_destroy(&p);
@@ -469,6 +746,7 @@ static void test_concurrency_loop(void) {
     ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 1 + 4, "open loop: 1 build + 2 x 2 windows");
     const vb_plan_item *it = plan ? vb_plan_find(plan, "t/e1/d1/concurrency/clients=4,repeat=2,mode=open,target_rate=2000") : NULL;
     ok(it != NULL, "open loop: key names the mode and the canonical rate");
+    ok(it && it->p.mode == VB_POINT_OPEN && it->p.target_rate == 2000, "open loop: the typed point says so");
     ok(it && strcmp(vb_kv_get(it->point, it->n_point, "mode", ""), "open") == 0 &&
            strcmp(vb_kv_get(it->point, it->n_point, "target_rate", ""), "2000") == 0 &&
            strcmp(vb_kv_get(it->point, it->n_point, "warmup_s", ""), "0.25") == 0,
@@ -498,7 +776,9 @@ static void test_plan_smoke(void) {
     vb_profile *p = NULL;
     vb_plan *plan = NULL;
     vb_error err = {0};
-    if (!ok(vb_profile_load("smoke", &p, &err) == VB_OK, "plan: smoke loads")) return;
+    if (!ok(vb_profile_load("smoke", &p, &err) == VB_OK && vb_profile_select_engines(p, NULL, &err) == VB_OK,
+            "plan: smoke loads (its server engines are optional)"))
+        return;
     if (!ok(vb_plan_build(p, &plan, &err) == VB_OK, "plan: smoke expands")) {
         vb_profile_destroy(&p);
         return;
@@ -543,9 +823,21 @@ static void test_plan_smoke(void) {
     vb_plan_destroy(&plan);
     vb_profile_destroy(&p);
 
-    if (vb_profile_load("tuned-complete", &p, &err) == VB_OK && vb_plan_build(p, &plan, &err) == VB_OK) {
-        /* per engine: 1 + 8 + 6 x 3 + 2 + 1 = 30 */
-        is_int(plan->n_items, 60, "plan tuned-complete: 2 engines x 30 items");
+    if (vb_profile_load("tuned-complete", &p, &err) == VB_OK && vb_profile_select_engines(p, NULL, &err) == VB_OK &&
+        vb_plan_build(p, &plan, &err) == VB_OK) {
+        /* per engine: 1 + 8 + 6 x 3 + 2 + 1 = 30; pgvector, mariadb, valkey and hnswlib (exact and mongodb are
+         * optional) */
+        is_int(plan->n_items, 120, "plan tuned-complete: 4 engines x 30 items");
+        ok(vb_plan_find(plan, "tuned-complete/pgvector/dbpedia-openai-1000k-angular/build") != NULL &&
+               vb_plan_find(plan, "tuned-complete/mariadb/dbpedia-openai-1000k-angular/churn") != NULL &&
+               vb_plan_find(plan, "tuned-complete/valkey/dbpedia-openai-1000k-angular/churn") != NULL,
+           "plan tuned-complete: the server engines pgvector, mariadb and valkey");
+        ok(vb_plan_find(plan, "tuned-complete/mongodb/dbpedia-openai-1000k-angular/build") == NULL,
+           "plan tuned-complete: mongodb only when named (its image needs Percona's packages)");
+        const vb_profile_phase *b = vb_profile_phase_find(p, "build");
+        is_str(b ? vb_kv_get(b->params, b->n_params, "load_connections", NULL) : NULL, "8",
+               "tuned-complete: 8 load connections, as the reference run");
+        is_str(vb_profile_setting(p, "server_pass", NULL), "durable", "tuned-complete: its server pass is named");
         ok(vb_plan_find(plan, "tuned-complete/hnswlib/dbpedia-openai-1000k-angular/concurrency/clients=32,repeat=3") !=
                NULL,
            "plan tuned-complete: last concurrency window");
@@ -670,6 +962,11 @@ int main(void) {
     test_dataset_files();
     test_select_engines();
     test_check_engines();
+    test_matrix();
+    test_engine_phases();
+    test_shared_builds();
+    test_repeats();
+    test_sweep_clients();
     test_json();
     test_plan_dev();
     test_plan_smoke();

@@ -1,2 +1,2 @@
 
-Tagent-1host-a"client"orchestrator
+Tagent-1host-a"client"orchestrator

@@ -1,2 +1,2 @@
-ZQ
-7dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40warnshort answers: 3
+ZM
+7dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40short answers: 3 

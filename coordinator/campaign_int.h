@@ -1,0 +1,238 @@
+/* The coordinator's private interface: the campaign's state (plan items, agents, servers, local agents) and the
+ * functions its parts share. Only coordinator/ includes it; the public entry is coordinator/campaign.h.
+ *   campaign.c      the event loop, set-up and teardown, the terminal output (say, the progress line)
+ *   plan_state.c    items' states and attempts, what runs next, interrupt / fail / expire / skip, the orphan
+ *   agents.c        agent sessions: messages out, the agent machine's facts and actions, the sender check
+ *   local_agents.c  local mode's agent processes: spawn, watch, stop
+ *   servers.c       servers of engines with a recipe: the server machine's facts and actions, reports
+ *   limits.c        silent agents, the churn reinsert's limit clock, the phase timeout
+ *   intake.c        results and the ends of attempts (Done, Failed) */
+#ifndef VB_COORDINATOR_CAMPAIGN_INT_H
+#define VB_COORDINATOR_CAMPAIGN_INT_H
+
+#include <czmq.h>
+#include <stdint.h>
+
+#include "config/budget.h"
+#include "config/plan.h"
+#include "config/profile.h"
+#include "coordinator/agent_fsm.h"
+#include "coordinator/campaign.h"
+#include "coordinator/server_fsm.h"
+#include "coordinator/notify.h"
+#include "coordinator/store.h"
+#include "proto/transport.h"
+#include "proto/wire.h"
+#include "util/clock.h"
+
+#define HEARTBEAT_MS 1000
+#define HELLO_WAIT_NS (60ull * 1000000000ull)     /* how long to wait for the first agent */
+#define MAX_LOCAL_RESPAWNS 3
+
+/* ITEM_EXPIRED: stopped at its wall-clock limit with partial results; the next resume continues it. */
+typedef enum { ITEM_PENDING, ITEM_RUNNING, ITEM_DONE, ITEM_FAILED, ITEM_SKIPPED, ITEM_EXPIRED } item_state;
+
+/* An agent's record. Its states (IDLE, BUSY, DRAINING, LOST; NEW while it has none), events and transitions are
+ * the table in coordinator/agent_fsm.c, driven by vb_campaign_agent_fire(). */
+typedef struct peer {
+    char id[128];
+    zframe_t *routing;
+    char roles[128];
+    int cores;
+    uint64_t memory_bytes;
+    vb_agent_state state;
+    int item;             /* plan index while BUSY, else -1 */
+    char drain_key[512];  /* DRAINING: the item key it runs, and the attempt */
+    unsigned drain_attempt;
+    int send_failed;      /* the last send to it failed (said once until one succeeds) */
+    uint64_t instance;    /* Hello.instance of its process: another value in a hello means it restarted */
+    uint64_t hello_seq;   /* the newest Hello.seq of that process: an older hello is stale */
+    uint64_t last_sent_ns;   /* heartbeats go to each agent that heard nothing from us for HEARTBEAT_MS */
+    uint64_t last_heard_ns, item_started_ns;
+} peer;
+
+/* An item's attempts: `attempt` is the latest started (plan.attempts); `live` says whether messages of that
+ * attempt are still recorded (0 once it was interrupted, or before the item first ran). */
+typedef struct item_run {
+    unsigned attempt;
+    int live;
+    double started_wall;   /* wall time of the current attempt's assignment (or take-over): a server death
+                            * reported later is charged by its own time, not by what runs when it arrives */
+} item_run;
+
+/* The server of an engine that has a recipe, as the coordinator sees it. NONE: not started (or stopped and
+ * wanted again); STARTING / STOPPING: a request is out to the orchestrator; READY: the engine's items may run,
+ * with `connect` merged into their engine parameters; FAILED: could not start, or died and may not restart
+ * (limits.on_server_failure), so the engine's remaining items fail with `failure`. The transitions are the table
+ * in coordinator/server_fsm.c, driven by vb_campaign_server_fire(). */
+typedef struct server {
+    vb_server_state state;
+    char orchestrator[128];    /* the agent that runs it */
+    vb_kv *connect;            /* owned strings */
+    size_t n_connect;
+    char failure[4096];
+    int restarts;
+    uint64_t since_ns;         /* when the current request went out */
+    /* Before each item the orchestrator confirms the server is alive (its answer to "phase"): the item is
+     * assigned only then. */
+    int phase_item, phase_ok;
+    uint64_t phase_sent_ns;
+    int last_item;             /* the engine's most recently finished item (done or failed), -1 none */
+    double last_finished;      /* its wall time */
+    char last_error[1024];     /* the agent's words when that item failed, "" when it was done */
+} server;
+
+typedef struct local_agent {
+    const char *id, *roles;
+    char cpus[256];
+    char cert[400];   /* its own throw-away key pair under CURVE, named by its id (the id is bound to the key) */
+    pid_t pid;
+    int respawns;
+    uint64_t spawned_ns;   /* when the current process started: a lost agent is killed only after silent_ns of it */
+} local_agent;
+
+typedef struct campaign {
+    const vb_campaign_opts *o;
+    vb_profile *profile;
+    vb_plan *plan;
+    vb_store *store;
+    item_state *items;
+    item_run *runs;            /* per plan item */
+    zsock_t *router;
+    vb_transport_zap *zap;          /* ZAP handler when listening with CURVE, else NULL */
+    char run_dir[256], endpoint[300], work_dir[1100];
+    char agent_server_key[400];    /* the coordinator's public key for the local agents under CURVE */
+    char refused_senders[8][200];  /* the last "id key" pairs reported as refused (once each, not per heartbeat) */
+    unsigned refused_total;        /* pairs ever reported; the newest is at (refused_total - 1) % 8 */
+    peer *peers;
+    size_t n_peers;
+    local_agent local[2];      /* [0] client, [1] orchestrator when needed */
+    int n_local;
+    server *servers;           /* one slot per profile engine (configuration); only server owners' slots are used */
+    int *server_of;            /* per configuration: the configuration whose server slot it runs on (servers.c) */
+    int need_orchestrator;     /* a selected engine has a recipe */
+    vb_budget local_budget;    /* resolved against this host (local mode) */
+    int running;          /* plan index of the running item, or -1 */
+    long phase_timeout_s;
+    uint64_t silent_ns;        /* limits.agent_silent_s */
+    unsigned max_attempts;     /* limits.max_attempts */
+    int rerun_lost;            /* limits.on_agent_lost is rerun (else fail) */
+    /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
+     * still run it. Nothing is assigned until that agent said hello or orphan_deadline_ns passed. */
+    int orphan;
+    char orphan_agent[128];
+    uint64_t orphan_deadline_ns;
+    uint64_t waiting_said_ns;  /* when we last said that an item waits for an agent */
+    int failures, expired;
+    int nothing_to_resume;     /* resume of a campaign whose every plan item is done: nothing runs */
+    const char *stop_reason;   /* set when the campaign must stop (limits.on_server_failure: stop) */
+    /* The churn reinsert's limit clock: started by the agent's first "reinsert" progress message. */
+    uint64_t limit_deadline_ns, limit_aborted_ns;
+    long limit_s;
+    /* progress line */
+    int tty;
+    uint64_t last_print_ns;
+    char progress_stage[64];
+    uint64_t progress_done, progress_total;
+    double progress_rate;
+    vb_notify notify;          /* the notify command (coordinator/notify.h) */
+} campaign;
+
+typedef struct kvbuild {
+    vb_kv kv[32];
+    char vals[32][96];
+    size_t n;
+} kvbuild;
+
+/* One event of engine e's server machine (coordinator/server_fsm.h), and what its facts and actions need. */
+typedef struct server_ev {
+    vb_server_event kind;
+    int item;                            /* NEEDED: the item that needs the server */
+    peer *from;                          /* a report: its sender */
+    const Vbench__ServerReport *report;  /* a report */
+    peer *orch;                          /* set by server_facts: the orchestrator, NULL none */
+    vb_budget budget;                    /* set by server_facts for NEEDED: resolved for the orchestrator's host */
+    vb_error budget_err;
+} server_ev;
+
+/* One event of an agent's machine (coordinator/agent_fsm.h), and what its facts and actions need. */
+typedef struct agent_ev {
+    vb_agent_event kind;
+    peer *p;                        /* its record; NULL while NEW (RECORD_HELLO makes one) */
+    const char *id;                 /* a message: the sender's routing id */
+    zframe_t *routing;              /* a message: the sender */
+    const Vbench__Envelope *env;    /* a message */
+    int item;                       /* ASSIGN, ABORT: the item */
+    const char *why;                /* ABORT: its detail; INTERRUPT_ITEM: why the item stops */
+    int reason;                     /* ABORT: the reason (Vbench__AbortReason) */
+} agent_ev;
+
+/* ---- campaign.c -------------------------------------------------------------------------------------------- */
+
+void vb_campaign_say(campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vb_campaign_print_progress(campaign *c, int force);
+
+/* ---- plan_state.c ------------------------------------------------------------------------------------------ */
+
+const char *vb_campaign_item_engine(campaign *c, int i);
+const char *vb_campaign_item_dataset(campaign *c, int i);
+int vb_campaign_item_index(campaign *c, const char *key);
+int vb_campaign_find_orphan(campaign *c, vb_error *err);
+int vb_campaign_load_item_states(campaign *c, vb_error *err);
+int vb_campaign_attempt_current(campaign *c, int i, unsigned attempt);
+void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_fault);
+void vb_campaign_expire_item(campaign *c, int i, const char *message);
+void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *message);
+void vb_campaign_record_failure(campaign *c, int i, const char *domain, const char *message);
+void vb_campaign_note_finished(campaign *c, int i, const char *error);
+void vb_campaign_orphan_gone(campaign *c, const char *why);
+int vb_campaign_next_item(campaign *c);
+int vb_campaign_hold_assignments(campaign *c);
+void vb_campaign_note_waiting(campaign *c, int i);
+peer *vb_campaign_idle_peer_with_role(campaign *c, const char *role);
+
+/* ---- agents.c ---------------------------------------------------------------------------------------------- */
+
+void vb_campaign_send_to(campaign *c, peer *p, Vbench__Envelope *env);
+void vb_campaign_send_ack(campaign *c, peer *p, const char *key, unsigned attempt);
+void vb_campaign_send_simple(campaign *c, peer *p, Vbench__Envelope__BodyCase which, int reason, const char *item,
+                             const char *why);
+peer *vb_campaign_find_peer(campaign *c, const char *id);
+void vb_campaign_agent_fire(campaign *c, agent_ev *ev);
+void vb_campaign_abort_item_agents(campaign *c, int i, int reason, const char *why);
+void vb_campaign_agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env);
+int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key);
+
+/* ---- local_agents.c ---------------------------------------------------------------------------------------- */
+
+int vb_campaign_spawn_local_agent(campaign *c, int which, vb_error *err);
+void vb_campaign_watch_local_agents(campaign *c);
+void vb_campaign_stop_local_agents(campaign *c);
+
+/* ---- servers.c --------------------------------------------------------------------------------------------- */
+
+const char *vb_campaign_engine_recipe(campaign *c, int e);
+int vb_campaign_servers_init(campaign *c);
+int vb_campaign_server_of(campaign *c, int e);
+const char *vb_campaign_server_name(campaign *c, int e);
+peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer);
+void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value);
+int vb_campaign_server_ready_for(campaign *c, int i);
+int vb_campaign_server_confirmed(campaign *c, int i);
+int vb_campaign_servers_housekeeping(campaign *c);
+int vb_campaign_server_fire(campaign *c, int e, server_ev *ev);
+void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerReport *r);
+
+/* ---- limits.c ---------------------------------------------------------------------------------------------- */
+
+void vb_campaign_item_limit_reset(campaign *c, int i);
+void vb_campaign_note_progress(campaign *c, const Vbench__Progress *pr);
+void vb_campaign_check_liveness(campaign *c);
+
+/* ---- intake.c ---------------------------------------------------------------------------------------------- */
+
+void vb_campaign_result_not_recorded(campaign *c, peer *p, const Vbench__Result *r);
+void vb_campaign_record_result(campaign *c, peer *p, const Vbench__Result *r);
+void vb_campaign_on_item_end(campaign *c, peer *p, const Vbench__Envelope *env, vb_agent_action a);
+
+#endif

@@ -1,0 +1,325 @@
+/* The runtime estimate (coordinator/estimate.h). */
+#include "coordinator/estimate.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coordinator/history.h"
+#include "datasets/shape.h"
+
+/* Defaults at dimension 128, for a host without history: order-of-magnitude rates from this project's runs on a
+ * small machine (2 cores), not a promise. exact: QPS is computed from rows x dim instead. A rate of 0: the phase
+ * has no such step (the graph grows on insert: no separate build). Unknown engines take the last row. */
+typedef struct rate_default {
+    const char *engine;
+    double load_rows_s, build_rows_s, insert_rows_s, qps100, filtered_qps;
+    double copies, row_overhead;   /* server data: copies x 4 x dim + row_overhead bytes per row; 0: no server */
+    const char *no_disk;           /* copies 0 with a server: why nothing on disk grows with the rows */
+} rate_default;
+
+static const rate_default defaults[] = {
+    {"hnswlib", 8000, 0, 8000, 3000, 1500, 0, 0, NULL},
+    {"exact", 1e6, 0, 1e6, 0, 0, 0, 0, NULL},
+    /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
+    {"pgvector", 20000, 1500, 800, 800, 300, 2.3, 400, NULL},
+    /* InnoDB row + MHNSW graph table + the binary log of the load: ~2.5 copies */
+    {"mariadb", 1000, 0, 800, 600, 200, 2.5, 500, NULL},
+    /* keeps everything in memory (the recipe: save "", appendonly no): nothing on disk grows with the rows */
+    {"valkey", 5000, 0, 1500, 1500, 800, 0, 0, "the data is in the server's memory"},
+    {NULL, 2000, 1500, 800, 500, 200, 2.5, 500, NULL},
+};
+
+/* Graph work per row grows with the corpus: an insert and a query walk a larger graph (about log(rows) hops) whose
+ * vectors fit the CPU's caches less and less. A rate measured at r0 rows is taken as rate x (r0 / rows)^GRAPH_ROWS_EXP
+ * at rows, for the graph's build, inserts and queries (and for the load of an engine whose graph grows on insert).
+ * Measured on this project's 2-core host with nothing else running (dev, 20k x 96, against smoke, 100k x 128, the
+ * rates scaled by dimension first; tests/smoke-check.sh, docs/smoke-check.md): pgvector's build ran at 0.98 of
+ * dev's rate per row, its sweep at 0.89, filtered queries at 0.70, reinserts at 0.58: exponents 0.01 - 0.34,
+ * 0.15 as a whole; MariaDB's load with the graph at 100k x 768 (docs/results-medium-100k.md) ran at 0.79 of dev's
+ * scaled rate, 0.15 again. (An earlier 0.9 came from runs on a host shared with other test runs, whose rates
+ * differed tenfold from minute to minute: it overestimated a quiet smoke run 3.3 times.) */
+#define GRAPH_ROWS_EXP 0.15
+#define DEFAULT_ROWS 20000.0
+#define BLAS_FLOPS 1e10        /* exact ground truth: multiply-adds per second of the brute force */
+#define SERVER_START_S 15.0    /* initdb / first start of a server, once per engine with a recipe */
+#define ITEM_OVERHEAD_S 0.1    /* assign, set-up, commit of one item (measured on dev: 0.02 - 0.05 s) */
+#define CAMPAIGN_START_S 5.0   /* local agents, dataset open, first hello */
+
+static const rate_default *default_of(const char *engine) {
+    const rate_default *d = defaults;
+    while (d->engine && strcmp(d->engine, engine) != 0) d++;
+    return d;
+}
+
+const char *vb_estimate_format(double s, char *buf, size_t len) {
+    if (s < 90) snprintf(buf, len, "~%.0f s", s);
+    else if (s < 90 * 60) snprintf(buf, len, "~%.0f min", s / 60);
+    else snprintf(buf, len, "~%.1f h", s / 3600);
+    return buf;
+}
+
+static double point_num(const vb_plan_item *it, const char *key, double def) {
+    const char *v = vb_kv_get(it->point, it->n_point, key, NULL);
+    return v && *v ? atof(v) : def;
+}
+
+static double phase_num(const vb_profile *p, const char *kind, const char *key, double def) {
+    const vb_profile_phase *ph = vb_profile_phase_find(p, kind);
+    const char *v = ph ? vb_kv_get(ph->params, ph->n_params, key, NULL) : NULL;
+    return v && *v ? atof(v) : def;
+}
+
+/* The engine's rates at dimension dim: measured (scaled from the measured dimension) or default. */
+typedef struct rates {
+    double load, build, insert, qps100, filtered;
+    int measured;
+} rates;
+
+/* Rates measured (or defaulted) at r0 rows, taken to `rows` (GRAPH_ROWS_EXP above). exact's are computed. */
+static void scale_to_rows(rates *r, const char *engine, double r0, double rows) {
+    if (strcmp(engine, "exact") == 0 || r0 <= 0 || rows <= 0) return;
+    double f = pow(r0 / rows, GRAPH_ROWS_EXP);
+    if (r->build <= 0) r->load *= f;   /* the graph grows on insert: the load builds it */
+    r->build *= f, r->insert *= f, r->qps100 *= f, r->filtered *= f;
+}
+
+static rates rates_for(const char *engine, double dim, double rows, const char *cache_dir, char *basis, size_t blen) {
+    const rate_default *d = default_of(engine);
+    double scale = 128.0 / (dim > 0 ? dim : 128);
+    rates r = {d->load_rows_s * scale, d->build_rows_s * scale, d->insert_rows_s * scale, d->qps100 * scale,
+               d->filtered_qps * scale, 0};
+    if (strcmp(engine, "exact") == 0) {
+        /* brute force: rows x dim multiply-adds per query on one thread */
+        r.qps100 = r.filtered = 2e9 / (rows * (dim > 0 ? dim : 128) + 1);
+    }
+    double r0 = DEFAULT_ROWS;
+    vb_history_rates h;
+    vb_error herr;
+    snprintf(basis, blen, "default rates (nothing measured on this host yet)");
+    if (vb_history_lookup(cache_dir, engine, (long)dim, (long)rows, &h, &herr) == VB_OK && h.found) {
+        double s = (double)h.dim / (dim > 0 ? dim : 128);
+        if (h.load_rows_s > 0) r.load = h.load_rows_s * s;
+        r.build = h.build_rows_s > 0 ? h.build_rows_s * s : 0;
+        if (h.insert_rows_s > 0) r.insert = h.insert_rows_s * s;
+        if (h.sweep_qps100 > 0) r.qps100 = h.sweep_qps100 * s;
+        if (h.filtered_qps > 0) r.filtered = h.filtered_qps * s;
+        r.measured = 1;
+        r0 = (double)h.rows;
+        size_t n = (size_t)snprintf(basis, blen, "measured here %s (campaign %s, %ld x %ld", h.recorded_at,
+                                    h.campaign, h.rows, h.dim);
+        if (n < blen) n += (size_t)snprintf(basis + n, blen - n, h.n_runs > 1 ? "; median of %d campaigns)" : ")",
+                                            h.n_runs);
+        if (n < blen && strcmp(engine, "exact") != 0 && fabs(r0 - rows) > 0.05 * rows)
+            snprintf(basis + n, blen - n, ", scaled to %.0f rows", rows);
+    }
+    scale_to_rows(&r, engine, r0, rows);
+    return r;
+}
+
+double vb_estimate_bytes_per_row(const char *engine, double dim, const char *cache_dir, char *basis, size_t blen) {
+    const rate_default *d = default_of(engine);
+    if (dim <= 0) dim = 128;
+    vb_history_rates h;
+    vb_error herr;
+    if (vb_history_lookup(cache_dir, engine, (long)dim, 0, &h, &herr) == VB_OK && h.found && h.bytes_per_row > 0) {
+        snprintf(basis, blen, "%.0f B/row measured here %s at dim %ld", h.bytes_per_row * dim / (double)h.dim,
+                 h.recorded_at, h.dim);
+        return h.bytes_per_row * dim / (double)h.dim;
+    }
+    if (d->copies <= 0) {
+        snprintf(basis, blen, "nothing on disk grows with the rows (%s)", d->no_disk ? d->no_disk : "no server");
+        return 0;
+    }
+    double per_row = d->copies * 4 * dim + d->row_overhead;
+    snprintf(basis, blen, "%.0f B/row, the default for %s (no measurement on this host)", per_row,
+             d->engine ? d->engine : "an unknown engine");
+    return per_row;
+}
+
+int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned char *done, const char *cache_dir,
+                     vb_estimate *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    out->n_items = plan->n_items;
+    out->n_engines = p->n_engines;
+    out->item_s = calloc(plan->n_items + 1, sizeof *out->item_s);
+    out->engine_s = calloc(p->n_engines + 1, sizeof *out->engine_s);
+    out->basis = calloc(p->n_engines + 1, sizeof *out->basis);
+    vb_dataset_shape *shapes = calloc(p->n_datasets + 1, sizeof *shapes);
+    unsigned char *gt_counted = calloc(p->n_datasets + 1, 1), *started = calloc(p->n_engines + 1, 1);
+    size_t *uncounted = calloc(p->n_engines + 1, sizeof *uncounted);
+    char **why = calloc(p->n_datasets + 1, sizeof *why);
+    if (!out->item_s || !out->engine_s || !out->basis || !shapes || !gt_counted || !started || !uncounted || !why) {
+        free(shapes), free(gt_counted), free(started), free(uncounted), free(why);
+        vb_estimate_free(out);
+        return vb_error_set(err, "estimate", 1, "out of memory");
+    }
+    /* A dataset whose shape cannot be read yet (a path not there; a registry name knows its shape before the
+     * fetch): its items are not counted, and the line and the basis say so instead of a total that looks whole. */
+    for (size_t d = 0; d < p->n_datasets; d++)
+        if (vb_dataset_shape_of(p->datasets[d].params, p->datasets[d].n_params, cache_dir, &shapes[d], err)) {
+            memset(&shapes[d], 0, sizeof shapes[d]);
+            why[d] = strdup(err->message);
+        }
+    for (size_t i = 0; i < plan->n_items; i++) {
+        if (done && done[i]) continue;
+        const vb_plan_item *it = &plan->items[i];
+        const vb_dataset_shape *sh = &shapes[it->dataset];
+        const char *engine = p->engines[it->engine].name;
+        double rows = (double)sh->rows, dim = (double)sh->dim, nq = (double)sh->queries;
+        if (rows <= 0) {
+            uncounted[it->engine]++, out->n_uncounted++;
+            if (!out->basis[it->engine]) {
+                char b[600];
+                snprintf(b, sizeof b, "not estimated: dataset '%s' cannot be read yet (%s)",
+                         p->datasets[it->dataset].name, why[it->dataset] ? why[it->dataset] : "no rows");
+                out->basis[it->engine] = strdup(b);
+            }
+            continue;
+        }
+        char basis[256];
+        rates r = rates_for(engine, dim, rows, cache_dir, basis, sizeof basis);
+        if (!out->basis[it->engine]) out->basis[it->engine] = strdup(basis);
+        double s = 0, ef = point_num(it, "ef_search", 100);
+        double qps = r.qps100 * 100.0 / (ef > 0 ? ef : 100);
+        if (strcmp(engine, "exact") == 0) qps = r.qps100;
+        if (!started[it->engine] && vb_profile_engine_recipe(&p->engines[it->engine])) s += SERVER_START_S;
+        started[it->engine] = 1;
+        switch (it->kind) {
+        case VB_PHASE_BUILD:
+            s += rows / r.load + (r.build > 0 ? rows / r.build : 0) + 0.5;
+            break;
+        case VB_PHASE_RECALL_SWEEP: {
+            double q = point_num(it, "queries", 0);
+            if (it->p.clients > 0) s += it->p.warmup_s + it->p.window_s + ITEM_OVERHEAD_S;   /* a window */
+            else s += (q > 0 ? q : nq) / qps + ITEM_OVERHEAD_S;
+            if (!gt_counted[it->dataset]) s += nq * rows * dim / BLAS_FLOPS;   /* exact ground truth, cached after */
+            gt_counted[it->dataset] = 1;
+            break;
+        }
+        case VB_PHASE_CONCURRENCY:
+            s += point_num(it, "warmup_s", 5) + point_num(it, "window_s", 60) + ITEM_OVERHEAD_S;
+            break;
+        case VB_PHASE_FILTERED: {
+            double fq = r.filtered * 100.0 / (ef > 0 ? ef : 100);
+            if (strcmp(engine, "exact") == 0) fq = r.filtered;
+            s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / BLAS_FLOPS +
+                 ITEM_OVERHEAD_S;
+            break;
+        }
+        case VB_PHASE_CHURN: {
+            double moved = rows * point_num(it, "fraction", 0.1), limit = point_num(it, "limit_s", 7200);
+            double reinsert = moved / r.insert;
+            s += (reinsert < limit ? reinsert : limit) + moved / (r.insert * 4) +
+                 2 * (double)(it->p.repeats > 1 ? it->p.repeats : 1) * phase_num(p, "churn", "queries", 1000) / qps +
+                 (r.build > 0 ? moved / r.build : 0) + 2;   /* before and after, measured `repeats` times each */
+            break;
+        }
+        default: s += 1;
+        }
+        out->item_s[i] = s;
+        out->engine_s[it->engine] += s;
+        out->total_s += s;
+    }
+    if (out->total_s > 0) out->total_s += CAMPAIGN_START_S;
+    size_t n = 0;
+    char a[32];
+    for (size_t e = 0; e < p->n_engines && n < sizeof out->line; e++) {
+        if (uncounted[e])   /* "?" alone, or the counted part "+ ?" */
+            n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s%s", n ? " | " : "", p->engines[e].name,
+                                  out->engine_s[e] > 0 ? vb_estimate_format(out->engine_s[e], a, sizeof a) : "?",
+                                  out->engine_s[e] > 0 ? " + ?" : "");
+        else if (out->engine_s[e] > 0 || !done)
+            n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s", n ? " | " : "", p->engines[e].name,
+                                  vb_estimate_format(out->engine_s[e], a, sizeof a));
+    }
+    if (n < sizeof out->line)
+        snprintf(out->line + n, sizeof out->line - n, "%stotal %s%s", n ? " | " : "",
+                 vb_estimate_format(out->total_s, a, sizeof a),
+                 out->n_uncounted ? " + ? (items on a dataset not here yet are not counted)" : "");
+    for (size_t d = 0; d < p->n_datasets; d++) free(why[d]);
+    free(shapes), free(gt_counted), free(started), free(uncounted), free(why);
+    return VB_OK;
+}
+
+void vb_estimate_free(vb_estimate *e) {
+    for (size_t i = 0; e->basis && i < e->n_engines; i++) free(e->basis[i]);
+    free(e->basis), free(e->item_s), free(e->engine_s);
+    memset(e, 0, sizeof *e);
+}
+
+void vb_estimate_campaign_start(vb_store *s, const vb_profile *p, const vb_plan *plan, const char *cache_dir,
+                                FILE *say) {
+    unsigned char *done = calloc(plan->n_items + 1, 1);
+    sqlite3_stmt *q = NULL;
+    if (done && sqlite3_prepare_v2(vb_store_db(s), "SELECT seq FROM plan WHERE status = 'done'", -1, &q, NULL) == SQLITE_OK)
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            sqlite3_int64 seq = sqlite3_column_int64(q, 0);
+            if (seq >= 0 && (size_t)seq < plan->n_items) done[seq] = 1;
+        }
+    sqlite3_finalize(q);
+    vb_estimate est;
+    vb_error err;
+    if (!done || vb_estimate_plan(p, plan, done, cache_dir, &est, &err)) {
+        vb_store_event(s, VB_EVENT_ESTIMATE, "warn", NULL, "coordinator", "no runtime estimate: %s",
+                       done ? err.message : "out of memory");
+        free(done);
+        return;
+    }
+    char buf[64], key[200];
+    snprintf(buf, sizeof buf, "%.1f", est.total_s);
+    vb_store_manifest_set(s, "estimate.total_s", buf, NULL);
+    snprintf(buf, sizeof buf, "%lld", (long long)time(NULL));
+    vb_store_manifest_set(s, "estimate.run_started", buf, NULL);
+    json_t *items = json_object();
+    for (size_t i = 0; i < plan->n_items; i++)
+        if (!done[i]) json_object_set_new(items, plan->items[i].key, json_real(round(est.item_s[i] * 10) / 10));
+    char *js = json_dumps(items, JSON_COMPACT);
+    vb_store_manifest_set(s, "estimate.items", js ? js : "{}", NULL);
+    free(js);
+    json_decref(items);
+    for (size_t e = 0; e < p->n_engines; e++) {
+        snprintf(key, sizeof key, "estimate.engine.%s_s", p->engines[e].name);
+        snprintf(buf, sizeof buf, "%.1f", est.engine_s[e]);
+        vb_store_manifest_set(s, key, buf, NULL);
+        snprintf(key, sizeof key, "estimate.basis.%s", p->engines[e].name);
+        vb_store_manifest_set(s, key, est.basis[e] ? est.basis[e] : "nothing left to run", NULL);
+        if (say && (est.engine_s[e] > 0 || est.n_uncounted))
+            fprintf(say, "  %s: %s\n", p->engines[e].name, est.basis[e] ? est.basis[e] : "");
+    }
+    vb_store_event(s, VB_EVENT_ESTIMATE, "info", NULL, "coordinator", "estimate: %s", est.line);
+    if (say) fprintf(say, "estimate: %s\n", est.line);
+    vb_estimate_free(&est);
+    free(done);
+}
+
+void vb_estimate_campaign_end(vb_store *s, const vb_profile *p, const char *cache_dir, double wall_s, FILE *say) {
+    sqlite3_stmt *q = NULL;
+    double est = -1;
+    if (sqlite3_prepare_v2(vb_store_db(s), "SELECT value FROM manifest WHERE key = 'estimate.total_s'", -1, &q, NULL) ==
+            SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        est = sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    char buf[64], a[32], b[32];
+    snprintf(buf, sizeof buf, "%.1f", wall_s);
+    vb_store_manifest_set(s, "estimate.actual_s", buf, NULL);
+    if (est > 0) {
+        snprintf(buf, sizeof buf, "%.2f", wall_s / est);
+        vb_store_manifest_set(s, "estimate.ratio", buf, NULL);
+        vb_store_event(s, VB_EVENT_ESTIMATE, "info", NULL, "coordinator",
+                       "estimate vs actual: estimated %s, took %s (ratio %.2f)",
+                       vb_estimate_format(est, a, sizeof a), vb_estimate_format(wall_s, b, sizeof b), wall_s / est);
+        if (say) fprintf(say, "estimated %s, took %s (actual / estimate = %.2f)\n", a, b, wall_s / est);
+    }
+    vb_error err;
+    int n = vb_history_record(cache_dir, vb_store_db(s), p, &err);
+    char path[1100];
+    vb_history_path(cache_dir, path, sizeof path);
+    if (n < 0) vb_store_event(s, VB_EVENT_HISTORY, "warn", NULL, "coordinator",
+                              "rates not added to the history %s: %s", path, err.message);
+    else vb_store_event(s, VB_EVENT_HISTORY, "info", NULL, "coordinator",
+                        "rates of %d engine/dataset pairs added to the history %s", n, path);
+}

@@ -1,0 +1,153 @@
+/* Result intake: a Result of an item's current attempt is committed and acknowledged (or acknowledged and only
+ * written as an event when it is not current), and the end of an attempt (Done or Failed) moves its item. */
+#include <stdio.h>
+#include <string.h>
+
+#include "coordinator/campaign_int.h"
+
+/* ---- results ---------------------------------------------------------------------------------------------- */
+
+/* An engine that returned the same id twice in an answer: scored with the repeats as misses and kept as a
+ * validity finding (v_validity), said here so the terminal shows it as it happens. */
+static void say_duplicates(campaign *c, const char *item, uint64_t answers, uint64_t queries, const char *example) {
+    if (answers == 0) return;
+    vb_campaign_say(c, "%s: %llu of %llu answers repeated an id (first: %s); the repeats count as misses", item,
+        (unsigned long long)answers, (unsigned long long)queries, example && *example ? example : "not recorded");
+}
+
+static void print_result(campaign *c, const Vbench__Result *r) {
+    if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
+        const Vbench__BuildResult *b = r->build;
+        vb_campaign_say(c, "%s: %llu rows, load %.2fs, build %.2fs, first query after %.2fs, %.0f rows/s, index %.1f MiB",
+            r->item_key, (unsigned long long)b->rows, b->load_s, b->build_s, b->first_query_s, b->rows_per_s,
+            b->index_bytes >= 0 ? (double)b->index_bytes / 1048576.0 : -1.0);
+    } else if (r->body_case == VBENCH__RESULT__BODY_SWEEP) {
+        const Vbench__Measurement *w = r->sweep->m;
+        vb_campaign_say(c, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
+            (unsigned long long)w->short_answers, (unsigned long long)w->errors);
+        say_duplicates(c, r->item_key, w->duplicate_answers, w->queries, w->duplicate_example);
+    } else if (r->body_case == VBENCH__RESULT__BODY_WINDOW) {
+        const Vbench__WindowResult *w = r->window;
+        vb_campaign_say(c, "%s: %.0f QPS, in flight %.2f of %u clients, %llu errors, client CPU %.2fs", r->item_key, w->qps,
+            w->window_s > 0 ? w->in_call_s / w->window_s : 0, w->clients, (unsigned long long)w->errors, w->client_cpu_s);
+    } else if (r->body_case == VBENCH__RESULT__BODY_FILTERED) {
+        const Vbench__FilteredResult *f = r->filtered;
+        const Vbench__Measurement *m = f->m;
+        vb_campaign_say(c, "%s: %s (%llu rows pass), recall %.4f, %.0f QPS, %llu short answers of %llu", r->item_key,
+            f->filter, (unsigned long long)f->passing_rows, m->recall, m->qps, (unsigned long long)m->short_answers,
+            (unsigned long long)m->queries);
+        say_duplicates(c, r->item_key, m->duplicate_answers, m->queries, m->duplicate_example);
+    } else if (r->body_case == VBENCH__RESULT__BODY_CHURN && r->churn->stage != VBENCH__CHURN_STAGE__CHURN_CHECKPOINT) {
+        const Vbench__ChurnResult *ch = r->churn;
+        const char *stage = vb_wire_churn_stage_name(ch->stage);
+        if (ch->m && (ch->stage == VBENCH__CHURN_STAGE__CHURN_BEFORE || ch->stage == VBENCH__CHURN_STAGE__CHURN_AFTER)) {
+            vb_campaign_say(c, "%s %s: recall %.4f, %.0f QPS", r->item_key, stage, ch->m->recall, ch->m->qps);
+            say_duplicates(c, r->item_key, ch->m->duplicate_answers, ch->m->queries, ch->m->duplicate_example);
+        } else if (ch->stage == VBENCH__CHURN_STAGE__CHURN_MAINTAIN) {
+            if (ch->rows_done == 0) vb_campaign_say(c, "%s maintain: none, the engine has no maintenance step", r->item_key);
+            else vb_campaign_say(c, "%s maintain: %.2fs", r->item_key, ch->seconds);
+        } else if (ch->rows_done <= ch->rows_from) {
+            vb_campaign_say(c, "%s %s: no rows in this attempt (%llu of %llu done before it)", r->item_key, stage,
+                (unsigned long long)ch->rows_done, (unsigned long long)ch->rows_planned);
+        } else
+            vb_campaign_say(c, "%s %s: %llu of %llu rows in %.2fs (%.0f rows/s)", r->item_key, stage,
+                (unsigned long long)ch->rows_done, (unsigned long long)ch->rows_planned, ch->seconds, ch->rows_per_s);
+    }
+}
+
+/* A result the agent table does not record (ACK_ONLY): of an item not in the plan, or of an attempt that is not
+ * current. Acknowledged, so the agent forgets it, and written as an event. */
+void vb_campaign_result_not_recorded(campaign *c, peer *p, const Vbench__Result *r) {
+    int i = vb_campaign_item_index(c, r->item_key);
+    if (i < 0) {
+        vb_store_event(c->store, VB_EVENT_NOT_RECORDED, "warn", r->item_key, p->id,
+                       "result %s for an item not in the plan: ignored", r->result_key);
+        if (!vb_store_failure(c->store)) vb_campaign_send_ack(c, p, r->result_key, r->attempt);
+        return;
+    }
+    /* A late copy from an interrupted attempt: the item runs (or ran) again; recording this one as well
+     * would count the measurement twice. The agent may forget it. */
+    vb_store_event(c->store, VB_EVENT_NOT_RECORDED, "warn", r->item_key, p->id,
+                   "result %s of attempt %u arrived after that attempt was interrupted: not recorded (the item's "
+                   "attempt is now %u, %s)", r->result_key, r->attempt, c->runs[i].attempt,
+                   c->items[i] == ITEM_DONE ? "done" : c->items[i] == ITEM_RUNNING ? "running" : "to run again");
+    if (!vb_store_failure(c->store)) vb_campaign_send_ack(c, p, r->result_key, r->attempt);
+}
+
+/* A result of the current attempt of its item (RECORD_RESULT): committed, then acknowledged. */
+void vb_campaign_record_result(campaign *c, peer *p, const Vbench__Result *r) {
+    int i = vb_campaign_item_index(c, r->item_key);
+    int dup = 0;
+    vb_error err;
+    const char *adapter = c->profile->engines[c->plan->items[i].engine].adapter;   /* the row's config: the label */
+    int rc = vb_store_commit_result(c->store, r, adapter, vb_campaign_item_dataset(c, i), p->id, &dup, &err);
+    if (rc == VB_STORE_RETRY) return;   /* not acknowledged: it stays in the agent's outbox; the loop stops */
+    if (rc == VB_STORE_POISON) {
+        /* A result that can never be stored (a NaN where the schema wants a number, an inconsistent histogram,
+         * no body) is acknowledged, so the agent stops resending it, and fails its item with the reason. */
+        vb_campaign_say(c, "vbench: could not record result %s: %s", r->result_key, err.message);
+        vb_campaign_send_ack(c, p, r->result_key, r->attempt);
+        if (c->items[i] == ITEM_RUNNING || c->items[i] == ITEM_DONE) {
+            char why[1200];
+            snprintf(why, sizeof why, "its result %s could not be recorded: %.1000s", r->result_key, err.message);
+            vb_campaign_fail_item(c, i, "results", why);
+        }
+        return;
+    }
+    if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
+        /* Before the ack, and again for a resent copy: a build whose versions are not in the manifest stays in
+         * the agent's outbox until they are. */
+        char key[256];
+        snprintf(key, sizeof key, "engine.%s.version", vb_campaign_item_engine(c, i));
+        if (vb_store_manifest_set(c->store, key, r->build->engine_version, NULL) == VB_STORE_RETRY) return;
+        snprintf(key, sizeof key, "dataset.%s.content_hash", vb_campaign_item_dataset(c, i));
+        if (vb_store_manifest_set(c->store, key, r->build->dataset_hash, NULL) == VB_STORE_RETRY) return;
+    }
+    vb_campaign_send_ack(c, p, r->result_key, r->attempt);
+    if (dup) return;
+    print_result(c, r);
+    if (r->completes_item && c->items[i] == ITEM_FAILED) {
+        /* Kept for the record, but the item failed before this arrived (its server died): it stays failed. */
+        vb_store_item_finish(c->store, r->item_key, "failed", "the item's server died while it ran", NULL);
+        return;
+    }
+    if (r->completes_item && c->items[i] != ITEM_DONE) {
+        c->items[i] = ITEM_DONE;
+        vb_campaign_note_finished(c, i, NULL);
+        if (c->running == i) c->running = -1;
+    }
+}
+
+/* The end of an attempt (Done or Failed), acknowledged. FINISH_ITEM / FAIL_ITEM: the current attempt ended, the
+ * item is done or failed if it still runs; END_STALE: an interrupted attempt's end, only an event. */
+void vb_campaign_on_item_end(campaign *c, peer *p, const Vbench__Envelope *env, vb_agent_action a) {
+    const Vbench__Failed *failed = env->body_case == VBENCH__ENVELOPE__BODY_FAILED ? env->failed : NULL;
+    const char *item_key = failed ? failed->item_key : env->done->item_key;
+    const char *ack_key = failed ? failed->key : env->done->key;
+    unsigned attempt = failed ? failed->attempt : env->done->attempt;
+    int i = vb_campaign_item_index(c, item_key);
+    /* Acknowledged only once what it moved is written: otherwise it stays in the agent's outbox. */
+    int ack = ack_key && ack_key[0];
+    if (a == VB_AGENT_ACT_END_STALE) {
+        vb_store_event(c->store, VB_EVENT_NOT_RECORDED, p->state == VB_AGENT_DRAINING ? "info" : "warn", item_key,
+                       p->id,
+                       "%s of attempt %u%s%s arrived after that attempt was interrupted: not recorded",
+                       failed ? "failure" : "end", attempt, failed ? ": " : "", failed ? failed->message : "");
+        if (ack && !vb_store_failure(c->store)) vb_campaign_send_ack(c, p, ack_key, attempt);
+        return;
+    }
+    if (failed && c->items[i] == ITEM_RUNNING) {
+        vb_campaign_fail_item(c, i, failed->kind == VBENCH__FAIL_KIND__FAIL_LIMIT ? "limit" : failed->domain,
+                              failed->message);
+        vb_campaign_note_finished(c, i, failed->message);
+    } else if (!failed && c->items[i] == ITEM_RUNNING) {
+        /* Done, but no completing result of this attempt was committed (every phase sends one before its
+         * Done): the item is done only when its result is in the database, so it runs again (as an agent
+         * fault: limits.max_attempts bounds it). */
+        char why[300];
+        snprintf(why, sizeof why, "agent %s ended attempt %u without a recorded result", p->id, attempt);
+        vb_campaign_interrupt_item(c, i, why, 1);
+    }
+    if (c->running == i) c->running = -1;
+    if (ack && !vb_store_failure(c->store)) vb_campaign_send_ack(c, p, ack_key, attempt);
+}

@@ -1,0 +1,80 @@
+/* Limits the coordinator enforces while an item runs: agents silent past limits.agent_silent_s, the churn
+ * reinsert's limit clock (limit_s), and the wall-clock limit of one item (limits.phase_timeout_s). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator/campaign_int.h"
+#include "coordinator/status_eta.h"
+
+/* The churn reinsert's limit clock for item i: it starts with the first "reinsert" progress of the attempt
+ * (also of an attempt taken over after a restart: the clock then starts again, the limit is per coordinator). */
+void vb_campaign_item_limit_reset(campaign *c, int i) {
+    const vb_plan_item *it = &c->plan->items[i];
+    if (it->kind == VB_PHASE_CHURN) c->limit_s = it->p.limit_s;
+    c->limit_deadline_ns = c->limit_aborted_ns = 0;
+}
+
+/* Progress of the running item from its agent (NOTE_PROGRESS): the progress line and the reinsert's clock. */
+void vb_campaign_note_progress(campaign *c, const Vbench__Progress *pr) {
+    if (c->plan->items[c->running].kind == VB_PHASE_CHURN && pr->churn_stage == VBENCH__CHURN_STAGE__CHURN_REINSERT &&
+        c->limit_deadline_ns == 0) {
+        c->limit_deadline_ns = vb_now_ns() + (uint64_t)c->limit_s * 1000000000ull;
+        vb_store_event(c->store, VB_EVENT_REINSERT_STARTED, "info", pr->item_key, "coordinator",
+                       "reinsert started; limit %ld s", c->limit_s);
+    }
+    /* The limit is the reinsert's (SPEC 1): once the agent moved on to maintenance and the after
+     * measurement, the clock stops, so a deadline that falls just after the last row cannot abort them. */
+    if (c->plan->items[c->running].kind == VB_PHASE_CHURN && pr->churn_stage == VBENCH__CHURN_STAGE__CHURN_MAINTAIN)
+        c->limit_deadline_ns = c->limit_aborted_ns = 0; /* the agent ignores a late limit abort too */
+    snprintf(c->progress_stage, sizeof c->progress_stage, "%s", pr->stage);
+    c->progress_done = pr->done;
+    c->progress_total = pr->total;
+    c->progress_rate = pr->rate;
+    vb_status_progress_write(c->work_dir, pr->item_key, pr->stage, pr->done, pr->total, pr->rate, 0);
+    vb_campaign_print_progress(c, 0);
+}
+
+void vb_campaign_check_liveness(campaign *c) {
+    uint64_t now = vb_now_ns();
+    for (size_t i = 0; i < c->n_peers; i++) {
+        peer *p = &c->peers[i];
+        if (now - p->last_heard_ns < c->silent_ns) continue;
+        char why[300];
+        snprintf(why, sizeof why, "its agent %s went silent", p->id);
+        vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_SILENT, .p = p, .item = -1, .why = why});
+    }
+    /* The churn reinsert's limit: abort at the deadline; the agent stops between two insert calls and reports
+     * the rows done. If it does not answer within 30 s, the item is expired here. */
+    if (c->running >= 0 && c->limit_deadline_ns && now >= c->limit_deadline_ns) {
+        for (size_t i = 0; i < c->n_peers; i++) {
+            peer *p = &c->peers[i];
+            if (p->state != VB_AGENT_BUSY || p->item != c->running) continue;
+            if (!c->limit_aborted_ns) {
+                c->limit_aborted_ns = now;
+                vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_ABORT, .p = p, .item = c->running,
+                                          .reason = VBENCH__ABORT_REASON__ABORT_LIMIT});
+                vb_store_event(c->store, VB_EVENT_LIMIT_REACHED, "warn", c->plan->items[c->running].key, "coordinator",
+                               "reinsert limit of %ld s reached: stopping it", c->limit_s);
+            } else if (now - c->limit_aborted_ns > 30000000000ull) {
+                vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_LIMIT_UNANSWERED, .p = p, .item = c->running});
+            }
+        }
+    }
+    /* The wall-clock limit of one item. */
+    if (c->running >= 0) {
+        for (size_t i = 0; i < c->n_peers; i++) {
+            peer *p = &c->peers[i];
+            if (p->state != VB_AGENT_BUSY || p->item != c->running) continue;
+            uint64_t limit_ns = (uint64_t)c->phase_timeout_s * 1000000000ull;
+            if (c->plan->items[c->running].kind == VB_PHASE_CHURN) limit_ns += (uint64_t)c->limit_s * 1000000000ull;
+            if (now - p->item_started_ns > limit_ns) {
+                char why[128];
+                snprintf(why, sizeof why, "exceeded limits.phase_timeout_s = %ld s", c->phase_timeout_s);
+                vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_ABORT, .p = p, .item = c->running,
+                                          .reason = VBENCH__ABORT_REASON__ABORT_PHASE_TIMEOUT, .why = why});
+                vb_campaign_fail_item(c, c->running, "limit", why);
+            }
+        }
+    }
+}

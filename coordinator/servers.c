@@ -1,0 +1,408 @@
+/* Servers of the engines that have a recipe: the requests to the orchestrator (start, stop, phase), the facts and
+ * actions of the server machine (the table in coordinator/server_fsm.c), and the orchestrator's reports. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coordinator/campaign_int.h"
+
+/* ---- servers (engines with a recipe) ------------------------------------------------------------------------ */
+
+const char *vb_campaign_engine_recipe(campaign *c, int e) { return vb_profile_engine_recipe(&c->profile->engines[e]); }
+
+/* One server per engine entry and recipe: the configurations of an entry (a matrix such as `m: [6, 16]`) run on
+ * the server of the first of them, so it starts once for all of them and each configuration that shares a build
+ * (config/profile.h build_of) finds the table its twin built. Each configuration's own table keeps them apart. */
+int vb_campaign_servers_init(campaign *c) {
+    size_t n = c->profile->n_engines;
+    c->servers = calloc(n ? n : 1, sizeof *c->servers);
+    c->server_of = calloc(n ? n : 1, sizeof *c->server_of);
+    if (!c->servers || !c->server_of) return VB_ERROR;
+    for (size_t e = 0; e < n; e++) {
+        const vb_profile_engine *en = &c->profile->engines[e];
+        const char *recipe = vb_campaign_engine_recipe(c, (int)e);
+        c->need_orchestrator |= recipe != NULL;
+        c->servers[e].phase_item = c->servers[e].last_item = -1;
+        c->server_of[e] = (int)e;
+        for (size_t j = 0; recipe && j < e; j++) {
+            const char *rj = vb_campaign_engine_recipe(c, (int)j);
+            if (rj && strcmp(rj, recipe) == 0 && strcmp(c->profile->engines[j].entry, en->entry) == 0) {
+                c->server_of[e] = c->server_of[j];
+                break;
+            }
+        }
+    }
+    return VB_OK;
+}
+
+int vb_campaign_server_of(campaign *c, int e) { return c->server_of ? c->server_of[e] : e; }
+
+/* The name of the server that configuration e owns: its entry's name ("pgvector" for all of pgvector[...]),
+ * or its own label when an earlier configuration of the entry runs on another server (another recipe). It names
+ * the unit, the data directory, the manifest's server.NAME.* keys and the server tables' engine column. */
+const char *vb_campaign_server_name(campaign *c, int e) {
+    const vb_profile_engine *en = &c->profile->engines[e];
+    for (int j = 0; j < e; j++)
+        if (strcmp(c->profile->engines[j].entry, en->entry) == 0) return en->name;
+    return en->entry;
+}
+
+/* The server owner whose server is called name, -1 none. */
+static int server_index(campaign *c, const char *name) {
+    for (size_t i = 0; i < c->profile->n_engines; i++)
+        if (vb_campaign_server_of(c, (int)i) == (int)i && vb_campaign_engine_recipe(c, (int)i) &&
+            strcmp(vb_campaign_server_name(c, (int)i), name) == 0)
+            return (int)i;
+    return -1;
+}
+
+peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer) {
+    peer *any = NULL;
+    for (size_t i = 0; i < c->n_peers; i++) {
+        peer *p = &c->peers[i];
+        if (p->state == VB_AGENT_LOST || !strstr(p->roles, "orchestrator")) continue;
+        if (prefer && prefer[0] && strcmp(p->id, prefer) == 0) return p;
+        if (!any) any = p;
+    }
+    return any;
+}
+
+void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value) {
+    kvbuild *b = ctx;
+    if (b->n == 32) return;
+    snprintf(b->vals[b->n], sizeof b->vals[b->n], "%s", value);
+    b->kv[b->n] = (vb_kv){key, b->vals[b->n]};
+    b->n++;
+}
+
+static void send_server_request(campaign *c, peer *p, int e, Vbench__ServerAction action, const char *item_key,
+                                const kvbuild *budget) {
+    Vbench__ServerRequest rq = VBENCH__SERVER_REQUEST__INIT;
+    rq.engine = (char *)vb_campaign_server_name(c, e);
+    rq.recipe = (char *)vb_campaign_engine_recipe(c, e);
+    rq.action = action;
+    rq.item_key = (char *)(item_key ? item_key : "");
+    rq.campaign = c->profile->name;
+    if (budget) {
+        rq.n_budget = budget->n;
+        rq.budget = vb_wire_kv_make(budget->kv, budget->n);
+    }
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REQUEST;
+    env.server_request = &rq;
+    vb_campaign_send_to(c, p, &env);
+    vb_wire_kv_free(rq.budget, rq.n_budget);
+}
+
+static void server_set_failure(server *sv, const char *message, const char *tail) {
+    snprintf(sv->failure, sizeof sv->failure, "%s%s%.3000s", message, tail && *tail ? "\nlog tail:\n" : "",
+             tail && *tail ? tail : "");
+}
+
+/* The parts of a report's body the actions read: ready has message, connect and facts; failed, died and stopped
+ * a message, the log tail and facts; samples and sizes their item. Empty where a body has no such part. */
+typedef struct report_view {
+    const char *message, *log_tail, *item_key;
+    Vbench__KV **facts, **connect;
+    size_t n_facts, n_connect;
+} report_view;
+
+static report_view report_parts(const Vbench__ServerReport *r) {
+    report_view v = {.message = "", .log_tail = "", .item_key = ""};
+    const Vbench__ServerEnd *end = NULL;
+    if (!r) return v;
+    switch (r->body_case) {
+    case VBENCH__SERVER_REPORT__BODY_READY:
+        v.message = r->ready->message, v.facts = r->ready->facts, v.n_facts = r->ready->n_facts;
+        v.connect = r->ready->connect, v.n_connect = r->ready->n_connect;
+        break;
+    case VBENCH__SERVER_REPORT__BODY_FAILED: end = r->failed; break;
+    case VBENCH__SERVER_REPORT__BODY_DIED: end = r->died; break;
+    case VBENCH__SERVER_REPORT__BODY_STOPPED: end = r->stopped; break;
+    case VBENCH__SERVER_REPORT__BODY_SAMPLES: v.item_key = r->samples->item_key; break;
+    case VBENCH__SERVER_REPORT__BODY_SIZES:
+        v.item_key = r->sizes->item_key, v.facts = r->sizes->facts, v.n_facts = r->sizes->n_facts;
+        break;
+    default: break;
+    }
+    if (end) v.message = end->message, v.log_tail = end->log_tail, v.facts = end->facts, v.n_facts = end->n_facts;
+    return v;
+}
+
+/* Asks orchestrator p to start engine e's server under budget b. */
+static void server_start(campaign *c, int e, peer *p, const vb_budget *b) {
+    server *sv = &c->servers[e];
+    kvbuild kb = {.n = 0};
+    vb_budget_each(b, vb_campaign_kvbuild_add, &kb);
+    for (size_t i = 0; i < kb.n; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "server.%s.budget.%s", vb_campaign_server_name(c, e), kb.kv[i].key);
+        vb_store_manifest_set(c->store, key, kb.kv[i].value, NULL);
+    }
+    snprintf(sv->orchestrator, sizeof sv->orchestrator, "%s", p->id);
+    sv->since_ns = vb_now_ns();
+    vb_campaign_say(c, "starting the %s server (recipe %s) on %s: CPUs %s, memory %.1f GiB, /dev/shm %.1f GiB",
+        vb_campaign_server_name(c, e), vb_campaign_engine_recipe(c, e), p->id, b->server_cpus,
+        (double)b->server_memory / 1073741824.0, (double)b->shm / 1073741824.0);
+    send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_START, NULL, &kb);
+}
+
+/* Asks orchestrator p to stop engine e's server. */
+static void server_stop(campaign *c, int e, peer *p) {
+    server *sv = &c->servers[e];
+    sv->since_ns = vb_now_ns();
+    vb_campaign_say(c, "stopping the %s server", vb_campaign_server_name(c, e));
+    send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+}
+
+static int engine_has_pending(campaign *c, int e) {
+    for (size_t i = 0; i < c->plan->n_items; i++)
+        if (vb_campaign_server_of(c, (int)c->plan->items[i].engine) == e && (c->items[i] == ITEM_PENDING || c->items[i] == ITEM_RUNNING)) return 1;
+    return 0;
+}
+
+/* Whether item i may be assigned now: 1 yes; 0 wait (its server is starting, or another server must stop
+ * first: one server at a time, so no two databases share the budget); the item is failed here when its
+ * server cannot run. */
+int vb_campaign_server_ready_for(campaign *c, int i) {
+    int e = vb_campaign_server_of(c, (int)c->plan->items[i].engine);
+    if (!vb_campaign_engine_recipe(c, e)) return 1;
+    return vb_campaign_server_fire(c, e, &(server_ev){.kind = VB_SERVER_EV_NEEDED, .item = i});
+}
+
+/* For an item on a server: asks the orchestrator whether the server is alive (and to tag its samples with the
+ * item from now on), and says yes once it answered. An orchestrator that does not answer within 30 s is not
+ * waited for (logged). */
+int vb_campaign_server_confirmed(campaign *c, int i) {
+    int e = vb_campaign_server_of(c, (int)c->plan->items[i].engine);
+    if (!vb_campaign_engine_recipe(c, e)) return 1;
+    server *sv = &c->servers[e];
+    if (sv->phase_item != i) {
+        peer *orch = vb_campaign_orchestrator_peer(c, sv->orchestrator);
+        if (!orch) return 1;
+        sv->phase_item = i;
+        sv->phase_ok = 0;
+        sv->phase_sent_ns = vb_now_ns();
+        send_server_request(c, orch, e, VBENCH__SERVER_ACTION__SERVER_PHASE, c->plan->items[i].key, NULL);
+        return 0;
+    }
+    if (!sv->phase_ok && vb_now_ns() - sv->phase_sent_ns > 30000000000ull) {
+        vb_store_event(c->store, VB_EVENT_SERVER_UNCONFIRMED, "warn", c->plan->items[i].key, "coordinator",
+                       "the orchestrator did not confirm the %s server within 30 s; running the item anyway",
+                       vb_campaign_server_name(c, e));
+        sv->phase_ok = 1;
+    }
+    if (sv->phase_ok) sv->phase_item = -1;
+    return sv->phase_ok;
+}
+
+/* Stops servers whose engine has nothing left to run; times out requests the orchestrator never answered.
+ * Returns 1 while a server still needs attention (the campaign ends only after every server stopped). */
+int vb_campaign_servers_housekeeping(campaign *c) {
+    int busy = 0;
+    uint64_t now = vb_now_ns();
+    long start_timeout = atol(vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+    for (size_t e = 0; e < c->profile->n_engines; e++) {
+        server *sv = &c->servers[e];
+        if (!vb_campaign_engine_recipe(c, (int)e) || vb_campaign_server_of(c, (int)e) != (int)e) continue;
+        if (!engine_has_pending(c, (int)e)) vb_campaign_server_fire(c, (int)e, &(server_ev){.kind = VB_SERVER_EV_NO_PENDING});
+        /* The table ignores a timer outside the state it belongs to (since_ns is that of the last request). */
+        uint64_t waited = now > sv->since_ns ? now - sv->since_ns : 0;
+        if (waited > (uint64_t)start_timeout * 1000000000ull)
+            vb_campaign_server_fire(c, (int)e, &(server_ev){.kind = VB_SERVER_EV_START_TIMEOUT});
+        if (waited > 900ull * 1000000000ull)
+            vb_campaign_server_fire(c, (int)e, &(server_ev){.kind = VB_SERVER_EV_STOP_TIMEOUT});
+        busy |= sv->state == VB_SERVER_STARTING || sv->state == VB_SERVER_STOPPING || sv->state == VB_SERVER_READY;
+    }
+    return busy;
+}
+
+static void record_facts(campaign *c, const char *engine, const char *prefix, Vbench__KV **kv, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char key[512];
+        snprintf(key, sizeof key, "server.%s.%s%s", engine, prefix, kv[i]->key);
+        vb_store_manifest_set(c->store, key, kv[i]->value, NULL);
+    }
+}
+
+/* The server died while it should have been serving: the item that ran on it fails (its numbers would be
+ * about a dead server). What comes next (restart, fail the engine's items, stop) is the table's. */
+static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
+    server *sv = &c->servers[e];
+    report_view v = report_parts(r);
+    server_set_failure(sv, v.message, v.log_tail);
+    vb_store_event(c->store, VB_EVENT_SERVER_DIED, "error", NULL, "coordinator", "%s", v.message);
+    double died_at = 0;
+    for (size_t i = 0; i < v.n_facts; i++)
+        if (strcmp(v.facts[i]->key, "died_at") == 0) died_at = atof(v.facts[i]->value);
+    int i = c->running >= 0 && vb_campaign_server_of(c, (int)c->plan->items[c->running].engine) == e ? c->running
+                                                                                                     : -1;
+    if (i >= 0 && died_at > 0 && c->runs[i].started_wall > 0 && died_at < c->runs[i].started_wall - 0.5) {
+        /* Reported late (a loaded host): the server had died before this item was assigned, so the item never
+         * measured a live server. It runs again once the server is back, and the death is charged by its time
+         * to the item that was running when it happened (below). */
+        vb_campaign_abort_item_agents(c, i, VBENCH__ABORT_REASON__ABORT_SERVER_DIED, NULL);
+        vb_campaign_interrupt_item(c, i, "its server had died before it started (the death was reported late)", 0);
+        i = -1;
+    }
+    if (i >= 0) {
+        vb_campaign_abort_item_agents(c, i, VBENCH__ABORT_REASON__ABORT_SERVER_DIED, NULL);
+        vb_campaign_fail_item(c, i, "server", sv->failure);
+    } else if (sv->last_item >= 0 && c->items[sv->last_item] == ITEM_DONE && died_at > 0 &&
+               died_at <= sv->last_finished + 0.5) {
+        /* The item finished (its clients lost their connections and stopped) before the death was reported:
+         * its numbers are about a dying server. Its results stay in the database, the item is failed. */
+        vb_campaign_fail_item(c, sv->last_item, "server", sv->failure);
+    } else if (sv->last_item >= 0 && c->items[sv->last_item] == ITEM_FAILED && sv->last_error[0] && died_at > 0 &&
+               died_at <= sv->last_finished + 0.5) {
+        /* The agent saw the dying server first (a lost connection) and failed the item with its own words: the
+         * cause is the death, so the item's error names it, and keeps what the agent saw. Counted once. */
+        char text[4096 + 1100];
+        snprintf(text, sizeof text, "%s (the agent saw: %s)", sv->failure, sv->last_error);
+        vb_campaign_record_failure(c, sv->last_item, "server", text);
+        sv->last_error[0] = 0;
+    }
+    sv->phase_item = -1;
+}
+
+/* The facts of the server table (coordinator/server_fsm.h) for an event of engine e. */
+static unsigned server_facts(campaign *c, int e, server_ev *ev) {
+    server *sv = &c->servers[e];
+    const char *policy = vb_profile_setting(c->profile, "limits.on_server_failure", "restart");
+    unsigned f = 0;
+    if (strcmp(policy, "restart") == 0) f |= VB_SERVER_F_POLICY_RESTART;
+    if (strcmp(policy, "stop") == 0) f |= VB_SERVER_F_POLICY_STOP;
+    if (sv->restarts < 2) f |= VB_SERVER_F_RESTARTS_LEFT;
+    for (size_t j = 0; j < c->profile->n_engines; j++) {
+        vb_server_state o = c->servers[j].state;
+        if ((int)j != e && (o == VB_SERVER_READY || o == VB_SERVER_STARTING || o == VB_SERVER_STOPPING))
+            f |= VB_SERVER_F_OTHER_UP;
+    }
+    ev->orch = vb_campaign_orchestrator_peer(c, sv->orchestrator);
+    if (!ev->orch) f |= VB_SERVER_F_NO_ORCHESTRATOR;
+    /* The budget only where a start may follow (it is resolved for the host that would run the server). */
+    int may_start = sv->state == VB_SERVER_NONE || sv->state == VB_SERVER_STOPPED;
+    if (ev->kind == VB_SERVER_EV_NEEDED && ev->orch && may_start &&
+        vb_budget_resolve(c->profile, ev->orch->cores, ev->orch->memory_bytes, &ev->budget, &ev->budget_err) != VB_OK)
+        f |= VB_SERVER_F_BUDGET_FAILS;
+    return f;
+}
+
+/* Drives engine e's server machine: the table's row for the event, its actions, its next state. Returns 1 when
+ * the row says the item may run (NEEDED in READY). */
+int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
+    server *sv = &c->servers[e];
+    const char *name = vb_campaign_server_name(c, e);
+    const Vbench__ServerReport *r = ev->report;
+    report_view v = report_parts(r);
+    unsigned facts = server_facts(c, e, ev);
+    const vb_server_row *row = vb_server_fsm_step(sv->state, ev->kind, facts);
+    int may_run = 0;
+    for (int k = 0; k < VB_SERVER_FSM_MAX_ACTIONS && row->actions[k] != VB_SERVER_ACT_NONE; k++) {
+        switch (row->actions[k]) {
+        case VB_SERVER_ACT_NONE:
+        case VB_SERVER_ACT_IGNORE:
+        case VB_SERVER_ACT_WAIT:
+        case VB_SERVER_N_ACTIONS: break;
+        case VB_SERVER_ACT_REFUSE:
+            vb_store_event(c->store, VB_EVENT_UNEXPECTED, "error", NULL, "coordinator",
+                           "server %s: %s while %s is not expected (%s)", name,
+                           vb_server_fsm_event_name(ev->kind), vb_server_state_name(sv->state), row->note);
+            break;
+        case VB_SERVER_ACT_MAY_RUN: may_run = 1; break;
+        case VB_SERVER_ACT_FAIL_ITEM: vb_campaign_fail_item(c, ev->item, "server", sv->failure); break;
+        case VB_SERVER_ACT_REQUEST_START: server_start(c, e, ev->orch, &ev->budget); break;
+        case VB_SERVER_ACT_BUDGET_FAILED:
+            server_set_failure(sv, ev->budget_err.message, NULL);
+            vb_store_server_log(c->store, name, NULL, "failed", ev->budget_err.message, NULL, NULL);
+            break;
+        case VB_SERVER_ACT_LOG_REPORT:
+            vb_store_server_log(c->store, name, r->unit, vb_wire_server_report_name(r), v.message, v.log_tail, NULL);
+            vb_store_event(c->store, VB_EVENT_SERVER,
+                           ev->kind == VB_SERVER_EV_REPORT_READY || ev->kind == VB_SERVER_EV_REPORT_STOPPED
+                                         ? "info" : "error", NULL, ev->from->id, "server %s %s (was %s): %s", name,
+                           vb_wire_server_report_name(r), vb_server_state_name(sv->state), v.message);
+            break;
+        case VB_SERVER_ACT_TAKE_READY: {
+            for (size_t i = 0; i < sv->n_connect; i++)
+                free((char *)sv->connect[i].key), free((char *)sv->connect[i].value);
+            free(sv->connect);
+            sv->connect = calloc(v.n_connect ? v.n_connect : 1, sizeof *sv->connect);
+            sv->n_connect = v.n_connect;
+            for (size_t i = 0; i < v.n_connect; i++)
+                sv->connect[i] = (vb_kv){strdup(v.connect[i]->key), strdup(v.connect[i]->value)};
+            record_facts(c, name, "", v.facts, v.n_facts);
+            const char *ready_s = "?";
+            for (size_t i = 0; i < v.n_facts; i++)
+                if (strcmp(v.facts[i]->key, "ready_s") == 0) ready_s = v.facts[i]->value;
+            vb_campaign_say(c, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message, r->unit,
+                            ready_s);
+            break;
+        }
+        case VB_SERVER_ACT_RECORD_FAILURE:
+            server_set_failure(sv, v.message, v.log_tail);
+            vb_campaign_say(c, "FAILED the %s server: %s%s%s", name, v.message, v.log_tail[0] ? "\n" : "", v.log_tail);
+            break;
+        case VB_SERVER_ACT_SERVER_DIED: server_died(c, e, r); break;
+        case VB_SERVER_ACT_COUNT_RESTART:
+            sv->restarts++;
+            vb_campaign_say(c, "the %s server died (%s); starting it again for the next item (restart %d of 2)", name,
+                            v.message, sv->restarts);
+            break;
+        case VB_SERVER_ACT_NO_RESTART:
+            vb_campaign_say(c, "the %s server died (%s); its remaining items fail (limits.on_server_failure: %s)", name,
+                            v.message, vb_profile_setting(c->profile, "limits.on_server_failure", "restart"));
+            break;
+        case VB_SERVER_ACT_STOP_CAMPAIGN:
+            c->stop_reason = ev->kind == VB_SERVER_EV_REPORT_DIED
+                                 ? "a server died and limits.on_server_failure is stop"
+                                 : "a server failed to start and limits.on_server_failure is stop";
+            break;
+        case VB_SERVER_ACT_RECORD_STOP: record_facts(c, name, "at_stop.", v.facts, v.n_facts); break;
+        case VB_SERVER_ACT_STORE_SAMPLES:
+            vb_store_server_samples(c->store, name, v.item_key, r->samples->samples, r->samples->n_samples, NULL);
+            break;
+        case VB_SERVER_ACT_STORE_SIZES:
+            for (size_t i = 0; i < v.n_facts; i++)
+                vb_store_server_size(c->store, name, v.item_key, v.facts[i]->key, atoll(v.facts[i]->value), NULL);
+            if (sv->phase_item >= 0 && strcmp(v.item_key, c->plan->items[sv->phase_item].key) == 0) sv->phase_ok = 1;
+            break;
+        case VB_SERVER_ACT_START_TIMED_OUT: {
+            char msg[256];
+            snprintf(msg, sizeof msg, "the %s server did not become ready within limits.server_start_timeout_s = %s s",
+                     name, vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+            server_set_failure(sv, msg, NULL);
+            vb_store_server_log(c->store, name, NULL, "failed", msg, NULL, NULL);
+            vb_campaign_say(c, "vbench: %s", msg);
+            break;
+        }
+        case VB_SERVER_ACT_STOP_TIMED_OUT:
+            vb_store_server_log(c->store, name, NULL, "failed", "no answer to the stop request within 900 s", NULL,
+                                NULL);
+            break;
+        case VB_SERVER_ACT_REQUEST_STOP: server_stop(c, e, ev->orch); break;
+        }
+    }
+    sv->state = row->next;
+    return may_run;
+}
+
+void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerReport *r) {
+    int e = server_index(c, r->engine);
+    if (e < 0) {
+        vb_store_event(c->store, VB_EVENT_UNEXPECTED, "warn", NULL, p->id,
+                       "server report for engine %s, not in this campaign", r->engine);
+        return;
+    }
+    static const struct { Vbench__ServerReport__BodyCase body; vb_server_event kind; } kinds[] = {
+        {VBENCH__SERVER_REPORT__BODY_READY, VB_SERVER_EV_REPORT_READY},
+        {VBENCH__SERVER_REPORT__BODY_FAILED, VB_SERVER_EV_REPORT_FAILED},
+        {VBENCH__SERVER_REPORT__BODY_DIED, VB_SERVER_EV_REPORT_DIED},
+        {VBENCH__SERVER_REPORT__BODY_STOPPED, VB_SERVER_EV_REPORT_STOPPED},
+        {VBENCH__SERVER_REPORT__BODY_SAMPLES, VB_SERVER_EV_REPORT_SAMPLES},
+        {VBENCH__SERVER_REPORT__BODY_SIZES, VB_SERVER_EV_REPORT_SIZES}};
+    server_ev ev = {.kind = VB_SERVER_EV_REPORT_OTHER, .from = p, .report = r};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (r->body_case == kinds[i].body) ev.kind = kinds[i].kind;
+    vb_campaign_server_fire(c, e, &ev);
+}

@@ -1,0 +1,48 @@
+/* The engine contract's conformance script (the contract is written in engines/engine.h).
+ *
+ * One script, run through the public wrappers against any registered engine: open, version, create, a parallel
+ * load (one connection per thread, some rows without a tag), build, sizes, searches checked against a brute-force
+ * answer computed here (k distinct live ids, closest first for the table's metric, recall), ef_search per
+ * connection, the tag filter (rows without a tag never pass it, yet unfiltered searches find them), remove (and
+ * remove of absent ids), insert of a live id (an upsert: vector and tag replaced, no new row), insert of removed
+ * ids (they come back), concurrent searches on two connections, errors as classes, and, for a server engine when
+ * the caller can restart the server, VB_RETRY and recovery after the restart.
+ *
+ * The same script serves the unit test (tests/unit/test_engines.c: hnswlib and exact) and the server tests
+ * (tests/tools/vb_conformance.c, driven by tests/e2e/63-conformance.t); what it prints goes through the caller's
+ * callbacks, so each side speaks its own TAP. */
+#ifndef VB_ENGINES_CONFORMANCE_H
+#define VB_ENGINES_CONFORMANCE_H
+
+#include <stddef.h>
+
+#include "engines/engine.h"
+
+typedef struct vb_conformance_report {
+    /* One check: pass 1 / 0. name may end in " # TODO reason" or " # SKIP reason" (TAP directives). */
+    void (*check)(void *arg, int pass, const char *name);
+    /* A diagnostic line (measured numbers, the engine's messages); no leading '#'. */
+    void (*note)(void *arg, const char *text);
+    void *arg;
+} vb_conformance_report;
+
+typedef struct vb_conformance_opts {
+    const char *engine;              /* registered name */
+    const vb_kv *params;             /* the engine's profile parameters (server address, credentials, ...) */
+    size_t n_params;
+    const char *data_dir;            /* may be NULL */
+    vb_metric metric;                /* the table's metric */
+    size_t rows, dim, queries;       /* 0: 3000 rows of 24 dimensions, 60 queries */
+    double min_recall;               /* recall@10 the engine must reach at ef_search 200; 0: 0.9 */
+    /* Repeated ids in an answer break the contract; when a server is known to do it (MariaDB 11.8 in some
+     * filtered answers), this names the defect and the check is reported as TODO instead of failing. */
+    const char *known_duplicates;
+    /* Restarts the server and returns once it answers again (VB_OK); NULL: the restart check is skipped. */
+    int (*restart)(void *arg, vb_error *err);
+    void *restart_arg;
+} vb_conformance_opts;
+
+/* Runs the script; returns the number of failed checks (TODO and SKIP do not count). */
+int vb_conformance_run(const vb_conformance_opts *o, const vb_conformance_report *r);
+
+#endif

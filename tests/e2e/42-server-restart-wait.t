@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A server vbench did not start (no orchestrator, no recipe: a PostgreSQL + pgvector of the user's, here
+# tests/e2e/pg-server.sh) is SIGKILLed between two items and its own supervisor starts it again 6 s later.
+# The items that come up meanwhile wait for it (up to 120 s) instead of failing in a burst: before, every
+# remaining item failed within a fraction of a second with "the database system is starting up" or "No such
+# file" on the socket (found by the soak, docs/reliability.md). The campaign completes, each item once, and
+# the table the build made is used again (no reload).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-server.sh"
+vb_ensure_image db-trixie
+reason=$(vb_pg_skip_reason)
+if [ -n "$reason" ]; then echo "1..0 # SKIP $reason"; exit 0; fi
+trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
+pgdir=$SCRATCH/pg
+vb_pg_start "$pgdir" wait-pw
+ok $? "a PostgreSQL server with pgvector starts"
+vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+pg_again() { # the postmaster again on the same data directory (no initdb), as a supervisor would
+    local img uidgid
+    img=$(vb_pg_image)
+    uidgid=$(awk -F: '$1 == "postgres" {print $3 ":" $4}' "$img/etc/passwd")
+    unshare --mount --propagation private sh -c "mount --bind '$pgdir' '$img/var/lib/vbench' &&
+        exec chroot $img setpriv --reuid=${uidgid%:*} --regid=${uidgid#*:} --clear-groups $VB_PG_BIN/postgres \
+             -D /var/lib/vbench/data -c listen_addresses= -c unix_socket_directories=/var/lib/vbench \
+             -c shared_buffers=256MB -c fsync=off -c max_connections=100" >>"$pgdir/server.log" 2>&1 &
+    VB_PG_PID=$!
+}
+db=$SCRATCH/wait.sqlite
+cat >"$SCRATCH/wait.yml" <<YML
+name: wait
+k: 10
+datasets: [{name: t, source: synthetic, rows: 5000, queries: 200, dim: 16, clusters: 8, metric: euclidean, seed: 4}]
+engines:
+  - {name: pgvector, host: $pgdir, user: postgres, password: wait-pw, dbname: postgres, m: 8, ef_construction: 32}
+phases:
+  build: {}
+  recall_sweep: {ef_search: [10, 20, 40, 80], queries: 200}
+  filtered: {selectivity: [0.1], queries: 50, ef_search: 40}
+YML
+# The kill comes as soon as the build's row is committed: the first sweep point runs (or is about to run)
+# against a dead server, and the items after it start while the server is down or recovering.
+"$VBENCH" run --profile "$SCRATCH/wait.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt" &
+run=$!
+for _ in $(seq 1 600); do
+    [ "$(q "$db" "SELECT COUNT(*) FROM build_result" 2>/dev/null)" = 1 ] && break
+    sleep 0.05
+done
+kill -9 "$VB_PG_PID"; wait "$VB_PG_PID" 2>/dev/null
+ok 0 "the server is SIGKILLed as soon as the build is recorded"
+sleep 6
+pg_again
+for _ in $(seq 1 300); do vb_pg_psql 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+ok $? "its supervisor starts it again 6 s later on the same data directory"
+wait $run
+rc=$?
+failed=$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'failed'")
+# The item that was running when the server died may fail (its queries were cut); none after it.
+[ "$failed" -le 1 ]; ok $? "at most the item running at the kill failed ($failed failed; exit $rc)"
+q "$db" "SELECT key || ': ' || error FROM plan WHERE status = 'failed'" | sed 's/^/#   /'
+like "$(q "$db" "SELECT group_concat(message, ' | ') FROM event")" "the server cannot be reached" \
+     "an item waited for the server and said so"
+if [ "$failed" -gt 0 ]; then "$VBENCH" resume --out "$db" --retry-failed --quiet 2>>"$SCRATCH/run.txt"; fi
+is "$(q "$db" "SELECT status FROM campaign")" "finished" "the campaign completes"
+is "$(q "$db" "SELECT COUNT(*) || ' ' || COUNT(DISTINCT item_key) FROM sweep_result")" "4 4" "each sweep point once"
+is "$(q "$db" "SELECT COUNT(*) FROM filtered_result")" "1" "the filtered point once"
+is "$(q "$db" "SELECT COUNT(*) FROM build_result")" "1" "one build"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE '%rebuilding it untimed%'")" "0" \
+   "the restarted server's table was attached, not loaded again"
+done_testing

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# One coordinator per results database. While `vbench run` works on a database, a second `resume` (what the
+# systemd unit does on its own) and a second `run --out` of the same file are refused with who holds it, and
+# change nothing in it; `status` and `show` read it meanwhile, and `status` names the running coordinator. A
+# SIGKILLed coordinator leaves no lock behind: `status` says the campaign stopped without finishing and how to go
+# on, and `resume` completes it. With a second agent (network namespaces, tests/e2e/hosts.sh): a second
+# coordinator on another port, with an agent of its own, is refused before it can hand out a single item.
+. "$(dirname "$0")/lib.sh"
+db="$SCRATCH/one.sqlite"
+# About 8 s: windows of 1 s at six client counts on the exact engine.
+cat >"$SCRATCH/slow.yml" <<'YML'
+name: onewriter
+datasets:
+  - {name: synth-tiny, source: synthetic, rows: 2000, queries: 40, dim: 16, clusters: 8, metric: euclidean, seed: 5}
+engines:
+  - name: exact
+phases:
+  build: {}
+  concurrency: {clients: [1, 2, 3, 4, 5, 6], window_s: 1, repeats: 1, warmup_s: 0}
+YML
+for tool in sqlite3 pgrep hostname; do
+    command -v $tool >/dev/null || { echo "not ok 1 - $tool is missing (deploy/install-deps)"; echo "1..1"; exit 1; }
+done
+
+wait_for() { # wait_for SQL-COUNT MIN TIMEOUT_S
+    local deadline=$(( $(date +%s) + $3 )) n
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        n=$(q "$db" "$1" 2>/dev/null || echo 0)
+        [ "${n:-0}" -ge "$2" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+"$VBENCH" run --profile "$SCRATCH/slow.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
+pid=$!
+wait_for "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
+ok $? "the first coordinator is in its concurrency windows"
+
+out=$("$VBENCH" status --out "$db" 2>&1)
+ok $? "status works while the campaign runs"
+like "$out" "campaign onewriter: running (coordinator PID $pid on $(hostname) since " "status names the running coordinator: PID, host, start"
+"$VBENCH" show --out "$db" >/dev/null 2>"$SCRATCH/show.txt"
+ok $? "show works while the campaign runs"
+
+runs=$(q "$db" "SELECT runs FROM campaign")
+out=$("$VBENCH" resume --out "$db" --quiet 2>&1)
+rc=$?
+is "$rc" "3" "a second coordinator (resume) on the same database is refused, exit 3"
+like "$out" "campaign onewriter is being run by PID $pid on $(hostname) since " "... saying who holds it"
+like "$out" "vbench status --out $db" "... and what to do"
+out=$("$VBENCH" run --profile "$SCRATCH/slow.yml" --out "$db" --quiet 2>&1)
+is "$?" "3" "a second run --out of the same database is refused too"
+like "$out" "is being run by PID $pid" "... naming the holder"
+kill -0 $pid 2>/dev/null
+ok $? "the first coordinator runs on"
+is "$(q "$db" "SELECT runs FROM campaign")" "$runs" "the refused coordinators did not start a run in the database"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'interrupted'")" "0" "... nor interrupt the running item"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'resumed'")" "0" "... nor record a resume"
+
+# SIGKILL: the kernel drops the lock with the process.
+children=$(pgrep -P $pid | tr '\n' ' ')
+kill -9 $pid
+wait $pid 2>/dev/null
+for c in $children; do for _ in $(seq 1 100); do kill -0 "$c" 2>/dev/null || break; sleep 0.1; done; done
+out=$("$VBENCH" status --out "$db" 2>&1)
+ok $? "status after the coordinator was killed"
+like "$out" "campaign onewriter: stopped without finishing (coordinator not running): vbench resume --out $db" \
+     "status does not call a campaign without a coordinator running"
+case "$out" in *"onewriter: running"*) ok 1 "... and never 'running'" ;; *) ok 0 "... and never 'running'" ;; esac
+
+"$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run2.txt"
+rc=$?
+is "$rc" "0" "resume after SIGKILL takes the lock and completes the campaign"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/run2.txt" | tail -5
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every item done"
+is "$(q "$db" "SELECT COUNT(*) || ' ' || COUNT(DISTINCT item_key) FROM window_result")" "6 6" "every window once"
+like "$("$VBENCH" status --out "$db" 2>&1)" "campaign onewriter: finished (coordinator runs: 2;" "status: finished"
+[ ! -e "$db.lock" ]; ok $? "the lock file is gone after a clean exit"
+
+# A second agent: two coordinators on one database, each with an agent of its own (different ports), would both
+# measure. The second is refused before it binds or assigns anything.
+. "$(dirname "$0")/hosts.sh"
+if [ "$(id -u)" -ne 0 ] || ! ip netns add "vbt-probe-$HOSTS_TAG" 2>/dev/null; then
+    echo "ok $((T_N + 1)) # SKIP two coordinators with agents on other hosts: needs root and network namespaces"
+    T_N=$((T_N + 1))
+    done_testing
+    exit
+fi
+ip netns del "vbt-probe-$HOSTS_TAG"
+hosts_up
+ok $? "three hosts"
+hosts_keys bench bench2
+ok $? "keys for the coordinator and two client agents"
+mdb="$SCRATCH/multi.sqlite"
+cp "$SCRATCH/slow.yml" "$SCRATCH/multi.yml"
+coordinator run --profile "$SCRATCH/multi.yml" --out "$mdb" 2>"$SCRATCH/coord.txt" &
+coord=$!
+agent bench bench 2>"$SCRATCH/bench.txt" &
+bench=$!
+HOST_PIDS="$coord $bench"
+wait_sql "$mdb" "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
+ok $? "coordinator 1 with agent bench is in its windows"
+on_host coord "$VBENCH" resume --out "$mdb" --listen "tcp://$COORD_ADDR:5556" --cert "$KEYS/coord/coordinator.key" \
+    --allow "$KEYS/allow" --no-local-agents --quiet 2>"$SCRATCH/coord2.txt" &
+coord2=$!
+on_host bench "$VB_BIN/vbench-agent" --connect "tcp://$COORD_ADDR:5556" --id bench2 --cert "$KEYS/bench2/bench2.key" \
+    --server-key "$KEYS/coord/coordinator.pub" --workdir "$SCRATCH/bench2.d" 2>"$SCRATCH/bench2.txt" &
+bench2=$!
+HOST_PIDS="$HOST_PIDS $coord2 $bench2"
+wait_pid $coord2 30
+is "$WAIT_RC" "3" "coordinator 2 (resume on another port, agent bench2) is refused, exit 3"
+like "$(cat "$SCRATCH/coord2.txt")" "is being run by PID" "... naming coordinator 1"
+wait_pid $coord 120
+is "$WAIT_RC" "0" "coordinator 1 finishes"
+is "$(q "$mdb" "SELECT COUNT(*) FROM plan WHERE agent <> 'bench' OR status <> 'done'")" "0" \
+   "every item done, all by bench: bench2 measured nothing"
+is "$(q "$mdb" "SELECT COUNT(*) FROM agent WHERE id = 'bench2'")" "0" "bench2 never joined the campaign"
+is "$(q "$mdb" "SELECT COUNT(*) || ' ' || COUNT(DISTINCT item_key) FROM window_result")" "6 6" "every window once"
+kill $bench2 2>/dev/null
+done_testing

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# pgvector configurations side by side (issue 14): variant [vector, halfvec] x iterative_scan [off, relaxed_order]
+# in one campaign against a real PostgreSQL + pgvector (tests/e2e/pg-server.sh). Four configurations, two builds:
+# iterative_scan is a search-time setting, so the relaxed_order configurations search the table their off twin
+# built; each variant has its own table, and the halfvec index is smaller than the vector one.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg-server.sh"
+reason=$(vb_pg_skip_reason)
+if [ -n "$reason" ]; then echo "1..0 # SKIP $reason"; exit 0; fi
+pgdir="$SCRATCH/pg"
+vb_pg_start "$pgdir" secret-pw
+ok $? "a PostgreSQL server with pgvector starts"
+trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
+vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+db="$SCRATCH/pgmatrix.sqlite"
+cat >"$SCRATCH/pgmatrix.yml" <<YML
+name: pgmatrix
+k: 10
+datasets:
+  - name: synth-5k
+    source: synthetic
+    rows: 5000
+    queries: 100
+    dim: 32
+    clusters: 16
+    metric: euclidean
+    seed: 3
+engines:
+  - name: pgvector
+    host: $pgdir
+    user: postgres
+    password: secret-pw
+    dbname: postgres
+    m: 8
+    ef_construction: 32
+    variant: [vector, halfvec]
+    iterative_scan: [off, relaxed_order]
+phases:
+  build:
+  recall_sweep:
+    ef_search: [10, 40]
+    queries: 100
+  filtered:
+    selectivity: [0.01]
+    queries: 50
+    ef_search: 40
+YML
+"$VBENCH" run --profile "$SCRATCH/pgmatrix.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt"
+rc=$?
+ok $rc "the campaign runs"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/run.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE phase = 'build'")" "2" "two builds for four configurations"
+is "$(q "$db" "SELECT group_concat(config, ' ') FROM (SELECT config FROM build_result ORDER BY config)")" \
+   "pgvector[variant=halfvec,iterative_scan=off] pgvector[variant=vector,iterative_scan=off]" "the off configurations build"
+is "$(q "$db" "SELECT COUNT(DISTINCT config) || ' ' || COUNT(*) FROM sweep_result")" "4 8" "every configuration sweeps"
+is "$(q "$db" "SELECT COUNT(DISTINCT config) FROM filtered_result")" "4" "every configuration runs the filtered point"
+tables=$(vb_pg_psql "SELECT string_agg(tablename, ' ' ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'vb_pgvector%'")
+is "$tables" "vb_pgvector_variant_halfvec_iterative_scan_off vb_pgvector_variant_vector_iterative_scan_off" \
+   "one table per variant in the server"
+iv=$(q "$db" "SELECT index_bytes FROM build_result WHERE config = 'pgvector[variant=vector,iterative_scan=off]'")
+ih=$(q "$db" "SELECT index_bytes FROM build_result WHERE config = 'pgvector[variant=halfvec,iterative_scan=off]'")
+[ -n "$iv" ] && [ -n "$ih" ] && [ "$ih" -lt "$iv" ]
+ok $? "the halfvec index is smaller than the vector one ($ih < $iv bytes)"
+off=$(q "$db" "SELECT short_answers FROM filtered_result WHERE config = 'pgvector[variant=vector,iterative_scan=off]'")
+rel=$(q "$db" "SELECT short_answers FROM filtered_result WHERE config = 'pgvector[variant=vector,iterative_scan=relaxed_order]'")
+[ -n "$off" ] && [ -n "$rel" ] && [ "$rel" -le "$off" ]
+ok $? "at 1 % selectivity relaxed_order has no more short answers than off ($rel <= $off)"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE '%rebuilding it untimed%'")" "0" \
+   "the sharing configurations attach to their twin's table (no untimed rebuild)"
+"$VBENCH" show "$db" >"$SCRATCH/show.txt"
+n=$(grep -c '^pgvector\[variant=halfvec,iterative_scan=relaxed_order\] ' "$SCRATCH/show.txt")
+[ "$n" -ge 3 ]; ok $? "show has labelled rows of a sharing configuration ($n)"
+done_testing

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Configurations on recipe-started servers (issue 14, "what must be shown" 1), inside the test systemd namespace
+# (deploy/systemd-ns): one `vbench run` of pgvector with variant [vector, halfvec] x iterative_scan [off,
+# relaxed_order] and MariaDB with m [6, 16], both servers started by the orchestrator from their recipes and the
+# engine image. Checked: each engine's configurations run on ONE server (one start and one stop in server_log,
+# not one per configuration); a build per distinct index (iterative_scan is a search-time setting, so the
+# relaxed_order configurations search the table their off twin built, in the same server; m changes the index,
+# so each m builds); each configuration's own table in the server (MariaDB's table files, pgvector's recorded
+# plans); `show` has a labelled row per configuration and point; the halfvec index is smaller than the vector
+# one; at 1 % selectivity relaxed_order has fewer short answers than off.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../deploy/systemd-ns"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+vb_ensure_image db-trixie
+why=$(vb_ns_skip_reason)
+[ -n "$why" ] || ls -d /var/cache/vbench/images/db-trixie-*/usr/sbin/mariadbd >/dev/null 2>&1 ||
+    why="no engine image db-trixie (vbench image build db-trixie)"
+if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+diag() { sed 's/^/#   /'; }
+
+vb_ns_start "$SCRATCH" "$ROOT"
+ok $? "systemd boots in a namespace"
+[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+
+cat >"$SCRATCH/mxs.yml" <<'YML'
+name: mxs
+k: 10
+datasets: [{name: t, source: synthetic, rows: 5000, queries: 100, dim: 32, clusters: 16, metric: euclidean, seed: 3}]
+engines:
+  - name: pgvector
+    recipe: pgvector
+    m: 8
+    ef_construction: 32
+    variant: [vector, halfvec]
+    iterative_scan: [off, relaxed_order]
+  - name: mariadb
+    recipe: mariadb
+    m: [6, 16]
+resources: {layout: small}
+phases:
+  build: {}
+  recall_sweep: {ef_search: [10, 40], queries: 100}
+  filtered: {selectivity: [0.01], queries: 50, ef_search: 40}
+YML
+db=$SCRATCH/mxs.sqlite
+t0=$(date +%s)
+vb_ns_run env VBENCH_CACHE="$SCRATCH/cache" "$VBENCH" run --profile "$SCRATCH/mxs.yml" --out "$db" \
+    >"$SCRATCH/run.out" 2>"$SCRATCH/run.err"
+rc=$?
+ok $rc "one vbench run of six configurations on two recipe-started servers exits 0 ($(($(date +%s) - t0)) s)"
+[ $rc -eq 0 ] || tail -30 "$SCRATCH/run.err" | diag
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every item is done"
+
+# --- one server per engine --------------------------------------------------------------------------------------
+is "$(q "$db" "SELECT group_concat(engine || ':' || state, ' ') FROM (SELECT engine, state FROM server_log ORDER BY rowid)")" \
+   "pgvector:ready pgvector:stopped mariadb:ready mariadb:stopped" \
+   "server_log: each engine's server started once and stopped once, not once per configuration"
+is "$(grep -c 'starting the .* server' "$SCRATCH/run.err")" "2" "the terminal says two servers start"
+like "$(q "$db" "SELECT value FROM manifest WHERE key = 'server.pgvector.unit'")" "vbench-mxs-pgvector" \
+     "the pgvector server's unit is named after the engine, not a configuration"
+n=$(q "$db" "SELECT COUNT(DISTINCT p.engine) FROM server_sample AS s JOIN plan AS p ON p.key = s.item_key
+             WHERE s.engine = 'pgvector'")
+is "$n" "4" "the pgvector server's samples are tied to the items of all four of its configurations"
+# A build of a few thousand rows on an idle machine can finish between two server samples: the ratio is asked
+# of every build that has samples (which are tied to it by item), and of at least two of the four.
+sampled=$(q "$db" "SELECT COUNT(DISTINCT b.item_key) FROM build_result AS b JOIN server_sample AS s ON s.item_key = b.item_key")
+[ "$sampled" -ge 2 ]; ok $? "at least two of the four builds have server samples ($sampled)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_load_cpu")" "$sampled" \
+   "the load's client/server CPU figures are there for each build with server samples, whatever its label"
+
+# --- builds: one per distinct index -----------------------------------------------------------------------------
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE phase = 'build'")" "4" "four builds for six configurations"
+is "$(q "$db" "SELECT group_concat(config, ' ') FROM (SELECT config FROM build_result ORDER BY config)")" \
+   "mariadb[m=16] mariadb[m=6] pgvector[variant=halfvec,iterative_scan=off] pgvector[variant=vector,iterative_scan=off]" \
+   "the builds: both m values (m changes the index), the off configuration of each variant (iterative_scan does not)"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE '%rebuilding it untimed%'")" "0" \
+   "the relaxed_order configurations find their twin's table in the same server (no untimed rebuild)"
+is "$(q "$db" "SELECT COUNT(DISTINCT config) || ' ' || COUNT(*) FROM sweep_result")" "6 12" "every configuration sweeps"
+is "$(q "$db" "SELECT COUNT(DISTINCT config) FROM filtered_result")" "6" "every configuration runs the filtered point"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE recall >= 0.5")" "12" "and finds its neighbours (recall >= 0.5 everywhere)"
+
+# --- each configuration's own table in the server -----------------------------------------------------------------
+for v in vector halfvec; do
+    plan=$(q "$db" "SELECT plan FROM sweep_result WHERE config = 'pgvector[variant=$v,iterative_scan=relaxed_order]' AND ef_search = 40")
+    like "$plan" "vb_pgvector_variant_${v}_iterative_scan_off" "pgvector $v, relaxed_order: the plan scans the table its off twin built"
+done
+tables=$(cd "$db.d/servers/mariadb/data" 2>/dev/null && ls */vb_mariadb_m_*.frm 2>/dev/null | xargs -n1 basename 2>/dev/null | sort | tr '\n' ' ')
+is "$tables" "vb_mariadb_m_16.frm vb_mariadb_m_6.frm " "MariaDB's data directory has one table per m"
+iv=$(q "$db" "SELECT index_bytes FROM build_result WHERE config = 'pgvector[variant=vector,iterative_scan=off]'")
+ih=$(q "$db" "SELECT index_bytes FROM build_result WHERE config = 'pgvector[variant=halfvec,iterative_scan=off]'")
+[ -n "$iv" ] && [ -n "$ih" ] && [ "$ih" -lt "$iv" ]
+ok $? "the halfvec index is smaller than the vector one ($ih < $iv bytes)"
+off=$(q "$db" "SELECT short_answers FROM filtered_result WHERE config = 'pgvector[variant=vector,iterative_scan=off]'")
+rel=$(q "$db" "SELECT short_answers FROM filtered_result WHERE config = 'pgvector[variant=vector,iterative_scan=relaxed_order]'")
+[ -n "$off" ] && [ -n "$rel" ] && [ "$rel" -lt "$off" ]
+ok $? "at 1 % selectivity relaxed_order has fewer short answers than off ($rel < $off of 50)"
+
+# --- show: one labelled row per configuration and point -----------------------------------------------------------
+"$VBENCH" show "$db" >"$SCRATCH/show.txt"
+for c in 'pgvector[variant=vector,iterative_scan=off]' 'pgvector[variant=vector,iterative_scan=relaxed_order]' \
+         'pgvector[variant=halfvec,iterative_scan=off]' 'pgvector[variant=halfvec,iterative_scan=relaxed_order]' \
+         'mariadb[m=6]' 'mariadb[m=16]'; do
+    n=$(grep -cF "$c " "$SCRATCH/show.txt")
+    [ "$n" -ge 3 ]; ok $? "show has labelled rows of $c ($n: two sweep points and the filtered point at least)"
+done
+is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
+   "no server unit is left running"
+vb_ns_stop
+ok $? "the namespace tears down"
+done_testing

@@ -1,0 +1,2 @@
+r'
+pgvectorJvbench-dev-pgvector.service

@@ -1,0 +1,176 @@
+/* Unit tests of the runtime estimate (coordinator/estimate.c) against a history database in a scratch directory:
+ * rates measured on a small corpus are taken to a larger one as graph work grows with the rows (the smoke
+ * profile's first estimate from the dev profile's rates was 2.5 times short when the rows were ignored), the
+ * measurement nearest in corpus size is preferred, an exact match is used as measured, and the rates are the
+ * median of the newest campaigns at that shape (one run on a busy host does not set the next estimate). */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config/plan.h"
+#include "config/profile.h"
+#include "coordinator/estimate.h"
+#include "coordinator/history.h"
+#include "tests/tap.h"
+
+static char dir[] = "/tmp/vb-test-estimate.XXXXXX";
+
+/* A history row for pgvector at rows x 128: load 100000 rows/s, build B rows/s, query rate 1000 at ef 100. */
+static void history_add(long rows, double build, double qps100, const char *campaign) {
+    char path[256], sql[512];
+    snprintf(path, sizeof path, "%s/history.sqlite", dir);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db,
+                 "CREATE TABLE IF NOT EXISTS measured (engine TEXT NOT NULL, dataset TEXT NOT NULL, dim INTEGER NOT NULL,"
+                 " rows INTEGER NOT NULL, campaign TEXT, recorded_at TEXT NOT NULL, load_rows_s REAL, build_rows_s REAL,"
+                 " insert_rows_s REAL, sweep_qps100 REAL, filtered_qps REAL, client_qps REAL, bytes_per_row REAL)",
+                 NULL, NULL, NULL);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO measured VALUES ('pgvector', 'd', 128, %ld, '%s', '2026-01-0%dT00:00:00Z', 100000, %g, 500,"
+             " %g, 300, NULL, 2000)", rows, campaign, rows > 50000 ? 1 : 2, build, qps100);
+    sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
+/* The estimate of a pgvector campaign on rows x 128: *build_s and *sweep_s (the ef_search=100 point). */
+static int estimate(long rows, double *build_s, double *sweep_s, char *basis, size_t blen) {
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "name: est\n"
+             "datasets: [{name: d, source: synthetic, rows: %ld, queries: 1000, dim: 128, metric: euclidean}]\n"
+             "engines: [{name: pgvector}]\n"
+             "phases: {build: {}, recall_sweep: {ef_search: [10, 100]}}\n", rows);
+    vb_profile *p = NULL;
+    vb_plan *plan = NULL;
+    vb_error err;
+    vb_estimate est;
+    if (vb_profile_parse(yaml, strlen(yaml), "test.yml", &p, &err) || vb_plan_build(p, &plan, &err) ||
+        vb_estimate_plan(p, plan, NULL, dir, &est, &err)) {
+        printf("#   %s\n", err.message);
+        vb_plan_destroy(&plan);
+        vb_profile_destroy(&p);
+        return -1;
+    }
+    for (size_t i = 0; i < plan->n_items; i++) {
+        if (plan->items[i].kind == VB_PHASE_BUILD) *build_s = est.item_s[i];
+        if (strstr(plan->items[i].key, "ef_search=100")) *sweep_s = est.item_s[i];
+    }
+    snprintf(basis, blen, "%s", est.basis[0] ? est.basis[0] : "");
+    vb_estimate_free(&est);
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    return 0;
+}
+
+int main(void) {
+    if (!mkdtemp(dir)) {
+        printf("Bail out! mkdtemp\n");
+        return 1;
+    }
+    char basis[256];
+    double b20 = 0, s20 = 0, b100 = 0, s100 = 0;
+
+    history_add(20000, 2000, 1000, "small");
+    ok(estimate(20000, &b20, &s20, basis, sizeof basis) == 0, "an estimate at the measured size");
+    contains(basis, "campaign small, 20000 x 128", "it uses the measurement");
+    /* 1000 queries at 1000 QPS + 0.1 s; the load at 100k rows/s + the build at 2000 rows/s + 0.5 s */
+    ok(fabs(s20 - 1.1) < 0.01 && fabs(b20 - (0.2 + 10 + 0.5)) < 0.01, "as measured at the same size (%.2f s, %.2f s)",
+       s20, b20);
+
+    ok(estimate(100000, &b100, &s100, basis, sizeof basis) == 0, "an estimate at five times the rows");
+    contains(basis, "scaled to 100000 rows", "the basis says it is scaled");
+    /* graph work per row grows as rows^0.15 (coordinator/estimate.c, GRAPH_ROWS_EXP): 5^0.15 = 1.27 times the
+     * seconds per query and per built row */
+    double f = pow(5, 0.15);
+    ok(fabs((s100 - 0.1) / (s20 - 0.1) - f) < 0.01 && fabs((b100 - 0.5 - 1.0) / 10 - 5 * f) < 0.01,
+       "queries and the build take rows^0.15 longer per item (%.2f s, %.2f s)", s100, b100);
+
+    history_add(100000, 400, 200, "large");
+    estimate(100000, &b100, &s100, basis, sizeof basis);
+    contains(basis, "campaign large, 100000 x 128", "the measurement nearest in rows wins over the newest");
+    ok(fabs(s100 - (1000.0 / 200 + 0.1)) < 0.01, "and is used as measured (%.2f s)", s100);
+
+    /* one campaign that shared the host (a tenth of the rate) among four that did not: the median ignores it */
+    history_add(100000, 400, 20, "busy");
+    history_add(100000, 400, 210, "large");
+    history_add(100000, 400, 190, "large");
+    history_add(100000, 400, 205, "large");
+    estimate(100000, &b100, &s100, basis, sizeof basis);
+    contains(basis, "median of 5 campaigns", "the rates are the median of the newest five campaigns at that shape");
+    ok(fabs(s100 - (1000.0 / 200 + 0.1)) < 0.01, "one slow campaign does not move the estimate (%.2f s)", s100);
+
+    /* a dataset that is not here yet (a path that does not exist): its items are not counted, and the line and the
+     * basis say so instead of a total that looks whole ("~0 s" before) */
+    {
+        const char *yaml = "name: gone\n"
+                           "datasets: [{name: big, source: hdf5, path: /nonexistent/vb-est-big.hdf5},"
+                           " {name: d, source: synthetic, rows: 20000, queries: 1000, dim: 128, metric: euclidean}]\n"
+                           "engines: [{name: pgvector}]\n"
+                           "phases: {build: {}, recall_sweep: {ef_search: [100]}}\n";
+        vb_profile *p = NULL;
+        vb_plan *plan = NULL;
+        vb_error err;
+        vb_estimate est;
+        int rc = vb_profile_parse(yaml, strlen(yaml), "gone.yml", &p, &err) || vb_plan_build(p, &plan, &err) ||
+                 vb_estimate_plan(p, plan, NULL, dir, &est, &err);
+        ok(rc == 0, "an estimate with a dataset that is not here%s%s", rc ? ": " : "", rc ? err.message : "");
+        if (rc == 0) {
+            is_int((long)est.n_uncounted, 2, "its two items are not counted");
+            ok(est.total_s > 0, "the other dataset's items are (%.1f s)", est.total_s);
+            contains(est.line, "pgvector ", "the line names the engine");
+            contains(est.line, " + ?", "and says a part is unknown");
+            contains(est.line, "not counted", "the total says why");
+            contains(est.basis[0], "dataset 'big' cannot be read yet", "the basis names the dataset");
+            vb_estimate_free(&est);
+        }
+        vb_plan_destroy(&plan);
+        vb_profile_destroy(&p);
+    }
+
+    /* the bytes a server's data take per row, recorded from a campaign: the engine's table and index, not the whole
+     * data directory (its WAL and catalogs are a fixed part, which preflight adds once); a server whose directory
+     * stays smaller (Valkey keeps its data in memory: 0 bytes on disk) records the directory */
+    {
+        sqlite3 *r = NULL;
+        sqlite3_open(":memory:", &r);
+        sqlite3_exec(r,
+                     "CREATE TABLE build_result (engine TEXT, dataset TEXT, rows INTEGER, load_s REAL, build_s REAL,"
+                     " index_bytes INTEGER, table_bytes INTEGER);"
+                     "CREATE TABLE server_size (engine TEXT, path TEXT, bytes INTEGER);"
+                     "INSERT INTO build_result VALUES ('pgvector', 'd', 100000, 1, 48, 83238912, 58589184),"
+                     " ('valkey', 'd', 100000, 30, 0, 139274736, 87352216);"
+                     "INSERT INTO server_size VALUES ('pgvector', 'total', 337727488), ('valkey', 'total', 0);",
+                     NULL, NULL, NULL);
+        const char *yaml = "name: sizes\n"
+                           "datasets: [{name: d, source: synthetic, rows: 100000, queries: 100, dim: 128, metric: euclidean}]\n"
+                           "engines: [{name: pgvector}, {name: valkey}]\n"
+                           "phases: {build: {}}\n";
+        vb_profile *p = NULL;
+        vb_error err;
+        char hdir[64];
+        snprintf(hdir, sizeof hdir, "%s/sizes", dir);
+        mkdir(hdir, 0755);
+        int n = vb_profile_parse(yaml, strlen(yaml), "sizes.yml", &p, &err) ? -1 : vb_history_record(hdir, r, p, &err);
+        is_int(n, 2, "both engines' rates are recorded");
+        vb_history_rates h;
+        int found = vb_history_lookup(hdir, "pgvector", 128, 0, &h, &err) == VB_OK && h.found;
+        ok(found && fabs(h.bytes_per_row - (83238912.0 + 58589184.0) / 100000) < 0.01,
+           "pgvector: its table and index per row (%.1f B), not its data directory's 3377", h.bytes_per_row);
+        found = vb_history_lookup(hdir, "valkey", 128, 0, &h, &err) == VB_OK && h.found;
+        ok(found && h.bytes_per_row <= 0, "valkey: nothing on disk per row (%.1f B)", h.bytes_per_row);
+        char basis[200];
+        double vk = vb_estimate_bytes_per_row("valkey", 1536, hdir, basis, sizeof basis);
+        ok(vk == 0, "so preflight counts no server data for valkey (%.0f B/row: %s)", vk, basis);
+        vb_profile_destroy(&p);
+        sqlite3_close(r);
+    }
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) printf("#   could not remove %s\n", dir);
+    return done_testing();
+}

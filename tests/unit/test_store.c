@@ -1,0 +1,176 @@
+/* The results store's failure classes (issue 12), on a real SQLite file: a record that can never be stored is
+ * POISON (a constraint: NaN in a NOT NULL column, an item not in the plan; an inconsistent histogram; a Result
+ * with no body); a store that cannot write is RETRY (full: max_page_count reached; read-only: query_only), is
+ * remembered by vb_store_failure, leaves nothing half-written, and the same record commits once the cause is
+ * gone. err.code is the class, never a SQLite number. vb_store_plan_tally reads the plan rows. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config/plan.h"
+#include "config/profile.h"
+#include "coordinator/store.h"
+#include "tests/tap.h"
+
+static const char *const PROFILE =
+    "name: store\n"
+    "datasets:\n"
+    "  - {name: d1, source: synthetic, rows: 1000}\n"
+    "engines:\n"
+    "  - name: exact\n"
+    "phases:\n"
+    "  build: {}\n"
+    "  recall_sweep: {ef_search: [10, 20]}\n";
+
+static long long count(vb_store *s, const char *sql) {
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+    if (sqlite3_prepare_v2(vb_store_db(s), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* A sweep result for item `key`, as the agent sends it (no histogram: an empty latency). */
+static void sweep(Vbench__Result *r, Vbench__SweepResult *w, const char *result_key, const char *key, double recall) {
+    vbench__result__init(r);
+    vbench__sweep_result__init(w);
+    static Vbench__Measurement m;   /* one result at a time: each call starts it again */
+    vbench__measurement__init(&m);
+    w->ef_search = 10;
+    w->m = &m;
+    m.queries = 100;
+    m.recall = recall;
+    m.id_overlap = 0.9;
+    m.qps = 1000;
+    m.elapsed_s = 0.1;
+    r->result_key = (char *)result_key;
+    r->item_key = (char *)key;
+    r->attempt = 1;
+    r->completes_item = 1;
+    r->body_case = VBENCH__RESULT__BODY_SWEEP;
+    r->sweep = w;
+}
+
+int main(void) {
+    char dir[] = "/tmp/vbench-store.XXXXXX", path[128];
+    if (!mkdtemp(dir)) return 1;
+    snprintf(path, sizeof path, "%s/r.sqlite", dir);
+    vb_error err = {0};
+    vb_profile *p = NULL;
+    vb_plan *plan = NULL;
+    vb_store *s = NULL;
+    int rc = vb_profile_parse(PROFILE, strlen(PROFILE), "store.yml", &p, &err);
+    if (rc == VB_OK) rc = vb_plan_build(p, &plan, &err);
+    if (rc == VB_OK) rc = vb_store_open(path, 1, &s, &err);
+    if (rc == VB_OK) rc = vb_store_init_campaign(s, p, NULL, plan, &err);
+    if (!ok(rc == VB_OK && plan->n_items == 3, "a results database with a plan of 3 items (%s; %zu)", err.message, plan ? plan->n_items : 0))
+        return done_testing();
+    const char *k1 = plan->items[1].key, *k2 = plan->items[2].key;
+    Vbench__Result r;
+    Vbench__SweepResult w;
+    int dup = 0;
+
+    /* ---- event kinds: a stable word per event, what tests and tools match ---- */
+    is_int(vb_store_event(s, VB_EVENT_AGENT_LOST, "error", NULL, "coordinator", "agent x silent"), VB_STORE_OK,
+           "an event is recorded with its kind");
+    is_int(count(s, "SELECT COUNT(*) FROM event WHERE kind = 'agent_lost' AND message = 'agent x silent'"), 1,
+           "its kind column says agent_lost");
+    is_str(vb_event_kind_name(VB_EVENT_ITEM_INTERRUPTED), "item_interrupted", "kinds have stable names");
+    is_str(vb_event_kind_name((vb_event_kind)9999), "note", "an unknown kind reads as note");
+    for (int k = 0; k < VB_EVENT__COUNT; k++)
+        for (int j = k + 1; j < VB_EVENT__COUNT; j++)
+            if (strcmp(vb_event_kind_name((vb_event_kind)k), vb_event_kind_name((vb_event_kind)j)) == 0)
+                ok(0, "kinds %d and %d share the name %s", k, j, vb_event_kind_name((vb_event_kind)k));
+
+    /* ---- POISON: the record, whatever the store's state ---- */
+    sweep(&r, &w, "nan#1", k1, NAN);
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
+           "a NaN recall (NULL in a NOT NULL column: a constraint) is POISON");
+    is_int(err.code, VB_STORE_POISON, "err.code is the class");
+    contains(err.message, path, "the message names the database");
+    sweep(&r, &w, "orphan#1", "no/such/item", 0.5);
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
+           "a result for an item not in the plan (foreign key) is POISON");
+    Vbench__Histogram h = VBENCH__HISTOGRAM__INIT;
+    uint32_t idx[2] = {1, 2};
+    uint64_t counts[1] = {5};
+    h.n_idx = 2;
+    h.idx = idx;
+    h.n_counts = 1;
+    h.counts = counts;
+    sweep(&r, &w, "hist#1", k1, 0.5);
+    w.m->latency = &h;
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
+           "an inconsistent latency histogram is POISON");
+    ok(err.code != 9, "the store's own number 9 (SQLITE_INTERRUPT's) is gone: code %d", err.code);
+    Vbench__Result empty = VBENCH__RESULT__INIT;
+    empty.result_key = "empty#1";
+    empty.item_key = (char *)k1;
+    is_int(vb_store_commit_result(s, &empty, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
+           "a Result with no body is POISON (acknowledged, not resent forever)");
+    ok(vb_store_failure(s) == NULL, "POISON is about the record: the store is not failing");
+    is_int(count(s, "SELECT COUNT(*) FROM sweep_result"), 0, "nothing of the poison records was written");
+    is_int(count(s, "SELECT COUNT(*) FROM plan WHERE status = 'done'"), 0, "no item done by them");
+
+    /* ---- a good one ---- */
+    sweep(&r, &w, "good#1", k1, 0.5);
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_OK, "a good result commits");
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_OK, "its copy is OK");
+    is_int(dup, 1, "and is a duplicate");
+
+    /* ---- RETRY: the store is full ---- */
+    long long pages = count(s, "PRAGMA page_count");
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", pages);
+    sqlite3_exec(vb_store_db(s), sql, NULL, NULL, NULL);
+    /* fill the last free pages, so that the next insert needs a new one */
+    char big[3000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    for (int i = 0; i < 200 && vb_store_event(s, VB_EVENT_NOTE, "info", NULL, "test", "%s", big) == VB_STORE_OK; i++) {
+    }
+    ok(vb_store_failure(s) != NULL, "a failing event write (err NULL) is remembered: %s",
+       vb_store_failure(s) ? vb_store_failure(s) : "(none)");
+    sweep(&r, &w, "good#2", k2, 0.6);
+    static char example[8192];   /* overflow pages: a row that cannot fit in what is left of a page */
+    memset(example, 'e', sizeof example - 1);
+    w.m->duplicate_example = example;
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_RETRY,
+           "a result on a full database is RETRY");
+    is_int(err.code, VB_STORE_RETRY, "err.code is the class");
+    contains(err.message, path, "the message names the database");
+    contains(vb_store_failure(s), path, "vb_store_failure names the database");
+    is_int(vb_store_item_start(s, k2, "a", &err), VB_STORE_OK, "an update that needs no new page still works");
+    is_int(count(s, "SELECT COUNT(*) FROM sweep_result WHERE result_key = 'good#2'"), 0,
+           "nothing of the failed commit is in the database");
+    is_str(sqlite3_get_autocommit(vb_store_db(s)) ? "closed" : "open", "closed", "no transaction left open");
+    sqlite3_exec(vb_store_db(s), "PRAGMA max_page_count = 1073741823", NULL, NULL, NULL);
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_OK,
+           "the same record commits once there is space");
+
+    /* ---- RETRY: read-only ---- */
+    sqlite3_exec(vb_store_db(s), "PRAGMA query_only = 1", NULL, NULL, NULL);
+    is_int(vb_store_item_finish(s, k1, "failed", "x", &err), VB_STORE_RETRY, "a write to a read-only store is RETRY");
+    is_int(vb_store_set_status(s, "finished", &err), VB_STORE_RETRY, "so is the campaign status");
+    is_int(vb_store_manifest_set(s, "k", "v", &err), VB_STORE_RETRY, "and the manifest");
+    sqlite3_exec(vb_store_db(s), "PRAGMA query_only = 0", NULL, NULL, NULL);
+
+    /* ---- the tally is the database's ---- */
+    size_t done = 0, failed = 0, expired = 0, rest = 0;
+    char list[512];
+    is_int(vb_store_plan_tally(s, &done, &failed, &expired, &rest, list, sizeof list, &err), VB_STORE_OK, "tally");
+    is_int(done, 2, "2 items done (the two committed results)");
+    is_int(rest, 1, "1 item not done");
+    contains(list, plan->items[0].key, "the list names the item not done");
+    contains(list, "(pending)", "with its status");
+
+    vb_store_close(&s);
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) return 1;
+    return done_testing();
+}
