@@ -1,5 +1,6 @@
 /* vbench: the command line. `run` and `resume` are the coordinator; `status` and `show` read a results database;
- * `engines` lists the engine adapters this build has; `keys` makes CURVE key pairs for multi-host campaigns. */
+ * `engines` lists the engine adapters this build has; `keys` makes CURVE key pairs for multi-host campaigns;
+ * `dataset` fetches, lists and converts datasets (coordinator/cmd_dataset.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -14,13 +15,17 @@
 
 #include "config/profile.h"
 #include "coordinator/campaign.h"
+#include "coordinator/cmd_dataset.h"
 #include "coordinator/cmd_inventory.h"
+#include "coordinator/cmd_report.h"
+#include "coordinator/lock.h"
+#include "coordinator/preflight.h"
 #include "coordinator/report.h"
 #include "coordinator/store.h"
-#include "coordinator/views.h"
 #include "engines/engine.h"
 #include "proto/transport.h"
 #include "util/versions.h"
+#include "util/fs.h"
 
 static const char *usage_main =
     "usage: vbench COMMAND [options]     (vbench COMMAND --help for each)\n"
@@ -36,6 +41,7 @@ static const char *usage_main =
     "  image     build an engine image (a Debian root file system for the servers): vbench image build NAME\n"
     "  keys      make a CURVE key pair for a coordinator or an agent on another host\n"
     "  inventory check a deployment inventory (deploy/install reads it)\n"
+    "  dataset   the dataset registry: fetch a public dataset into the cache, list them, convert parquet\n"
     "\n"
     "example: vbench run --profile dev && vbench show\n";
 
@@ -50,13 +56,32 @@ static const char *usage_run =
     "  --out FILE           results database (default results.db/PROFILE-YYYYmmdd-HHMMSS.sqlite)\n"
     "  --cpus LIST          CPUs for the client agent's worker threads, e.g. 1 or 64-79 (default: all)\n"
     "  --cache-dir DIR      dataset and ground-truth cache (default $VBENCH_CACHE or ~/.cache/vbench)\n"
+    "  --mirror URL|DIR     fetch the profile's registry datasets (`registry: NAME`) missing from the cache from\n"
+    "                       this mirror instead of their publishers (default $VBENCH_MIRROR); see `vbench dataset\n"
+    "                       fetch --help`\n"
+    "  --no-fetch           never download: a registry dataset missing from the cache is an error that names the\n"
+    "                       command fetching it\n"
     "  --quiet              no progress and no tables; the exit code tells\n"
+    "  --check              the preflight and the runtime estimate only: free disk for the dataset cache, the\n"
+    "                       float32 copies, each server's data directory and the results; memory and CPUs\n"
+    "                       against this host; recipes and images. Prints them and exits (0 ok, 1 a check\n"
+    "                       failed), creating nothing. `run` makes the same checks before its first item.\n"
+    "  --notify CMD         run CMD (sh -c) when the campaign finishes, fails, expires a limit, is interrupted\n"
+    "                       or loses an agent for notify.agent_lost_min (10) minutes: a one-paragraph summary\n"
+    "                       on its stdin, VBENCH_EVENT in its environment, at most notify.timeout_s (60 s);\n"
+    "                       its failure is an event, never the campaign's (default: the profile's notify.command)\n"
     "  --listen ENDPOINT    also accept agents from other hosts, e.g. tcp://0.0.0.0:5555 (CURVE required)\n"
     "  --cert FILE.key      the coordinator's key pair (`vbench keys coordinator`)\n"
     "  --allow DIR          directory of the agents' .pub files: only those agents are accepted, each under\n"
     "                       the id its key is named by; SIGHUP (systemctl reload vbench-coordinator) reads\n"
     "                       it again while the campaign runs\n"
     "  --no-local-agents    start no agent here: all of them connect from other hosts (with --listen)\n"
+    "  --mode OCTAL         the results database's mode (default 0600; a directory it creates gets 0700, or\n"
+    "                       x wherever OCTAL gives r); its -wal, -shm, .bak and .lock files take the same mode\n"
+    "\n"
+    "One coordinator per results database: a second `run` or `resume` of the same FILE is refused while the\n"
+    "first one runs (exit 3). FILE.bak is a checked copy of FILE, written every limits.backup_every_s (600 s)\n"
+    "and at the end.\n"
     "\n"
     "Engines with a `recipe:` in the profile need a server: a local orchestrator agent starts it as a systemd\n"
     "transient unit from the engine image, under the profile's resources budget (needs root and systemd):\n"
@@ -64,7 +89,8 @@ static const char *usage_run =
     "  --images DIR         engine images (default $VBENCH_IMAGES or /var/cache/vbench/images)\n"
     "  --bus ADDRESS        systemd's D-Bus address, e.g. unix:path=/run/systemd/private (default: local)\n"
     "\n"
-    "exit code: 0 all items done, 1 some items failed, 2 interrupted (continue with `vbench resume`)\n";
+    "exit code: 0 all items done, 1 some items failed, 2 interrupted (continue with `vbench resume`),\n"
+    "           3 another coordinator is running this campaign\n";
 
 static const char *usage_resume =
     "usage: vbench resume [--out FILE] [--retry-failed] [--cpus LIST] [--cache-dir DIR] [--quiet]\n"
@@ -75,20 +101,31 @@ static const char *usage_resume =
     "are kept and never recorded twice.\n"
     "\n"
     "  --retry-failed       also run failed and skipped items again\n"
+    "  --mirror, --no-fetch as for `vbench run`\n"
+    "  --notify CMD         as for `vbench run`\n"
     "  --listen, --cert, --allow, --no-local-agents   as for `vbench run`: agents on other hosts, which\n"
     "                       reattach by themselves and resend what the killed coordinator did not acknowledge\n";
 
 static const char *usage_status =
-    "usage: vbench status [--out FILE | FILE]\n"
+    "usage: vbench status [--watch SECONDS] [--out FILE | FILE]\n"
     "\n"
-    "Prints the campaign's state: status, items per state, the running item, failures, the last events.\n"
-    "Default FILE: the newest results.db/*.sqlite.\n";
+    "Prints the campaign's state: status, items per state, the running item, failures, the last events, and\n"
+    "whether a coordinator is running it (its PID, host and start), from the lock beside FILE; elapsed time,\n"
+    "time since the last result, the ETA (the runtime estimate of what is left, scaled by how the items done so\n"
+    "far compared with theirs) and the running item's progress; at the end, the estimate against the truth.\n"
+    "--watch SECONDS prints it again every SECONDS until no coordinator runs the campaign.\n"
+    "Reads FILE without writing it; refuses a file that is not a vbench results database, or a damaged one\n"
+    "(exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
 static const char *usage_show =
-    "usage: vbench show [--json] [--out FILE | FILE]\n"
+    "usage: vbench show [--json] [--windows] [--out FILE | FILE]\n"
     "\n"
     "Prints the result tables (build, recall_sweep, recall_targets, failures). --json prints the same tables\n"
-    "as one JSON object with an array per table. Default FILE: the newest results.db/*.sqlite.\n";
+    "as one JSON object with an array per table. A repeated point is one row: the median over its repeats, the\n"
+    "range (qps_min, qps_max) and from 5 repeats the bootstrap 95 % interval of the median QPS (qps_ci_lo,\n"
+    "qps_ci_hi). --windows adds every concurrency window, one row per repeat (table concurrency_windows).\n"
+    "Reads FILE without writing it; refuses a file that is not a\n"
+    "vbench results database, or a damaged one (exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
 static const char *usage_image =
     "usage: vbench image build NAME | vbench image path NAME\n"
@@ -113,27 +150,6 @@ static const char *usage_keys =
     "\n"
     "example: vbench keys coordinator --dir /etc/vbench/keys\n";
 
-/* The newest .sqlite file in results.db, for commands run without --out. */
-static int newest_results(char *out, size_t len) {
-    DIR *d = opendir("results.db");
-    if (!d) return -1;
-    time_t best = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l < 8 || strcmp(e->d_name + l - 7, ".sqlite") != 0) continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "results.db/%s", e->d_name);
-        struct stat st;
-        if (stat(path, &st) == 0 && st.st_mtime >= best) {
-            best = st.st_mtime;
-            snprintf(out, len, "%s", path);
-        }
-    }
-    closedir(d);
-    return best ? 0 : -1;
-}
-
 static void agent_path(char *out, size_t len) {
     const char *env = getenv("VBENCH_AGENT");
     if (env) {
@@ -157,8 +173,9 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
         used += (size_t)snprintf(out + used, len - used, "%s%s", i ? " " : "", argv[i]);
 }
 
-enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_RECIPES,
-       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL };
+enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_RECIPES,
+       OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL, OPT_MODE,
+       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -169,7 +186,9 @@ static int cmd_run(int argc, char **argv, int resume) {
         {"recipes", required_argument, 0, OPT_RECIPES}, {"images", required_argument, 0, OPT_IMAGES},
         {"bus", required_argument, 0, OPT_BUS},         {"listen", required_argument, 0, OPT_LISTEN},
         {"cert", required_argument, 0, OPT_CERT},       {"allow", required_argument, 0, OPT_ALLOW},
-        {"no-local-agents", no_argument, 0, OPT_NO_LOCAL}, {0, 0, 0, 0}};
+        {"no-local-agents", no_argument, 0, OPT_NO_LOCAL}, {"mode", required_argument, 0, OPT_MODE},
+        {"check", no_argument, 0, OPT_CHECK}, {"notify", required_argument, 0, OPT_NOTIFY},
+        {"mirror", required_argument, 0, OPT_MIRROR}, {"no-fetch", no_argument, 0, OPT_NO_FETCH}, {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
     int c;
@@ -189,6 +208,22 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_CERT: o.cert = optarg; break;
         case OPT_ALLOW: o.allow_dir = optarg; break;
         case OPT_NO_LOCAL: o.no_local_agents = 1; break;
+        case OPT_CHECK: o.check_only = 1; break;
+        case OPT_NOTIFY: o.notify = optarg; break;
+        case OPT_MIRROR: o.mirror = optarg; break;
+        case OPT_NO_FETCH: o.no_fetch = 1; break;
+        case OPT_MODE: {
+            char *end = NULL;
+            long m = strtol(optarg, &end, 8);
+            if (resume || !*optarg || *end || m < 0 || m > 0777 || (m & 0600) != 0600) {
+                fprintf(stderr, "vbench: %s\n", resume ? "--mode goes with `vbench run` (resume keeps the file's mode)"
+                                                        : "--mode takes an octal mode that lets the owner read and "
+                                                          "write, e.g. 0600 or 0640");
+                return 2;
+            }
+            o.mode = (unsigned)m;
+            break;
+        }
         case 'h': fputs(resume ? usage_resume : usage_run, stdout); return 0;
         default: fputs(resume ? usage_resume : usage_run, stderr); return 2;
         }
@@ -211,7 +246,7 @@ static int cmd_run(int argc, char **argv, int resume) {
     }
     if (!out[0]) {
         if (resume) {
-            if (newest_results(out, sizeof out) != 0) {
+            if (vb_newest_file("results.db", ".sqlite", out, sizeof out) != 0) {
                 fprintf(stderr, "vbench: no results.db/*.sqlite here; name the campaign with --out FILE\n");
                 return 2;
             }
@@ -233,19 +268,24 @@ static int cmd_run(int argc, char **argv, int resume) {
     o.out = out;
     o.agent_bin = agent;
     o.command_line = cmdline;
+    if (o.check_only && !resume) return vb_preflight_check_command(&o);
     vb_error err;
     vb_error_clear(&err);
     int code = vb_campaign_run(&o, &err);
     if (code < 0) {
         fprintf(stderr, "vbench: %s\n", err.message);
-        return 2;
+        /* 3: the database is another coordinator's; the systemd unit does not retry that (RestartPreventExitStatus) */
+        return strcmp(err.domain, "lock") == 0 && err.code == EAGAIN ? 3 : 2;
     }
     return code;
 }
 
-static int open_for_reading(int argc, char **argv, const char *usage, int *json, vb_store **store, sqlite3 **db) {
+/* json, windows: show's flags (NULL: refused, as for status). */
+static int open_for_reading(int argc, char **argv, const char *usage, int *json, int *windows, vb_store **store,
+                            sqlite3 **db, char *path_out, size_t path_len) {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"json", no_argument, 0, OPT_JSON},
-                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                         {"windows", no_argument, 0, OPT_WINDOWS}, {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     char path[PATH_MAX] = "";
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -258,42 +298,88 @@ static int open_for_reading(int argc, char **argv, const char *usage, int *json,
             }
             *json = 1;
             break;
+        case OPT_WINDOWS:
+            if (!windows) {
+                fputs(usage, stderr);
+                return 2;
+            }
+            *windows = 1;
+            break;
         case 'h': fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return 2;
         }
     }
     if (optind < argc) snprintf(path, sizeof path, "%s", argv[optind]);
-    if (!path[0] && newest_results(path, sizeof path) != 0) {
+    if (!path[0] && vb_newest_file("results.db", ".sqlite", path, sizeof path) != 0) {
         fprintf(stderr, "vbench: no results.db/*.sqlite here; name one with --out FILE\n");
         return 2;
     }
-    /* Opened through the store, so an older file gains the current tables and views; a file we may not write
-     * is read as it is, with the current views as TEMP views. */
+    /* Read-only: status and show never write the file, whatever it is (store.h: VB_STORE_READ). */
     vb_error err;
-    if (vb_store_open(path, 0, store, &err) == VB_OK) {
-        *db = vb_store_db(*store);
-        return 0;
-    }
-    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || vb_views_install(*db, 1, &err) != VB_OK) {
-        fprintf(stderr, "vbench: %s: %s (is this a vbench results database?)\n", path,
-                *db ? sqlite3_errmsg(*db) : err.message);
-        sqlite3_close(*db);
+    vb_store_opts so = {.access = VB_STORE_READ};
+    if (vb_store_open_with(path, &so, store, &err) != VB_OK) {
+        fprintf(stderr, "vbench: %s\n", err.message);
         return 2;
     }
-    sqlite3_busy_timeout(*db, 5000);
+    *db = vb_store_db(*store);
+    snprintf(path_out, path_len, "%s", path);
     return 0;
 }
 
+static int cmd_show(int argc, char **argv, int status);
+
+/* status --watch N: the status again every N seconds, until no coordinator holds the campaign. */
+static int cmd_status(int argc, char **argv) {
+    double every = 0;
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            every = strtod(argv[++i], &end);
+            if (!*argv[i] || *end || every < 0.1) {
+                fprintf(stderr, "vbench: --watch takes a number of seconds (at least 0.1), not \"%s\"\n", argv[i]);
+                return 2;
+            }
+            continue;
+        }
+        argv[n++] = argv[i];
+    }
+    argv[n] = NULL;
+    if (every <= 0) return cmd_show(n, argv, 1);
+    char path[PATH_MAX] = "";
+    for (int i = 1; i < n; i++)
+        if (argv[i][0] != '-' && strcmp(argv[i - 1], "--out") != 0) snprintf(path, sizeof path, "%s", argv[i]);
+        else if (strcmp(argv[i], "--out") == 0 && i + 1 < n) snprintf(path, sizeof path, "%s", argv[i + 1]);
+    for (;;) {
+        /* The lock is probed before the status is read: the coordinator writes its last words (the estimate
+         * against the truth, the final status) before it lets the lock go, so the status printed after a probe
+         * that found no holder is complete, and it is the last one. */
+        if (!path[0] && vb_newest_file("results.db", ".sqlite", path, sizeof path) != 0) return 2;
+        vb_lock_holder holder;
+        vb_lock_probe(path, &holder);
+        if (isatty(1)) fputs("\033[H\033[2J", stdout);
+        optind = 0;   /* getopt again over the same arguments */
+        int rc = cmd_show(n, argv, 1);
+        fflush(stdout);
+        if (rc || !holder.held) return rc;
+        usleep((useconds_t)(every * 1e6));
+    }
+}
+
 static int cmd_show(int argc, char **argv, int status) {
-    int json = 0;
+    int json = 0, windows = 0;
     sqlite3 *db = NULL;
     vb_store *store = NULL;
-    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json, &store, &db);
+    char path[PATH_MAX];
+    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json,
+                              status ? NULL : &windows, &store, &db,
+                              path, sizeof path);
     if (rc) return rc < 0 ? 0 : rc;
     vb_error err;
-    rc = status ? vb_report_status(db, stdout, &err) : vb_report_show(db, stdout, json, &err);
-    if (store) vb_store_close(&store);
-    else sqlite3_close(db);
+    vb_lock_holder holder;
+    if (status) vb_lock_probe(path, &holder);
+    rc = status ? vb_report_status(db, path, &holder, stdout, &err) : vb_report_show_with(db, stdout, json, windows, &err);
+    vb_store_close(&store);
     if (rc) {
         fprintf(stderr, "vbench: %s\n", err.message);
         return 2;
@@ -408,12 +494,15 @@ int main(int argc, char **argv) {
     argv++;
     if (strcmp(cmd, "run") == 0) return cmd_run(argc, argv, 0);
     if (strcmp(cmd, "resume") == 0) return cmd_run(argc, argv, 1);
-    if (strcmp(cmd, "status") == 0) return cmd_show(argc, argv, 1);
+    if (strcmp(cmd, "status") == 0) return cmd_status(argc, argv);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc, argv, 0);
+    if (strcmp(cmd, "report") == 0) return vb_cmd_report(argc, argv);
+    if (strcmp(cmd, "export") == 0) return vb_cmd_export(argc, argv);
     if (strcmp(cmd, "engines") == 0) return cmd_engines(argc, argv);
     if (strcmp(cmd, "image") == 0) return cmd_image(argc, argv);
     if (strcmp(cmd, "keys") == 0) return cmd_keys(argc, argv);
     if (strcmp(cmd, "inventory") == 0) return vb_cmd_inventory(argc, argv);
+    if (strcmp(cmd, "dataset") == 0) return vb_cmd_dataset(argc, argv);
     fprintf(stderr, "vbench: unknown command \"%s\"\n\n%s", cmd, usage_main);
     return 2;
 }
