@@ -118,6 +118,41 @@ int vb_history_lookup(const char *cache_dir, const char *engine, long dim, long 
     return VB_OK;
 }
 
+int vb_history_bytes_line(const char *cache_dir, const char *engine, long dim, double *fixed, double *per_dim,
+                          long dims[2], vb_error *err) {
+    *fixed = *per_dim = 0;
+    dims[0] = dims[1] = 0;
+    char path[PATH_MAX];
+    vb_history_path(cache_dir, path, sizeof path);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    sqlite3 *db = NULL;
+    if (open_history(cache_dir, 0, &db, err)) return -1;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT dim, avg(bytes_per_row) FROM measured WHERE engine = ?1 AND bytes_per_row > 0"
+                           " GROUP BY dim ORDER BY abs(dim - ?2), dim LIMIT 2",
+                           -1, &q, NULL) != SQLITE_OK) {
+        vb_error_set(err, "history", 1, "%s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_bind_text(q, 1, engine, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, dim);
+    double bytes[2];
+    int n = 0;
+    while (n < 2 && sqlite3_step(q) == SQLITE_ROW) {
+        dims[n] = sqlite3_column_int64(q, 0);
+        bytes[n++] = sqlite3_column_double(q, 1);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    if (n < 2) return 0;
+    *per_dim = (bytes[1] - bytes[0]) / (double)(dims[1] - dims[0]);
+    *fixed = bytes[0] - *per_dim * (double)dims[0];
+    return *per_dim > 0 && *fixed >= 0;
+}
+
 /* One value from the results database for (engine, dataset); 0 when NULL or absent. */
 static double one(sqlite3 *r, const char *sql, const char *engine, const char *dataset) {
     sqlite3_stmt *q = NULL;

@@ -36,6 +36,14 @@ void vb_history_path(const char *cache_dir, char *buf, size_t len);
  * with defaults. */
 int vb_history_lookup(const char *cache_dir, const char *engine, long dim, long rows, vb_history_rates *out,
                       vb_error *err);
+/* Bytes on disk per row as a line in the dimension, fixed + per_dim x dim (tuple headers, ids and graph links
+ * do not grow with the dimension; the vector and its copies in the index and the log do), through the two
+ * measured dimensions of `engine` nearest to dim (per dimension: the mean of its measurements). Sets dims[0..1]
+ * and returns 1 when two dimensions were measured and they give a rising line whose fixed part is not negative;
+ * 0 otherwise (the caller scales the nearest measurement by the dimension instead); -1 with err set when the
+ * history cannot be read. */
+int vb_history_bytes_line(const char *cache_dir, const char *engine, long dim, double *fixed, double *per_dim,
+                          long dims[2], vb_error *err);
 /* Reads the rates a campaign measured from its results database and appends them (one row per engine and
  * dataset). cache_dir as above. Returns the number of rows written, or -1 with err set. */
 int vb_history_record(const char *cache_dir, sqlite3 *results, const vb_profile *p, vb_error *err);

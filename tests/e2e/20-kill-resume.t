@@ -6,16 +6,6 @@
 need pgrep
 db="$SCRATCH/kill.sqlite"
 
-wait_for() { # wait_for SQL-COUNT-QUERY MIN TIMEOUT_S: polls the database until the count reaches MIN
-    local sql=$1 min=$2 deadline=$(( $(date +%s) + $3 ))
-    while [ "$(date +%s)" -lt "$deadline" ]; do
-        n=$(q "$db" "$sql" 2>/dev/null || echo 0)
-        [ "${n:-0}" -ge "$min" ] && return 0
-        sleep 0.05
-    done
-    return 1
-}
-
 kill_coordinator() { # kill_coordinator PID: SIGKILL, then check the local agent follows it
     local pid=$1 children
     children=$(pgrep -P "$pid" | tr '\n' ' ')
@@ -35,7 +25,7 @@ kill_coordinator() { # kill_coordinator PID: SIGKILL, then check the local agent
 
 "$VBENCH" run --profile "$(dirname "$0")/../profiles/dev-shape.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
-wait_for "SELECT COUNT(*) FROM sweep_result" 3 120
+wait_sql "$db" "SELECT COUNT(*) FROM sweep_result" 3 120
 ok $? "first run reached the recall sweep"
 kill_coordinator $pid
 done1=$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")
@@ -47,7 +37,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM sweep_result") $(q "$db" "SELECT COUNT(*) FR
 # Second run: resume, and kill again once the second engine has started.
 "$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run2.txt" &
 pid=$!
-wait_for "SELECT COUNT(*) FROM plan WHERE status = 'done'" $((done1 + 10)) 120
+wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'" $((done1 + 10)) 120
 ok $? "resumed run makes progress past the first kill"
 kill_coordinator $pid
 

@@ -46,7 +46,7 @@ is "$("$NS" -- "$SCRATCH/fake/vbench" show x 2>/dev/null)" "show x" "other comma
 setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die' \
     "$NS" -- sh -c 'echo up; trap "exit 3" INT; sleep 60 & wait' >"$SCRATCH/int.out" 2>&1 &
 spid=$!
-for _ in $(seq 1 100); do grep -q '^up' "$SCRATCH/int.out" && break; sleep 0.1; done
+wait_until 120 grep -q '^up' "$SCRATCH/int.out"   # the namespace boots first: seconds on a loaded machine
 kill -INT -- "-$spid"
 t0=$(date +%s)
 wait "$spid"

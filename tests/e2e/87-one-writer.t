@@ -22,19 +22,9 @@ for tool in sqlite3 pgrep hostname; do
     command -v $tool >/dev/null || { echo "not ok 1 - $tool is missing (deploy/install-deps)"; echo "1..1"; exit 1; }
 done
 
-wait_for() { # wait_for SQL-COUNT MIN TIMEOUT_S
-    local deadline=$(( $(date +%s) + $3 )) n
-    while [ "$(date +%s)" -lt "$deadline" ]; do
-        n=$(q "$db" "$1" 2>/dev/null || echo 0)
-        [ "${n:-0}" -ge "$2" ] && return 0
-        sleep 0.05
-    done
-    return 1
-}
-
 "$VBENCH" run --profile "$SCRATCH/slow.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
-wait_for "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
+wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
 ok $? "the first coordinator is in its concurrency windows"
 
 out=$("$VBENCH" status --out "$db" 2>&1)

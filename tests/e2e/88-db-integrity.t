@@ -28,14 +28,10 @@ sed 's/^phases:/limits: {backup_every_s: 1}\nphases:/' "$profile" >"$SCRATCH/bac
 sed -i 's/window_s: 1, repeats: 1/window_s: 1, repeats: 3/' "$SCRATCH/backup.yml"
 "$VBENCH" run --profile "$SCRATCH/backup.yml" --out "$SCRATCH/p.sqlite" --quiet 2>"$SCRATCH/run-p.txt" &
 pid=$!
-seen=1
-for _ in $(seq 1 200); do
-    [ -f "$SCRATCH/p.sqlite.bak" ] && { seen=0; break; }
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.05
-done
-kill -0 $pid 2>/dev/null
-ok $(( seen || $? )) "a backup is written while the campaign runs (limits.backup_every_s: 1)"
+backup_seen() { [ -f "$SCRATCH/p.sqlite.bak" ] || ! kill -0 $pid; }
+wait_until 120 backup_seen
+[ -f "$SCRATCH/p.sqlite.bak" ] && kill -0 $pid 2>/dev/null
+ok $? "a backup is written while the campaign runs (limits.backup_every_s: 1)"
 wait $pid
 ok $? "... and the campaign completes"
 

@@ -41,7 +41,7 @@ is "$(stat -c %a "$d/tiny.sqlite.d")" "700" "its work directory is 0700"
 sed 's/window_s: 1, repeats: 1/window_s: 1, repeats: 4/' "$profile" >"$SCRATCH/long.yml"
 "$VBENCH" run --profile "$SCRATCH/long.yml" --out "$d/long.sqlite" --quiet 2>"$SCRATCH/long.txt" &
 pid=$!
-for _ in $(seq 1 200); do [ -e "$d/long.sqlite-wal" ] && [ -e "$d/long.sqlite.lock" ] && break; sleep 0.05; done
+wait_until 60 test -e "$d/long.sqlite-wal" -a -e "$d/long.sqlite.lock"
 is "$(stat -c %a "$d/long.sqlite-wal" "$d/long.sqlite-shm" "$d/long.sqlite.lock" 2>&1 | tr '\n' ' ')" "600 600 600 " \
    "while it runs: -wal, -shm and the lock file are 0600"
 wait $pid

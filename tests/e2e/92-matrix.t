@@ -30,20 +30,10 @@ phases:
     ef_search: [10, 20, 40, 80, 120, 200]
 YML
 
-wait_for() { # wait_for SQL-COUNT-QUERY MIN TIMEOUT_S
-    local sql=$1 min=$2 deadline=$(( $(date +%s) + $3 ))
-    while [ "$(date +%s)" -lt "$deadline" ]; do
-        n=$(q "$db" "$sql" 2>/dev/null || echo 0)
-        [ "${n:-0}" -ge "$min" ] && return 0
-        sleep 0.02
-    done
-    return 1
-}
-
 # Killed once the first configuration is done and before the matrix is.
 "$VBENCH" run --profile "$SCRATCH/matrix.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
-wait_for "SELECT COUNT(*) FROM plan WHERE status = 'done'" 8 120
+wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'" 8 120
 ok $? "the first run gets past the first configuration"
 kill -9 $pid; wait $pid 2>/dev/null
 for _ in $(seq 1 100); do pgrep -f "vbench-agent.*$SCRATCH" >/dev/null || break; sleep 0.1; done

@@ -8,8 +8,8 @@
 #
 # hosts_up makes them (root only: without root the test skips); on_host HOST CMD... runs CMD there, keeping
 # its PID (ip netns exec, unshare and sh all exec), so `on_host bench vbench-agent ... &` gives the agent's
-# PID in $!; link_down / link_up cut and restore the bench host's only link; wait_sql / wait_pid wait for a
-# condition with a deadline; everything started is stopped and the namespaces removed on exit.
+# PID in $!; link_down / link_up cut and restore the bench host's only link (wait_sql / wait_pid, the waits with a
+# deadline, are in lib.sh); everything started is stopped and the namespaces removed on exit.
 HOSTS_TAG=$$
 NS_coord="vbt-c-$HOSTS_TAG"
 NS_bench="vbt-b-$HOSTS_TAG"
@@ -112,27 +112,6 @@ start_campaign() { # start_campaign PROFILE DB
 
 link_down() { ip -n "$NS_bench" link set "$BENCH_IF" down; }
 link_up() { ip -n "$NS_bench" link set "$BENCH_IF" up; }
-
-wait_sql() { # wait_sql DB SQL-COUNT MIN TIMEOUT_S: polls until the count reaches MIN
-    local db=$1 sql=$2 min=$3 deadline=$(($(date +%s) + $4)) n
-    while [ "$(date +%s)" -lt "$deadline" ]; do
-        n=$(q "$db" "$sql" 2>/dev/null || echo 0)
-        [ "${n:-0}" -ge "$min" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in WAIT_RC (124 on timeout)
-    local pid=$1 deadline=$(($(date +%s) + $2))
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ "$(date +%s)" -ge "$deadline" ]; then WAIT_RC=124; return 1; fi
-        sleep 0.1
-    done
-    wait "$pid"
-    WAIT_RC=$?
-    return 0
-} 2>/dev/null   # not bash's "Killed" notice for a child that died of a signal: WAIT_RC says it
 
 # A small campaign with all five phases, about 20 s on 2 cores: a build of 2-3 s, recall sweep points of a
 # few hundred ms, windows of WINDOW_S (2) s, a churn of about 3 s (CHURN_FRACTION 0.2 of the rows). $1: extra lines for the limits section.

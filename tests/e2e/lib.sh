@@ -45,3 +45,33 @@ need() {
 # skip REASON...: one check that cannot run here, shown as skipped (TAP "ok N # SKIP reason"), never as passed.
 skip() { T_N=$((T_N + 1)); echo "ok $T_N # SKIP $*"; }
 done_testing() { echo "1..$T_N"; [ "$T_FAILED" -eq 0 ]; }
+# wait_until TIMEOUT_S COMMAND...: runs COMMAND every 0.05 s until it succeeds (0) or TIMEOUT_S seconds have
+# passed (1). A deadline in seconds, not a count of polls: on a loaded machine each poll takes longer.
+wait_until() {
+    local deadline=$(($(date +%s) + $1)); shift
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        "$@" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    return 1
+}
+wait_sql() { # wait_sql DB SQL-COUNT MIN TIMEOUT_S: polls until the count reaches MIN
+    local db=$1 sql=$2 min=$3 deadline=$(($(date +%s) + $4)) n
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        n=$(q "$db" "$sql" 2>/dev/null || echo 0)
+        [ "${n:-0}" -ge "$min" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in WAIT_RC (124 on timeout)
+    local pid=$1 deadline=$(($(date +%s) + $2))
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ "$(date +%s)" -ge "$deadline" ]; then WAIT_RC=124; return 1; fi
+        sleep 0.1
+    done
+    wait "$pid"
+    WAIT_RC=$?
+    return 0
+} 2>/dev/null   # not bash's "Killed" notice for a child that died of a signal: WAIT_RC says it

@@ -169,6 +169,47 @@ int main(void) {
         sqlite3_close(r);
     }
 
+    /* bytes per row as a line in the dimension once two dimensions are measured (pgvector's table + index at
+     * 100k rows, measured here: 1,418.3 B/row at dim 128 (smoke), 8,299.0 at 768 (docs/results-medium-100k.md)) */
+    {
+        char hdir[64], path[128];
+        snprintf(hdir, sizeof hdir, "%s/line", dir);
+        mkdir(hdir, 0755);
+        snprintf(path, sizeof path, "%s/history.sqlite", hdir);
+        sqlite3 *db = NULL;
+        sqlite3_open(path, &db);
+        const char *schema =
+            "CREATE TABLE measured (engine TEXT NOT NULL, dataset TEXT NOT NULL, dim INTEGER NOT NULL,"
+            " rows INTEGER NOT NULL, campaign TEXT, recorded_at TEXT NOT NULL, load_rows_s REAL, build_rows_s REAL,"
+            " insert_rows_s REAL, sweep_qps100 REAL, filtered_qps REAL, client_qps REAL, bytes_per_row REAL);"
+            "INSERT INTO measured (engine, dataset, dim, rows, recorded_at, bytes_per_row) VALUES"
+            " ('pgvector', 'smoke', 128, 100000, '2026-12-01T00:00:00Z', 1418.28),"
+            " ('mariadb', 'smoke', 128, 100000, '2026-12-01T00:00:00Z', 2000),"
+            " ('mariadb', 'noisy', 136, 100000, '2026-12-01T00:00:00Z', 1990);";
+        sqlite3_exec(db, schema, NULL, NULL, NULL);
+        char basis[200];
+        double one = vb_estimate_bytes_per_row("pgvector", 768, hdir, basis, sizeof basis);
+        ok(fabs(one - 1418.28 * 6) < 0.01, "one measured dimension: scaled whole (%.0f B/row at 768: %s)", one, basis);
+        sqlite3_exec(db,
+                     "INSERT INTO measured (engine, dataset, dim, rows, recorded_at, bytes_per_row) VALUES"
+                     " ('pgvector', 'medium', 768, 100000, '2026-12-01T01:00:00Z', 8298.99)",
+                     NULL, NULL, NULL);
+        sqlite3_close(db);
+        double at768 = vb_estimate_bytes_per_row("pgvector", 768, hdir, basis, sizeof basis);
+        ok(fabs(at768 - 8298.99) < 0.01, "two: the line goes through the measurement at 768 (%.2f: %s)", at768, basis);
+        contains(basis, "the line through the sizes measured here at dim 128 and 768", "... and says so");
+        double at128 = vb_estimate_bytes_per_row("pgvector", 128, hdir, basis, sizeof basis);
+        ok(fabs(at128 - 1418.28) < 0.01, "... and at 128 (%.2f)", at128);
+        double at1536 = vb_estimate_bytes_per_row("pgvector", 1536, hdir, basis, sizeof basis);
+        double fixed = 1418.28 - 128 * (8298.99 - 1418.28) / 640;
+        ok(fabs(at1536 - (fixed + 1536 * (8298.99 - 1418.28) / 640)) < 0.01 && at1536 < 1418.28 * 12,
+           "at 1536: the fixed part (%.0f B) is not scaled with the dimension (%.0f B/row, whole scaling %.0f)", fixed,
+           at1536, 1418.28 * 12);
+        double md = vb_estimate_bytes_per_row("mariadb", 768, hdir, basis, sizeof basis);
+        ok(fabs(md - 1990.0 * 768 / 136) < 0.01,
+           "a line falling with the dimension (noise between near dimensions) is not used (%.0f: %s)", md, basis);
+    }
+
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) printf("#   could not remove %s\n", dir);
