@@ -80,6 +80,7 @@ int vb_budget_resolve(const vb_profile *p, int cores, uint64_t memory, vb_budget
     b->host_cores = cores;
     b->host_memory = memory;
     const char *layout = vb_profile_setting(p, "resources.layout", "auto");
+    if (!layout) layout = "auto";   /* never with a default; says so to gcc -O1, which warned at the snprintf below */
     if (strcmp(layout, "auto") == 0)
         layout = cores >= 80 && memory >= REF_SERVER_MEMORY + REF_CLIENT_MEMORY + 7 * GB ? "reference" : "small";
     snprintf(b->layout, sizeof b->layout, "%s", layout);
