@@ -38,8 +38,11 @@ phases:
   recall_sweep: {ef_search: [10, 20, 40, 80, 160, 320]}
   concurrency: {clients: [1, 2], window_s: 1, repeats: 1, warmup_s: 0.2, ef_search: 100}
   filtered: {selectivity: [0.1, 0.01], queries: 100, ef_search: 100}
-  churn: {fraction: 0.1, limit_s: 300, queries: 200, ef_search: 100}
+  churn: {fraction: 0.1, limit_s: 300, queries: 200, ef_search: 200}
 YML
+# Churn at ef_search 200, not 100: at 100 the recall before and after sat at 0.93 - 0.96 in eleven runs, too near
+# the 0.9 asked below (the graph is built by several writer threads and differs run to run), and one run of
+# make test failed a check of this file without saying which (the sweep has 0.97 at 160, 0.99 at 320).
 db=$SCRATCH/vk.sqlite
 t0=$(date +%s)
 vb_ns_run "$VBENCH" run --profile "$SCRATCH/vk.yml" --engines valkey --out "$db" >"$SCRATCH/run.out" 2>"$SCRATCH/run.err"
