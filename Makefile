@@ -101,11 +101,12 @@ test: test-deps
 	  $(UNIT_BIN)
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a build tree of their own.
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp
 asan-test:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" unit
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
+	@$(SAN_ENV) \
 	  prove --exec '' $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
-	@for t in $(FUZZ_NAMES); do ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp \
+	@for t in $(FUZZ_NAMES); do $(SAN_ENV) \
 	  build-asan/fuzz-replay/$$t -timeout=60 tests/fuzz/corpus/$$t/* >build-asan/fuzz-replay/$$t.log 2>&1 || \
 	  { echo "fuzz corpus replay of $$t under ASan/UBSan failed: build-asan/fuzz-replay/$$t.log"; exit 1; }; \
 	  done; echo "fuzz corpus replayed under ASan/UBSan: $(FUZZ_NAMES)"

@@ -9,12 +9,14 @@ SCRATCH=$(mktemp -d /tmp/vbench-test.XXXXXX)
 export VBENCH_CACHE="$SCRATCH/cache"
 trap 'rm -rf "$SCRATCH"' EXIT
 
+# fail_note LINE: a failed check's explanation, in the TAP (stdout) and on stderr: prove shows a test's stderr but
+# not its TAP, so a CI log then names the failed check and says why, not only its number.
+fail_note() { echo "$1"; echo "$1" >&2; }
 ok() { # ok CONDITION-EXIT-CODE NAME...
     local rc=$1; shift
     T_N=$((T_N + 1))
     if [ "$rc" -eq 0 ]; then echo "ok $T_N - $*"; else
         echo "not ok $T_N - $*"; T_FAILED=$((T_FAILED + 1))
-        # prove shows a test's stderr but not its TAP: a CI log then names the failed check, not only its number.
         echo "# $(basename "$0") failed #$T_N - $*" >&2
     fi
 }
@@ -22,11 +24,11 @@ is() { # is GOT WANT NAME...
     local got=$1 want=$2; shift 2
     [ "$got" = "$want" ]; local rc=$?
     ok $rc "$*"
-    [ $rc -eq 0 ] || { echo "#   got '$got', want '$want'"; echo "#   got '$got', want '$want'" >&2; }
+    [ $rc -eq 0 ] || fail_note "#   got '$got', want '$want'"
 }
 like() { # like TEXT SUBSTRING NAME...
     local text=$1 sub=$2; shift 2
-    case "$text" in *"$sub"*) ok 0 "$*" ;; *) ok 1 "$*"; local m; m="#   '$sub' not in: $(printf %s "$text" | head -c 600)"; echo "$m"; echo "$m" >&2 ;; esac
+    case "$text" in *"$sub"*) ok 0 "$*" ;; *) ok 1 "$*"; fail_note "#   '$sub' not in: $(printf %s "$text" | head -c 600)" ;; esac
 }
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
