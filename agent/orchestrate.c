@@ -526,6 +526,8 @@ done:
     vb_units_close(&u);
 }
 
+static void flush_samples(server *s, zsock_t *coord);
+
 static void op_stop(server *s, zsock_t *out) {
     vb_error err;
     vb_error_clear(&err);
@@ -536,6 +538,10 @@ static void op_stop(server *s, zsock_t *out) {
     char *tail = rc ? journal_tail(u, s->unit) : NULL;
     if (s->sampler) {
         vb_sampler_stop(s->sampler);
+        /* The rows since the last tick's flush go out here, ahead of the STOPPED report on the same socket: sent
+         * by the next tick, they reached a coordinator that may already have ended the campaign on STOPPED. The
+         * tick does not flush while a stop runs, so s->sent has one writer. */
+        flush_samples(s, out);
         vb_sampler_summary sum;
         vb_sampler_summary_get(s->sampler, &sum);
         kv_addf(&facts, "peak_cgroup_bytes", "%llu", (unsigned long long)sum.peak_cgroup_bytes);
@@ -787,7 +793,8 @@ void vb_orch_tick(vb_orch *o, zsock_t *coord) {
     o->last_tick_ns = now;
     for (size_t i = 0; i < o->n_srv; i++) {
         server *s = &o->srv[i];
-        if (s->op_running && strcmp(s->action, "start") == 0) continue; /* the sampler is being replaced */
+        /* start: the sampler is being replaced; stop: op_stop sends the last rows itself */
+        if (s->op_running && (strcmp(s->action, "start") == 0 || strcmp(s->action, "stop") == 0)) continue;
         flush_samples(s, coord);
         if (s->sampler && !s->op_running) check_died(o, s);
     }
