@@ -484,6 +484,13 @@ static void op_start(server *s, zsock_t *out) {
     kv_addf(&facts, "recipe", "%s", s->recipe->path);
     kv_addf(&facts, "unit", "%s", s->unit);
     kv_addf(&facts, "image", "%s", image[0] ? image : "(none: host binaries)");
+    /* which recipe, Debian suite and day the image came from (vbench-image.txt, deploy/image-build) */
+    static const char *const image_keys[] = {"name", "key", "suite", "mirror", "built_at"};
+    for (size_t i = 0; image[0] && i < sizeof image_keys / sizeof *image_keys; i++) {
+        char v[512], key[64];
+        snprintf(key, sizeof key, "image.%s", image_keys[i]);
+        if (vb_image_field(image, "vbench-image.txt", image_keys[i], v, sizeof v, NULL) == VB_OK) kv_addf(&facts, key, "%s", v);
+    }
     kv_addf(&facts, "data_dir", "%s", s->datadir);
     kv_addf(&facts, "probe_answer", "%s", version); /* what the readiness probe's version query said */
     kv_addf(&facts, "adopted", "%d", adopted);

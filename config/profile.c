@@ -352,7 +352,7 @@ static int valid_name(const char *s) {
 }
 
 /* A recipe reference: a recipe name, then recipe parameters as key=value words, each side a valid name
- * ("pgvector pgvector_version=0.8.6"; orchestrator/recipe.h checks them against the recipe). */
+ * ("pgvector pgvector_version=0.8.7"; orchestrator/recipe.h checks them against the recipe). */
 static int valid_recipe_ref(const char *s) {
     char buf[512], *save = NULL;
     if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return 0;

@@ -46,7 +46,7 @@ static const report_table tables[] = {
      "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, cpu_s, "
      "IIF(disk_bytes IS NULL, NULL, printf('%.1f', disk_bytes / 1048576.0)) AS disk_mib, unit FROM v_servers"},
     {"engine_provenance", "Engine provenance (what the server reports, where it came from, how it was built)",
-     "SELECT engine, server_version, source, sha256, flags, target_isa, build_simd, host_simd FROM v_engine_provenance"},
+     "SELECT engine, server_version, source, image, suite, sha256, flags, target_isa, build_simd, host_simd FROM v_engine_provenance"},
     {"server_phases", "Server memory and CPU per phase (sampled every 250 ms)",
      "SELECT engine, phase, item, samples, printf('%.1f', seconds) AS seconds, "
      "printf('%.1f', peak_cgroup_bytes / 1048576.0) AS peak_cgroup_mib, "

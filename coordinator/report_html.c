@@ -366,6 +366,16 @@ static int asymmetries(doc *d, vb_error *err) {
               "group_concat(CASE WHEN json_extract(e.params, '$.' || k.param) IS NULL THEN k.param END, ', ') AS lacks "
               "FROM e, k GROUP BY e.engine HAVING lacks IS NOT NULL ORDER BY e.engine", err) < 0)
         return VB_ERROR;
+    h3(d, "How the servers were built");
+    para(d, NULL, "The servers come from Debian's binary packages, which are built for the x86-64 baseline: their "
+                  "float32 distance loops use SSE2 unless the engine picks wider code at run time. The reference run "
+                  "built its extensions with -march=x86-64-v3 (AVX2, FMA), so on a host with AVX2 or AVX-512 a "
+                  "packaged build may understate what the same version does when built for that host; a SIMD "
+                  "narrower than the host's is also a finding under Validity.");
+    if (table(d, "server_log",
+              "SELECT engine, server_version, source, image, suite, target_isa, kernel_isa, build_simd, host_simd "
+              "FROM v_engine_provenance ORDER BY engine", err) < 0)
+        return VB_ERROR;
     h3(d, "Durability");
     para(d, NULL, "Embedded engines keep their index in the client's memory and write nothing durably; a server's "
                   "durability settings, where its manifest records them, are listed beside it.");

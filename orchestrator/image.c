@@ -84,7 +84,7 @@ int vb_image_find(const char *images_dir, const char *name, char *out, size_t le
     out[0] = '\0';
     size_t nl = strlen(name);
     for (struct dirent *e; d && (e = readdir(d));) {
-        /* NAME-<16 hex>, exactly: "db-trixie" must not match the layer "db-trixie-pgvector-0.8.6-<key>" */
+        /* NAME-<16 hex>, exactly: "db-trixie" must not match another image "db-trixie-extra-<key>" */
         if (strncmp(e->d_name, name, nl) != 0 || e->d_name[nl] != '-' || strlen(e->d_name + nl + 1) != 16 ||
             strspn(e->d_name + nl + 1, "0123456789abcdef") != 16)
             continue;

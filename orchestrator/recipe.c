@@ -26,7 +26,7 @@ static const char *const top_keys[] = {"name", "engine", "description", "image",
 typedef struct rctx {
     const char *path;
     vb_error *err;
-    const vb_kv *asked;     /* the parameters the reference names ("pgvector_version" -> "0.8.6") */
+    const vb_kv *asked;     /* the parameters the reference names ("pgvector_version" -> "0.8.7") */
     size_t n_asked;
 } rctx;
 
@@ -137,9 +137,12 @@ static int parse_setting(const rctx *c, const char *name, const vb_yaml_node *n,
     return VB_OK;
 }
 
-/* build: {package, target_isa, kernel_isa, flags, runtime_dispatch}, all strings. */
+/* build: {package, target_isa, kernel_isa, flags, runtime_dispatch}, all strings. A second build: (a parameter
+ * value's) replaces the first whole, so no field of the recipe's own survives beside the value's. */
 static int parse_build(const rctx *c, const vb_yaml_node *n, vb_recipe *r) {
     static const char *const keys[] = {"package", "target_isa", "kernel_isa", "flags", "runtime_dispatch", NULL};
+    free(r->build_package), free(r->build_target_isa), free(r->build_kernel_isa), free(r->build_flags), free(r->build_dispatch);
+    r->build_package = r->build_target_isa = r->build_kernel_isa = r->build_flags = r->build_dispatch = NULL;
     if (n->type != VB_YAML_MAP)
         return rfail(c, n->line, "key 'build': expected a map (package, target_isa, kernel_isa, flags, runtime_dispatch)");
     for (size_t i = 0; i < n->n; i++)
@@ -152,7 +155,9 @@ static int parse_build(const rctx *c, const vb_yaml_node *n, vb_recipe *r) {
 }
 
 /* parameters: NAME: {default: V, V1: {image: ...}, V2: {...}}. The value in force is the one the reference asked
- * for, else the default; its map may set the image. Every asked parameter must be declared. */
+ * for, else the default; its map may set the image, settings (literal values), the packages whose versions the
+ * manifest records and the build: block (another image holds another server: PostgreSQL 18 in db-sid). Every
+ * asked parameter must be declared. */
 static int parse_parameters(const rctx *c, const vb_yaml_node *n, vb_recipe *r) {
     for (size_t a = 0; a < c->n_asked; a++)
         if (!n || !vb_yaml_map_get(n, c->asked[a].key, NULL))
@@ -178,11 +183,21 @@ static int parse_parameters(const rctx *c, const vb_yaml_node *n, vb_recipe *r) 
                     off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", off ? ", " : "", p->keys[k]);
             return rfail(c, n->key_lines[i], "parameter '%s': no value '%s' (known: %s)", pname, want, known);
         }
-        if (v->type != VB_YAML_MAP) return rfail(c, v->line, "key 'parameters.%s.%s': expected a map (image, settings)", pname, want);
+        static const char *const value_keys[] = {"image", "settings", "packages", "build", NULL};
+        if (v->type != VB_YAML_MAP)
+            return rfail(c, v->line, "key 'parameters.%s.%s': expected a map (image, settings, packages, build)", pname, want);
         for (size_t k = 0; k < v->n; k++)
-            if (strcmp(v->keys[k], "image") != 0 && strcmp(v->keys[k], "settings") != 0)
-                return rfail(c, v->key_lines[k], "unknown key 'parameters.%s.%s.%s' (known: image, settings)", pname,
-                             want, v->keys[k]);
+            if (!in_list(value_keys, v->keys[k]))
+                return rfail(c, v->key_lines[k], "unknown key 'parameters.%s.%s.%s' (known: image, settings, packages, "
+                             "build)", pname, want, v->keys[k]);
+        const vb_yaml_node *pv = vb_yaml_map_get(v, "packages", NULL);
+        if (pv) {
+            vb_recipe_argv_free(r->packages);
+            r->packages = NULL, r->n_packages = 0;
+            if (get_argv(c, pv, "packages", &r->packages, &r->n_packages)) return VB_ERROR;
+        }
+        const vb_yaml_node *bv = vb_yaml_map_get(v, "build", NULL);
+        if (bv && parse_build(c, bv, r)) return VB_ERROR;
         /* settings: literal values that replace the recipe's settings of the same name (a server_pass, e.g.
          * relaxed: fsync off); each must be a setting the recipe has, so that its command line uses it */
         const vb_yaml_node *sv = vb_yaml_map_get(v, "settings", NULL);
@@ -317,7 +332,7 @@ static int split_reference(const char *ref, char *buf, size_t len, const char **
         char *eq = strchr(w, '=');
         if (!eq || eq == w || !eq[1] || *n == cap)
             return vb_error_set(err, "recipe", 1, "recipe reference \"%s\": '%s' is not key=value (write "
-                                "\"NAME key=value ...\", e.g. \"pgvector pgvector_version=0.8.6\")", ref, w);
+                                "\"NAME key=value ...\", e.g. \"pgvector pgvector_version=0.8.7\")", ref, w);
         *eq = '\0';
         asked[(*n)++] = (vb_kv){w, eq + 1};
     }

@@ -30,10 +30,11 @@
  *     runtime_dispatch: "..."           what the code picks at run time from the CPU it finds, and
  *     kernel_isa: x86-64-v4             the level its vector distance kernels reach that way (default: target_isa)
  *   parameters:                         choices a profile makes by naming the recipe as "NAME key=value ...":
- *     pgvector_version:                 each value may set the image (the default applies when not named)
- *       default: packaged
+ *     pgvector_version:                 each value may set the image, literal settings, the packages and the
+ *       default: packaged               build: block (the default applies when not named)
  *       packaged: {image: db-trixie}
- *       0.8.6: {image: db-trixie-pgvector-0.8.6}
+ *       0.8.7: {image: db-sid, settings: {pg_major: "18"}, packages: [postgresql-18, postgresql-18-pgvector],
+ *               build: {package: postgresql-18-pgvector, target_isa: x86-64}}
  *
  * Templates: {data} (data_mount), {datadir} (the data directory on the host), {password}, {cpus} and
  * {memory_bytes} (the budget), and every setting by name. An unknown name in braces is an error. */
@@ -71,12 +72,12 @@ typedef struct vb_recipe {
     long ready_timeout_s, stop_timeout_s, limit_nofile;
     int stop_signal;
     char *build_package, *build_target_isa, *build_kernel_isa, *build_flags, *build_dispatch; /* build: or NULL */
-    vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.6") */
+    vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.7") */
     size_t n_params;
 } vb_recipe;
 
 /* Loads DIR/NAME.yml. Errors name the file and line ("deploy/engines/x.yml:7: key 'start': ..."); an unknown
- * NAME lists the recipes DIR has. NAME may be followed by parameters, "pgvector pgvector_version=0.8.6": each
+ * NAME lists the recipes DIR has. NAME may be followed by parameters, "pgvector pgvector_version=0.8.7": each
  * must be declared under the recipe's `parameters:` with that value (the error lists what is). Release with
  * vb_recipe_destroy. */
 int vb_recipe_load(const char *dir, const char *name, vb_recipe **out, vb_error *err);

@@ -261,6 +261,8 @@ CREATE VIEW v_engine_provenance AS
            COALESCE(MAX(CASE WHEN m.key = 'engine.' || e.engine || '.version' THEN m.value END),
                     MAX(CASE WHEN m.key = 'server.' || e.engine || '.probe_answer' THEN m.value END)) AS server_version,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.source' THEN m.value END) AS source,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.image.name' THEN m.value END) AS image,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.image.suite' THEN m.value END) AS suite,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.source_sha256' THEN m.value END) AS sha256,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.flags' THEN m.value END) AS flags,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.target_isa' THEN m.value END) AS target_isa,

@@ -7,8 +7,8 @@
 #
 # The root is a mount point (bound onto itself), with /proc, /sys and /dev bound from the host and a tmpfs on
 # /run, as on a booted machine; the mounts live in a private mount namespace, so they vanish with this script.
-# Its engine-image cache (/var/cache/vbench/images inside the root) starts empty: `make test` builds the images,
-# the ones from vendored tarballs too (../shared is bound beside the clone, read-only, as CI has it): a cold-cache run.
+# Its engine-image cache (/var/cache/vbench/images inside the root) starts empty: `make test` builds every image
+# from Debian's packages (../shared is bound beside the clone, read-only, as CI has it): a cold-cache run.
 #
 # usage: tests/fresh-check.sh        (root; about 20-30 minutes on 2 cores, most of it apt and the test suite)
 #   FRESH_DIR=DIR   scratch directory (default /var/tmp/vbench-fresh.XXXXXX); FRESH_KEEP=1 keeps it afterwards
@@ -103,15 +103,15 @@ clone() {
     git clone -q --no-checkout "$repo" "$root/root/vbench" && git -C "$root/root/vbench" checkout -q --detach "$rev"
 }
 if ! step clone clone; then summary; exit 1; fi
-# shared/ beside the clone, read-only, as CI lays it (its vendor/ holds the tarballs the valkey-search and
-# pgvector 0.8.6 images are built from): without it those tests could only skip.
+# shared/ beside the clone, read-only, as CI lays it (nothing in the suite reads it; bound so that the root looks
+# like CI's clone).
 if [[ -d "$repo/../shared" ]]; then
     mkdir -p "$root/root/shared"
     mount --bind "$(cd "$repo/../shared" && pwd)" "$root/root/shared"
     mount -o remount,bind,ro "$root/root/shared"
     echo "fresh-check: $(cd "$repo/../shared" && pwd) is bound read-only at /root/shared (beside the clone, as in CI)"
 else
-    echo "fresh-check: note: no ../shared beside the repository: the vendored engine images cannot be built"
+    echo "fresh-check: note: no ../shared beside the repository (CI has one, read-only; the suite does not need it)"
 fi
 
 # Each command as a root login on the fresh machine would run it: its own shell, in the clone, a clean

@@ -3,8 +3,8 @@
 # driven by tests/tools/vb_conformance: hnswlib and exact in process, PostgreSQL 17 + pgvector and MariaDB 11.8
 # from the engine image as transient units of a private systemd (deploy/systemd-ns, started through
 # tests/tools/vb_unitctl as the orchestrator starts them), restarted in the middle of the script to check
-# VB_RETRY and recovery, and Valkey 8.1 + valkey-search 1.0.2 from its layer image the same way; engines that
-# cannot run here (alisql, doris, mongodb) are listed as skipped with the reason.
+# VB_RETRY and recovery; engines that cannot run here (alisql, doris, mongodb, and valkey: Debian has no
+# valkey-search module) are listed as skipped with the reason.
 # Then each server's own section (pgvector: halfvec, iterative scan at 1 %, EXPLAIN, a terminated backend,
 # attach, sizes, version, its error messages; MariaDB: recall at a high ef_search, attach, EXPLAIN, a killed
 # connection, sizes, version, its error messages), and what a campaign does with wrong credentials
@@ -19,9 +19,6 @@ CTL=$TOOLS/vb_unitctl
 
 vb_ensure_image db-trixie
 IMG=$(bash "$ROOT/deploy/image-build" --path-only db-trixie 2>/dev/null)
-# Valkey + valkey-search: a layer built from the vendored module source (about 6 minutes of compiling when cold).
-vb_ensure_image db-trixie-valkey-search-1.0.2
-VKIMG=$(bash "$ROOT/deploy/image-build" --path-only db-trixie-valkey-search-1.0.2 2>/dev/null)
 why=$(vb_ns_skip_reason)
 [ -n "$why" ] || { [ -x "$CONF" ] && [ -x "$CTL" ]; } || why="the test tools are not built in $TOOLS (make unit)"
 [ -n "$why" ] || [ -n "$IMG" ] || why="no engine image db-trixie (vbench image build db-trixie)"
@@ -81,41 +78,12 @@ rc=$?; ok $rc "mariadb-install-db as a oneshot unit in the image"; [ $rc -eq 0 ]
 out=$(vb_ns_run sh "$SCRATCH/my.sh" start 2>&1)
 rc=$?; ok $rc "MariaDB 11.8 starts as a unit and answers"; [ $rc -eq 0 ] || echo "$out" | diag
 
-# --- Valkey 8.1 + valkey-search 1.0.2 --------------------------------------------------------------------------
-# The benchmark's recipe keeps nothing on disk; here the restart check wants the rows to survive, so the restart
-# is SHUTDOWN SAVE and the start loads dump.rdb (the module saves its graph with it).
-vk=$SCRATCH/vk
-VK_ARGS=()
-if [ -n "$VKIMG" ]; then
-    mkdir -p "$vk" && chown "$(awk -F: '$1 == "valkey" {print $3 ":" $4}' "$VKIMG/etc/passwd")" "$vk" && chmod 700 "$vk"
-    as_vk="--root $VKIMG --bind $vk:/var/lib/vbench --image-user valkey"
-    cat >"$SCRATCH/vk.sh" <<SH
-set -e
-if [ "\$1" = restart ]; then
-    "$CTL" start vbc-vk-stop-\$\$ --type oneshot $as_vk -- /usr/bin/valkey-cli -s /var/lib/vbench/valkey.sock SHUTDOWN SAVE >/dev/null 2>&1 || true
-    "$CTL" wait vbc-vk 60
-fi
-"$CTL" reset-failed vbc-vk >/dev/null 2>&1 || true
-"$CTL" start vbc-vk --memory-max 1G $as_vk -- /usr/bin/valkey-server --port 0 --unixsocket /var/lib/vbench/valkey.sock \
-    --unixsocketperm 700 --dir /var/lib/vbench --save "" --appendonly no --maxmemory 900mb --maxmemory-policy noeviction \
-    "--loadmodule /usr/lib/valkey/modules/valkeysearch.so --reader-threads 2 --writer-threads 2" >/dev/null
-"$CTL" ready vbc-vk vbc-vk-probe --timeout 60 $as_vk -- /bin/sh -c \
-    '/usr/bin/valkey-cli -s /var/lib/vbench/valkey.sock PING | grep -qx PONG' >/dev/null
-SH
-    out=$(vb_ns_run sh "$SCRATCH/vk.sh" start 2>&1)
-    rc=$?; ok $rc "Valkey 8.1 with valkey-search starts as a unit and answers"; [ $rc -eq 0 ] || echo "$out" | diag
-    VK_ARGS=(--engine valkey socket="$vk/valkey.sock" --restart "sh $SCRATCH/vk.sh restart")
-else
-    skip "no engine image db-trixie-valkey-search-1.0.2 (vbench image build db-trixie-valkey-search-1.0.2): valkey is listed as skipped below"
-fi
-
 # --- the conformance script over the registry ------------------------------------------------------------------
 t0=$(date +%s)
 vb_ns_run "$CONF" \
     --engine pgvector host="$pg" user=postgres password="$PW" dbname=postgres --restart "sh $SCRATCH/pg.sh restart" \
     --engine mariadb socket="$my/mysqld.sock" database=vbconf insert_batch=200 --restart "sh $SCRATCH/my.sh restart" \
     --known-duplicates "MariaDB 11.8 repeats a row in some filtered answers (docs/results-medium-100k.md); the agent scores repeats as misses and records 'duplicate ids'" \
-    "${VK_ARGS[@]}" \
     >"$SCRATCH/conf.out" 2>"$SCRATCH/conf.err"
 crc=$?
 # Its TAP, renumbered into this test's (directives kept).
@@ -131,14 +99,14 @@ while IFS= read -r line; do
     esac
 done <"$SCRATCH/conf.out"
 ok $crc "vb_conformance exits 0 ($(($(date +%s) - t0)) s)"; [ $crc -eq 0 ] || tail -20 "$SCRATCH/conf.err" | diag
-servers="pgvector mariadb"; [ -n "$VKIMG" ] && servers="$servers valkey"
+servers="pgvector mariadb"
 for e in hnswlib exact $servers; do
     for m in euclidean angular; do
         grep -q "^ok [0-9]* - $e ($m): the conformance script passes" "$SCRATCH/conf.out"
         ok $? "$e ($m): the script ran and passed"
     done
 done
-for e in alisql doris mongodb; do
+for e in alisql doris mongodb valkey; do
     grep -q "^ok [0-9]* - $e: the contract # SKIP no server for it here" "$SCRATCH/conf.out"
     ok $? "$e is listed as skipped, with the reason"
 done
@@ -176,7 +144,6 @@ ctl kill vbc-pg 2 main >/dev/null && ctl wait vbc-pg 60 >/dev/null
 ok $? "PostgreSQL stops"
 ctl stop vbc-my
 ok $? "MariaDB stops"
-if [ -n "$VKIMG" ]; then ctl stop vbc-vk; ok $? "Valkey stops"; fi
 vb_ns_stop
 ok $? "the namespace tears down"
 done_testing
