@@ -19,20 +19,24 @@ LDFLAGS  += $(SAN)
 GIT_REV  := $(shell sh util/git-rev.sh)
 CPPFLAGS += -DVB_GIT_REV='"$(GIT_REV)"'
 
-# Shared code used by both programs, one folder per concern.
+# Shared code used by both programs, one folder per concern (docs/design.md has the map).
 LIB_C    := $(wildcard util/*.c metrics/*.c datasets/*.c engines/*.c config/*.c proto/*.c orchestrator/*.c)
 LIB_CXX  := $(wildcard engines/*.cc)
 PROTO_C  := $(BUILD)/gen/proto/vbench.pb-c.c
 EMBED_C  := $(BUILD)/gen/embedded.c
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) $(PROTO_C:%.c=%.o) $(EMBED_C:%.c=%.o)
-COORD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard coordinator/*.c))
-AGENT_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard agent/*.c))
-# agent/main.c is the agent program; the rest of agent/ is linked into the CLI too (local helpers, tests).
-AGENT_LIB := $(filter-out $(BUILD)/agent/main.o,$(AGENT_OBJ))
-COORD_LIB := $(filter-out $(BUILD)/coordinator/main.o,$(COORD_OBJ))
+# Each program is its own folders and the shared library: bin/vbench is the command line (cli/), the campaign
+# run (coordinator/), the results store (store/) and the read side (report/); bin/vbench-agent is agent/ (the
+# client role, and main.c hosting the orchestrator role of orchestrator/).
+obj_of    = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1:%=%/*.c)))
+CLI_OBJ   := $(call obj_of,cli coordinator store report)
+AGENT_OBJ := $(call obj_of,agent)
+STORE_OBJ := $(call obj_of,store)
+# The unit tests drive any module of either program, so they link every folder but the two main.c files.
+TEST_OBJ  := $(filter-out $(BUILD)/cli/main.o $(BUILD)/agent/main.o,$(CLI_OBJ) $(AGENT_OBJ))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-EMBEDDED := $(sort $(wildcard profiles/*.yml)) results.db/schema.sql results.db/views.sql datasets/parquet2fbin.mjs
+EMBEDDED := $(sort $(wildcard profiles/*.yml)) store/schema.sql store/views.sql datasets/parquet2fbin.mjs
 
 .PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client bench-client-pg clean
 # `make` first installs what is missing (Debian packages), then builds in a fresh make so that the
@@ -68,15 +72,15 @@ $(BUILD)/%.o: %.cc
 $(BUILD)/libvbench.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-bin/vbench: $(COORD_OBJ) $(AGENT_LIB) $(BUILD)/libvbench.a
+bin/vbench: $(CLI_OBJ) $(BUILD)/libvbench.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-bin/vbench-agent: $(AGENT_OBJ) $(COORD_LIB) $(BUILD)/libvbench.a
+bin/vbench-agent: $(AGENT_OBJ) $(BUILD)/libvbench.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(AGENT_LIB) $(COORD_LIB) $(BUILD)/libvbench.a
+$(BUILD)/tests/%: tests/unit/%.c $(TEST_OBJ) $(BUILD)/libvbench.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -224,9 +228,9 @@ FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # What the targets link: the decoding modules (not the engines: clang 14 has no _Float16 for pgvector's halfvec)
-# and the coordinator's results store, which fuzz_wire drives.
+# and the results store (store/), which fuzz_wire drives.
 FUZZ_LIB_OBJ := $(filter $(addprefix $(BUILD)/,util/% metrics/% datasets/% config/% proto/% gen/%),$(LIB_OBJ))
-FUZZ_EXTRA   := $(BUILD)/coordinator/store.o $(BUILD)/coordinator/lock.o $(BUILD)/coordinator/views.o
+FUZZ_EXTRA   := $(STORE_OBJ)
 
 .PHONY: fuzz fuzz-deps fuzz-targets fuzz-bins fuzz-corpus fuzz-merge fuzz-seeds
 fuzz: fuzz-deps

@@ -5,7 +5,7 @@
  * the work thread reports. One work thread runs one plan item at a time and reports through an inproc PUSH
  * socket, because ZeroMQ sockets must not be shared between threads.
  *
- * Nothing the coordinator must record is lost (SPEC 6): every Result, and the Done or Failed that ends an item,
+ * Nothing the coordinator must record is lost (docs/design.md §6): every Result, and the Done or Failed that ends an item,
  * goes into the on-disk outbox (agent/outbox.h, WORKDIR/outbox/ID/) before it is sent, leaves it when the
  * coordinator acknowledges it, and is sent again after every Welcome: after a reconnect, after the coordinator
  * restarted, and after this process restarted (the outbox is loaded at start). Each carries the attempt of the
@@ -36,7 +36,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "agent/orchestrate.h"
+#include "orchestrator/orchestrate.h"
 #include "agent/outbox.h"
 #include "agent/phase.h"
 #include "datasets/dataset.h"

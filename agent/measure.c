@@ -82,7 +82,7 @@ static void keep_answers(const vb_session *s, const vb_workload_result *res, siz
 }
 
 /* The plan first: a filtered query that leaves the vector index is the commonest way for a number to mean
- * something else than it seems (SPEC 6, validity). A failed EXPLAIN is recorded, it does not fail the item. */
+ * something else than it seems (docs/design.md §6, validity). A failed EXPLAIN is recorded, it does not fail the item. */
 static void explain(vb_session *s, int ef_search, const vb_filter *filter, vb_measure *out) {
     vb_error perr;
     if (vb_engine_explain(s->engine, &s->spec, ef_search, s->k, filter, &out->index_used, out->plan,

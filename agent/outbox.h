@@ -1,6 +1,6 @@
 /* The agent's outbox: the messages the coordinator must acknowledge (results, and the Done or Failed that ends
  * an item), kept on disk from before they are sent until the coordinator's Ack arrives, so that neither a lost
- * connection, nor a coordinator that restarts, nor the agent's own crash loses one (SPEC 6).
+ * connection, nor a coordinator that restarts, nor the agent's own crash loses one (docs/design.md §6).
  *
  * One file per message, DIR/<16 hex digits: xxh64 of the key>.pb, holding a header (magic, format version,
  * sequence number, lengths, xxh64 checksum of key and body), the key and the body (an encoded envelope; the

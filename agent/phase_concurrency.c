@@ -1,6 +1,6 @@
 /* The concurrency phase: one timed window per plan item (clients, repeat), at a fixed ef_search.
  *
- * SPEC 3 and 4: warm-up before the window, all clients released together on a barrier, each client walking
+ * docs/design.md §3 and §4: warm-up before the window, all clients released together on a barrier, each client walking
  * the whole query set from its own offset; QPS counts the queries that started and finished inside the window;
  * in flight = in-call time of all clients / window; the fraction in call per client. The loop is closed by
  * default; `mode: open` in the profile runs it open at `target_rate` (agent/workload.h says what that measures).

@@ -6,7 +6,7 @@
  *
  * Answers are kept during the run and scored afterwards (recall is never computed inside the timed loop), with
  * distances recomputed from the corpus as metrics/recall.h defines. Every query's answer (ids, distances, time)
- * travels with the result unless the phase's `answers` is false (SweepResult.answers, for coordinator/export_annb). */
+ * travels with the result unless the phase's `answers` is false (SweepResult.answers, for report/export_annb). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,7 @@
 #      other) with a bootstrap 95 % interval, python / pgbench; client CPU per query; each client's own spread
 #      (highest / lowest QPS of its rounds: the host's noise); then the goal (vbench >= 0.97 x pgbench) per count.
 # Layout (BENCH_LAYOUT): split (default) puts the server and the clients on separate CPUs, as the stand runs them
-# (SPEC 1: the client pinned to its cores, the server unit to its own; here the budget's `small` split: the
+# (docs/design.md §1: the client pinned to its cores, the server unit to its own; here the budget's `small` split: the
 # clients get the last fifth of the CPUs, at least one, the server the rest), so a client's cost shows as its own
 # CPU and the server's CPU is the server's. shared leaves everything unpinned: four or more threads on two CPUs,
 # where the scheduler's placement (a client next to its backend or not) moves QPS by up to 2x between windows

@@ -539,7 +539,7 @@ const char *vb_inventory_agent_id(const vb_inventory_host *h, unsigned role, cha
     return buf;
 }
 
-/* One KEY=VALUE per line, the hosts in inventory order; see coordinator/cmd_inventory.c for the format. */
+/* One KEY=VALUE per line, the hosts in inventory order; see cli/cmd_inventory.c for the format. */
 void vb_inventory_print(const vb_inventory *inv, FILE *f) {
     fprintf(f, "inventory=%s\nkeys=%s\nlisten=%s\nconnect=%s\nprofile=%s\nout=%s\ncoordinator=%s\n", inv->source,
             inv->keys_dir, inv->listen, inv->connect, inv->profile, inv->out, inv->hosts[inv->coordinator].name);

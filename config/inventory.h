@@ -1,6 +1,6 @@
 /* The deployment inventory: which hosts take part in a campaign, what each one runs, and where the keys are.
  *
- * deploy/install reads it through `vbench inventory FILE` (coordinator/cmd_inventory.c), so the inventory is
+ * deploy/install reads it through `vbench inventory FILE` (cli/cmd_inventory.c), so the inventory is
  * real YAML checked by the same YAML tree as the profiles, and every error says "FILE:LINE: key 'hosts[1].cores':
  * ...". An inventory names one coordinator host and any number of agent hosts; each agent host runs one agent
  * per role, with the id NAME-client or NAME-orchestrator (systemd instance vbench-agent@ID.service), so the

@@ -1,9 +1,11 @@
 /* The coordinator's agent machine as a table (see coordinator/agent_fsm.h for how the caller uses it).
  *
- * Every row is the behaviour of coordinator/campaign.c's agent_on(), on_hello() / hello_item(), on_result(),
- * on_item_end(), check_liveness() and watch_local_agents() as it was when the table was written; the comments
- * say which. Rows of one (state, event) pair are tried in order and the last has no guard: a pair without rows,
- * or without that last row, is a bug that tests/unit/test_agent_fsm.c catches. */
+ * The caller is coordinator/agents.c: vb_campaign_agent_on() turns each message into an event, agent_facts()
+ * computes the guard flags, vb_campaign_agent_fire() steps this table and agent_do() carries out the actions
+ * (intake.c records results and item ends, limits.c vb_campaign_check_liveness() fires SILENT, local_agents.c
+ * vb_campaign_watch_local_agents() fires a local agent's death). The comments say which message each row is
+ * for. Rows of one (state, event) pair are tried in order and the last has no guard: a pair without rows, or
+ * without that last row, is a bug that tests/unit/test_agent_fsm.c catches. */
 #include "coordinator/agent_fsm.h"
 
 #define F(x) VB_AGENT_F_##x
@@ -17,7 +19,7 @@
     ROW(st, HELLO, F(BAD_PROTOCOL), 0, st, "refused: another protocol version", A(REJECT_HELLO)), \
     ROW(st, HELLO, F(OLD_HELLO), 0, st, "an older hello, overtaken", A(IGNORE))
 
-/* A hello, last (hello_item() after set_idle): where the item it names leaves the agent.
+/* A hello, last (after the rows for a hello without an item): where the item it names leaves the agent.
  *   it runs the running item's current attempt          -> busy with it (our view was behind)
  *   it runs or finished the orphan's attempt            -> taken over: busy with it, not run again
  *   it runs anything else                               -> told to abort it: draining until its end
@@ -97,7 +99,7 @@ static const vb_agent_row rows[] = {
 
     /* ---- BUSY: runs x, its current attempt ----------------------------------------------------------------- */
     HELLO_PREFIX(BUSY),
-    /* hello_item(), "we had it run X":
+    /* a hello naming an item, "we had it run X":
      *   it runs or finished X under the same attempt   -> it reconnected: still busy with X (any process) */
     ROW(BUSY, HELLO, F(ITS_ATTEMPT) | F(FINISHED), 0, BUSY, "reconnected, item finished",
         A(RECORD_HELLO), A(FORGET_ORPHAN), A(WELCOME)),

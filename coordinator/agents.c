@@ -83,7 +83,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     vb_point point = it->p;
     if (it->kind == VB_PHASE_CHURN) {
         long rows = -1;
-        if (vb_store_churn_checkpoint(c->store, it->key, &rows, &err)) vb_campaign_say(c, "vbench: %s", err.message);
+        if (vb_store_churn_checkpoint(c->store, it->key, &rows, &err)) vb_console_say(&c->console, "vbench: %s", err.message);
         if (rows >= 0 && it->p.on_resume == VB_RESUME_RESTART) {
             if (first) vb_store_churn_reset(c->store, it->key, NULL);
             point.churn_start = VB_CHURN_RESTART;
@@ -91,7 +91,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
             point.churn_start = VB_CHURN_CONTINUE;
             point.resume_rows = rows;
             if (first)
-                vb_campaign_say(c, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
+                vb_console_say(&c->console, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
         }
     }
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
@@ -155,10 +155,7 @@ static int assign(campaign *c, peer *p, int i) {
     c->running = i;
     p->item = i;
     p->item_started_ns = vb_now_ns();
-    c->progress_stage[0] = '\0';
-    c->progress_rate = 0;
-    c->progress_done = c->progress_total = 0;
-    vb_campaign_print_progress(c, 1);
+    vb_console_item(&c->console, it->seq, c->plan->n_items, it->key);
     return VB_OK;
 }
 
@@ -260,6 +257,7 @@ static void take_over_orphan(campaign *c, peer *p, const Vbench__Hello *h, int y
     unsigned att = h->item_attempt;
     c->items[y] = ITEM_RUNNING;
     c->running = y;
+    vb_console_item(&c->console, c->plan->items[y].seq, c->plan->n_items, c->plan->items[y].key);
     c->runs[y].started_wall = vb_wall_time();
     vb_campaign_item_limit_reset(c, y);
     p->item = y;
@@ -268,7 +266,7 @@ static void take_over_orphan(campaign *c, peer *p, const Vbench__Hello *h, int y
     vb_store_event(c->store, VB_EVENT_ITEM_TAKEN_OVER, "info", h->item_key, "coordinator",
                    "agent %s still %s attempt %u after the coordinator restarted: taken over, not run again", p->id,
                    h->item_finished ? "has the results of" : "runs", att);
-    vb_campaign_say(c, "%s: agent %s %s attempt %u: taken over", h->item_key, p->id,
+    vb_console_say(&c->console, "%s: agent %s %s attempt %u: taken over", h->item_key, p->id,
         h->item_finished ? "has the results of" : "still runs", att);
     c->orphan = -1;
 }
@@ -301,7 +299,7 @@ static void welcome(campaign *c, peer *p, const Vbench__Hello *h, vb_agent_state
         vb_store_event(c->store, VB_EVENT_AGENT_BACK, was == VB_AGENT_LOST ? "warn" : "info", NULL, "coordinator",
                        "agent %s (%s, pid %llu) said hello again (was %s): %s; outbox %u", p->id, h->host,
                        (unsigned long long)h->pid, vb_agent_fsm_state_name(was), now, h->outbox);
-    if (was != VB_AGENT_NEW) vb_campaign_say(c, "agent %s is back (was %s): %s", p->id, vb_agent_fsm_state_name(was), now);
+    if (was != VB_AGENT_NEW) vb_console_say(&c->console, "agent %s is back (was %s): %s", p->id, vb_agent_fsm_state_name(was), now);
     Vbench__Welcome w = VBENCH__WELCOME__INIT;
     w.campaign = c->profile->name;
     w.heartbeat_ms = HEARTBEAT_MS;
@@ -338,7 +336,7 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
                  "same vbench version on the agent's host (%s) and start the agent again", ev->id, h->protocol,
                  vb_git_revision(), VB_PROTOCOL_VERSION, h->host);
         vb_store_event(c->store, VB_EVENT_PROTOCOL_REFUSED, "error", NULL, "coordinator", "%s: refused", why);
-        vb_campaign_say(c, "refused agent %s: %s", ev->id, why);
+        vb_console_say(&c->console, "refused agent %s: %s", ev->id, why);
         send_bye_to(c, ev->routing, VBENCH__BYE_CODE__BYE_PROTOCOL, why);
         break;
     }
@@ -377,7 +375,7 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_RECORD_LOG:
         vb_store_event(c->store, VB_EVENT_AGENT_LOG, vb_wire_log_level_name(env->log->level),
                        env->log->item_key[0] ? env->log->item_key : NULL, p->id, "%s", env->log->message);
-        vb_campaign_say(c, "%s: %s", p->id, env->log->message);
+        vb_console_say(&c->console, "%s: %s", p->id, env->log->message);
         break;
     case VB_AGENT_ACT_RECORD_RESULT: vb_campaign_record_result(c, p, env->result); break;
     case VB_AGENT_ACT_ACK_ONLY: vb_campaign_result_not_recorded(c, p, env->result); break;
@@ -399,7 +397,7 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
                        "agent %s silent for %.1f s (limits.agent_silent_s = %.0f): marked lost (was %s)", p->id,
                        (double)(now - p->last_heard_ns) / 1e9, (double)c->silent_ns / 1e9,
                        vb_agent_fsm_state_name(was));
-        vb_campaign_say(c, "agent %s silent for %.1f s: marked lost", p->id, (double)(now - p->last_heard_ns) / 1e9);
+        vb_console_say(&c->console, "agent %s silent for %.1f s: marked lost", p->id, (double)(now - p->last_heard_ns) / 1e9);
         break;
     case VB_AGENT_ACT_EXPIRE_ITEM:
         vb_campaign_expire_item(c, p->item, "the agent did not stop within 30 s of the limit");
@@ -489,7 +487,7 @@ int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key) 
         snprintf(c->refused_senders[c->refused_total++ % 8], sizeof c->refused_senders[0], "%s", pair);
         vb_store_event(c->store, VB_EVENT_SENDER_REFUSED, "error", NULL, "transport",
                        "refused messages of agent %s: %s", id, why);
-        vb_campaign_say(c, "refused messages of agent %s: %s", id, why);
+        vb_console_say(&c->console, "refused messages of agent %s: %s", id, why);
     }
     send_bye_to(c, routing, VBENCH__BYE_CODE__BYE_REFUSED_KEY, why);
     return 0;

@@ -1,4 +1,4 @@
-/* The coordinator's event loop, its set-up and teardown, and what it says on the terminal. The agent and server
+/* The coordinator's event loop, its set-up and teardown (what it says on the terminal: coordinator/console.h). The agent and server
  * machines are tables (coordinator/agent_fsm.c, coordinator/server_fsm.c), driven by vb_campaign_agent_fire()
  * (coordinator/agents.c) and vb_campaign_server_fire() (coordinator/servers.c); the parts of the coordinator are listed in
  * coordinator/campaign_int.h.
@@ -34,50 +34,7 @@
 #include "coordinator/server_pass.h"
 #include "util/watchdog.h"
 #include "coordinator/manifest.h"
-#include "coordinator/report.h"
-
-/* ---- output ---------------------------------------------------------------------------------------------- */
-
-static void clear_progress(campaign *c) {
-    if (c->tty && !c->o->quiet) fputs("\r\033[K", stderr);
-}
-
-void vb_campaign_say(campaign *c, const char *fmt, ...) {
-    if (c->o->quiet) return;
-    clear_progress(c);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-void vb_campaign_print_progress(campaign *c, int force) {
-    if (c->o->quiet || c->running < 0) return;
-    uint64_t now = vb_now_ns();
-    uint64_t every = c->tty ? 200000000ull : 10000000000ull;
-    if (!force && now - c->last_print_ns < every) return;
-    c->last_print_ns = now;
-    const vb_plan_item *it = &c->plan->items[c->running];
-    char line[512];
-    int n = snprintf(line, sizeof line, "[%d/%zu] %s", it->seq + 1, c->plan->n_items, it->key);
-    if (c->progress_stage[0]) {
-        n += snprintf(line + n, sizeof line - (size_t)n, " | %s", c->progress_stage);
-        if (c->progress_total > 0) {
-            double pct = 100.0 * (double)c->progress_done / (double)c->progress_total;
-            n += snprintf(line + n, sizeof line - (size_t)n, " %.1f%% (%llu/%llu)", pct,
-                          (unsigned long long)c->progress_done, (unsigned long long)c->progress_total);
-        }
-        if (c->progress_rate > 0) {
-            n += snprintf(line + n, sizeof line - (size_t)n, " %.0f/s", c->progress_rate);
-            if (c->progress_total > c->progress_done)
-                snprintf(line + n, sizeof line - (size_t)n, " ETA %.0fs",
-                         (double)(c->progress_total - c->progress_done) / c->progress_rate);
-        }
-    }
-    if (c->tty) fprintf(stderr, "\r\033[K%s", line);
-    else fprintf(stderr, "%s\n", line);
-}
+#include "report/show.h"
 
 /* ---- set-up ------------------------------------------------------------------------------------------------- */
 
@@ -88,7 +45,7 @@ static void on_peer(void *arg, const vb_transport_peer *p) {
     vb_transport_peer_describe(p, line, sizeof line);
     vb_store_event(c->store, VB_EVENT_TRANSPORT, p->verdict == VB_TRANSPORT_ALLOWED ? "info" : "warn", NULL,
                    "transport", "%s", line);
-    if (p->verdict != VB_TRANSPORT_ALLOWED) vb_campaign_say(c, "vbench: %s", line);
+    if (p->verdict != VB_TRANSPORT_ALLOWED) vb_console_say(&c->console, "vbench: %s", line);
 }
 
 /* Every check that can refuse the command comes before the results database is created (profile, engines, plan,
@@ -119,10 +76,10 @@ static int prepare(campaign *c, vb_error *err) {
          * plan item is done. Then nothing runs (no coordinator run is counted). */
         if (rc == VB_OK) rc = vb_store_plan_tally(c->store, &n_done, &n_failed, &n_expired, &n_rest, NULL, 0, err);
         if (rc == VB_OK && n_done == c->plan->n_items && !o->retry_failed) {
-            vb_campaign_say(c, "campaign %s: all %zu plan items are done; nothing to resume", c->profile->name, n_done);
+            vb_console_say(&c->console, "campaign %s: all %zu plan items are done; nothing to resume", c->profile->name, n_done);
             c->nothing_to_resume = 1;
         } else if (rc == VB_OK && strcmp(status, "finished") == 0) {
-            vb_campaign_say(c, "campaign %s was marked finished, but %zu of its %zu plan items are not done: running them",
+            vb_console_say(&c->console, "campaign %s was marked finished, but %zu of its %zu plan items are not done: running them",
                 c->profile->name, c->plan->n_items - n_done, c->plan->n_items);
         }
         free(yaml);
@@ -205,14 +162,14 @@ static int prepare(campaign *c, vb_error *err) {
     c->rerun_lost = strcmp(vb_profile_setting(c->profile, "limits.on_agent_lost", "rerun"), "fail") != 0;
     if (c->orphan >= 0) {
         c->orphan_deadline_ns = vb_now_ns() + c->silent_ns;
-        vb_campaign_say(c, "%s was running on agent %s when the coordinator stopped: waiting up to %.0f s for that agent",
+        vb_console_say(&c->console, "%s was running on agent %s when the coordinator stopped: waiting up to %.0f s for that agent",
             c->plan->items[c->orphan].key, c->orphan_agent, (double)c->silent_ns / 1e9);
     }
     snprintf(c->work_dir, sizeof c->work_dir, "%s.d", o->out);
     struct stat db_st;
     mkdir(c->work_dir, stat(o->out, &db_st) == 0 ? (db_st.st_mode & 0777) | ((db_st.st_mode & 0444) >> 2) : 0700);
     if (o->listen) {
-        vb_campaign_say(c, "listening for agents on %s (%s)", listening,
+        vb_console_say(&c->console, "listening for agents on %s (%s)", listening,
                         c->zap ? "CURVE" : "plain TCP on loopback: insecure");
         /* In the manifest: which coordinator (key) the agents talked to, so a published run names its keys. */
         vb_store_manifest_set(c->store, "transport.listen", o->listen, NULL);
@@ -293,17 +250,18 @@ static void reload_allow_list(campaign *c) {
         vb_store_event(c->store, VB_EVENT_ALLOW_LIST, "error", NULL, "transport",
                        "allow-list not reloaded, the previous one stays: %s",
                        rerr.message);
-        vb_campaign_say(c, "allow-list not reloaded, the previous one stays: %s", rerr.message);
+        vb_console_say(&c->console, "allow-list not reloaded, the previous one stays: %s", rerr.message);
         return;
     }
     vb_store_event(c->store, VB_EVENT_ALLOW_LIST, "info", NULL, "transport", "allow-list reloaded from %s: %zu keys",
                    c->o->allow_dir,
                    vb_transport_zap_count(c->zap));
-    vb_campaign_say(c, "allow-list reloaded from %s: %zu keys", c->o->allow_dir, vb_transport_zap_count(c->zap));
+    vb_console_say(&c->console, "allow-list reloaded from %s: %zu keys", c->o->allow_dir, vb_transport_zap_count(c->zap));
 }
 
 int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
-    campaign c = {.o = o, .running = -1, .tty = isatty(2)};
+    campaign c = {.o = o, .running = -1};
+    vb_console_init(&c.console, stderr, o->quiet, isatty(2));
     zsys_init();
     zsys_set_linger(200);
     if (prepare(&c, err) != VB_OK) {
@@ -317,7 +275,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     }
     size_t done0 = 0;
     for (size_t i = 0; i < c.plan->n_items; i++) done0 += c.items[i] != ITEM_PENDING;
-    vb_campaign_say(&c, "campaign %s: %zu items (%zu already complete), results in %s", c.profile->name,
+    vb_console_say(&c.console, "campaign %s: %zu items (%zu already complete), results in %s", c.profile->name,
                     c.plan->n_items, done0, o->out);
     char wd[600];
     snprintf(wd, sizeof wd, "campaign %s: %zu items (%zu already complete)", c.profile->name, c.plan->n_items, done0);
@@ -344,7 +302,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             /* The store failed (disk full, I/O error, damaged file): nothing more can be recorded, and retrying
              * would only repeat the failure. Stop cleanly, once; see the end of this function. */
             vb_error_set(err, "results", VB_STORE_RETRY, "%s", vb_store_failure(c.store));
-            clear_progress(&c);
+            vb_console_clear(&c.console);
             fprintf(stderr, "vbench: the results database %s cannot be written (%s): stopping the campaign\n", o->out,
                     vb_store_failure(c.store));
             interrupted = 1;
@@ -426,7 +384,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             interrupted = 1;
             break;
         }
-        vb_campaign_print_progress(&c, 0);
+        vb_console_print_progress(&c.console, 0);
         if (vb_watchdog_due()) {   /* WATCHDOG=1 from the loop: a hung loop is restarted by systemd and resumes */
             size_t d = 0;
             for (size_t i = 0; i < c.plan->n_items; i++) d += c.items[i] != ITEM_PENDING && c.items[i] != ITEM_RUNNING;
@@ -457,7 +415,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         vb_campaign_watch_local_agents(&c);
     }
     zpoller_destroy(&poller);
-    clear_progress(&c);
+    vb_console_clear(&c.console);
 
     size_t n_done = 0, failed = 0, expired = 0, rest = 0;
     char not_done[2048] = "";
@@ -489,17 +447,17 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                        zsys_interrupted ? "" : err->message);
         if (store_failure) {
             /* Said even with --quiet: the operator must act before `resume` can work. */
-            clear_progress(&c);
+            vb_console_clear(&c.console);
             fprintf(stderr, "vbench: campaign %s stopped: the results database %s cannot be written: %s\n"
                             "vbench: nothing recorded is lost; results not yet recorded stay in their agents' outboxes "
                             "and are sent again. Free space on its file system (or fix the cause), then continue "
                             "with: vbench resume --out %s\n", c.profile->name, o->out, store_failure, o->out);
         } else if (rest) {
-            clear_progress(&c);
+            vb_console_clear(&c.console);
             fprintf(stderr, "vbench: campaign %s is not complete: %s; continue it with: vbench resume --out %s\n",
                     c.profile->name, err->message, o->out);
         } else {
-            vb_campaign_say(&c, "campaign interrupted; continue it with: vbench resume --out %s", o->out);
+            vb_console_say(&c.console, "campaign interrupted; continue it with: vbench resume --out %s", o->out);
         }
         code = 2;
     } else {
@@ -517,12 +475,12 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             vb_report_show(vb_store_db(c.store), stdout, 0, &rerr);
             fflush(stdout);
         }
-        if (failed) vb_campaign_say(&c, "campaign %s finished with %zu failed or skipped items: see `vbench status --out %s`",
+        if (failed) vb_console_say(&c.console, "campaign %s finished with %zu failed or skipped items: see `vbench status --out %s`",
                         c.profile->name, failed, o->out);
         if (expired)
-            vb_campaign_say(&c, "campaign %s: %zu items stopped at their limit; continue them with `vbench resume "
+            vb_console_say(&c.console, "campaign %s: %zu items stopped at their limit; continue them with `vbench resume "
                             "--out %s`", c.profile->name, expired, o->out);
-        if (!failed && !expired) vb_campaign_say(&c, "campaign %s finished: %s", c.profile->name, o->out);
+        if (!failed && !expired) vb_console_say(&c.console, "campaign %s finished: %s", c.profile->name, o->out);
         code = failed || expired ? 1 : 0;
     }
     vb_notify_send(&c.notify, code == 2 ? "interrupted" : failed ? "failed" : expired ? "incomplete" : "finished",

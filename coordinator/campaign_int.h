@@ -18,9 +18,10 @@
 #include "config/profile.h"
 #include "coordinator/agent_fsm.h"
 #include "coordinator/campaign.h"
+#include "coordinator/console.h"
 #include "coordinator/server_fsm.h"
 #include "coordinator/notify.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
 #include "util/clock.h"
@@ -129,12 +130,7 @@ typedef struct campaign {
     /* The churn reinsert's limit clock: started by the agent's first "reinsert" progress message. */
     uint64_t limit_deadline_ns, limit_aborted_ns;
     long limit_s;
-    /* progress line */
-    int tty;
-    uint64_t last_print_ns;
-    char progress_stage[64];
-    uint64_t progress_done, progress_total;
-    double progress_rate;
+    vb_console console;        /* the terminal: sentences and the progress line (coordinator/console.h) */
     vb_notify notify;          /* the notify command (coordinator/notify.h) */
 } campaign;
 
@@ -166,11 +162,6 @@ typedef struct agent_ev {
     const char *why;                /* ABORT: its detail; INTERRUPT_ITEM: why the item stops */
     int reason;                     /* ABORT: the reason (Vbench__AbortReason) */
 } agent_ev;
-
-/* ---- campaign.c -------------------------------------------------------------------------------------------- */
-
-void vb_campaign_say(campaign *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vb_campaign_print_progress(campaign *c, int force);
 
 /* ---- plan_state.c ------------------------------------------------------------------------------------------ */
 

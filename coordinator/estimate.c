@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "coordinator/history.h"
+#include "util/clock.h"
 #include "datasets/shape.h"
 
 /* Defaults at dimension 128, for a host without history: order-of-magnitude rates from this project's runs on a
@@ -52,13 +53,6 @@ static const rate_default *default_of(const char *engine) {
     const rate_default *d = defaults;
     while (d->engine && strcmp(d->engine, engine) != 0) d++;
     return d;
-}
-
-const char *vb_estimate_format(double s, char *buf, size_t len) {
-    if (s < 90) snprintf(buf, len, "~%.0f s", s);
-    else if (s < 90 * 60) snprintf(buf, len, "~%.0f min", s / 60);
-    else snprintf(buf, len, "~%.1f h", s / 3600);
-    return buf;
 }
 
 static double point_num(const vb_plan_item *it, const char *key, double def) {
@@ -240,15 +234,15 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
     for (size_t e = 0; e < p->n_engines && n < sizeof out->line; e++) {
         if (uncounted[e])   /* "?" alone, or the counted part "+ ?" */
             n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s%s", n ? " | " : "", p->engines[e].name,
-                                  out->engine_s[e] > 0 ? vb_estimate_format(out->engine_s[e], a, sizeof a) : "?",
+                                  out->engine_s[e] > 0 ? vb_duration_approx(out->engine_s[e], a, sizeof a) : "?",
                                   out->engine_s[e] > 0 ? " + ?" : "");
         else if (out->engine_s[e] > 0 || !done)
             n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s", n ? " | " : "", p->engines[e].name,
-                                  vb_estimate_format(out->engine_s[e], a, sizeof a));
+                                  vb_duration_approx(out->engine_s[e], a, sizeof a));
     }
     if (n < sizeof out->line)
         snprintf(out->line + n, sizeof out->line - n, "%stotal %s%s", n ? " | " : "",
-                 vb_estimate_format(out->total_s, a, sizeof a),
+                 vb_duration_approx(out->total_s, a, sizeof a),
                  out->n_uncounted ? " + ? (items on a dataset not here yet are not counted)" : "");
     for (size_t d = 0; d < p->n_datasets; d++) free(why[d]);
     free(shapes), free(gt_counted), free(started), free(uncounted), free(why);
@@ -322,7 +316,7 @@ void vb_estimate_campaign_end(vb_store *s, const vb_profile *p, const char *cach
         vb_store_manifest_set(s, "estimate.ratio", buf, NULL);
         vb_store_event(s, VB_EVENT_ESTIMATE, "info", NULL, "coordinator",
                        "estimate vs actual: estimated %s, took %s (ratio %.2f)",
-                       vb_estimate_format(est, a, sizeof a), vb_estimate_format(wall_s, b, sizeof b), wall_s / est);
+                       vb_duration_approx(est, a, sizeof a), vb_duration_approx(wall_s, b, sizeof b), wall_s / est);
         if (say) fprintf(say, "estimated %s, took %s (actual / estimate = %.2f)\n", a, b, wall_s / est);
     }
     vb_error err;

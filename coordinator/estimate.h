@@ -1,4 +1,4 @@
-/* The runtime estimate of a campaign, before it starts (SPEC 3; the reference stand prints
+/* The runtime estimate of a campaign, before it starts (docs/design.md §3; the reference stand prints
  * "mariadb ~12.1 h | alisql ~33.1 h ... total ~45.8 h"), and its comparison with the truth at the end.
  *
  * Each plan item gets seconds from its shape and the engine's rates: build = rows / load rate + rows / build
@@ -19,7 +19,7 @@
 
 #include "config/plan.h"
 #include "config/profile.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 #include "util/error.h"
 
 typedef struct vb_estimate {
@@ -37,8 +37,6 @@ typedef struct vb_estimate {
 int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned char *done, const char *cache_dir,
                      vb_estimate *out, vb_error *err);
 void vb_estimate_free(vb_estimate *e);
-/* "~45 s", "~12 min", "~33.1 h" */
-const char *vb_estimate_format(double seconds, char *buf, size_t len);
 
 /* A server engine's bytes on disk per row at dimension dim: measured on this host (history, scaled by dimension)
  * or the engine's default (table + index: about 2.3-2.5 copies of the float32 vector plus the graph's

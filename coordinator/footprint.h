@@ -7,7 +7,7 @@
 #ifndef VB_COORDINATOR_FOOTPRINT_H
 #define VB_COORDINATOR_FOOTPRINT_H
 
-#include "coordinator/store.h"
+#include "store/store.h"
 
 typedef struct vb_footprint {
     double every_s;      /* 0: never */

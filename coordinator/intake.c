@@ -11,29 +11,29 @@
  * validity finding (v_validity), said here so the terminal shows it as it happens. */
 static void say_duplicates(campaign *c, const char *item, uint64_t answers, uint64_t queries, const char *example) {
     if (answers == 0) return;
-    vb_campaign_say(c, "%s: %llu of %llu answers repeated an id (first: %s); the repeats count as misses", item,
+    vb_console_say(&c->console, "%s: %llu of %llu answers repeated an id (first: %s); the repeats count as misses", item,
         (unsigned long long)answers, (unsigned long long)queries, example && *example ? example : "not recorded");
 }
 
 static void print_result(campaign *c, const Vbench__Result *r) {
     if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
         const Vbench__BuildResult *b = r->build;
-        vb_campaign_say(c, "%s: %llu rows, load %.2fs, build %.2fs, first query after %.2fs, %.0f rows/s, index %.1f MiB",
+        vb_console_say(&c->console, "%s: %llu rows, load %.2fs, build %.2fs, first query after %.2fs, %.0f rows/s, index %.1f MiB",
             r->item_key, (unsigned long long)b->rows, b->load_s, b->build_s, b->first_query_s, b->rows_per_s,
             b->index_bytes >= 0 ? (double)b->index_bytes / 1048576.0 : -1.0);
     } else if (r->body_case == VBENCH__RESULT__BODY_SWEEP) {
         const Vbench__Measurement *w = r->sweep->m;
-        vb_campaign_say(c, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
+        vb_console_say(&c->console, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
             (unsigned long long)w->short_answers, (unsigned long long)w->errors);
         say_duplicates(c, r->item_key, w->duplicate_answers, w->queries, w->duplicate_example);
     } else if (r->body_case == VBENCH__RESULT__BODY_WINDOW) {
         const Vbench__WindowResult *w = r->window;
-        vb_campaign_say(c, "%s: %.0f QPS, in flight %.2f of %u clients, %llu errors, client CPU %.2fs", r->item_key, w->qps,
+        vb_console_say(&c->console, "%s: %.0f QPS, in flight %.2f of %u clients, %llu errors, client CPU %.2fs", r->item_key, w->qps,
             w->window_s > 0 ? w->in_call_s / w->window_s : 0, w->clients, (unsigned long long)w->errors, w->client_cpu_s);
     } else if (r->body_case == VBENCH__RESULT__BODY_FILTERED) {
         const Vbench__FilteredResult *f = r->filtered;
         const Vbench__Measurement *m = f->m;
-        vb_campaign_say(c, "%s: %s (%llu rows pass), recall %.4f, %.0f QPS, %llu short answers of %llu", r->item_key,
+        vb_console_say(&c->console, "%s: %s (%llu rows pass), recall %.4f, %.0f QPS, %llu short answers of %llu", r->item_key,
             f->filter, (unsigned long long)f->passing_rows, m->recall, m->qps, (unsigned long long)m->short_answers,
             (unsigned long long)m->queries);
         say_duplicates(c, r->item_key, m->duplicate_answers, m->queries, m->duplicate_example);
@@ -41,16 +41,16 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         const Vbench__ChurnResult *ch = r->churn;
         const char *stage = vb_wire_churn_stage_name(ch->stage);
         if (ch->m && (ch->stage == VBENCH__CHURN_STAGE__CHURN_BEFORE || ch->stage == VBENCH__CHURN_STAGE__CHURN_AFTER)) {
-            vb_campaign_say(c, "%s %s: recall %.4f, %.0f QPS", r->item_key, stage, ch->m->recall, ch->m->qps);
+            vb_console_say(&c->console, "%s %s: recall %.4f, %.0f QPS", r->item_key, stage, ch->m->recall, ch->m->qps);
             say_duplicates(c, r->item_key, ch->m->duplicate_answers, ch->m->queries, ch->m->duplicate_example);
         } else if (ch->stage == VBENCH__CHURN_STAGE__CHURN_MAINTAIN) {
-            if (ch->rows_done == 0) vb_campaign_say(c, "%s maintain: none, the engine has no maintenance step", r->item_key);
-            else vb_campaign_say(c, "%s maintain: %.2fs", r->item_key, ch->seconds);
+            if (ch->rows_done == 0) vb_console_say(&c->console, "%s maintain: none, the engine has no maintenance step", r->item_key);
+            else vb_console_say(&c->console, "%s maintain: %.2fs", r->item_key, ch->seconds);
         } else if (ch->rows_done <= ch->rows_from) {
-            vb_campaign_say(c, "%s %s: no rows in this attempt (%llu of %llu done before it)", r->item_key, stage,
+            vb_console_say(&c->console, "%s %s: no rows in this attempt (%llu of %llu done before it)", r->item_key, stage,
                 (unsigned long long)ch->rows_done, (unsigned long long)ch->rows_planned);
         } else
-            vb_campaign_say(c, "%s %s: %llu of %llu rows in %.2fs (%.0f rows/s)", r->item_key, stage,
+            vb_console_say(&c->console, "%s %s: %llu of %llu rows in %.2fs (%.0f rows/s)", r->item_key, stage,
                 (unsigned long long)ch->rows_done, (unsigned long long)ch->rows_planned, ch->seconds, ch->rows_per_s);
     }
 }
@@ -85,7 +85,7 @@ void vb_campaign_record_result(campaign *c, peer *p, const Vbench__Result *r) {
     if (rc == VB_STORE_POISON) {
         /* A result that can never be stored (a NaN where the schema wants a number, an inconsistent histogram,
          * no body) is acknowledged, so the agent stops resending it, and fails its item with the reason. */
-        vb_campaign_say(c, "vbench: could not record result %s: %s", r->result_key, err.message);
+        vb_console_say(&c->console, "vbench: could not record result %s: %s", r->result_key, err.message);
         vb_campaign_send_ack(c, p, r->result_key, r->attempt);
         if (c->items[i] == ITEM_RUNNING || c->items[i] == ITEM_DONE) {
             char why[1200];
@@ -114,7 +114,7 @@ void vb_campaign_record_result(campaign *c, peer *p, const Vbench__Result *r) {
     if (r->completes_item && c->items[i] != ITEM_DONE) {
         c->items[i] = ITEM_DONE;
         vb_campaign_note_finished(c, i, NULL);
-        if (c->running == i) c->running = -1;
+        if (c->running == i) c->running = -1, vb_console_idle(&c->console);
     }
 }
 
@@ -148,6 +148,6 @@ void vb_campaign_on_item_end(campaign *c, peer *p, const Vbench__Envelope *env, 
         snprintf(why, sizeof why, "agent %s ended attempt %u without a recorded result", p->id, attempt);
         vb_campaign_interrupt_item(c, i, why, 1);
     }
-    if (c->running == i) c->running = -1;
+    if (c->running == i) c->running = -1, vb_console_idle(&c->console);
     if (ack && !vb_store_failure(c->store)) vb_campaign_send_ack(c, p, ack_key, attempt);
 }

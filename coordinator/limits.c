@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "coordinator/campaign_int.h"
-#include "coordinator/status_eta.h"
+#include "report/status_eta.h"
 
 /* The churn reinsert's limit clock for item i: it starts with the first "reinsert" progress of the attempt
  * (also of an attempt taken over after a restart: the clock then starts again, the limit is per coordinator). */
@@ -23,16 +23,12 @@ void vb_campaign_note_progress(campaign *c, const Vbench__Progress *pr) {
         vb_store_event(c->store, VB_EVENT_REINSERT_STARTED, "info", pr->item_key, "coordinator",
                        "reinsert started; limit %ld s", c->limit_s);
     }
-    /* The limit is the reinsert's (SPEC 1): once the agent moved on to maintenance and the after
+    /* The limit is the reinsert's (docs/design.md §1): once the agent moved on to maintenance and the after
      * measurement, the clock stops, so a deadline that falls just after the last row cannot abort them. */
     if (c->plan->items[c->running].kind == VB_PHASE_CHURN && pr->churn_stage == VBENCH__CHURN_STAGE__CHURN_MAINTAIN)
         c->limit_deadline_ns = c->limit_aborted_ns = 0; /* the agent ignores a late limit abort too */
-    snprintf(c->progress_stage, sizeof c->progress_stage, "%s", pr->stage);
-    c->progress_done = pr->done;
-    c->progress_total = pr->total;
-    c->progress_rate = pr->rate;
     vb_status_progress_write(c->work_dir, pr->item_key, pr->stage, pr->done, pr->total, pr->rate, 0);
-    vb_campaign_print_progress(c, 0);
+    vb_console_progress(&c->console, pr->stage, pr->done, pr->total, pr->rate);
 }
 
 void vb_campaign_check_liveness(campaign *c) {

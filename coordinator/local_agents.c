@@ -73,7 +73,7 @@ void vb_campaign_watch_local_agents(campaign *c) {
             vb_store_event(c->store, VB_EVENT_LOCAL_AGENT_KILLED, "error", NULL, "coordinator",
                            "local agent %s (pid %d) is lost: killed (SIGKILL)",
                            la->id, (int)la->pid);
-            vb_campaign_say(c, "local agent %s (pid %d) is lost: killing it", la->id, (int)la->pid);
+            vb_console_say(&c->console, "local agent %s (pid %d) is lost: killing it", la->id, (int)la->pid);
             kill(la->pid, SIGKILL);
             la->spawned_ns = now;   /* once: reaped at the next turn */
         }
@@ -92,9 +92,9 @@ void vb_campaign_watch_local_agents(campaign *c) {
             vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_PROCESS_DIED, .p = p, .item = -1, .why = why});
         }
         if (la->respawns++ < MAX_LOCAL_RESPAWNS) {
-            vb_campaign_say(c, "local agent %s %s; starting it again", la->id, how);
+            vb_console_say(&c->console, "local agent %s %s; starting it again", la->id, how);
             vb_error err;
-            if (vb_campaign_spawn_local_agent(c, k, &err)) vb_campaign_say(c, "vbench: %s", err.message);
+            if (vb_campaign_spawn_local_agent(c, k, &err)) vb_console_say(&c->console, "vbench: %s", err.message);
         }
     }
 }

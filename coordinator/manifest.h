@@ -6,7 +6,7 @@
 #define VB_COORDINATOR_MANIFEST_H
 
 #include "config/profile.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 
 int vb_manifest_record_host(vb_store *s, vb_error *err);
 int vb_manifest_record_profile(vb_store *s, const vb_profile *p, const char *command_line, vb_error *err);

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "config/profile.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 
 typedef struct vb_notify {
     char command[2048];        /* empty: no notification */

@@ -59,7 +59,7 @@ void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_f
     const vb_plan_item *it = &c->plan->items[i];
     unsigned n = c->runs[i].attempt;
     c->runs[i].live = 0;
-    if (c->running == i) c->running = -1;
+    if (c->running == i) c->running = -1, vb_console_idle(&c->console);
     if (agent_fault && (!c->rerun_lost || n >= c->max_attempts)) {
         char msg[1024];
         if (!c->rerun_lost) snprintf(msg, sizeof msg, "attempt %u interrupted: %s (limits.on_agent_lost: fail)", n, why);
@@ -77,7 +77,7 @@ void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_f
     else
         vb_store_event(c->store, VB_EVENT_ITEM_INTERRUPTED, "warn", it->key, "coordinator",
                        "interrupted (attempt %u): %s", n, why);
-    vb_campaign_say(c, "interrupted %s (attempt %u): %s", it->key, n, why);
+    vb_console_say(&c->console, "interrupted %s (attempt %u): %s", it->key, n, why);
 }
 
 /* A failed build leaves nothing to measure: the rest of that engine/dataset pair is skipped, with the reason. */
@@ -101,9 +101,9 @@ void vb_campaign_expire_item(campaign *c, int i, const char *message) {
     vb_store_item_finish(c->store, c->plan->items[i].key, "expired", message, NULL);
     vb_store_event(c->store, VB_EVENT_ITEM_EXPIRED, "warn", c->plan->items[i].key, "coordinator", "limit reached: %s",
                    message);
-    vb_campaign_say(c, "LIMIT %s: %s", c->plan->items[i].key, message);
+    vb_console_say(&c->console, "LIMIT %s: %s", c->plan->items[i].key, message);
     vb_notify_send(&c->notify, "limit_expired", message);
-    if (c->running == i) c->running = -1;
+    if (c->running == i) c->running = -1, vb_console_idle(&c->console);
 }
 
 /* Writes why item i failed: its plan row, an item_failed event and the terminal line. Also for an item already
@@ -113,7 +113,7 @@ void vb_campaign_record_failure(campaign *c, int i, const char *domain, const ch
     snprintf(text, sizeof text, "%s error: %s", domain, message);
     vb_store_item_finish(c->store, c->plan->items[i].key, "failed", text, NULL);
     vb_store_event(c->store, VB_EVENT_ITEM_FAILED, "error", c->plan->items[i].key, "coordinator", "%s", text);
-    vb_campaign_say(c, "FAILED %s: %s", c->plan->items[i].key, text);
+    vb_console_say(&c->console, "FAILED %s: %s", c->plan->items[i].key, text);
 }
 
 void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *message) {
@@ -126,7 +126,7 @@ void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *m
     c->failures++;
     vb_campaign_record_failure(c, i, domain, message);
     if (c->plan->items[i].kind == VB_PHASE_BUILD) skip_dependents(c, i);
-    if (c->running == i) c->running = -1;
+    if (c->running == i) c->running = -1, vb_console_idle(&c->console);
     if (strcmp(vb_profile_setting(c->profile, "limits.on_item_failure", "continue"), "stop") == 0)
         c->stop_reason = "an item failed and limits.on_item_failure is stop (fix the cause, then `vbench resume "
                          "--retry-failed`)";
@@ -191,7 +191,7 @@ void vb_campaign_note_waiting(campaign *c, int i) {
     vb_store_event(c->store, VB_EVENT_ITEM_WAITING, "warn", c->plan->items[i].key, "coordinator",
                    "waiting for an agent with role %s%s%s",
                    c->plan->items[i].role, lost[0] ? " (lost: " : "", lost[0] ? lost : "");
-    vb_campaign_say(c, "%s waits for an agent with role %s%s%s%s", c->plan->items[i].key, c->plan->items[i].role,
+    vb_console_say(&c->console, "%s waits for an agent with role %s%s%s%s", c->plan->items[i].key, c->plan->items[i].role,
         lost[0] ? " (lost: " : "", lost, lost[0] ? ")" : "");
 }
 

@@ -205,7 +205,7 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
         add_need(p, cache, (double)sh->queries * prof->k * 8 * 3, "ground truth of %s", prof->datasets[d].name);
     }
 
-    /* the servers' data directories, beside the results (campaign.c: OUT.d, agent/orchestrate.c: servers/ENGINE) */
+    /* the servers' data directories, beside the results (campaign.c: OUT.d, orchestrator/orchestrate.c: servers/ENGINE) */
     char work[PATH_MAX + 8];
     snprintf(work, sizeof work, "%s.d", o->out);
     int any_server = 0;

@@ -1,10 +1,13 @@
 /* The coordinator's server machine as a table (see coordinator/server_fsm.h for how the caller uses it).
  *
- * Every row is the behaviour of coordinator/campaign.c's server_ready_for() / server_start(), on_server_report(),
- * server_died(), servers_housekeeping() / server_stop() and the stop loop at the campaign's end, as it was when
- * the table was written, except three rows marked DIFFERENCE (a death reported while stopping, a start that
- * timed out or whose budget fails under limits.on_server_failure: stop). tests/unit/test_server_fsm.c checks that
- * every (state, event) pair has rows ending with one without guard. */
+ * The caller is coordinator/servers.c: vb_campaign_server_ready_for() (an item needs its server),
+ * vb_campaign_on_server_report() (the orchestrator's reports), vb_campaign_servers_housekeeping() (idle servers
+ * stop) and the stop loop at the campaign's end fire events; server_facts() computes the guard flags,
+ * vb_campaign_server_fire() steps this table, and server_start(), server_stop() and server_died() carry out the
+ * actions. The rows keep the behaviour the code had before the table was written, except three marked
+ * DIFFERENCE (a death reported while stopping, a start that timed out or whose budget fails under
+ * limits.on_server_failure: stop). tests/unit/test_server_fsm.c checks that every (state, event) pair has rows
+ * ending with one without guard. */
 #include "coordinator/server_fsm.h"
 
 #define F(x) VB_SERVER_F_##x

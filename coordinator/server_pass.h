@@ -9,7 +9,7 @@
 #define VB_COORDINATOR_SERVER_PASS_H
 
 #include "config/profile.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 
 /* Rewrites the recipe reference of every engine with a recipe (unless it names server_pass itself). */
 void vb_server_pass_apply(vb_profile *p);

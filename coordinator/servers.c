@@ -141,7 +141,7 @@ static void server_start(campaign *c, int e, peer *p, const vb_budget *b) {
     }
     snprintf(sv->orchestrator, sizeof sv->orchestrator, "%s", p->id);
     sv->since_ns = vb_now_ns();
-    vb_campaign_say(c, "starting the %s server (recipe %s) on %s: CPUs %s, memory %.1f GiB, /dev/shm %.1f GiB",
+    vb_console_say(&c->console, "starting the %s server (recipe %s) on %s: CPUs %s, memory %.1f GiB, /dev/shm %.1f GiB",
         vb_campaign_server_name(c, e), vb_campaign_engine_recipe(c, e), p->id, b->server_cpus,
         (double)b->server_memory / 1073741824.0, (double)b->shm / 1073741824.0);
     send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_START, NULL, &kb);
@@ -151,7 +151,7 @@ static void server_start(campaign *c, int e, peer *p, const vb_budget *b) {
 static void server_stop(campaign *c, int e, peer *p) {
     server *sv = &c->servers[e];
     sv->since_ns = vb_now_ns();
-    vb_campaign_say(c, "stopping the %s server", vb_campaign_server_name(c, e));
+    vb_console_say(&c->console, "stopping the %s server", vb_campaign_server_name(c, e));
     send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
 }
 
@@ -335,22 +335,22 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             const char *ready_s = "?";
             for (size_t i = 0; i < v.n_facts; i++)
                 if (strcmp(v.facts[i]->key, "ready_s") == 0) ready_s = v.facts[i]->value;
-            vb_campaign_say(c, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message, r->unit,
+            vb_console_say(&c->console, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message, r->unit,
                             ready_s);
             break;
         }
         case VB_SERVER_ACT_RECORD_FAILURE:
             server_set_failure(sv, v.message, v.log_tail);
-            vb_campaign_say(c, "FAILED the %s server: %s%s%s", name, v.message, v.log_tail[0] ? "\n" : "", v.log_tail);
+            vb_console_say(&c->console, "FAILED the %s server: %s%s%s", name, v.message, v.log_tail[0] ? "\n" : "", v.log_tail);
             break;
         case VB_SERVER_ACT_SERVER_DIED: server_died(c, e, r); break;
         case VB_SERVER_ACT_COUNT_RESTART:
             sv->restarts++;
-            vb_campaign_say(c, "the %s server died (%s); starting it again for the next item (restart %d of 2)", name,
+            vb_console_say(&c->console, "the %s server died (%s); starting it again for the next item (restart %d of 2)", name,
                             v.message, sv->restarts);
             break;
         case VB_SERVER_ACT_NO_RESTART:
-            vb_campaign_say(c, "the %s server died (%s); its remaining items fail (limits.on_server_failure: %s)", name,
+            vb_console_say(&c->console, "the %s server died (%s); its remaining items fail (limits.on_server_failure: %s)", name,
                             v.message, vb_profile_setting(c->profile, "limits.on_server_failure", "restart"));
             break;
         case VB_SERVER_ACT_STOP_CAMPAIGN:
@@ -373,7 +373,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
                      name, vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
             server_set_failure(sv, msg, NULL);
             vb_store_server_log(c->store, name, NULL, "failed", msg, NULL, NULL);
-            vb_campaign_say(c, "vbench: %s", msg);
+            vb_console_say(&c->console, "vbench: %s", msg);
             break;
         }
         case VB_SERVER_ACT_STOP_TIMED_OUT:

@@ -1,4 +1,4 @@
-/* The embedded reference engine "hnswlib": the HNSW algorithm with no database around it (SPEC section 5).
+/* The embedded reference engine "hnswlib": the HNSW algorithm with no database around it (docs/design.md §5).
  *
  * Runs in the agent process through the C++ shim (hnswlib_shim.h). The graph grows on insert, so load is the
  * build. Parameters:

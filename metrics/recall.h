@@ -1,4 +1,4 @@
-/* Recall@k exactly as SPEC section 4 (the ann-benchmarks definition), computed by vbench, never by an engine.
+/* Recall@k exactly as docs/design.md §4 (the ann-benchmarks definition), computed by vbench, never by an engine.
  *
  * For one query: d_k is the k-th exact distance from the ground truth; every returned id's distance to the query
  * is recomputed with vb_distance from the corpus; a returned id counts when its distance <= d_k + 1e-3.

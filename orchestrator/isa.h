@@ -4,7 +4,7 @@
  * SIGILL (or, where it dispatches at run time, falls back to slower code); on a CPU with AVX-512 its kernels
  * stay 256 bits wide, and the numbers understate the hardware. The orchestrator compares the build's level
  * (recorded with the image) with the CPU flags of the host it runs the server on, and the validity section
- * shows what it found (results.db/views.sql). Flags are named as /proc/cpuinfo names them. */
+ * shows what it found (store/views.sql). Flags are named as /proc/cpuinfo names them. */
 #ifndef VB_ORCHESTRATOR_ISA_H
 #define VB_ORCHESTRATOR_ISA_H
 

@@ -1,6 +1,6 @@
 /* Engine recipes (deploy/engines/NAME.yml): everything the orchestrator needs to run one database server from
  * its image, installed on the orchestrator's own host; the coordinator only names a recipe, it never sends a
- * command line (SPEC 1).
+ * command line (docs/design.md §1).
  *
  *   name: pgvector                      must equal the file name
  *   engine: pgvector                    the adapter that talks to it (engines/)

@@ -1,5 +1,5 @@
 /* The state of a database server (an engine with a recipe), one enum for both sides of the protocol: the
- * orchestrator (agent/orchestrate.c) that runs the unit, and the coordinator (coordinator/server_fsm.*) that
+ * orchestrator (orchestrator/orchestrate.c) that runs the unit, and the coordinator (coordinator/server_fsm.*) that
  * asks for it. Each side uses the states it can be in:
  *   NONE      not started (orchestrator: nothing asked yet; coordinator: not started, or wanted again after a
  *             death it may restart)

@@ -37,7 +37,7 @@
  *   ChurnResult     1 histogram + duplicate_example + scalars                          <=  43 KB
  *   ServerReport    one body: failed / died / stopped carry log_tail (clipped to VB_WIRE_LOG_TAIL_MAX by
  *                   vb_wire_send, which keeps its end) + facts (about 30 entries, values bounded by PATH_MAX:
- *                   < 128 KB) + message (a vb_error, < 1,024); samples carry <= 256 a batch (agent/orchestrate.c,
+ *                   < 128 KB) + message (a vb_error, < 1,024); samples carry <= 256 a batch (orchestrator/orchestrate.c,
  *                   5 fields <= 55 bytes each: 14 KB)                                   <= 400 KB
  *   Failed, Log     a vb_error message, < 1,024 bytes; Hello, Assign: a few KB of names and parameters
  * The largest is a SweepResult with its answers (VB_WIRE_ANSWERS_MAX + 45 KB); VB_WIRE_MAX_BYTES is that bound

@@ -1,6 +1,7 @@
 /* Clock helpers over clock_gettime(2). */
 #include "util/clock.h"
 
+#include <stdio.h>
 #include <time.h>
 
 static uint64_t read_clock(clockid_t id) {
@@ -23,4 +24,11 @@ void vb_sleep_ns(uint64_t ns) {
     struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+const char *vb_duration_approx(double s, char *buf, size_t len) {
+    if (s < 90) snprintf(buf, len, "~%.0f s", s);
+    else if (s < 90 * 60) snprintf(buf, len, "~%.0f min", s / 60);
+    else snprintf(buf, len, "~%.1f h", s / 3600);
+    return buf;
 }

@@ -1,4 +1,4 @@
-/* Files compiled into the binary (the profiles and results.db/schema.sql); see util/embed.sh. */
+/* Files compiled into the binary (the profiles and store/schema.sql); see util/embed.sh. */
 #ifndef VB_UTIL_EMBEDDED_H
 #define VB_UTIL_EMBEDDED_H
 

@@ -1,5 +1,5 @@
 /* JSON values through jansson, for code that builds a document from text it did not check for UTF-8 and wants
- * its numbers written as the text it holds (the resolved profile, config/profile.c). With coordinator/json_rows.h
+ * its numbers written as the text it holds (the resolved profile, config/profile.c). With report/json_rows.h
  * this is the one path by which vbench writes JSON: nothing escapes a JSON string by hand. */
 #ifndef VB_UTIL_JSON_H
 #define VB_UTIL_JSON_H

@@ -73,7 +73,7 @@ like "$out" "finished" "vbench status says finished"
 like "$(cat "$SCRATCH/out.txt")" "ef_search" "the run prints the result tables at the end"
 
 # Concurrency: a closed-loop window per engine and client count (1, 2, 4, 8), each with an efficiency or the
-# reason it is refused (SPEC 4), and the table in `show`.
+# reason it is refused (docs/design.md §4), and the table in `show`.
 is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE target_rate IS NULL AND queries > 0 AND qps > 0 AND in_flight > 0")" \
    "8" "concurrency: 2 engines x 4 windows with queries, QPS and in flight"
 is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE (efficiency IS NULL) <> (efficiency_refused IS NULL)")" "8" \

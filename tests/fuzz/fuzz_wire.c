@@ -17,7 +17,7 @@
 
 #include "config/plan.h"
 #include "config/profile.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 #include "proto/wire.h"
 #include "tests/fuzz/fuzz_util.h"
 

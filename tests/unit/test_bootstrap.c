@@ -1,16 +1,16 @@
 /* Unit tests of metrics/bootstrap: the median, no interval below 5 repeats, an interval that lies within the
  * values and holds their median, the same bounds for the same values in any order, pinned bounds for a known
  * input (the interval is recorded data: changing the seed or the method changes them), and a lone outlier among
- * 7 repeats that does not move the upper bound; the SQL aggregates over it (coordinator/views.c). */
+ * 7 repeats that does not move the upper bound; the SQL aggregates over it (store/views.c). */
 #include <math.h>
 
 #include <sqlite3.h>
 
-#include "coordinator/views.h"
+#include "store/views.h"
 #include "metrics/bootstrap.h"
 #include "tests/tap.h"
 
-/* One row of SQL over the aggregates (coordinator/views.c): "lo hi", "NULL" for a NULL. */
+/* One row of SQL over the aggregates (store/views.c): "lo hi", "NULL" for a NULL. */
 static void sql_row(sqlite3 *db, const char *sql, char *out, size_t len) {
     sqlite3_stmt *st;
     snprintf(out, len, "error");

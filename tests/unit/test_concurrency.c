@@ -1,5 +1,5 @@
 /* Self-test of the concurrency measurement: the workload's window modes against engines whose behaviour is
- * known, and the efficiency rule of SPEC 4 read back through the real results database.
+ * known, and the efficiency rule of docs/design.md §4 read back through the real results database.
  *
  * Engines: the built-in "sleep" (fixed, fully concurrent service time) and "null"; "test-locked" is the sleep
  * engine behind one global mutex (the server serialises: clients wait inside the driver call); "test-counted"
@@ -29,7 +29,7 @@
 #include "config/plan.h"
 #include "config/profile.h"
 #include "coordinator/manifest.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 #include "tests/tap.h"
 #include "util/clock.h"
 

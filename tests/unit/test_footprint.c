@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "coordinator/footprint.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 #include "tests/tap.h"
 
 static long long count(vb_store *s) {

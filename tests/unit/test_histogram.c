@@ -6,7 +6,7 @@
 #include "metrics/histogram.h"
 #include "tests/tap.h"
 
-/* The layout promises each value is reported within half a bucket, 1/256 of itself; SPEC asks for 1 %. */
+/* The layout promises each value is reported within half a bucket, 1/256 of itself; docs/design.md §4 asks for 1 %. */
 #define DESIGN_BOUND (1.0 / 256.0)
 #define SPEC_BOUND 0.01
 

@@ -1,4 +1,4 @@
-/* The results database's writer lock (coordinator/lock.c) and the store's backup, on real files: a second taker
+/* The results database's writer lock (store/lock.c) and the store's backup, on real files: a second taker
  * is refused with the holder's record, a probe tests the lock without taking it, a release removes the lock
  * file; vb_store_backup writes a FILE.bak that passes integrity_check, with the database's mode. */
 #include <errno.h>
@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coordinator/lock.h"
-#include "coordinator/store.h"
+#include "store/lock.h"
+#include "store/store.h"
 #include "tests/tap.h"
 
 int main(void) {

@@ -10,7 +10,7 @@
 
 #include "config/plan.h"
 #include "config/profile.h"
-#include "coordinator/store.h"
+#include "store/store.h"
 #include "tests/tap.h"
 
 static const char *const PROFILE =

@@ -1,0 +1,841 @@
+/* The orchestrator role (see orchestrator/orchestrate.h). */
+#include "orchestrator/orchestrate.h"
+
+#include <dirent.h>
+#include <pwd.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config/budget.h"
+#include "engines/engine.h"
+#include "orchestrator/image.h"
+#include "orchestrator/isa.h"
+#include "orchestrator/recipe.h"
+#include "orchestrator/sampler.h"
+#include "orchestrator/units.h"
+#include "proto/server_state.h"
+#include "util/clock.h"
+
+#define MAX_SERVERS 16
+#define SAMPLE_BATCH 256
+#define LOG_TAIL_LINES 40
+#define KEY_HISTORY 32
+
+/* A growing list of owned key/value strings: facts and connect parameters of a report. */
+typedef struct kvlist {
+    vb_kv *kv;
+    size_t n, cap;
+} kvlist;
+
+static void kv_addf(kvlist *l, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void kv_addf(kvlist *l, const char *key, const char *fmt, ...) {
+    if (l->n == l->cap) l->kv = realloc(l->kv, (l->cap = l->cap ? l->cap * 2 : 16) * sizeof *l->kv);
+    char *v = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&v, fmt, ap) < 0) v = NULL;
+    va_end(ap);
+    l->kv[l->n++] = (vb_kv){strdup(key), v ? v : strdup("")};
+}
+
+static void kv_clear(kvlist *l) {
+    vb_recipe_kv_free(l->kv, l->n);
+    memset(l, 0, sizeof *l);
+}
+
+typedef struct server {
+    struct vb_orch *o;
+    char engine[64], recipe_name[64], campaign[64], unit[200], datadir[PATH_MAX];
+    kvlist budget;
+    pthread_mutex_t lock;       /* state, item keys */
+    vb_server_state state;
+    /* The items the coordinator announced, newest last, with the wall time each began: a sampled row belongs to
+     * the latest item that began before it. A ring: a batch (one second) never spans KEY_HISTORY items. */
+    char keys[KEY_HISTORY][256];
+    double key_since[KEY_HISTORY];
+    unsigned n_keys;
+    vb_sampler *sampler;        /* created by the start operation, read by the main thread */
+    size_t sent;                /* rows already streamed */
+    vb_recipe *recipe;
+    pthread_t op;
+    int op_running;
+    atomic_int op_done;
+    char action[16], pending[16];
+} server;
+
+struct vb_orch {
+    vb_orch_opts o;
+    char recipes_dir[PATH_MAX], images_dir[PATH_MAX], work_dir[PATH_MAX], bus[512], inbox_ep[128], agent_id[128];
+    server srv[MAX_SERVERS];
+    size_t n_srv;
+    vb_units *watch;            /* the main thread's own bus connection, to watch that ready units stay active */
+    uint64_t last_tick_ns;
+};
+
+/* ---- reports ------------------------------------------------------------------------------------------------ */
+
+/* kind picks the report's body (proto/vbench.proto ServerReport); each body takes the arguments it has fields
+ * for: ready (message, connect, facts), failed / died / stopped (message, log_tail, facts), samples (item_key,
+ * rows), sizes (item_key, facts). */
+static void send_report(zsock_t *sock, const server *s, Vbench__ServerReport__BodyCase kind, const char *message,
+                        const char *log_tail, const kvlist *connect, const kvlist *facts, const char *item_key,
+                        const vb_sample *rows, size_t nrows, double wall0) {
+    Vbench__ServerReport r = VBENCH__SERVER_REPORT__INIT;
+    Vbench__ServerReady ready = VBENCH__SERVER_READY__INIT;
+    Vbench__ServerEnd end = VBENCH__SERVER_END__INIT;
+    Vbench__ServerSamples samp = VBENCH__SERVER_SAMPLES__INIT;
+    Vbench__ServerSizes sizes = VBENCH__SERVER_SIZES__INIT;
+    r.engine = (char *)s->engine;
+    r.unit = (char *)s->unit;
+    r.body_case = kind;
+    Vbench__KV **ckv = connect ? vb_wire_kv_make(connect->kv, connect->n) : NULL;
+    Vbench__KV **fkv = facts ? vb_wire_kv_make(facts->kv, facts->n) : NULL;
+    size_t nc = connect ? connect->n : 0, nf = facts ? facts->n : 0;
+    if (kind == VBENCH__SERVER_REPORT__BODY_READY) {
+        ready.message = (char *)(message ? message : "");
+        ready.n_connect = nc, ready.connect = ckv;
+        ready.n_facts = nf, ready.facts = fkv;
+        r.ready = &ready;
+    } else if (kind == VBENCH__SERVER_REPORT__BODY_SAMPLES) {
+        samp.item_key = (char *)(item_key ? item_key : "");
+        r.samples = &samp;
+    } else if (kind == VBENCH__SERVER_REPORT__BODY_SIZES) {
+        sizes.item_key = (char *)(item_key ? item_key : "");
+        sizes.n_facts = nf, sizes.facts = fkv;
+        r.sizes = &sizes;
+    } else {   /* failed, died, stopped: the oneof's members share one pointer */
+        end.message = (char *)(message ? message : "");
+        end.log_tail = (char *)(log_tail ? log_tail : "");
+        end.n_facts = nf, end.facts = fkv;
+        r.failed = &end;
+    }
+    Vbench__ServerSample *samples = nrows ? calloc(nrows, sizeof *samples) : NULL;
+    Vbench__ServerSample **ptrs = nrows ? calloc(nrows, sizeof *ptrs) : NULL;
+    for (size_t i = 0; i < nrows; i++) {
+        vbench__server_sample__init(&samples[i]);
+        samples[i].wall = wall0 + rows[i].t_s;
+        samples[i].cgroup_bytes = rows[i].cgroup_bytes;
+        samples[i].rss_bytes = rows[i].rss_bytes;
+        samples[i].cpu_usec = rows[i].cpu_usec;
+        samples[i].pss_bytes = rows[i].pss_bytes;
+        ptrs[i] = &samples[i];
+    }
+    samp.n_samples = nrows;
+    samp.samples = ptrs;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REPORT;
+    env.server_report = &r;
+    vb_wire_send(sock, NULL, &env, NULL);
+    vb_wire_kv_free(ckv, nc);
+    vb_wire_kv_free(fkv, nf);
+    free(samples);
+    free(ptrs);
+}
+
+static void set_state(server *s, vb_server_state st) {
+    pthread_mutex_lock(&s->lock);
+    s->state = st;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static vb_server_state get_state(server *s) {
+    pthread_mutex_lock(&s->lock);
+    vb_server_state st = s->state;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
+/* ---- helpers of the start operation --------------------------------------------------------------------------- */
+
+/* The newest finished build of image NAME in the cache (NAME-<recipe hash>, see deploy/image-build). */
+static int find_image(const vb_orch *o, const char *name, char *out, size_t len, vb_error *err) {
+    return vb_image_find(o->images_dir, name, out, len, err);
+}
+
+static int mkdirs(const char *path, mode_t mode) {
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, mode) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The server's password: generated once per data directory and kept beside it (root only), so a restarted or
+ * resumed campaign reconnects; also written where the recipe's init reads it, owned by the server's user. */
+static int server_password(server *s, uid_t uid, gid_t gid, char *pw, size_t len, vb_error *err) {
+    char keep[PATH_MAX + 32];
+    snprintf(keep, sizeof keep, "%s.password", s->datadir);
+    FILE *f = fopen(keep, "r");
+    if (f) {
+        int ok = fgets(pw, (int)len, f) != NULL;
+        fclose(f);
+        pw[strcspn(pw, "\n")] = '\0';
+        if (ok && pw[0]) goto write_copy;
+    }
+    static const char alphabet[] = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    unsigned char raw[24];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw)
+        return vb_error_set(err, "orchestrator", errno, "getrandom: %s", strerror(errno));
+    for (size_t i = 0; i < sizeof raw && i + 1 < len; i++) pw[i] = alphabet[raw[i] % (sizeof alphabet - 1)];
+    pw[sizeof raw < len - 1 ? sizeof raw : len - 1] = '\0';
+    int fd = open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dprintf(fd, "%s\n", pw) < 0)
+        return vb_error_set(err, "orchestrator", errno, "cannot write %s: %s", keep, strerror(errno));
+    close(fd);
+write_copy:
+    if (!s->recipe->password_file) return VB_OK;
+    char copy[PATH_MAX + 64];
+    snprintf(copy, sizeof copy, "%s/%s", s->datadir, s->recipe->password_file);
+    fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dprintf(fd, "%s\n", pw) < 0 || fchown(fd, uid, gid) != 0) {
+        if (fd >= 0) close(fd);
+        return vb_error_set(err, "orchestrator", errno, "cannot write %s: %s", copy, strerror(errno));
+    }
+    close(fd);
+    return VB_OK;
+}
+
+static char *journal_tail(vb_units *u, const char *unit) {
+    char *tail = NULL;
+    vb_error err;
+    if (!u || vb_unit_journal_tail(u, unit, LOG_TAIL_LINES, &tail, &err) != VB_OK) return strdup("");
+    return tail;
+}
+
+/* Bytes on disk (allocated blocks) below a path. nftw's callback has no context pointer: the sum is per thread. */
+static __thread uint64_t du_sum;
+static int du_add(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)path, (void)flag, (void)ftw;
+    du_sum += (uint64_t)st->st_blocks * 512u;
+    return 0;
+}
+
+static void measure_sizes(server *s, kvlist *facts) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < s->recipe->n_sizes; i++) {
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", s->datadir, s->recipe->sizes[i]);
+        du_sum = 0;
+        if (nftw(path, du_add, 32, FTW_PHYS) != 0) continue;
+        kv_addf(facts, s->recipe->sizes[i], "%llu", (unsigned long long)du_sum);
+        total += du_sum;
+    }
+    kv_addf(facts, "total", "%llu", (unsigned long long)total);
+}
+
+/* Readiness: the engine's own adapter opens a connection and asks for its version, until it answers, the unit
+ * ends, or the deadline passes. */
+static int wait_ready(server *s, vb_units *u, const kvlist *connect, char *version, size_t vlen, vb_error *err) {
+    uint64_t deadline = vb_now_ns() + (uint64_t)s->recipe->ready_timeout_s * 1000000000ull;
+    vb_error last;
+    vb_error_clear(&last);
+    int attempts = 0;
+    for (;;) {
+        attempts++;
+        vb_engine_config cfg = {.params = connect->kv, .n_params = connect->n};
+        vb_engine *e = NULL;
+        if (vb_engine_open(s->recipe->engine, &cfg, &e, &last) == VB_OK &&
+            vb_engine_version(e, version, vlen, &last) == VB_OK) {
+            vb_engine_close(&e);
+            return VB_OK;
+        }
+        vb_engine_close(&e);
+        vb_unit_state st;
+        if (vb_unit_state_get(u, s->unit, &st, err) == VB_OK &&
+            (strcmp(st.active_state, "failed") == 0 || strcmp(st.active_state, "inactive") == 0))
+            return vb_error_set(err, "server", 1, "%s ended before it answered (result %s, status %d); last probe: %s",
+                                s->unit, st.result, st.exec_main_status, last.message);
+        if (vb_now_ns() > deadline)
+            return vb_error_set(err, "server", 1, "%s did not answer within ready_timeout_s = %ld s (%d probes); "
+                                "last probe: %s", s->unit, s->recipe->ready_timeout_s, attempts, last.message);
+        vb_sleep_ns(200000000ull);
+    }
+}
+
+static void unit_facts(server *s, vb_units *u, kvlist *facts) {
+    char buf[256];
+    uint64_t v;
+    vb_error e;
+    if (vb_unit_property_cpus(u, s->unit, "CPUAffinity", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.cpu_affinity", "%s", buf);
+    if (vb_unit_property_cpus(u, s->unit, "AllowedCPUs", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.allowed_cpus", "%s", buf);
+    if (vb_unit_property_u64(u, s->unit, "MemoryMax", &v, &e) == VB_OK) kv_addf(facts, "unit.memory_max", "%llu", (unsigned long long)v);
+    if (vb_unit_property_u64(u, s->unit, "MemorySwapMax", &v, &e) == VB_OK) kv_addf(facts, "unit.memory_swap_max", "%llu", (unsigned long long)v);
+    if (vb_unit_property_u64(u, s->unit, "LimitNOFILE", &v, &e) == VB_OK) kv_addf(facts, "unit.limit_nofile", "%llu", (unsigned long long)v);
+    if (vb_unit_property_string(u, s->unit, "RootDirectory", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.root_directory", "%s", buf);
+    vb_unit_state st;
+    if (vb_unit_state_get(u, s->unit, &st, &e) == VB_OK && st.main_pid > 0) {
+        /* What the server itself sees: its /dev/shm and its CPU mask, read through its own /proc entry. */
+        char path[64];
+        struct statvfs vfs;
+        snprintf(path, sizeof path, "/proc/%d/root/dev/shm", (int)st.main_pid);
+        if (statvfs(path, &vfs) == 0)
+            kv_addf(facts, "unit.dev_shm_bytes", "%llu", (unsigned long long)vfs.f_blocks * vfs.f_frsize);
+        snprintf(path, sizeof path, "/proc/%d/status", (int)st.main_pid);
+        FILE *f = fopen(path, "r");
+        char line[256];
+        while (f && fgets(line, sizeof line, f))
+            if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+                line[strcspn(line, "\n")] = '\0';
+                kv_addf(facts, "process.cpus_allowed", "%s", line + 18 + strspn(line + 18, " \t"));
+            }
+        if (f) fclose(f);
+        kv_addf(facts, "unit.main_pid", "%d", (int)st.main_pid);
+        kv_addf(facts, "unit.control_group", "%s", st.control_group);
+    }
+}
+
+/* Where the server came from, for the manifest (server.ENGINE.provenance.*): an image layer built from a
+ * tarball (its vbench-layer.txt) or the recipe's package, the compiler flags and target ISA, and what that ISA
+ * means on this host: the CPU features it needs that the host lacks, and the widest SIMD of each (the
+ * validity section turns a gap into a finding). The version the server itself reports is the readiness
+ * probe's answer and, once the extension exists, the build phase's engine.ENGINE.version. */
+static void provenance_facts(const server *s, const char *image, kvlist *facts) {
+    const vb_recipe *r = s->recipe;
+    char v[2048], isa[128] = "", kernel_isa[128] = "";
+    vb_error e;
+    for (size_t i = 0; i < r->n_params; i++) {
+        char key[160];
+        snprintf(key, sizeof key, "recipe.parameter.%s", r->params[i].key);
+        kv_addf(facts, key, "%s", r->params[i].value);
+    }
+    static const char *const layer_keys[] = {"source_sha256", "version", "flags", "built_with", "replaces", "patch",
+                                             "files", "build_seconds"};
+    if (image[0] && vb_image_field(image, "vbench-layer.txt", "source", v, sizeof v, &e) == VB_OK) {
+        kv_addf(facts, "provenance.source", "tarball %s", v);
+        for (size_t i = 0; i < sizeof layer_keys / sizeof *layer_keys; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "provenance.%s", layer_keys[i]);
+            if (vb_image_field(image, "vbench-layer.txt", layer_keys[i], v, sizeof v, &e) == VB_OK) kv_addf(facts, key, "%s", v);
+        }
+        if (vb_image_field(image, "vbench-layer.txt", "target_isa", isa, sizeof isa, &e) != VB_OK) snprintf(isa, sizeof isa, "unknown");
+        snprintf(kernel_isa, sizeof kernel_isa, "%s", isa); /* built here: the kernels are what the flags made */
+    } else {
+        char ver[128];
+        if (r->build_package && image[0] && vb_image_package_version(image, r->build_package, ver, sizeof ver, &e) == VB_OK)
+            kv_addf(facts, "provenance.source", "package %s %s", r->build_package, ver);
+        else if (r->build_package) kv_addf(facts, "provenance.source", "package %s (version unknown)", r->build_package);
+        else kv_addf(facts, "provenance.source", "unknown (the recipe has no build.package)");
+        kv_addf(facts, "provenance.flags", "%s", r->build_flags ? r->build_flags : "unknown");
+        if (r->build_dispatch) kv_addf(facts, "provenance.runtime_dispatch", "%s", r->build_dispatch);
+        snprintf(isa, sizeof isa, "%s", r->build_target_isa ? r->build_target_isa : "unknown");
+        snprintf(kernel_isa, sizeof kernel_isa, "%s", r->build_kernel_isa ? r->build_kernel_isa : isa);
+    }
+    kv_addf(facts, "provenance.target_isa", "%s", isa);
+    if (strcmp(kernel_isa, isa) != 0) kv_addf(facts, "provenance.kernel_isa", "%s", kernel_isa);
+    char host[4096], missing[512];
+    int host_bits = 0, build_bits = 0;
+    vb_isa_host_flags(host, sizeof host);
+    kv_addf(facts, "provenance.host_simd", "%s", vb_isa_widest_simd(host, &host_bits));
+    kv_addf(facts, "provenance.host_simd_bits", "%d", host_bits);
+    const char *req = vb_isa_requires(isa), *kreq = vb_isa_requires(kernel_isa);
+    if (!req || !kreq || !host[0]) {
+        kv_addf(facts, "provenance.isa_check", "not checked: %s", !host[0] ? "no CPU flags in /proc/cpuinfo"
+                                                                 : "the target ISA is not an x86-64 level");
+        return;
+    }
+    vb_isa_missing(req, host, missing, sizeof missing);
+    kv_addf(facts, "provenance.isa_requires", "%s", req);
+    kv_addf(facts, "provenance.isa_missing", "%s", missing);
+    kv_addf(facts, "provenance.build_simd", "%s", vb_isa_widest_simd(kreq, &build_bits));
+    kv_addf(facts, "provenance.build_simd_bits", "%d", build_bits);
+}
+
+/* ---- operations (their own thread) ----------------------------------------------------------------------------- */
+
+static void op_start(server *s, zsock_t *out) {
+    vb_orch *o = s->o;
+    vb_error err;
+    vb_error_clear(&err);
+    kvlist facts = {0}, connect = {0}, vars = {0};
+    vb_units *u = NULL;
+    char *tail = NULL;
+    char image[PATH_MAX], version[256] = "";
+    vb_kv *settings = NULL;
+    size_t n_settings = 0;
+    vb_budget b;
+    uid_t uid;
+    gid_t gid;
+    int started = 0, adopted = 0;
+    double t0 = vb_wall_time();
+    uint64_t t0ns = vb_now_ns();
+
+    vb_recipe_destroy(&s->recipe);
+    if (vb_recipe_load(o->recipes_dir, s->recipe_name, &s->recipe, &err) ||
+        vb_budget_from_kv(s->budget.kv, s->budget.n, &b, &err) ||
+        (s->recipe->image && (find_image(o, s->recipe->image, image, sizeof image, &err) ||
+                              vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))))
+        goto fail;
+    if (!s->recipe->image) {
+        /* Binaries on the host (built from a tag): the host's user, the data directory at its own path. */
+        image[0] = '\0';
+        struct passwd *pw = getpwnam(s->recipe->user);
+        if (!pw) {
+            vb_error_set(&err, "orchestrator", 1, "%s: user '%s' does not exist on this host (a recipe without an "
+                         "image runs the server as a host user)", s->recipe->path, s->recipe->user);
+            goto fail;
+        }
+        uid = pw->pw_uid;
+        gid = pw->pw_gid;
+    }
+    if (snprintf(s->datadir, sizeof s->datadir, "%s/servers/%s", o->work_dir, s->engine) >= (int)sizeof s->datadir) {
+        vb_error_set(&err, "orchestrator", 1, "work directory path too long: %s", o->work_dir);
+        goto fail;
+    }
+    if (mkdirs(s->datadir, 0700) != 0 || chown(s->datadir, uid, gid) != 0 || chmod(s->datadir, 0700) != 0) {
+        vb_error_set(&err, "orchestrator", errno, "cannot prepare the data directory %s: %s", s->datadir, strerror(errno));
+        goto fail;
+    }
+    char password[64] = "";
+    if (server_password(s, uid, gid, password, sizeof password, &err)) goto fail;
+    if (vb_recipe_settings(s->recipe, &b, &settings, &n_settings, &err)) goto fail;
+    for (size_t i = 0; i < n_settings; i++) {
+        kv_addf(&vars, settings[i].key, "%s", settings[i].value);
+        char key[128];
+        snprintf(key, sizeof key, "setting.%s", settings[i].key);
+        kv_addf(&facts, key, "%s", settings[i].value);
+    }
+    kv_addf(&vars, "data", "%s", image[0] ? s->recipe->data_mount : s->datadir);
+    kv_addf(&vars, "datadir", "%s", s->datadir);
+    kv_addf(&vars, "password", "%s", password);
+    kv_addf(&vars, "cpus", "%d", b.n_server_cpus);
+    kv_addf(&vars, "memory_bytes", "%llu", (unsigned long long)b.server_memory);
+    for (size_t i = 0; i < s->recipe->n_connect; i++) {
+        char *v = NULL;
+        if (vb_recipe_expand(s->recipe, s->recipe->connect[i].value, vars.kv, vars.n, &v, &err)) goto fail;
+        kv_addf(&connect, s->recipe->connect[i].key, "%s", v);
+        free(v);
+    }
+    vb_units_opts uo = {.bus_address = o->bus[0] ? o->bus : NULL};
+    if (!(u = vb_units_open(&uo, &err))) {
+        vb_error_prefix(&err, "the orchestrator needs systemd over D-Bus (run it where systemd is PID 1, or in the "
+                              "namespace that deploy/systemd-ns boots: deploy/systemd-ns -- vbench run ...)");
+        goto fail;
+    }
+    char bind[PATH_MAX * 2];
+    snprintf(bind, sizeof bind, "%s:%s", s->datadir, s->recipe->data_mount);
+    const char *binds[] = {bind, NULL};
+    const char *const *bind_paths = image[0] ? binds : NULL;
+    const char *root = image[0] ? image : NULL;
+    vb_unit_state st;
+    if (vb_unit_state_get(u, s->unit, &st, &err)) goto fail;
+    if (st.loaded && strcmp(st.active_state, "active") == 0) {
+        adopted = 1; /* left running by a previous run of this campaign: reuse it if it answers */
+    } else {
+        if (st.loaded) vb_unit_reset_failed(u, s->unit, NULL);
+        char creates[PATH_MAX + 256];
+        snprintf(creates, sizeof creates, "%s/%s", s->datadir, s->recipe->init_creates ? s->recipe->init_creates : "");
+        struct stat sst;
+        if (s->recipe->n_init && stat(creates, &sst) != 0) {
+            for (size_t i = 0; i < s->recipe->n_init; i++) {
+                char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->init[i], vars.kv, vars.n, &err);
+                if (!argv) goto fail;
+                char name[256];
+                snprintf(name, sizeof name, "%s-init%zu", s->unit, i);
+                vb_unit_reset_failed(u, name, NULL);
+                vb_unit_spec spec = {.description = "vbench server init", .argv = (const char *const *)argv,
+                                     .type = "oneshot", .root_directory = root, .bind_paths = bind_paths,
+                                     .drop_privileges = 1, .uid = uid, .gid = gid};
+                int rc = vb_unit_start(u, name, &spec, &err);
+                vb_recipe_argv_free(argv);
+                if (rc) {
+                    tail = journal_tail(u, name);
+                    vb_error_prefix(&err, "init step %zu of recipe %s", i + 1, s->recipe->path);
+                    vb_unit_reset_failed(u, name, NULL);
+                    goto fail;
+                }
+            }
+        }
+        char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->start, vars.kv, vars.n, &err);
+        if (!argv) goto fail;
+        vb_unit_spec spec = {.description = "vbench database server", .argv = (const char *const *)argv,
+                             .root_directory = root, .bind_paths = bind_paths, .cpus = b.server_cpus,
+                             .memory_max = b.server_memory, .shm_bytes = b.shm,
+                             .limit_nofile = (uint64_t)s->recipe->limit_nofile, .drop_privileges = 1, .uid = uid,
+                             .gid = gid, .kill_signal = s->recipe->stop_signal,
+                             .timeout_stop_usec = (uint64_t)s->recipe->stop_timeout_s * 1000000ull};
+        int rc = vb_unit_start(u, s->unit, &spec, &err);
+        vb_recipe_argv_free(argv);
+        started = 1;
+        if (rc) goto fail;
+    }
+    if (vb_unit_state_get(u, s->unit, &st, &err)) goto fail;
+    vb_sampler_opts so = {.interval_ms = 250};
+    vb_sampler_destroy(&s->sampler);
+    s->sent = 0;
+    if (!(s->sampler = vb_sampler_new(st.control_group, &so, &err)) || vb_sampler_start(s->sampler, &err)) goto fail;
+    if (wait_ready(s, u, &connect, version, sizeof version, &err)) goto fail;
+
+    kv_addf(&facts, "recipe", "%s", s->recipe->path);
+    kv_addf(&facts, "unit", "%s", s->unit);
+    kv_addf(&facts, "image", "%s", image[0] ? image : "(none: host binaries)");
+    /* which recipe, Debian suite and day the image came from (vbench-image.txt, deploy/image-build) */
+    static const char *const image_keys[] = {"name", "key", "suite", "mirror", "built_at"};
+    for (size_t i = 0; image[0] && i < sizeof image_keys / sizeof *image_keys; i++) {
+        char v[512], key[64];
+        snprintf(key, sizeof key, "image.%s", image_keys[i]);
+        if (vb_image_field(image, "vbench-image.txt", image_keys[i], v, sizeof v, NULL) == VB_OK) kv_addf(&facts, key, "%s", v);
+    }
+    kv_addf(&facts, "data_dir", "%s", s->datadir);
+    kv_addf(&facts, "probe_answer", "%s", version); /* what the readiness probe's version query said */
+    kv_addf(&facts, "adopted", "%d", adopted);
+    kv_addf(&facts, "ready_s", "%.3f", (double)(vb_now_ns() - t0ns) / 1e9);
+    kv_addf(&facts, "started_at", "%.3f", t0);
+    for (size_t i = 0; image[0] && i < s->recipe->n_packages; i++) {
+        char ver[128], key[160];
+        vb_error e;
+        snprintf(key, sizeof key, "package.%s", s->recipe->packages[i]);
+        char replaces[512] = "", source[256] = "";
+        if (vb_image_package_version(image, s->recipe->packages[i], ver, sizeof ver, &e) == VB_OK)
+            kv_addf(&facts, key, "%s", ver);
+        else if (vb_image_field(image, "vbench-layer.txt", "replaces", replaces, sizeof replaces, NULL) == VB_OK &&
+                 strstr(replaces, s->recipe->packages[i]) &&
+                 vb_image_field(image, "vbench-layer.txt", "source", source, sizeof source, NULL) == VB_OK)
+            kv_addf(&facts, key, "replaced by a build of %s (see provenance.*)", source);
+        else kv_addf(&facts, key, "unknown (%s)", e.message);
+    }
+    provenance_facts(s, image, &facts);
+    unit_facts(s, u, &facts);
+    set_state(s, VB_SERVER_READY);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
+    goto done;
+fail:
+    if (u && started) {
+        free(tail);
+        tail = journal_tail(u, s->unit);
+        vb_unit_stop(u, s->unit, NULL);
+        vb_unit_reset_failed(u, s->unit, NULL);
+    }
+    if (s->sampler) vb_sampler_stop(s->sampler);
+    set_state(s, VB_SERVER_FAILED);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_FAILED, err.message, tail, NULL, &facts, NULL, NULL, 0, 0);
+done:
+    free(tail);
+    vb_recipe_kv_free(settings, n_settings);
+    kv_clear(&facts);
+    kv_clear(&connect);
+    kv_clear(&vars);
+    vb_units_close(&u);
+}
+
+static void flush_samples(server *s, zsock_t *coord);
+
+static void op_stop(server *s, zsock_t *out) {
+    vb_error err;
+    vb_error_clear(&err);
+    kvlist facts = {0};
+    vb_units_opts uo = {.bus_address = s->o->bus[0] ? s->o->bus : NULL};
+    vb_units *u = vb_units_open(&uo, &err);
+    int rc = u ? vb_unit_stop(u, s->unit, &err) : VB_ERROR;
+    char *tail = rc ? journal_tail(u, s->unit) : NULL;
+    if (s->sampler) {
+        vb_sampler_stop(s->sampler);
+        /* The rows since the last tick's flush go out here, ahead of the STOPPED report on the same socket: sent
+         * by the next tick, they reached a coordinator that may already have ended the campaign on STOPPED. The
+         * tick does not flush while a stop runs, so s->sent has one writer. */
+        flush_samples(s, out);
+        vb_sampler_summary sum;
+        vb_sampler_summary_get(s->sampler, &sum);
+        kv_addf(&facts, "peak_cgroup_bytes", "%llu", (unsigned long long)sum.peak_cgroup_bytes);
+        kv_addf(&facts, "peak_rss_bytes", "%llu", (unsigned long long)sum.peak_rss_bytes);
+        kv_addf(&facts, "peak_pss_bytes", "%llu", (unsigned long long)sum.peak_pss_bytes);
+        kv_addf(&facts, "cpu_s", "%.3f", (double)sum.cpu_usec / 1e6);
+        kv_addf(&facts, "cpu_source", "%s", sum.cpu_source);
+        kv_addf(&facts, "samples", "%zu", sum.samples);
+        kv_addf(&facts, "oom_kills", "%d", sum.oom_kills);
+        kv_addf(&facts, "cgroup_version", "%d", sum.cgroup_version);
+    }
+    if (s->recipe) measure_sizes(s, &facts);
+    set_state(s, rc ? VB_SERVER_FAILED : VB_SERVER_STOPPED);
+    send_report(out, s, rc ? VBENCH__SERVER_REPORT__BODY_FAILED : VBENCH__SERVER_REPORT__BODY_STOPPED, rc ? err.message : "stopped", tail, NULL, &facts, NULL, NULL, 0, 0);
+    free(tail);
+    kv_clear(&facts);
+    vb_units_close(&u);
+}
+
+/* The unit ended while it should have been serving: why, and its last words. */
+static void op_died(server *s, zsock_t *out) {
+    vb_error err;
+    vb_error_clear(&err);
+    vb_units_opts uo = {.bus_address = s->o->bus[0] ? s->o->bus : NULL};
+    vb_units *u = vb_units_open(&uo, &err);
+    vb_unit_state st = {0};
+    char msg[700];
+    if (u && vb_unit_state_get(u, s->unit, &st, &err) == VB_OK) {
+        vb_unit_state_apply_oom(&st, s->sampler ? vb_sampler_oom_kills(s->sampler) : 0);
+        snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it: result %s, %s %d%s", s->unit,
+                 st.result[0] ? st.result : "unknown", st.exec_main_code == 1 ? "exit status" : "signal",
+                 st.exec_main_status,
+                 strcmp(st.result, "oom-kill") == 0 ? " (killed at its memory limit: raise resources.server_memory or "
+                                                      "lower the recipe's memory shares)" : "");
+    } else {
+        snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it (%.400s)", s->unit, err.message);
+    }
+    char *tail = journal_tail(u, s->unit);
+    if (u) vb_unit_reset_failed(u, s->unit, NULL);
+    kvlist facts = {0};
+    kv_addf(&facts, "result", "%s", st.result);
+    uint64_t exit_us = 0;
+    vb_error e2;
+    if (u && vb_unit_property_u64(u, s->unit, "ExecMainExitTimestamp", &exit_us, &e2) == VB_OK && exit_us)
+        kv_addf(&facts, "died_at", "%.3f", (double)exit_us / 1e6);
+    else kv_addf(&facts, "died_at", "%.3f", vb_wall_time());
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_DIED, msg, tail, NULL, &facts, NULL, NULL, 0, 0);
+    kv_clear(&facts);
+    free(tail);
+    vb_units_close(&u);
+}
+
+static void *op_main(void *arg) {
+    server *s = arg;
+    zsock_t *out = zsock_new_push(s->o->inbox_ep);
+    if (strcmp(s->action, "start") == 0) op_start(s, out);
+    else if (strcmp(s->action, "stop") == 0) op_stop(s, out);
+    else if (strcmp(s->action, "died") == 0) op_died(s, out);
+    zsock_destroy(&out);
+    atomic_store(&s->op_done, 1);
+    return NULL;
+}
+
+static void run_op(server *s, const char *action) {
+    if (s->op_running) {
+        snprintf(s->pending, sizeof s->pending, "%s", action); /* the latest request wins */
+        return;
+    }
+    snprintf(s->action, sizeof s->action, "%s", action);
+    if (strcmp(action, "start") == 0) set_state(s, VB_SERVER_STARTING);
+    if (strcmp(action, "stop") == 0) set_state(s, VB_SERVER_STOPPING);
+    atomic_store(&s->op_done, 0);
+    s->op_running = 1;
+    if (pthread_create(&s->op, NULL, op_main, s) != 0) {
+        s->op_running = 0;
+        fprintf(stderr, "vbench-agent: cannot start an orchestrator thread\n");
+    }
+}
+
+/* ---- the main thread's side --------------------------------------------------------------------------------- */
+
+vb_orch *vb_orch_new(const vb_orch_opts *opts) {
+    vb_orch *o = calloc(1, sizeof *o);
+    o->o = *opts;
+    if (opts->recipes_dir) snprintf(o->recipes_dir, sizeof o->recipes_dir, "%s", opts->recipes_dir);
+    else vb_recipe_default_dir(o->recipes_dir, sizeof o->recipes_dir);
+    const char *img = opts->images_dir ? opts->images_dir : getenv("VBENCH_IMAGES");
+    snprintf(o->images_dir, sizeof o->images_dir, "%s", img && *img ? img : "/var/cache/vbench/images");
+    snprintf(o->work_dir, sizeof o->work_dir, "%s", opts->work_dir ? opts->work_dir : ".");
+    if (o->work_dir[0] != '/') {
+        char cwd[PATH_MAX], rel[PATH_MAX];
+        snprintf(rel, sizeof rel, "%s", o->work_dir);
+        if (getcwd(cwd, sizeof cwd) && snprintf(o->work_dir, sizeof o->work_dir, "%s/%s", cwd, rel) >= (int)sizeof o->work_dir)
+            snprintf(o->work_dir, sizeof o->work_dir, "%s", rel);
+    }
+    snprintf(o->bus, sizeof o->bus, "%s", opts->bus_address ? opts->bus_address : "");
+    snprintf(o->inbox_ep, sizeof o->inbox_ep, "%s", opts->inbox_ep);
+    snprintf(o->agent_id, sizeof o->agent_id, "%s", opts->agent_id ? opts->agent_id : "");
+    o->o.recipes_dir = o->recipes_dir;
+    return o;
+}
+
+static server *find_server(vb_orch *o, const char *engine, int create) {
+    for (size_t i = 0; i < o->n_srv; i++)
+        if (strcmp(o->srv[i].engine, engine) == 0) return &o->srv[i];
+    if (!create || o->n_srv == MAX_SERVERS) return NULL;
+    server *s = &o->srv[o->n_srv++];
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    pthread_mutex_init(&s->lock, NULL);
+    snprintf(s->engine, sizeof s->engine, "%s", engine);
+    return s;
+}
+
+/* systemd unit names: letters, digits and ":-_.\" only. */
+static void unit_name(char *out, size_t len, const char *campaign, const char *engine) {
+    snprintf(out, len, "vbench-%s-%s", campaign, engine);
+    for (char *p = out; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+              *p == '_' || *p == '.'))
+            *p = '_';
+}
+
+/* Whether a ready server's unit is still serving: its cgroup exists (the sampler still reads it) and systemd
+ * says it is active. Asked on the main thread's own bus connection, reconnecting after an error. */
+static int unit_alive(vb_orch *o, server *s) {
+    vb_sampler_summary sum;
+    if (s->sampler) {
+        vb_sampler_summary_get(s->sampler, &sum);
+        if (sum.ended) return 0;
+    }
+    vb_error err;
+    vb_units_opts uo = {.bus_address = o->bus[0] ? o->bus : NULL};
+    if (!o->watch) o->watch = vb_units_open(&uo, &err);
+    vb_unit_state st;
+    if (!o->watch || vb_unit_state_get(o->watch, s->unit, &st, &err) != VB_OK) {
+        vb_units_close(&o->watch);
+        return 1; /* cannot tell: the next check decides */
+    }
+    return strcmp(st.active_state, "active") == 0 || strcmp(st.active_state, "reloading") == 0;
+}
+
+/* A ready server whose unit ended: report it (on an operation thread: the journal is read there). */
+static int check_died(vb_orch *o, server *s) {
+    if (get_state(s) != VB_SERVER_READY || unit_alive(o, s)) return 0;
+    set_state(s, VB_SERVER_DIED);
+    run_op(s, "died");
+    return 1;
+}
+
+void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord) {
+    server *s = find_server(o, rq->engine, 1);
+    if (!s) {
+        server tmp = {.o = o};
+        snprintf(tmp.engine, sizeof tmp.engine, "%s", rq->engine);
+        send_report(coord, &tmp, VBENCH__SERVER_REPORT__BODY_FAILED, "this orchestrator runs at most 16 servers", NULL, NULL, NULL, NULL, NULL, 0, 0);
+        return;
+    }
+    if (rq->action == VBENCH__SERVER_ACTION__SERVER_START) {
+        vb_server_state st = get_state(s);
+        if (st == VB_SERVER_READY || st == VB_SERVER_STARTING) {
+            /* Already serving (a coordinator that restarted asks again): answer from what is known. */
+            if (st == VB_SERVER_READY) snprintf(s->pending, sizeof s->pending, "start");
+            else return;
+        }
+        snprintf(s->recipe_name, sizeof s->recipe_name, "%s", rq->recipe);
+        snprintf(s->campaign, sizeof s->campaign, "%s", rq->campaign);
+        unit_name(s->unit, sizeof s->unit, rq->campaign, rq->engine);
+        kv_clear(&s->budget);
+        for (size_t i = 0; i < rq->n_budget; i++) kv_addf(&s->budget, rq->budget[i]->key, "%s", rq->budget[i]->value);
+        s->pending[0] = '\0';
+        run_op(s, "start");
+    } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_STOP) {
+        check_died(o, s); /* a death during the last item is reported before the stop */
+        run_op(s, "stop");
+    } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_PHASE) {
+        pthread_mutex_lock(&s->lock);
+        unsigned at = s->n_keys++ % KEY_HISTORY;
+        snprintf(s->keys[at], sizeof s->keys[at], "%s", rq->item_key);
+        s->key_since[at] = vb_wall_time();
+        pthread_mutex_unlock(&s->lock);
+        /* The answer is also the coordinator's go for the item: no item starts on a server that died. */
+        if (!check_died(o, s) && get_state(s) == VB_SERVER_READY && s->recipe) {
+            kvlist facts = {0};
+            measure_sizes(s, &facts);
+            send_report(coord, s, VBENCH__SERVER_REPORT__BODY_SIZES, NULL, NULL, NULL, &facts, rq->item_key, NULL, 0, 0);
+            kv_clear(&facts);
+        }
+    } else {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unknown server action %d (a coordinator of another version?)", (int)rq->action);
+        send_report(coord, s, VBENCH__SERVER_REPORT__BODY_FAILED, msg, NULL, NULL, NULL, NULL, NULL, 0, 0);
+    }
+}
+
+/* The item a row sampled at wall time t belongs to ("" before the first), into out. Caller holds s->lock. */
+static void key_at(const server *s, double t, char *out, size_t len) {
+    out[0] = '\0';
+    unsigned n = s->n_keys < KEY_HISTORY ? s->n_keys : KEY_HISTORY;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned at = (s->n_keys - 1 - k) % KEY_HISTORY;
+        if (s->key_since[at] <= t) {
+            snprintf(out, len, "%s", s->keys[at]);
+            return;
+        }
+    }
+}
+
+/* Streams the rows sampled since the last call, one report per run of rows that belong to the same item. */
+static void flush_samples(server *s, zsock_t *coord) {
+    if (!s->sampler) return;
+    vb_sampler_summary sum;
+    vb_sampler_summary_get(s->sampler, &sum);
+    vb_sample rows[SAMPLE_BATCH];
+    size_t n;
+    while ((n = vb_sampler_copy_rows(s->sampler, s->sent, rows, SAMPLE_BATCH)) > 0) {
+        size_t from = 0;
+        char key[256], next[256];
+        pthread_mutex_lock(&s->lock);
+        key_at(s, sum.wall_start + rows[0].t_s, key, sizeof key);
+        for (size_t i = 1; i <= n; i++) {
+            if (i < n) key_at(s, sum.wall_start + rows[i].t_s, next, sizeof next);
+            if (i < n && strcmp(next, key) == 0) continue;
+            send_report(coord, s, VBENCH__SERVER_REPORT__BODY_SAMPLES, NULL, NULL, NULL, NULL, key, rows + from, i - from, sum.wall_start);
+            from = i;
+            if (i < n) snprintf(key, sizeof key, "%s", next);
+        }
+        pthread_mutex_unlock(&s->lock);
+        s->sent += n;
+    }
+}
+
+void vb_orch_tick(vb_orch *o, zsock_t *coord) {
+    uint64_t now = vb_now_ns();
+    for (size_t i = 0; i < o->n_srv; i++) {
+        server *s = &o->srv[i];
+        if (s->op_running && atomic_load(&s->op_done)) {
+            pthread_join(s->op, NULL);
+            s->op_running = 0;
+            if (s->pending[0]) {
+                char next[16];
+                snprintf(next, sizeof next, "%s", s->pending);
+                s->pending[0] = '\0';
+                run_op(s, next);
+            }
+        }
+    }
+    if (now - o->last_tick_ns < 1000000000ull) return;
+    o->last_tick_ns = now;
+    for (size_t i = 0; i < o->n_srv; i++) {
+        server *s = &o->srv[i];
+        /* start: the sampler is being replaced; stop: op_stop sends the last rows itself */
+        if (s->op_running && (strcmp(s->action, "start") == 0 || strcmp(s->action, "stop") == 0)) continue;
+        flush_samples(s, coord);
+        if (s->sampler && !s->op_running) check_died(o, s);
+    }
+}
+
+void vb_orch_destroy(vb_orch **op) {
+    vb_orch *o = op ? *op : NULL;
+    if (!o) return;
+    int abandoned = 0;
+    for (size_t i = 0; i < o->n_srv; i++) {
+        server *s = &o->srv[i];
+        if (s->op_running) {
+            /* A start or stop still waiting on systemd (a unit's start can take limits.server_start_timeout_s):
+             * the agent is leaving, so it waits 30 s at most; the unit is systemd's, and the next start of the
+             * engine adopts or replaces it. What the thread uses is then left allocated until the exit. */
+            struct timespec deadline;
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_sec += 30;
+            if (pthread_timedjoin_np(s->op, NULL, &deadline) != 0) {
+                pthread_detach(s->op);
+                abandoned = 1;
+                continue;
+            }
+        }
+        vb_sampler_destroy(&s->sampler);
+        vb_recipe_destroy(&s->recipe);
+        kv_clear(&s->budget);
+        pthread_mutex_destroy(&s->lock);
+    }
+    if (abandoned) {
+        *op = NULL;
+        return;
+    }
+    vb_units_close(&o->watch);
+    free(o);
+    *op = NULL;
+}

@@ -1,0 +1,597 @@
+/* The report's charts (issue 15, charts 1-8), each from SQL over the results views of every run, grouped into
+ * series by the label (report_runs.h), handed to gnuplot through charts.h. Repeats of a point are drawn as the
+ * median with min-max whiskers; points that did not happen ("not reached", refused, short answers) are marked. */
+#include "report/report_runs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_SERIES 256
+
+/* One series: rows of (x, y values) from the runs, grouped by label, with repeats of an x aggregated. */
+typedef struct point {
+    double x, med, lo, hi; /* y: median, min, max over the rows with this x */
+    double aux;            /* a second value: its median (e.g. p99 beside p50) */
+    double aux2;
+    double flag; /* summed flag column (refused windows, short answers) */
+    int n;
+} point;
+
+typedef struct series {
+    char name[256];
+    point *p;
+    size_t n, cap;
+} series;
+
+typedef struct series_set {
+    series s[MAX_SERIES];
+    size_t n;
+} series_set;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    if (n == 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static series *series_get(series_set *ss, const char *name) {
+    for (size_t i = 0; i < ss->n; i++)
+        if (strcmp(ss->s[i].name, name) == 0) return &ss->s[i];
+    if (ss->n == MAX_SERIES) return NULL;
+    series *s = &ss->s[ss->n++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    return s;
+}
+
+static void series_free(series_set *ss) {
+    for (size_t i = 0; i < ss->n; i++) free(ss->s[i].p);
+    ss->n = 0;
+}
+
+/* Runs SQL (columns: label, x, y [, aux [, aux2 [, flag]]], NULL y skipped) on every run; consecutive rows with
+ * the same label and x are one point (the SQL orders by label, x). */
+static int collect(vb_report_set *rs, const char *table, const char *sql, series_set *ss, vb_error *err) {
+    for (size_t r = 0; r < rs->n; r++) {
+        char *q = vb_report_sql(rs->runs[r].db, table, sql);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(rs->runs[r].db, q, -1, &st, NULL) != SQLITE_OK) {
+            vb_error_set(err, "report", 1, "%s: reading %s: %s", rs->runs[r].path, table,
+                         sqlite3_errmsg(rs->runs[r].db));
+            free(q);
+            return VB_ERROR;
+        }
+        free(q);
+        int cols = sqlite3_column_count(st);
+        double *ys = NULL, *as = NULL, *bs = NULL;
+        size_t cap = 0;
+        int k = 0;
+        series *cur = NULL;
+        double curx = NAN, flag = 0;
+        int rc;
+        for (;;) {
+            rc = sqlite3_step(st);
+            char name[256] = "";
+            double x = NAN;
+            if (rc == SQLITE_ROW) {
+                vb_report_series(rs, r, (const char *)sqlite3_column_text(st, 0), name, sizeof name);
+                x = sqlite3_column_double(st, 1);
+            }
+            int same = rc == SQLITE_ROW && cur && strcmp(cur->name, name) == 0 && x == curx;
+            if (!same && cur && k) { /* close the point */
+                if (cur->n == cur->cap) {
+                    cur->cap = cur->cap ? 2 * cur->cap : 16;
+                    cur->p = realloc(cur->p, cur->cap * sizeof *cur->p);
+                }
+                point *p = &cur->p[cur->n++];
+                p->x = curx, p->n = k, p->flag = flag;
+                p->aux = median(as, k), p->aux2 = median(bs, k);
+                p->med = median(ys, k), p->lo = ys[0], p->hi = ys[k - 1];
+            }
+            if (rc != SQLITE_ROW) break;
+            if (!same) {
+                cur = series_get(ss, name), curx = x, k = 0, flag = 0;
+                if (!cur) continue;
+            }
+            if (sqlite3_column_type(st, 2) == SQLITE_NULL) continue;
+            if ((size_t)k == cap) {
+                cap = cap ? 2 * cap : 16;
+                ys = realloc(ys, cap * sizeof *ys), as = realloc(as, cap * sizeof *as), bs = realloc(bs, cap * sizeof *bs);
+            }
+            ys[k] = sqlite3_column_double(st, 2);
+            as[k] = cols > 3 && sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_double(st, 3) : NAN;
+            bs[k] = cols > 4 && sqlite3_column_type(st, 4) != SQLITE_NULL ? sqlite3_column_double(st, 4) : NAN;
+            if (cols > 5) flag += sqlite3_column_double(st, 5);
+            k++;
+        }
+        free(ys), free(as), free(bs);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            return vb_error_set(err, "report", 1, "%s: reading %s: %s", rs->runs[r].path, table,
+                                sqlite3_errmsg(rs->runs[r].db));
+    }
+    return VB_OK;
+}
+
+/* The caption: dataset(s) and run(s), and the comparison caveat when runs differ and are drawn together. */
+static void caption(const vb_report_set *rs, const char *table, char *out, size_t len) {
+    size_t o = 0;
+    o += (size_t)snprintf(out + o, len - o, "dataset ");
+    for (size_t r = 0; r < rs->n && o < len; r++) {
+        sqlite3_stmt *st;
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT group_concat(DISTINCT dataset) FROM %s", table);
+        const char *d = NULL;
+        if (sqlite3_prepare_v2(rs->runs[r].db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            d = (const char *)sqlite3_column_text(st, 0);
+        o += (size_t)snprintf(out + o, len - o, "%s%s (run %s)", r ? "; " : "", d ? d : "-", rs->runs[r].name);
+        sqlite3_finalize(st);
+    }
+    if (rs->mismatch_what[0] && o < len)
+        snprintf(out + o, len - o, " -- CAUTION: the runs differ in %s (see the top of the report)", rs->mismatch_what);
+}
+
+static vb_chart *chart_new(vb_report_set *rs, const char *name, const char *title, const char *table) {
+    char cap[1200];
+    caption(rs, table, cap, sizeof cap);
+    return vb_chart_new(name, title, cap);
+}
+
+static int draw(vb_report_set *rs, vb_chart *c, vb_error *err) {
+    if (vb_chart_clauses(c) == 0) {
+        vb_chart_free(c);
+        return VB_OK;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/charts", rs->dir);
+    mkdir(dir, 0755);
+    if (!rs->quiet) fprintf(stderr, "report: drawing chart %zu: %s\n", rs->n_charts + 1, vb_chart_name(c));
+    if (vb_chart_render(c, dir, err) != VB_OK) {
+        vb_chart_free(c);
+        return VB_ERROR;
+    }
+    rs->charts = realloc(rs->charts, (rs->n_charts + 1) * sizeof *rs->charts);
+    rs->charts[rs->n_charts++] = c;
+    return VB_OK;
+}
+
+static const char *q(const char *s, char *buf, size_t len) { return vb_chart_quote(s, buf, len); }
+
+/* ---- 1. recall vs QPS, ann-benchmarks style --------------------------------------------------------------- */
+static double clamp_recall(double r) { return r < 1e-3 ? 1e-3 : r > 0.9999 ? 0.9999 : r; }
+
+static int chart_recall_qps(vb_report_set *rs, long clients, int several, int zoom, vb_error *err) {
+    series_set *ss = calloc(1, sizeof *ss);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT {label}, recall, qps FROM sweep_result WHERE clients = %ld "
+                              "ORDER BY 1, 2, 3", clients);
+    /* each (recall, qps) is its own point here: x is recall, so only exact duplicates merge */
+    if (collect(rs, "sweep_result", sql, ss, err)) return free(ss), VB_ERROR;
+    char name[64], title[160], qb[300];
+    snprintf(name, sizeof name, "recall-qps%s%s", zoom ? "-zoom" : "", "");
+    if (several) snprintf(name + strlen(name), sizeof name - strlen(name), "-c%ld", clients);
+    snprintf(title, sizeof title, "Recall vs QPS%s, %ld client%s (Pareto front over the raw points)",
+             zoom ? " at recall >= 0.85" : "", clients, clients == 1 ? "" : "s");
+    vb_chart *c = chart_new(rs, name, title, "sweep_result");
+    double lo = 0.9999;
+    for (size_t i = 0; i < ss->n; i++)
+        for (size_t j = 0; j < ss->s[i].n; j++) lo = fmin(lo, clamp_recall(ss->s[i].p[j].x));
+    if (zoom) lo = 0.85;
+    lo = fmin(lo, 0.5);
+    if (zoom) lo = 0.85;
+    vb_chart_cmd(c, "set xlabel 'recall@k (logit scale; recall 1 drawn at 0.9999)'");
+    vb_chart_cmd(c, "set ylabel 'queries per second (log scale)'");
+    vb_chart_cmd(c, "set logscale y");
+    vb_chart_cmd(c, "set nonlinear x via log(x/(1-x)) inverse 1/(1+exp(-x))");
+    vb_chart_cmd(c, "set xrange [%g:0.9999]", lo);
+    vb_chart_cmd(c, "set xtics (%s'0.9' 0.9, '0.95' 0.95, '0.99' 0.99, '0.999' 0.999, '0.9999' 0.9999)",
+                 zoom ? "'0.85' 0.85, " : "'0.5' 0.5, '0.7' 0.7, ");
+    int any = 0;
+    for (size_t i = 0; i < ss->n; i++) {
+        series *s = &ss->s[i];
+        int raw = vb_chart_block(c);
+        for (size_t j = 0; j < s->n; j++)
+            if (!zoom || s->p[j].x >= 0.85) vb_chart_row(c, "%.9g %.9g", clamp_recall(s->p[j].x), s->p[j].med), any = 1;
+        /* Pareto front: walking from the highest recall down, a point is on it when no point with higher
+         * recall has higher QPS (points come sorted by recall ascending) */
+        int front = vb_chart_block(c);
+        double best = -1;
+        size_t *on = calloc(s->n + 1, sizeof *on), m = 0;
+        for (size_t j = s->n; j-- > 0;)
+            if (s->p[j].med > best) best = s->p[j].med, on[m++] = j;
+        while (m-- > 0)
+            if (!zoom || s->p[on[m]].x >= 0.85)
+                vb_chart_row(c, "%.9g %.9g", clamp_recall(s->p[on[m]].x), s->p[on[m]].med);
+        free(on);
+        vb_chart_plot(c, "data index %d using 1:2 with points pt 7 ps 0.7 lc %zu notitle", raw, i + 1);
+        vb_chart_plot(c, "data index %d using 1:2 with lines lw 2 lc %zu title '%s'", front, i + 1,
+                      q(s->name, qb, sizeof qb));
+    }
+    series_free(ss);
+    free(ss);
+    if (!any) {
+        vb_chart_free(c);
+        return VB_OK;
+    }
+    return draw(rs, c, err);
+}
+
+/* ---- 2. best QPS at recall 0.90 / 0.95 / 0.99 ------------------------------------------------------------ */
+static int chart_recall_targets(vb_report_set *rs, vb_error *err) {
+    static const double floors[] = {0.90, 0.95, 0.99};
+    series_set *ss = calloc(1, sizeof *ss);
+    /* aux = the best QPS at recall >= 0.95, aux2 at >= 0.99 (NULL: not reached); y at >= 0.90; one row per run */
+    if (collect(rs, "sweep_result",
+                "SELECT {label}, 0, COALESCE(MAX(CASE WHEN recall >= 0.90 THEN qps END), -1), "
+                "MAX(CASE WHEN recall >= 0.95 THEN qps END), MAX(CASE WHEN recall >= 0.99 THEN qps END) "
+                "FROM sweep_result WHERE clients = 1 GROUP BY 1 ORDER BY MIN(rowid)", ss, err))
+        return free(ss), VB_ERROR;
+    vb_chart *c = chart_new(rs, "recall-targets", "Best QPS whose recall passes 0.90 / 0.95 / 0.99 (1 client)",
+                            "sweep_result");
+    double ymax = 1;
+    for (size_t i = 0; i < ss->n; i++)
+        if (ss->s[i].n) ymax = fmax(ymax, fmax(ss->s[i].p[0].med, fmax(ss->s[i].p[0].aux, ss->s[i].p[0].aux2)));
+    char tics[8192] = "", qb[300];
+    size_t o = 0;
+    int blocks[3], missing = vb_chart_block(c);
+    int nmissing = 0;
+    for (size_t i = 0; i < ss->n; i++) {
+        if (!ss->s[i].n) continue;
+        point *p = &ss->s[i].p[0];
+        double v[3] = {p->med < 0 ? NAN : p->med, p->aux, p->aux2};
+        for (int f = 0; f < 3; f++)
+            if (isnan(v[f])) vb_chart_row(c, "%g %g \"not reached\"", i * 4.0 + f, ymax * 0.03), nmissing++;
+        o += (size_t)snprintf(tics + o, sizeof tics - o, "%s'%s' %g", o ? ", " : "", q(ss->s[i].name, qb, sizeof qb),
+                              i * 4.0 + 1);
+    }
+    if (!nmissing) vb_chart_row(c, "NaN NaN \"\"");
+    for (int f = 0; f < 3; f++) {
+        blocks[f] = vb_chart_block(c);
+        for (size_t i = 0; i < ss->n; i++) {
+            if (!ss->s[i].n) continue;
+            point *p = &ss->s[i].p[0];
+            double v = f == 0 ? (p->med < 0 ? NAN : p->med) : f == 1 ? p->aux : p->aux2;
+            if (!isnan(v)) vb_chart_row(c, "%g %.9g", i * 4.0 + f, v);
+        }
+        vb_chart_row(c, "NaN NaN");
+    }
+    vb_chart_cmd(c, "set style fill solid 0.75 border -1\nset boxwidth 0.9");
+    vb_chart_cmd(c, "set xtics (%s) rotate by -20", tics);
+    vb_chart_cmd(c, "set xrange [-1:%g]\nset yrange [0:%g]", ss->n * 4.0 - 1, ymax * 1.15);
+    vb_chart_cmd(c, "set ylabel 'queries per second'");
+    for (int f = 0; f < 3; f++)
+        vb_chart_plot(c, "data index %d using 1:2 with boxes lc %d title 'recall >= %.2f'", blocks[f], f + 1, floors[f]);
+    vb_chart_plot(c, "data index %d using 1:2:3 with labels rotate by 90 left tc rgb '#b00000' notitle", missing);
+    vb_chart_plot(c, "data index %d using 1:(0) with points pt 2 ps 1.5 lc rgb '#b00000' title 'not reached'", missing);
+    series_free(ss);
+    free(ss);
+    return draw(rs, c, err);
+}
+
+/* ---- 3. latency band against ef_search ------------------------------------------------------------------- */
+static int chart_latency(vb_report_set *rs, vb_error *err) {
+    series_set *ss = calloc(1, sizeof *ss);
+    if (collect(rs, "sweep_result", "SELECT {label}, ef_search, p50_ms, p99_ms, p95_ms FROM sweep_result "
+                                     "WHERE clients = 1 ORDER BY 1, 2", ss, err))
+        return free(ss), VB_ERROR;
+    vb_chart *c = chart_new(rs, "latency-ef", "Latency p50 - p99 against ef_search (1 client; line: p50)",
+                            "sweep_result");
+    vb_chart_cmd(c, "set logscale x 2\nset logscale y\nset xlabel 'ef_search'\nset ylabel 'latency (ms, log scale)'");
+    char qb[300];
+    for (size_t i = 0; i < ss->n; i++) {
+        int b = vb_chart_block(c);
+        for (size_t j = 0; j < ss->s[i].n; j++)
+            vb_chart_row(c, "%g %.9g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med, ss->s[i].p[j].aux);
+        vb_chart_plot(c, "data index %d using 1:2:3 with filledcurves fs transparent solid 0.2 lc %zu notitle", b, i + 1);
+        vb_chart_plot(c, "data index %d using 1:2 with linespoints pt 7 lw 2 lc %zu title '%s p50'", b, i + 1,
+                      q(ss->s[i].name, qb, sizeof qb));
+        vb_chart_plot(c, "data index %d using 1:3 with lines dt 2 lc %zu title 'p99'", b, i + 1);
+    }
+    series_free(ss);
+    free(ss);
+    return draw(rs, c, err);
+}
+
+/* ---- 4. build cost ---------------------------------------------------------------------------------------- */
+/* Grouped bars: one group per series, one bar per column of SQL (label, 0, a, b, c); titles for the bars. */
+static int chart_bars(vb_report_set *rs, const char *name, const char *title, const char *table, const char *sql,
+                      const char *const bar_titles[3], const char *ylabel, const char *extra, vb_error *err) {
+    series_set *ss = calloc(1, sizeof *ss);
+    if (collect(rs, table, sql, ss, err)) return free(ss), VB_ERROR;
+    vb_chart *c = chart_new(rs, name, title, table);
+    char tics[8192] = "", qb[300];
+    size_t o = 0;
+    for (size_t i = 0; i < ss->n; i++)
+        o += (size_t)snprintf(tics + o, sizeof tics - o, "%s'%s' %g", o ? ", " : "", q(ss->s[i].name, qb, sizeof qb),
+                              i * 4.0 + 1);
+    for (int f = 0; f < 3 && bar_titles[f]; f++) {
+        int b = vb_chart_block(c), rows = 0;
+        for (size_t i = 0; i < ss->n; i++) {
+            if (!ss->s[i].n) continue;
+            point *p = &ss->s[i].p[0];
+            double v = f == 0 ? p->med : f == 1 ? p->aux : p->aux2;
+            if (!isnan(v)) vb_chart_row(c, "%g %.9g", i * 4.0 + f, v), rows++;
+        }
+        if (!rows) vb_chart_row(c, "NaN NaN");
+        vb_chart_plot(c, "data index %d using 1:2 with boxes lc %d title '%s'", b, f + 1, bar_titles[f]);
+    }
+    vb_chart_cmd(c, "set style fill solid 0.75 border -1\nset boxwidth 0.9\nset yrange [0:*]");
+    vb_chart_cmd(c, "set xtics (%s) rotate by -20\nset xrange [-1:%g]", tics, ss->n * 4.0 - 1);
+    vb_chart_cmd(c, "set ylabel '%s'", ylabel);
+    if (extra) vb_chart_cmd(c, "%s", extra);
+    size_t n = ss->n;
+    series_free(ss);
+    free(ss);
+    if (!n) {
+        vb_chart_free(c);
+        return VB_OK;
+    }
+    return draw(rs, c, err);
+}
+
+/* The raw float32 size of each run's corpus (rows x dim x 4 bytes), in MiB, as reference lines. */
+static void raw_size_lines(vb_report_set *rs, char *out, size_t len) {
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(rs->runs[r].db,
+                               "SELECT d.value ->> '$.name', (d.value ->> '$.rows') * (d.value ->> '$.dim') * 4.0 "
+                               "FROM manifest AS m, json_each(m.value, '$.datasets') AS d "
+                               "WHERE m.key = 'profile.resolved'", -1, &st, NULL) != SQLITE_OK)
+            continue;
+        while (sqlite3_step(st) == SQLITE_ROW && o < len) {
+            double mib = sqlite3_column_double(st, 1) / 1048576.0;
+            if (mib <= 0) continue;
+            o += (size_t)snprintf(out + o, len - o,
+                                  "set arrow from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 lw 2 lc rgb "
+                                  "'#444444'\nset label 'raw float32 corpus %s: %.1f MiB' at graph 0.01, first %.6g "
+                                  "offset 0,0.6 noenhanced\n", mib, mib, sqlite3_column_text(st, 0), mib, mib);
+        }
+        sqlite3_finalize(st);
+    }
+}
+
+static int charts_build(vb_report_set *rs, vb_error *err) {
+    static const char *const time_titles[3] = {"load", "index build", "time to first query"};
+    static const char *const size_titles[3] = {"index", "table", NULL};
+    static const char *const mem_titles[3] = {"peak cgroup memory", "peak RSS", NULL};
+    if (chart_bars(rs, "build-time", "Build cost: load, index build, time to first query", "build_result",
+                   "SELECT {label}, 0, load_s, build_s, first_query_s FROM build_result ORDER BY 1", time_titles,
+                   "seconds", NULL, err))
+        return VB_ERROR;
+    char lines[4096];
+    raw_size_lines(rs, lines, sizeof lines);
+    if (chart_bars(rs, "build-size", "Index and table size (dashed: the raw float32 corpus)", "build_result",
+                   "SELECT {label}, 0, index_bytes / 1048576.0, table_bytes / 1048576.0 FROM build_result ORDER BY 1",
+                   size_titles, "MiB", lines, err))
+        return VB_ERROR;
+    return chart_bars(rs, "build-memory", "Server memory during the build (peaks)", "v_server_phase",
+                      "SELECT {label}, 0, peak_cgroup_bytes / 1048576.0, peak_rss_bytes / 1048576.0 "
+                      "FROM v_server_phase WHERE phase = 'build' ORDER BY 1", mem_titles, "MiB", NULL, err);
+}
+
+/* ---- 5. concurrency --------------------------------------------------------------------------------------- */
+static int charts_concurrency(vb_report_set *rs, vb_error *err) {
+    static const char *const what[3][3] = {
+        {"concurrency-qps", "qps", "queries per second"},
+        {"concurrency-p99", "p99_ms", "p99 latency (ms)"},
+        {"concurrency-inflight", "in_flight", "queries in flight (in-call time / window)"}};
+    for (int w = 0; w < 3; w++) {
+        series_set *ss = calloc(1, sizeof *ss);
+        char sql[512], title[200], qb[300];
+        snprintf(sql, sizeof sql,
+                 "SELECT {label}, clients, %s, NULL, NULL, efficiency_refused LIKE 'refused%%' FROM v_concurrency "
+                 "WHERE target_rate IS NULL ORDER BY 1, 2", what[w][1]);
+        if (collect(rs, "v_concurrency", sql, ss, err)) return free(ss), VB_ERROR;
+        snprintf(title, sizeof title, "Concurrency: %s against clients (closed loop; median, min-max)", what[w][2]);
+        vb_chart *c = chart_new(rs, what[w][0], title, "v_concurrency");
+        vb_chart_cmd(c, "set logscale x 2\nset xlabel 'clients'\nset ylabel '%s'\nset yrange [0:*]", what[w][2]);
+        int refused = vb_chart_block(c), nref = 0;
+        for (size_t i = 0; i < ss->n; i++)
+            for (size_t j = 0; j < ss->s[i].n; j++)
+                if (ss->s[i].p[j].flag > 0) vb_chart_row(c, "%g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med), nref++;
+        if (!nref) vb_chart_row(c, "NaN NaN");
+        for (size_t i = 0; i < ss->n; i++) {
+            series *s = &ss->s[i];
+            int b = vb_chart_block(c);
+            double one = NAN;
+            for (size_t j = 0; j < s->n; j++) {
+                vb_chart_row(c, "%g %.9g %.9g %.9g", s->p[j].x, s->p[j].med, s->p[j].lo, s->p[j].hi);
+                if (s->p[j].x == 1) one = s->p[j].med;
+            }
+            vb_chart_plot(c, "data index %d using 1:2:3:4 with yerrorlines pt 7 lw 2 lc %zu title '%s'", b, i + 1,
+                          q(s->name, qb, sizeof qb));
+            if (w == 0 && !isnan(one))
+                vb_chart_plot(c, "data index %d using 1:($1*%.9g) with lines dt 3 lc %zu title 'ideal (clients x QPS at 1)'",
+                              b, one, i + 1);
+            if (w == 2) vb_chart_plot(c, "data index %d using 1:1 with lines dt 3 lc %zu title 'ideal (= clients)'", b, i + 1);
+        }
+        if (nref)
+            vb_chart_plot(c, "data index %d using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#b00000' "
+                             "title 'refused: in flight < clients/2'", refused);
+        series_free(ss);
+        free(ss);
+        if (draw(rs, c, err)) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
+/* ---- 6. filtered ------------------------------------------------------------------------------------------ */
+static int charts_filtered(vb_report_set *rs, vb_error *err) {
+    static const char *const what[2][3] = {{"filtered-recall", "recall", "recall@k"},
+                                           {"filtered-qps", "qps", "queries per second"}};
+    for (int w = 0; w < 2; w++) {
+        series_set *ss = calloc(1, sizeof *ss);
+        char sql[512], title[200], qb[300];
+        snprintf(sql, sizeof sql, "SELECT {label}, selectivity, %s, NULL, NULL, short_answers FROM v_filtered "
+                                  "ORDER BY 1, 2", what[w][1]);
+        if (collect(rs, "v_filtered", sql, ss, err)) return free(ss), VB_ERROR;
+        snprintf(title, sizeof title, "Filtered search: %s against selectivity (1 client)", what[w][2]);
+        vb_chart *c = chart_new(rs, what[w][0], title, "v_filtered");
+        vb_chart_cmd(c, "set logscale x\nset xlabel 'selectivity (fraction of rows that pass the filter, log)'");
+        vb_chart_cmd(c, "set ylabel '%s'\nset yrange [0:%s]", what[w][2], w == 0 ? "1.05" : "*");
+        int marks = vb_chart_block(c), nm = 0;
+        for (size_t i = 0; i < ss->n; i++)
+            for (size_t j = 0; j < ss->s[i].n; j++)
+                if (ss->s[i].p[j].flag > 0)
+                    vb_chart_row(c, "%g %.9g \"%.0f short\"", ss->s[i].p[j].x, ss->s[i].p[j].med, ss->s[i].p[j].flag), nm++;
+        if (!nm) vb_chart_row(c, "NaN NaN \"\"");
+        for (size_t i = 0; i < ss->n; i++) {
+            int b = vb_chart_block(c);
+            for (size_t j = 0; j < ss->s[i].n; j++)
+                vb_chart_row(c, "%g %.9g %.9g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med, ss->s[i].p[j].lo,
+                             ss->s[i].p[j].hi);
+            vb_chart_plot(c, "data index %d using 1:2:3:4 with yerrorlines pt 7 lw 2 lc %zu title '%s'", b, i + 1,
+                          q(ss->s[i].name, qb, sizeof qb));
+        }
+        if (nm) {
+            vb_chart_plot(c, "data index %d using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#b00000' "
+                             "title 'short answers (fewer than k rows)'", marks);
+            vb_chart_plot(c, "data index %d using 1:2:3 with labels offset 0,1.2 tc rgb '#b00000' notitle", marks);
+        }
+        size_t n = ss->n;
+        series_free(ss);
+        free(ss);
+        if (!n) {
+            vb_chart_free(c);
+            continue;
+        }
+        if (draw(rs, c, err)) return VB_ERROR;
+    }
+    return VB_OK;
+}
+
+/* ---- 7. churn ---------------------------------------------------------------------------------------------- */
+static int charts_churn(vb_report_set *rs, vb_error *err) {
+    static const char *const qps_titles[3] = {"QPS before", "QPS after", NULL};
+    static const char *const rate_titles[3] = {"first load (rows/s)", "reinsert (rows/s)", NULL};
+    if (chart_bars(rs, "churn-qps", "Churn: QPS before and after deleting and reinserting rows", "v_churn",
+                   "SELECT {label}, 0, qps_before, qps_after FROM v_churn ORDER BY 1", qps_titles,
+                   "queries per second", NULL, err))
+        return VB_ERROR;
+    /* the reinsert's rate beside the first load's; a churn stopped by its limit says how far it got */
+    char extra[8192] = "";
+    size_t o = 0;
+    series_set *ss = calloc(1, sizeof *ss);
+    if (collect(rs, "v_churn", "SELECT {label}, 0, rows_done, rows_planned, completed FROM v_churn ORDER BY 1", ss, err))
+        return free(ss), VB_ERROR;
+    for (size_t i = 0; i < ss->n; i++)
+        if (ss->s[i].n && ss->s[i].p[0].aux2 == 0)
+            o += (size_t)snprintf(extra + o, sizeof extra - o,
+                                  "set label 'limit expired: %.0f of %.0f rows' at %g, graph 0.95 center tc rgb "
+                                  "'#b00000'\n", ss->s[i].p[0].med, ss->s[i].p[0].aux, i * 4.0 + 1);
+    series_free(ss);
+    free(ss);
+    return chart_bars(rs, "churn-rate", "Churn: reinsert rate against the first load's rate", "v_churn",
+                      "SELECT {label}, 0, (SELECT MAX(b.rows_per_s) FROM build_result AS b WHERE COALESCE(b.config, b.engine) = v_churn.engine "
+                      "AND b.dataset = v_churn.dataset), rows_per_s FROM v_churn ORDER BY 1", rate_titles,
+                      "rows per second", extra, err);
+}
+
+/* ---- 8. server memory over time, phases shaded ------------------------------------------------------------ */
+static int charts_server(vb_report_set *rs, vb_error *err) {
+    static const char *const shade[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"};
+    static const char *const phases[] = {"build", "recall_sweep", "concurrency", "filtered", "churn", NULL};
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3 *db = rs->runs[r].db;
+        sqlite3_stmt *eng;
+        if (sqlite3_prepare_v2(db, "SELECT DISTINCT engine FROM server_sample ORDER BY engine", -1, &eng, NULL) != SQLITE_OK)
+            continue;
+        while (sqlite3_step(eng) == SQLITE_ROW) {
+            const char *e = (const char *)sqlite3_column_text(eng, 0);
+            char name[200], title[400], series_name[300], qb[300];
+            snprintf(name, sizeof name, "server-memory-%s%s%s", rs->n > 1 ? rs->runs[r].name : "", rs->n > 1 ? "-" : "", e);
+            for (char *p = name; *p; p++)
+                if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9')) *p = '-';
+            vb_report_series(rs, r, e, series_name, sizeof series_name);
+            snprintf(title, sizeof title, "Server memory over time: %s (phases shaded)", series_name);
+            vb_chart *c = chart_new(rs, name, title, "server_sample");
+            vb_chart_cmd(c, "set xlabel 'seconds since the server started'\nset ylabel 'MiB'\nset yrange [0:*]");
+            sqlite3_stmt *st;
+            double t0 = 0;
+            if (sqlite3_prepare_v2(db, "SELECT MIN(t) FROM server_sample WHERE engine = ?1", -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_text(st, 1, e, -1, SQLITE_TRANSIENT);
+                if (sqlite3_step(st) == SQLITE_ROW) t0 = sqlite3_column_double(st, 0);
+                sqlite3_finalize(st);
+            }
+            int obj = 1;
+            if (sqlite3_prepare_v2(db, "SELECT p.phase, MIN(s.t), MAX(s.t) FROM server_sample AS s JOIN plan AS p "
+                                       "ON p.key = s.item_key WHERE s.engine = ?1 GROUP BY s.item_key ORDER BY 2",
+                                   -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_text(st, 1, e, -1, SQLITE_TRANSIENT);
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                    const char *ph = (const char *)sqlite3_column_text(st, 0);
+                    size_t k = 0;
+                    while (phases[k] && strcmp(phases[k], ph) != 0) k++;
+                    vb_chart_cmd(c, "set object %d rect from first %.3f, graph 0 to first %.3f, graph 1 fc rgb '%s' "
+                                    "fs transparent solid 0.15 noborder behind", obj++,
+                                 sqlite3_column_double(st, 1) - t0, sqlite3_column_double(st, 2) - t0, shade[k % 6]);
+                }
+                sqlite3_finalize(st);
+            }
+            int b = vb_chart_block(c);
+            if (sqlite3_prepare_v2(db, "SELECT t, cgroup_bytes / 1048576.0, rss_bytes / 1048576.0 FROM server_sample "
+                                       "WHERE engine = ?1 ORDER BY t", -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_text(st, 1, e, -1, SQLITE_TRANSIENT);
+                while (sqlite3_step(st) == SQLITE_ROW)
+                    vb_chart_row(c, "%.3f %.6g %.6g", sqlite3_column_double(st, 0) - t0, sqlite3_column_double(st, 1),
+                                 sqlite3_column_double(st, 2));
+                sqlite3_finalize(st);
+            }
+            vb_chart_plot(c, "data index %d using 1:2 with lines lw 2 lc 1 title 'cgroup memory (with page cache)'", b);
+            vb_chart_plot(c, "data index %d using 1:3 with lines lw 2 lc 2 title 'RSS'", b);
+            /* the shading's legend: one invisible sample per phase colour */
+            for (size_t k = 0; phases[k]; k++)
+                vb_chart_plot(c, "NaN with boxes fs transparent solid 0.3 lc rgb '%s' title '%s'", shade[k],
+                              q(phases[k], qb, sizeof qb));
+            if (draw(rs, c, err)) {
+                sqlite3_finalize(eng);
+                return VB_ERROR;
+            }
+        }
+        sqlite3_finalize(eng);
+    }
+    return VB_OK;
+}
+
+int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_error *err) {
+    *first = rs->n_charts;
+    if (strcmp(section, "recall") == 0) {
+        /* one chart (and one zoom) per client count of the sweep */
+        long clients[64];
+        size_t nc = 0;
+        for (size_t r = 0; r < rs->n; r++) {
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2(rs->runs[r].db, "SELECT DISTINCT clients FROM sweep_result ORDER BY 1", -1, &st,
+                                   NULL) != SQLITE_OK)
+                continue;
+            while (sqlite3_step(st) == SQLITE_ROW && nc < 64) {
+                long v = sqlite3_column_int64(st, 0);
+                size_t k = 0;
+                while (k < nc && clients[k] != v) k++;
+                if (k == nc) clients[nc++] = v;
+            }
+            sqlite3_finalize(st);
+        }
+        for (size_t i = 0; i < nc; i++)
+            if (chart_recall_qps(rs, clients[i], nc > 1, 0, err) || chart_recall_qps(rs, clients[i], nc > 1, 1, err))
+                return VB_ERROR;
+        if (chart_recall_targets(rs, err)) return VB_ERROR;
+        return chart_latency(rs, err);
+    }
+    if (strcmp(section, "build") == 0) return charts_build(rs, err);
+    if (strcmp(section, "concurrency") == 0) return charts_concurrency(rs, err);
+    if (strcmp(section, "filtered") == 0) return charts_filtered(rs, err);
+    if (strcmp(section, "churn") == 0) return charts_churn(rs, err);
+    if (strcmp(section, "server") == 0) return charts_server(rs, err);
+    return vb_error_set(err, "report", 1, "no chart section named %s", section);
+}

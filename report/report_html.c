@@ -1,0 +1,610 @@
+/* The report document (report_html.h): every section written at once as HTML and as Markdown by a small writer
+ * that knows both, so the two files never disagree. Facts come from SQL over each run's views; charts from
+ * report_charts.c. */
+#include "report/report_html.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "report/show.h"
+#include "report/report_runs.h"
+#include "util/versions.h"
+#include "util/fs.h"
+
+typedef struct doc {
+    FILE *html, *md;
+    vb_report_set *rs;
+} doc;
+
+static void html_esc(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* Markdown table cells: pipes escaped, newlines folded. */
+static void md_cell(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        if (*s == '|') fputs("\\|", f);
+        else if (*s == '\n') fputc(' ', f);
+        else fputc(*s, f);
+    }
+}
+
+static void h2(doc *d, const char *id, const char *title) {
+    fprintf(d->html, "<section id=\"%s\"><h2>", id);
+    html_esc(d->html, title);
+    fputs("</h2>\n", d->html);
+    fprintf(d->md, "\n## %s\n\n", title);
+}
+
+static void end_section(doc *d) { fputs("</section>\n", d->html); }
+
+static void h3(doc *d, const char *title) {
+    fputs("<h3>", d->html);
+    html_esc(d->html, title);
+    fputs("</h3>\n", d->html);
+    fprintf(d->md, "\n### %s\n\n", title);
+}
+
+static void para(doc *d, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void para(doc *d, const char *cls, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    if (!s) return;
+    fprintf(d->html, "<p%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+    html_esc(d->html, s);
+    fputs("</p>\n", d->html);
+    fprintf(d->md, "%s%s\n\n", cls && strcmp(cls, "warn") == 0 ? "> **Caution:** " : "", s);
+    free(s);
+}
+
+static void pre(doc *d, const char *text) {
+    fputs("<pre>", d->html);
+    html_esc(d->html, text);
+    fputs("</pre>\n", d->html);
+    fprintf(d->md, "```\n%s\n```\n\n", text);
+}
+
+/* A table from SQL ({label} expanded) over every run, with a leading run column when there are several. Returns
+ * the rows written. */
+static int table(doc *d, const char *from, const char *sql, vb_error *err) {
+    vb_report_set *rs = d->rs;
+    int rows = 0;
+    for (size_t r = 0; r < rs->n; r++) {
+        char *q = vb_report_sql(rs->runs[r].db, from, sql);
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(rs->runs[r].db, q, -1, &st, NULL);
+        free(q);
+        if (rc != SQLITE_OK)
+            return vb_error_set(err, "report", 1, "%s: reading %s: %s (is this a vbench results database?)",
+                                rs->runs[r].path, from, sqlite3_errmsg(rs->runs[r].db));
+        int cols = sqlite3_column_count(st);
+        char cell[1024];
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (rows == 0) {
+                fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
+                fputs("|", d->md);
+                if (rs->n > 1) fputs("<th>run</th>", d->html), fputs(" run |", d->md);
+                for (int i = 0; i < cols; i++) {
+                    fputs("<th>", d->html);
+                    html_esc(d->html, sqlite3_column_name(st, i));
+                    fputs("</th>", d->html);
+                    fprintf(d->md, " %s |", sqlite3_column_name(st, i));
+                }
+                fputs("</tr>\n", d->html);
+                fputs("\n|", d->md);
+                for (int i = 0; i < cols + (rs->n > 1); i++) fputs("---|", d->md);
+                fputc('\n', d->md);
+            }
+            rows++;
+            fputs("<tr>", d->html);
+            fputs("|", d->md);
+            if (rs->n > 1) {
+                fputs("<td>", d->html);
+                html_esc(d->html, rs->runs[r].name);
+                fputs("</td>", d->html);
+                fprintf(d->md, " %s |", rs->runs[r].name);
+            }
+            for (int i = 0; i < cols; i++) {
+                vb_report_cell(st, i, cell, sizeof cell);
+                int num = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
+                fputs(num ? "<td class=\"n\">" : "<td>", d->html);
+                html_esc(d->html, cell);
+                fputs("</td>", d->html);
+                fputc(' ', d->md);
+                md_cell(d->md, cell);
+                fputs(" |", d->md);
+            }
+            fputs("</tr>\n", d->html);
+            fputc('\n', d->md);
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            return vb_error_set(err, "report", 1, "%s: reading %s: %s", rs->runs[r].path, from,
+                                sqlite3_errmsg(rs->runs[r].db));
+    }
+    if (rows) fputs("</table></div>\n", d->html), fputc('\n', d->md);
+    else para(d, "none", "No rows.");
+    return rows;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int inline_png(FILE *out, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    unsigned char in[3 * 1024];
+    size_t n;
+    while ((n = fread(in, 1, sizeof in, f)) > 0) {
+        for (size_t i = 0; i < n; i += 3) {
+            unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+            fputc(b64[v >> 18 & 63], out), fputc(b64[v >> 12 & 63], out);
+            fputc(i + 1 < n ? b64[v >> 6 & 63] : '=', out), fputc(i + 2 < n ? b64[v & 63] : '=', out);
+        }
+        if (n < sizeof in) break; /* a short read is the end (sizeof in is a multiple of 3) */
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The section's charts: figures with the PNG inlined (HTML) or linked beside (Markdown). */
+static int figures(doc *d, const char *section, vb_error *err) {
+    size_t first;
+    if (vb_report_charts(d->rs, section, &first, err)) return VB_ERROR;
+    for (size_t i = first; i < d->rs->n_charts; i++) {
+        vb_chart *c = d->rs->charts[i];
+        char png[PATH_MAX];
+        snprintf(png, sizeof png, "%s/charts/%s.png", d->rs->dir, vb_chart_name(c));
+        fprintf(d->html, "<figure id=\"chart-%s\"><img alt=\"", vb_chart_name(c));
+        html_esc(d->html, vb_chart_title(c));
+        fputs("\" src=\"data:image/png;base64,", d->html);
+        if (inline_png(d->html, png) != 0)
+            return vb_error_set(err, "report", errno, "cannot read the chart %s: %s", png, strerror(errno));
+        fputs("\"><figcaption>", d->html);
+        html_esc(d->html, vb_chart_title(c));
+        fputs(" &mdash; ", d->html);
+        html_esc(d->html, vb_chart_caption(c));
+        fprintf(d->html, " (<a href=\"charts/%s.svg\">SVG</a>)</figcaption></figure>\n", vb_chart_name(c));
+        fprintf(d->md, "![%s](charts/%s.svg)\n\n*%s — %s*\n\n", vb_chart_title(c), vb_chart_name(c), vb_chart_title(c),
+                vb_chart_caption(c));
+    }
+    if (first == d->rs->n_charts) para(d, "none", "Nothing to draw: this phase has no results in these runs.");
+    return VB_OK;
+}
+
+/* ---- summary: one paragraph of computed facts per series ------------------------------------------------- */
+static int step_double(sqlite3 *db, const char *table, const char *sql, const char *label, double *out, int n) {
+    char *q = vb_report_sql(db, table, sql);
+    sqlite3_stmt *st;
+    int got = 0;
+    for (int i = 0; i < n; i++) out[i] = NAN;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, label, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            got = 1;
+            for (int i = 0; i < n && i < sqlite3_column_count(st); i++)
+                if (sqlite3_column_type(st, i) != SQLITE_NULL) out[i] = sqlite3_column_double(st, i);
+        }
+        sqlite3_finalize(st);
+    }
+    free(q);
+    return got;
+}
+
+static void fmt_qps(double v, char *out, size_t len) {
+    if (isnan(v)) snprintf(out, len, "not reached");
+    else snprintf(out, len, "%.0f QPS", v);
+}
+
+/* The median QPS of the closed-loop windows at CLIENTS (SQLite has no median: sorted, middle one or two). */
+static double median_qps(sqlite3 *db, const char *label, double clients) {
+    double v[3];
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "WITH w AS (SELECT qps, ROW_NUMBER() OVER (ORDER BY qps) AS i, COUNT(*) OVER () AS n FROM v_concurrency "
+             "WHERE {label} = ?1 AND target_rate IS NULL AND clients = %.0f) "
+             "SELECT AVG(qps), MAX(n) FROM w WHERE i IN ((n + 1) / 2, (n + 2) / 2)", clients);
+    step_double(db, "v_concurrency", sql, label, v, 2);
+    return v[0];
+}
+
+static int summary(doc *d, vb_error *err) {
+    (void)err;
+    vb_report_set *rs = d->rs;
+    fputs("<ul class=\"summary\">\n", d->html);
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3 *db = rs->runs[r].db;
+        char *q = vb_report_sql(db, "plan", "SELECT {label} FROM plan GROUP BY 1 ORDER BY MIN(seq)");
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
+        free(q);
+        if (rc != SQLITE_OK) return vb_error_set(err, "report", 1, "%s: %s", rs->runs[r].path, sqlite3_errmsg(db));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *label = (const char *)sqlite3_column_text(st, 0);
+            char name[300], a[64], b[64], c[64], text[2048];
+            size_t o = 0;
+            vb_report_series(rs, r, label, name, sizeof name);
+            double v[6];
+            if (step_double(db, "sweep_result", "SELECT MAX(CASE WHEN recall >= 0.90 THEN qps END), "
+                            "MAX(CASE WHEN recall >= 0.95 THEN qps END), MAX(CASE WHEN recall >= 0.99 THEN qps END), "
+                            "COUNT(*) FROM sweep_result WHERE {label} = ?1 AND clients = 1", label, v, 4) && v[3] > 0) {
+                fmt_qps(v[0], a, sizeof a), fmt_qps(v[1], b, sizeof b), fmt_qps(v[2], c, sizeof c);
+                o += (size_t)snprintf(text + o, sizeof text - o, "best at recall >= 0.90: %s, >= 0.95: %s, >= 0.99: "
+                                      "%s (1 client). ", a, b, c);
+            }
+            if (step_double(db, "build_result", "SELECT load_s, build_s, index_bytes, rows FROM build_result "
+                            "WHERE {label} = ?1", label, v, 4) && !isnan(v[0])) {
+                o += (size_t)snprintf(text + o, sizeof text - o, "Load %.2f s, index build %.2f s", v[0], v[1]);
+                if (!isnan(v[2])) o += (size_t)snprintf(text + o, sizeof text - o, ", index %.1f MiB", v[2] / 1048576.0);
+                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows. ", v[3]);
+            }
+            if (step_double(db, "v_concurrency", "SELECT MAX(clients) FROM v_concurrency WHERE {label} = ?1 AND "
+                            "target_rate IS NULL", label, v, 1) && !isnan(v[0]) && v[0] > 1) {
+                double one = median_qps(db, label, 1), top = median_qps(db, label, v[0]);
+                o += (size_t)snprintf(text + o, sizeof text - o, "Scaling 1 -> %.0f clients: %.0f -> %.0f QPS (x%.2f, "
+                                      "medians of the repeats). ", v[0], one, top, top / one);
+            }
+            if (step_double(db, "v_filtered", "SELECT recall, qps, short_answers, selectivity FROM v_filtered WHERE "
+                            "{label} = ?1 ORDER BY abs(selectivity - 0.01) LIMIT 1", label, v, 4) && !isnan(v[0]))
+                o += (size_t)snprintf(text + o, sizeof text - o, "Filtered at %.3g %% of rows: recall %.4f at %.0f QPS%s. ",
+                                      v[3] * 100, v[0], v[1], v[2] > 0 ? " (with short answers)" : "");
+            if (step_double(db, "v_churn", "SELECT qps_before, qps_after, recall_before, recall_after, completed "
+                            "FROM v_churn WHERE {label} = ?1", label, v, 5) && !isnan(v[0]))
+                o += (size_t)snprintf(text + o, sizeof text - o, "Churn kept %.0f %% of its QPS, recall %.4f -> %.4f%s.",
+                                      100 * v[1] / v[0], v[2], v[3], v[4] == 0 ? " (the reinsert did not finish)" : "");
+            if (!o) snprintf(text, sizeof text, "no results.");
+            fputs("<li><b>", d->html);
+            html_esc(d->html, name);
+            fputs("</b>: ", d->html);
+            html_esc(d->html, text);
+            fputs("</li>\n", d->html);
+            fprintf(d->md, "- **%s**: %s\n", name, text);
+        }
+        sqlite3_finalize(st);
+    }
+    fputs("</ul>\n", d->html);
+    fputc('\n', d->md);
+    return VB_OK;
+}
+
+/* ---- validity: grouped by check, each finding linked to the chart of its phase --------------------------- */
+static const char *chart_of_phase(const char *phase) {
+    if (!phase) return NULL;
+    if (strcmp(phase, "recall_sweep") == 0) return "chart-recall-qps";
+    if (strcmp(phase, "concurrency") == 0) return "chart-concurrency-qps";
+    if (strcmp(phase, "filtered") == 0) return "chart-filtered-recall";
+    if (strcmp(phase, "churn") == 0) return "chart-churn-qps";
+    if (strcmp(phase, "build") == 0) return "chart-build-time";
+    return NULL;
+}
+
+static int validity(doc *d, vb_error *err) {
+    vb_report_set *rs = d->rs;
+    int total = 0;
+    char last[128] = "";
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3 *db = rs->runs[r].db;
+        char *q = vb_report_sql(db, "v_validity", "SELECT v.\"check\", v.series, v.detail, v.item, p.phase "
+                                "FROM (SELECT {label} AS series, * FROM v_validity) AS v "
+                                "LEFT JOIN plan AS p ON p.key = v.item ORDER BY 1");
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
+        free(q);
+        if (rc != SQLITE_OK)
+            return vb_error_set(err, "report", 1, "%s: reading v_validity: %s", rs->runs[r].path, sqlite3_errmsg(db));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *check = (const char *)sqlite3_column_text(st, 0);
+            if (strcmp(check, last) != 0) {
+                if (total) fputs("</ul>\n", d->html);
+                h3(d, check);
+                fputs("<ul>\n", d->html);
+                snprintf(last, sizeof last, "%s", check);
+            }
+            total++;
+            char name[300];
+            vb_report_series(rs, r, (const char *)sqlite3_column_text(st, 1), name, sizeof name);
+            const char *item = (const char *)sqlite3_column_text(st, 3);
+            const char *target = chart_of_phase((const char *)sqlite3_column_text(st, 4));
+            fputs("<li><b>", d->html);
+            html_esc(d->html, name);
+            fputs("</b>: ", d->html);
+            html_esc(d->html, (const char *)sqlite3_column_text(st, 2));
+            if (item) {
+                fputs(target ? " &mdash; point <a href=\"#" : " &mdash; point ", d->html);
+                if (target) fprintf(d->html, "%s\">", target);
+                html_esc(d->html, item);
+                if (target) fputs("</a>", d->html);
+            }
+            fputs("</li>\n", d->html);
+            fprintf(d->md, "- **%s**: %s%s%s%s%s%s\n", name, sqlite3_column_text(st, 2), item ? " — point " : "",
+                    item && target ? "[" : "", item ? item : "", item && target ? "](#" : "",
+                    item && target ? target : "");
+            if (item && target) fputs(")", d->md), fputc('\n', d->md);
+        }
+        sqlite3_finalize(st);
+    }
+    if (total) fputs("</ul>\n", d->html);
+    else para(d, "ok", "No findings: every answer had k distinct rows, no query failed, no efficiency was refused, "
+                       "no server came near its limits.");
+    return VB_OK;
+}
+
+/* ---- known asymmetries, computed ------------------------------------------------------------------------- */
+static int asymmetries(doc *d, vb_error *err) {
+    h3(d, "When the index is built");
+    para(d, NULL, "An index build under 5 %% of the load time is counted as built during the load (on insert); "
+                  "otherwise after it. Load rates are not comparable between the two.");
+    if (table(d, "build_result",
+              "SELECT {label} AS series, printf('%.2f', load_s) AS load_s, printf('%.2f', build_s) AS build_s, "
+              "CASE WHEN build_s < 0.05 * load_s THEN 'on insert (during the load)' ELSE 'after the load' END "
+              "AS index_built FROM build_result ORDER BY 1", err) < 0)
+        return VB_ERROR;
+    h3(d, "Parameters one engine has and another lacks");
+    if (table(d, "manifest",
+              "WITH e AS (SELECT je.value ->> '$.name' AS engine, je.value -> '$.params' AS params FROM manifest AS m, "
+              "json_each(m.value, '$.engines') AS je WHERE m.key = 'profile.resolved'), "
+              "k AS (SELECT DISTINCT jp.key AS param FROM e, json_each(e.params) AS jp) "
+              "SELECT e.engine, group_concat(CASE WHEN json_extract(e.params, '$.' || k.param) IS NOT NULL "
+              "THEN k.param || '=' || json_extract(e.params, '$.' || k.param) END, ', ') AS has, "
+              "group_concat(CASE WHEN json_extract(e.params, '$.' || k.param) IS NULL THEN k.param END, ', ') AS lacks "
+              "FROM e, k GROUP BY e.engine HAVING lacks IS NOT NULL ORDER BY e.engine", err) < 0)
+        return VB_ERROR;
+    h3(d, "How the servers were built");
+    para(d, NULL, "The servers come from Debian's binary packages, which are built for the x86-64 baseline: their "
+                  "float32 distance loops use SSE2 unless the engine picks wider code at run time. The reference run "
+                  "built its extensions with -march=x86-64-v3 (AVX2, FMA), so on a host with AVX2 or AVX-512 a "
+                  "packaged build may understate what the same version does when built for that host; a SIMD "
+                  "narrower than the host's is also a finding under Validity.");
+    if (table(d, "server_log",
+              "SELECT engine, server_version, source, image, suite, target_isa, kernel_isa, build_simd, host_simd "
+              "FROM v_engine_provenance ORDER BY engine", err) < 0)
+        return VB_ERROR;
+    h3(d, "Durability");
+    para(d, NULL, "Embedded engines keep their index in the client's memory and write nothing durably; a server's "
+                  "durability settings, where its manifest records them, are listed beside it.");
+    if (table(d, "plan",
+              "SELECT {label} AS series, CASE WHEN engine IN (SELECT engine FROM server_log) THEN 'server' ELSE "
+              "'embedded: in memory, nothing durable' END AS kind, "
+              "(SELECT group_concat(substr(m.key, length('server.' || plan.engine || '.') + 1) || '=' || m.value, ', ') "
+              "FROM manifest AS m WHERE m.key LIKE 'server.' || plan.engine || '.%' AND (m.key LIKE '%fsync%' OR "
+              "m.key LIKE '%synchronous%' OR m.key LIKE '%flush_log%' OR m.key LIKE '%sync_binlog%' OR "
+              "m.key LIKE '%doublewrite%' OR m.key LIKE '%wal_level%')) AS durability_settings "
+              "FROM plan GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
+        return VB_ERROR;
+    return VB_OK;
+}
+
+static int reproduce(doc *d, vb_error *err) {
+    vb_report_set *rs = d->rs;
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3 *db = rs->runs[r].db;
+        char title[300];
+        snprintf(title, sizeof title, "Run %s (%.150s)", rs->runs[r].name, rs->runs[r].path);
+        if (rs->n > 1) h3(d, title);
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT (SELECT value FROM manifest WHERE key = 'command_line'), "
+                                   "(SELECT value FROM manifest WHERE key = 'vbench.git_revision'), profile_source, "
+                                   "profile_yaml, engines, "
+                                   "(SELECT value FROM manifest WHERE key = 'profile.resolved') FROM campaign",
+                               -1, &st, NULL) != SQLITE_OK)
+            return vb_error_set(err, "report", 1, "%s: reading the campaign: %s", rs->runs[r].path, sqlite3_errmsg(db));
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *cmd = (const char *)sqlite3_column_text(st, 0);
+            const char *rev = (const char *)sqlite3_column_text(st, 1);
+            const char *src = (const char *)sqlite3_column_text(st, 2);
+            const char *eng = (const char *)sqlite3_column_text(st, 4);
+            para(d, NULL, "vbench revision %s. The command as it was run:", rev ? rev : "unknown");
+            pre(d, cmd ? cmd : "(not recorded)");
+            char again[1200];
+            snprintf(again, sizeof again, "vbench run --profile %s%s%s   # with the profile below saved as that file",
+                     src ? src : "PROFILE", eng ? " --engines " : "", eng ? eng : "");
+            para(d, NULL, "To run it again (same profile, same engines):");
+            pre(d, again);
+            para(d, NULL, "The profile as run:");
+            pre(d, (const char *)sqlite3_column_text(st, 3));
+            para(d, NULL, "The resolved profile (every default filled in):");
+            pre(d, sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "(not recorded)");
+        }
+        sqlite3_finalize(st);
+    }
+    para(d, NULL, "Versions:");
+    return table(d, "manifest", "SELECT key, value FROM manifest WHERE key LIKE 'lib.%' OR key LIKE 'engine.%' OR "
+                                "key LIKE 'vbench.%' OR key LIKE 'server.%.version' ORDER BY key", err) < 0
+               ? VB_ERROR : VB_OK;
+}
+
+static const char *css =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;"
+    "padding:0 12px 40px;color:#1a1a1a;line-height:1.45}"
+    "h1{font-size:1.6em}h2{border-bottom:2px solid #ddd;padding-top:10px}"
+    "nav a{margin-right:10px;white-space:nowrap}"
+    "figure{margin:16px 0}figure img{width:100%;height:auto;border:1px solid #eee}"
+    "figcaption{font-size:.9em;color:#444}"
+    ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85em;margin:8px 0}"
+    "th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
+    "font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
+    "pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-all}"
+    ".warn{background:#fff3cd;border-left:4px solid #d39e00;padding:8px}"
+    ".none{color:#777;font-style:italic}.ok{color:#276b2a}"
+    "@media (max-width:600px){body{font-size:15px}table{font-size:.75em}}";
+
+static const struct {
+    const char *id, *title;
+} sections[] = {
+    {"summary", "Summary"},
+    {"environment", "Environment"},
+    {"validity", "Validity"},
+    {"asymmetries", "Known asymmetries"},
+    {"recall", "Recall vs throughput"},
+    {"build", "Build cost"},
+    {"concurrency", "Concurrency"},
+    {"filtered", "Filtered search"},
+    {"churn", "Churn"},
+    {"server", "Server memory and CPU"},
+    {"reproduce", "Reproduce this run"},
+};
+
+static int body(doc *d, vb_error *err) {
+    vb_report_set *rs = d->rs;
+    for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
+        const char *id = sections[s].id;
+        if (!rs->quiet) fprintf(stderr, "report: section %zu/%zu: %s\n", s + 1, sizeof sections / sizeof sections[0],
+                                sections[s].title);
+        h2(d, id, sections[s].title);
+        int rc = 0;
+        if (strcmp(id, "summary") == 0) {
+            if (rs->mismatch[0]) para(d, "warn", "These runs are not directly comparable: %s.", rs->mismatch);
+            rc = summary(d, err);
+        } else if (strcmp(id, "environment") == 0) {
+            rc = table(d, "agent", "SELECT id AS agent, host, roles, cores, cpus, memory_bytes, versions FROM agent "
+                                   "ORDER BY id", err) < 0;
+            if (!rc) rc = table(d, "manifest", "SELECT key, value FROM manifest WHERE key NOT IN ('profile.resolved', "
+                                               "'command_line') ORDER BY key", err) < 0;
+        } else if (strcmp(id, "validity") == 0) {
+            rc = validity(d, err);
+        } else if (strcmp(id, "asymmetries") == 0) {
+            rc = asymmetries(d, err);
+        } else if (strcmp(id, "recall") == 0) {
+            rc = figures(d, "recall", err);
+            if (!rc) rc = table(d, "v_recall_targets", "SELECT {label} AS series, dataset, clients, qps_at_0_90, "
+                                                       "qps_at_0_95, qps_at_0_99 FROM v_recall_targets", err) < 0;
+            /* one row per point: medians over the repeats, their range and (from 5) the bootstrap interval */
+            if (!rc) rc = table(d, "v_recall_sweep_ci", "SELECT {label} AS series, dataset, clients, ef_search, recall, "
+                                "id_overlap, qps, p50_ms, p95_ms, p99_ms, queries, short_answers, errors, repeats, "
+                                "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
+        } else if (strcmp(id, "build") == 0) {
+            rc = figures(d, "build", err);
+            if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, first_query_s, "
+                                              "rows_per_s, index_bytes, table_bytes, client_cpu_s, engine_version "
+                                              "FROM v_build", err) < 0;
+        } else if (strcmp(id, "concurrency") == 0) {
+            rc = figures(d, "concurrency", err);
+            if (!rc) rc = table(d, "v_concurrency_points_ci", "SELECT {label} AS series, dataset, clients, target_rate, "
+                                "repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, p99_ms, in_flight, "
+                                "qps_x_p50, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency "
+                                "FROM v_concurrency_points_ci", err) < 0;
+        } else if (strcmp(id, "filtered") == 0) {
+            rc = figures(d, "filtered", err);
+            if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, selectivity, passing_rows, "
+                                "recall, qps, p99_ms, short_answers, queries, repeats, qps_min, qps_max, qps_ci_lo, "
+                                "qps_ci_hi FROM v_filtered_ci", err) < 0;
+        } else if (strcmp(id, "churn") == 0) {
+            rc = figures(d, "churn", err);
+            if (!rc) rc = table(d, "v_churn_ci", "SELECT {label} AS series, dataset, qps_before, qps_after, "
+                                "recall_before, recall_after, rows_done, rows_planned, rows_per_s, completed, repeats, "
+                                "qps_before_min, qps_before_max, qps_after_min, qps_after_max, qps_before_ci_lo, "
+                                "qps_before_ci_hi, qps_after_ci_lo, qps_after_ci_hi FROM v_churn_ci", err) < 0;
+        } else if (strcmp(id, "server") == 0) {
+            rc = figures(d, "server", err);
+            if (!rc) rc = table(d, "v_servers", "SELECT {label} AS series, cpus, memory_max, ready_s, peak_cgroup_bytes, "
+                                "peak_rss_bytes, peak_pss_bytes, cpu_s, disk_bytes FROM v_servers", err) < 0;
+            if (!rc) rc = table(d, "v_server_phase", "SELECT {label} AS series, phase, item, samples, seconds, "
+                                "peak_cgroup_bytes, peak_rss_bytes, server_cpu_s FROM v_server_phase "
+                                "WHERE item IS NOT NULL ORDER BY seq", err) < 0;
+        } else if (strcmp(id, "reproduce") == 0) {
+            rc = reproduce(d, err);
+        }
+        if (rc) return VB_ERROR;
+        end_section(d);
+    }
+    return VB_OK;
+}
+
+int vb_report_write(const char *const *paths, size_t n, const char *dir, int quiet, vb_error *err) {
+    vb_report_set rs = {.n = 0, .dir = dir, .quiet = quiet};
+    rs.runs = calloc(n, sizeof *rs.runs);
+    int rc = VB_OK;
+    for (size_t i = 0; i < n && rc == VB_OK; i++) {
+        vb_report_run *run = &rs.runs[i];
+        vb_store_opts so = {.access = VB_STORE_READ};
+        snprintf(run->path, sizeof run->path, "%s", paths[i]);
+        if (vb_store_open_with(paths[i], &so, &run->store, err) != VB_OK) {
+            rc = VB_ERROR;
+            break;
+        }
+        rs.n++;
+        run->db = vb_store_db(run->store);
+        sqlite3_stmt *st;
+        snprintf(run->name, sizeof run->name, "run%zu", i + 1);
+        if (sqlite3_prepare_v2(run->db, "SELECT name FROM campaign", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW) snprintf(run->name, sizeof run->name, "%s", sqlite3_column_text(st, 0));
+            sqlite3_finalize(st);
+        }
+        for (size_t j = 0; j < i; j++) /* two runs of one profile: dev, dev#2 */
+            if (strcmp(rs.runs[j].name, run->name) == 0) {
+                size_t l = strlen(run->name);
+                snprintf(run->name + (l > 100 ? 100 : l), sizeof run->name - 100, "#%zu", i + 1);
+            }
+    }
+    FILE *html = NULL, *md = NULL;
+    char hp[PATH_MAX], mp[PATH_MAX], tmp_h[PATH_MAX], tmp_m[PATH_MAX];
+    if (rc == VB_OK) rc = vb_mkdirs(dir, 0755, err);
+    if (rc == VB_OK) {
+        snprintf(hp, sizeof hp, "%s/report.html", dir), snprintf(tmp_h, sizeof tmp_h, "%s/.report.html.tmp", dir);
+        snprintf(mp, sizeof mp, "%s/report.md", dir), snprintf(tmp_m, sizeof tmp_m, "%s/.report.md.tmp", dir);
+        html = fopen(tmp_h, "w"), md = fopen(tmp_m, "w");
+        if (!html || !md) rc = vb_error_set(err, "report", errno, "cannot write in %s: %s", dir, strerror(errno));
+    }
+    if (rc == VB_OK) {
+        vb_report_compare(&rs);
+        doc d = {html, md, &rs};
+        char title[600] = "vbench report: ";
+        for (size_t i = 0; i < rs.n; i++)
+            snprintf(title + strlen(title), sizeof title - strlen(title), "%s%s", i ? " vs " : "", rs.runs[i].name);
+        fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+              "style-src 'unsafe-inline'\">\n<title>", html);
+        html_esc(html, title);
+        fprintf(html, "</title>\n<style>%s</style></head><body>\n<h1>", css);
+        html_esc(html, title);
+        fputs("</h1>\n<nav>", html);
+        fprintf(md, "# %s\n\n", title);
+        for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
+            fprintf(html, "<a href=\"#%s\">%s</a> ", sections[s].id, sections[s].title);
+            fprintf(md, "%s[%s](#%s)", s ? " · " : "", sections[s].title, sections[s].id);
+        }
+        fputs("</nav>\n", html);
+        fputs("\n\n", md);
+        time_t now = time(NULL);
+        char stamp[64];
+        strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S %z", localtime(&now));
+        char from[2048] = "";
+        for (size_t i = 0; i < rs.n; i++)
+            snprintf(from + strlen(from), sizeof from - strlen(from), "%s%.500s", i ? ", " : "", rs.runs[i].path);
+        para(&d, NULL, "Written %s by vbench %s from %s.", stamp, vb_git_revision(), from);
+        if (rs.mismatch[0]) para(&d, "warn", "These runs differ and are drawn side by side: %s.", rs.mismatch);
+        rc = body(&d, err);
+        fputs("</body></html>\n", html);
+    }
+    if (html && fclose(html) != 0 && rc == VB_OK)
+        rc = vb_error_set(err, "report", errno, "cannot write %s: %s", tmp_h, strerror(errno));
+    if (md && fclose(md) != 0 && rc == VB_OK)
+        rc = vb_error_set(err, "report", errno, "cannot write %s: %s", tmp_m, strerror(errno));
+    if (rc == VB_OK && (rename(tmp_h, hp) != 0 || rename(tmp_m, mp) != 0))
+        rc = vb_error_set(err, "report", errno, "cannot write %s: %s", hp, strerror(errno));
+    if (rc == VB_OK && !quiet) fprintf(stderr, "report: wrote %s, %s and %zu charts in %s/charts\n", hp, mp,
+                                       rs.n_charts, dir);
+    for (size_t i = 0; i < rs.n_charts; i++) vb_chart_free(rs.charts[i]);
+    free(rs.charts);
+    for (size_t i = 0; i < rs.n; i++) vb_store_close(&rs.runs[i].store);
+    free(rs.runs);
+    return rc;
+}

@@ -1,0 +1,224 @@
+/* Table rendering for show/status: a generic printer over a prepared statement, in text or JSON. */
+#include "report/show.h"
+#include "report/status_eta.h"
+
+#include "report/json_rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct report_table {
+    const char *name;
+    const char *title;
+    const char *sql;
+} report_table;
+
+static const report_table tables[] = {
+    {"build", "Build",
+     "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
+     "client_cpu_s, engine_version FROM v_build"},
+    {"recall_sweep", "Recall sweep (one client, every query once; with a clients list, a window per client count)",
+     "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, p50_ms, p95_ms, p99_ms, queries, short_answers, "
+     "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci"},
+    {"recall_targets", "Best QPS whose recall passes",
+     "SELECT engine, dataset, clients, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
+    /* one row per point, medians over its repeats (the windows: `show --windows`, v_concurrency) */
+    {"concurrency", "Concurrency (closed loop), medians over the repeats",
+     "SELECT engine, dataset, clients, repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, p99_ms, "
+     "in_flight, fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, "
+     "client_cpu_s FROM v_concurrency_points_ci WHERE target_rate IS NULL"},
+    {"concurrency_open", "Concurrency (open loop: latency from the intended start), medians over the repeats",
+     "SELECT engine, dataset, clients, target_rate, repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, "
+     "p99_ms, p999_ms, late_starts, lag_p99_ms, in_flight, client_cpu_s FROM v_concurrency_points_ci "
+     "WHERE target_rate IS NOT NULL"},
+    {"filtered", "Filtered search (1 client)",
+     "SELECT engine, dataset, selectivity, passing_rows, recall, qps, p99_ms, short_answers, queries, repeats, qps_min, "
+     "qps_max, qps_ci_lo, qps_ci_hi FROM v_filtered_ci"},
+    {"churn", "Churn (delete and reinsert)",
+     "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
+     "rows_per_s, completed, repeats, qps_before_min, qps_before_max, qps_after_min, qps_after_max, "
+     "qps_before_ci_lo, qps_before_ci_hi, qps_after_ci_lo, qps_after_ci_hi FROM v_churn_ci"},
+    {"servers", "Servers (systemd units started by the orchestrator; peaks over the server's life, when stopped)",
+     "SELECT engine, cpus, printf('%.1f', memory_max / 1073741824.0) AS memory_max_gib, "
+     "printf('%.2f', dev_shm_bytes / 1073741824.0) AS dev_shm_gib, ready_s, "
+     "IIF(peak_cgroup_bytes IS NULL, NULL, printf('%.1f', peak_cgroup_bytes / 1048576.0)) AS peak_cgroup_mib, "
+     "IIF(peak_rss_bytes IS NULL, NULL, printf('%.1f', peak_rss_bytes / 1048576.0)) AS peak_rss_mib, "
+     "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, cpu_s, "
+     "IIF(disk_bytes IS NULL, NULL, printf('%.1f', disk_bytes / 1048576.0)) AS disk_mib, unit FROM v_servers"},
+    {"engine_provenance", "Engine provenance (what the server reports, where it came from, how it was built)",
+     "SELECT engine, server_version, source, image, suite, sha256, flags, target_isa, build_simd, host_simd FROM v_engine_provenance"},
+    {"server_phases", "Server memory and CPU per phase (sampled every 250 ms)",
+     "SELECT engine, phase, item, samples, printf('%.1f', seconds) AS seconds, "
+     "printf('%.1f', peak_cgroup_bytes / 1048576.0) AS peak_cgroup_mib, "
+     "printf('%.1f', peak_rss_bytes / 1048576.0) AS peak_rss_mib, "
+     "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, "
+     "printf('%.2f', server_cpu_s) AS server_cpu_s "
+     "FROM v_server_phase WHERE item IS NOT NULL ORDER BY seq"},
+    {"validity", "Validity (what makes a number less than it seems)",
+     "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
+    /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */
+    {"failures", "Items not done",
+     "SELECT key AS item, status, attempts, error FROM plan WHERE status <> 'done' ORDER BY seq"},
+};
+
+/* Human formatting by column meaning: rates whole, ratios and latencies with 3 decimals. */
+void vb_report_cell(sqlite3_stmt *st, int i, char *buf, size_t len) {
+    const char *name = sqlite3_column_name(st, i);
+    switch (sqlite3_column_type(st, i)) {
+    case SQLITE_NULL: snprintf(buf, len, "-"); break;
+    case SQLITE_INTEGER: snprintf(buf, len, "%lld", (long long)sqlite3_column_int64(st, i)); break;
+    case SQLITE_FLOAT: {
+        double v = sqlite3_column_double(st, i);
+        if (strstr(name, "qps") || strstr(name, "per_s")) snprintf(buf, len, "%.0f", v);
+        else if (strstr(name, "recall") || strstr(name, "overlap")) snprintf(buf, len, "%.4f", v);
+        else snprintf(buf, len, "%.3f", v);
+        break;
+    }
+    default: snprintf(buf, len, "%s", sqlite3_column_text(st, i)); break;
+    }
+}
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, vb_error *err) {
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+        return vb_error_set(err, "results", 1, "reading the results: %s (is this a vbench results database?)",
+                            sqlite3_errmsg(db));
+    return VB_OK;
+}
+
+/* One table as a JSON array of row objects, into the document (json_rows.h: the one JSON path). */
+static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error *err) {
+    const char *why = NULL;
+    json_t *rows = vb_json_rows(db, t->sql, &why);
+    if (!rows)
+        return vb_error_set(err, "results", 1, "reading the results: %s (is this a vbench results database?)", why);
+    json_object_set_new(doc, t->name, rows);
+    return VB_OK;
+}
+
+/* Text table: widths from a first pass over the rows, then aligned output. */
+static int table_text(sqlite3 *db, const report_table *t, FILE *out, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    int cols = sqlite3_column_count(st);
+    int *w = calloc((size_t)cols, sizeof *w);
+    for (int i = 0; i < cols; i++) w[i] = (int)strlen(sqlite3_column_name(st, i));
+    char cell[512];
+    int rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rows++;
+        for (int i = 0; i < cols; i++) {
+            vb_report_cell(st, i, cell, sizeof cell);
+            int l = (int)strlen(cell);
+            if (l > w[i]) w[i] = l > 80 ? 80 : l;
+        }
+    }
+    if (rows == 0) {
+        free(w);
+        sqlite3_finalize(st);
+        return VB_OK;
+    }
+    fprintf(out, "\n%s\n", t->title);
+    for (int i = 0; i < cols; i++) fprintf(out, "%s%-*s", i ? "  " : "", w[i], sqlite3_column_name(st, i));
+    fputc('\n', out);
+    for (int i = 0; i < cols; i++) {
+        fprintf(out, "%s", i ? "  " : "");
+        for (int j = 0; j < w[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    sqlite3_reset(st);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < cols; i++) {
+            vb_report_cell(st, i, cell, sizeof cell);
+            int numeric = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
+            fprintf(out, "%s%*s", i ? "  " : "", numeric ? w[i] : -w[i], cell);
+        }
+        fputc('\n', out);
+    }
+    free(w);
+    sqlite3_finalize(st);
+    return VB_OK;
+}
+
+/* `show --windows`: every concurrency window, one row per repeat (the per-point tables summarise them). */
+static const report_table window_tables[] = {
+    {"concurrency_windows", "Concurrency windows (one row per repeat)",
+     "SELECT engine, dataset, clients, repeat, target_rate, qps, p50_ms, p99_ms, p999_ms, in_flight, qps_x_p50, "
+     "fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, late_starts, "
+     "lag_p99_ms, client_cpu_s FROM v_concurrency"},
+};
+
+int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
+    return vb_report_show_with(db, out, json, 0, err);
+}
+
+int vb_report_show_with(sqlite3 *db, FILE *out, int json, int windows, vb_error *err) {
+    size_t n = sizeof tables / sizeof tables[0];
+    json_t *doc = json ? json_object() : NULL;
+    for (size_t i = 0; i < n + (windows ? sizeof window_tables / sizeof window_tables[0] : 0); i++) {
+        /* the windows come last, after the items not done */
+        const report_table *t = i < n ? &tables[i] : &window_tables[i - n];
+        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, err);
+        if (rc) {
+            json_decref(doc);
+            return VB_ERROR;
+        }
+    }
+    if (json) {
+        int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        json_decref(doc);
+        fputc('\n', out);
+        if (rc != 0) return vb_error_set(err, "results", 1, "writing the JSON failed");
+    }
+    return VB_OK;
+}
+
+int vb_report_status(sqlite3 *db, const char *path, const vb_lock_holder *holder, FILE *out, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT name, status, runs, created_at, updated_at, COALESCE(finished_at, '-') FROM campaign", &st, err))
+        return VB_ERROR;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        /* The stored status says what the last coordinator wrote; the lock says whether one is alive. */
+        const char *status = (const char *)sqlite3_column_text(st, 1);
+        int running = strcmp(status, "running") == 0;
+        char shown[600];
+        if (holder->held)
+            snprintf(shown, sizeof shown, "%s (coordinator PID %ld on %s since %s)", running ? "running" : status,
+                     holder->pid, holder->host, holder->since);
+        else if (running)
+            snprintf(shown, sizeof shown, "stopped without finishing (coordinator not running): vbench resume --out %s",
+                     path);
+        else
+            snprintf(shown, sizeof shown, "%s", status);
+        fprintf(out, "campaign %s: %s (coordinator runs: %d; started %s, updated %s, finished %s)\n",
+                sqlite3_column_text(st, 0), shown, sqlite3_column_int(st, 2),
+                sqlite3_column_text(st, 3), sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+    }
+    sqlite3_finalize(st);
+    if (prepare(db, "SELECT (SELECT COUNT(*) FROM plan), status, COUNT(*) FROM plan GROUP BY status ORDER BY status", &st, err))
+        return VB_ERROR;
+    fputs("items:", out);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        fprintf(out, " %s %d/%d;", sqlite3_column_text(st, 1), sqlite3_column_int(st, 2), sqlite3_column_int(st, 0));
+    fputc('\n', out);
+    sqlite3_finalize(st);
+    if (prepare(db, "SELECT key, agent, started_at FROM plan WHERE status = 'running' ORDER BY seq", &st, err))
+        return VB_ERROR;
+    while (sqlite3_step(st) == SQLITE_ROW)
+        fprintf(out, "%s: %s on %s since %s\n", holder->held ? "running" : "was running when its coordinator stopped",
+                sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
+    sqlite3_finalize(st);
+    vb_status_eta_print(db, path, holder->held, out);   /* elapsed, ETA, last result, progress (issue 16) */
+    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, err)) return VB_ERROR;
+    if (prepare(db, "SELECT at, level, COALESCE(item_key, ''), message FROM "
+                    "(SELECT * FROM event ORDER BY id DESC LIMIT 5) ORDER BY id", &st, err))
+        return VB_ERROR;
+    int first = 1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (first) fputs("\nlast events:\n", out);
+        first = 0;
+        fprintf(out, "  %s %-5s %s %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                sqlite3_column_text(st, 2), sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    return VB_OK;
+}

@@ -1,0 +1,262 @@
+-- vbench results database: one file per campaign, written only by the coordinator.
+--
+-- Durability: the coordinator commits every result in its own transaction (WAL, synchronous=FULL), together
+-- with the plan item it completes, so a killed process loses nothing committed and `vbench resume` finds the
+-- checkpoint (the plan table) in the same file. Results are keyed by result_key: a resent result is ignored.
+-- Times are UTC ISO-8601 text; durations are seconds; sizes are bytes; latencies in the tables are ms.
+
+CREATE TABLE IF NOT EXISTS campaign (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    name            TEXT NOT NULL,
+    profile_source  TEXT NOT NULL,          -- path, or embedded:profiles/NAME.yml
+    profile_yaml    TEXT NOT NULL,          -- the profile text as run (resume re-reads this, not the file)
+    engines         TEXT,                   -- --engines selection, NULL = all of the profile
+    status          TEXT NOT NULL CHECK (status IN ('running', 'finished', 'incomplete', 'failed', 'interrupted')),
+    runs            INTEGER NOT NULL DEFAULT 0,   -- coordinator starts: 1 + number of resumes
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    finished_at     TEXT
+);
+
+-- Everything needed to reproduce or judge the run: host, libraries, versions, resolved profile, git revision.
+CREATE TABLE IF NOT EXISTS manifest (
+    key             TEXT PRIMARY KEY,
+    value           TEXT NOT NULL,
+    recorded_at     TEXT NOT NULL
+);
+
+-- The plan and the checkpoint: one row per work item, in execution order. 'expired': stopped at its wall-clock
+-- limit (churn reinsert) with partial results; resume continues it.
+CREATE TABLE IF NOT EXISTS plan (
+    key             TEXT PRIMARY KEY,
+    seq             INTEGER NOT NULL UNIQUE,
+    phase           TEXT NOT NULL,
+    engine          TEXT NOT NULL,
+    dataset         TEXT NOT NULL,
+    point           TEXT NOT NULL DEFAULT '',
+    status          TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'running', 'done', 'failed', 'skipped', 'interrupted', 'expired')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    agent           TEXT,
+    started_at      TEXT,
+    finished_at     TEXT,
+    error           TEXT
+);
+
+CREATE TABLE IF NOT EXISTS agent (
+    id              TEXT PRIMARY KEY,
+    host            TEXT NOT NULL,
+    roles           TEXT NOT NULL,
+    cores           INTEGER,
+    cpus            TEXT,
+    memory_bytes    INTEGER,
+    versions        TEXT,                   -- JSON object
+    first_seen      TEXT NOT NULL,
+    last_seen       TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS build_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
+    dataset         TEXT NOT NULL,
+    rows            INTEGER NOT NULL,
+    load_s          REAL NOT NULL,
+    build_s         REAL NOT NULL,
+    first_query_s   REAL NOT NULL,
+    rows_per_s      REAL NOT NULL,
+    index_bytes     INTEGER,                -- NULL: the engine cannot say
+    table_bytes     INTEGER,
+    client_cpu_s    REAL,
+    load_connections INTEGER,
+    engine_version  TEXT,
+    dataset_hash    TEXT,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sweep_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
+    dataset         TEXT NOT NULL,
+    ef_search       INTEGER NOT NULL,
+    clients         INTEGER NOT NULL,
+    queries         INTEGER NOT NULL,
+    recall          REAL NOT NULL,          -- ann-benchmarks distance-threshold recall@k
+    id_overlap      REAL NOT NULL,          -- id-overlap recall@k
+    short_answers   INTEGER NOT NULL,       -- answers with fewer than k distinct ids
+    errors          INTEGER NOT NULL,
+    elapsed_s       REAL NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms         REAL,
+    p50_ms          REAL,
+    p95_ms          REAL,
+    p99_ms          REAL,
+    p999_ms         REAL,
+    max_ms          REAL,
+    client_cpu_s    REAL,
+    latency_hist    BLOB,                   -- sparse log-linear histogram: (u32 bucket, u64 count) little-endian pairs
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL,
+    index_used      INTEGER,                -- the server's plan scans the vector index: 1 / 0; NULL: no planner
+    plan            TEXT,                   -- EXPLAIN's text
+    duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- answers that returned an id twice (repeats scored as misses)
+    duplicate_example TEXT,                 -- the first: 'query 164: id 46667 at rows 5 and 7' (rows 0-based)
+    answers         BLOB                    -- every query's answer, for the annb export; NULL when not kept.
+                                            -- Little-endian: 'VBA1', u32 queries, u32 k, u32 metric, then per query: f32
+                                            -- seconds, k x (u32 row id, f32 distance); a missing row: 0xFFFFFFFF, +inf
+);
+
+-- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (docs/design.md §4).
+CREATE TABLE IF NOT EXISTS window_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
+    dataset         TEXT NOT NULL,
+    clients         INTEGER NOT NULL,
+    repeat          INTEGER NOT NULL,
+    ef_search       INTEGER NOT NULL,
+    window_s        REAL NOT NULL,
+    queries         INTEGER NOT NULL,       -- started and finished inside the window
+    errors          INTEGER NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms         REAL,
+    p50_ms          REAL,
+    p95_ms          REAL,
+    p99_ms          REAL,
+    p999_ms         REAL,
+    max_ms          REAL,
+    in_call_s       REAL NOT NULL,
+    in_flight       REAL NOT NULL,
+    qps_x_p50       REAL,                   -- QPS x median latency, as the reference stand printed it
+    fraction_in_call_min  REAL,
+    fraction_in_call_mean REAL,
+    fraction_in_call TEXT,                  -- JSON array, one value per client
+    client_cpu_s    REAL,
+    warmup_queries  INTEGER,
+    target_rate     REAL,                   -- open loop; NULL for closed loop
+    late_starts     INTEGER,
+    lag_p99_ms      REAL,
+    clients_lost    INTEGER,
+    latency_hist    BLOB,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
+-- Filtered search: one row per selectivity; recall against ground truth over the passing rows only.
+CREATE TABLE IF NOT EXISTS filtered_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
+    dataset         TEXT NOT NULL,
+    selectivity     REAL NOT NULL,
+    passing_rows    INTEGER NOT NULL,
+    filter          TEXT,
+    ef_search       INTEGER NOT NULL,
+    queries         INTEGER NOT NULL,
+    recall          REAL NOT NULL,
+    id_overlap      REAL NOT NULL,
+    short_answers   INTEGER NOT NULL,
+    errors          INTEGER NOT NULL,
+    elapsed_s       REAL NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms         REAL,
+    p50_ms          REAL,
+    p95_ms          REAL,
+    p99_ms          REAL,
+    p999_ms         REAL,
+    max_ms          REAL,
+    client_cpu_s    REAL,
+    latency_hist    BLOB,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL,
+    index_used      INTEGER,                -- as in sweep_result
+    plan            TEXT,
+    duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- as in sweep_result
+    duplicate_example TEXT
+);
+
+-- Churn: one row per stage (before, delete, reinsert, maintain, after). Reinsert progress is written at every
+-- checkpoint and at the end of each attempt; rows_done is cumulative over attempts (the largest is the total),
+-- rows_from says where the attempt started, so rows_done - rows_from rows took `seconds` in that attempt.
+CREATE TABLE IF NOT EXISTS churn_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label ("pgvector[variant=halfvec]"); NULL: older file
+    dataset         TEXT NOT NULL,
+    stage           TEXT NOT NULL CHECK (stage IN ('before', 'delete', 'reinsert', 'checkpoint', 'maintain', 'after')),
+    qps             REAL,
+    recall          REAL,
+    p50_ms          REAL,
+    p99_ms          REAL,
+    queries         INTEGER,
+    short_answers   INTEGER,
+    errors          INTEGER,
+    rows_planned    INTEGER,
+    rows_done       INTEGER,
+    rows_from       INTEGER,                -- reinsert / checkpoint: where this attempt started
+    seconds         REAL,                   -- reinsert / checkpoint: since this attempt started
+    rows_per_s      REAL,                   -- this attempt's rate
+    completed       INTEGER,
+    ids_reused      INTEGER,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL,
+    duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- before / after: as in sweep_result; 0 for the other stages
+    duplicate_example TEXT,
+    repeat          INTEGER                 -- before / after: 1..phases.churn.repeats; NULL for the other stages
+);
+
+-- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.
+CREATE TABLE IF NOT EXISTS event (
+    id              INTEGER PRIMARY KEY,
+    at              TEXT NOT NULL,
+    level           TEXT NOT NULL CHECK (level IN ('info', 'warn', 'error')),
+    item_key        TEXT,
+    source          TEXT NOT NULL,          -- "coordinator", or the agent id
+    message         TEXT NOT NULL,
+    -- What happened, as a stable word (store/store.h vb_event_kind): tests and tools match it, not the
+    -- English of the message. 'note' for events written before kinds existed.
+    kind            TEXT NOT NULL DEFAULT 'note'
+);
+
+-- Database servers started by the orchestrator (docs/design.md §1): the unit's memory and CPU every 250 ms, tied to the
+-- plan item that ran at the time (NULL: between items, e.g. while the server started). cpu_s is the unit's CPU
+-- time so far; cgroup_bytes includes page cache, rss_bytes (summed VmRSS of its processes) does not and counts
+-- shared memory once per process that maps it; pss_bytes (summed Pss) counts it once.
+CREATE TABLE IF NOT EXISTS server_sample (
+    engine          TEXT NOT NULL,
+    item_key        TEXT,
+    t               REAL NOT NULL,          -- epoch seconds
+    cgroup_bytes    INTEGER NOT NULL,
+    rss_bytes       INTEGER NOT NULL,
+    cpu_s           REAL NOT NULL,
+    pss_bytes       INTEGER,
+    PRIMARY KEY (engine, t)
+);
+
+-- On-disk size of the server's files (the recipe's `sizes` paths below its data directory) at the start of
+-- each plan item and when the server stops (item_key NULL).
+CREATE TABLE IF NOT EXISTS server_size (
+    engine          TEXT NOT NULL,
+    item_key        TEXT,
+    path            TEXT NOT NULL,          -- recipe path, or 'total'
+    bytes           INTEGER NOT NULL,
+    recorded_at     TEXT NOT NULL
+);
+
+-- What happened to each server: started, failed to start, died, stopped; with the engine's own log tail
+-- (the unit's journal) whenever something went wrong.
+CREATE TABLE IF NOT EXISTS server_log (
+    engine          TEXT NOT NULL,
+    unit            TEXT,
+    state           TEXT NOT NULL,          -- ready, failed, died, stopped
+    message         TEXT,
+    log_tail        TEXT,
+    recorded_at     TEXT NOT NULL
+);

@@ -1,0 +1,423 @@
+-- Views over the results tables: derived data only, so they are recreated whenever a results database is
+-- opened for writing, and created as TEMP views when one is opened for reading (show, status): an older
+-- file is read with the current definitions. Each view is one statement starting with the words create view.
+-- A view's engine column is the configuration's label (issue 14: result rows hold the adapter in engine and the
+-- label in config; an older file has no config, and its engine was the label).
+
+CREATE VIEW v_build AS
+    SELECT COALESCE(b.config, b.engine) AS engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
+           b.table_bytes, b.client_cpu_s, b.engine_version
+    FROM build_result AS b JOIN plan ON plan.key = b.item_key
+    ORDER BY plan.seq;
+
+-- One row per point (configuration, dataset, ef_search, clients) over its repeats (phases.recall_sweep.repeats):
+-- QPS and the latency percentiles are the medians of the repeats (the mean of the middle two for an even count),
+-- qps_min / qps_max their range; recall and overlap the mean, rounded to 12 places so that three repeats of recall
+-- 0.9 average to 0.9 and pass the 0.90 floor of v_recall_targets (a float sum can land at 0.8999999999999999);
+-- counts summed. One repeat: the row as it was.
+-- The per-repeat rows stay in sweep_result.
+CREATE VIEW v_recall_sweep AS
+    WITH r AS (
+        SELECT COALESCE(s.config, s.engine) AS engine, s.dataset, s.ef_search, s.clients, s.recall, s.id_overlap,
+               s.qps, s.p50_ms, s.p95_ms, s.p99_ms, s.queries, s.short_answers, s.errors, s.duplicate_answers,
+               plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
+               ROW_NUMBER() OVER (w ORDER BY s.p50_ms) AS r50, ROW_NUMBER() OVER (w ORDER BY s.p95_ms) AS r95,
+               ROW_NUMBER() OVER (w ORDER BY s.p99_ms) AS r99
+        FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
+        WINDOW w AS (PARTITION BY COALESCE(s.config, s.engine), s.dataset, s.ef_search, s.clients))
+    SELECT engine, dataset, ef_search, ROUND(AVG(recall), 12) AS recall, ROUND(AVG(id_overlap), 12) AS id_overlap,
+           AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
+           AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
+           AVG(CASE WHEN r95 IN ((n + 1) / 2, (n + 2) / 2) THEN p95_ms END) AS p95_ms,
+           AVG(CASE WHEN r99 IN ((n + 1) / 2, (n + 2) / 2) THEN p99_ms END) AS p99_ms,
+           MAX(queries) AS queries, SUM(short_answers) AS short_answers, SUM(errors) AS errors,
+           SUM(duplicate_answers) AS duplicate_answers, clients, COUNT(*) AS repeats, MIN(qps) AS qps_min,
+           MAX(qps) AS qps_max, MIN(seq) AS seq
+    FROM r
+    GROUP BY engine, dataset, ef_search, clients
+    ORDER BY MIN(seq);
+
+-- "Best QPS whose recall still passes" 0.90 / 0.95 / 0.99, per configuration, dataset and client count (NULL:
+-- never reached; a sweep without a clients list has one client), over the points of v_recall_sweep: a repeated
+-- point counts with its median QPS, not its luckiest repeat, and QPS at 4 clients never stands for 1 client's.
+CREATE VIEW v_recall_targets AS
+    SELECT engine, dataset, clients,
+           MAX(CASE WHEN recall >= 0.90 THEN qps END) AS qps_at_0_90,
+           MAX(CASE WHEN recall >= 0.95 THEN qps END) AS qps_at_0_95,
+           MAX(CASE WHEN recall >= 0.99 THEN qps END) AS qps_at_0_99
+    FROM v_recall_sweep
+    GROUP BY engine, dataset, clients
+    ORDER BY MIN(seq);
+
+-- One row per concurrency window (each repeat of each point; v_concurrency_points summarises them per point).
+-- Efficiency QPS(n) / (n x QPS(1)) is shown only when the client kept at least n/2 queries in flight;
+-- otherwise the row says why not (docs/design.md §4). QPS(1) is the median over the closed-loop 1-client windows (its
+-- repeats) of the same configuration and dataset. An open-loop window (target_rate set) has no efficiency: its QPS is what the target asked for.
+CREATE VIEW v_concurrency AS
+    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, w.qps, w.p50_ms, w.p99_ms, w.p999_ms, w.in_flight,
+           w.qps_x_p50, w.fraction_in_call_mean AS fraction_in_call,
+           CASE WHEN w.target_rate IS NULL AND w.in_flight >= w.clients / 2.0 AND one.qps1 > 0
+                THEN w.qps / (w.clients * one.qps1) END AS efficiency,
+           CASE WHEN w.target_rate IS NOT NULL THEN 'open loop: QPS is set by the target rate'
+                WHEN one.qps1 IS NULL THEN 'no 1-client window to compare with'
+                WHEN w.in_flight < w.clients / 2.0
+                THEN printf('refused: in flight %.2f < %d/2, the client did not keep the queries in flight',
+                            w.in_flight, w.clients) END AS efficiency_refused,
+           w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, plan.seq
+    FROM window_result AS w JOIN plan ON plan.key = w.item_key
+    LEFT JOIN (SELECT cfg, dataset, AVG(qps) AS qps1 FROM
+                   (SELECT COALESCE(config, engine) AS cfg, dataset, qps,
+                           ROW_NUMBER() OVER (PARTITION BY COALESCE(config, engine), dataset ORDER BY qps) AS rn,
+                           COUNT(*) OVER (PARTITION BY COALESCE(config, engine), dataset) AS n
+                    FROM window_result WHERE clients = 1 AND target_rate IS NULL)
+               WHERE rn IN ((n + 1) / 2, (n + 2) / 2) GROUP BY cfg, dataset) AS one
+         ON one.cfg = COALESCE(w.config, w.engine) AND one.dataset = w.dataset
+    ORDER BY plan.seq;
+
+-- One row per concurrency point (configuration, dataset, clients, target_rate: NULL for the closed loop) over its
+-- repeats (phases.concurrency.repeats), the per-window rows of v_concurrency summarised as v_recall_sweep does:
+-- the median of each figure over the windows, qps_min / qps_max their range, errors and late starts summed.
+-- Efficiency is the median QPS over n x the median 1-client QPS (the closed-loop point of 1 client), shown when
+-- the median window kept at least n/2 queries in flight; v_validity still names every refused window.
+CREATE VIEW v_concurrency_points AS
+    WITH r AS (
+        SELECT engine, dataset, clients, target_rate, qps, p50_ms, p99_ms, p999_ms, in_flight, qps_x_p50,
+               fraction_in_call, client_cpu_s, lag_p99_ms, errors, late_starts, seq,
+               COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY qps) AS rq,
+               ROW_NUMBER() OVER (w ORDER BY p50_ms) AS r50, ROW_NUMBER() OVER (w ORDER BY p99_ms) AS r99,
+               ROW_NUMBER() OVER (w ORDER BY p999_ms) AS r999, ROW_NUMBER() OVER (w ORDER BY in_flight) AS rif,
+               ROW_NUMBER() OVER (w ORDER BY qps_x_p50) AS rqp, ROW_NUMBER() OVER (w ORDER BY fraction_in_call) AS rfc,
+               ROW_NUMBER() OVER (w ORDER BY client_cpu_s) AS rcpu, ROW_NUMBER() OVER (w ORDER BY lag_p99_ms) AS rlag
+        FROM v_concurrency
+        WINDOW w AS (PARTITION BY engine, dataset, clients, target_rate)),
+    p AS (
+        SELECT engine, dataset, clients, target_rate, COUNT(*) AS repeats,
+               AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
+               MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+               AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
+               AVG(CASE WHEN r99 IN ((n + 1) / 2, (n + 2) / 2) THEN p99_ms END) AS p99_ms,
+               AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
+               AVG(CASE WHEN rif IN ((n + 1) / 2, (n + 2) / 2) THEN in_flight END) AS in_flight,
+               AVG(CASE WHEN rqp IN ((n + 1) / 2, (n + 2) / 2) THEN qps_x_p50 END) AS qps_x_p50,
+               AVG(CASE WHEN rfc IN ((n + 1) / 2, (n + 2) / 2) THEN fraction_in_call END) AS fraction_in_call,
+               AVG(CASE WHEN rcpu IN ((n + 1) / 2, (n + 2) / 2) THEN client_cpu_s END) AS client_cpu_s,
+               AVG(CASE WHEN rlag IN ((n + 1) / 2, (n + 2) / 2) THEN lag_p99_ms END) AS lag_p99_ms,
+               SUM(errors) AS errors, SUM(late_starts) AS late_starts, MIN(seq) AS seq
+        FROM r
+        GROUP BY engine, dataset, clients, target_rate)
+    SELECT p.engine, p.dataset, p.clients, p.target_rate, p.repeats, p.qps, p.qps_min, p.qps_max, p.p50_ms, p.p99_ms,
+           p.p999_ms, p.in_flight, p.qps_x_p50, p.fraction_in_call,
+           CASE WHEN p.target_rate IS NULL AND p.in_flight >= p.clients / 2.0 AND one.qps > 0
+                THEN p.qps / (p.clients * one.qps) END AS efficiency,
+           CASE WHEN p.target_rate IS NOT NULL THEN 'open loop: QPS is set by the target rate'
+                WHEN one.qps IS NULL THEN 'no 1-client window to compare with'
+                WHEN p.in_flight < p.clients / 2.0
+                THEN printf('refused: in flight %.2f < %d/2 (median of the windows), the client did not keep the ' ||
+                            'queries in flight', p.in_flight, p.clients) END AS efficiency_refused,
+           p.client_cpu_s, p.errors, p.late_starts, p.lag_p99_ms, p.seq
+    FROM p LEFT JOIN p AS one
+         ON one.engine = p.engine AND one.dataset = p.dataset AND one.clients = 1 AND one.target_rate IS NULL
+    ORDER BY p.seq;
+
+-- One row per point over its repeats (phases.filtered.repeats), as v_recall_sweep.
+CREATE VIEW v_filtered AS
+    WITH r AS (
+        SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, f.selectivity, f.passing_rows, f.ef_search,
+               f.recall, f.id_overlap, f.qps, f.p99_ms, f.short_answers, f.queries, f.errors, f.duplicate_answers,
+               plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY f.qps) AS rq,
+               ROW_NUMBER() OVER (w ORDER BY f.p99_ms) AS r99
+        FROM filtered_result AS f JOIN plan ON plan.key = f.item_key
+        WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, f.selectivity, f.ef_search))
+    SELECT engine, dataset, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
+           ROUND(AVG(id_overlap), 12) AS id_overlap, AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
+           AVG(CASE WHEN r99 IN ((n + 1) / 2, (n + 2) / 2) THEN p99_ms END) AS p99_ms,
+           SUM(short_answers) AS short_answers, MAX(queries) AS queries, SUM(errors) AS errors,
+           SUM(duplicate_answers) AS duplicate_answers, COUNT(*) AS repeats, MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+           MIN(seq) AS seq
+    FROM r
+    GROUP BY engine, dataset, selectivity, ef_search
+    ORDER BY MIN(seq);
+
+-- One row per churn item. With phases.churn.repeats the before and after measurements ran several times each
+-- around the one delete and reinsert (agent/phase_churn.c): QPS is their median, with its range
+-- (qps_before_min / _max, qps_after_min / _max), recall their mean rounded to 12 places (as v_recall_sweep);
+-- repeats counts the after measurements. One measurement each: the row as it was.
+CREATE VIEW v_churn AS
+    WITH m AS (
+        SELECT item_key, stage, qps, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY qps) AS rq
+        FROM churn_result WHERE stage IN ('before', 'after')
+        WINDOW w AS (PARTITION BY item_key, stage)),
+    med AS (
+        SELECT item_key, AVG(CASE WHEN stage = 'before' AND rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps_before,
+               AVG(CASE WHEN stage = 'after' AND rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps_after
+        FROM m GROUP BY item_key)
+    SELECT COALESCE(c.config, c.engine) AS engine, c.dataset,
+           MAX(med.qps_before) AS qps_before,
+           MAX(med.qps_after) AS qps_after,
+           ROUND(AVG(CASE WHEN stage = 'before' THEN recall END), 12) AS recall_before,
+           ROUND(AVG(CASE WHEN stage = 'after' THEN recall END), 12) AS recall_after,
+           MAX(CASE WHEN stage IN ('reinsert', 'checkpoint') THEN rows_done END) AS rows_done,
+           MAX(rows_planned) AS rows_planned,
+           -- over all attempts: rows inserted / seconds spent inserting them, each attempt counted up to its last
+           -- committed report (a crashed attempt up to its last checkpoint); restores after a resume are untimed
+           (SELECT SUM(a.rows) / NULLIF(SUM(a.secs), 0) FROM
+               (SELECT MAX(r.rows_done) - r.rows_from AS rows, MAX(r.seconds) AS secs FROM churn_result AS r
+                WHERE r.item_key = c.item_key AND r.stage IN ('reinsert', 'checkpoint') GROUP BY r.rows_from) AS a)
+               AS rows_per_s,
+           SUM(CASE WHEN stage = 'reinsert' THEN 1 ELSE 0 END) AS attempts,
+           COALESCE(MAX(CASE WHEN stage = 'reinsert' THEN completed END), 0) AS completed,
+           MAX(CASE WHEN stage = 'reinsert' THEN ids_reused END) AS ids_reused,
+           MAX(CASE WHEN stage = 'maintain' THEN seconds END) AS maintain_s,
+           SUM(CASE WHEN stage = 'after' THEN 1 ELSE 0 END) AS repeats,
+           MIN(CASE WHEN stage = 'before' THEN qps END) AS qps_before_min,
+           MAX(CASE WHEN stage = 'before' THEN qps END) AS qps_before_max,
+           MIN(CASE WHEN stage = 'after' THEN qps END) AS qps_after_min,
+           MAX(CASE WHEN stage = 'after' THEN qps END) AS qps_after_max,
+           c.item_key AS item, MIN(plan.seq) AS seq
+    FROM churn_result AS c JOIN plan ON plan.key = c.item_key LEFT JOIN med ON med.item_key = c.item_key
+    GROUP BY c.item_key
+    ORDER BY MIN(plan.seq);
+
+-- The bootstrap 95 % interval of the median QPS of every repeated point (metrics/bootstrap.h: 2000 resamples, a
+-- fixed seed; NULL below 5 repeats), beside the point's row. TEMP views on vbench's own connections only: they
+-- call vbench's SQL functions vb_median_ci_lo / vb_median_ci_hi (store/views.c), which the sqlite3 shell
+-- has not got, so they are never stored in the file (the points' views above are).
+CREATE TEMP VIEW v_recall_sweep_ci AS
+    SELECT v.*, c.qps_ci_lo, c.qps_ci_hi
+    FROM v_recall_sweep AS v LEFT JOIN
+         (SELECT COALESCE(config, engine) AS engine, dataset, ef_search, clients, vb_median_ci_lo(qps) AS qps_ci_lo,
+                 vb_median_ci_hi(qps) AS qps_ci_hi
+          FROM sweep_result GROUP BY 1, 2, 3, 4) AS c
+         ON c.engine = v.engine AND c.dataset = v.dataset AND c.ef_search = v.ef_search AND c.clients = v.clients
+    ORDER BY v.seq;
+
+CREATE TEMP VIEW v_concurrency_points_ci AS
+    SELECT v.*, c.qps_ci_lo, c.qps_ci_hi
+    FROM v_concurrency_points AS v LEFT JOIN
+         (SELECT engine, dataset, clients, target_rate, vb_median_ci_lo(qps) AS qps_ci_lo,
+                 vb_median_ci_hi(qps) AS qps_ci_hi
+          FROM v_concurrency GROUP BY 1, 2, 3, 4) AS c
+         ON c.engine = v.engine AND c.dataset = v.dataset AND c.clients = v.clients AND c.target_rate IS v.target_rate
+    ORDER BY v.seq;
+
+CREATE TEMP VIEW v_filtered_ci AS
+    SELECT v.*, c.qps_ci_lo, c.qps_ci_hi
+    FROM v_filtered AS v LEFT JOIN
+         (SELECT COALESCE(config, engine) AS engine, dataset, selectivity, ef_search,
+                 vb_median_ci_lo(qps) AS qps_ci_lo, vb_median_ci_hi(qps) AS qps_ci_hi
+          FROM filtered_result GROUP BY 1, 2, 3, 4) AS c
+         ON c.engine = v.engine AND c.dataset = v.dataset AND c.selectivity = v.selectivity
+            AND c.ef_search = v.ef_search
+    ORDER BY v.seq;
+
+CREATE TEMP VIEW v_churn_ci AS
+    SELECT v.*, c.qps_before_ci_lo, c.qps_before_ci_hi, c.qps_after_ci_lo, c.qps_after_ci_hi
+    FROM v_churn AS v LEFT JOIN
+         (SELECT item_key, vb_median_ci_lo(CASE WHEN stage = 'before' THEN qps END) AS qps_before_ci_lo,
+                 vb_median_ci_hi(CASE WHEN stage = 'before' THEN qps END) AS qps_before_ci_hi,
+                 vb_median_ci_lo(CASE WHEN stage = 'after' THEN qps END) AS qps_after_ci_lo,
+                 vb_median_ci_hi(CASE WHEN stage = 'after' THEN qps END) AS qps_after_ci_hi
+          FROM churn_result GROUP BY item_key) AS c
+         ON c.item_key = v.item
+    ORDER BY v.seq;
+
+CREATE VIEW v_progress AS
+    SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
+
+-- Per plan item: the server's memory peaks (cgroup, with page cache; RSS summed over its processes, shared
+-- memory once per process; Pss, shared memory once) and CPU seconds.
+CREATE VIEW v_server_phase AS
+    SELECT s.engine, s.item_key AS item, p.phase, p.seq, COUNT(*) AS samples,
+           MAX(s.t) - MIN(s.t) AS seconds,
+           MAX(s.cgroup_bytes) AS peak_cgroup_bytes, MAX(s.rss_bytes) AS peak_rss_bytes,
+           MAX(s.pss_bytes) AS peak_pss_bytes,
+           MAX(s.cpu_s) - MIN(s.cpu_s) AS server_cpu_s
+    FROM server_sample AS s LEFT JOIN plan AS p ON p.key = s.item_key
+    GROUP BY s.engine, s.item_key;
+
+-- One row per server the orchestrator ran: its confinement as systemd applied it, and its life's peaks.
+CREATE VIEW v_servers AS
+    SELECT e.engine,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit.cpu_affinity' THEN m.value END) AS cpus,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit.memory_max' THEN CAST(m.value AS INTEGER) END) AS memory_max,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit.dev_shm_bytes' THEN CAST(m.value AS INTEGER) END) AS dev_shm_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.ready_s' THEN CAST(m.value AS REAL) END) AS ready_s,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_cgroup_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_cgroup_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_rss_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_rss_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.peak_pss_bytes' THEN CAST(m.value AS INTEGER) END) AS peak_pss_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.cpu_s' THEN CAST(m.value AS REAL) END) AS cpu_s,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.at_stop.total' THEN CAST(m.value AS INTEGER) END) AS disk_bytes,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.unit' THEN m.value END) AS unit
+    FROM (SELECT DISTINCT engine FROM server_log) AS e
+    JOIN manifest AS m ON m.key LIKE 'server.' || e.engine || '.%'
+    GROUP BY e.engine;
+
+-- Where each server engine came from (issue 17): the version the server reports (the build phase's answer, with
+-- the extension created; before that, the readiness probe's), the package or the tarball and its sha256, the
+-- compiler flags and target ISA of the build, and the widest SIMD its vector kernels use against the widest the
+-- host of the server has (the orchestrator's facts, orchestrator/orchestrate.c).
+CREATE VIEW v_engine_provenance AS
+    SELECT e.engine,
+           COALESCE(MAX(CASE WHEN m.key = 'engine.' || e.engine || '.version' THEN m.value END),
+                    MAX(CASE WHEN m.key = 'server.' || e.engine || '.probe_answer' THEN m.value END)) AS server_version,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.source' THEN m.value END) AS source,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.image.name' THEN m.value END) AS image,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.image.suite' THEN m.value END) AS suite,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.source_sha256' THEN m.value END) AS sha256,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.flags' THEN m.value END) AS flags,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.target_isa' THEN m.value END) AS target_isa,
+           COALESCE(MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.kernel_isa' THEN m.value END),
+                    MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.target_isa' THEN m.value END)) AS kernel_isa,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.isa_missing' THEN m.value END) AS isa_missing,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.build_simd' THEN m.value END) AS build_simd,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.build_simd_bits' THEN CAST(m.value AS INTEGER) END)
+               AS build_simd_bits,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.host_simd' THEN m.value END) AS host_simd,
+           MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.host_simd_bits' THEN CAST(m.value AS INTEGER) END)
+               AS host_simd_bits
+    FROM (SELECT DISTINCT engine FROM server_log) AS e
+    JOIN manifest AS m ON m.key LIKE 'server.' || e.engine || '.%' OR m.key = 'engine.' || e.engine || '.version'
+    GROUP BY e.engine;
+
+-- The load is bound by the server, not by vbench, when the client's CPU seconds during the build item are at
+-- most 25 % of the server's (issue #5). Joined on the item alone: the configurations of an engine share its server,
+-- whose samples carry the server's name (the engine entry's), not the configuration's label.
+CREATE VIEW v_load_cpu AS
+    SELECT COALESCE(b.config, b.engine) AS engine, b.dataset, b.item_key AS item, b.client_cpu_s, sp.server_cpu_s,
+           CASE WHEN sp.server_cpu_s > 0 THEN b.client_cpu_s / sp.server_cpu_s END AS client_to_server
+    FROM build_result AS b JOIN v_server_phase AS sp ON sp.item = b.item_key;
+
+-- Validity: everything that makes a number less than it seems, one row per finding (docs/design.md §6). Short answers,
+-- answers that repeat an id, failed queries, refused efficiency, a saturated client, open-loop late starts, a
+-- churn that did not complete, a client that may have bound the load, a server that died, a server near its
+-- memory limit, a plan that does not use the vector index, an engine built for an ISA its host lacks or
+-- narrower than its host's SIMD. From the sweep's points in ef_search order (medians over repeats, per client
+-- count): QPS that rises by more than 20 % when ef_search rises (more work should not be faster: a cache
+-- warming, a plan change, noise larger than the effect), a latency cliff (p99 more than 5x the previous
+-- point's), recall that falls by more than 0.002 when ef_search rises. From the concurrency windows: QPS x p50
+-- (the reference stand's Little's-law figure) and in flight (in-call time / window) differing by more than a
+-- factor of 1.5: a heavy latency tail, where the median no longer speaks for the window.
+CREATE VIEW v_validity AS
+    WITH sw AS (
+        SELECT engine, dataset, clients, ef_search, qps, p99_ms, recall, LAG(ef_search) OVER w AS prev_ef,
+               LAG(qps) OVER w AS prev_qps, LAG(p99_ms) OVER w AS prev_p99, LAG(recall) OVER w AS prev_recall
+        FROM v_recall_sweep
+        WINDOW w AS (PARTITION BY engine, dataset, clients ORDER BY ef_search))
+    SELECT engine, dataset, NULL AS item, 'QPS rises with ef_search' AS "check",
+           printf('QPS %.0f at ef_search %d, %.0f at %d (%d client%s): more work ran faster', prev_qps, prev_ef, qps,
+                  ef_search, clients, CASE WHEN clients = 1 THEN '' ELSE 's' END) AS detail
+    FROM sw WHERE prev_qps > 0 AND qps > 1.2 * prev_qps
+    UNION ALL
+    SELECT engine, dataset, NULL, 'latency cliff',
+           printf('p99 %.3f ms at ef_search %d, %.1fx the %.3f ms at %d', p99_ms, ef_search, p99_ms / prev_p99,
+                  prev_p99, prev_ef)
+    FROM sw WHERE prev_p99 > 0 AND p99_ms > 5 * prev_p99
+    UNION ALL
+    SELECT engine, dataset, NULL, 'recall falls with ef_search',
+           printf('recall %.4f at ef_search %d, %.4f at %d', prev_recall, prev_ef, recall, ef_search)
+    FROM sw WHERE recall < prev_recall - 0.002
+    UNION ALL
+    SELECT engine, dataset, NULL, 'heavy latency tail',
+           printf('%d clients, repeat %d: QPS x p50 = %.2f but %.2f in flight (in-call time / window): ' ||
+                  'the median does not speak for the window', clients, repeat, qps_x_p50, in_flight)
+    FROM v_concurrency
+    WHERE target_rate IS NULL AND qps_x_p50 > 0 AND in_flight > 0
+      AND (qps_x_p50 > 1.5 * in_flight OR in_flight > 1.5 * qps_x_p50)
+    UNION ALL
+    SELECT COALESCE(config, engine) AS engine, dataset, item_key AS item, 'short answers',
+           printf('%d of %d answers had fewer than k distinct rows (recall %.4f)', short_answers, queries, recall)
+               AS detail
+    FROM sweep_result WHERE short_answers > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'short answers',
+           printf('%d of %d answers had fewer than k distinct rows at %s (%d rows pass)', short_answers, queries,
+                  filter, passing_rows)
+    FROM filtered_result WHERE short_answers > 0
+    UNION ALL
+    -- an engine that returns the same row twice in one answer (MariaDB 11.8.9 in filtered answers): the answer is
+    -- scored on its distinct ids, so each repeat is a miss (metrics/recall.h), counted here and not an error
+    SELECT COALESCE(config, engine), dataset, item_key, 'duplicate ids',
+           printf('%d of %d answers repeated an id (first: %s); repeats count as misses', duplicate_answers, queries,
+                  COALESCE(duplicate_example, 'not recorded'))
+    FROM sweep_result WHERE duplicate_answers > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'duplicate ids',
+           printf('%d of %d answers repeated an id at %s (first: %s); repeats count as misses', duplicate_answers,
+                  queries, filter, COALESCE(duplicate_example, 'not recorded'))
+    FROM filtered_result WHERE duplicate_answers > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'duplicate ids',
+           printf('%d of %d answers %s the churn repeated an id (first: %s); repeats count as misses',
+                  duplicate_answers, queries, stage, COALESCE(duplicate_example, 'not recorded'))
+    FROM churn_result WHERE stage IN ('before', 'after') AND duplicate_answers > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'failed queries', printf('%d of %d queries failed', errors, queries)
+    FROM sweep_result WHERE errors > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'failed queries', printf('%d of %d queries failed', errors, queries)
+    FROM filtered_result WHERE errors > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'failed queries', printf('%d queries failed in the window', errors)
+    FROM window_result WHERE errors > 0
+    UNION ALL
+    SELECT c.engine, c.dataset, w.item_key, 'refused efficiency', c.efficiency_refused
+    FROM v_concurrency AS c JOIN window_result AS w
+         ON COALESCE(w.config, w.engine) = c.engine AND w.dataset = c.dataset AND w.clients = c.clients AND w.repeat = c.repeat
+            AND w.target_rate IS NULL
+    WHERE c.efficiency_refused LIKE 'refused%'
+    UNION ALL
+    -- the client threads used at least 90 % of the CPUs their agent may use: the client may be the bottleneck.
+    -- Not for an embedded engine (manifest engine.NAME.kind): the search itself runs in those threads, so the
+    -- CPU is the engine's, and a busy engine is what the window measures
+    SELECT COALESCE(w.config, w.engine), w.dataset, w.item_key, 'client CPU saturated',
+           printf('client threads used %.2f CPU-s per second of window on %d CPUs', w.client_cpu_s / w.window_s,
+                  a.n_cpus)
+    FROM window_result AS w
+    JOIN (SELECT id, length(cpus) - length(replace(cpus, ',', '')) + 1 AS n_cpus FROM agent
+          WHERE cpus NOT LIKE '%-%') AS a ON a.id = w.agent
+    WHERE w.window_s > 0 AND w.client_cpu_s / w.window_s >= 0.9 * MIN(a.n_cpus, w.clients)
+      AND NOT EXISTS (SELECT 1 FROM manifest WHERE key = 'engine.' || COALESCE(w.config, w.engine) || '.kind' AND value = 'embedded')
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'late starts',
+           printf('%d of %d open-loop queries started late (target %.0f/s, achieved %.0f/s)', late_starts, queries,
+                  target_rate, qps)
+    FROM window_result WHERE target_rate IS NOT NULL AND late_starts > 0.05 * queries
+    UNION ALL
+    SELECT engine, dataset, NULL, 'churn incomplete',
+           printf('%d of %d rows reinserted before the limit', rows_done, rows_planned)
+    FROM v_churn WHERE completed = 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'index not used',
+           printf('the plan at ef_search %d does not scan the vector index: %s', ef_search, replace(plan, char(10), ' | '))
+    FROM sweep_result WHERE index_used = 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'index not used',
+           printf('the plan for %s does not scan the vector index: %s', filter, replace(plan, char(10), ' | '))
+    FROM filtered_result WHERE index_used = 0
+    UNION ALL
+    SELECT engine, dataset, item, 'client CPU during load',
+           printf('the client used %.1f CPU-s while the server used %.1f (%.0f %%, above 25 %%): the client may bound the load',
+                  client_cpu_s, server_cpu_s, 100.0 * client_to_server)
+    FROM v_load_cpu WHERE client_to_server > 0.25
+    UNION ALL
+    SELECT engine, NULL, NULL, 'server died', message FROM server_log WHERE state = 'died'
+    UNION ALL
+    SELECT sp.engine, NULL, sp.item, 'memory pressure',
+           printf('server cgroup memory peaked at %.1f MiB, %.0f %% of its limit', sp.peak_cgroup_bytes / 1048576.0,
+                  100.0 * sp.peak_cgroup_bytes / CAST(m.value AS REAL))
+    FROM v_server_phase AS sp JOIN manifest AS m ON m.key = 'server.' || sp.engine || '.unit.memory_max'
+    WHERE CAST(m.value AS REAL) > 0 AND sp.peak_cgroup_bytes > 0.9 * CAST(m.value AS REAL)
+    UNION ALL
+    -- an engine compiled for CPU features the host of its server lacks: it dies of SIGILL on the first such
+    -- instruction, or (where it dispatches at run time) falls back to slower code
+    SELECT engine, NULL, NULL, 'ISA not on host',
+           printf('built for %s, which needs %s; the host of the server lacks them: the server would crash (SIGILL) ' ||
+                  'or fall back to slower code', target_isa, isa_missing)
+    FROM v_engine_provenance WHERE isa_missing <> ''
+    UNION ALL
+    -- the host has wider SIMD than the engine's vector kernels use (AVX-512 present, built for AVX2)
+    SELECT engine, NULL, NULL, 'SIMD narrower than host',
+           printf('vector kernels built for %s use at most %s (%d bits); the host of the server has %s (%d bits): ' ||
+                  'the numbers understate the hardware', kernel_isa, build_simd, build_simd_bits, host_simd,
+                  host_simd_bits)
+    FROM v_engine_provenance WHERE host_simd_bits > build_simd_bits;

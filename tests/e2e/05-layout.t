@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The folders are the architecture (docs/design.md): each source folder sits on a level, and a file includes
+# headers of its own folder or of folders on lower levels only, never of a folder on its level or above it. The
+# include graph (folder -> the folders it includes) is printed as the table docs/design.md shows, and checked
+# against the levels; each program links its own folders only (the Makefile's link lines, read by make -n).
+. "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+
+# level of each folder; the same number means neither may include the other
+levels="util:0 datasets:1 metrics:2 engines:2 config:3 proto:4 store:5 orchestrator:5 report:6 coordinator:7 agent:7 cli:8"
+level_of() { local p; for p in $levels; do [ "${p%%:*}" = "$1" ] && { echo "${p#*:}"; return; }; done; echo -1; }
+
+folders=$(for p in $levels; do echo "${p%%:*}"; done)
+echo "# folder -> folders it includes"
+bad=
+for d in $folders; do
+    [ -d "$d" ] || { ok 1 "folder $d exists"; continue; }
+    deps=$(grep -h '^#include "' "$d"/*.c "$d"/*.h "$d"/*.cc 2>/dev/null | sed 's/^#include "//; s/".*//' |
+           awk -F/ 'NF > 1 { print $1 }' | sort -u | grep -v -x "$d" | tr '\n' ' ')
+    printf '#   %-13s -> %s\n' "$d" "${deps:-(none)}"
+    for dep in $deps; do
+        case "$dep" in gen) continue ;; esac   # build/gen: the generated protobuf-c code, included as proto/...
+        if [ "$(level_of "$dep")" -lt 0 ]; then bad="$bad $d->$dep(unknown folder)"
+        elif [ "$(level_of "$dep")" -ge "$(level_of "$d")" ]; then
+            where=$(grep -l "^#include \"$dep/" "$d"/*.[ch] "$d"/*.cc 2>/dev/null | head -3 | tr '\n' ' ')
+            bad="$bad $d->$dep ($where)"
+        fi
+    done
+done
+is "${bad:-none}" "none" "no file includes a header of a folder on its level or above it"
+is "$(grep -rl '#include "\.\./' --include=*.c --include=*.h --include=*.cc $folders 2>/dev/null | wc -l)" "0" \
+   "no include climbs with ../"
+
+# Each program's link line names its own folders' objects only.
+links=$(make -n -B bin/vbench bin/vbench-agent 2>/dev/null | grep -E -- '-o bin/vbench(-agent)? ')
+cli=$(printf '%s\n' "$links" | grep -- '-o bin/vbench ')
+agent=$(printf '%s\n' "$links" | grep -- '-o bin/vbench-agent ')
+[ -n "$cli" ] && [ -n "$agent" ]; ok $? "make -n shows both link lines"
+objs() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n 's|^build/\([a-z]*\)/.*\.o$|\1|p' | sort -u | tr '\n' ' '; }
+is "$(objs "$cli")" "cli coordinator report store " "bin/vbench links cli/, coordinator/, report/ and store/ (and the shared library)"
+is "$(objs "$agent")" "agent " "bin/vbench-agent links agent/ (and the shared library, orchestrator/ in it)"
+done_testing
