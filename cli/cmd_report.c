@@ -49,6 +49,7 @@ int vb_cmd_report(int argc, char **argv) {
     static const struct option opts[] = {{"out-dir", required_argument, 0, 'o'}, {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     char dir[PATH_MAX] = "", def[PATH_MAX];
+    const char *def_list[1] = {def}; /* the default's list lives as long as the function, not the if below */
     int quiet = 0, c;
     while ((c = getopt_long(argc, argv, "ho:q", opts, NULL)) != -1) {
         switch (c) {
@@ -65,7 +66,7 @@ int vb_cmd_report(int argc, char **argv) {
             fprintf(stderr, "vbench: no results.db/*.sqlite here; name the databases: vbench report DB ...\n");
             return 2;
         }
-        dbs = (const char *[]){def};
+        dbs = def_list;
         n = 1;
     }
     if (!dir[0]) beside(dbs[0], "report", dir, sizeof dir);
