@@ -60,6 +60,7 @@ static void register_builtins(void) {
     registry_add_locked(&vb_engine_pgvector);
     registry_add_locked(&vb_engine_valkey);
     registry_add_locked(&vb_engine_mongodb);
+    registry_add_locked(&vb_engine_redis);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -241,6 +242,17 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err) {
     if (len) buf[0] = '\0';
     error_reset(err);
     return finish(e->ops->version(e->state, buf, len, err), err, e->ops, "version");
+}
+
+int vb_engine_supports_metric(const vb_engine_ops *ops, vb_metric m) {
+    return ops && (!ops->metrics || (ops->metrics & VB_METRIC_BIT(m)));
+}
+
+int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err) {
+    out->searches = out->writes = -1;
+    if (!e->ops->counters) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->counters(e->state, out, err), err, e->ops, "counters");
 }
 
 int vb_engine_build_progress(vb_engine *e, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
