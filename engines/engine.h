@@ -187,6 +187,10 @@ int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fiel
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
 /* VB_OK with -1 fields when the engine has no counters op. */
 int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err);
+/* What vbench sent through e, to compare with vb_engine_counters: search calls of the connections closed so far
+ * (a connection's count joins at vb_conn_close, so the hot path touches nothing shared) and rows given to load and
+ * insert (counted at each call). */
+void vb_engine_sent(vb_engine *e, uint64_t *searches, uint64_t *writes);
 /* VB_RETRY when the engine cannot say (no op, or nothing to report yet). */
 int vb_engine_build_progress(vb_engine *e, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
                              vb_error *err);
