@@ -67,15 +67,50 @@ void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) {
     send_env(ctx, &env);
 }
 
+void vb_phase_count_begin(vb_phase_ctx *ctx, vb_engine *e) {
+    vb_error err = {0};
+    ctx->count.active = 0;
+    if (!e || !vb_engine_ops_of(e)->counters || vb_engine_counters(e, &ctx->count.server, &err) != VB_OK ||
+        ctx->count.server.searches < 0)
+        return;
+    vb_engine_sent(e, &ctx->count.searches, &ctx->count.writes);
+    ctx->count.engine = e;
+    ctx->count.active = 1;
+}
+
 void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix) {
     char key[512];
     snprintf(key, sizeof key, "%s#%s", ctx->assign->item_key, suffix);
     r->result_key = key;
     r->item_key = ctx->assign->item_key;
+    Vbench__ServerCount sc[2] = {VBENCH__SERVER_COUNT__INIT, VBENCH__SERVER_COUNT__INIT};
+    Vbench__ServerCount *scp[2] = {&sc[0], &sc[1]};
+    if (ctx->count.active) {
+        vb_counters now;
+        uint64_t searches, writes;
+        vb_error err = {0};
+        vb_engine_sent(ctx->count.engine, &searches, &writes);
+        if (vb_engine_counters(ctx->count.engine, &now, &err) == VB_OK && now.searches >= 0) {
+            /* counts that went back: the server restarted in between (its statistics start at 0), unknown then */
+            sc[0].command = "search", sc[0].sent = searches - ctx->count.searches;
+            sc[0].server = now.searches >= ctx->count.server.searches ? now.searches - ctx->count.server.searches : -1;
+            sc[1].command = "write", sc[1].sent = writes - ctx->count.writes;
+            sc[1].server = now.writes >= ctx->count.server.writes ? now.writes - ctx->count.server.writes : -1;
+            r->n_server_counts = 2;
+            r->server_counts = scp;
+            ctx->count.server = now;
+            ctx->count.searches = searches, ctx->count.writes = writes;
+        } else {
+            vb_phase_log(ctx, "warn", "the server's command counts could not be read after %s: %s", suffix, err.message);
+            ctx->count.active = 0;
+        }
+    }
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_RESULT;
     env.result = r;
     send_env(ctx, &env);
+    r->n_server_counts = 0;
+    r->server_counts = NULL;
 }
 
 void vb_phase_histogram_to_wire(const vb_histogram *h, Vbench__Histogram *w) {

@@ -39,6 +39,16 @@ typedef struct vb_phase_ctx {
     const int *cpus;
     int n_cpus;
     uint64_t last_progress_ns;
+    /* The validity cross-check of the server's own command counts (engines/engine.h vb_counters) against what
+     * vbench sent (vb_engine_sent), per result: vb_phase_count_begin takes the baseline, vb_phase_result attaches
+     * both deltas to the result and takes the next baseline. Inactive (nothing attached) for engines without a
+     * counters op and until begin. */
+    struct {
+        vb_engine *engine;
+        vb_counters server;
+        uint64_t searches, writes;
+        int active;
+    } count;
 } vb_phase_ctx;
 
 typedef int (*vb_phase_fn)(vb_phase_ctx *ctx, vb_error *err);
@@ -53,7 +63,12 @@ void vb_phase_progress_churn(vb_phase_ctx *ctx, Vbench__ChurnStage churn_stage, 
                              uint64_t total, double rate, int force);
 /* level: "info", "warn" or "error" (anything else is sent as info); it travels as a LogLevel. */
 void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Sends a result; result_key and item_key are filled in here: key = item key + "#" + suffix. */
+/* Takes the baseline of the server's command counts and of what vbench sent through e (no-op for an engine without
+ * counters, or when the server cannot say now). */
+void vb_phase_count_begin(vb_phase_ctx *ctx, vb_engine *e);
+/* Sends a result; result_key and item_key are filled in here: key = item key + "#" + suffix. With an active count,
+ * the result carries the server's and vbench's counts since the last result (or the baseline): ServerCount "search"
+ * (VSIM calls against searches sent) and "write" (VADD calls against rows written). */
 void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix);
 /* Copies a merged latency histogram into its wire form. w->idx and w->counts are malloc'd: release them with
  * vb_phase_histogram_wire_free (which leaves w reusable). */

@@ -743,6 +743,7 @@ static const char *const search_time_params[][4] = {
     {"pgvector", "iterative_scan", "max_scan_tuples", NULL},
     {"mariadb", "mhnsw_max_cache_size", NULL},
     {"alisql", "vidx_hnsw_cache_size", NULL},
+    {"redis", "nothread", "filter_ef", NULL},
 };
 
 static int is_search_time(const char *adapter, const char *key) {

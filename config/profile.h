@@ -107,6 +107,10 @@ int vb_profile_phase_list_double(const vb_profile_phase *ph, const char *key, do
  * Kept apart from vb_profile_load (in config/profile_engines.c) so that code reading profiles does not have
  * to link the engines; the coordinator calls it right after loading. */
 int vb_profile_check_engines(const vb_profile *p, vb_error *err);
+/* Every dataset whose metric is known now (its `metric`, or an HDF5 file's attribute) against every engine's metrics
+ * (engines/engine.h): an engine that cannot compare by it (Redis vector sets: cosine only) refuses the campaign
+ * before anything is created, naming the engine, the dataset and the metric. */
+int vb_profile_check_metrics(const vb_profile *p, vb_error *err);
 /* The table a configuration gets in its server when it is one of several (its name is not its adapter's), its
  * adapter takes a `table` parameter and the profile sets none: "vb_" and the label made a plain identifier
  * ("vb_pgvector_variant_halfvec"), at most 48 bytes. NULL: the adapter's own default applies. buf: >= 64. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config/profile.h"
+#include "datasets/dataset.h"
 #include "engines/engine.h"
 
 /* "a, b, c" from the first n names (or up to a NULL entry). */
@@ -46,6 +47,29 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
             return vb_error_set(err, "profile", 1, "%s:%d: unknown key 'engines[%zu].%s': engine '%s' takes only: %s",
                                 p->source, pline ? pline : e->line, index, key, e->adapter,
                                 join(ops->param_names, 64, known, sizeof known));
+        }
+    }
+    return VB_OK;
+}
+
+int vb_profile_check_metrics(const vb_profile *p, vb_error *err) {
+    for (size_t d = 0; d < p->n_datasets; d++) {
+        const vb_profile_dataset *ds = &p->datasets[d];
+        vb_metric m;
+        vb_error derr = {0};
+        if (vb_dataset_metric_of(ds->params, ds->n_params, &m, &derr) != VB_OK) continue;   /* the item will say */
+        for (size_t i = 0; i < p->n_engines; i++) {
+            const vb_engine_ops *ops = vb_engine_find(p->engines[i].adapter);
+            if (!ops || vb_engine_supports_metric(ops, m)) continue;
+            char known[64] = "";
+            for (int k = VB_METRIC_ANGULAR; k <= VB_METRIC_DOT; k++)
+                if (vb_engine_supports_metric(ops, (vb_metric)k))
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", known[0] ? ", " : "",
+                             vb_metric_name((vb_metric)k));
+            return vb_error_set(err, "profile", 1, "%s:%d: engine '%s' cannot run dataset '%s': its metric is %s, and "
+                                "%s compares by %s only (%s); nothing was started: drop the engine or the dataset "
+                                "(--engines)", p->source, ds->line, p->engines[i].name, ds->name, vb_metric_name(m),
+                                ops->name, known, ops->description);
         }
     }
     return VB_OK;

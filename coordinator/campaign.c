@@ -131,6 +131,8 @@ static int prepare(campaign *c, vb_error *err) {
     vb_fetch_datasets_opts fo = {.cache_dir = o->cache_dir, .mirror = o->mirror, .no_fetch = o->no_fetch,
                                  .quiet = o->quiet};
     if (vb_fetch_profile_datasets(c->profile, &fo, err)) return VB_ERROR;
+    /* a dataset an engine cannot compare by (config/profile.h), now that every file is in the cache */
+    if (vb_profile_check_metrics(c->profile, err)) return VB_ERROR;
 
     /* Every check passed: the database. */
     if (!o->resume) {

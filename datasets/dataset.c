@@ -528,6 +528,29 @@ static int h5_read_metric(hid_t f, const char *path, vb_metric *metric, vb_error
     return VB_OK;
 }
 
+int vb_dataset_metric_of(const vb_kv *kv, size_t n, vb_metric *out, vb_error *err) {
+    const char *metric = vb_kv_get(kv, n, "metric", NULL), *path = vb_kv_get(kv, n, "path", NULL);
+    const char *source = vb_kv_get(kv, n, "source", "");
+    if (metric && metric[0]) {
+        if (vb_metric_parse(metric, out) != 0)
+            return ds_fail(err, "metric '%s' is not one vbench knows (angular, euclidean, dot)", metric);
+        return VB_OK;
+    }
+    size_t pl = path ? strlen(path) : 0;
+    int hdf5 = strcmp(source, "hdf5") == 0 || (pl > 5 && strcmp(path + pl - 5, ".hdf5") == 0) ||
+               (pl > 3 && strcmp(path + pl - 3, ".h5") == 0);
+    if (!path || !hdf5) return VB_RETRY;
+    H5E_auto2_t fn;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    int rc = f >= 0 ? h5_read_metric(f, path, out, err) : VB_RETRY;
+    if (f >= 0) H5Fclose(f);
+    H5Eset_auto2(H5E_DEFAULT, fn, data);
+    return rc;
+}
+
 static int hdf5_load(vb_dataset *ds, hid_t f, const char *path, const char *cache_dir, vb_error *err) {
     if (h5_read_metric(f, path, &ds->metric, err) != VB_OK) return VB_ERROR;
     h5_array train, test, nb, di;

@@ -20,6 +20,7 @@
 
 #include "datasets/distance.h"
 #include "util/error.h"
+#include "util/kv.h"
 
 typedef struct vb_dataset {
     char name[128];
@@ -73,6 +74,10 @@ int vb_dataset_read_neighbors(vb_dataset *ds, const char *path, vb_error *err);
  * or an open forever, or is not data). check: by stat, which never blocks. open: O_RDONLY without blocking, then
  * the same check on the opened file; returns the descriptor (blocking again) or -1 with err set. */
 int vb_dataset_check_file(const char *path, vb_error *err);
+/* The metric of a profile's dataset entry (dataset_spec.h keys) without opening the corpus: its `metric` value, or
+ * an HDF5 file's "distance" attribute. VB_OK with *out set; VB_RETRY when it cannot be known yet (no metric, no
+ * file: the item says why when it runs); VB_ERROR with err for an unreadable attribute or an unknown word. */
+int vb_dataset_metric_of(const vb_kv *kv, size_t n, vb_metric *out, vb_error *err);
 int vb_dataset_open_file(const char *path, vb_error *err);
 void vb_dataset_close(vb_dataset **ds);   /* unmaps, frees, sets *ds = NULL; NULL-safe */
 

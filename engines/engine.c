@@ -8,6 +8,7 @@
 #include "engines/engine.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ static pthread_once_t builtins_once = PTHREAD_ONCE_INIT;
 struct vb_engine {
     const vb_engine_ops *ops;
     void *state;
+    /* What vbench sent through this engine (vb_engine_sent): searches of closed connections, rows written. */
+    atomic_uint_fast64_t sent_searches, sent_writes;
 };
 
 /* The search op and flags are copied next to the handle so the hot path touches one cache line. */
@@ -31,6 +34,8 @@ struct vb_conn {
     void *conn;
     unsigned flags;
     const vb_engine_ops *ops;
+    uint64_t searches;      /* search calls on this connection: owned by its thread, added to the engine's at close */
+    vb_engine *engine;
 };
 
 /* ---- registry ---------------------------------------------------------------------------------------- */
@@ -60,6 +65,7 @@ static void register_builtins(void) {
     registry_add_locked(&vb_engine_pgvector);
     registry_add_locked(&vb_engine_valkey);
     registry_add_locked(&vb_engine_mongodb);
+    registry_add_locked(&vb_engine_redis);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -243,6 +249,22 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err) {
     return finish(e->ops->version(e->state, buf, len, err), err, e->ops, "version");
 }
 
+int vb_engine_supports_metric(const vb_engine_ops *ops, vb_metric m) {
+    return ops && (!ops->metrics || (ops->metrics & VB_METRIC_BIT(m)));
+}
+
+int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err) {
+    out->searches = out->writes = -1;
+    if (!e->ops->counters) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->counters(e->state, out, err), err, e->ops, "counters");
+}
+
+void vb_engine_sent(vb_engine *e, uint64_t *searches, uint64_t *writes) {
+    *searches = atomic_load_explicit(&e->sent_searches, memory_order_relaxed);
+    *writes = atomic_load_explicit(&e->sent_writes, memory_order_relaxed);
+}
+
 int vb_engine_build_progress(vb_engine *e, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
                              vb_error *err) {
     *done = *total = 0;
@@ -271,6 +293,7 @@ int vb_engine_connect(vb_engine *e, vb_conn **out, vb_error *err) {
     c->search = e->ops->search;
     c->flags = e->ops->flags;
     c->ops = e->ops;
+    c->engine = e;
     error_reset(err);
     int rc = e->ops->connect(e->state, &c->conn, err);
     if (rc != VB_OK) {
@@ -284,6 +307,7 @@ int vb_engine_connect(vb_engine *e, vb_conn **out, vb_error *err) {
 /* Disconnects and sets *c = NULL; NULL-safe. */
 void vb_conn_close(vb_conn **c) {
     if (!c || !*c) return;
+    atomic_fetch_add_explicit(&(*c)->engine->sent_searches, (*c)->searches, memory_order_relaxed);
     (*c)->ops->disconnect((*c)->conn);
     free(*c);
     *c = NULL;
@@ -292,6 +316,7 @@ void vb_conn_close(vb_conn **c) {
 int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
                  vb_error *err) {
     error_reset(err);
+    atomic_fetch_add_explicit(&c->engine->sent_writes, n, memory_order_relaxed);
     return finish(c->ops->load(c->conn, ids, vecs, tags, n, err), err, c->ops, "load");
 }
 
@@ -311,6 +336,7 @@ int vb_conn_search(vb_conn *c, const float *query, int k, const vb_filter *filte
     if (__builtin_expect(filter && filter->kind != VB_FILTER_NONE && !(c->flags & VB_ENGINE_FILTER), 0))
         return no_filter(c, err);
     if (err) err->message[0] = err->domain[0] = '\0';
+    c->searches++;
     int rc = c->search(c->conn, query, k, filter, ids_out, n_out, err);
     return __builtin_expect(rc == VB_OK, 1) ? VB_OK : complete_error(rc, err, c->ops, "search");
 }
@@ -325,5 +351,6 @@ int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int3
                    vb_error *err) {
     if (!c->ops->insert) return vb_error_set(err, "engine", 1, "engine %s does not support insert", c->ops->name);
     error_reset(err);
+    atomic_fetch_add_explicit(&c->engine->sent_writes, n, memory_order_relaxed);
     return finish(c->ops->insert(c->conn, ids, vecs, tags, n, err), err, c->ops, "insert");
 }

@@ -91,6 +91,17 @@ typedef struct vb_filter {
     int32_t tag_below;
 } vb_filter;
 
+/* The server's own cumulative counts of the commands it ran (since it started, or since its statistics were last
+ * reset), read around each window and each load for the validity cross-check: what the server says it ran must
+ * equal what vbench sent. -1: the engine cannot say. */
+typedef struct vb_counters {
+    int64_t searches;       /* kNN commands (Redis: VSIM calls) */
+    int64_t writes;         /* row writes (Redis: VADD calls) */
+} vb_counters;
+
+/* An engine's metrics as a mask of these bits; 0 in the ops table means every metric. */
+#define VB_METRIC_BIT(m) (1u << (unsigned)(m))
+
 typedef struct vb_sizes {
     int64_t index_bytes;    /* -1 when the engine cannot say */
     int64_t table_bytes;
@@ -111,6 +122,8 @@ typedef struct vb_engine_ops {
     const char *description;
     unsigned flags;
     const char *const *param_names; /* NULL-terminated list of the profile parameters it accepts */
+    unsigned metrics;               /* the metrics it compares by (VB_METRIC_BIT); 0: all. A campaign refuses a
+                                     * dataset of another metric before anything starts (config/profile_engines.c) */
 
     /* Required. The contract above applies to every op; the notes here are what is particular to each. */
     int (*open)(const vb_engine_config *cfg, void **state, vb_error *err);
@@ -145,6 +158,8 @@ typedef struct vb_engine_ops {
     /* While build runs in another thread: how far it is (*done of *total, in the unit stage names, e.g.
      * "tuples loaded into the graph"). Called from a thread of its own; must not use the build's connection. */
     int (*build_progress)(void *state, uint64_t *done, uint64_t *total, char *stage, size_t stage_len, vb_error *err);
+    /* The server's command counts (vb_counters), on the administrative connection. */
+    int (*counters)(void *state, vb_counters *out, vb_error *err);
 } vb_engine_ops;
 
 typedef struct vb_engine vb_engine;
@@ -155,6 +170,9 @@ const vb_engine_ops *vb_engine_find(const char *name);
 int vb_engine_register(const vb_engine_ops *ops);
 /* Fills names[] with up to cap registered engine names; returns the total count. */
 size_t vb_engine_list(const char **names, size_t cap);
+
+/* 1 when the engine compares by metric m (its ops' metrics mask, 0 = all). */
+int vb_engine_supports_metric(const vb_engine_ops *ops, vb_metric m);
 
 /* Wrappers. open returns VB_ERROR for an unknown name, listing the known ones. */
 int vb_engine_open(const char *name, const vb_engine_config *cfg, vb_engine **out, vb_error *err);
@@ -167,6 +185,12 @@ int vb_engine_persist(vb_engine *e, vb_error *err);
 int vb_engine_maintain(vb_engine *e, vb_error *err);
 int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fields when no op */
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
+/* VB_OK with -1 fields when the engine has no counters op. */
+int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err);
+/* What vbench sent through e, to compare with vb_engine_counters: search calls of the connections closed so far
+ * (a connection's count joins at vb_conn_close, so the hot path touches nothing shared) and rows given to load and
+ * insert (counted at each call). */
+void vb_engine_sent(vb_engine *e, uint64_t *searches, uint64_t *writes);
 /* VB_RETRY when the engine cannot say (no op, or nothing to report yet). */
 int vb_engine_build_progress(vb_engine *e, uint64_t *done, uint64_t *total, char *stage, size_t stage_len,
                              vb_error *err);
@@ -193,5 +217,6 @@ extern const vb_engine_ops vb_engine_mariadb, vb_engine_alisql, vb_engine_doris;
 extern const vb_engine_ops vb_engine_pgvector;    /* engines/pgvector.c */
 extern const vb_engine_ops vb_engine_valkey;      /* engines/valkey.c */
 extern const vb_engine_ops vb_engine_mongodb;     /* engines/mongodb.c: written from the documentation */
+extern const vb_engine_ops vb_engine_redis;       /* engines/redis.c: Redis 8 vector sets */
 
 #endif

@@ -54,6 +54,10 @@ static const report_table tables[] = {
      "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, "
      "printf('%.2f', server_cpu_s) AS server_cpu_s "
      "FROM v_server_phase WHERE item IS NOT NULL ORDER BY seq"},
+    {"server_counts", "Server counts (the check that the server ran what vbench sent: its own count, per phase)",
+     "SELECT engine, phase, command, SUM(sent) AS sent, SUM(server) AS server, counted_as, "
+     "SUM(agrees) || ' of ' || COUNT(*) AS results_agreeing FROM v_server_count GROUP BY engine, phase, command "
+     "ORDER BY MIN(rowid)"},
     {"validity", "Validity (what makes a number less than it seems)",
      "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
     /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */

@@ -212,6 +212,18 @@ CREATE TABLE IF NOT EXISTS churn_result (
     repeat          INTEGER                 -- before / after: 1..phases.churn.repeats; NULL for the other stages
 );
 
+-- The validity cross-check of each result (proto ServerCount): what the server itself counted since the item's
+-- previous result (Redis: INFO commandstats calls of VSIM / VADD) beside what vbench sent (searches, including
+-- warm-up and the queries that ended after a window; rows written). A mismatch is a finding (v_validity).
+CREATE TABLE IF NOT EXISTS server_count (
+    result_key      TEXT NOT NULL,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    command         TEXT NOT NULL,          -- 'search' or 'write'
+    sent            INTEGER NOT NULL,       -- by vbench
+    server          INTEGER,                -- by the server; NULL: unknown (it restarted in between)
+    PRIMARY KEY (result_key, command)
+);
+
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.
 CREATE TABLE IF NOT EXISTS event (
     id              INTEGER PRIMARY KEY,

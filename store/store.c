@@ -1070,6 +1070,21 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
             rc = run(s, st, err, "recording the configuration");
         }
     }
+    for (size_t i = 0; rc == VB_STORE_OK && i < r->n_server_counts; i++) {
+        const Vbench__ServerCount *sc = r->server_counts[i];
+        sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO server_count (result_key, item_key, command, sent, server) "
+                                      "VALUES (?, ?, ?, ?, ?)", err);
+        if (!st) rc = s->last;
+        else {
+            bind_text(st, 1, r->result_key);
+            bind_text(st, 2, r->item_key);
+            bind_text(st, 3, sc->command);
+            sqlite3_bind_int64(st, 4, (sqlite3_int64)sc->sent);
+            if (sc->server >= 0) sqlite3_bind_int64(st, 5, sc->server);
+            else sqlite3_bind_null(st, 5);
+            rc = run(s, st, err, "recording the server's command counts");
+        }
+    }
     if (rc == VB_STORE_OK && r->completes_item) {
         sqlite3_stmt *st = prepare(s, "UPDATE plan SET status = 'done', finished_at = ?, error = NULL WHERE key = ?", err);
         if (!st) rc = s->last;

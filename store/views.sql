@@ -297,6 +297,15 @@ CREATE VIEW v_load_cpu AS
 -- point's), recall that falls by more than 0.002 when ef_search rises. From the concurrency windows: QPS x p50
 -- (the reference stand's Little's-law figure) and in flight (in-call time / window) differing by more than a
 -- factor of 1.5: a heavy latency tail, where the median no longer speaks for the window.
+-- Each result's cross-check of the server's own command counts (server_count): what the server says it ran since
+-- the item's previous result beside what vbench sent; agrees 1 when equal. counted_as names the server's counter.
+CREATE VIEW v_server_count AS
+    SELECT COALESCE(p.engine, '?') AS engine, p.dataset, c.item_key AS item, c.result_key AS result, p.phase,
+           c.command, c.sent, c.server, c.server IS NOT NULL AND c.server = c.sent AS agrees,
+           CASE c.command WHEN 'search' THEN 'VSIM calls in INFO commandstats' ELSE 'VADD calls in INFO commandstats' END
+               AS counted_as
+    FROM server_count AS c LEFT JOIN plan AS p ON p.key = c.item_key;
+
 CREATE VIEW v_validity AS
     WITH sw AS (
         SELECT engine, dataset, clients, ef_search, qps, p99_ms, recall, LAG(ef_search) OVER w AS prev_ef,
@@ -399,6 +408,12 @@ CREATE VIEW v_validity AS
            printf('the client used %.1f CPU-s while the server used %.1f (%.0f %%, above 25 %%): the client may bound the load',
                   client_cpu_s, server_cpu_s, 100.0 * client_to_server)
     FROM v_load_cpu WHERE client_to_server > 0.25
+    UNION ALL
+    -- the server's own count of the commands it ran for a result differs from what vbench sent (v_server_count)
+    SELECT engine, dataset, item, 'server count mismatch',
+           printf('%s: the server counted %s %s, vbench sent %d (%s)', result, COALESCE(server, 'unknown (it restarted)'),
+                  CASE command WHEN 'search' THEN 'searches' ELSE 'row writes' END, sent, counted_as)
+    FROM v_server_count WHERE NOT agrees
     UNION ALL
     SELECT engine, NULL, NULL, 'server died', message FROM server_log WHERE state = 'died'
     UNION ALL

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The engine contract (engines/engine.h) on every registered engine, with one script (engines/conformance.c)
-# driven by tests/tools/vb_conformance: hnswlib and exact in process, PostgreSQL 17 + pgvector and MariaDB 11.8
+# driven by tests/tools/vb_conformance: hnswlib and exact in process, PostgreSQL 17 + pgvector, MariaDB 11.8 and Redis 8.0
 # from the engine image as transient units of a private systemd (deploy/systemd-ns, started through
 # tests/tools/vb_unitctl as the orchestrator starts them), restarted in the middle of the script to check
 # VB_RETRY and recovery; engines that cannot run here (alisql, doris, mongodb, and valkey: Debian has no
@@ -78,12 +78,36 @@ rc=$?; ok $rc "mariadb-install-db as a oneshot unit in the image"; [ $rc -eq 0 ]
 out=$(vb_ns_run sh "$SCRATCH/my.sh" start 2>&1)
 rc=$?; ok $rc "MariaDB 11.8 starts as a unit and answers"; [ $rc -eq 0 ] || echo "$out" | diag
 
+# --- Redis 8.0.2 (vector sets) from db-trixie ----------------------------------------------------------------------
+# The restart check wants the rows to survive, so the restart is SHUTDOWN SAVE and the start loads
+# dump.rdb (vector sets are saved with it). quantization=noquant: the contract's "closest first" is judged on exact
+# distances, and int8 storage reorders near ties by about 1 % (measured: a worst step of 1.05 %).
+rs=$SCRATCH/rs
+mkdir -p "$rs" && chown "$(awk -F: '$1 == "redis" {print $3 ":" $4}' "$IMG/etc/passwd")" "$rs" && chmod 700 "$rs"
+as_rs="--root $IMG --bind $rs:/var/lib/vbench --image-user redis"
+cat >"$SCRATCH/rs.sh" <<SH
+set -e
+if [ "\$1" = restart ]; then
+    "$CTL" start vbc-rs-stop-\$\$ --type oneshot $as_rs -- /usr/bin/redis-cli -s /var/lib/vbench/redis.sock SHUTDOWN SAVE >/dev/null 2>&1 || true
+    "$CTL" wait vbc-rs 60
+fi
+"$CTL" reset-failed vbc-rs >/dev/null 2>&1 || true
+"$CTL" start vbc-rs --memory-max 1G $as_rs -- /usr/bin/redis-server --port 0 --unixsocket /var/lib/vbench/redis.sock \
+    --unixsocketperm 700 --dir /var/lib/vbench --save "" --appendonly no --maxmemory 900mb --maxmemory-policy noeviction >/dev/null
+"$CTL" ready vbc-rs vbc-rs-probe --timeout 60 $as_rs -- /bin/sh -c \
+    '/usr/bin/redis-cli -s /var/lib/vbench/redis.sock PING | grep -qx PONG' >/dev/null
+SH
+out=$(vb_ns_run sh "$SCRATCH/rs.sh" start 2>&1)
+rc=$?; ok $rc "Redis 8.0.2 starts as a unit and answers"; [ $rc -eq 0 ] || echo "$out" | diag
+RS_ARGS=(--engine redis socket="$rs/redis.sock" quantization=noquant --restart "sh $SCRATCH/rs.sh restart")
+
 # --- the conformance script over the registry ------------------------------------------------------------------
 t0=$(date +%s)
 vb_ns_run "$CONF" \
     --engine pgvector host="$pg" user=postgres password="$PW" dbname=postgres --restart "sh $SCRATCH/pg.sh restart" \
     --engine mariadb socket="$my/mysqld.sock" database=vbconf insert_batch=200 --restart "sh $SCRATCH/my.sh restart" \
     --known-duplicates "MariaDB 11.8 repeats a row in some filtered answers (docs/results-medium-100k.md); the agent scores repeats as misses and records 'duplicate ids'" \
+    "${RS_ARGS[@]}" \
     >"$SCRATCH/conf.out" 2>"$SCRATCH/conf.err"
 crc=$?
 # Its TAP, renumbered into this test's (directives kept).
@@ -106,6 +130,13 @@ for e in hnswlib exact $servers; do
         ok $? "$e ($m): the script ran and passed"
     done
 done
+grep -q "^ok [0-9]* - redis (angular): the conformance script passes" "$SCRATCH/conf.out"
+ok $? "redis (angular): the script ran and passed"
+grep -q "^ok [0-9]* - redis (euclidean): the conformance script # SKIP the engine does not compare by this metric" "$SCRATCH/conf.out" &&
+    grep -q "^ok [0-9]* - redis (euclidean): create refuses the table, naming the metric" "$SCRATCH/conf.out"
+ok $? "redis (euclidean): skipped visibly, and create refuses the table naming the metric"
+grep -q "^ok [0-9]* - redis: a new connection answers after the restart" "$SCRATCH/conf.out"
+ok $? "redis: the restart check ran (SHUTDOWN SAVE and a new server in the middle of the script)"
 for e in alisql doris mongodb valkey; do
     grep -q "^ok [0-9]* - $e: the contract # SKIP no server for it here" "$SCRATCH/conf.out"
     ok $? "$e is listed as skipped, with the reason"
@@ -144,6 +175,8 @@ ctl kill vbc-pg 2 main >/dev/null && ctl wait vbc-pg 60 >/dev/null
 ok $? "PostgreSQL stops"
 ctl stop vbc-my
 ok $? "MariaDB stops"
+ctl stop vbc-rs
+ok $? "Redis stops"
 vb_ns_stop
 ok $? "the namespace tears down"
 done_testing

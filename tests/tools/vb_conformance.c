@@ -614,6 +614,22 @@ static void valkey_section(const server_arg *s) {
     valkey_evictions(s);
 }
 
+/* An engine that compares by other metrics only (Redis vector sets: cosine): the script is skipped for this one,
+ * visibly, and create must refuse such a table with a message naming the metric, before it writes anything. */
+static void other_metric(const char *name, const server_arg *s, vb_metric m) {
+    ok(1, "%s (%s): the conformance script # SKIP the engine does not compare by this metric", name,
+       vb_metric_name(m));
+    vb_error err = {0};
+    vb_engine *e = NULL;
+    vb_engine_config cfg = {s ? s->kv : NULL, s ? s->n_kv : 0, NULL};
+    int rc = vb_engine_open(name, &cfg, &e, &err);
+    vb_table_spec spec = {.dim = 8, .metric = m, .capacity = 10, .m = 16, .ef_construction = 64};
+    if (rc == VB_OK) rc = vb_engine_create(e, &spec, &err);
+    ok(rc == VB_ERROR && strstr(err.message, vb_metric_name(m)), "%s (%s): create refuses the table, naming the metric (%s)",
+       name, vb_metric_name(m), err.message);
+    vb_engine_close(&e);
+}
+
 /* ---- main -------------------------------------------------------------------------------------------- */
 
 static int usage(const char *msg) {
@@ -663,6 +679,10 @@ int main(int argc, char **argv) {
             continue;
         }
         for (int m = 0; m < n_metrics; m++) {
+            if (!vb_engine_supports_metric(ops, metrics[m])) {
+                other_metric(names[i], s, metrics[m]);
+                continue;
+            }
             vb_conformance_opts o = {.engine = names[i], .metric = metrics[m]};
             if (s) {
                 o.params = s->kv, o.n_params = s->n_kv, o.known_duplicates = s->known_duplicates;

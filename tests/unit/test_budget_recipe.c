@@ -311,6 +311,60 @@ int main(void) {
         vb_profile_destroy(&vp);
     }
     vb_recipe_destroy(&r);
+    /* redis (Redis 8 vector sets): trixie's 8.0 by default, unstable's with redis_version=unstable, same binary;
+     * maxmemory 0.9 of the server's memory with noeviction, no persistence, port 0, io-threads from the CPUs; every
+     * setting is a recipe setting (so the manifest records it) and every start argument expands */
+    static const struct { const char *ref, *image; } rv[] = {
+        {"redis", "db-trixie"}, {"redis redis_version=trixie", "db-trixie"}, {"redis redis_version=unstable", "db-sid"},
+        {"redis server_pass=relaxed", "db-trixie"}, {"redis redis_version=unstable server_pass=durable", "db-sid"}};
+    for (size_t i = 0; i < sizeof rv / sizeof rv[0]; i++) {
+        r = NULL;
+        int rc = vb_recipe_load("deploy/engines", rv[i].ref, &r, &err);
+        ok(rc == VB_OK && r && strcmp(r->image, rv[i].image) == 0 && strcmp(r->start[0], "/usr/bin/redis-server") == 0,
+           "recipe \"%s\": image %s, /usr/bin/redis-server (%s)", rv[i].ref, rv[i].image, rc ? err.message : "ok");
+        vb_recipe_destroy(&r);
+    }
+    ok(vb_recipe_load("deploy/engines", "redis redis_version=8.2", &r, &err) == VB_ERROR && strstr(err.message, "trixie"),
+       "an unknown redis_version is refused, naming the known ones (%s)", err.message);
+    if (vb_recipe_load("deploy/engines", "redis", &r, &err) == VB_OK) {
+        vb_profile *rp = profile("", &err);
+        vb_budget rb;
+        vb_budget_resolve(rp, 64, 120 * GIB, &rb, &err);
+        vb_kv *set = NULL;
+        size_t ns = 0;
+        vb_recipe_settings(r, &rb, &set, &ns, &err);
+        char want[64], io[16];
+        snprintf(want, sizeof want, "%.0fmb", floor((double)rb.server_memory * 0.9 / 1048576.0));
+        is_str(vb_kv_get(set, ns, "maxmemory", ""), want, "redis: maxmemory is 0.9 of the server's memory");
+        snprintf(io, sizeof io, "%d", rb.n_server_cpus / 8 < 1 ? 1 : rb.n_server_cpus / 8 > 16 ? 16 : rb.n_server_cpus / 8);
+        is_str(vb_kv_get(set, ns, "io_threads", ""), io, "redis: io-threads one per eight server CPUs");
+        is_str(vb_kv_get(set, ns, "maxmemory_policy", ""), "noeviction", "redis: maxmemory-policy noeviction");
+        is_str(vb_kv_get(set, ns, "save", "?"), "", "redis: save \"\" (no snapshots)");
+        is_str(vb_kv_get(set, ns, "appendonly", ""), "no", "redis: appendonly no");
+        is_str(vb_kv_get(set, ns, "port", ""), "0", "redis: port 0 (the Unix socket only)");
+        vb_kv vars[40];
+        size_t nv = 0;
+        for (size_t j = 0; j < ns && nv < 34; j++) vars[nv++] = set[j];
+        vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
+        vars[nv++] = (vb_kv){"datadir", "/x"};
+        vars[nv++] = (vb_kv){"password", "p"};
+        char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
+        char line[1024] = "";
+        for (size_t j = 0; argv && argv[j]; j++)
+            snprintf(line + strlen(line), sizeof line - strlen(line), "%s%s", j ? " " : "", argv[j][0] ? argv[j] : "''");
+        contains(line, "--port 0 --unixsocket /var/lib/vbench/redis.sock", "redis: the socket in the data directory");
+        contains(line, "--save '' --appendonly no", "redis: persistence off");
+        char tail[192];
+        snprintf(tail, sizeof tail, "--maxmemory %s --maxmemory-policy noeviction --io-threads %s", want, io);
+        contains(line, tail, "redis: maxmemory, noeviction and io-threads from the budget");
+        vb_recipe_argv_free(argv);
+        is_str(vb_kv_get(r->connect, r->n_connect, "socket", ""), "{datadir}/redis.sock", "redis: clients use the socket");
+        vb_recipe_kv_free(set, ns);
+        vb_profile_destroy(&rp);
+    } else {
+        ok(0, "deploy/engines/redis.yml loads: %s", err.message);
+    }
+    vb_recipe_destroy(&r);
     ok(vb_recipe_load("deploy/engines", "pgvector pgvector_version=0.8.7", &r, &err) == VB_OK && r &&
            strcmp(r->image, "db-sid") == 0, "pgvector_version=0.8.7 runs from the db-sid image (Debian unstable)");
     if (r) {

@@ -825,9 +825,11 @@ static void test_plan_smoke(void) {
 
     if (vb_profile_load("tuned-complete", &p, &err) == VB_OK && vb_profile_select_engines(p, NULL, &err) == VB_OK &&
         vb_plan_build(p, &plan, &err) == VB_OK) {
-        /* per engine: 1 + 8 + 6 x 3 + 2 + 1 = 30; pgvector, mariadb and hnswlib (exact, valkey and mongodb are
-         * optional) */
-        is_int(plan->n_items, 90, "plan tuned-complete: 3 engines x 30 items");
+        /* per engine: 1 + 8 + 6 x 3 + 2 + 1 = 30; pgvector, mariadb, redis and hnswlib (exact, valkey and mongodb
+         * are optional) */
+        is_int(plan->n_items, 120, "plan tuned-complete: 4 engines x 30 items");
+        ok(vb_plan_find(plan, "tuned-complete/redis/dbpedia-openai-1000k-angular/filtered/selectivity=0.01") != NULL,
+           "plan tuned-complete: redis (vector sets) on dbpedia's angular data");
         ok(vb_plan_find(plan, "tuned-complete/pgvector/dbpedia-openai-1000k-angular/build") != NULL &&
                vb_plan_find(plan, "tuned-complete/mariadb/dbpedia-openai-1000k-angular/churn") != NULL,
            "plan tuned-complete: the server engines pgvector and mariadb");

@@ -1,0 +1,420 @@
+/* The "redis" engine: Redis 8 vector sets (an HNSW graph per key, built into the server) through hiredis (RESP2:
+ * Debian 12's 0.14). Verified against Debian's redis-server 8.0.2 (trixie) and 8.0.6 (unstable): docs/redis.md.
+ *
+ * One key per configuration (the `table` parameter, which a matrix gives each configuration its own of), one
+ * element per row named by its id in decimal, the tag as a JSON attribute. The commands (engines/redis_vset.h
+ * builds them, tests/unit/test_redis.c checks their shape):
+ *     load     VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF efc M m [SETATTR {"tag":N}]
+ *              pipelined (`pipeline` commands deep) on each loader connection: the graph grows on insert, so there
+ *              is no separate build (VB_ENGINE_BUILD_ON_INSERT); CAS moves the candidate search into a thread
+ *     search   VSIM KEY FP32 <blob> COUNT k EF ef [FILTER ".tag < N" [FILTER-EF f]] [NOTHREAD]
+ *              EF is part of each query, so ef_search belongs to the connection by construction; NOTHREAD runs
+ *              the search in the server's main thread (VSIM is threaded by default)
+ *     churn    VREM KEY <id> (an absent id answers 0: skipped) and VADD again (an upsert: a live element gets the
+ *              new vector and attribute; a row inserted without a tag has its old attribute dropped by
+ *              VSETATTR KEY <id> ""); both are synchronous, so a removed row is never found once remove returns
+ *     sizes    MEMORY USAGE KEY as the index (graph, vectors and attributes live in the one key), the rest of
+ *              INFO memory's used_memory as the table, VCARD as the rows
+ *     version  INFO server's redis_version, and VINFO's quant-type and hnsw-m once the key exists
+ *     counters INFO commandstats: calls of VSIM and VADD (cmdstat_VSIM, cmdstat_VADD), for the validity check
+ *              that the server ran exactly the searches and writes vbench sent
+ * Vector sets compare by cosine similarity only (VADD normalises every vector): the ops table says angular, so a
+ * campaign refuses a euclidean or dot dataset before anything starts, and create refuses it too. vbench recomputes
+ * every distance itself from the returned ids.
+ *
+ * Parameters: quantization q8 (the server's default: int8) | noquant (float32) | bin (1 bit per dimension); m
+ * and ef_construction (0: the table spec's, which is the profile's); cas (0/1: VADD's CAS); nothread (0/1: VSIM's
+ * NOTHREAD); filter_ef (0: the server's default, COUNT x 100); pipeline (commands in flight per connection).
+ * The quantization and M are fixed per key by the server (a VADD with another one is refused): create deletes the
+ * key first, and attach only takes a key with the same ones.
+ *
+ * Errors carry the server's words (engines/resp_common.h): a lost connection and the server's LOADING, BUSY,
+ * TRYAGAIN and MASTERDOWN replies return VB_RETRY; the next call on that connection dials again. The engine keeps
+ * one administrative connection (engines/sql_common.h's admin) for create, sizes, version, attach and counters;
+ * every vb_conn owns its own. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engines/engine.h"
+#include "engines/redis_vset.h"
+#include "engines/resp_common.h"
+#include "engines/sql_common.h"
+
+#define RS_DOMAIN "redis"
+#define RS_KEY_MAX 64
+#define RS_EF_MAX 1000000          /* VADD refuses EF above 1000000 (8.0.2) */
+#define RS_M_MIN 4                 /* VADD refuses M below 4 (8.0.2) */
+#define RS_M_MAX 4096
+
+static const char *const rs_params[] = {VB_RESP_ADDR_PARAMS, "table", "quantization", "m", "ef_construction",
+                                        "cas", "nothread", "filter_ef", "pipeline", NULL};
+
+typedef struct rs_state {
+    vb_resp_addr addr;
+    char key[RS_KEY_MAX + 1];
+    vb_vset_quant quant;
+    long m, ef_construction;           /* 0 = the table spec's */
+    long cas, nothread, filter_ef, pipeline;
+    int ready;                         /* create or attach has run */
+    size_t dim, capacity;
+    vb_vset_add_opts add;              /* what every VADD of this key carries */
+    vb_sql_admin admin;                /* a redisContext */
+} rs_state;
+
+typedef struct rs_conn {
+    rs_state *s;
+    redisContext *rc;
+    int ef_search;                     /* 0 = never set: the server's default EF */
+} rs_conn;
+
+/* ---- parameters and connections ----------------------------------------------------------------------- */
+
+static void rs_close(void *state) {
+    rs_state *s = state;
+    if (!s) return;
+    vb_sql_admin_destroy(&s->admin);
+    free(s);
+}
+
+/* The key is written into commands: letters, digits, _ : . - only. */
+static int key_check(const char *v, vb_error *err) {
+    size_t n = strlen(v);
+    if (n == 0 || n > RS_KEY_MAX || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.-") != n)
+        return vb_error_set(err, "config", 1, "redis: table (the vector set's key) '%s': use 1..%d letters, digits, "
+                            "_ : . or -", v, RS_KEY_MAX);
+    return VB_OK;
+}
+
+/* Validates the profile parameters; connects nothing (the first operation does). Freed by rs_close. */
+static int rs_open(const vb_engine_config *cfg, void **state, vb_error *err) {
+    const vb_kv *kv = cfg->params;
+    size_t n = cfg->n_params;
+    if (vb_kv_check_keys(kv, n, rs_params, "redis engine", err) != VB_OK) return VB_ERROR;
+    rs_state *s = calloc(1, sizeof *s);
+    if (!s) return vb_error_set(err, RS_DOMAIN, 1, "redis: out of memory");
+    vb_sql_admin_init(&s->admin, &vb_resp_admin_ops, &s->addr);
+    if (vb_resp_addr_read(&s->addr, RS_DOMAIN, kv, n, err) != VB_OK) goto fail;
+    const char *key = vb_kv_get(kv, n, "table", "vbench_vset");
+    if (key_check(key, err) != VB_OK) goto fail;
+    snprintf(s->key, sizeof s->key, "%s", key);
+    if (vb_vset_quant_parse(vb_kv_get(kv, n, "quantization", "q8"), &s->quant, err) != VB_OK) goto fail;
+    if (vb_kv_get_long(kv, n, "m", 0, RS_M_MIN, RS_M_MAX, &s->m, err) ||
+        vb_kv_get_long(kv, n, "ef_construction", 0, 1, RS_EF_MAX, &s->ef_construction, err) ||
+        vb_kv_get_long(kv, n, "cas", 0, 0, 1, &s->cas, err) ||
+        vb_kv_get_long(kv, n, "nothread", 0, 0, 1, &s->nothread, err) ||
+        vb_kv_get_long(kv, n, "filter_ef", 0, 1, 100000000L, &s->filter_ef, err) ||
+        vb_kv_get_long(kv, n, "pipeline", 1000, 1, 1000000, &s->pipeline, err)) {
+        vb_error_prefix(err, "redis");
+        goto fail;
+    }
+    *state = s;
+    return VB_OK;
+fail:
+    rs_close(s);
+    return VB_ERROR;
+}
+
+static void rs_disconnect(void *conn) {
+    rs_conn *c = conn;
+    if (!c) return;
+    if (c->rc) redisFree(c->rc);
+    free(c);
+}
+
+static int rs_connect(void *state, void **conn, vb_error *err) {
+    rs_conn *c = calloc(1, sizeof *c);
+    if (!c) return vb_error_set(err, RS_DOMAIN, 1, "redis: out of memory");
+    c->s = state;
+    int st = vb_resp_ready(&c->s->addr, &c->rc, err);
+    if (st != VB_OK) {
+        rs_disconnect(c);
+        return st;
+    }
+    *conn = c;
+    return VB_OK;
+}
+
+/* ---- the key ------------------------------------------------------------------------------------------ */
+
+static int check_spec(rs_state *s, const vb_table_spec *spec, vb_error *err) {
+    if (spec->metric != VB_METRIC_ANGULAR)
+        return vb_error_set(err, RS_DOMAIN, 1, "redis: vector sets compare by cosine similarity only: metric %s is "
+                            "not supported (an angular dataset is)", vb_metric_name(spec->metric));
+    if (spec->dim == 0 || spec->dim > 65536)
+        return vb_error_set(err, RS_DOMAIN, 1, "redis: dimension %zu is outside 1..65536", spec->dim);
+    s->dim = spec->dim;
+    s->capacity = spec->capacity;
+    s->add.quant = s->quant;
+    s->add.m = s->m ? (int)s->m : (spec->m >= RS_M_MIN ? spec->m : 16);
+    s->add.ef_construction = s->ef_construction ? (int)s->ef_construction
+                                                : (spec->ef_construction > 0 ? spec->ef_construction : 200);
+    s->add.cas = (int)s->cas;
+    return VB_OK;
+}
+
+/* VINFO of the key. */
+static int vinfo(rs_state *s, redisContext *rc, vb_vset_info *out, vb_error *err) {
+    vb_resp_argv a;
+    vb_vset_info_cmd(&a, s->key);
+    redisReply *r = NULL;
+    int st = vb_resp_run(RS_DOMAIN, rc, &a, &r, err, "VINFO");
+    vb_vset_info_parse(st == VB_OK ? r : NULL, out);
+    if (r) freeReplyObject(r);
+    return st;
+}
+
+/* An empty vector set: the key is unlinked (VADD makes it again with this configuration's quantization and M). */
+static int create_on(void *conn, void *arg, vb_error *err) {
+    rs_state *s = arg;
+    vb_resp_argv a;
+    vb_resp_argv_init(&a);
+    vb_resp_arg(&a, "UNLINK");
+    vb_resp_arg(&a, s->key);
+    return vb_resp_do(RS_DOMAIN, conn, &a, err, "UNLINK");
+}
+
+static int rs_create(void *state, const vb_table_spec *spec, vb_error *err) {
+    rs_state *s = state;
+    if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
+    s->ready = 0;
+    int st = vb_sql_admin_run(&s->admin, create_on, s, err);
+    s->ready = st == VB_OK;
+    return st;
+}
+
+typedef struct attach_arg {
+    rs_state *s;
+    size_t missing;   /* rows that may be absent (spec->attach_missing: a churn in progress) */
+    int found;
+} attach_arg;
+
+/* The key holds a vector set of this dimension, quantization and M with capacity rows (or up to `missing`
+ * fewer): a finished load the running server still holds (a resumed campaign that adopted the unit). */
+static int attach_on(void *conn, void *arg, vb_error *err) {
+    attach_arg *a = arg;
+    rs_state *s = a->s;
+    vb_vset_info x;
+    a->found = 0;
+    int st = vinfo(s, conn, &x, err);
+    if (st != VB_OK || !x.exists) return st;
+    a->found = x.dim == (long long)s->dim && strcmp(x.quant_type, vb_vset_quant_type(s->quant)) == 0 &&
+               x.m == s->add.m && x.size <= (long long)s->capacity &&
+               x.size + (long long)a->missing >= (long long)s->capacity;
+    return VB_OK;
+}
+
+static int rs_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
+    rs_state *s = state;
+    *found = 0;
+    if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
+    attach_arg a = {s, spec->attach_missing, 0};
+    int st = vb_sql_admin_run(&s->admin, attach_on, &a, err);
+    *found = st == VB_OK && a.found;
+    s->ready = *found;
+    return st;
+}
+
+typedef struct sizes_arg {
+    rs_state *s;
+    vb_sizes *out;
+} sizes_arg;
+
+static int sizes_on(void *conn, void *arg, vb_error *err) {
+    sizes_arg *a = arg;
+    redisContext *rc = conn;
+    char text[8192];
+    int found = 0;
+    int st = vb_resp_info(RS_DOMAIN, rc, "memory", text, sizeof text, err);
+    if (st != VB_OK) return st;
+    long long used = vb_resp_info_field(text, "used_memory", &found);
+    if (!found) used = -1;
+    vb_resp_argv c;
+    vb_resp_argv_init(&c);
+    vb_resp_arg(&c, "MEMORY");
+    vb_resp_arg(&c, "USAGE");
+    vb_resp_arg(&c, a->s->key);
+    vb_resp_arg(&c, "SAMPLES");
+    vb_resp_arg(&c, "0");              /* every element, not an estimate from five */
+    redisReply *r = NULL;
+    if ((st = vb_resp_run(RS_DOMAIN, rc, &c, &r, err, "MEMORY USAGE")) != VB_OK) return st;
+    long long key = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;   /* nil: no key yet */
+    freeReplyObject(r);
+    a->out->index_bytes = key;
+    a->out->table_bytes = used >= 0 ? (used > key ? used - key : 0) : -1;
+    vb_resp_argv_init(&c);
+    vb_resp_arg(&c, "VCARD");
+    vb_resp_arg(&c, a->s->key);
+    if ((st = vb_resp_run(RS_DOMAIN, rc, &c, &r, err, "VCARD")) != VB_OK) return st;
+    a->out->rows = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return VB_OK;
+}
+
+/* Index bytes: MEMORY USAGE of the key (graph, vectors, attributes); table bytes: the rest of used_memory (the
+ * server's own overhead and other keys); rows: VCARD. */
+static int rs_sizes(void *state, vb_sizes *out, vb_error *err) {
+    sizes_arg a = {state, out};
+    out->index_bytes = out->table_bytes = out->rows = -1;
+    return vb_sql_admin_run(&((rs_state *)state)->admin, sizes_on, &a, err);
+}
+
+typedef struct version_arg {
+    rs_state *s;
+    char *buf;
+    size_t len;
+} version_arg;
+
+/* "Redis 8.0.2, vector set quant-type int8, hnsw-m 16": the server's redis_version and what VINFO says the key
+ * holds (the quantization and M the server really uses), once it exists. */
+static int version_on(void *conn, void *arg, vb_error *err) {
+    version_arg *a = arg;
+    char text[8192], server[64];
+    int st = vb_resp_info(RS_DOMAIN, conn, "server", text, sizeof text, err);
+    if (st != VB_OK) return st;
+    if (!vb_resp_info_text(text, "redis_version", server, sizeof server)) snprintf(server, sizeof server, "unknown");
+    vb_vset_info x;
+    if ((st = vinfo(a->s, conn, &x, err)) != VB_OK) return st;
+    if (x.exists)
+        snprintf(a->buf, a->len, "Redis %s, vector set quant-type %s, hnsw-m %lld", server, x.quant_type, x.m);
+    else
+        snprintf(a->buf, a->len, "Redis %s", server);
+    return VB_OK;
+}
+
+static int rs_version(void *state, char *buf, size_t len, vb_error *err) {
+    version_arg a = {state, buf, len};
+    return vb_sql_admin_run(&((rs_state *)state)->admin, version_on, &a, err);
+}
+
+static int counters_on(void *conn, void *arg, vb_error *err) {
+    vb_counters *out = arg;
+    char text[16384];
+    int st = vb_resp_info(RS_DOMAIN, conn, "commandstats", text, sizeof text, err);
+    if (st != VB_OK) return st;
+    out->searches = vb_resp_cmdstat_calls(text, "vsim");
+    out->writes = vb_resp_cmdstat_calls(text, "vadd");
+    return VB_OK;
+}
+
+/* INFO commandstats: the calls of VSIM and VADD since the server started (failed calls included: an error
+ * reply is a call the server ran). */
+static int rs_counters(void *state, vb_counters *out, vb_error *err) {
+    out->searches = out->writes = -1;
+    return vb_sql_admin_run(&((rs_state *)state)->admin, counters_on, out, err);
+}
+
+/* ---- writes ------------------------------------------------------------------------------------------- */
+
+/* Pipelines VADD per row (engines/resp_common.h's pipe), followed by VSETATTR "" for a row without a tag when
+ * untag is set (an upsert must not keep an old attribute). */
+static int write_rows(rs_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, int untag,
+                      vb_error *err) {
+    rs_state *s = c->s;
+    vb_resp_pipe p;
+    vb_resp_pipe_init(&p, RS_DOMAIN, c->rc, (size_t)s->pipeline);
+    for (size_t i = 0; i < n && p.status != VB_RETRY; i++) {
+        char element[24];
+        vb_resp_argv a;
+        vb_vset_element(ids[i], element, sizeof element);
+        vb_vset_add_cmd(&a, s->key, vecs + i * s->dim, s->dim, element, &s->add, tags ? &tags[i] : NULL);
+        vb_resp_pipe_add(&p, &a, err);
+        if (!tags && untag) {
+            vb_vset_untag_cmd(&a, s->key, element);
+            vb_resp_pipe_add(&p, &a, err);
+        }
+    }
+    return vb_resp_pipe_finish(&p, err);
+}
+
+static int rs_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+    rs_conn *c = conn;
+    if (!c->s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
+    int st = vb_resp_ready(&c->s->addr, &c->rc, err);
+    return st == VB_OK ? write_rows(c, ids, vecs, tags, n, 0, err) : st;
+}
+
+/* VADD of a live element replaces its vector (and, with SETATTR, its attribute); of a removed or new one adds it. */
+static int rs_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                     vb_error *err) {
+    rs_conn *c = conn;
+    if (!c->s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
+    int st = vb_resp_ready(&c->s->addr, &c->rc, err);
+    return st == VB_OK ? write_rows(c, ids, vecs, tags, n, 1, err) : st;
+}
+
+/* VREM of the elements, pipelined; an absent one answers 0 and is skipped. */
+static int rs_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
+    rs_conn *c = conn;
+    rs_state *s = c->s;
+    if (!s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
+    int st = vb_resp_ready(&s->addr, &c->rc, err);
+    if (st != VB_OK) return st;
+    vb_resp_pipe p;
+    vb_resp_pipe_init(&p, RS_DOMAIN, c->rc, (size_t)s->pipeline);
+    for (size_t i = 0; i < n && p.status != VB_RETRY; i++) {
+        char element[24];
+        vb_resp_argv a;
+        vb_vset_rem_cmd(&a, s->key, vb_vset_element(ids[i], element, sizeof element));
+        vb_resp_pipe_add(&p, &a, err);
+    }
+    return vb_resp_pipe_finish(&p, err);
+}
+
+/* ---- search ------------------------------------------------------------------------------------------- */
+
+static int rs_set_search(void *conn, const vb_search_params *p, vb_error *err) {
+    rs_conn *c = conn;
+    if (p->ef_search < 1 || p->ef_search > RS_EF_MAX)
+        return vb_error_set(err, RS_DOMAIN, 1, "redis: ef_search %d is outside VSIM's EF 1..%d", p->ef_search,
+                            RS_EF_MAX);
+    c->ef_search = p->ef_search;   /* sent with every query: a setting of this connection by construction */
+    return VB_OK;
+}
+
+static int rs_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
+                     vb_error *err) {
+    rs_conn *c = conn;
+    rs_state *s = c->s;
+    *n_out = 0;
+    if (k <= 0) return VB_OK;
+    if (!s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
+    int filtered = filter && filter->kind != VB_FILTER_NONE;
+    if (filtered && filter->kind != VB_FILTER_TAG_BELOW)
+        return vb_error_set(err, RS_DOMAIN, 1, "redis: unknown filter kind %d", (int)filter->kind);
+    int st = vb_resp_ready(&s->addr, &c->rc, err);
+    if (st != VB_OK) return st;
+    vb_vset_sim_opts o = {.ef_search = c->ef_search, .tag_below = filtered ? (long)filter->tag_below : -1,
+                          .filter_ef = (int)s->filter_ef, .nothread = (int)s->nothread};
+    vb_resp_argv a;
+    vb_vset_sim_cmd(&a, s->key, query, s->dim, k, &o);
+    redisReply *r = NULL;
+    if ((st = vb_resp_run(RS_DOMAIN, c->rc, &a, &r, err, "VSIM")) != VB_OK) return st;
+    st = vb_vset_sim_ids(r, k, ids_out, n_out, err);
+    freeReplyObject(r);
+    return st;
+}
+
+const vb_engine_ops vb_engine_redis = {
+    .name = "redis",
+    .description = "Redis 8 vector sets over hiredis (VADD / VSIM, HNSW per key, int8 / float32 / binary storage, "
+                   "cosine only; verified against Debian's redis-server 8.0)",
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_BUILD_ON_INSERT,
+    .param_names = rs_params,
+    .metrics = VB_METRIC_BIT(VB_METRIC_ANGULAR),
+    .open = rs_open,
+    .close = rs_close,
+    .create = rs_create,
+    .connect = rs_connect,
+    .disconnect = rs_disconnect,
+    .load = rs_load,
+    .set_search = rs_set_search,
+    .search = rs_search,
+    .version = rs_version,
+    .attach = rs_attach,
+    .remove = rs_remove,
+    .insert = rs_insert,
+    .sizes = rs_sizes,
+    .counters = rs_counters,
+};

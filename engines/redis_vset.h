@@ -1,0 +1,68 @@
+/* The commands the redis adapter (engines/redis.c) sends to a Redis 8 vector set and the replies it reads,
+ * built and parsed here without a server, so that tests/unit/test_redis.c checks their exact shape (the syntax of
+ * redis.io's VADD / VSIM / VREM / VINFO pages, checked against trixie's redis-server 8.0.2) and the e2e tests run
+ * the same bytes against the real server.
+ *
+ *   add      VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF <ef_construction> M <m> [SETATTR {"tag":N}]
+ *            (the element is the row id in decimal; the vector little-endian float32, as FP32 wants it)
+ *   untag    VSETATTR KEY <id> ""        (an upsert of a row without a tag drops its old attribute)
+ *   remove   VREM KEY <id>               (1 removed, 0 absent)
+ *   search   VSIM KEY FP32 <blob> COUNT k [EF ef] [FILTER ".tag < N" [FILTER-EF f]] [NOTHREAD]
+ *            (the reply: the elements, most similar first)
+ *   info     VINFO KEY: quant-type (int8, f32, bin), hnsw-m, vector-dim, size
+ *
+ * Vector sets compare by cosine similarity only (VADD normalises every vector): the metric vbench calls angular. */
+#ifndef VB_ENGINES_REDIS_VSET_H
+#define VB_ENGINES_REDIS_VSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engines/resp_common.h"
+
+typedef enum { VB_VSET_Q8 = 0, VB_VSET_NOQUANT = 1, VB_VSET_BIN = 2 } vb_vset_quant;
+
+/* The profile's words q8 / noquant / bin; VB_ERROR (domain "config") naming the accepted ones. */
+int vb_vset_quant_parse(const char *word, vb_vset_quant *out, vb_error *err);
+const char *vb_vset_quant_word(vb_vset_quant q);      /* "q8", "noquant", "bin" */
+const char *vb_vset_quant_option(vb_vset_quant q);    /* VADD's option: "Q8", "NOQUANT", "BIN" */
+const char *vb_vset_quant_type(vb_vset_quant q);      /* VINFO's quant-type: "int8", "f32", "bin" */
+
+/* A row id as an element name, into buf; returns buf. */
+const char *vb_vset_element(int64_t id, char *buf, size_t len);
+
+typedef struct vb_vset_add_opts {
+    vb_vset_quant quant;
+    int ef_construction, m;            /* 0: the server's default (not sent) */
+    int cas;
+} vb_vset_add_opts;
+
+/* The commands, into a (initialised here). Strings passed in are borrowed by a until it is sent. */
+void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const char *element,
+                     const vb_vset_add_opts *o, const int32_t *tag);
+void vb_vset_untag_cmd(vb_resp_argv *a, const char *key, const char *element);
+void vb_vset_rem_cmd(vb_resp_argv *a, const char *key, const char *element);
+
+typedef struct vb_vset_sim_opts {
+    int ef_search;                     /* 0: not sent */
+    long tag_below;                    /* < 0: no filter */
+    int filter_ef;                     /* 0: not sent (the server's default, COUNT x 100) */
+    int nothread;
+} vb_vset_sim_opts;
+
+void vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t dim, int k, const vb_vset_sim_opts *o);
+void vb_vset_info_cmd(vb_resp_argv *a, const char *key);
+
+/* The ids of VSIM's reply (an array of element names): at most k into ids, their count in *n. VB_ERROR (err
+ * filled) when the reply is not an array of decimal ids. */
+int vb_vset_sim_ids(const redisReply *r, int k, int64_t *ids, int *n, vb_error *err);
+
+typedef struct vb_vset_info {
+    int exists;                        /* VINFO answered with fields (nil: no such key) */
+    char quant_type[16];
+    long long m, dim, size;            /* -1 when not said */
+} vb_vset_info;
+
+void vb_vset_info_parse(const redisReply *r, vb_vset_info *out);
+
+#endif
