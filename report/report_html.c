@@ -343,6 +343,17 @@ static int validity(doc *d, vb_error *err) {
     if (total) fputs("</ul>\n", d->html);
     else para(d, "ok", "No findings: every answer had k distinct rows, no query failed, no efficiency was refused, "
                        "no server came near its limits.");
+    /* The check that the server ran what vbench sent, shown whether it agreed or not (a disagreement is also a
+     * finding above): the engines whose servers count their commands (Redis: INFO commandstats). */
+    h3(d, "Server counts");
+    para(d, NULL, "Where the server counts the commands it runs, its own count around each result against what "
+                  "vbench sent (queries, warm-up and the queries that straddled a window's edge).");
+    int counted = table(d, "v_server_count",
+                        "SELECT {label} AS series, phase, command, SUM(sent) AS sent, SUM(server) AS server, counted_as, "
+                        "SUM(agrees) || ' of ' || COUNT(*) AS results_agreeing FROM v_server_count "
+                        "GROUP BY 1, phase, command ORDER BY MIN(rowid)", err);
+    if (counted < 0) return VB_ERROR;
+    if (counted == 0) para(d, "none", "No engine of these runs reports its own command counts.");
     return VB_OK;
 }
 

@@ -148,7 +148,7 @@ is $? "1" "an unknown recipe: exit 1"
 like "$(q "$SCRATCH/norecipe.sqlite" "SELECT error FROM plan WHERE key = 'norecipe/pgvector/t/build'")" \
      "unknown recipe 'nosuch'" "the error names the recipe"
 like "$(q "$SCRATCH/norecipe.sqlite" "SELECT error FROM plan WHERE key = 'norecipe/pgvector/t/build'")" \
-     "mariadb, mongodb, pgvector, valkey" "and lists the recipes this host has"
+     "mariadb, mongodb, pgvector, redis, valkey" "and lists the recipes this host has"
 is "$(q "$SCRATCH/norecipe.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" "the next engine runs"
 
 # --- 3. a server that dies in the middle of a window ------------------------------------------------------------------

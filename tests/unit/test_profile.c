@@ -798,12 +798,12 @@ static void test_plan_smoke(void) {
     int order_ok = plan->n_items == 36;
     for (size_t i = 0; i < 36 && order_ok; i++) {
         char key[256];
-        snprintf(key, sizeof key, "smoke/%s/synth-euclidean-100k/%s", i < 18 ? "hnswlib" : "exact", want[i % 18]);
+        snprintf(key, sizeof key, "smoke/%s/synth-angular-100k/%s", i < 18 ? "hnswlib" : "exact", want[i % 18]);
         order_ok = strcmp(plan->items[i].key, key) == 0;
         if (!order_ok) printf("#   item %zu: got %s, want %s\n", i, plan->items[i].key, key);
     }
     ok(order_ok, "plan smoke: keys and order");
-    const vb_plan_item *it = vb_plan_find(plan, "smoke/hnswlib/synth-euclidean-100k/concurrency/clients=8,repeat=1");
+    const vb_plan_item *it = vb_plan_find(plan, "smoke/hnswlib/synth-angular-100k/concurrency/clients=8,repeat=1");
     ok(it && it->kind == VB_PHASE_CONCURRENCY, "plan smoke: concurrency item");
     if (it) {
         is_str(vb_kv_get(it->point, it->n_point, "clients", NULL), "8", "concurrency point: clients");
@@ -812,11 +812,11 @@ static void test_plan_smoke(void) {
         is_str(vb_kv_get(it->point, it->n_point, "window_s", NULL), "20", "concurrency point: window_s");
         is_str(vb_kv_get(it->point, it->n_point, "warmup_s", NULL), "5", "concurrency point: warmup_s");
     }
-    it = vb_plan_find(plan, "smoke/exact/synth-euclidean-100k/filtered/selectivity=0.01");
+    it = vb_plan_find(plan, "smoke/exact/synth-angular-100k/filtered/selectivity=0.01");
     ok(it && strcmp(vb_kv_get(it->point, it->n_point, "queries", ""), "500") == 0 &&
            strcmp(vb_kv_get(it->point, it->n_point, "selectivity", ""), "0.01") == 0,
        "plan smoke: filtered point carries selectivity and queries");
-    it = vb_plan_find(plan, "smoke/exact/synth-euclidean-100k/churn");
+    it = vb_plan_find(plan, "smoke/exact/synth-angular-100k/churn");
     ok(it && strcmp(vb_kv_get(it->point, it->n_point, "limit_s", ""), "900") == 0 &&
            strcmp(vb_kv_get(it->point, it->n_point, "on_resume", ""), "continue") == 0,
        "plan smoke: churn point carries limit_s and on_resume");
