@@ -126,7 +126,7 @@ rmd=$(cat "$SCRATCH/rs-report/report.md" 2>/dev/null)
 like "$rmd" "redis" "the report names redis"
 like "$rmd" "### Server counts" "the report's validity section has the server counts"
 counts=$(printf '%s\n' "$rmd" | sed -n '/^### Server counts/,/^##/p' | grep -oE '\| [0-9]+ of [0-9]+ \|' | tr -d '|')
-is "$(printf '%s\n' "$counts" | awk 'NF { n++; if ($1 != $3) bad++ } END { print n > 0 && bad == 0 }')" "1" \
+is "$(printf '%s\n' "$counts" | awk 'NF { n++; if ($1 != $3) bad++ } END { print (n > 0 && bad == 0) }')" "1" \
    "one row per phase and command, every result agreeing ($(echo $counts | tr '\n' ' '))"
 like "$show" "Server counts" "vbench show has the server-count check (the server ran what vbench sent)"
 is "$(q "$db" "SELECT COUNT(*) FROM server_log WHERE engine = 'redis' AND state IN ('ready', 'stopped')")" "2" \
