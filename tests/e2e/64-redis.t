@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Redis 8 vector sets in whole campaigns (issue 24): `vbench run --engines redis` on a real systemd booted in a PID +
+# Redis 8 vector sets in whole campaigns (issue 24): `vbench run --profile dev --engines redis` on a real systemd booted in a PID +
 # mount namespace (deploy/systemd-ns), the server started by a local orchestrator agent from the recipe
 # deploy/engines/redis.yml and Debian's redis-server 8.0.2 in the db-trixie image. Three campaigns, one namespace:
-#   1. the dev profile's five phases on a small angular corpus (20,000 x 64: every phase lasts long enough for the
+#   1. the shipped dev profile with --engines redis (20,000 x 96 angular, five phases; every phase lasts long enough for the
 #      250 ms memory sampler): every item done; recall rises with ef_search to >= 0.95; filtered search at 10 % and
 #      1 % with the short answers counted; churn rows exactly once; per-phase server peaks in every phase; the
 #      server's own VSIM count (INFO commandstats) equal to vbench's in every window and result, VADD's to the rows
@@ -31,28 +31,13 @@ ok $? "systemd boots in a namespace"
 trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
 
 # ---- 1. the dev campaign -------------------------------------------------------------------------------------
-cat >"$SCRATCH/rs.yml" <<YML
-name: rs
-k: 10
-datasets:
-  - {name: synth, source: synthetic, rows: 20000, queries: 300, dim: 64, clusters: 16, metric: angular, seed: 3}
-engines:
-  - {name: redis, recipe: redis, m: 16, ef_construction: 100}
-resources:
-  layout: small
-phases:
-  build:
-  recall_sweep: {ef_search: [10, 20, 40, 80, 160, 320]}
-  concurrency: {clients: [1, 2], window_s: 1, repeats: 1, warmup_s: 0.2, ef_search: 100}
-  filtered: {selectivity: [0.1, 0.01], queries: 100, ef_search: 100}
-  churn: {fraction: 0.1, limit_s: 300, queries: 200, ef_search: 200}
-YML
+# The shipped dev profile, as a user runs it: 20,000 x 96 angular, M 16, ef_construction 128, q8 (the default).
 db=$SCRATCH/rs.sqlite
 m() { q "$db" "SELECT value FROM manifest WHERE key = '$1'"; }
 t0=$(date +%s)
-vb_ns_run "$VBENCH" run --profile "$SCRATCH/rs.yml" --engines redis --out "$db" >"$SCRATCH/run.out" 2>"$SCRATCH/run.err"
+vb_ns_run "$VBENCH" run --profile dev --engines redis --out "$db" >"$SCRATCH/run.out" 2>"$SCRATCH/run.err"
 rc=$?
-ok $rc "vbench run --engines redis exits 0 ($(($(date +%s) - t0)) s)"
+ok $rc "vbench run --profile dev --engines redis exits 0 ($(($(date +%s) - t0)) s)"
 [ $rc -eq 0 ] || tail -30 "$SCRATCH/run.err" | diag
 is "$(q "$db" "SELECT COUNT(DISTINCT phase) || '/' || SUM(status <> 'done') FROM plan WHERE engine = 'redis'")" "5/0" \
    "all five phases ran and every item is done"
@@ -61,20 +46,20 @@ q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
 is "$(q "$db" "SELECT rows FROM build_result WHERE engine = 'redis'")" "20000" "build: 20000 rows"
 like "$(q "$db" "SELECT engine_version FROM build_result WHERE engine = 'redis'")" "Redis 8.0.2, vector set quant-type int8, hnsw-m 16" \
      "build: the server's version, and the quantization and M VINFO reports for the key"
-is "$(q "$db" "SELECT index_bytes > 20000 * 64 AND table_bytes > 0 FROM build_result WHERE engine = 'redis'")" "1" \
+is "$(q "$db" "SELECT index_bytes > 20000 * 96 AND table_bytes > 0 FROM build_result WHERE engine = 'redis'")" "1" \
    "build: MEMORY USAGE of the key as the index (more than a byte per dimension and row), the rest of used_memory"
 
 q "$db" "SELECT ef_search, printf('%.4f', recall), printf('%.0f', qps), short_answers FROM sweep_result WHERE engine = 'redis' ORDER BY ef_search" | diag
-is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'redis'")" "6" "recall sweep: six ef_search points"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'redis'")" "8" "recall sweep: dev's eight ef_search points"
 lo=$(q "$db" "SELECT recall FROM sweep_result WHERE engine = 'redis' ORDER BY ef_search LIMIT 1")
 hi=$(q "$db" "SELECT recall FROM sweep_result WHERE engine = 'redis' ORDER BY ef_search DESC LIMIT 1")
-is "$(echo "$hi > $lo && $hi >= 0.95" | bc)" "1" "recall rises with ef_search ($lo at 10, $hi at 320) and reaches 0.95"
+is "$(echo "$hi > $lo && $hi >= 0.95" | bc)" "1" "recall rises with ef_search ($lo at 10, $hi at 800) and reaches 0.95"
 is "$(q "$db" "SELECT SUM(errors) FROM sweep_result WHERE engine = 'redis'")" "0" "no errors in the sweep"
 
 q "$db" "SELECT selectivity, passing_rows, printf('%.4f', recall), short_answers, queries FROM filtered_result WHERE engine = 'redis'" | diag
 is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'redis' AND errors = 0 AND short_answers IS NOT NULL
-               AND queries = 100 AND filter LIKE 'tag < %'")" "2" \
-   "filtered search at 10 % and 1 %: 100 queries each, no errors, short answers counted"
+               AND queries = 200 AND filter LIKE 'tag < %'")" "2" \
+   "filtered search at 10 % and 1 %: 200 queries each, no errors, short answers counted"
 is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'redis' AND selectivity = 0.1 AND recall >= 0.9")" "1" \
    "filtered at 10 %: recall >= 0.9 against the filtered ground truth"
 short=$(q "$db" "SELECT short_answers FROM filtered_result WHERE engine = 'redis' AND selectivity = 0.01")
@@ -103,7 +88,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM window_result AS w JOIN v_server_count AS c 
    "every window: the server's VSIM calls equal vbench's searches"
 is "$(q "$db" "SELECT COUNT(*) FROM window_result AS w JOIN v_server_count AS c ON c.result = w.result_key
                WHERE c.command = 'search' AND c.sent >= w.queries + w.warmup_queries AND c.sent <= w.queries + w.warmup_queries + w.clients + w.errors")" \
-   "2" "every window: vbench's count is its queries + warm-up + at most one query per client at the edge"
+   "4" "every window: vbench's count is its queries + warm-up + at most one query per client at the edge"
 is "$(q "$db" "SELECT COUNT(*) || '/' || SUM(agrees) FROM v_server_count WHERE engine = 'redis'")" \
    "$(q "$db" "SELECT (COUNT(*) * 2) || '/' || (COUNT(*) * 2) FROM (SELECT DISTINCT result_key FROM server_count)")" \
    "every result of every phase: the server's VSIM and VADD counts equal vbench's"
@@ -174,7 +159,17 @@ like "$rep" "redis[quantization=q8]" "one report: q8"
 like "$rep" "redis[quantization=bin]" "one report: bin"
 
 # ---- 3. a euclidean dataset is refused before anything starts ---------------------------------------------------
-sed 's/metric: angular/metric: euclidean/; s/name: rs$/name: rs-euclid/' "$SCRATCH/rs.yml" >"$SCRATCH/eu.yml"
+cat >"$SCRATCH/eu.yml" <<YML
+name: rs-euclid
+k: 10
+datasets:
+  - {name: synth, source: synthetic, rows: 2000, queries: 50, dim: 16, metric: euclidean, seed: 3}
+engines:
+  - {name: redis, recipe: redis}
+phases:
+  build:
+  recall_sweep: {ef_search: [40]}
+YML
 edb=$SCRATCH/eu.sqlite
 out=$(vb_ns_run "$VBENCH" run --profile "$SCRATCH/eu.yml" --engines redis --out "$edb" 2>&1)
 rc=$?
