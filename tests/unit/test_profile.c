@@ -115,11 +115,13 @@ static void test_dev_defaults(void) {
     is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "rows", NULL), "20000", "dev: rows");
     is_str(vb_kv_get(p->datasets[0].params, p->datasets[0].n_params, "name", NULL), "synth-angular-20k",
            "dev: dataset params include name");
-    is_int(p->n_engines, 5, "dev: five engines (three of them optional servers)");
+    is_int(p->n_engines, 6, "dev: six engines (four of them optional servers)");
     ok(!vb_profile_engine_is_optional(&p->engines[0]) && vb_profile_engine_is_optional(&p->engines[2]) &&
            vb_profile_engine_is_optional(&p->engines[3]) && vb_profile_engine_is_optional(&p->engines[4]),
        "dev: pgvector, mariadb and valkey are optional");
     is_str(vb_profile_engine_recipe(&p->engines[4]), "valkey", "dev: valkey's recipe");
+    ok(vb_profile_engine_is_optional(&p->engines[5]), "dev: redis is optional");
+    is_str(vb_profile_engine_recipe(&p->engines[5]), "redis", "dev: redis's recipe");
     is_str(vb_profile_engine_recipe(&p->engines[2]), "pgvector", "dev: pgvector's recipe");
     is_str(p->engines[0].name, "hnswlib", "dev: first engine");
     is_str(vb_kv_get(p->engines[0].params, p->engines[0].n_params, "ef_construction", NULL), "128",
@@ -275,7 +277,7 @@ static void test_select_engines(void) {
     ok(vb_profile_select_engines(p, "nosuch", &err) == VB_ERROR, "select: unknown engine fails");
     contains(err.message, "'nosuch'", "select: names the stranger");
     contains(err.message, "hnswlib, exact, pgvector, mariadb", "select: lists the profile's engines");
-    is_int(p->n_engines, 5, "select: failure leaves the profile unchanged");
+    is_int(p->n_engines, 6, "select: failure leaves the profile unchanged");
     ok(vb_profile_select_engines(p, NULL, &err) == VB_OK && p->n_engines == 2,
        "select: NULL keeps all but the optional ones");
     ok(vb_profile_select_engines(p, " exact , hnswlib ", &err) == VB_OK && p->n_engines == 2, "select: both");
