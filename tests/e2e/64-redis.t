@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Redis 8 vector sets in whole campaigns (issue 24): `vbench run --profile dev --engines redis` on a real systemd booted in a PID +
 # mount namespace (deploy/systemd-ns), the server started by a local orchestrator agent from the recipe
-# deploy/engines/redis.yml and Debian's redis-server 8.0.2 in the db-trixie image. Three campaigns, one namespace:
+# deploy/engines/redis.yml and Debian's redis-server 8.0.2 in the db-trixie image (8.0.6 from db-sid in 2b). One namespace:
 #   1. the shipped dev profile with --engines redis (20,000 x 96 angular, five phases; every phase lasts long enough for the
 #      250 ms memory sampler): every item done; recall rises with ef_search to >= 0.95; filtered search at 10 % and
 #      1 % with the short answers counted; churn rows exactly once; per-phase server peaks in every phase; the
@@ -157,6 +157,28 @@ rep=$(cat "$SCRATCH/quant-report/report.md" 2>/dev/null)
 like "$rep" "redis[quantization=noquant]" "one report: noquant"
 like "$rep" "redis[quantization=q8]" "one report: q8"
 like "$rep" "redis[quantization=bin]" "one report: bin"
+
+# ---- 2b. unstable's Redis 8.0.6 from db-sid (recipe parameter redis_version=unstable) ---------------------------
+cat >"$SCRATCH/sid.yml" <<YML
+name: rs-sid
+k: 10
+datasets:
+  - {name: synth, source: synthetic, rows: 2000, queries: 50, dim: 16, metric: angular, seed: 3}
+engines:
+  - {name: redis, recipe: redis redis_version=unstable, m: 16, ef_construction: 100}
+phases:
+  build:
+  recall_sweep: {ef_search: [40, 200]}
+YML
+sdb=$SCRATCH/sid.sqlite
+vb_ns_run "$VBENCH" run --profile "$SCRATCH/sid.yml" --engines redis --out "$sdb" >/dev/null 2>"$SCRATCH/sid.err"
+rc=$?; ok $rc "a campaign on redis_version=unstable exits 0"; [ $rc -eq 0 ] || tail -20 "$SCRATCH/sid.err" | diag
+like "$(q "$sdb" "SELECT value FROM manifest WHERE key = 'server.redis.probe_answer'")" "Redis 8.0.6" \
+     "the server answers as unstable's Redis 8.0.6"
+is "$(q "$sdb" "SELECT value FROM manifest WHERE key = 'server.redis.image.suite'")" "sid" "from the db-sid image (Debian unstable)"
+like "$(q "$sdb" "SELECT value FROM manifest WHERE key = 'server.redis.package.redis-server'")" "8.0.6" "its package version"
+is "$(q "$sdb" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'redis' AND recall > 0.9 AND errors = 0")" "2" \
+   "both sweep points answer with recall above 0.9"
 
 # ---- 3. a euclidean dataset is refused before anything starts ---------------------------------------------------
 cat >"$SCRATCH/eu.yml" <<YML
