@@ -234,6 +234,10 @@ static int chart_recall_targets(vb_report_set *rs, vb_error *err) {
                 "MAX(CASE WHEN recall >= 0.95 THEN qps END), MAX(CASE WHEN recall >= 0.99 THEN qps END) "
                 "FROM sweep_result WHERE clients = 1 GROUP BY 1 ORDER BY MIN(rowid)", ss, err))
         return free(ss), VB_ERROR;
+    if (ss->n == 0) { /* no sweep in these runs (a campaign of other phases): no chart */
+        free(ss);
+        return VB_OK;
+    }
     vb_chart *c = chart_new(rs, "recall-targets", "Best QPS whose recall passes 0.90 / 0.95 / 0.99 (1 client)",
                             "sweep_result");
     double ymax = 1;

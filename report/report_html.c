@@ -487,7 +487,8 @@ static int body(doc *d, vb_error *err) {
                                                        "qps_at_0_95, qps_at_0_99 FROM v_recall_targets", err) < 0;
             /* one row per point: medians over the repeats, their range and (from 5) the bootstrap interval */
             if (!rc) rc = table(d, "v_recall_sweep_ci", "SELECT {label} AS series, dataset, clients, ef_search, recall, "
-                                "id_overlap, qps, p50_ms, p95_ms, p99_ms, queries, short_answers, errors, repeats, "
+                                "id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, queries, short_answers, "
+                                "errors, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);
@@ -497,13 +498,15 @@ static int body(doc *d, vb_error *err) {
         } else if (strcmp(id, "concurrency") == 0) {
             rc = figures(d, "concurrency", err);
             if (!rc) rc = table(d, "v_concurrency_points_ci", "SELECT {label} AS series, dataset, clients, target_rate, "
-                                "repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, p99_ms, in_flight, "
+                                "repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+                                "in_flight, "
                                 "qps_x_p50, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency "
                                 "FROM v_concurrency_points_ci", err) < 0;
         } else if (strcmp(id, "filtered") == 0) {
             rc = figures(d, "filtered", err);
             if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, selectivity, passing_rows, "
-                                "recall, qps, p99_ms, short_answers, queries, repeats, qps_min, qps_max, qps_ci_lo, "
+                                "recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, short_answers, queries, repeats, "
+                                "qps_min, qps_max, qps_ci_lo, "
                                 "qps_ci_hi FROM v_filtered_ci", err) < 0;
         } else if (strcmp(id, "churn") == 0) {
             rc = figures(d, "churn", err);
