@@ -436,8 +436,9 @@ static int charts_filtered(vb_report_set *rs, vb_error *err) {
     for (int w = 0; w < 2; w++) {
         series_set *ss = calloc(1, sizeof *ss);
         char sql[512], title[200], qb[300];
-        snprintf(sql, sizeof sql, "SELECT {label}, selectivity, %s, NULL, NULL, short_answers FROM v_filtered "
-                                  "ORDER BY 1, 2", what[w][1]);
+        /* one line per engine, configuration and predicate (range keeps the engine's name alone) */
+        snprintf(sql, sizeof sql, "SELECT {label} || IIF(predicate = 'range', '', ' ' || predicate), selectivity, %s, "
+                                  "NULL, NULL, short_answers FROM v_filtered ORDER BY 1, 2", what[w][1]);
         if (collect(rs, "v_filtered", sql, ss, err)) return free(ss), VB_ERROR;
         snprintf(title, sizeof title, "Filtered search: %s against selectivity (1 client)", what[w][2]);
         vb_chart *c = chart_new(rs, what[w][0], title, "v_filtered");

@@ -599,10 +599,10 @@ static int body(doc *d, vb_error *err) {
                                 "FROM v_concurrency_points_ci", err) < 0;
         } else if (strcmp(id, "filtered") == 0) {
             rc = figures(d, "filtered", err);
-            if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, selectivity, passing_rows, "
+            if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, predicate, selectivity, passing_rows, "
                                 "recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, short_answers, queries, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, "
-                                "qps_ci_hi FROM v_filtered_ci", err) < 0;
+                                "qps_ci_hi, index_used, plan FROM v_filtered_ci", err) < 0;
         } else if (strcmp(id, "churn") == 0) {
             rc = figures(d, "churn", err);
             if (!rc) rc = table(d, "v_churn_ci", "SELECT {label} AS series, dataset, qps_before, qps_after, "

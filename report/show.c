@@ -33,9 +33,9 @@ static const report_table tables[] = {
      "p50_ms, p95_ms, p99_ms, p999_ms, late_starts, lag_p99_ms, in_flight, client_cpu_s FROM v_concurrency_points_ci "
      "WHERE target_rate IS NOT NULL"},
     {"filtered", "Filtered search (1 client)",
-     "SELECT engine, dataset, selectivity, passing_rows, recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+     "SELECT engine, dataset, predicate, selectivity, passing_rows, recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
      "short_answers, queries, repeats, qps_min, "
-     "qps_max, qps_ci_lo, qps_ci_hi FROM v_filtered_ci"},
+     "qps_max, qps_ci_lo, qps_ci_hi, index_used, plan FROM v_filtered_ci"},
     {"churn", "Churn (delete and reinsert)",
      "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
      "rows_per_s, completed, repeats, qps_before_min, qps_before_max, qps_after_min, qps_after_max, "

@@ -126,10 +126,12 @@ CREATE VIEW v_concurrency_points AS
          ON one.engine = p.engine AND one.dataset = p.dataset AND one.clients = 1 AND one.target_rate IS NULL
     ORDER BY p.seq;
 
--- One row per point over its repeats (phases.filtered.repeats), as v_recall_sweep.
+-- One row per point (predicate, selectivity) over its repeats (phases.filtered.repeats), as v_recall_sweep; the
+-- plan the engine chose for the point (its EXPLAIN, where it has one) beside it: index_used 1 / 0 and the text.
 CREATE VIEW v_filtered AS
     WITH r AS (
-        SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, f.selectivity, f.passing_rows, f.ef_search,
+        SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, COALESCE(f.predicate, 'range') AS predicate,
+               f.filter, f.index_used, f.plan, f.selectivity, f.passing_rows, f.ef_search,
                f.recall, f.id_overlap, f.qps, f.mean_ms, f.p50_ms, f.p95_ms, f.p99_ms, f.p999_ms, f.short_answers,
                f.queries, f.errors, f.duplicate_answers,
                plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY f.qps) AS rq,
@@ -137,8 +139,9 @@ CREATE VIEW v_filtered AS
                ROW_NUMBER() OVER (w ORDER BY f.p95_ms) AS r95, ROW_NUMBER() OVER (w ORDER BY f.p99_ms) AS r99,
                ROW_NUMBER() OVER (w ORDER BY f.p999_ms) AS r999
         FROM filtered_result AS f JOIN plan ON plan.key = f.item_key
-        WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, f.selectivity, f.ef_search))
-    SELECT engine, dataset, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
+        WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, COALESCE(f.predicate, 'range'),
+                     f.selectivity, f.ef_search))
+    SELECT engine, dataset, predicate, MAX(filter) AS filter, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
            ROUND(AVG(id_overlap), 12) AS id_overlap, AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
            AVG(CASE WHEN rmean IN ((n + 1) / 2, (n + 2) / 2) THEN mean_ms END) AS mean_ms,
            AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
@@ -147,9 +150,12 @@ CREATE VIEW v_filtered AS
            AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
            SUM(short_answers) AS short_answers, MAX(queries) AS queries, SUM(errors) AS errors,
            SUM(duplicate_answers) AS duplicate_answers, COUNT(*) AS repeats, MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+           MIN(index_used) AS index_used,
+           -- the plan's first line (the node that ran), e.g. "Index Scan using ... hnsw" or "Sort" over a Seq Scan
+           MAX(substr(plan, 1, COALESCE(NULLIF(instr(plan, char(10)), 0) - 1, length(plan)))) AS plan,
            MIN(seq) AS seq
     FROM r
-    GROUP BY engine, dataset, selectivity, ef_search
+    GROUP BY engine, dataset, predicate, selectivity, ef_search
     ORDER BY MIN(seq);
 
 -- One row per churn item. With phases.churn.repeats the before and after measurements ran several times each
@@ -217,11 +223,11 @@ CREATE TEMP VIEW v_concurrency_points_ci AS
 CREATE TEMP VIEW v_filtered_ci AS
     SELECT v.*, c.qps_ci_lo, c.qps_ci_hi
     FROM v_filtered AS v LEFT JOIN
-         (SELECT COALESCE(config, engine) AS engine, dataset, selectivity, ef_search,
-                 vb_median_ci_lo(qps) AS qps_ci_lo, vb_median_ci_hi(qps) AS qps_ci_hi
-          FROM filtered_result GROUP BY 1, 2, 3, 4) AS c
-         ON c.engine = v.engine AND c.dataset = v.dataset AND c.selectivity = v.selectivity
-            AND c.ef_search = v.ef_search
+         (SELECT COALESCE(config, engine) AS engine, dataset, COALESCE(predicate, 'range') AS predicate, selectivity,
+                 ef_search, vb_median_ci_lo(qps) AS qps_ci_lo, vb_median_ci_hi(qps) AS qps_ci_hi
+          FROM filtered_result GROUP BY 1, 2, 3, 4, 5) AS c
+         ON c.engine = v.engine AND c.dataset = v.dataset AND c.predicate = v.predicate
+            AND c.selectivity = v.selectivity AND c.ef_search = v.ef_search
     ORDER BY v.seq;
 
 CREATE TEMP VIEW v_churn_ci AS

@@ -271,7 +271,7 @@ static void test_registry(void) {
     float q[4] = {0};
     is_int(vb_conn_search(c, q, K, NULL, ids, &got, &err), VB_RETRY, "RETRY passes through");
     contains(err.message, "search", "RETRY with an empty message gets one naming the op");
-    vb_filter f = {VB_FILTER_TAG_BELOW, 100};
+    vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 100};
     is_int(vb_conn_search(c, q, K, &f, ids, &got, &err), VB_ERROR, "filter refused by an engine without FILTER");
     contains(err.message, "filtered search", "message says why");
     is_int(vb_conn_load(c, ids, q, NULL, 0, &err), VB_ERROR, "load fails");
@@ -389,7 +389,7 @@ static void test_exact_misc(const char *dir) {
     is_int(vb_conn_search(c, q, K, NULL, ids, &n, &err), VB_OK, "exact: search with k > rows");
     is_int(n, 4, "exact: returns every row");
     ok(ids[0] == 3 && ids[1] == 5 && ids[2] == 9 && ids[3] == 1, "exact: ties broken by id (3 5 9, then 1)");
-    vb_filter f = {VB_FILTER_TAG_BELOW, 10000};
+    vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 10000};
     vb_conn_search(c, q, K, &f, ids, &n, &err);
     is_int(n, 0, "exact: rows loaded without tags never pass a filter");
     is_int(vb_conn_search(c, q, 0, NULL, ids, &n, &err), VB_OK, "exact: k = 0 is fine");
@@ -551,7 +551,7 @@ static void test_hnswlib_main(const char *dir) {
     is_int(vb_conn_search(c, qs, K, &fx, one, &n, &err), VB_ERROR, "hnswlib: unknown filter kind refused");
 
     /* Persist, then attach in a new instance: identical answers, filters included. */
-    vb_filter f10 = {VB_FILTER_TAG_BELOW, 1000};
+    vb_filter f10 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1000};
     int64_t *before = answers_of(c, qs, NQ, D, NULL), *before_f = answers_of(c, qs, NQ, D, &f10);
     is_int(vb_engine_persist(e, &err), VB_OK, "hnswlib: persist");
     {
