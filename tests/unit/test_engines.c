@@ -295,7 +295,7 @@ static void test_registry(void) {
 /* Every query's answer equals the naive one (ids, or the same distance where the naive list has a near tie). */
 static int exact_matches(vb_conn *c, const corpus *cp, const float *qs, size_t nq, int32_t tag_below, int *short_n) {
     vb_error err;
-    vb_filter f = {tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, tag_below};
+    vb_filter f = {.kind = tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, .tag_below = tag_below};
     int bad = 0;
     for (size_t i = 0; i < nq; i++) {
         const float *q = qs + i * cp->dim;
@@ -427,7 +427,7 @@ static void test_exact_misc(const char *dir) {
  * duplicate ids, an id the corpus does not hold live, or a tag that fails the filter. */
 static double recall_of(vb_conn *c, const corpus *cp, const float *qs, size_t nq, int32_t tag_below, int *bad) {
     vb_error err;
-    vb_filter f = {tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, tag_below};
+    vb_filter f = {.kind = tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, .tag_below = tag_below};
     double sum = 0.0;
     for (size_t i = 0; i < nq; i++) {
         int64_t got[K], want[K];
@@ -545,7 +545,7 @@ static void test_hnswlib_main(const char *dir) {
     double rf = recall_of(c, &cp, qs, NQ, 1000, &bad);
     is_int(bad, 0, "hnswlib: filter tag < 1000 respected in every answer");
     ok(rf >= 0.9, "hnswlib: filtered recall at ef 200 (%.4f)", rf);
-    vb_filter fx = {99, 0};
+    vb_filter fx = {.kind = (vb_filter_kind)99};
     int64_t one[K];
     int n = 0;
     is_int(vb_conn_search(c, qs, K, &fx, one, &n, &err), VB_ERROR, "hnswlib: unknown filter kind refused");
