@@ -1,6 +1,7 @@
 /* Budget-mode (or closed-loop window) run plus recall scoring, the steps every "how good and how fast is it now"
  * measurement takes. */
 #include "agent/measure.h"
+#include "engines/filter.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,11 +23,14 @@ static int check_filter(const vb_session *s, const vb_workload_result *res, size
             if (ids[j] < 0 || (uint64_t)ids[j] >= s->ds->n_train)
                 return vb_error_set(err, "engine", 1, "%s returned row %lld for query %zu: not a row of the corpus "
                                     "(%zu rows)", s->engine_name, (long long)ids[j], i, s->ds->n_train);
-            int32_t tag = vb_dataset_tag(ids[j]);
-            if (tag >= f->tag_below)
-                return vb_error_set(err, "engine", 1, "%s returned row %lld for query %zu, whose tag %d fails the "
-                                    "filter tag < %d: a filtered search must return passing rows only",
-                                    s->engine_name, (long long)ids[j], i, (int)tag, (int)f->tag_below);
+            if (!vb_filter_passes(f, ids[j])) {
+                char text[96];
+                vb_filter_text(f, text, sizeof text);
+                return vb_error_set(err, "engine", 1, "%s returned row %lld for query %zu (tag %d, tag2 %d, label %d), "
+                                    "which fails the filter %s: a filtered search must return passing rows only",
+                                    s->engine_name, (long long)ids[j], i, (int)vb_dataset_tag(ids[j]),
+                                    (int)vb_dataset_tag2(ids[j]), (int)vb_dataset_label(ids[j]), text);
+            }
         }
     }
     return VB_OK;

@@ -25,6 +25,8 @@
 
 #include "agent/phase.h"
 #include "agent/measure.h"
+#include "datasets/dataset.h"
+#include "engines/filter.h"
 #include "util/clock.h"
 
 #define TAG_RANGE 10000   /* vb_dataset_tag's values: [0, TAG_RANGE) */
@@ -40,14 +42,14 @@ static int read_point(vb_phase_ctx *ctx, double *sel, long *nq, long *ef, vb_err
     return VB_OK;
 }
 
-/* mask[row] = 1 when the row passes "tag < below"; row ids are corpus row numbers (as the loader assigns them).
+/* mask[row] = 1 when the row passes the filter; row ids are corpus row numbers (as the loader assigns them).
  * Returns the mask (caller frees) and the passing count, or NULL when out of memory. */
-static uint8_t *filter_mask(const vb_dataset *ds, int32_t below, size_t *passing) {
+static uint8_t *filter_mask(const vb_dataset *ds, const vb_filter *f, size_t *passing) {
     uint8_t *mask = malloc(ds->n_train ? ds->n_train : 1);
     if (!mask) return NULL;
     size_t n = 0;
     for (size_t i = 0; i < ds->n_train; i++) {
-        mask[i] = vb_dataset_tag((int64_t)i) < below;
+        mask[i] = (uint8_t)vb_filter_passes(f, (int64_t)i);
         n += mask[i];
     }
     *passing = n;
@@ -81,21 +83,23 @@ int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err) {
     long nq, ef;
     if (read_point(ctx, &sel, &nq, &ef, err)) return VB_ERROR;
     /* Refuse before anything is built: an engine that cannot filter has no row in this table. */
+    vb_filter_kind kind = ctx->point.predicate ? (vb_filter_kind)ctx->point.predicate : VB_FILTER_TAG_BELOW;
     const vb_engine_ops *ops = vb_engine_find(ctx->assign->engine);
-    if (ops && !(ops->flags & VB_ENGINE_FILTER))
-        return vb_error_set(err, "engine", 1, "%s cannot run a filtered search: its adapter does not support "
-                            "filters (no VB_ENGINE_FILTER)", ops->name);
+    if (ops && !(ops->flags & vb_filter_kind_flag(kind)))
+        return vb_error_set(err, "engine", 1, "%s cannot run the %s predicate: its adapter does not support it",
+                            ops->name, vb_filter_kind_name(kind));
+    vb_filter filter;
+    double share;
+    if (vb_filter_make(kind, sel, &filter, &share, err)) return VB_ERROR;
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
     if (nq == 0 || (size_t)nq > s->ds->n_test) nq = (long)s->ds->n_test;
 
-    int32_t below = (int32_t)lround(sel * TAG_RANGE);
-    if (below < 1) below = 1;
-    char mask_tag[32], filter_text[32];
-    snprintf(mask_tag, sizeof mask_tag, "tag<%d", (int)below);
-    snprintf(filter_text, sizeof filter_text, "tag < %d", (int)below);
+    char mask_tag[64], filter_text[96];
+    vb_filter_key(&filter, mask_tag, sizeof mask_tag);
+    vb_filter_text(&filter, filter_text, sizeof filter_text);
     size_t passing;
-    uint8_t *mask = filter_mask(s->ds, below, &passing);
+    uint8_t *mask = filter_mask(s->ds, &filter, &passing);
     if (!mask) return vb_error_set(err, "agent", 1, "out of memory for a row mask of %zu rows", s->ds->n_train);
     if (passing < (size_t)s->k)
         vb_phase_log(ctx, "warn", "%s: only %zu of %zu rows pass %s (fewer than k = %d)", s->dataset_name, passing,
@@ -109,7 +113,6 @@ int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err) {
         return vb_error_set(err, "agent", 1, "aborted");
     }
 
-    vb_filter filter = {VB_FILTER_TAG_BELOW, below};
     vb_measure m;
     vb_phase_progress(ctx, "queries", 0, (uint64_t)nq, 0, 1);
     rc = vb_measure_run(ctx, s, (int)ef, (size_t)nq, &filter, &gt, &m, err);
@@ -124,6 +127,7 @@ int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err) {
         w.ef_search = (int32_t)ef;
         w.m = &mw.msg;
         w.filter = filter_text;
+        w.predicate = (char *)vb_filter_kind_name(kind);
         Vbench__Result r = VBENCH__RESULT__INIT;
         r.completes_item = 1;
         r.body_case = VBENCH__RESULT__BODY_FILTERED;

@@ -46,6 +46,7 @@ typedef struct vb_point {
     double window_s, warmup_s, target_rate;                 /* target_rate: open loop only */
     vb_point_loop mode;
     double selectivity;                                     /* filtered */
+    int predicate;                  /* filtered: vb_filter_kind (engines/engine.h); 0 = range, as before */
     double fraction;                                        /* churn */
     long insert_batch, limit_s;
     vb_on_resume on_resume;

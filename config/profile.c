@@ -13,6 +13,7 @@
  * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
 #include "config/profile.h"
+#include "datasets/dataset.h"
 
 #include <errno.h>
 #include <math.h>
@@ -85,9 +86,13 @@ static const field concurrency_fields[] = {
     {"target_rate", F_DOUBLE, 0.001, 1e9, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
-/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. */
+/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range
+ * (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h) or and (two
+ * independent range columns, sqrt(selectivity) each). */
+static const char *const predicate_choices[] = {"range", "equality", "and", NULL};
 static const field filtered_fields[] = {
     {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
+    {"predicate", F_ENUM, 0, 0, "range", predicate_choices},
     {"queries", F_INT, 0, 1e9, "500", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
@@ -866,6 +871,24 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
     return VB_OK;
 }
 
+/* equality passes one label of the label column, whose shares are fixed (datasets/dataset.h vb_dataset_label):
+ * a selectivity no label has is refused here, naming its line, before anything runs. */
+static int check_predicate(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
+    if (strcmp(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality") != 0) return VB_OK;
+    const vb_yaml_node *sel = vb_yaml_map_get(sec, "selectivity", NULL);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", vb_kv_get(ph->params, ph->n_params, "selectivity", ""));
+    size_t i = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++)
+        if (vb_dataset_label_for(strtod(tok, NULL)) < 0)
+            return fail(c, sel && sel->type == VB_YAML_SEQ && i < sel->n ? sel->items[i]->line : ph->line,
+                        "key 'phases.filtered.selectivity[%zu]': %s is no label's share, so predicate: equality "
+                        "cannot pass it (the label column's shares: 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, "
+                        "0.2, 0.5, 0.112)", i, tok);
+    return VB_OK;
+}
+
 /* The concurrency loop: target_rate goes with mode open and only with it. */
 static int check_loop(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
     const char *mode = vb_kv_get(ph->params, ph->n_params, "mode", "closed");
@@ -938,6 +961,7 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
         if (rc != VB_OK) return VB_ERROR;
         if (k == VB_PHASE_CONCURRENCY && check_loop(c, sec, ph) != VB_OK) return VB_ERROR;
         if (k == VB_PHASE_RECALL_SWEEP && check_sweep_window(c, sec, ph) != VB_OK) return VB_ERROR;
+        if (k == VB_PHASE_FILTERED && check_predicate(c, sec, ph) != VB_OK) return VB_ERROR;
     }
     return VB_OK;
 }

@@ -359,6 +359,32 @@ int32_t vb_dataset_tag(int64_t id) {
     return (int32_t)(vb_mix64((uint64_t)id + 0x9e3779b97f4a7c15ull) % 10000u);
 }
 
+int32_t vb_dataset_tag2(int64_t id) {
+    return (int32_t)(vb_mix64((uint64_t)id * 0xd6e8feb86659fd93ull + 0x2545f4914f6cdd1dull) % 10000u);
+}
+
+/* Label i's share of the rows, in units of 1e-5 (label 0 takes what the others leave: 11200). */
+static const uint32_t label_units[VB_LABELS] = {11200, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000};
+
+int32_t vb_dataset_label(int64_t id) {
+    uint32_t u = (uint32_t)(vb_mix64((uint64_t)id ^ 0xa0761d6478bd642full) % 100000u), at = 0;
+    for (int32_t i = 1; i < VB_LABELS; i++) {
+        at += label_units[i];
+        if (u < at) return i;
+    }
+    return 0;
+}
+
+double vb_dataset_label_share(int32_t label) {
+    return label >= 0 && label < VB_LABELS ? label_units[label] / 100000.0 : 0;
+}
+
+int32_t vb_dataset_label_for(double share) {
+    for (int32_t i = 0; i < VB_LABELS; i++)
+        if (fabs(vb_dataset_label_share(i) - share) < 1e-9) return i;
+    return -1;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
  * ann-benchmarks HDF5 */
 

@@ -90,5 +90,16 @@ void vb_dataset_cache_dir_name(const char *cache_dir, char *buf, size_t len);
 /* The filter column: a deterministic tag in [0, 10000) per row id, from a 64-bit mix of the id.
  * A filter "tag < s * 10000" passes a fraction s of the rows (1 % -> tag < 100), independently of the vectors. */
 int32_t vb_dataset_tag(int64_t id);
+/* The second range column of the `and` predicate: another tag in [0, 10000), from an independent mix of the id,
+ * so "tag < a AND tag2 < b" passes (a / 10000) x (b / 10000) of the rows. */
+int32_t vb_dataset_tag2(int64_t id);
+/* The label column of the `equality` predicate: VB_LABELS values with a fixed frequency each, label i passing
+ * vb_dataset_label_share(i) of the rows (labels 1..9: 0.1 %, 0.2 %, 0.5 %, 1 %, 2 %, 5 %, 10 %, 20 %, 50 %; label 0
+ * the remaining 11.2 %), from a third independent mix of the id (resolution 1e-5). */
+#define VB_LABELS 10
+int32_t vb_dataset_label(int64_t id);
+double vb_dataset_label_share(int32_t label);
+/* The label whose share is `share` (within 1e-9), or -1 when no label has it. */
+int32_t vb_dataset_label_for(double share);
 
 #endif

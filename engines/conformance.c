@@ -425,7 +425,7 @@ static void main_case(script *s) {
     if (!(ops->flags & VB_ENGINE_FILTER)) {
         skip(s, "the tag filter", "the engine has no filtered search (no VB_ENGINE_FILTER)");
     } else {
-        vb_filter f = {VB_FILTER_TAG_BELOW, TAG_BELOW};
+        vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = TAG_BELOW};
         rc = run_queries(s, a, s->queries, s->nq, &f, &v, &err);
         if (check(s, rc == VB_OK, "filtered searches, tag < %d (%s)", TAG_BELOW, rc ? err.message : "ok")) {
             answers_ok(s, &v, "filtered");
@@ -436,7 +436,7 @@ static void main_case(script *s) {
         /* Twenty untagged rows, each searched at its own vector. An approximate index may miss a row now and then
          * (HNSW's last inserts are the least connected: seen on MHNSW and valkey-search, about once in eight
          * runs, for a single row), so "found" allows two misses; "passes the filter" allows none. */
-        vb_filter all = {VB_FILTER_TAG_BELOW, INT32_MAX};
+        vb_filter all = {.kind = VB_FILTER_TAG_BELOW, .tag_below = INT32_MAX};
         int found = 0, passed = 0, tries = 0;
         for (int r = 0; r < 20 && u - r >= 0 && !s->tagged[u - r]; r++, tries++) {
             const float *q = s->vecs + (size_t)(u - r) * s->dim;
@@ -496,7 +496,7 @@ static void main_case(script *s) {
         }
         rows_ok(s, "after the upsert (no row added)");
         int moved = 0, left = 0, retagged = 0;
-        vb_filter t1 = {VB_FILTER_TAG_BELOW, 1};
+        vb_filter t1 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1};
         for (int i = 0; i < NU; i++) {
             moved += returns(s, a, nv + i * s->dim, NULL, up[i]) == 1;
             left += first_id(s, a, old + i * s->dim, NULL) != up[i];

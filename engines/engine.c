@@ -333,7 +333,9 @@ static int __attribute__((noinline, cold)) no_filter(const vb_conn *c, vb_error 
 /* The hot path: one capability branch, the op, one branch on its status. */
 int vb_conn_search(vb_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
                    vb_error *err) {
-    if (__builtin_expect(filter && filter->kind != VB_FILTER_NONE && !(c->flags & VB_ENGINE_FILTER), 0))
+    static const unsigned kind_flag[4] = {0, VB_ENGINE_FILTER, VB_ENGINE_FILTER_EQ, VB_ENGINE_FILTER_AND};
+    if (__builtin_expect(filter && filter->kind != VB_FILTER_NONE &&
+                             ((unsigned)filter->kind > VB_FILTER_AND || !(c->flags & kind_flag[filter->kind])), 0))
         return no_filter(c, err);
     if (err) err->message[0] = err->domain[0] = '\0';
     c->searches++;

@@ -84,11 +84,21 @@ typedef struct vb_search_params {
     int ef_search;
 } vb_search_params;
 
-/* A row filter. VB_FILTER_NONE, or "tag < tag_below" over the deterministic tag column (vb_dataset_tag). */
-typedef enum { VB_FILTER_NONE = 0, VB_FILTER_TAG_BELOW = 1 } vb_filter_kind;
+/* A row filter over the deterministic attribute columns every tagged row carries (datasets/dataset.h): tag
+ * (vb_dataset_tag), tag2 (vb_dataset_tag2) and label (vb_dataset_label). The three predicate kinds of the
+ * filtered phase (engines/filter.h makes one from a selectivity and writes it in each engine's language):
+ *   VB_FILTER_TAG_BELOW  range:    tag < tag_below
+ *   VB_FILTER_LABEL_EQ   equality: label = label
+ *   VB_FILTER_AND        and:      tag < tag_below AND tag2 < tag2_below (independent columns: shares multiply)
+ * A row loaded with tags == NULL has none of the three columns and passes no filter. A row loaded with tags has
+ * its tag from the array and its tag2 and label from its id (vb_dataset_tag2 / vb_dataset_label): the adapters
+ * store all three (the load's signature stays one tag array; the other two are functions of the id). */
+typedef enum { VB_FILTER_NONE = 0, VB_FILTER_TAG_BELOW = 1, VB_FILTER_LABEL_EQ = 2, VB_FILTER_AND = 3 } vb_filter_kind;
 typedef struct vb_filter {
     vb_filter_kind kind;
-    int32_t tag_below;
+    int32_t tag_below;        /* TAG_BELOW, AND */
+    int32_t label;            /* LABEL_EQ */
+    int32_t tag2_below;       /* AND */
 } vb_filter;
 
 /* The server's own cumulative counts of the commands it ran (since it started, or since its statistics were last
@@ -111,7 +121,9 @@ typedef struct vb_sizes {
 enum {
     VB_ENGINE_EMBEDDED = 1u << 0,         /* runs inside the agent process: no server, no orchestrator */
     VB_ENGINE_BUILD_ON_INSERT = 1u << 1,  /* the graph grows on insert: build is part of load */
-    VB_ENGINE_FILTER = 1u << 2,           /* search honours vb_filter */
+    VB_ENGINE_FILTER = 1u << 2,           /* search honours vb_filter: the range kind (VB_FILTER_TAG_BELOW) */
+    VB_ENGINE_FILTER_EQ = 1u << 8,        /* and the equality kind (VB_FILTER_LABEL_EQ) */
+    VB_ENGINE_FILTER_AND = 1u << 9,       /* and the and kind (VB_FILTER_AND) */
     VB_ENGINE_STUB = 1u << 3,             /* a stand-in for measuring the client (engines/testing.c): its answers
                                            * are not nearest neighbours, so the contract's search rules do not
                                            * apply and the conformance script skips it */

@@ -19,6 +19,8 @@
 
 #include "util/mix.h"
 #include "engines/engine.h"
+#include "engines/filter.h"
+#include "datasets/dataset.h"
 
 #define EXACT_NO_TAG INT32_MAX   /* rows loaded without a tag never pass a tag filter */
 #define EXACT_EMPTY SIZE_MAX     /* empty slot of the id map */
@@ -449,9 +451,10 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
     *n_out = 0;
     if (k <= 0) return VB_OK;
     int use_filter = filter && filter->kind != VB_FILTER_NONE;
-    if (use_filter && filter->kind != VB_FILTER_TAG_BELOW)
+    if (use_filter && filter->kind > VB_FILTER_AND)
         return vb_error_set(err, "exact", 1, "exact: unknown filter kind %d", (int)filter->kind);
     int32_t below = use_filter ? filter->tag_below : 0;
+    int range = use_filter && filter->kind == VB_FILTER_TAG_BELOW;
     if (k > c->heap_cap) {
         exact_hit *h = realloc(c->heap, (size_t)k * sizeof *h);
         if (!h) return vb_error_set(err, "exact", 1, "exact: out of memory for k = %d", k);
@@ -471,7 +474,13 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
     exact_hit *h = c->heap;
     int n = 0;
     for (size_t r = 0; r < s->n; r++) {
-        if (!s->alive[r] || (use_filter && s->tags[r] >= below)) continue;
+        if (!s->alive[r]) continue;
+        /* the range on the stored tag; the other kinds also read tag2 and the label of the row's id */
+        if (range && s->tags[r] >= below) continue;
+        if (use_filter && !range && (s->tags[r] == EXACT_NO_TAG ||
+                                     !vb_filter_passes_attrs(filter, s->tags[r], vb_dataset_tag2(s->ids[r]),
+                                                             vb_dataset_label(s->ids[r]))))
+            continue;
         exact_hit hit = {row_distance(s, r, query, qnorm), s->ids[r]};
         if (hit.d != hit.d) hit.d = INFINITY;   /* NaN (NaN input) ranks last, never breaks the heap order */
         if (n < k) {
@@ -496,7 +505,7 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
 const vb_engine_ops vb_engine_exact = {
     .name = "exact",
     .description = "brute force over a private copy of the rows: exact answers, ties broken by id",
-    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_FILTER,
+    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
     .param_names = exact_params,
     .open = exact_open,
     .close = exact_close,

@@ -22,6 +22,8 @@
 
 #include "engines/engine.h"
 #include "engines/hnswlib_shim.h"
+#include "engines/filter.h"
+#include "datasets/dataset.h"
 
 typedef struct hnsw_state {
     vb_hnsw *index;            /* NULL until create or attach */
@@ -192,21 +194,29 @@ static int hnsw_set_search(void *conn, const vb_search_params *p, vb_error *err)
     return VB_OK;
 }
 
+/* hnswlib's filter callback: the row's stored tag, its tag2 and label from its id (engines/engine.h vb_filter). */
+static int pass_filter(void *arg, int64_t id, int32_t tag) {
+    const vb_filter *f = arg;
+    return f->kind == VB_FILTER_TAG_BELOW ? tag < f->tag_below
+                                          : vb_filter_passes_attrs(f, tag, vb_dataset_tag2(id), vb_dataset_label(id));
+}
+
 static int hnsw_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
                        int *n_out, vb_error *err) {
     const hnsw_conn *c = conn;
     hnsw_state *s = c->s;
     if (__builtin_expect(!s->index, 0)) return need_index(s, err);
     int on = filter && filter->kind != VB_FILTER_NONE;
-    if (__builtin_expect(on && filter->kind != VB_FILTER_TAG_BELOW, 0))
+    if (__builtin_expect(on && filter->kind > VB_FILTER_AND, 0))
         return vb_error_set(err, "hnswlib", 1, "hnswlib: unknown filter kind %d", (int)filter->kind);
-    return vb_hnsw_search(s->index, query, k, c->ef, on, on ? filter->tag_below : 0, ids_out, n_out, err);
+    return vb_hnsw_search(s->index, query, k, c->ef, on ? pass_filter : NULL, (void *)filter, ids_out, n_out, err);
 }
 
 const vb_engine_ops vb_engine_hnswlib = {
     .name = "hnswlib",
     .description = "HNSW in process through hnswlib: the algorithm with no database around it",
-    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER,
+    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ |
+             VB_ENGINE_FILTER_AND,
     .param_names = hnsw_params,
     .open = hnsw_open,
     .close = hnsw_close,

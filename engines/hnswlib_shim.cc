@@ -70,17 +70,24 @@ struct MetaHeader {
     uint64_t n_tags;
 };
 
-/* "tag < below" over the tag array; labels outside the array have no tag and fail. Relaxed loads: tags are
- * written before the row becomes visible and never change under a running search in vbench's phases. */
-class TagFilter : public hnswlib::BaseFilterFunctor {
+/* The caller's predicate over a row's id and tag (vb_hnsw_pass), as hnswlib's filter functor; labels outside
+ * the tag array and rows loaded without a tag fail without asking it. Relaxed loads: tags are written before the
+ * row becomes visible and never change under a running search in vbench's phases. */
+class CallbackFilter : public hnswlib::BaseFilterFunctor {
  public:
-    TagFilter(const std::atomic<int32_t> *tags, size_t n, int32_t below) : tags_(tags), n_(n), below_(below) {}
-    bool operator()(labeltype id) override { return id < n_ && tags_[id].load(std::memory_order_relaxed) < below_; }
+    CallbackFilter(const std::atomic<int32_t> *tags, size_t n, vb_hnsw_pass pass, void *arg)
+        : tags_(tags), n_(n), pass_(pass), arg_(arg) {}
+    bool operator()(labeltype id) override {
+        if (id >= n_) return false;
+        int32_t tag = tags_[id].load(std::memory_order_relaxed);
+        return tag != NO_TAG && pass_(arg_, (int64_t)id, tag) != 0;
+    }
 
  private:
     const std::atomic<int32_t> *tags_;
     size_t n_;
-    int32_t below_;
+    vb_hnsw_pass pass_;
+    void *arg_;
 };
 
 int fail(vb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -334,7 +341,7 @@ int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb
 /* hnswlib reads ef from the index (searchKnn walks the base layer with max(ef_, k) candidates). The index's
  * ef_ stays 1, so asking searchKnn for max(ef, k) results walks with exactly the width this caller wants; the
  * farthest are then dropped down to k. Nothing shared is written, so each connection keeps its own ef. */
-int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, int filter_on, int32_t tag_below,
+int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, vb_hnsw_pass pass, void *pass_arg,
                    int64_t *ids_out, int *n_out, vb_error *err) {
     *n_out = 0;
     if (k <= 0) return VB_OK;
@@ -343,8 +350,8 @@ int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, int filter_on,
         thread_local std::vector<float> buf;
         const float *q = h->prepare(query, buf);
         std::priority_queue<std::pair<float, labeltype>> r;
-        if (filter_on) {
-            TagFilter f(h->tags.get(), h->n_tags, tag_below);
+        if (pass) {
+            CallbackFilter f(h->tags.get(), h->n_tags, pass, pass_arg);
             r = h->index->searchKnn(q, width, &f);
         } else {
             r = h->index->searchKnn(q, width);

@@ -62,10 +62,13 @@ int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t
  * churn) is not an error; *removed (may be NULL) counts the rows that were live. */
 int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb_error *err);
 
+/* The filter callback: non-zero when the row (its id and stored tag) passes. Called from the graph walk. */
+typedef int (*vb_hnsw_pass)(void *arg, int64_t id, int32_t tag);
+
 /* Writes up to k ids, closest first, into ids_out and their count into *n_out, walking the base layer with
- * max(ef, k) candidates (hnswlib's ef). With filter_on, only rows whose tag < tag_below are returned (hnswlib's
- * filter functor: the graph walk continues past rejected rows). */
-int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, int filter_on, int32_t tag_below,
+ * max(ef, k) candidates (hnswlib's ef). With pass non-NULL, only tagged rows for which pass(pass_arg, id, tag)
+ * holds are returned (hnswlib's filter functor: the graph walk continues past rejected rows). */
+int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, vb_hnsw_pass pass, void *pass_arg,
                    int64_t *ids_out, int *n_out, vb_error *err);
 
 /* Saves the index and its sidecar (dim, metric, m, ef_construction, file size, tags), each written to a

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "engines/engine.h"
+#include "datasets/dataset.h"
 #include "engines/sql_common.h"
 
 #define PG_DOMAIN "pgvector"
@@ -238,11 +239,14 @@ static int check_metric(vb_metric m, vb_error *err) {
     return VB_OK;
 }
 
-/* The kNN query text for the connection's table; filtered adds WHERE tag < $2. */
+/* The kNN query text for the connection's table; the filter mode (0, or a vb_filter_kind) adds its WHERE with
+ * the bounds as parameters: range WHERE tag < $2, equality WHERE label = $2, and WHERE tag < $2 AND tag2 < $3. */
+static const char *const knn_where[4] = {"", " WHERE tag < $2", " WHERE label = $2", " WHERE tag < $2 AND tag2 < $3"};
 static void knn_sql(const pg_state *s, int k, int filtered, char *buf, size_t len) {
-    snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table,
-             filtered ? " WHERE tag < $2" : "", metric_op(s->metric), k);
+    snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table, knn_where[filtered & 3],
+             metric_op(s->metric), k);
 }
+
 
 /* ---- binary encoding ----------------------------------------------------------------------------------- */
 
@@ -378,7 +382,8 @@ static int create_on(void *conn, void *arg, vb_error *err) {
     }
     snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", s->table);
     if ((rc = pg_command(conn, sql, err)) != VB_OK) return rc;
-    snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint PRIMARY KEY, tag integer, embedding %s(%zu))", s->table,
+    snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint PRIMARY KEY, tag integer, tag2 integer, label integer, "
+             "embedding %s(%zu))", s->table,
              s->halfvec ? "halfvec" : "vector", s->dim);
     return pg_command(conn, sql, err);
 }
@@ -552,6 +557,15 @@ static int pg_version(void *state, char *buf, size_t len, vb_error *err) {
     return vb_sql_admin_run(&((pg_state *)state)->admin, version_on, &a, err);
 }
 
+/* The filter's parameters after the vector ($2, $3), in network order at p; returns how many (0..2). */
+static int put_bounds(char *p, const vb_filter *f) {
+    if (!f || f->kind == VB_FILTER_NONE) return 0;
+    put32(p, (uint32_t)(f->kind == VB_FILTER_LABEL_EQ ? f->label : f->tag_below));
+    if (f->kind != VB_FILTER_AND) return 1;
+    put32(p + 4, (uint32_t)f->tag2_below);
+    return 2;
+}
+
 /* ---- writes ------------------------------------------------------------------------------------------ */
 
 /* Binary COPY of n rows into table; the whole batch is one COPY statement. The connection is ready. */
@@ -559,28 +573,30 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
                      size_t n, vb_error *err) {
     pg_state *s = c->s;
     int rc = VB_OK;
-    size_t row = 2 + 4 + 8 + 4 + 4 + 4 + vec_bytes(s);
+    size_t row = 2 + 4 + 8 + 3 * (4 + 4) + 4 + vec_bytes(s);
     if (grow(c, 19 + n * row + 2, err) != VB_OK) return VB_ERROR;
     char *p = c->buf;
     memcpy(p, "PGCOPY\n\377\r\n\0", 11);
     p = put32(p + 11, 0);   /* flags */
     p = put32(p, 0);        /* header extension length */
     for (size_t i = 0; i < n; i++) {
-        p = put16(p, 3);
+        p = put16(p, 5);
         p = put32(p, 8);
         p = put64(p, (uint64_t)ids[i]);
-        if (tags) {
-            p = put32(p, 4);
-            p = put32(p, (uint32_t)tags[i]);
+        if (tags) { /* tag from the array; tag2 and label from the id (engines/engine.h vb_filter) */
+            p = put32(p, 4), p = put32(p, (uint32_t)tags[i]);
+            p = put32(p, 4), p = put32(p, (uint32_t)vb_dataset_tag2(ids[i]));
+            p = put32(p, 4), p = put32(p, (uint32_t)vb_dataset_label(ids[i]));
         } else {
-            p = put32(p, 0xffffffffu);   /* NULL tag: never passes a tag filter */
+            /* NULL attributes: never pass a filter */
+            p = put32(p, 0xffffffffu), p = put32(p, 0xffffffffu), p = put32(p, 0xffffffffu);
         }
         p = put32(p, (uint32_t)vec_bytes(s));
         p = put_vec(s, p, vecs + i * s->dim);
     }
     p = put16(p, 0xffff);
     char sql[256];
-    snprintf(sql, sizeof sql, "COPY %s (id, tag, embedding) FROM STDIN WITH (FORMAT binary)", table);
+    snprintf(sql, sizeof sql, "COPY %s (id, tag, tag2, label, embedding) FROM STDIN WITH (FORMAT binary)", table);
     PGresult *r = PQexec(c->pg, sql);
     if (PQresultStatus(r) != PGRES_COPY_IN) {
         rc = pg_fail(c->pg, r, err, "COPY");
@@ -622,7 +638,8 @@ static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const in
     char sql[512];
     if (rc == VB_OK && !c->staged) {
         snprintf(sql, sizeof sql,
-                 "CREATE TEMP TABLE vb_stage (id bigint, tag integer, embedding %s(%zu)) ON COMMIT DELETE ROWS",
+                 "CREATE TEMP TABLE vb_stage (id bigint, tag integer, tag2 integer, label integer, embedding %s(%zu)) "
+                 "ON COMMIT DELETE ROWS",
                  s->halfvec ? "halfvec" : "vector", s->dim);
         if ((rc = pg_command(c->pg, sql, err)) == VB_OK) c->staged = 1;
     }
@@ -631,8 +648,9 @@ static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const in
     rc = copy_rows(c, "vb_stage", ids, vecs, tags, n, err);
     if (rc == VB_OK) {
         snprintf(sql, sizeof sql,
-                 "INSERT INTO %s (id, tag, embedding) SELECT id, tag, embedding FROM vb_stage "
-                 "ON CONFLICT (id) DO UPDATE SET tag = EXCLUDED.tag, embedding = EXCLUDED.embedding",
+                 "INSERT INTO %s (id, tag, tag2, label, embedding) SELECT id, tag, tag2, label, embedding FROM vb_stage "
+                 "ON CONFLICT (id) DO UPDATE SET tag = EXCLUDED.tag, tag2 = EXCLUDED.tag2, label = EXCLUDED.label, "
+                 "embedding = EXCLUDED.embedding",
                  s->table);
         rc = pg_command(c->pg, sql, err);
     }
@@ -688,7 +706,7 @@ static void deallocate(void *ctx, void *stmt) {
 /* Prepares the kNN statement for k once per connection (again when k changes). */
 static int prepare_knn(pg_conn *c, int k, int filtered, vb_error *err) {
     if (vb_sql_knn_get(&c->knn, filtered, k, deallocate, c)) return VB_OK;
-    static const char *const names[2] = {"vb_knn", "vb_knn_filter"};
+    static const char *const names[4] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and"};
     char sql[512];
     knn_sql(c->s, k, filtered, sql, sizeof sql);
     PGresult *r = PQprepare(c->pg, names[filtered], sql, 0, NULL);
@@ -706,19 +724,19 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
-    int filtered = filter && filter->kind != VB_FILTER_NONE;
-    if (filtered && filter->kind != VB_FILTER_TAG_BELOW)
+    int filtered = filter ? (int)filter->kind : 0;
+    if (filtered < 0 || filtered > VB_FILTER_AND)
         return vb_error_set(err, PG_DOMAIN, 1, "pgvector: unknown filter kind %d", (int)filter->kind);
+    static const char *const names[4] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and"};
     int rc = conn_ready(c, err);
     if (rc == VB_OK) rc = prepare_knn(c, k, filtered, err);
     if (rc != VB_OK) return rc;
-    if (grow(c, vec_bytes(s) + 4, err) != VB_OK) return VB_ERROR;
+    if (grow(c, vec_bytes(s) + 8, err) != VB_OK) return VB_ERROR;
     char *tag = put_vec(s, c->buf, query);
-    put32(tag, (uint32_t)(filtered ? filter->tag_below : 0));
-    const char *values[2] = {c->buf, tag};
-    int lengths[2] = {(int)vec_bytes(s), 4}, formats[2] = {1, 1};
-    PGresult *r = PQexecPrepared(c->pg, filtered ? "vb_knn_filter" : "vb_knn", filtered ? 2 : 1, values, lengths,
-                                 formats, 1);
+    int nb = put_bounds(tag, filter);
+    const char *values[3] = {c->buf, tag, tag + 4};
+    int lengths[3] = {(int)vec_bytes(s), 4, 4}, formats[3] = {1, 1, 1};
+    PGresult *r = PQexecPrepared(c->pg, names[filtered], 1 + nb, values, lengths, formats, 1);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         rc = pg_fail(c->pg, r, err, "kNN query");
     } else {
@@ -780,22 +798,22 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
     if ((rc = check_spec(s, spec, err)) != VB_OK || (rc = pg_connect(s, &conn, err)) != VB_OK) return rc;
     pg_conn *c = conn;
     vb_search_params sp = {ef_search};
-    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
+    int filtered = filter && filter->kind <= VB_FILTER_AND ? (int)filter->kind : 0;
     float *ones = vb_sql_ones(s->dim);
     if (!ones) rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
-    if (rc == VB_OK && (rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 4, err)) == VB_OK) {
+    if (rc == VB_OK && (rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 8, err)) == VB_OK) {
         char *tag = put_vec(s, c->buf, ones);
-        put32(tag, (uint32_t)(filtered ? filter->tag_below : 0));
+        int nb = put_bounds(tag, filtered ? filter : NULL);
         /* EXPLAIN (GENERIC_PLAN) (PostgreSQL 16+) plans with $n unbound: the plan the prepared statement runs
          * under force_generic_plan. Older servers get the plan for a query of ones. */
         int generic = PQserverVersion(c->pg) >= 160000;
         char sql[600];
         snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF%s) ", generic ? ", GENERIC_PLAN" : "");
         knn_sql(s, k, filtered, sql + strlen(sql), sizeof sql - strlen(sql));
-        const char *values[2] = {c->buf, tag};
-        int lengths[2] = {(int)vec_bytes(s), 4}, formats[2] = {1, 1};
+        const char *values[3] = {c->buf, tag, tag + 4};
+        int lengths[3] = {(int)vec_bytes(s), 4, 4}, formats[3] = {1, 1, 1};
         PGresult *r = generic ? PQexec(c->pg, sql)   /* simple protocol: $n stay unbound */
-                              : PQexecParams(c->pg, sql, filtered ? 2 : 1, NULL, values, lengths, formats, 0);
+                              : PQexecParams(c->pg, sql, 1 + nb, NULL, values, lengths, formats, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
             rc = pg_fail(c->pg, r, err, "EXPLAIN");
         } else {
@@ -819,7 +837,7 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
 const vb_engine_ops vb_engine_pgvector = {
     .name = "pgvector",
     .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
-    .flags = VB_ENGINE_FILTER,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
     .param_names = pg_params,
     .open = pg_open,
     .close = pg_close,

@@ -202,6 +202,7 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->mode = p->mode == VB_POINT_OPEN ? VBENCH__LOOP_MODE__LOOP_OPEN : VBENCH__LOOP_MODE__LOOP_CLOSED;
     w->target_rate = p->target_rate;
     w->selectivity = p->selectivity;
+    w->predicate = (uint32_t)p->predicate;
     w->fraction = p->fraction;
     w->insert_batch = (uint32_t)p->insert_batch;
     w->limit_s = (uint32_t)p->limit_s;
@@ -226,6 +227,7 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->mode = w->mode == VBENCH__LOOP_MODE__LOOP_OPEN ? VB_POINT_OPEN : VB_POINT_CLOSED;
     p->target_rate = w->target_rate;
     p->selectivity = w->selectivity;
+    p->predicate = (int)w->predicate;
     p->fraction = w->fraction;
     p->insert_batch = w->insert_batch;
     p->limit_s = w->limit_s;

@@ -109,12 +109,24 @@ char *vb_chart_quote(const char *s, char *out, size_t len) {
     return out;
 }
 
-/* A gnuplot double-quoted string body (backslash escapes apply there, so \\n in the title is a new line). */
-static char *dquote(const char *s, char *out, size_t len) {
-    size_t o = 0;
-    for (; *s && o + 3 < len; s++) {
-        if (*s == '"' || *s == '\\') out[o++] = '\\';
-        out[o++] = *s == '\n' ? ' ' : *s;
+/* A gnuplot double-quoted string body (backslash escapes apply there, so \\n in the title is a new line),
+ * broken into lines of at most `width` characters at spaces, so that a long title or caption fits the 900 px
+ * image instead of being cut at its edges (a word longer than the width stays whole). */
+#define TITLE_WIDTH 96
+static char *dquote(const char *s, char *out, size_t len, size_t width) {
+    size_t o = 0, col = 0;
+    for (; *s && o + 4 < len; s++) {
+        char ch = *s == '\n' ? ' ' : *s;
+        if (ch == ' ') { /* break here when the next word would pass the width */
+            size_t w = 0;
+            while (s[1 + w] && s[1 + w] != ' ' && s[1 + w] != '\n') w++;
+            if (col > 0 && col + 1 + w > width) {
+                out[o++] = '\\', out[o++] = 'n', col = 0;
+                continue;
+            }
+        }
+        if (ch == '"' || ch == '\\') out[o++] = '\\';
+        out[o++] = ch, col++;
     }
     out[o] = '\0';
     return out;
@@ -131,11 +143,12 @@ static int write_file(const char *path, const char *text, size_t len, vb_error *
 
 /* The body is loaded twice, once per terminal, so the SVG and the PNG are the same chart. */
 int vb_chart_render(const vb_chart *c, const char *dir, vb_error *err) {
-    char path[4096], qt[1024], qc[1024];
+    char path[4096], qt[1200], qc[1600];
     sbuf body = {0}, script = {0};
     sb_add(&body, "# %s: drawn by vbench report through gnuplot; redraw with: gnuplot %s.gp\n", c->name, c->name);
     sb_add(&body, "data = '%s.dat'\n", c->name);
-    sb_add(&body, "set title \"%s\\n%s\" noenhanced\n", dquote(c->title, qt, sizeof qt), dquote(c->caption, qc, sizeof qc));
+    sb_add(&body, "set title \"%s\\n%s\" noenhanced\n", dquote(c->title, qt, sizeof qt, TITLE_WIDTH),
+           dquote(c->caption, qc, sizeof qc, TITLE_WIDTH));
     sb_add(&body, "set key outside bottom center horizontal noenhanced\nset grid\nset border 3\nset tics nomirror\n");
     sb_add(&body, "%s", c->cmds.p ? c->cmds.p : "");
     sb_add(&body, "plot %s\n", c->plots.p ? c->plots.p : "NaN notitle");

@@ -234,6 +234,10 @@ static int chart_recall_targets(vb_report_set *rs, vb_error *err) {
                 "MAX(CASE WHEN recall >= 0.95 THEN qps END), MAX(CASE WHEN recall >= 0.99 THEN qps END) "
                 "FROM sweep_result WHERE clients = 1 GROUP BY 1 ORDER BY MIN(rowid)", ss, err))
         return free(ss), VB_ERROR;
+    if (ss->n == 0) { /* no sweep in these runs (a campaign of other phases): no chart */
+        free(ss);
+        return VB_OK;
+    }
     vb_chart *c = chart_new(rs, "recall-targets", "Best QPS whose recall passes 0.90 / 0.95 / 0.99 (1 client)",
                             "sweep_result");
     double ymax = 1;
@@ -432,8 +436,9 @@ static int charts_filtered(vb_report_set *rs, vb_error *err) {
     for (int w = 0; w < 2; w++) {
         series_set *ss = calloc(1, sizeof *ss);
         char sql[512], title[200], qb[300];
-        snprintf(sql, sizeof sql, "SELECT {label}, selectivity, %s, NULL, NULL, short_answers FROM v_filtered "
-                                  "ORDER BY 1, 2", what[w][1]);
+        /* one line per engine, configuration and predicate (range keeps the engine's name alone) */
+        snprintf(sql, sizeof sql, "SELECT {label} || IIF(predicate = 'range', '', ' ' || predicate), selectivity, %s, "
+                                  "NULL, NULL, short_answers FROM v_filtered ORDER BY 1, 2", what[w][1]);
         if (collect(rs, "v_filtered", sql, ss, err)) return free(ss), VB_ERROR;
         snprintf(title, sizeof title, "Filtered search: %s against selectivity (1 client)", what[w][2]);
         vb_chart *c = chart_new(rs, what[w][0], title, "v_filtered");

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "report/show.h"
 #include "report/report_runs.h"
 #include "util/versions.h"
@@ -402,6 +404,101 @@ static int asymmetries(doc *d, vb_error *err) {
     return VB_OK;
 }
 
+
+/* ---- the environment at a glance, the manifest in an appendix --------------------------------------------- */
+
+/* vb_tidy(value): a manifest value as a reader wants it: a float with more digits than it means (a JSON
+ * encoder's 2.3999999999999999) at 6 significant digits, JSON with its floats the same way; anything else as it
+ * is. A SQL function on the report's own connections. */
+static void tidy_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const char *v = (const char *)sqlite3_value_text(argv[0]);
+    if (!v) return sqlite3_result_null(ctx);
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end != v && *end == '\0' && strchr(v, '.')) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.6g", x);
+        return sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+    }
+    if (v[0] == '{' || v[0] == '[') {
+        json_t *j = json_loads(v, JSON_DECODE_ANY, NULL);
+        char *t = j ? json_dumps(j, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+        json_decref(j);
+        if (t) {
+            sqlite3_result_text(ctx, t, -1, SQLITE_TRANSIENT);
+            free(t);
+            return;
+        }
+    }
+    sqlite3_result_text(ctx, v, -1, SQLITE_TRANSIENT);
+}
+
+/* The machine in one table (host; every client agent; every server as systemd confined it) and the engines in
+ * another (version, origin, ISA, the settings that matter), as the reference post describes its machine in one
+ * paragraph. Every value is from the manifest and the agent table; the appendix has all of it. */
+static int environment(doc *d, vb_error *err) {
+    para(d, NULL, "Where it ran: the host, the client and each server as confined (CPUs, memory limit and /dev/shm "
+                  "as systemd applied them). The whole manifest is in the appendix at the end.");
+    if (table(d, "manifest",
+              "WITH m AS (SELECT key, value FROM manifest) "
+              "SELECT 'host ' || COALESCE((SELECT value FROM m WHERE key = 'host.name'), '?') AS part, "
+              "(SELECT value FROM m WHERE key = 'host.cpu_model') AS cpu, "
+              "(SELECT value FROM m WHERE key = 'host.cores') || ' cores' AS cpus, "
+              "printf('%.1f GiB', (SELECT value FROM m WHERE key = 'host.memory_bytes') / 1073741824.0) AS memory, "
+              "'-' AS dev_shm, (SELECT value FROM m WHERE key = 'host.kernel') AS kernel "
+              "UNION ALL "
+              "SELECT 'client ' || a.id, CASE WHEN a.host = (SELECT value FROM m WHERE key = 'host.name') "
+              "THEN (SELECT value FROM m WHERE key = 'host.cpu_model') ELSE 'host ' || a.host END, "
+              "'CPUs ' || COALESCE(a.cpus, '?') || ' (' || a.cores || ')', "
+              "printf('%.1f GiB', a.memory_bytes / 1073741824.0), '-', '-' "
+              "FROM agent AS a WHERE a.roles LIKE '%client%' "
+              "UNION ALL "
+              "SELECT 'server ' || engine, "
+              "(SELECT CASE WHEN a.host = (SELECT value FROM m WHERE key = 'host.name') "
+              "THEN (SELECT value FROM m WHERE key = 'host.cpu_model') ELSE 'host ' || a.host END FROM agent AS a "
+              "WHERE a.roles LIKE '%orchestrator%' ORDER BY a.id LIMIT 1), "
+              "'CPUs ' || COALESCE(cpus, '?'), "
+              "IIF(memory_max IS NULL, '-', printf('%.1f GiB limit', memory_max / 1073741824.0)), "
+              "IIF(dev_shm_bytes IS NULL, '-', printf('%.2f GiB', dev_shm_bytes / 1073741824.0)), '-' "
+              "FROM v_servers", err) < 0)
+        return VB_ERROR;
+    if (table(d, "manifest",
+              "WITH m AS (SELECT key, value FROM manifest), "
+              "e AS (SELECT je.value ->> '$.name' AS engine, je.value -> '$.params' AS params, je.key AS i "
+              "FROM m, json_each(m.value, '$.engines') AS je WHERE m.key = 'profile.resolved') "
+              "SELECT e.engine, COALESCE((SELECT value FROM m WHERE key = 'engine.' || e.engine || '.kind'), "
+              "'server') AS kind, "
+              "COALESCE(p.server_version, (SELECT value FROM m WHERE key = 'engine.' || e.engine || '.version'), '-') "
+              "AS version, "
+              "COALESCE(p.source || COALESCE(' (image ' || p.image || COALESCE(', ' || p.suite, '') || ')', ''), "
+              "IIF((SELECT value FROM m WHERE key = 'engine.' || e.engine || '.kind') = 'embedded', "
+              "'in the client process (vbench-agent)', NULL), '-') AS origin, "
+              "COALESCE(p.kernel_isa || COALESCE(' (kernels ' || p.build_simd || '; host ' || p.host_simd || ')', ''), "
+              "'-') AS isa, "
+              "trim(COALESCE((SELECT group_concat(jp.key || '=' || jp.value, ', ') FROM json_each(e.params) AS jp), '') "
+              "|| COALESCE('; server: ' || (SELECT group_concat(substr(key, length('server.' || e.engine || "
+              "'.recipe.parameter.') + 1) || '=' || value, ', ') FROM m WHERE key LIKE 'server.' || e.engine || "
+              "'.recipe.parameter.%'), ''), '; ') AS key_settings "
+              "FROM e LEFT JOIN v_engine_provenance AS p ON p.engine = e.engine ORDER BY e.i", err) < 0)
+        return VB_ERROR;
+    return VB_OK;
+}
+
+/* The appendix: every manifest key of every run (values tidied by vb_tidy), folded so it costs the reader one
+ * line until opened. The Markdown gets the same <details> block, which GitHub and most renderers fold too. */
+static int appendix(doc *d, vb_error *err) {
+    fputs("<details><summary>The manifest: every key vbench recorded about the run (click to open)</summary>\n",
+          d->html);
+    fputs("<details>\n<summary>The manifest: every key vbench recorded about the run</summary>\n\n", d->md);
+    int rc = table(d, "manifest", "SELECT key, vb_tidy(value) AS value FROM manifest ORDER BY key", err) < 0;
+    if (!rc) rc = table(d, "agent", "SELECT id AS agent, host, roles, cores, cpus, memory_bytes, versions FROM agent "
+                                    "ORDER BY id", err) < 0;
+    fputs("</details>\n", d->html);
+    fputs("\n</details>\n", d->md);
+    return rc ? VB_ERROR : VB_OK;
+}
+
 static int reproduce(doc *d, vb_error *err) {
     vb_report_set *rs = d->rs;
     for (size_t r = 0; r < rs->n; r++) {
@@ -470,6 +567,7 @@ static const struct {
     {"churn", "Churn"},
     {"server", "Server memory and CPU"},
     {"reproduce", "Reproduce this run"},
+    {"appendix", "Appendix: the manifest"},
 };
 
 static int body(doc *d, vb_error *err) {
@@ -484,10 +582,7 @@ static int body(doc *d, vb_error *err) {
             if (rs->mismatch[0]) para(d, "warn", "These runs are not directly comparable: %s.", rs->mismatch);
             rc = summary(d, err);
         } else if (strcmp(id, "environment") == 0) {
-            rc = table(d, "agent", "SELECT id AS agent, host, roles, cores, cpus, memory_bytes, versions FROM agent "
-                                   "ORDER BY id", err) < 0;
-            if (!rc) rc = table(d, "manifest", "SELECT key, value FROM manifest WHERE key NOT IN ('profile.resolved', "
-                                               "'command_line') ORDER BY key", err) < 0;
+            rc = environment(d, err);
         } else if (strcmp(id, "validity") == 0) {
             rc = validity(d, err);
         } else if (strcmp(id, "asymmetries") == 0) {
@@ -498,7 +593,8 @@ static int body(doc *d, vb_error *err) {
                                                        "qps_at_0_95, qps_at_0_99 FROM v_recall_targets", err) < 0;
             /* one row per point: medians over the repeats, their range and (from 5) the bootstrap interval */
             if (!rc) rc = table(d, "v_recall_sweep_ci", "SELECT {label} AS series, dataset, clients, ef_search, recall, "
-                                "id_overlap, qps, p50_ms, p95_ms, p99_ms, queries, short_answers, errors, repeats, "
+                                "id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, queries, short_answers, "
+                                "errors, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);
@@ -508,14 +604,16 @@ static int body(doc *d, vb_error *err) {
         } else if (strcmp(id, "concurrency") == 0) {
             rc = figures(d, "concurrency", err);
             if (!rc) rc = table(d, "v_concurrency_points_ci", "SELECT {label} AS series, dataset, clients, target_rate, "
-                                "repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, p99_ms, in_flight, "
+                                "repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+                                "in_flight, "
                                 "qps_x_p50, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency "
                                 "FROM v_concurrency_points_ci", err) < 0;
         } else if (strcmp(id, "filtered") == 0) {
             rc = figures(d, "filtered", err);
-            if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, selectivity, passing_rows, "
-                                "recall, qps, p99_ms, short_answers, queries, repeats, qps_min, qps_max, qps_ci_lo, "
-                                "qps_ci_hi FROM v_filtered_ci", err) < 0;
+            if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, predicate, selectivity, passing_rows, "
+                                "recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, short_answers, queries, repeats, "
+                                "qps_min, qps_max, qps_ci_lo, "
+                                "qps_ci_hi, index_used, plan FROM v_filtered_ci", err) < 0;
         } else if (strcmp(id, "churn") == 0) {
             rc = figures(d, "churn", err);
             if (!rc) rc = table(d, "v_churn_ci", "SELECT {label} AS series, dataset, qps_before, qps_after, "
@@ -531,6 +629,8 @@ static int body(doc *d, vb_error *err) {
                                 "WHERE item IS NOT NULL ORDER BY seq", err) < 0;
         } else if (strcmp(id, "reproduce") == 0) {
             rc = reproduce(d, err);
+        } else if (strcmp(id, "appendix") == 0) {
+            rc = appendix(d, err);
         }
         if (rc) return VB_ERROR;
         end_section(d);
@@ -552,6 +652,7 @@ int vb_report_write(const char *const *paths, size_t n, const char *dir, int qui
         }
         rs.n++;
         run->db = vb_store_db(run->store);
+        sqlite3_create_function(run->db, "vb_tidy", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, tidy_fn, NULL, NULL);
         sqlite3_stmt *st;
         snprintf(run->name, sizeof run->name, "run%zu", i + 1);
         if (sqlite3_prepare_v2(run->db, "SELECT name FROM campaign", -1, &st, NULL) == SQLITE_OK) {

@@ -18,22 +18,24 @@ static const report_table tables[] = {
      "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
      "client_cpu_s, engine_version FROM v_build"},
     {"recall_sweep", "Recall sweep (one client, every query once; with a clients list, a window per client count)",
-     "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, p50_ms, p95_ms, p99_ms, queries, short_answers, "
+     "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+     "queries, short_answers, "
      "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci"},
     {"recall_targets", "Best QPS whose recall passes",
      "SELECT engine, dataset, clients, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
     /* one row per point, medians over its repeats (the windows: `show --windows`, v_concurrency) */
     {"concurrency", "Concurrency (closed loop), medians over the repeats",
-     "SELECT engine, dataset, clients, repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, p99_ms, "
-     "in_flight, fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, "
+     "SELECT engine, dataset, clients, repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, mean_ms, p50_ms, p95_ms, "
+     "p99_ms, p999_ms, in_flight, fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, "
      "client_cpu_s FROM v_concurrency_points_ci WHERE target_rate IS NULL"},
     {"concurrency_open", "Concurrency (open loop: latency from the intended start), medians over the repeats",
-     "SELECT engine, dataset, clients, target_rate, repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, p50_ms, "
-     "p99_ms, p999_ms, late_starts, lag_p99_ms, in_flight, client_cpu_s FROM v_concurrency_points_ci "
+     "SELECT engine, dataset, clients, target_rate, repeats, qps, qps_min, qps_max, qps_ci_lo, qps_ci_hi, mean_ms, "
+     "p50_ms, p95_ms, p99_ms, p999_ms, late_starts, lag_p99_ms, in_flight, client_cpu_s FROM v_concurrency_points_ci "
      "WHERE target_rate IS NOT NULL"},
     {"filtered", "Filtered search (1 client)",
-     "SELECT engine, dataset, selectivity, passing_rows, recall, qps, p99_ms, short_answers, queries, repeats, qps_min, "
-     "qps_max, qps_ci_lo, qps_ci_hi FROM v_filtered_ci"},
+     "SELECT engine, dataset, predicate, selectivity, passing_rows, recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+     "short_answers, queries, repeats, qps_min, "
+     "qps_max, qps_ci_lo, qps_ci_hi, index_used, plan FROM v_filtered_ci"},
     {"churn", "Churn (delete and reinsert)",
      "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
      "rows_per_s, completed, repeats, qps_before_min, qps_before_max, qps_after_min, qps_after_max, "
@@ -146,7 +148,7 @@ static int table_text(sqlite3 *db, const report_table *t, FILE *out, vb_error *e
 /* `show --windows`: every concurrency window, one row per repeat (the per-point tables summarise them). */
 static const report_table window_tables[] = {
     {"concurrency_windows", "Concurrency windows (one row per repeat)",
-     "SELECT engine, dataset, clients, repeat, target_rate, qps, p50_ms, p99_ms, p999_ms, in_flight, qps_x_p50, "
+     "SELECT engine, dataset, clients, repeat, target_rate, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, in_flight, qps_x_p50, "
      "fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, late_starts, "
      "lag_p99_ms, client_cpu_s FROM v_concurrency"},
 };

@@ -157,6 +157,7 @@ CREATE TABLE IF NOT EXISTS filtered_result (
     selectivity     REAL NOT NULL,
     passing_rows    INTEGER NOT NULL,
     filter          TEXT,
+    predicate       TEXT,                   -- range, equality, and (engines/filter.h); NULL: range (older file)
     ef_search       INTEGER NOT NULL,
     queries         INTEGER NOT NULL,
     recall          REAL NOT NULL,

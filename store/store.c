@@ -143,6 +143,7 @@ static const struct {
     {"filtered_result", "config", "TEXT"},
     {"churn_result", "config", "TEXT"},
     {"churn_result", "repeat", "INTEGER"},  /* issue 14: churn's before / after measured several times */
+    {"filtered_result", "predicate", "TEXT"},  /* issue 26: range, equality, and */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -899,7 +900,8 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
         "INSERT INTO filtered_result (result_key, item_key, engine, dataset, selectivity, passing_rows, filter, "
         "ef_search, queries, recall, id_overlap, short_answers, duplicate_answers, duplicate_example, errors, "
         "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, "
-        "recorded_at, index_used, plan) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "recorded_at, index_used, plan, predicate) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -912,6 +914,7 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
         bind_text(st, i++, agent);
         bind_text(st, i++, now);
         bind_index_used(st, &i, m);
+        bind_text(st, i++, w->predicate && w->predicate[0] ? w->predicate : "range");
         rc = run(s, st, err, "recording a filtered result");
     }
     free(lat.blob);

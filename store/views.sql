@@ -19,17 +19,20 @@ CREATE VIEW v_build AS
 CREATE VIEW v_recall_sweep AS
     WITH r AS (
         SELECT COALESCE(s.config, s.engine) AS engine, s.dataset, s.ef_search, s.clients, s.recall, s.id_overlap,
-               s.qps, s.p50_ms, s.p95_ms, s.p99_ms, s.queries, s.short_answers, s.errors, s.duplicate_answers,
-               plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
+               s.qps, s.mean_ms, s.p50_ms, s.p95_ms, s.p99_ms, s.p999_ms, s.queries, s.short_answers, s.errors,
+               s.duplicate_answers, plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
+               ROW_NUMBER() OVER (w ORDER BY s.mean_ms) AS rmean,
                ROW_NUMBER() OVER (w ORDER BY s.p50_ms) AS r50, ROW_NUMBER() OVER (w ORDER BY s.p95_ms) AS r95,
-               ROW_NUMBER() OVER (w ORDER BY s.p99_ms) AS r99
+               ROW_NUMBER() OVER (w ORDER BY s.p99_ms) AS r99, ROW_NUMBER() OVER (w ORDER BY s.p999_ms) AS r999
         FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
         WINDOW w AS (PARTITION BY COALESCE(s.config, s.engine), s.dataset, s.ef_search, s.clients))
     SELECT engine, dataset, ef_search, ROUND(AVG(recall), 12) AS recall, ROUND(AVG(id_overlap), 12) AS id_overlap,
            AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
+           AVG(CASE WHEN rmean IN ((n + 1) / 2, (n + 2) / 2) THEN mean_ms END) AS mean_ms,
            AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
            AVG(CASE WHEN r95 IN ((n + 1) / 2, (n + 2) / 2) THEN p95_ms END) AS p95_ms,
            AVG(CASE WHEN r99 IN ((n + 1) / 2, (n + 2) / 2) THEN p99_ms END) AS p99_ms,
+           AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
            MAX(queries) AS queries, SUM(short_answers) AS short_answers, SUM(errors) AS errors,
            SUM(duplicate_answers) AS duplicate_answers, clients, COUNT(*) AS repeats, MIN(qps) AS qps_min,
            MAX(qps) AS qps_max, MIN(seq) AS seq
@@ -54,7 +57,8 @@ CREATE VIEW v_recall_targets AS
 -- otherwise the row says why not (docs/design.md §4). QPS(1) is the median over the closed-loop 1-client windows (its
 -- repeats) of the same configuration and dataset. An open-loop window (target_rate set) has no efficiency: its QPS is what the target asked for.
 CREATE VIEW v_concurrency AS
-    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, w.qps, w.p50_ms, w.p99_ms, w.p999_ms, w.in_flight,
+    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, w.qps, w.mean_ms, w.p50_ms, w.p95_ms,
+           w.p99_ms, w.p999_ms, w.in_flight,
            w.qps_x_p50, w.fraction_in_call_mean AS fraction_in_call,
            CASE WHEN w.target_rate IS NULL AND w.in_flight >= w.clients / 2.0 AND one.qps1 > 0
                 THEN w.qps / (w.clients * one.qps1) END AS efficiency,
@@ -81,9 +85,10 @@ CREATE VIEW v_concurrency AS
 -- the median window kept at least n/2 queries in flight; v_validity still names every refused window.
 CREATE VIEW v_concurrency_points AS
     WITH r AS (
-        SELECT engine, dataset, clients, target_rate, qps, p50_ms, p99_ms, p999_ms, in_flight, qps_x_p50,
+        SELECT engine, dataset, clients, target_rate, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, in_flight, qps_x_p50,
                fraction_in_call, client_cpu_s, lag_p99_ms, errors, late_starts, seq,
                COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY qps) AS rq,
+               ROW_NUMBER() OVER (w ORDER BY mean_ms) AS rmean, ROW_NUMBER() OVER (w ORDER BY p95_ms) AS r95,
                ROW_NUMBER() OVER (w ORDER BY p50_ms) AS r50, ROW_NUMBER() OVER (w ORDER BY p99_ms) AS r99,
                ROW_NUMBER() OVER (w ORDER BY p999_ms) AS r999, ROW_NUMBER() OVER (w ORDER BY in_flight) AS rif,
                ROW_NUMBER() OVER (w ORDER BY qps_x_p50) AS rqp, ROW_NUMBER() OVER (w ORDER BY fraction_in_call) AS rfc,
@@ -94,7 +99,9 @@ CREATE VIEW v_concurrency_points AS
         SELECT engine, dataset, clients, target_rate, COUNT(*) AS repeats,
                AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
                MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+               AVG(CASE WHEN rmean IN ((n + 1) / 2, (n + 2) / 2) THEN mean_ms END) AS mean_ms,
                AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
+               AVG(CASE WHEN r95 IN ((n + 1) / 2, (n + 2) / 2) THEN p95_ms END) AS p95_ms,
                AVG(CASE WHEN r99 IN ((n + 1) / 2, (n + 2) / 2) THEN p99_ms END) AS p99_ms,
                AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
                AVG(CASE WHEN rif IN ((n + 1) / 2, (n + 2) / 2) THEN in_flight END) AS in_flight,
@@ -105,8 +112,8 @@ CREATE VIEW v_concurrency_points AS
                SUM(errors) AS errors, SUM(late_starts) AS late_starts, MIN(seq) AS seq
         FROM r
         GROUP BY engine, dataset, clients, target_rate)
-    SELECT p.engine, p.dataset, p.clients, p.target_rate, p.repeats, p.qps, p.qps_min, p.qps_max, p.p50_ms, p.p99_ms,
-           p.p999_ms, p.in_flight, p.qps_x_p50, p.fraction_in_call,
+    SELECT p.engine, p.dataset, p.clients, p.target_rate, p.repeats, p.qps, p.qps_min, p.qps_max, p.mean_ms, p.p50_ms,
+           p.p95_ms, p.p99_ms, p.p999_ms, p.in_flight, p.qps_x_p50, p.fraction_in_call,
            CASE WHEN p.target_rate IS NULL AND p.in_flight >= p.clients / 2.0 AND one.qps > 0
                 THEN p.qps / (p.clients * one.qps) END AS efficiency,
            CASE WHEN p.target_rate IS NOT NULL THEN 'open loop: QPS is set by the target rate'
@@ -119,23 +126,36 @@ CREATE VIEW v_concurrency_points AS
          ON one.engine = p.engine AND one.dataset = p.dataset AND one.clients = 1 AND one.target_rate IS NULL
     ORDER BY p.seq;
 
--- One row per point over its repeats (phases.filtered.repeats), as v_recall_sweep.
+-- One row per point (predicate, selectivity) over its repeats (phases.filtered.repeats), as v_recall_sweep; the
+-- plan the engine chose for the point (its EXPLAIN, where it has one) beside it: index_used 1 / 0 and the text.
 CREATE VIEW v_filtered AS
     WITH r AS (
-        SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, f.selectivity, f.passing_rows, f.ef_search,
-               f.recall, f.id_overlap, f.qps, f.p99_ms, f.short_answers, f.queries, f.errors, f.duplicate_answers,
+        SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, COALESCE(f.predicate, 'range') AS predicate,
+               f.filter, f.index_used, f.plan, f.selectivity, f.passing_rows, f.ef_search,
+               f.recall, f.id_overlap, f.qps, f.mean_ms, f.p50_ms, f.p95_ms, f.p99_ms, f.p999_ms, f.short_answers,
+               f.queries, f.errors, f.duplicate_answers,
                plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY f.qps) AS rq,
-               ROW_NUMBER() OVER (w ORDER BY f.p99_ms) AS r99
+               ROW_NUMBER() OVER (w ORDER BY f.mean_ms) AS rmean, ROW_NUMBER() OVER (w ORDER BY f.p50_ms) AS r50,
+               ROW_NUMBER() OVER (w ORDER BY f.p95_ms) AS r95, ROW_NUMBER() OVER (w ORDER BY f.p99_ms) AS r99,
+               ROW_NUMBER() OVER (w ORDER BY f.p999_ms) AS r999
         FROM filtered_result AS f JOIN plan ON plan.key = f.item_key
-        WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, f.selectivity, f.ef_search))
-    SELECT engine, dataset, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
+        WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, COALESCE(f.predicate, 'range'),
+                     f.selectivity, f.ef_search))
+    SELECT engine, dataset, predicate, MAX(filter) AS filter, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
            ROUND(AVG(id_overlap), 12) AS id_overlap, AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
+           AVG(CASE WHEN rmean IN ((n + 1) / 2, (n + 2) / 2) THEN mean_ms END) AS mean_ms,
+           AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
+           AVG(CASE WHEN r95 IN ((n + 1) / 2, (n + 2) / 2) THEN p95_ms END) AS p95_ms,
            AVG(CASE WHEN r99 IN ((n + 1) / 2, (n + 2) / 2) THEN p99_ms END) AS p99_ms,
+           AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
            SUM(short_answers) AS short_answers, MAX(queries) AS queries, SUM(errors) AS errors,
            SUM(duplicate_answers) AS duplicate_answers, COUNT(*) AS repeats, MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+           MIN(index_used) AS index_used,
+           -- the plan's first line (the node that ran), e.g. "Index Scan using ... hnsw" or "Sort" over a Seq Scan
+           MAX(substr(plan, 1, COALESCE(NULLIF(instr(plan, char(10)), 0) - 1, length(plan)))) AS plan,
            MIN(seq) AS seq
     FROM r
-    GROUP BY engine, dataset, selectivity, ef_search
+    GROUP BY engine, dataset, predicate, selectivity, ef_search
     ORDER BY MIN(seq);
 
 -- One row per churn item. With phases.churn.repeats the before and after measurements ran several times each
@@ -203,11 +223,11 @@ CREATE TEMP VIEW v_concurrency_points_ci AS
 CREATE TEMP VIEW v_filtered_ci AS
     SELECT v.*, c.qps_ci_lo, c.qps_ci_hi
     FROM v_filtered AS v LEFT JOIN
-         (SELECT COALESCE(config, engine) AS engine, dataset, selectivity, ef_search,
-                 vb_median_ci_lo(qps) AS qps_ci_lo, vb_median_ci_hi(qps) AS qps_ci_hi
-          FROM filtered_result GROUP BY 1, 2, 3, 4) AS c
-         ON c.engine = v.engine AND c.dataset = v.dataset AND c.selectivity = v.selectivity
-            AND c.ef_search = v.ef_search
+         (SELECT COALESCE(config, engine) AS engine, dataset, COALESCE(predicate, 'range') AS predicate, selectivity,
+                 ef_search, vb_median_ci_lo(qps) AS qps_ci_lo, vb_median_ci_hi(qps) AS qps_ci_hi
+          FROM filtered_result GROUP BY 1, 2, 3, 4, 5) AS c
+         ON c.engine = v.engine AND c.dataset = v.dataset AND c.predicate = v.predicate
+            AND c.selectivity = v.selectivity AND c.ef_search = v.ef_search
     ORDER BY v.seq;
 
 CREATE TEMP VIEW v_churn_ci AS

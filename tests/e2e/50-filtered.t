@@ -63,4 +63,40 @@ ok $? "show --json has the filtered table with its documented fields"
 out=$("$VBENCH" show "$db")
 like "$out" "Filtered search (1 client)" "vbench show prints the filtered table"
 like "$(cat "$SCRATCH/err.txt" "$SCRATCH/out.txt")" "filtered ground truth tag<100" "the run says where the filtered ground truth came from"
+# Issue 26: six selectivities and the three predicate kinds on the embedded engines; recall against the exact
+# ground truth over the passing rows, exact's recall 1 at every point, hnswlib's reported, the passing share as
+# the predicate builds it.
+for pred in range equality and; do
+    sel="[0.001, 0.01, 0.1, 0.5, 0.9, 0.99]"; [ $pred = equality ] && sel="[0.001, 0.005, 0.01, 0.05, 0.1, 0.5]"
+    cat >"$SCRATCH/p-$pred.yml" <<YML
+name: pred-$pred
+k: 10
+datasets:
+  - {name: synth-angular-20k, source: synthetic, rows: 20000, queries: 100, dim: 32, clusters: 16, metric: angular, seed: 1}
+engines:
+  - {name: hnswlib, m: 16, ef_construction: 64}
+  - {name: exact}
+phases:
+  build:
+  filtered: {predicate: $pred, selectivity: $sel, queries: 50, ef_search: 40}
+YML
+    "$VBENCH" run --profile "$SCRATCH/p-$pred.yml" --out "$SCRATCH/p-$pred.sqlite" --quiet 2>"$SCRATCH/p-$pred.err"
+    ok $? "predicate $pred: the campaign runs" || tail -5 "$SCRATCH/p-$pred.err" | sed 's/^/#   /'
+    is "$(q "$SCRATCH/p-$pred.sqlite" "SELECT COUNT(*) FROM filtered_result WHERE predicate = '$pred'")" "12" \
+       "predicate $pred: six points per engine"
+    is "$(q "$SCRATCH/p-$pred.sqlite" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'exact' AND recall = 1")" "6" \
+       "predicate $pred: exact's recall is 1 at every point"
+    q "$SCRATCH/p-$pred.sqlite" "SELECT selectivity, passing_rows, recall, short_answers, filter FROM filtered_result
+                                  WHERE engine = 'hnswlib' ORDER BY selectivity" | sed "s/^/# $pred hnswlib: /"
+done
+like "$(q "$SCRATCH/p-and.sqlite" "SELECT filter FROM filtered_result WHERE selectivity = 0.01 LIMIT 1")" \
+     "tag < 1000 AND tag2 < 1000" "and: two independent columns of sqrt(s) each"
+like "$(q "$SCRATCH/p-equality.sqlite" "SELECT filter FROM filtered_result WHERE selectivity = 0.05 LIMIT 1")" \
+     "label = " "equality: one label"
+sed 's/0.005, 0.01/0.007, 0.01/' "$SCRATCH/p-equality.yml" > "$SCRATCH/p-bad.yml"
+"$VBENCH" run --profile "$SCRATCH/p-bad.yml" --out "$SCRATCH/p-bad.sqlite" --quiet 2>"$SCRATCH/p-bad.err"
+[ $? -ne 0 ]; ok $? "equality at a share no label has is refused"
+like "$(cat "$SCRATCH/p-bad.err")" "p-bad.yml:" "naming the file"
+like "$(cat "$SCRATCH/p-bad.err")" "phases.filtered.selectivity[1]" "and the key"
+
 done_testing

@@ -66,12 +66,12 @@ grep -q '<p id="x">JS-OFF</p>' "$SCRATCH/probe.dom"; ok $? "Chromium runs with J
 chrome "$SCRATCH/c1" --dump-dom "file://$dir/report.html" > "$SCRATCH/report.dom"
 ok $? "Chromium renders report.html"
 missing=""
-for s in summary environment validity asymmetries recall build concurrency filtered churn server reproduce; do
+for s in summary environment validity asymmetries recall build concurrency filtered churn server reproduce appendix; do
     grep -q "<section id=\"$s\"" "$SCRATCH/report.dom" || missing="$missing $s"
 done
 is "$missing" "" "every section is in the rendered page, in order"
 order=$(grep -o '<section id="[a-z]*"' "$SCRATCH/report.dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
-is "$order" "summary environment validity asymmetries recall build concurrency filtered churn server reproduce " \
+is "$order" "summary environment validity asymmetries recall build concurrency filtered churn server reproduce appendix " \
    "sections in the issue's order"
 chrome "$SCRATCH/c2" --window-size=1100,5000 --screenshot="$SCRATCH/report.png" "file://$dir/report.html" >/dev/null
 ok $? "Chromium takes a screenshot"
@@ -103,7 +103,25 @@ like "$html" "Scaling 1 -&gt; 4 clients" "the summary gives the scaling to the m
 like "$html" "Churn kept" "the summary gives the churn retention"
 # hnswlib grows its graph on insert (build_s is exactly 0 since the build is no longer rounded up to a poll)
 like "$html" "on insert (during the load)" "known asymmetries: when each engine builds its index, computed"
-like "$html" "host.cpu_flags" "the environment lists the manifest"
+# Environment at a glance (issue 26): the machine and the engines in two small tables; the manifest folded at the end.
+envsec=$(sed -n '/<section id="environment">/,/<\/section>/p' "$dir/report.html")
+model=$(q "$SCRATCH/runa.sqlite" "SELECT value FROM manifest WHERE key = 'host.cpu_model'")
+like "$envsec" "<td>$model</td>" "the environment names the host's CPU model"
+like "$envsec" "<td>host " "a row for the host"
+like "$envsec" "<td>client local-client</td>" "a row for the client agent"
+like "$envsec" "<td>hnswlib</td><td>embedded</td><td>hnswlib 0.8" "a row per engine: kind and version"
+like "$envsec" "m=8, ef_construction=64" "with its key settings"
+! grep -q "host.cpu_flags" <<<"$envsec"; ok $? "the environment no longer lists every manifest key"
+rows=$(grep -c '<tr>' <<<"$envsec")
+[ "$rows" -le 12 ]; ok $? "the environment is a glance: $rows table rows (the old section had one per manifest key)"
+appx=$(sed -n '/<section id="appendix">/,/<\/section>/p' "$dir/report.html")
+like "$appx" "<details><summary>" "the appendix is folded"
+like "$appx" "host.cpu_flags" "and holds the whole manifest"
+! grep -Eq '[0-9]\.[0-9]*(9999999|0000000)[0-9]' <<<"$appx"; ok $? "manifest numbers rounded (no 4.7999999999999998)"
+# every line of every chart title and caption fits the 900 px image (at most 96 characters)
+long=$(grep -h '^set title' "$dir"/charts/*.body.gp | sed 's/^set title "//; s/" noenhanced$//; s/\\n/\n/g' |
+       awk 'length > 96' | head -3)
+is "$long" "" "chart titles and captions are wrapped to the chart's width"
 like "$html" "vbench run --profile" "reproduce gives the command"
 like "$(cat "$dir/report.md")" "![Recall vs QPS" "report.md links the charts as files"
 
@@ -119,7 +137,7 @@ like "$ab" "runb: hnswlib" "and runb's hnswlib"
 ok $? "report over two databases of different datasets"
 grep -q 'class="warn">These runs differ and are drawn side by side: dataset content hash differs' "$SCRATCH/ac/report.html"
 ok $? "the dataset mismatch is flagged at the top"
-grep -q "CAUTION: the runs differ in dataset content hash" "$SCRATCH/ac/charts/recall-qps.body.gp"
+sed 's/\\n/ /g' "$SCRATCH/ac/charts/recall-qps.body.gp" | grep -q "CAUTION: the runs differ in dataset content hash"
 ok $? "and in the charts' captions"
 
 # Exports.

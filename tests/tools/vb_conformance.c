@@ -258,7 +258,7 @@ static void explain_checks(vb_engine *e, const char *name, const vb_table_spec *
     vb_error err = {0};
     char plan[2048];
     int uses = -1;
-    vb_filter flt = {VB_FILTER_TAG_BELOW, 1000};
+    vb_filter flt = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1000};
     for (int filtered = 0; filtered < 2; filtered++) {
         int rc = vb_engine_explain(e, spec, 40, K, filtered ? &flt : NULL, &uses, plan, sizeof plan, &err);
         ok(rc == VB_OK && uses == 1, "%s: EXPLAIN: the %skNN plan scans the vector index (%s)", name,
@@ -319,7 +319,7 @@ static void hard_set_ef(vb_engine *e, const char *name, int lo, int hi) {
  * strict_order fill them. Recall at ef_search 40 over ten runs of the old driver: relaxed 0.94-0.98, strict
  * 0.82-0.95 (off: 0.05). */
 static void pg_iterative(const server_arg *s, const fixture *f, const vb_table_spec *spec) {
-    vb_filter flt = {VB_FILTER_TAG_BELOW, 100};
+    vb_filter flt = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 100};
     size_t passing = 0;
     for (size_t i = 0; i < f->n; i++) passing += f->tags[i] < 100;
     answers *want = calloc(f->nq, sizeof *want), *got = calloc(f->nq, sizeof *got);

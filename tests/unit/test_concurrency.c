@@ -15,6 +15,8 @@
  *     readings) in flight <= 1; the sleep engine never answers early, so QPS <= clients / service time;
  *   - the view applies the efficiency rule to the numbers committed: QPS(n) / (n x QPS(1)), QPS(1) the mean of
  *     the 1-client windows, shown when in flight >= n/2 and refused with the reason otherwise. */
+#include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -29,6 +31,8 @@
 #include "config/plan.h"
 #include "config/profile.h"
 #include "coordinator/manifest.h"
+#include "report/report_html.h"
+#include "report/show.h"
 #include "store/store.h"
 #include "tests/tap.h"
 #include "util/clock.h"
@@ -580,6 +584,83 @@ static void test_progress_and_config(void) {
        "sleep: built in, embedded, described as a tool for measuring the client");
 }
 
+
+/* ---- the latency figures: what show --json and the report print is what the merged histogram gives -------- */
+
+/* A window whose latencies are known (two clients' histograms merged, 1..2000 us with a tail), committed as the
+ * phase would commit it; then mean, p50, p95, p99 and p99.9 read back through `show --json` and the report's
+ * Markdown must be the merged histogram's own (ms, the report at its 3 decimals). */
+static void test_latency_figures(void) {
+    results_db db;
+    if (db_open(&db, PROFILE)) return;
+    vb_histogram *a = vb_histogram_new(), *b = vb_histogram_new();
+    for (uint64_t i = 1; i <= 1000; i++) vb_histogram_record(a, i * 1000);          /* 1 .. 1000 us */
+    for (uint64_t i = 1; i <= 1000; i++) vb_histogram_record(b, 1000000 + i * 1000);/* 1 .. 2 ms */
+    for (uint64_t i = 1; i <= 5; i++) vb_histogram_record(b, i * 40000000);         /* a tail of 40 .. 200 ms */
+    vb_histogram *merged = vb_histogram_new();
+    vb_histogram_merge(merged, a);
+    vb_histogram_merge(merged, b);
+    double fraction[2] = {0.5, 0.5};
+    vb_workload_result r = {.queries = vb_histogram_count(merged), .elapsed_s = 1, .latency = merged,
+                            .in_call_s = 1, .fraction_in_call = fraction, .clients = 2};
+    r.qps = (double)r.queries;
+    db_commit(&db, "sleep", 1, 1, &r);
+    const double want[5] = {vb_histogram_mean(merged) / 1e6, pct_ms(merged, 50), pct_ms(merged, 95),
+                            pct_ms(merged, 99), pct_ms(merged, 99.9)};
+    static const char *const names[5] = {"mean_ms", "p50_ms", "p95_ms", "p99_ms", "p999_ms"};
+    printf("# merged histogram: mean %.4f p50 %.4f p95 %.4f p99 %.4f p99.9 %.4f ms\n", want[0], want[1], want[2],
+           want[3], want[4]);
+    ok(want[2] > want[1] && want[4] > want[3] && want[0] > want[1], "the window's figures differ from each other");
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    vb_error err = {0};
+    is_int(vb_report_show(vb_store_db(db.store), out, 1, &err), VB_OK, nm("show --json (%s)", err.message));
+    fclose(out);
+    json_error_t jerr;
+    json_t *doc = json_loads(text ? text : "", 0, &jerr);
+    json_t *row = json_array_get(json_object_get(doc, "concurrency"), 0);
+    ok(row != NULL, "show --json: a concurrency row");
+    for (int i = 0; i < 5; i++) {
+        json_t *v = json_object_get(row, names[i]);
+        /* show --json writes 10 significant digits */
+        ok(v && json_is_number(v) && fabs(json_number_value(v) - want[i]) <= 1e-9 * want[i],
+           nm("show --json concurrency.%s = %.9f, the histogram's %.9f", names[i], v ? json_number_value(v) : -1,
+              want[i]));
+    }
+    json_decref(doc);
+    free(text);
+
+    char dir[64], rdir[96], path[128];
+    snprintf(path, sizeof path, "%s", db.path);
+    snprintf(dir, sizeof dir, "%s", db.dir);
+    vb_store_close(&db.store);
+    snprintf(rdir, sizeof rdir, "%s/report", dir);
+    const char *paths[1] = {path};
+    int wrc = vb_report_write(paths, 1, rdir, 1, &err);
+    is_int(wrc, VB_OK, nm("report written (%s)", err.message));
+    char md[160], line[4096], cells[160] = "";
+    snprintf(md, sizeof md, "%s/report.md", rdir);
+    FILE *f = fopen(md, "r");
+    for (int i = 0; i < 5; i++)
+        snprintf(cells + strlen(cells), sizeof cells - strlen(cells), " %.3f |", want[i]);
+    int found = 0, header = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strstr(line, "| mean_ms | p50_ms | p95_ms | p99_ms | p999_ms |")) header = 1;
+        if (header && strstr(line, cells)) found = 1;
+    }
+    if (f) fclose(f);
+    ok(header && found, nm("report.md: the concurrency table has mean, p50, p95, p99, p99.9 =%s", cells));
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", rdir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", rdir);
+    vb_histogram_destroy(&merged);
+    vb_histogram_destroy(&a);
+    vb_histogram_destroy(&b);
+    db_close(&db);
+}
+
 int main(void) {
     for (int i = 0; i < NQ * DIM; i++) g_queries[i] = (float)i;
     g_locked_ops = vb_engine_sleep;
@@ -604,5 +685,6 @@ int main(void) {
     test_validity_cpu();
     test_open_below_capacity();
     test_open_above_capacity();
+    test_latency_figures();
     return done_testing();
 }

@@ -271,7 +271,7 @@ static void test_registry(void) {
     float q[4] = {0};
     is_int(vb_conn_search(c, q, K, NULL, ids, &got, &err), VB_RETRY, "RETRY passes through");
     contains(err.message, "search", "RETRY with an empty message gets one naming the op");
-    vb_filter f = {VB_FILTER_TAG_BELOW, 100};
+    vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 100};
     is_int(vb_conn_search(c, q, K, &f, ids, &got, &err), VB_ERROR, "filter refused by an engine without FILTER");
     contains(err.message, "filtered search", "message says why");
     is_int(vb_conn_load(c, ids, q, NULL, 0, &err), VB_ERROR, "load fails");
@@ -295,7 +295,7 @@ static void test_registry(void) {
 /* Every query's answer equals the naive one (ids, or the same distance where the naive list has a near tie). */
 static int exact_matches(vb_conn *c, const corpus *cp, const float *qs, size_t nq, int32_t tag_below, int *short_n) {
     vb_error err;
-    vb_filter f = {tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, tag_below};
+    vb_filter f = {.kind = tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, .tag_below = tag_below};
     int bad = 0;
     for (size_t i = 0; i < nq; i++) {
         const float *q = qs + i * cp->dim;
@@ -389,7 +389,7 @@ static void test_exact_misc(const char *dir) {
     is_int(vb_conn_search(c, q, K, NULL, ids, &n, &err), VB_OK, "exact: search with k > rows");
     is_int(n, 4, "exact: returns every row");
     ok(ids[0] == 3 && ids[1] == 5 && ids[2] == 9 && ids[3] == 1, "exact: ties broken by id (3 5 9, then 1)");
-    vb_filter f = {VB_FILTER_TAG_BELOW, 10000};
+    vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 10000};
     vb_conn_search(c, q, K, &f, ids, &n, &err);
     is_int(n, 0, "exact: rows loaded without tags never pass a filter");
     is_int(vb_conn_search(c, q, 0, NULL, ids, &n, &err), VB_OK, "exact: k = 0 is fine");
@@ -427,7 +427,7 @@ static void test_exact_misc(const char *dir) {
  * duplicate ids, an id the corpus does not hold live, or a tag that fails the filter. */
 static double recall_of(vb_conn *c, const corpus *cp, const float *qs, size_t nq, int32_t tag_below, int *bad) {
     vb_error err;
-    vb_filter f = {tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, tag_below};
+    vb_filter f = {.kind = tag_below >= 0 ? VB_FILTER_TAG_BELOW : VB_FILTER_NONE, .tag_below = tag_below};
     double sum = 0.0;
     for (size_t i = 0; i < nq; i++) {
         int64_t got[K], want[K];
@@ -545,13 +545,13 @@ static void test_hnswlib_main(const char *dir) {
     double rf = recall_of(c, &cp, qs, NQ, 1000, &bad);
     is_int(bad, 0, "hnswlib: filter tag < 1000 respected in every answer");
     ok(rf >= 0.9, "hnswlib: filtered recall at ef 200 (%.4f)", rf);
-    vb_filter fx = {99, 0};
+    vb_filter fx = {.kind = (vb_filter_kind)99};
     int64_t one[K];
     int n = 0;
     is_int(vb_conn_search(c, qs, K, &fx, one, &n, &err), VB_ERROR, "hnswlib: unknown filter kind refused");
 
     /* Persist, then attach in a new instance: identical answers, filters included. */
-    vb_filter f10 = {VB_FILTER_TAG_BELOW, 1000};
+    vb_filter f10 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1000};
     int64_t *before = answers_of(c, qs, NQ, D, NULL), *before_f = answers_of(c, qs, NQ, D, &f10);
     is_int(vb_engine_persist(e, &err), VB_OK, "hnswlib: persist");
     {

@@ -394,7 +394,7 @@ static void test_refusals(void) {
 
     run_item("test-nofilter", "0.1", "50", "40", &o);
     ok(o.rc == VB_ERROR && o.results == 0, "engine without filter support: item fails");
-    contains(o.err.message, "test-nofilter cannot run a filtered search", "no filter support: clear message");
+    contains(o.err.message, "test-nofilter cannot run the range predicate", "no filter support: clear message");
     ok(session == NULL, "no filter support: refused before any index was built");
 
     run_item("exact", "0", "50", "40", &o);
