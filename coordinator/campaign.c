@@ -438,6 +438,10 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     /* Servers still up: stop them (an interrupted campaign's servers too; resume starts them again and reuses
      * their data directories). Up to 120 s, answering the orchestrator's messages meanwhile. */
     uint64_t stop_deadline = vb_now_ns() + 120ull * 1000000000ull;
+    /* After SIGINT (zsys_interrupted) czmq's zpoller_wait returns at once without looking at the sockets: the
+     * orchestrator's "stopped" would never be read and this loop would spin until the deadline. It has its own
+     * deadline, so here the poller keeps polling. */
+    zpoller_set_nonstop(poller, true);
     for (;;) {
         int waiting = 0;
         for (size_t e = 0; e < c.profile->n_engines; e++) {
