@@ -30,6 +30,10 @@ like() { # like TEXT SUBSTRING NAME...
     local text=$1 sub=$2; shift 2
     case "$text" in *"$sub"*) ok 0 "$*" ;; *) ok 1 "$*"; fail_note "#   '$sub' not in: $(printf %s "$text" | head -c 600)" ;; esac
 }
+unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
+    local text=$1 sub=$2; shift 2
+    case "$text" in *"$sub"*) ok 1 "$*"; fail_note "#   '$sub' is in: $(printf %s "$text" | head -c 600)" ;; *) ok 0 "$*" ;; esac
+}
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
 # Makes sure the engine image NAME exists (builds it on first use: about 3 minutes, cached afterwards), so the
