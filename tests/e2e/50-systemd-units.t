@@ -13,7 +13,7 @@ CTL=${VB_UNITCTL:-$ROOT/${BUILD:-build}/tools/vb_unitctl}
 
 why=$(vb_ns_skip_reason)
 [ -n "$why" ] || [ -x "$CTL" ] || why="the test driver $CTL is not built (make tools)"
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 
 kv() { printf '%s\n' "$2" | sed -n "s/^$1=//p" | head -1; }  # kv KEY TEXT: the value of KEY=... in TEXT
 ctl() { vb_ns_run "$CTL" "$@"; }

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../../deploy/systemd-ns"
 NS="$(cd "$(dirname "$0")/../.." && pwd)/deploy/systemd-ns"
 why=$(vb_ns_skip_reason)
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 need setsid
 
 # Namespace cgroups already there (another test's, running or killed): not this test's to judge.

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need gnuplot chromium /usr/bin/python3 tar
 /usr/bin/python3 -c 'import PIL' 2>/dev/null ||
-    { echo "1..0 # SKIP python3-pil is not installed (bash deploy/install-deps --with-tests installs it)"; exit 0; }
+    skip_all "python3-pil is not installed (bash deploy/install-deps --with-tests installs it)"
 ARTIFACTS=${VB_ARTIFACTS:-$(cd "$(dirname "$0")/../.." && pwd)/results.db/artifacts}
 
 profile() { # profile NAME M SEED
