@@ -9,7 +9,7 @@
 . "$(dirname "$0")/pg-server.sh"
 vb_ensure_image db-trixie
 reason=$(vb_pg_skip_reason)
-if [ -n "$reason" ]; then echo "1..0 # SKIP $reason"; exit 0; fi
+[ -z "$reason" ] || skip_all "$reason"
 trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 pgdir=$SCRATCH/pg
 vb_pg_start "$pgdir" wait-pw

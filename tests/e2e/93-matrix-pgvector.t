@@ -5,8 +5,9 @@
 # built; each variant has its own table, and the halfvec index is smaller than the vector one.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-server.sh"
+vb_ensure_image db-trixie
 reason=$(vb_pg_skip_reason)
-if [ -n "$reason" ]; then echo "1..0 # SKIP $reason"; exit 0; fi
+[ -z "$reason" ] || skip_all "$reason"
 pgdir="$SCRATCH/pg"
 vb_pg_start "$pgdir" secret-pw
 ok $? "a PostgreSQL server with pgvector starts"
