@@ -467,7 +467,7 @@ static void main_case(script *s) {
         if (gap < 0.02) {
             skip(s, "ef_search is a per-connection setting", "ef_search does not change this engine's answers here");
         } else {
-            check(s, 1, "ef_search changes the answers (recall %.3f -> %.3f)", recall(&lo1), recall(&v));
+            note(s, "ef_search changes the answers (recall %.3f -> %.3f)", recall(&lo1), recall(&v));
             check(s, fabs(recall(&lo2) - recall(&lo1)) < gap / 2,
                   "ef_search is a per-connection setting: another connection's set_search leaves this one at %.3f "
                   "(was %.3f; %.3f would be the other's)", recall(&lo2), recall(&lo1), recall(&v));
