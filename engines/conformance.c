@@ -181,13 +181,14 @@ static int run_queries(script *s, vb_conn *c, const float *qs, size_t nq, const 
 
 static double recall(const verdict *v) { return v->total > 0 ? v->hits / v->total : 1.0; }
 
-/* The contract's answer checks for one run of queries. */
-static void answers_ok(script *s, const verdict *v, const char *what) {
+/* The contract's answer checks for one run of queries (filtered: with the tag filter). A known defect of repeated
+ * ids (opts.known_duplicates: MariaDB 11.8, seen in filtered answers only) is a TODO there and a failure elsewhere. */
+static void answers_ok(script *s, const verdict *v, const char *what, int filtered) {
     check(s, v->dead == 0, "%s: no removed or unknown id is returned (%d)", what, v->dead);
     check(s, v->unfit == 0, "%s: every id passes the filter (%d do not)", what, v->unfit);
     check(s, v->misorders == 0, "%s: ids come closest first for the %s metric (%d out of order, worst step %.4f)",
           what, vb_metric_name(s->spec.metric), v->misorders, v->worst);
-    if (v->repeats && s->o->known_duplicates)
+    if (v->repeats && s->o->known_duplicates && filtered)
         check(s, 0, "%s: no answer repeats an id (%d repeats) # TODO %s", what, v->repeats, s->o->known_duplicates);
     else
         check(s, v->repeats == 0, "%s: no answer repeats an id (%d repeats)", what, v->repeats);
@@ -447,7 +448,7 @@ static void main_case(script *s) {
     if (rc == VB_OK) rc = run_queries(s, a, s->queries, s->nq, NULL, &hi, &err);
     if (!check(s, rc == VB_OK, "%zu searches at ef_search %d (%s)", s->nq, EF_HIGH, rc ? err.message : "ok"))
         goto out;
-    answers_ok(s, &hi, "unfiltered");
+    answers_ok(s, &hi, "unfiltered", 0);
     check(s, hi.short_answers == 0, "every unfiltered answer has k = %d ids (%d short)", K, hi.short_answers);
     double min_recall = s->o->min_recall > 0 ? s->o->min_recall : 0.9;
     check(s, recall(&hi) >= min_recall, "recall@%d at ef_search %d is %.3f (>= %.2f)", K, EF_HIGH, recall(&hi),
@@ -483,7 +484,7 @@ static void main_case(script *s) {
         vb_filter f = {VB_FILTER_TAG_BELOW, TAG_BELOW};
         rc = run_queries(s, a, s->queries, s->nq, &f, &v, &err);
         if (check(s, rc == VB_OK, "filtered searches, tag < %d (%s)", TAG_BELOW, rc ? err.message : "ok")) {
-            answers_ok(s, &v, "filtered");
+            answers_ok(s, &v, "filtered", 1);
             note(s, "filtered tag < %d: recall@%d %.3f, %d short answers of %zu", TAG_BELOW, K, recall(&v),
                  v.short_answers, s->nq);
             check(s, recall(&v) >= 0.5, "the filter keeps the right rows: recall@%d %.3f (>= 0.5)", K, recall(&v));
@@ -530,7 +531,7 @@ static void main_case(script *s) {
     for (size_t i = 0; i < nr && i < 30; i++) found_gone += returns(s, a, s->vecs + (size_t)gone[i] * s->dim, NULL, gone[i]) != 0;
     check(s, found_gone == 0, "a removed row is not returned even for its own vector (%d are)", found_gone);
     rc = run_queries(s, a, s->queries, s->nq, NULL, &v, &err);
-    if (check(s, rc == VB_OK, "searches after the remove (%s)", rc ? err.message : "ok")) answers_ok(s, &v, "after remove");
+    if (check(s, rc == VB_OK, "searches after the remove (%s)", rc ? err.message : "ok")) answers_ok(s, &v, "after remove", 0);
 
     /* Insert of live ids: an upsert. Five tagged rows get a far-away vector and tag 0. */
     enum { NU = 10 };
@@ -590,7 +591,7 @@ static void main_case(script *s) {
         for (size_t i = 0; i < nr && i < 30; i++) seek(s, a, gv + i * s->dim, NULL, gone[i], NULL, &back);
         check(s, misses_ok(s, &back), "reinserted rows are found at their vectors: %s", misses_text(&back, mt, sizeof mt));
         rc = run_queries(s, a, s->queries, s->nq, NULL, &v, &err);
-        if (rc == VB_OK) answers_ok(s, &v, "after the reinsert");
+        if (rc == VB_OK) answers_ok(s, &v, "after the reinsert", 0);
         check(s, rc == VB_OK && recall(&v) >= min_recall, "recall@%d after remove + upsert + reinsert %.3f", K,
               recall(&v));
     }
