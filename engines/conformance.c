@@ -343,6 +343,25 @@ static void rows_ok(script *s, const char *when) {
               live_rows(s));
 }
 
+/* The searches of the script are answered by the vector index, not by a scan that would make every check exact:
+ * for an engine with an explain op, the plan of the kNN query (as its connections run it, at EF_HIGH) must use the
+ * index, at each stage whose answers are judged. Engines without one (the embedded ones are their index) say so. */
+static void plan_ok(script *s, const char *when, const vb_filter *f) {
+    if (!vb_engine_ops_of(s->e)->explain) return;
+    char plan[2048] = "", first[200] = "";
+    int uses = -1;
+    vb_error err = {0};
+    int rc = st(s, vb_engine_explain(s->e, &s->spec, EF_HIGH, K, f, &uses, plan, sizeof plan, &err), &err);
+    for (const char *p = plan; *p; p++) {   /* the plan's lines, joined, for the check's name */
+        if (strlen(first) + 4 >= sizeof first) break;
+        size_t l = strlen(first);
+        first[l] = *p == '\n' ? ';' : *p;
+        first[l + 1] = '\0';
+    }
+    check(s, rc == VB_OK && uses == 1, "%s: EXPLAIN: the %skNN plan uses the vector index (%s)", when,
+          f ? "filtered " : "", rc ? err.message : first);
+}
+
 /* ---- the script --------------------------------------------------------------------------------------- */
 
 static int set_ef(script *s, vb_conn *c, int ef, vb_error *err) {
@@ -436,6 +455,8 @@ static void main_case(script *s) {
     rc = st(s, vb_engine_build(s->e, &err), &err);
     if (!check(s, rc == VB_OK, "build (%s)", rc ? err.message : "ok")) return;
     rows_ok(s, "after the load");
+    plan_ok(s, "after the load", NULL);
+    if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the load", &(vb_filter){VB_FILTER_TAG_BELOW, TAG_BELOW});
 
     vb_conn *a = NULL, *b = NULL;
     rc = st(s, vb_engine_connect(s->e, &a, &err), &err);
@@ -527,6 +548,7 @@ static void main_case(script *s) {
     check(s, rc == VB_OK, "removing the same ids again is not an error (absent ids are skipped) (%s)",
           rc ? err.message : "ok");
     rows_ok(s, "after the remove");
+    plan_ok(s, "after the remove", NULL);
     int found_gone = 0;
     for (size_t i = 0; i < nr && i < 30; i++) found_gone += returns(s, a, s->vecs + (size_t)gone[i] * s->dim, NULL, gone[i]) != 0;
     check(s, found_gone == 0, "a removed row is not returned even for its own vector (%d are)", found_gone);
@@ -551,6 +573,7 @@ static void main_case(script *s) {
             s->tags[up[i]] = 0;
         }
         rows_ok(s, "after the upsert (no row added)");
+        if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the upsert", &(vb_filter){VB_FILTER_TAG_BELOW, 1});
         int left = 0;
         misses moved = {0}, retagged = {0};
         char mt[200];
@@ -586,6 +609,7 @@ static void main_case(script *s) {
     if (check(s, rc == VB_OK, "insert of the %zu removed ids brings them back (%s)", nr, rc ? err.message : "ok")) {
         for (size_t i = 0; i < nr; i++) s->alive[gone[i]] = 1;
         rows_ok(s, "after the reinsert");
+        plan_ok(s, "after the reinsert", NULL);
         misses back = {0};
         char mt[200];
         for (size_t i = 0; i < nr && i < 30; i++) seek(s, a, gv + i * s->dim, NULL, gone[i], NULL, &back);

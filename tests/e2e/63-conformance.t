@@ -19,13 +19,13 @@ CTL=$TOOLS/vb_unitctl
 
 vb_ensure_image db-trixie
 IMG=$(bash "$ROOT/deploy/image-build" --path-only db-trixie 2>/dev/null)
-# Valkey + valkey-search: a layer built from the vendored module source (about 6 minutes of compiling when cold).
-vb_ensure_image db-trixie-valkey-search-1.0.2
+# Valkey + valkey-search: the layer recipe is gone (93b6475), so there is nothing to build; its part is rewritten
+# separately (issue 22).
 VKIMG=$(bash "$ROOT/deploy/image-build" --path-only db-trixie-valkey-search-1.0.2 2>/dev/null)
 why=$(vb_ns_skip_reason)
 [ -n "$why" ] || { [ -x "$CONF" ] && [ -x "$CTL" ]; } || why="the test tools are not built in $TOOLS (make unit)"
 [ -n "$why" ] || [ -n "$IMG" ] || why="no engine image db-trixie (vbench image build db-trixie)"
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 diag() { sed 's/^/#   /'; }
 ctl() { vb_ns_run "$CTL" "$@"; }
 
@@ -110,8 +110,11 @@ else
 fi
 
 # --- the conformance script over the registry ------------------------------------------------------------------
+# pgvector: 3,000 rows without statistics get a sequential scan and a sort from the planner (exact answers: the
+# remove, upsert and reinsert checks would never reach the HNSW index), so its sessions run with enable_seqscan off
+# (libpq's PGOPTIONS); the script checks the plan with EXPLAIN at each stage whose answers it judges.
 t0=$(date +%s)
-vb_ns_run "$CONF" \
+vb_ns_run env PGOPTIONS="-c enable_seqscan=off" "$CONF" \
     --engine pgvector host="$pg" user=postgres password="$PW" dbname=postgres --restart "sh $SCRATCH/pg.sh restart" \
     --engine mariadb socket="$my/mysqld.sock" database=vbconf insert_batch=200 --restart "sh $SCRATCH/my.sh restart" \
     --known-duplicates "MariaDB 11.8 repeats a row in some filtered answers (docs/results-medium-100k.md); the agent scores repeats as misses and records 'duplicate ids'" \
