@@ -34,7 +34,8 @@ echo "timeouts $(journalctl -u vbwd-test --no-pager | grep -c -i 'watchdog timeo
 systemctl stop vbwd-test
 SH
 chmod +x inner.sh
-out=$(timeout 180 "$NS" -- ./inner.sh "$VB_BIN/vbench-agent" 2>/dev/null)
+# The namespace's /tmp is private: the binaries go in with --share, wherever the checkout is (/tmp included).
+out=$(timeout 180 "$NS" --share "$VB_BIN" -- ./inner.sh "$VB_BIN/vbench-agent" 2>/dev/null)
 val() { printf '%s\n' "$out" | sed -n "s/^$1 //p"; }
 is "$(val start)" 0 "a Type=notify agent starts: it said READY=1"
 is "$(val state)" active "... and is active"
