@@ -73,7 +73,7 @@ missing=
 for t in $servers; do
     case "$count" in *"$(basename "$t")"*) ;; *) missing="$missing $t" ;; esac
 done
-is "$missing" "" "... and names each of them"
+is_empty "$missing" "... and names each of them"
 like "$(cat "$SCRATCH/suite.err")" "the engine image db-trixie could not be built, so this test cannot run" \
      "each failing test says why on stderr (what prove shows)"
 like "$(cat "$SCRATCH/suite.err")" "127.0.0.1" "... with the build's own words about the mirror"

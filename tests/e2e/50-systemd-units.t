@@ -208,5 +208,5 @@ ok $? "the namespace tears down: no process left, cgroups removed, the host's /t
 [ -n "$nspid" ] && { [ ! -e "/proc/$nspid" ] || [ "$(cat /proc/$nspid/comm 2>/dev/null)" != systemd ]; }
 ok $? "the namespace's systemd (host pid ${nspid:-unknown}) is gone"
 left=$(find /sys/fs/cgroup -maxdepth 6 -path "*$nscg" 2>/dev/null | head -1)
-is "$left" "" "no cgroup of the namespace is left"
+is_empty "$left" "no cgroup of the namespace is left"
 done_testing

@@ -65,7 +65,7 @@ is "$(tree "$R/h2")" "etc/systemd/system/vbench-agent@.service etc/systemd/syste
 modes=$(cd "$R" && find . -path '*/keys*' -printf '%m %u %P\n' | sort -k3 | tr '\n' ';')
 bad=$(cd "$R" && find . \( -path '*/keys/*.key' ! -perm 0600 \) -o \( -path '*/keys/*.pub' ! -perm 0644 \) \
       -o \( -type d -path '*/keys*' ! -perm 0700 \) -o \( -path '*/keys*' ! -user "$(id -un)" \))
-is "$bad" "" "secret keys 0600, public keys 0644, key directories 0700, all $(id -un)'s (root's on a host)" ||
+is_empty "$bad" "secret keys 0600, public keys 0644, key directories 0700, all $(id -un)'s (root's on a host)" ||
     echo "$modes" | tr ';' '\n' | diag
 is "$(stat -c %a "$R/h2/usr/local/bin/vbench-agent") $(stat -c %a "$R/h2/etc/vbench/agent-h2-client.env")" "755 644" \
    "binaries 0755, environment files 0644"
@@ -115,7 +115,7 @@ if command -v systemd-analyze >/dev/null; then
         systemd-analyze verify --man=no --root="$SCRATCH/verify-h2" vbench-agent@h2-client.service \
             vbench-agent@h2-orchestrator.service 2>&1)
     ok $? "systemd-analyze verify accepts the installed units with their drop-ins"
-    is "$v" "" "and has nothing to say about them"
+    is_empty "$v" "and has nothing to say about them"
 else
     skip "systemd-analyze is not installed: units not verified (deploy/install-deps --with-tests installs systemd)"
 fi
@@ -335,7 +335,7 @@ is "$(show $c Restart)/$(show $c RestartUSec)/$(show $c RestartPreventExitStatus
    "client: Restart=on-failure after 5 s, not after a usage error"
 is "$(show $c ProtectSystem)/$(show $c ProtectHome)/$(show $c PrivateTmp)/$(show $c NoNewPrivileges)" \
    "strict/yes/yes/yes" "client: ProtectSystem=strict, ProtectHome, PrivateTmp, NoNewPrivileges"
-is "$(show $c CapabilityBoundingSet)" "" "client: no capabilities"
+is_empty "$(show $c CapabilityBoundingSet)" "client: no capabilities"
 like "$(show $c InaccessiblePaths)" "/run/systemd/private" "client: systemd's private socket hidden"
 is "$(show $o CPUAffinity)/$(show $o MemoryMax)" "/infinity" "orchestrator: no CPU or memory limit of its own"
 is "$(show $o ProtectSystem)/$(show $o PrivateTmp)/$(show $o ProtectHome)" "full/no/read-only" \
@@ -428,5 +428,5 @@ wait "$listener" 2>/dev/null
 nspid=$VB_NS_PID
 vb_ns_stop
 ok $? "the namespace tears down: no process left, the host's /tmp canary intact"
-is "$(ls -d /etc/vbench /etc/systemd/system/vbench-* 2>/dev/null)" "$host_etc" "nothing reached the host's /etc"
+is "[$(ls -d /etc/vbench /etc/systemd/system/vbench-* 2>/dev/null)]" "[$host_etc]" "nothing reached the host's /etc (what was there before: [$host_etc])"
 done_testing

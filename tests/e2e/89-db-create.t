@@ -87,7 +87,7 @@ out=$("$VBENCH" run --profile "$profile" --out "$mnt2/results.db/tiny.sqlite" --
 is "$?" "2" "a creation that fails half-way (no inode left): exit 2"
 like "$out" "$mnt2/results.db/tiny.sqlite" "... the error names the file"
 like "$out" "removed" "... and says the half-made file was removed"
-is "$(ls -A "$mnt2" | tr '\n' ' ')" "" "nothing is left behind"
+is_empty "$(ls -A "$mnt2" | tr '\n' ' ')" "nothing is left behind"
 mount -o remount,nr_inodes=1000 "$mnt2"
 "$VBENCH" run --profile "$profile" --out "$mnt2/results.db/tiny.sqlite" --quiet >"$SCRATCH/inodes.txt" 2>&1
 rc=$?

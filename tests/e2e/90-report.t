@@ -69,7 +69,7 @@ missing=""
 for s in summary environment validity asymmetries recall build concurrency filtered churn server reproduce; do
     grep -q "<section id=\"$s\"" "$SCRATCH/report.dom" || missing="$missing $s"
 done
-is "$missing" "" "every section is in the rendered page, in order"
+is_empty "$missing" "every section is in the rendered page, in order"
 order=$(grep -o '<section id="[a-z]*"' "$SCRATCH/report.dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
 is "$order" "summary environment validity asymmetries recall build concurrency filtered churn server reproduce " \
    "sections in the issue's order"

@@ -28,11 +28,22 @@ ok() { # ok CONDITION-EXIT-CODE NAME...
         echo "# $(basename "$0") failed #$T_N - $*" >&2
     fi
 }
-is() { # is GOT WANT NAME...
+is() { # is GOT WANT NAME...: GOT is WANT. WANT may not be empty: two empty strings (a query of a missing database,
+       # a variable never set) are no match. A value that must be empty is is_empty's.
     local got=$1 want=$2; shift 2
+    if [ -z "$want" ]; then
+        ok 1 "$*"; fail_note "#   is: an empty WANT (got '$got'): use is_empty for a value that must be empty"
+        return 1
+    fi
     [ "$got" = "$want" ]; local rc=$?
     ok $rc "$*"
     [ $rc -eq 0 ] || fail_note "#   got '$got', want '$want'"
+}
+is_empty() { # is_empty GOT NAME...: GOT is the empty string
+    local got=$1; shift
+    [ -z "$got" ]; local rc=$?
+    ok $rc "$*"
+    [ $rc -eq 0 ] || fail_note "#   got '$(printf %s "$got" | head -c 600)', want nothing"
 }
 like() { # like TEXT SUBSTRING NAME...
     local text=$1 sub=$2; shift 2
