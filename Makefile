@@ -104,7 +104,7 @@ test: test-deps
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a build tree of their own.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp
-asan-test:
+asan-test: test-deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" unit
 	@$(SAN_ENV) \
 	  prove --exec '' $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
