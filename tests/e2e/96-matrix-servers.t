@@ -57,6 +57,12 @@ is "$(q "$db" "SELECT group_concat(engine || ':' || state, ' ') FROM (SELECT eng
    "pgvector:ready pgvector:stopped mariadb:ready mariadb:stopped" \
    "server_log: each engine's server started once and stopped once, not once per configuration"
 is "$(grep -c 'starting the .* server' "$SCRATCH/run.err")" "2" "the terminal says two servers start"
+# Every server, every phase it ran: a cgroup and an RSS peak (the same property 62-orchestrator asks of dev's five).
+for e in pgvector mariadb; do
+    is "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM v_server_phase WHERE engine = '$e' AND peak_rss_bytes > 0 AND peak_cgroup_bytes > 0 ORDER BY phase)")" \
+       "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM plan WHERE engine = '$e' OR engine LIKE '$e[%' ORDER BY phase)")" \
+       "$e: per-phase peaks (cgroup and RSS) for every phase it ran"
+done
 like "$(q "$db" "SELECT value FROM manifest WHERE key = 'server.pgvector.unit'")" "vbench-mxs-pgvector" \
      "the pgvector server's unit is named after the engine, not a configuration"
 n=$(q "$db" "SELECT COUNT(DISTINCT p.engine) FROM server_sample AS s JOIN plan AS p ON p.key = s.item_key
