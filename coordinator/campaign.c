@@ -261,6 +261,28 @@ static void reload_allow_list(campaign *c) {
     vb_console_say(&c->console, "allow-list reloaded from %s: %zu keys", c->o->allow_dir, vb_transport_zap_count(c->zap));
 }
 
+/* One turn of receiving, the coordinator's only one, used by the main loop and by the loop that waits for the servers
+ * to stop: waits up to ms for the router or the ZAP handler, answers a ZAP request (a handshake under way), and hands
+ * a message to the agent machine only when its key may speak for the id it uses (vb_campaign_sender_allowed). A
+ * message that cannot be decoded is an event. */
+static void receive_turn(campaign *c, zpoller_t *poller, int ms) {
+    void *which = zpoller_wait(poller, ms);
+    if (vb_transport_zap_handle(c->zap, which)) return;   /* a ZAP request answered or a failed handshake reported */
+    if (which != c->router) return;
+    zframe_t *routing = NULL;
+    vb_error rerr;
+    char user_id[64];
+    Vbench__Envelope *env = vb_wire_recv_from(c->router, &routing, user_id, sizeof user_id, &rerr);
+    if (env) {
+        if (vb_campaign_sender_allowed(c, routing, user_id)) vb_campaign_agent_on(c, routing, env);
+        vb_wire_free(env);
+        zframe_destroy(&routing);
+    } else if (!zsys_interrupted) {
+        vb_store_event(c->store, VB_EVENT_MESSAGE_DROPPED, "warn", NULL, "coordinator", "dropped a message: %s",
+                       rerr.message);
+    }
+}
+
 int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     campaign c = {.o = o, .running = -1};
     vb_console_init(&c.console, stderr, o->quiet, isatty(2));
@@ -349,23 +371,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             interrupted = 1;
             break;
         }
-        void *which = zpoller_wait(poller, 100);
-        if (vb_transport_zap_handle(c.zap, which)) {
-            /* a ZAP request answered or a failed handshake reported (on_peer) */
-        } else if (which == c.router) {
-            zframe_t *routing = NULL;
-            vb_error rerr;
-            char user_id[64];
-            Vbench__Envelope *env = vb_wire_recv_from(c.router, &routing, user_id, sizeof user_id, &rerr);
-            if (env) {
-                if (vb_campaign_sender_allowed(&c, routing, user_id)) vb_campaign_agent_on(&c, routing, env);
-                vb_wire_free(env);
-                zframe_destroy(&routing);
-            } else if (!zsys_interrupted) {
-                vb_store_event(c.store, VB_EVENT_MESSAGE_DROPPED, "warn", NULL, "coordinator",
-                               "dropped a message: %s", rerr.message);
-            }
-        }
+        receive_turn(&c, poller, 100);
         for (size_t i = 0; i < c.n_peers; i++)
             if (c.peers[i].state != VB_AGENT_LOST && vb_now_ns() - c.peers[i].last_sent_ns > HEARTBEAT_MS * 1000000ull)
                 vb_campaign_send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, 0, NULL, NULL);
@@ -398,6 +404,10 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     /* Servers still up: stop them (an interrupted campaign's servers too; resume starts them again and reuses
      * their data directories). Up to 120 s, answering the orchestrator's messages meanwhile. */
     uint64_t stop_deadline = vb_now_ns() + 120ull * 1000000000ull;
+    /* After SIGINT (zsys_interrupted) czmq's zpoller_wait returns at once without looking at the sockets: the
+     * orchestrator's "stopped" would never be read and this loop would spin until the deadline. It has its own
+     * deadline, so here the poller keeps polling. */
+    zpoller_set_nonstop(poller, true);
     for (;;) {
         int waiting = 0;
         for (size_t e = 0; e < c.profile->n_engines; e++) {
@@ -407,13 +417,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         }
         if (!waiting || vb_now_ns() > stop_deadline) break;
         vb_watchdog_tick("stopping the servers");
-        if (zpoller_wait(poller, 200) == c.router) {
-            zframe_t *routing = NULL;
-            Vbench__Envelope *env = vb_wire_recv(c.router, &routing, NULL);
-            if (env) vb_campaign_agent_on(&c, routing, env);
-            vb_wire_free(env);
-            zframe_destroy(&routing);
-        }
+        receive_turn(&c, poller, 200);
         vb_campaign_watch_local_agents(&c);
     }
     zpoller_destroy(&poller);

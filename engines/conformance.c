@@ -17,6 +17,7 @@
 #define K 10
 #define EF_LOW 10
 #define EF_HIGH 200
+#define EF_RETRY 1000     /* a miss at EF_HIGH is searched again here (pgvector's hnsw.ef_search maximum) */
 #define TAG_BELOW 1000    /* about 10 % of vb_dataset_tag's 0..9999 */
 
 typedef struct script {
@@ -180,13 +181,14 @@ static int run_queries(script *s, vb_conn *c, const float *qs, size_t nq, const 
 
 static double recall(const verdict *v) { return v->total > 0 ? v->hits / v->total : 1.0; }
 
-/* The contract's answer checks for one run of queries. */
-static void answers_ok(script *s, const verdict *v, const char *what) {
+/* The contract's answer checks for one run of queries (filtered: with the tag filter). A known defect of repeated
+ * ids (opts.known_duplicates: MariaDB 11.8, seen in filtered answers only) is a TODO there and a failure elsewhere. */
+static void answers_ok(script *s, const verdict *v, const char *what, int filtered) {
     check(s, v->dead == 0, "%s: no removed or unknown id is returned (%d)", what, v->dead);
     check(s, v->unfit == 0, "%s: every id passes the filter (%d do not)", what, v->unfit);
     check(s, v->misorders == 0, "%s: ids come closest first for the %s metric (%d out of order, worst step %.4f)",
           what, vb_metric_name(s->spec.metric), v->misorders, v->worst);
-    if (v->repeats && s->o->known_duplicates)
+    if (v->repeats && s->o->known_duplicates && filtered)
         check(s, 0, "%s: no answer repeats an id (%d repeats) # TODO %s", what, v->repeats, s->o->known_duplicates);
     else
         check(s, v->repeats == 0, "%s: no answer repeats an id (%d repeats)", what, v->repeats);
@@ -204,6 +206,8 @@ static int64_t first_id(script *s, vb_conn *c, const float *q, const vb_filter *
     return n > 0 ? got[0] : -1;
 }
 
+static int set_ef(script *s, vb_conn *c, int ef, vb_error *err);
+
 /* Does any of the answers for q contain id? */
 static int returns(script *s, vb_conn *c, const float *q, const vb_filter *f, int64_t id) {
     int64_t got[K];
@@ -216,6 +220,58 @@ static int returns(script *s, vb_conn *c, const float *q, const vb_filter *f, in
     for (int i = 0; i < n; i++)
         if (got[i] == id) return 1;
     return 0;
+}
+
+/* Misses of rows that must be found at their own vectors (untagged rows, upserted and reinserted rows): an embedded
+ * engine finds every one at EF_HIGH (measured: hnswlib 20 of 20 runs of this script without a single miss in these
+ * checks, exact by construction). A server's approximate index may fail to reach a row at EF_HIGH (HNSW's last
+ * inserts are its least connected: seen on MHNSW and valkey-search), so each miss is searched again at EF_RETRY:
+ * found there, it was a node the search did not reach at EF_HIGH, reported and allowed; not found even there,
+ * the row is lost to the index (an update or insert the engine did not apply, or a node nothing links to), a
+ * failure. For an upsert the old vector tells which: the row still found there is a lost update (for a new tag:
+ * the row found at its vector without the filter). */
+typedef struct misses {
+    int tried, found;      /* found at EF_HIGH */
+    int unreached;         /* missed at EF_HIGH, found at EF_RETRY */
+    int lost;              /* not found even at EF_RETRY */
+    int lost_update;       /* of those, still found where the old state would be (seek's old) */
+} misses;
+
+/* Looks for id at q (with filter f) on c at EF_HIGH and counts the outcome in *m. old (may be NULL): where, without a
+ * filter, a row whose update was lost would still be found: its old vector, or for a new tag the new vector. */
+static void seek(script *s, vb_conn *c, const float *q, const vb_filter *f, int64_t id, const float *old, misses *m) {
+    m->tried++;
+    if (returns(s, c, q, f, id) == 1) {
+        m->found++;
+        return;
+    }
+    vb_error err = {0};
+    int again = set_ef(s, c, EF_RETRY, &err) == VB_OK && returns(s, c, q, f, id) == 1;
+    if (set_ef(s, c, EF_HIGH, &err) != VB_OK) note(s, "set_search back to %d failed: %s", EF_HIGH, err.message);
+    if (again) {
+        m->unreached++;
+        note(s, "row %lld: missed at ef_search %d, found at %d (a node the search did not reach)", (long long)id,
+             EF_HIGH, EF_RETRY);
+        return;
+    }
+    m->lost++;
+    int at_old = old && returns(s, c, old, NULL, id) == 1;
+    m->lost_update += at_old;
+    note(s, "row %lld: not found even at ef_search %d: %s", (long long)id, EF_RETRY,
+         at_old ? "still found at its old vector: a lost update" : "lost to the index (not applied, or unlinked)");
+}
+
+/* The verdict on *m: every row at EF_HIGH for an embedded engine; for a server, none lost (misses at EF_HIGH that
+ * EF_RETRY finds are reported in the name). */
+static int misses_ok(script *s, const misses *m) {
+    if (vb_engine_ops_of(s->e)->flags & VB_ENGINE_EMBEDDED) return m->tried > 0 && m->found == m->tried;
+    return m->tried > 0 && m->lost == 0;
+}
+
+static const char *misses_text(const misses *m, char *buf, size_t len) {
+    snprintf(buf, len, "%d of %d at ef_search %d; %d more only at %d; %d lost (%d lost updates)", m->found, m->tried,
+             EF_HIGH, m->unreached, EF_RETRY, m->lost, m->lost_update);
+    return buf;
 }
 
 typedef struct loader {
@@ -285,6 +341,25 @@ static void rows_ok(script *s, const char *when) {
     else
         check(s, rows == (int64_t)live_rows(s), "%s: sizes says %lld rows (want %zu)", when, (long long)rows,
               live_rows(s));
+}
+
+/* The searches of the script are answered by the vector index, not by a scan that would make every check exact:
+ * for an engine with an explain op, the plan of the kNN query (as its connections run it, at EF_HIGH) must use the
+ * index, at each stage whose answers are judged. Engines without one (the embedded ones are their index) say so. */
+static void plan_ok(script *s, const char *when, const vb_filter *f) {
+    if (!vb_engine_ops_of(s->e)->explain) return;
+    char plan[2048] = "", first[200] = "";
+    int uses = -1;
+    vb_error err = {0};
+    int rc = st(s, vb_engine_explain(s->e, &s->spec, EF_HIGH, K, f, &uses, plan, sizeof plan, &err), &err);
+    for (const char *p = plan; *p; p++) {   /* the plan's lines, joined, for the check's name */
+        if (strlen(first) + 4 >= sizeof first) break;
+        size_t l = strlen(first);
+        first[l] = *p == '\n' ? ';' : *p;
+        first[l + 1] = '\0';
+    }
+    check(s, rc == VB_OK && uses == 1, "%s: EXPLAIN: the %skNN plan uses the vector index (%s)", when,
+          f ? "filtered " : "", rc ? err.message : first);
 }
 
 /* ---- the script --------------------------------------------------------------------------------------- */
@@ -380,6 +455,8 @@ static void main_case(script *s) {
     rc = st(s, vb_engine_build(s->e, &err), &err);
     if (!check(s, rc == VB_OK, "build (%s)", rc ? err.message : "ok")) return;
     rows_ok(s, "after the load");
+    plan_ok(s, "after the load", NULL);
+    if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the load", &(vb_filter){.kind = VB_FILTER_TAG_BELOW, .tag_below = TAG_BELOW});
 
     vb_conn *a = NULL, *b = NULL;
     rc = st(s, vb_engine_connect(s->e, &a, &err), &err);
@@ -392,7 +469,7 @@ static void main_case(script *s) {
     if (rc == VB_OK) rc = run_queries(s, a, s->queries, s->nq, NULL, &hi, &err);
     if (!check(s, rc == VB_OK, "%zu searches at ef_search %d (%s)", s->nq, EF_HIGH, rc ? err.message : "ok"))
         goto out;
-    answers_ok(s, &hi, "unfiltered");
+    answers_ok(s, &hi, "unfiltered", 0);
     check(s, hi.short_answers == 0, "every unfiltered answer has k = %d ids (%d short)", K, hi.short_answers);
     double min_recall = s->o->min_recall > 0 ? s->o->min_recall : 0.9;
     check(s, recall(&hi) >= min_recall, "recall@%d at ef_search %d is %.3f (>= %.2f)", K, EF_HIGH, recall(&hi),
@@ -412,7 +489,7 @@ static void main_case(script *s) {
         if (gap < 0.02) {
             skip(s, "ef_search is a per-connection setting", "ef_search does not change this engine's answers here");
         } else {
-            check(s, 1, "ef_search changes the answers (recall %.3f -> %.3f)", recall(&lo1), recall(&v));
+            note(s, "ef_search changes the answers (recall %.3f -> %.3f)", recall(&lo1), recall(&v));
             check(s, fabs(recall(&lo2) - recall(&lo1)) < gap / 2,
                   "ef_search is a per-connection setting: another connection's set_search leaves this one at %.3f "
                   "(was %.3f; %.3f would be the other's)", recall(&lo2), recall(&lo1), recall(&v));
@@ -428,23 +505,23 @@ static void main_case(script *s) {
         vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = TAG_BELOW};
         rc = run_queries(s, a, s->queries, s->nq, &f, &v, &err);
         if (check(s, rc == VB_OK, "filtered searches, tag < %d (%s)", TAG_BELOW, rc ? err.message : "ok")) {
-            answers_ok(s, &v, "filtered");
+            answers_ok(s, &v, "filtered", 1);
             note(s, "filtered tag < %d: recall@%d %.3f, %d short answers of %zu", TAG_BELOW, K, recall(&v),
                  v.short_answers, s->nq);
             check(s, recall(&v) >= 0.5, "the filter keeps the right rows: recall@%d %.3f (>= 0.5)", K, recall(&v));
         }
-        /* Twenty untagged rows, each searched at its own vector. An approximate index may miss a row now and then
-         * (HNSW's last inserts are the least connected: seen on MHNSW and valkey-search, about once in eight
-         * runs, for a single row), so "found" allows two misses; "passes the filter" allows none. */
+        /* Twenty untagged rows, each searched at its own vector (misses: seek). "Passes the filter" allows none. */
         vb_filter all = {.kind = VB_FILTER_TAG_BELOW, .tag_below = INT32_MAX};
-        int found = 0, passed = 0, tries = 0;
+        int passed = 0, tries = 0;
+        misses um = {0};
+        char mt[200];
         for (int r = 0; r < 20 && u - r >= 0 && !s->tagged[u - r]; r++, tries++) {
             const float *q = s->vecs + (size_t)(u - r) * s->dim;
-            found += returns(s, a, q, NULL, u - r) == 1;
+            seek(s, a, q, NULL, u - r, NULL, &um);
             passed += returns(s, a, q, &all, u - r) != 0;
         }
-        check(s, tries > 0 && found >= tries - 2,
-              "rows without a tag are found without a filter (at their own vectors): %d of %d", found, tries);
+        check(s, misses_ok(s, &um), "rows without a tag are found without a filter (at their own vectors): %s",
+              misses_text(&um, mt, sizeof mt));
         check(s, tries > 0 && passed == 0,
               "a row without a tag never passes a tag filter, not even tag < INT32_MAX: %d of %d did", passed, tries);
     }
@@ -471,11 +548,12 @@ static void main_case(script *s) {
     check(s, rc == VB_OK, "removing the same ids again is not an error (absent ids are skipped) (%s)",
           rc ? err.message : "ok");
     rows_ok(s, "after the remove");
+    plan_ok(s, "after the remove", NULL);
     int found_gone = 0;
     for (size_t i = 0; i < nr && i < 30; i++) found_gone += returns(s, a, s->vecs + (size_t)gone[i] * s->dim, NULL, gone[i]) != 0;
     check(s, found_gone == 0, "a removed row is not returned even for its own vector (%d are)", found_gone);
     rc = run_queries(s, a, s->queries, s->nq, NULL, &v, &err);
-    if (check(s, rc == VB_OK, "searches after the remove (%s)", rc ? err.message : "ok")) answers_ok(s, &v, "after remove");
+    if (check(s, rc == VB_OK, "searches after the remove (%s)", rc ? err.message : "ok")) answers_ok(s, &v, "after remove", 0);
 
     /* Insert of live ids: an upsert. Five tagged rows get a far-away vector and tag 0. */
     enum { NU = 10 };
@@ -495,22 +573,24 @@ static void main_case(script *s) {
             s->tags[up[i]] = 0;
         }
         rows_ok(s, "after the upsert (no row added)");
-        int moved = 0, left = 0, retagged = 0;
+        if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the upsert", &(vb_filter){.kind = VB_FILTER_TAG_BELOW, .tag_below = 1});
+        int left = 0;
+        misses moved = {0}, retagged = {0};
+        char mt[200];
         vb_filter t1 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1};
         for (int i = 0; i < NU; i++) {
-            moved += returns(s, a, nv + i * s->dim, NULL, up[i]) == 1;
+            seek(s, a, nv + i * s->dim, NULL, up[i], old + i * s->dim, &moved);
             left += first_id(s, a, old + i * s->dim, NULL) != up[i];
-            if (ops->flags & VB_ENGINE_FILTER) retagged += returns(s, a, nv + i * s->dim, &t1, up[i]) == 1;
+            if (ops->flags & VB_ENGINE_FILTER) seek(s, a, nv + i * s->dim, &t1, up[i], nv + i * s->dim, &retagged);
         }
-        /* Found at the new place: the upserted rows are the graph's last inserts, its least connected, so an
-         * approximate index may miss one or two (MariaDB's MHNSW missed more than one, once, at ef_search 200, in a
-         * cold `make test` with image builds loading the machine); an upsert that left the vector in place finds
-         * none. A stale copy at the old place is never allowed. */
-        check(s, moved >= NU - 2, "the upserted rows are found at their new vectors (%d of %d)", moved, NU);
+        /* Found at the new place (the upserted rows are the graph's last inserts, its least connected: seek); an
+         * upsert that left the vector in place is a lost update. A stale copy at the old place is never allowed. */
+        check(s, misses_ok(s, &moved), "the upserted rows are found at their new vectors: %s",
+              misses_text(&moved, mt, sizeof mt));
         check(s, left == NU, "and no longer at their old ones: another row comes first there (%d of %d)", left, NU);
         if (ops->flags & VB_ENGINE_FILTER)
-            check(s, retagged >= NU - 2, "their new tag 0 passes tag < 1 (%d of %d): the tag was replaced too",
-                  retagged, NU);
+            check(s, misses_ok(s, &retagged), "their new tag 0 passes tag < 1 (the tag was replaced too): %s",
+                  misses_text(&retagged, mt, sizeof mt));
     }
     free(nv);
     free(old);
@@ -529,12 +609,13 @@ static void main_case(script *s) {
     if (check(s, rc == VB_OK, "insert of the %zu removed ids brings them back (%s)", nr, rc ? err.message : "ok")) {
         for (size_t i = 0; i < nr; i++) s->alive[gone[i]] = 1;
         rows_ok(s, "after the reinsert");
-        int back = 0;
-        for (size_t i = 0; i < nr && i < 30; i++) back += returns(s, a, gv + i * s->dim, NULL, gone[i]) == 1;
-        int tried = (int)(nr < 30 ? nr : 30);
-        check(s, back >= tried - tried / 10, "reinserted rows are found at their vectors (%d of %d)", back, tried);
+        plan_ok(s, "after the reinsert", NULL);
+        misses back = {0};
+        char mt[200];
+        for (size_t i = 0; i < nr && i < 30; i++) seek(s, a, gv + i * s->dim, NULL, gone[i], NULL, &back);
+        check(s, misses_ok(s, &back), "reinserted rows are found at their vectors: %s", misses_text(&back, mt, sizeof mt));
         rc = run_queries(s, a, s->queries, s->nq, NULL, &v, &err);
-        if (rc == VB_OK) answers_ok(s, &v, "after the reinsert");
+        if (rc == VB_OK) answers_ok(s, &v, "after the reinsert", 0);
         check(s, rc == VB_OK && recall(&v) >= min_recall, "recall@%d after remove + upsert + reinsert %.3f", K,
               recall(&v));
     }

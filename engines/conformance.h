@@ -35,7 +35,8 @@ typedef struct vb_conformance_opts {
     size_t rows, dim, queries;       /* 0: 3000 rows of 24 dimensions, 60 queries */
     double min_recall;               /* recall@10 the engine must reach at ef_search 200; 0: 0.9 */
     /* Repeated ids in an answer break the contract; when a server is known to do it (MariaDB 11.8 in some
-     * filtered answers), this names the defect and the check is reported as TODO instead of failing. */
+     * filtered answers), this names the defect and the check of filtered answers is reported as TODO instead of
+     * failing (a repeat in an unfiltered answer still fails). */
     const char *known_duplicates;
     /* Restarts the server and returns once it answers again (VB_OK); NULL: the restart check is skipped. */
     int (*restart)(void *arg, vb_error *err);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n, tap_failed;
@@ -52,6 +53,31 @@ static inline int tap_contains_(const char *hay, const char *needle, const char 
     int pass = tap_ok_(hay && needle && strstr(hay, needle) != NULL, file, line, "%s", name);
     if (!pass) TAP_DIAG_("\"%s\" does not contain \"%s\"", hay ? hay : "(null)", needle ? needle : "(null)");
     return pass;
+}
+/* A check that cannot run here: "ok N # SKIP why". Where every test is required (VB_REQUIRED=1, set by make test
+ * through tests/run-suite as root with systemd and debootstrap: tests/required-here) it is a failure naming why.
+ * Either way one line in $VB_SKIP_LOG, which make test counts by reason (as tests/e2e/lib.sh's skip). */
+#define tap_skip(...) tap_skip_(__FILE__, __LINE__, __VA_ARGS__)
+static inline void tap_skip_(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void tap_skip_(const char *file, int line, const char *fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    const char *req = getenv("VB_REQUIRED"), *log = getenv("VB_SKIP_LOG"), *base = strrchr(file, '/');
+    int required = req && strcmp(req, "1") == 0;
+    FILE *f = log && *log ? fopen(log, "a") : NULL;
+    if (f) {
+        fprintf(f, "%.*s\t%s\t%s\n", (int)strcspn(base ? base + 1 : file, "."), base ? base + 1 : file,
+                required ? "required" : "skip", why);
+        fclose(f);
+    }
+    if (required)
+        tap_ok_(0, file, line, "required here (root, systemd, debootstrap: tests/required-here), but skipped: %s", why);
+    else
+        printf("ok %d # SKIP %s\n", ++tap_n, why);
+    fflush(stdout);
 }
 /* Prints the plan line at the end and returns the exit status for main(). */
 static inline int done_testing(void) {

@@ -81,7 +81,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE (efficiency IS NULL) <> 
 like "$("$VBENCH" show "$db")" "Concurrency (closed loop)" "vbench show prints the concurrency table"
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE index_used IS NOT NULL OR plan IS NOT NULL")" "0" \
    "embedded engines have no planner: no plan, and no 'index not used' finding"
-is "$(q "$db" "SELECT value FROM manifest WHERE key = 'budget.layout'")" "" \
+is "$(q "$db" "SELECT COUNT(*) FROM manifest WHERE key = 'budget.layout'")" "0" \
    "no server engine selected: no budget applied (the optional server engines of dev are left out)"
 
 # Measurement nits (issue 12): neither embedded engine has a build step, so build_s is exactly 0 (it was the

@@ -12,8 +12,8 @@
 . "$(dirname "$0")/mariadb-server.sh"
 vb_ensure_image db-trixie
 reason=$(vb_pg_skip_reason)
-[ -n "$reason" ] || [ -x "${MDB_IMG:-/nonexistent}/usr/sbin/mariadbd" ] || reason="no engine image with mariadbd (make image)"
-if [ -n "$reason" ]; then echo "1..0 # SKIP $reason"; exit 0; fi
+[ -n "$reason" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] || reason="no engine image db-trixie with mariadbd (make image)"
+[ -z "$reason" ] || skip_all "$reason"
 trap 'vb_pg_stop; mdb_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=10000
 

@@ -63,11 +63,17 @@ is "$(q "$db" "SELECT key FROM plan WHERE phase = 'concurrency'")" \
 row=$(q "$db" "SELECT printf('%.0f %.0f %d %d', target_rate, qps, late_starts, queries) FROM window_result")
 # The arrival times are drawn from a fixed seed, so the achieved rate is the target's within Poisson noise; how
 # many starts were late (a wake-up more than 1 ms after its intended start) is the machine's, not the client's:
-# on a 2-core host busy with other tests it can be a third of them, so here it is only recorded and bounded by
-# the query count, as tests/unit/test_concurrency.c does; how close to on time the client keeps its starts is
-# measured by bench/ (make bench-client), not asserted here.
-is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE target_rate = 1000 AND qps BETWEEN 850 AND 1150 AND late_starts BETWEEN 0 AND queries AND lag_p99_ms IS NOT NULL")" \
-   "1" "open loop: 1000/s achieved within 15 %, late starts and lag recorded (target, qps, late, queries: $row)"
+# on a 2-core host busy with other tests it can be a third of them, so its count is not bounded here (how close
+# to on time the client keeps its starts is measured by bench/, make bench-client; tests/unit/test_concurrency.c
+# checks the counting itself). Checked: the window's row holds the agent's own count (its note in the events),
+# and the count agrees with the lag percentile recorded beside it: a lag p99 above 1 ms (2 % margin for the
+# histogram) means at least 1 % of the starts were late, one below it at most 1 %.
+note=$(q "$db" "SELECT message FROM event WHERE message LIKE 'open loop%'" | sed -n 's/.*; \([0-9]*\) of \([0-9]*\) queries started late.*/\1 \2/p')
+is "$(q "$db" "SELECT late_starts || ' ' || queries FROM window_result")" "${note:-no note}" \
+   "open loop: the window's late starts and queries are the agent's own count ($note)"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE target_rate = 1000 AND qps BETWEEN 850 AND 1150 AND lag_p99_ms IS NOT NULL
+               AND (lag_p99_ms <= 1.02 OR late_starts >= queries / 100) AND (lag_p99_ms >= 0.98 OR late_starts <= queries / 100 + 1)")" \
+   "1" "open loop: 1000/s achieved within 15 %, late starts agree with the lag p99 (target, qps, late, queries: $row, lag p99 $(q "$db" "SELECT lag_p99_ms FROM window_result") ms)"
 is "$(q "$db" "SELECT efficiency_refused FROM v_concurrency")" "open loop: QPS is set by the target rate" \
    "open loop: no efficiency, and the view says why"
 like "$(q "$db" "SELECT message FROM event WHERE message LIKE 'open loop%'")" "target 1000/s" \

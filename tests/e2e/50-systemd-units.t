@@ -13,7 +13,7 @@ CTL=${VB_UNITCTL:-$ROOT/${BUILD:-build}/tools/vb_unitctl}
 
 why=$(vb_ns_skip_reason)
 [ -n "$why" ] || [ -x "$CTL" ] || why="the test driver $CTL is not built (make tools)"
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 
 kv() { printf '%s\n' "$2" | sed -n "s/^$1=//p" | head -1; }  # kv KEY TEXT: the value of KEY=... in TEXT
 ctl() { vb_ns_run "$CTL" "$@"; }
@@ -208,5 +208,5 @@ ok $? "the namespace tears down: no process left, cgroups removed, the host's /t
 [ -n "$nspid" ] && { [ ! -e "/proc/$nspid" ] || [ "$(cat /proc/$nspid/comm 2>/dev/null)" != systemd ]; }
 ok $? "the namespace's systemd (host pid ${nspid:-unknown}) is gone"
 left=$(find /sys/fs/cgroup -maxdepth 6 -path "*$nscg" 2>/dev/null | head -1)
-is "$left" "" "no cgroup of the namespace is left"
+is_empty "$left" "no cgroup of the namespace is left"
 done_testing

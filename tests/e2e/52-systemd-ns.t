@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../../deploy/systemd-ns"
 NS="$(cd "$(dirname "$0")/../.." && pwd)/deploy/systemd-ns"
 why=$(vb_ns_skip_reason)
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 need setsid
 
 # Namespace cgroups already there (another test's, running or killed): not this test's to judge.
@@ -28,7 +28,7 @@ cg=$(sed -n 's/.*systemd is up (host PID \([0-9]*\)).*/\1/p' "$SCRATCH/err1")
 [ -n "$cg" ] && ! kill -0 "$cg" 2>/dev/null; ok $? "the namespace's systemd (host pid ${cg:-unknown}) is gone afterwards"
 left=$(ns_cgroups | comm -13 "$SCRATCH/cgroups-before" - | while read -r d; do
            kill -0 "${d##*-}" 2>/dev/null || echo "$d"; done)
-is "$left" "" "no cgroup of a finished namespace is left"
+is_empty "$left" "no cgroup of a finished namespace is left"
 
 # vbench's run and resume talk to the namespace's systemd: the bus is added unless the command names one.
 mkdir -p "$SCRATCH/fake"

@@ -15,9 +15,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 vb_ensure_image db-trixie
 why=$(vb_ns_skip_reason)
-[ -n "$why" ] || ls -d /var/cache/vbench/images/db-trixie-*/usr/sbin/mariadbd >/dev/null 2>&1 ||
+[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
     why="no engine image db-trixie (vbench image build db-trixie)"
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 diag() { sed 's/^/#   /'; }
 run_in() { vb_ns_run "$@"; }     # everything that talks to the namespace's systemd runs inside it
 

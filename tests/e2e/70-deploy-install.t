@@ -65,7 +65,7 @@ is "$(tree "$R/h2")" "etc/systemd/system/vbench-agent@.service etc/systemd/syste
 modes=$(cd "$R" && find . -path '*/keys*' -printf '%m %u %P\n' | sort -k3 | tr '\n' ';')
 bad=$(cd "$R" && find . \( -path '*/keys/*.key' ! -perm 0600 \) -o \( -path '*/keys/*.pub' ! -perm 0644 \) \
       -o \( -type d -path '*/keys*' ! -perm 0700 \) -o \( -path '*/keys*' ! -user "$(id -un)" \))
-is "$bad" "" "secret keys 0600, public keys 0644, key directories 0700, all $(id -un)'s (root's on a host)" ||
+is_empty "$bad" "secret keys 0600, public keys 0644, key directories 0700, all $(id -un)'s (root's on a host)" ||
     echo "$modes" | tr ';' '\n' | diag
 is "$(stat -c %a "$R/h2/usr/local/bin/vbench-agent") $(stat -c %a "$R/h2/etc/vbench/agent-h2-client.env")" "755 644" \
    "binaries 0755, environment files 0644"
@@ -115,7 +115,7 @@ if command -v systemd-analyze >/dev/null; then
         systemd-analyze verify --man=no --root="$SCRATCH/verify-h2" vbench-agent@h2-client.service \
             vbench-agent@h2-orchestrator.service 2>&1)
     ok $? "systemd-analyze verify accepts the installed units with their drop-ins"
-    is "$v" "" "and has nothing to say about them"
+    is_empty "$v" "and has nothing to say about them"
 else
     skip "systemd-analyze is not installed: units not verified (deploy/install-deps --with-tests installs systemd)"
 fi
@@ -273,10 +273,9 @@ EOF
 python3 "$SCRATCH/zmtp-greeting.py" "$PORT" 40 >"$SCRATCH/greetings.txt" 2>&1 &
 listener=$!
 
-curve=0
-"$VB_BIN/vbench-agent" --help 2>/dev/null | grep -q -- '--server-key' && curve=1
-[ $curve -eq 1 ] || echo "# bin/vbench-agent has no --cert/--server-key/--recipes/--images yet: the agents must fail" \
-                        "with a usage error (exit 2) and not be restarted; the checks of running agents are skipped"
+help=$("$VB_BIN/vbench-agent" --help 2>&1)
+like "$help" "--server-key" "bin/vbench-agent takes --server-key (the units pass it) ..."
+like "$help" "--cert" "... and --cert"
 
 # The namespace first plays h1: the coordinator's host with a client.
 out=$(sshinst "$INVNS" --host h1 2>&1)
@@ -311,17 +310,10 @@ is "$(vb_ns_run cat /var/lib/vbench/coordinator/args | tr '\n' ';')" \
 vb_ns_run sh -c "mv /usr/local/bin/vbench.real /usr/local/bin/vbench; rm -f $out_db /var/lib/vbench/coordinator/args"
 is "$(show vbench-agent@h1-client.service CPUAffinity)/$(show vbench-agent@h1-client.service MemoryMax)" \
    "0/268435456" "h1's client: CPUAffinity=0, MemoryMax=256M"
-if [ $curve -eq 1 ]; then
-    ok $rc "install h1 succeeds" || echo "$out" | diag
-    st=$(vb_ns_run systemctl is-active vbench-agent@h1-client.service)
-    is "$st" "active" "h1's client agent runs"
-    [ "$st" = active ] || vb_ns_run journalctl -u vbench-agent@h1-client.service --no-pager -o cat 2>&1 | tail -12 | diag
-else
-    [ $rc -ne 0 ]
-    ok $? "install h1 reports the agent that does not stay up"
-    like "$out" "h1: FAILED   vbench-agent@h1-client.service is" "it names the unit"
-    like "$out" "unrecognized option '--recipes'" "and shows the agent's own words from the journal"
-fi
+ok $rc "install h1 succeeds" || echo "$out" | diag
+st=$(vb_ns_run systemctl is-active vbench-agent@h1-client.service)
+is "$st" "active" "h1's client agent runs"
+[ "$st" = active ] || vb_ns_run journalctl -u vbench-agent@h1-client.service --no-pager -o cat 2>&1 | tail -12 | diag
 
 # Then it becomes h2: the agents and the coordinator of h1 must go.
 out=$(sshinst "$INVNS" --host h2 2>&1)
@@ -343,7 +335,7 @@ is "$(show $c Restart)/$(show $c RestartUSec)/$(show $c RestartPreventExitStatus
    "client: Restart=on-failure after 5 s, not after a usage error"
 is "$(show $c ProtectSystem)/$(show $c ProtectHome)/$(show $c PrivateTmp)/$(show $c NoNewPrivileges)" \
    "strict/yes/yes/yes" "client: ProtectSystem=strict, ProtectHome, PrivateTmp, NoNewPrivileges"
-is "$(show $c CapabilityBoundingSet)" "" "client: no capabilities"
+is_empty "$(show $c CapabilityBoundingSet)" "client: no capabilities"
 like "$(show $c InaccessiblePaths)" "/run/systemd/private" "client: systemd's private socket hidden"
 is "$(show $o CPUAffinity)/$(show $o MemoryMax)" "/infinity" "orchestrator: no CPU or memory limit of its own"
 is "$(show $o ProtectSystem)/$(show $o PrivateTmp)/$(show $o ProtectHome)" "full/no/read-only" \
@@ -352,40 +344,31 @@ like "$(show $o CapabilityBoundingSet)" "cap_sys_admin" "orchestrator: keeps its
 like "$(show $c ExecStart)" "--cert \${VBENCH_CERT} --server-key \${VBENCH_SERVER_KEY} \$VBENCH_AGENT_OPTS" \
      "the agent's command line takes its keys from the env file"
 
-if [ $curve -eq 1 ]; then
-    ok $rc "install h2 succeeds" || echo "$out" | diag
-    is "$(vb_ns_run systemctl is-active $c)/$(vb_ns_run systemctl is-active $o)" "active/active" "both agents run"
-    pid=$(show $c MainPID)
-    is "$(vb_ns_run awk '/^Cpus_allowed_list/ {print $2}' /proc/$pid/status)" "$LAST" \
-       "the client agent may run on CPU $LAST only"
-    cg=$(show $c ControlGroup)
-    if [ -f /sys/fs/cgroup/cgroup.controllers ]; then lim=$(cat "/sys/fs/cgroup$cg/memory.max")
-    else lim=$(cat "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes"); fi
-    is "$lim" "314572800" "the kernel holds the client's cgroup to 300M"
-    like "$(vb_ns_run cat /proc/$pid/cmdline | tr '\0' ' ')" "--cpus $LAST" "its worker threads get --cpus $LAST"
-    for i in $(seq 50); do grep -q '^CURVE 0$' "$SCRATCH/greetings.txt" && break; sleep 0.1; done
-    like "$(cat "$SCRATCH/greetings.txt")" "CURVE 0" "an agent connects to the coordinator's address as a CURVE client"
-    vb_ns_run kill -KILL "$pid"
-    for i in $(seq 100); do
-        [ "$(show $c NRestarts)" = 1 ] && [ "$(vb_ns_run systemctl is-active $c)" = active ] && break
-        sleep 0.1
-    done
-    is "$(show $c NRestarts)/$(vb_ns_run systemctl is-active $c)" "1/active" "after a SIGKILL systemd starts it again"
-    [ "$(show $c MainPID)" != "$pid" ]
-    ok $? "with a new process"
-    before=$(show $o MainPID)
-    out=$(sshinst "$INVNS" --host h2 2>&1)
-    ok $? "installing h2 again ..."
-    like "$out" "h2: done     0 installed, 0 updated, 0 removed, 12 unchanged" "... changes nothing"
-    is "$(show $o MainPID)" "$before" "... and restarts nothing"
-else
-    [ $rc -ne 0 ]
-    ok $? "install h2 reports the agents that do not stay up"
-    is "$(show $c ExecMainStatus)/$(show $c NRestarts)/$(vb_ns_run systemctl is-active $c)" "2/0/failed" \
-       "the client agent exited 2 (usage) and was not restarted"
-    skip "running agents (CPU pinning, cgroup limit, CURVE greeting, restart after SIGKILL, idempotent" \
-         "reinstall): bin/vbench-agent does not take --cert/--server-key yet"
-fi
+ok $rc "install h2 succeeds" || echo "$out" | diag
+is "$(vb_ns_run systemctl is-active $c)/$(vb_ns_run systemctl is-active $o)" "active/active" "both agents run"
+pid=$(show $c MainPID)
+is "$(vb_ns_run awk '/^Cpus_allowed_list/ {print $2}' /proc/$pid/status)" "$LAST" \
+   "the client agent may run on CPU $LAST only"
+cg=$(show $c ControlGroup)
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then lim=$(cat "/sys/fs/cgroup$cg/memory.max")
+else lim=$(cat "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes"); fi
+is "$lim" "314572800" "the kernel holds the client's cgroup to 300M"
+like "$(vb_ns_run cat /proc/$pid/cmdline | tr '\0' ' ')" "--cpus $LAST" "its worker threads get --cpus $LAST"
+for i in $(seq 50); do grep -q '^CURVE 0$' "$SCRATCH/greetings.txt" && break; sleep 0.1; done
+like "$(cat "$SCRATCH/greetings.txt")" "CURVE 0" "an agent connects to the coordinator's address as a CURVE client"
+vb_ns_run kill -KILL "$pid"
+for i in $(seq 100); do
+    [ "$(show $c NRestarts)" = 1 ] && [ "$(vb_ns_run systemctl is-active $c)" = active ] && break
+    sleep 0.1
+done
+is "$(show $c NRestarts)/$(vb_ns_run systemctl is-active $c)" "1/active" "after a SIGKILL systemd starts it again"
+[ "$(show $c MainPID)" != "$pid" ]
+ok $? "with a new process"
+before=$(show $o MainPID)
+out=$(sshinst "$INVNS" --host h2 2>&1)
+ok $? "installing h2 again ..."
+like "$out" "h2: done     0 installed, 0 updated, 0 removed, 12 unchanged" "... changes nothing"
+is "$(show $o MainPID)" "$before" "... and restarts nothing"
 
 # sd-bus from each role's sandbox: two probe instances of the same template, each with its role's role.conf, run
 # systemd-run (StartTransientUnit over /run/systemd/private, as the orchestrator does) instead of the agent.
@@ -445,5 +428,5 @@ wait "$listener" 2>/dev/null
 nspid=$VB_NS_PID
 vb_ns_stop
 ok $? "the namespace tears down: no process left, the host's /tmp canary intact"
-is "$(ls -d /etc/vbench /etc/systemd/system/vbench-* 2>/dev/null)" "$host_etc" "nothing reached the host's /etc"
+is "[$(ls -d /etc/vbench /etc/systemd/system/vbench-* 2>/dev/null)]" "[$host_etc]" "nothing reached the host's /etc (what was there before: [$host_etc])"
 done_testing

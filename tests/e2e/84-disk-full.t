@@ -7,9 +7,9 @@
 # The database lives on a small tmpfs (root only: skipped otherwise) filled by a file during a concurrency window.
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then echo "1..0 # SKIP needs root to mount a tmpfs"; exit 0; fi
+if [ "$(id -u)" -ne 0 ]; then skip_all "needs root to mount a tmpfs"; fi
 for tool in sqlite3 pgrep; do
-    command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed (deploy/install-deps)"; exit 0; }
+    command -v $tool >/dev/null || skip_all "$tool is not installed (deploy/install-deps)"
 done
 MOUNTS=()
 trap 'for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null; done; rm -rf "$SCRATCH"' EXIT

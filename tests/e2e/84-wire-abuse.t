@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/hosts.sh"
 PROBE=${VB_PROBE:-$VB_BIN/../build/tools/vb_wireprobe}
-[ -x "$PROBE" ] || { echo "1..0 # SKIP $PROBE is not built (make tools)"; exit 0; }
+[ -x "$PROBE" ] || skip_all "$PROBE is not built (make tools)"
 hosts_up
 ok $? "three hosts: coord, bench and orch"
 hosts_keys bench orch heavy

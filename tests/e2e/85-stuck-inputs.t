@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 for tool in sqlite3 pgrep mkfifo; do
-    command -v $tool >/dev/null || { echo "1..0 # SKIP $tool is not installed (deploy/install-deps)"; exit 0; }
+    command -v $tool >/dev/null || skip_all "$tool is not installed (deploy/install-deps)"
 done
 
 # waits up to $2 tenths of a second for PID $1 to end; returns 0 when it did

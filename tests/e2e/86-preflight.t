@@ -5,12 +5,12 @@
 # The results (and so the servers' data directories, FILE.d/servers/ENGINE) go to a 64 MiB tmpfs (root only).
 . "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then echo "1..0 # SKIP needs root to mount a tmpfs"; exit 0; fi
+if [ "$(id -u)" -ne 0 ]; then skip_all "needs root to mount a tmpfs"; fi
 need sqlite3
 MNT="$SCRATCH/small"
 mkdir -p "$MNT"
 trap 'umount -l "$MNT" 2>/dev/null; rm -rf "$SCRATCH"' EXIT
-mount -t tmpfs -o size=64m tmpfs "$MNT" || { echo "1..0 # SKIP cannot mount a tmpfs here"; exit 0; }
+mount -t tmpfs -o size=64m tmpfs "$MNT" || skip_all "cannot mount a tmpfs here"
 
 cat >"$SCRATCH/big.yml" <<'YML'
 name: big

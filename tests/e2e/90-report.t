@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need gnuplot chromium /usr/bin/python3 tar
 /usr/bin/python3 -c 'import PIL' 2>/dev/null ||
-    { echo "1..0 # SKIP python3-pil is not installed (bash deploy/install-deps --with-tests installs it)"; exit 0; }
+    skip_all "python3-pil is not installed (bash deploy/install-deps --with-tests installs it)"
 ARTIFACTS=${VB_ARTIFACTS:-$(cd "$(dirname "$0")/../.." && pwd)/results.db/artifacts}
 
 profile() { # profile NAME M SEED
@@ -69,7 +69,7 @@ missing=""
 for s in summary environment validity asymmetries recall build concurrency filtered churn server reproduce appendix; do
     grep -q "<section id=\"$s\"" "$SCRATCH/report.dom" || missing="$missing $s"
 done
-is "$missing" "" "every section is in the rendered page, in order"
+is_empty "$missing" "every section is in the rendered page, in order"
 order=$(grep -o '<section id="[a-z]*"' "$SCRATCH/report.dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
 is "$order" "summary environment validity asymmetries recall build concurrency filtered churn server reproduce appendix " \
    "sections in the issue's order"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 need /usr/bin/python3 sqlite3
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null ||
-    { echo "1..0 # SKIP python3-h5py is not installed (bash deploy/install-deps --with-tests installs it)"; exit 0; }
+    skip_all "python3-h5py is not installed (bash deploy/install-deps --with-tests installs it)"
 
 /usr/bin/python3 - "$SCRATCH" <<'PY'
 import sys, h5py, numpy as np

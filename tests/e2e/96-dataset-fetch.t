@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 need /usr/bin/python3 sha256sum
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null ||
-    { echo "1..0 # SKIP python3-h5py/python3-numpy missing (bash deploy/install-deps --with-tests)"; exit 0; }
+    skip_all "python3-h5py/python3-numpy missing (bash deploy/install-deps --with-tests)"
 
 mirror="$SCRATCH/mirror"
 src="$SCRATCH/src"

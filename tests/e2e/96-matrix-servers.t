@@ -14,9 +14,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 vb_ensure_image db-trixie
 why=$(vb_ns_skip_reason)
-[ -n "$why" ] || ls -d /var/cache/vbench/images/db-trixie-*/usr/sbin/mariadbd >/dev/null 2>&1 ||
+[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
     why="no engine image db-trixie (vbench image build db-trixie)"
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 0; fi
+[ -z "$why" ] || skip_all "$why"
 diag() { sed 's/^/#   /'; }
 
 vb_ns_start "$SCRATCH" "$ROOT"
@@ -57,6 +57,12 @@ is "$(q "$db" "SELECT group_concat(engine || ':' || state, ' ') FROM (SELECT eng
    "pgvector:ready pgvector:stopped mariadb:ready mariadb:stopped" \
    "server_log: each engine's server started once and stopped once, not once per configuration"
 is "$(grep -c 'starting the .* server' "$SCRATCH/run.err")" "2" "the terminal says two servers start"
+# Every server, every phase it ran: a cgroup and an RSS peak (the same property 62-orchestrator asks of dev's five).
+for e in pgvector mariadb; do
+    is "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM v_server_phase WHERE engine = '$e' AND peak_rss_bytes > 0 AND peak_cgroup_bytes > 0 ORDER BY phase)")" \
+       "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM plan WHERE engine = '$e' OR engine LIKE '$e[%' ORDER BY phase)")" \
+       "$e: per-phase peaks (cgroup and RSS) for every phase it ran"
+done
 like "$(q "$db" "SELECT value FROM manifest WHERE key = 'server.pgvector.unit'")" "vbench-mxs-pgvector" \
      "the pgvector server's unit is named after the engine, not a configuration"
 n=$(q "$db" "SELECT COUNT(DISTINCT p.engine) FROM server_sample AS s JOIN plan AS p ON p.key = s.item_key

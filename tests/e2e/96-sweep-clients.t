@@ -9,6 +9,7 @@
 # grows with the clients. pgvector against a real PostgreSQL (tests/e2e/pg-server.sh), when one can run here.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg-server.sh"
+vb_ensure_image db-trixie
 need python3
 
 sweep_yml() { # sweep_yml NAME ENGINE-LINES SWEEP-LINE

@@ -4,18 +4,18 @@
 # every vector at the row its id names; the profile entry it prints runs a campaign; a case without
 # neighbors.parquet and one whose ids are not 0..rows-1 are refused by name. The converter's parquet reader
 # (hyparquet) is installed by vbench under the cache on first use: without node, npm or their registry this test
-# is skipped, saying which.
+# is skipped, saying which, and where every test is required (root, systemd, debootstrap) it fails, saying which.
 . "$(dirname "$0")/lib.sh"
 need cmp
 for c in node npm; do
-    command -v $c >/dev/null || { echo "1..0 # SKIP $c is not installed (bash deploy/install-deps --with-convert)"; exit 0; }
+    command -v $c >/dev/null || skip_all "$c is not installed (bash deploy/install-deps --with-tests installs it)"
 done
 timeout 60 npm view hyparquet version >/dev/null 2>&1 ||
-    { echo "1..0 # SKIP the npm registry is unreachable (npm view hyparquet failed): convert needs hyparquet once"; exit 0; }
+    skip_all "the npm registry is unreachable (npm view hyparquet failed): convert needs hyparquet once"
 w="$SCRATCH/writer"
 mkdir -p "$w"
 timeout 300 npm install --no-audit --no-fund --silent --prefix "$w" hyparquet-writer@0.17.0 >"$SCRATCH/npm.log" 2>&1 ||
-    { echo "1..0 # SKIP npm could not install hyparquet-writer (the fixture's writer): $(tail -1 "$SCRATCH/npm.log")"; exit 0; }
+    skip_all "npm could not install hyparquet-writer (the fixture's writer): $(tail -1 "$SCRATCH/npm.log")"
 
 case="$SCRATCH/case"
 mkdir -p "$case"

@@ -33,10 +33,9 @@ hosts_cleanup() {
 trap hosts_cleanup EXIT
 
 hosts_skip_unless_root() {
-    command -v ip >/dev/null || { echo "1..0 # SKIP ip (iproute2) is not installed (bash deploy/install-deps --with-tests)"; exit 0; }
+    command -v ip >/dev/null || skip_all "ip (iproute2) is not installed (bash deploy/install-deps --with-tests)"
     if [ "$(id -u)" -ne 0 ] || ! ip netns add "vbt-probe-$HOSTS_TAG" 2>/dev/null; then
-        echo "1..0 # SKIP needs root and network namespaces (ip netns)"
-        exit 0
+        skip_all "needs root and network namespaces (ip netns)"
     fi
     ip netns del "vbt-probe-$HOSTS_TAG"
 }

@@ -5,6 +5,14 @@ VB_BIN=${VB_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/bin}
 VBENCH="$VB_BIN/vbench"
 T_N=0
 T_FAILED=0
+VB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VB_TEST_NAME=$(basename "$0")
+# The gate: where every test can run (tests/required-here: root, systemd, debootstrap), VB_REQUIRED=1 and a skip
+# is a failure naming its cause. make test (tests/run-suite) sets it for the whole suite; a test run alone asks.
+if [ -z "${VB_REQUIRED:-}" ]; then
+    VB_REQUIRED=0
+    bash "$VB_ROOT/tests/required-here" >/dev/null 2>&1 && VB_REQUIRED=1
+fi
 SCRATCH=$(mktemp -d /tmp/vbench-test.XXXXXX)
 export VBENCH_CACHE="$SCRATCH/cache"
 trap 'rm -rf "$SCRATCH"' EXIT
@@ -20,36 +28,95 @@ ok() { # ok CONDITION-EXIT-CODE NAME...
         echo "# $(basename "$0") failed #$T_N - $*" >&2
     fi
 }
-is() { # is GOT WANT NAME...
+is() { # is GOT WANT NAME...: GOT is WANT. WANT may not be empty: two empty strings (a query of a missing database,
+       # a variable never set) are no match. A value that must be empty is is_empty's.
     local got=$1 want=$2; shift 2
+    if [ -z "$want" ]; then
+        ok 1 "$*"; fail_note "#   is: an empty WANT (got '$got'): use is_empty for a value that must be empty"
+        return 1
+    fi
     [ "$got" = "$want" ]; local rc=$?
     ok $rc "$*"
     [ $rc -eq 0 ] || fail_note "#   got '$got', want '$want'"
+}
+is_empty() { # is_empty GOT NAME...: GOT is the empty string
+    local got=$1; shift
+    [ -z "$got" ]; local rc=$?
+    ok $rc "$*"
+    [ $rc -eq 0 ] || fail_note "#   got '$(printf %s "$got" | head -c 600)', want nothing"
 }
 like() { # like TEXT SUBSTRING NAME...
     local text=$1 sub=$2; shift 2
     case "$text" in *"$sub"*) ok 0 "$*" ;; *) ok 1 "$*"; fail_note "#   '$sub' not in: $(printf %s "$text" | head -c 600)" ;; esac
 }
+unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
+    local text=$1 sub=$2; shift 2
+    case "$text" in *"$sub"*) ok 1 "$*"; fail_note "#   '$sub' is in: $(printf %s "$text" | head -c 600)" ;; *) ok 0 "$*" ;; esac
+}
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
-# Makes sure the engine image NAME exists (builds it on first use: about 3 minutes, cached afterwards), so the
-# server tests run on a fresh machine instead of skipping. Only root can build it; others get what exists.
+# vb_image_path NAME: the directory of the engine image NAME as its recipe builds it today (deploy/image-build
+# --path-only, the same cache and key), or nothing when it is not built. Never a glob: an older build of the same
+# name may still be in the cache.
+vb_image_path() { bash "$VB_ROOT/deploy/image-build" --path-only "$1" 2>/dev/null; }
+# vb_ensure_image NAME...: makes sure the engine images exist (builds one on first use: a few minutes, cached
+# afterwards), so the server tests run on a fresh machine instead of skipping. Only root can build them; others get
+# what exists (and their tests skip, saying why). As root an image that cannot be built fails the test at once,
+# with the build's own last words: never a skip.
 vb_ensure_image() {
+    local name
     [ "$(id -u)" -eq 0 ] || return 0
-    bash "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/image-build" "$1" >/dev/null 2>"$SCRATCH/image-build.log" ||
-        { echo "# building the engine image $1 failed:"; sed 's/^/#   /' "$SCRATCH/image-build.log" | tail -20; }
+    for name in "$@"; do
+        bash "$VB_ROOT/deploy/image-build" "$name" >/dev/null 2>"$SCRATCH/image-build.log" && continue
+        skip_note failed "the engine image $name could not be built"
+        T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1))
+        echo "not ok $T_N - the engine image $name is built (deploy/image-build $name)"
+        fail_note "# $VB_TEST_NAME: the engine image $name could not be built, so this test cannot run:"
+        tail -15 "$SCRATCH/image-build.log" | sed 's/^/#   /' | tee /dev/stderr
+        done_testing
+        exit 1
+    done
 }
 # need CMD...: a test that calls CMD (outside a minimal Debian: `bash deploy/install-deps --with-tests` installs
-# them all) skips as a whole, with the reason in the TAP plan, when one is missing; call it before any check.
+# them all) skips as a whole (skip_all), with the reason, when one is missing; call it before any check.
 need() {
     local c
     for c in "$@"; do
-        command -v "$c" >/dev/null 2>&1 ||
-            { echo "1..0 # SKIP $c is not installed (bash deploy/install-deps --with-tests installs it)"; exit 0; }
+        command -v "$c" >/dev/null 2>&1 || skip_all "$c is not installed (bash deploy/install-deps --with-tests installs it)"
     done
 }
+# skip_note KIND REASON: one line in $VB_SKIP_LOG (FILE, skip | required | failed, REASON) when make test asks for
+# it; tests/run-suite counts them by reason.
+skip_note() {
+    [ -n "${VB_SKIP_LOG:-}" ] || return 0
+    printf '%s\t%s\t%s\n' "$VB_TEST_NAME" "$1" "$2" >>"$VB_SKIP_LOG"
+}
 # skip REASON...: one check that cannot run here, shown as skipped (TAP "ok N # SKIP reason"), never as passed.
-skip() { T_N=$((T_N + 1)); echo "ok $T_N # SKIP $*"; }
+# Where every test is required (VB_REQUIRED=1) it is a failure that names the reason.
+skip() {
+    T_N=$((T_N + 1))
+    if [ "$VB_REQUIRED" = 1 ]; then
+        skip_note required "$*"
+        T_FAILED=$((T_FAILED + 1))
+        echo "not ok $T_N - required here (root, systemd, debootstrap: tests/required-here), but skipped: $*"
+        echo "# $VB_TEST_NAME failed #$T_N - required here, but skipped: $*" >&2
+    else
+        skip_note skip "$*"
+        echo "ok $T_N # SKIP $*"
+    fi
+}
+# skip_all REASON...: the whole test cannot run here: the plan "1..0 # SKIP reason" and exit 0 (after some checks
+# already ran: one skipped check and the plan). Where every test is required, one failed check naming the reason.
+skip_all() {
+    if [ "$T_N" -gt 0 ] || [ "$VB_REQUIRED" = 1 ]; then
+        skip "$*"
+        done_testing
+        exit
+    fi
+    skip_note skip "$*"
+    echo "1..0 # SKIP $*"
+    exit 0
+}
 done_testing() { echo "1..$T_N"; [ "$T_FAILED" -eq 0 ]; }
 # wait_until TIMEOUT_S COMMAND...: runs COMMAND every 0.05 s until it succeeds (0) or TIMEOUT_S seconds have
 # passed (1). A deadline in seconds, not a count of polls: on a loaded machine each poll takes longer.

@@ -4,7 +4,9 @@
 # reaches it through the socket file in the scratch directory. Needs root. Source it, then:
 #   mdb_start DIR    -> 0 when the server answers; sets MDB_SOCK, MDB_PID
 #   mdb_stop         -> stops it (TERM, then KILL after 30 s)
-MDB_IMG=${MDB_IMG:-$(ls -d /var/cache/vbench/images/db-trixie-* 2>/dev/null | grep -v '\.log$' | head -1)}
+# The image: the one the recipe db-trixie builds today (lib.sh vb_image_path), looked up when a server starts, so a
+# test may source this before vb_ensure_image builds it.
+MDB_IMG=${MDB_IMG:-}
 MDB_PID=
 mdb_in_image() { # mdb_in_image DIR CMD... : runs CMD chrooted in the image as mysql, DIR at /var/lib/vbench
     local dir=$1; shift
@@ -13,6 +15,7 @@ mdb_in_image() { # mdb_in_image DIR CMD... : runs CMD chrooted in the image as m
 }
 mdb_start() {
     local dir=$1 i
+    [ -n "$MDB_IMG" ] || MDB_IMG=$(vb_image_path db-trixie)
     [ -n "$MDB_IMG" ] && [ -x "$MDB_IMG/usr/sbin/mariadbd" ] || { echo "no engine image with mariadbd" >&2; return 1; }
     mkdir -p "$dir" && chown "$(awk -F: '$1 == "mysql" {print $3 ":" $4}' "$MDB_IMG/etc/passwd")" "$dir" &&
         chmod 755 "$dir" || return 1

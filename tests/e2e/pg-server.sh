@@ -12,9 +12,9 @@ VB_PG_BIN=/usr/lib/postgresql/17/bin
 VB_PG_PID=
 VB_PG_DIR=
 
-vb_pg_image() { # the image directory, or nothing
-    local root=${VBENCH_IMAGES:-/var/cache/vbench/images} d
-    for d in "$root"/db-trixie-*; do [ -d "$d" ] && [ -x "$d$VB_PG_BIN/postgres" ] && { echo "$d"; return; }; done
+vb_pg_image() { # the image directory (the one the recipe db-trixie builds today, lib.sh vb_image_path), or nothing
+    local d
+    d=$(vb_image_path db-trixie) && [ -x "$d$VB_PG_BIN/postgres" ] && echo "$d"
 }
 
 vb_pg_skip_reason() {

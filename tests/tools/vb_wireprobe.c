@@ -13,6 +13,12 @@
  *   vb_wireprobe hijack ENDPOINT CERT.key SERVER.pub ID SECONDS
  *       one CURVE connection as ID, sending a Hello as agent ID every second for SECONDS; prints "received N
  *       messages: BODY..." (what came back: a Welcome means the coordinator took it for agent ID).
+ *   vb_wireprobe orchestrator ENDPOINT CERT.key SERVER.pub ID SECONDS
+ *       an agent with role orchestrator that never does anything: one Hello as ID, then a Heartbeat every second
+ *       for SECONDS, whatever the coordinator asks; prints "< BODY" for each message as it comes and "received N
+ *       messages: BODY..." at the end. A server the
+ *       coordinator asks it for stays "starting" (tests/e2e/71-stop-refusal.t keeps the coordinator in its stop
+ *       loop with it).
  * Exit status: 0 done, 1 could not (the reason on stderr), 2 usage. */
 #include <arpa/inet.h>
 #include <czmq.h>
@@ -27,7 +33,8 @@
 
 static int usage(void) {
     fprintf(stderr, "usage: vb_wireprobe junk HOST PORT N | rogue ENDPOINT CERT SERVER_PUB N |\n"
-                    "       big ENDPOINT CERT SERVER_PUB ID BYTES | hijack ENDPOINT CERT SERVER_PUB ID SECONDS\n");
+                    "       big ENDPOINT CERT SERVER_PUB ID BYTES | hijack ENDPOINT CERT SERVER_PUB ID SECONDS |\n"
+                    "       orchestrator ENDPOINT CERT SERVER_PUB ID SECONDS\n");
     return 2;
 }
 
@@ -142,24 +149,34 @@ static int big(const char *endpoint, zcert_t *cert, const char *server_key, cons
     return 0;
 }
 
-static int hijack(const char *endpoint, zcert_t *cert, const char *server_key, const char *id, int seconds) {
+/* One CURVE connection as id, speaking as an agent with one role for seconds: a Hello every second (hijack), or
+ * one Hello and then a Heartbeat every second (orchestrator). Prints the bodies that came back. */
+static int speak(const char *endpoint, zcert_t *cert, const char *server_key, const char *id, const char *role,
+                 int hello_once, int seconds) {
     zsock_t *mon = NULL, *d = curve_dealer(endpoint, cert, server_key, id, &mon, 0);
-    char *roles[] = {"client"};
+    char *roles[] = {(char *)role};
     Vbench__Hello h = VBENCH__HELLO__INIT;
     h.protocol = VB_PROTOCOL_VERSION;
     h.agent_id = (char *)id;
     h.host = "hijacker";
+    h.cores = 2;                     /* a plausible host, so that a budget can be derived from it */
+    h.memory_bytes = 8ull << 30;
     h.n_roles = 1;
     h.roles = roles;
     h.instance = (uint64_t)getpid();
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_HELLO;
     env.hello = &h;
+    Vbench__Heartbeat hb = VBENCH__HEARTBEAT__INIT;
+    Vbench__Envelope beat = VBENCH__ENVELOPE__INIT;
+    beat.body_case = VBENCH__ENVELOPE__BODY_HEARTBEAT;
+    beat.heartbeat = &hb;
     int received = 0;
     char bodies[512] = "";
     for (int s = 0; s < seconds; s++) {
         h.seq = (uint64_t)s + 1;
-        vb_wire_send(d, NULL, &env, NULL);
+        hb.seq = (uint64_t)s;
+        vb_wire_send(d, NULL, s == 0 || !hello_once ? &env : &beat, NULL);
         zpoller_t *p = zpoller_new(d, NULL);
         int64_t end = zclock_mono() + 1000;
         while (zclock_mono() < end) {
@@ -167,11 +184,13 @@ static int hijack(const char *endpoint, zcert_t *cert, const char *server_key, c
             vb_error err;
             Vbench__Envelope *in = vb_wire_recv(d, NULL, &err);
             received++;
+            if (in && hello_once) printf("< %s\n", vb_wire_body_name(in));   /* as it comes, for a test to wait on */
             if (in && strlen(bodies) + 20 < sizeof bodies) {
                 strcat(bodies, " ");
                 strcat(bodies, vb_wire_body_name(in));
             }
             vb_wire_free(in);
+            fflush(stdout);
         }
         zpoller_destroy(&p);
     }
@@ -196,7 +215,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "rogue") == 0 && argc == 6) rc = rogue(argv[2], cert, server_key, atoi(argv[5]));
     else if (strcmp(argv[1], "big") == 0 && argc == 7)
         rc = big(argv[2], cert, server_key, argv[5], (size_t)strtoull(argv[6], NULL, 10));
-    else if (strcmp(argv[1], "hijack") == 0 && argc == 7) rc = hijack(argv[2], cert, server_key, argv[5], atoi(argv[6]));
+    else if (strcmp(argv[1], "hijack") == 0 && argc == 7)
+        rc = speak(argv[2], cert, server_key, argv[5], "client", 0, atoi(argv[6]));
+    else if (strcmp(argv[1], "orchestrator") == 0 && argc == 7)
+        rc = speak(argv[2], cert, server_key, argv[5], "orchestrator", 1, atoi(argv[6]));
     else usage();
     zcert_destroy(&cert);
     zcert_destroy(&server);

@@ -779,8 +779,8 @@ static void test_contract(void) {
     for (size_t i = 0; i < n && i < 64; i++) {
         const vb_engine_ops *ops = vb_engine_find(names[i]);
         if (!(ops->flags & VB_ENGINE_EMBEDDED) && !(ops->flags & VB_ENGINE_STUB)) {
-            ok(1, "%s: the contract # SKIP a server engine: tests/e2e/63-conformance.t checks it against a real "
-                  "server (or lists why it cannot run here)", names[i]);
+            printf("# %s: a server engine, its contract is checked by tests/e2e/63-conformance.t against a real "
+                   "server (or listed there with why it cannot run here)\n", names[i]);
             continue;
         }
         vb_metric metrics[] = {VB_METRIC_EUCLIDEAN, VB_METRIC_ANGULAR};
