@@ -125,6 +125,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     vb_wire_point_make(&point, &wp);
     a.point = &wp;
     a.k = (uint32_t)c->profile->k;
+    a.io_timeout_s = (uint32_t)c->phase_timeout_s;   /* no driver call outlasts the phase (docs/reliability.md) */
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;

@@ -32,6 +32,7 @@
 #define SAMPLE_BATCH 256
 #define LOG_TAIL_LINES 40
 #define KEY_HISTORY 32
+#define PROBE_TIMEOUT_S 10   /* one readiness or liveness probe of a server: connect and a query */
 
 /* A growing list of owned key/value strings: facts and connect parameters of a report. */
 typedef struct kvlist {
@@ -248,7 +249,8 @@ static int wait_ready(server *s, vb_units *u, const kvlist *connect, char *versi
     int attempts = 0;
     for (;;) {
         attempts++;
-        vb_engine_config cfg = {.params = connect->kv, .n_params = connect->n};
+        /* each probe bounded: a server that accepts but never answers is not waited for past the deadline */
+        vb_engine_config cfg = {.params = connect->kv, .n_params = connect->n, .io_timeout_s = PROBE_TIMEOUT_S};
         vb_engine *e = NULL;
         if (vb_engine_open(s->recipe->engine, &cfg, &e, &last) == VB_OK &&
             vb_engine_version(e, version, vlen, &last) == VB_OK) {
