@@ -157,6 +157,8 @@ static int prepare(campaign *c, vb_error *err) {
     vb_server_pass_record(c->profile, c->store);
     const char *t = vb_profile_setting(c->profile, "limits.phase_timeout_s", "3600");
     c->phase_timeout_s = atol(t) > 0 ? atol(t) : 3600;
+    double ab = atof(vb_profile_setting(c->profile, "limits.abort_unanswered_s", "30"));
+    c->abort_bound_ns = (uint64_t)((ab > 0 ? ab : 30) * 1e9);
     double silent = atof(vb_profile_setting(c->profile, "limits.agent_silent_s", "15"));
     c->silent_ns = (uint64_t)((silent >= 1 ? silent : 15) * 1e9);
     long attempts = atol(vb_profile_setting(c->profile, "limits.max_attempts", "3"));

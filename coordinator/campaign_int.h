@@ -50,6 +50,13 @@ typedef struct peer {
     uint64_t hello_seq;   /* the newest Hello.seq of that process: an older hello is stale */
     uint64_t last_sent_ns;   /* heartbeats go to each agent that heard nothing from us for HEARTBEAT_MS */
     uint64_t last_heard_ns, item_started_ns;
+    /* The Abort outstanding (BUSY: its item's; DRAINING: the stale attempt's), when it went out; 0 none. Unanswered
+     * for limits.abort_unanswered_s, the agent is stuck (ABORT_UNANSWERED). */
+    uint64_t abort_sent_ns;
+    char abort_why[160];
+    /* The attempt it was found stuck in: its hellos naming it unfinished are heard, not welcomed (STUCK_ON_IT). */
+    char stuck_key[512];
+    unsigned stuck_attempt;
 } peer;
 
 /* An item's attempts: `attempt` is the latest started (plan.attempts); `live` says whether messages of that
@@ -116,6 +123,7 @@ typedef struct campaign {
     int running;          /* plan index of the running item, or -1 */
     long phase_timeout_s;
     uint64_t silent_ns;        /* limits.agent_silent_s */
+    uint64_t abort_bound_ns;   /* limits.abort_unanswered_s: how long an Abort may go unanswered */
     unsigned max_attempts;     /* limits.max_attempts */
     int rerun_lost;            /* limits.on_agent_lost is rerun (else fail) */
     /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
@@ -198,6 +206,7 @@ int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key);
 
 int vb_campaign_spawn_local_agent(campaign *c, int which, vb_error *err);
 void vb_campaign_watch_local_agents(campaign *c);
+pid_t vb_campaign_kill_local_agent(campaign *c, const char *id);
 void vb_campaign_stop_local_agents(campaign *c);
 
 /* ---- servers.c --------------------------------------------------------------------------------------------- */
