@@ -137,6 +137,16 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
 static int assign(campaign *c, peer *p, int i) {
     const vb_plan_item *it = &c->plan->items[i];
     vb_error err;
+    /* Every start counts, resumes included (a coordinator killed during a long load starts it again each time):
+     * an item started limits.max_attempts times fails with the count instead of starting once more. */
+    unsigned used = c->runs[i].attempt - c->runs[i].base;
+    if (used >= c->max_attempts) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "started %u times (every start counts, resumes included); limits.max_attempts = %u "
+                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used, c->max_attempts);
+        vb_campaign_fail_item(c, i, "attempts", msg);
+        return VB_ERROR;
+    }
     int rc = vb_store_item_start(c->store, it->key, p->id, &err);
     if (rc != VB_STORE_OK) {
         /* RETRY: the store is failing (vb_store_failure): the main loop stops at its next turn, nothing is sent.

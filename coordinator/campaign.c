@@ -148,10 +148,15 @@ static int prepare(campaign *c, vb_error *err) {
     }
     vb_store_backup_every(c->store, atof(vb_profile_setting(c->profile, "limits.backup_every_s", "600")));
     c->orphan = -1;
-    if (vb_store_begin_run(c->store, o->retry_failed, o->resume ? o->command_line : NULL, err) ||
+    unsigned *retried = o->retry_failed ? vb_campaign_retried_bases(c, err) : NULL;
+    if ((o->retry_failed && !retried) ||
+        vb_store_begin_run(c->store, o->retry_failed, o->resume ? o->command_line : NULL, err) ||
         (o->resume && vb_campaign_find_orphan(c, err)) ||
-        vb_campaign_load_item_states(c, err))
+        vb_campaign_load_item_states(c, retried, err)) {
+        free(retried);
         return VB_ERROR;
+    }
+    free(retried);
     vb_estimate_campaign_start(c->store, c->profile, c->plan, o->cache_dir, o->quiet ? NULL : stderr);
     vb_notify_init(&c->notify, o->notify, c->profile, c->store, o->out);
     vb_server_pass_record(c->profile, c->store);
