@@ -430,7 +430,10 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_ASSIGN: return assign(c, p, ev->item);
     case VB_AGENT_ACT_SEND_ABORT:
         vb_campaign_send_simple(c, p, VBENCH__ENVELOPE__BODY_ABORT, ev->reason, c->plan->items[ev->item].key, ev->why);
-        if (!p->abort_sent_ns) {   /* the bound runs from the first Abort of the attempt */
+        /* The bound runs from the first Abort of the attempt. Not the reinsert's limit: the agent stops the reinsert
+         * and goes on measuring the item (maintain, after), and that Abort has its own bound (LIMIT_UNANSWERED,
+         * cleared by the agent's next stage). */
+        if (!p->abort_sent_ns && ev->reason != VBENCH__ABORT_REASON__ABORT_LIMIT) {
             p->abort_sent_ns = now;
             snprintf(p->abort_why, sizeof p->abort_why, "%s", ev->why ? ev->why : "told to stop");
         }
