@@ -148,8 +148,8 @@ static int prepare(campaign *c, vb_error *err) {
     }
     vb_store_backup_every(c->store, atof(vb_profile_setting(c->profile, "limits.backup_every_s", "600")));
     c->orphan = -1;
-    unsigned *retried = o->retry_failed ? vb_campaign_retried_bases(c, err) : NULL;
-    if ((o->retry_failed && !retried) ||
+    unsigned *retried = vb_campaign_attempt_bases(c, o->retry_failed, err);
+    if (!retried ||
         vb_store_begin_run(c->store, o->retry_failed, o->resume ? o->command_line : NULL, err) ||
         (o->resume && vb_campaign_find_orphan(c, err)) ||
         vb_campaign_load_item_states(c, retried, err)) {

@@ -63,7 +63,8 @@ typedef struct peer {
  * attempt are still recorded (0 once it was interrupted, or before the item first ran). */
 typedef struct item_run {
     unsigned attempt;
-    unsigned base;         /* attempts before this run's --retry-failed gave the item a new budget (else 0):
+    unsigned base;         /* attempts before this run gave the item a new budget (it had expired at its limit, or
+                            * --retry-failed): else 0.
                             * limits.max_attempts counts attempt - base, every start, resumes included */
     int live;
     double started_wall;   /* wall time of the current attempt's assignment (or take-over): a server death
@@ -180,7 +181,7 @@ const char *vb_campaign_item_dataset(campaign *c, int i);
 int vb_campaign_item_index(campaign *c, const char *key);
 int vb_campaign_find_orphan(campaign *c, vb_error *err);
 int vb_campaign_load_item_states(campaign *c, const unsigned *retried_base, vb_error *err);
-unsigned *vb_campaign_retried_bases(campaign *c, vb_error *err);
+unsigned *vb_campaign_attempt_bases(campaign *c, int retry_failed, vb_error *err);
 int vb_campaign_attempt_current(campaign *c, int i, unsigned attempt);
 void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_fault);
 void vb_campaign_expire_item(campaign *c, int i, const char *message);

@@ -17,9 +17,11 @@ int vb_campaign_item_index(campaign *c, const char *key) {
     return it ? it->seq : -1;
 }
 
-/* --retry-failed: the attempts of each failed or skipped item so far, read before the store makes them pending
- * (the new budget of limits.max_attempts starts there). NULL without --retry-failed; the caller frees it. */
-unsigned *vb_campaign_retried_bases(campaign *c, vb_error *err) {
+/* Where each item's budget of limits.max_attempts starts, read before the store makes items pending again: an
+ * item that expired at its limit (its rows committed: continuing it is progress, not a retry) and, with
+ * --retry-failed, a failed or skipped one start a new budget at their attempts so far; others at 0. NULL on a
+ * store error; the caller frees it. */
+unsigned *vb_campaign_attempt_bases(campaign *c, int retry_failed, vb_error *err) {
     unsigned *base = calloc(c->plan->n_items ? c->plan->n_items : 1, sizeof *base);
     for (size_t i = 0; base && i < c->plan->n_items; i++) {
         char st[32], agent[128];
@@ -28,7 +30,8 @@ unsigned *vb_campaign_retried_bases(campaign *c, vb_error *err) {
             free(base);
             return NULL;
         }
-        if (strcmp(st, "failed") == 0 || strcmp(st, "skipped") == 0) base[i] = attempts > 0 ? (unsigned)attempts : 0;
+        if (strcmp(st, "expired") == 0 || (retry_failed && (strcmp(st, "failed") == 0 || strcmp(st, "skipped") == 0)))
+            base[i] = attempts > 0 ? (unsigned)attempts : 0;
     }
     return base;
 }
