@@ -23,7 +23,7 @@ static int session_and_probe(vb_phase_ctx *ctx, vb_error *err) {
     int opened;
     const Vbench__Assign *a = ctx->assign;
     int rc = vb_session_get(ctx->session, a->engine, a->config, ctx->engine_params, ctx->n_engine_params, a->dataset,
-                            ctx->dataset_params, ctx->n_dataset_params, (int)a->k, ctx->work_dir, ctx->cache_dir,
+                            ctx->dataset_params, ctx->n_dataset_params, (int)a->k, (long)a->io_timeout_s, ctx->work_dir, ctx->cache_dir,
                             &opened, err);
     /* An embedded engine has no server to wait for (and a test engine counts its connections). */
     if (rc != VB_OK || (vb_engine_ops_of((*ctx->session)->engine)->flags & VB_ENGINE_EMBEDDED)) return rc;

@@ -94,6 +94,16 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         return VB_ERROR;
     }
     log_notes(ctx, &pt, &res);
+    if (res.clients_lost) {
+        /* A client that could not reconnect measured a server that was gone: the window's QPS and latencies are
+         * not the server's, so it is not recorded (the item fails; the server's death, when it died, is the
+         * coordinator's to handle). */
+        vb_error_set(err, "agent", 1, "%s, %ld clients: %d client(s) lost the server during the window and could not "
+                     "reconnect (first: %s); the window is not recorded", s->engine_name, pt.clients, res.clients_lost,
+                     res.first_error);
+        vb_workload_result_free(&res);
+        return VB_ERROR;
+    }
 
     vb_window_wire w;
     vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);

@@ -21,7 +21,7 @@ void vb_session_close(vb_session **s) {
 
 int vb_session_get(vb_session **cur, const char *engine, const char *config, const vb_kv *engine_params,
                    size_t n_engine_params, const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
-                   const char *work_dir, const char *cache_dir, int *opened, vb_error *err) {
+                   long io_timeout_s, const char *work_dir, const char *cache_dir, int *opened, vb_error *err) {
     *opened = 0;
     if (!config || !*config) config = engine;
     if (*cur && strcmp((*cur)->engine_name, engine) == 0 && strcmp((*cur)->config, config) == 0 &&
@@ -44,7 +44,7 @@ int vb_session_get(vb_session **cur, const char *engine, const char *config, con
     /* one directory per configuration: its files are its own index (the only configuration keeps the old name) */
     snprintf(data_dir, sizeof data_dir, "%s/engines/%s--%s", work_dir, config, dataset);
     if (vb_mkdirs(data_dir, 0755, err)) goto fail;
-    vb_engine_config cfg = {engine_params, n_engine_params, data_dir};
+    vb_engine_config cfg = {engine_params, n_engine_params, data_dir, io_timeout_s};
     if ((rc = vb_engine_open(engine, &cfg, &s->engine, err)) != VB_OK) goto fail;
     rc = VB_ERROR;
 

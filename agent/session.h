@@ -31,11 +31,11 @@ typedef struct vb_session {
 
 /* Returns the session for (engine, config, dataset), opening dataset and engine when it is not the current one
  * (config: the configuration's label, "" or the engine's name for an engine's only configuration).
- * data_dir is where the engine may keep files. *opened = 1 when a new session was made (its index is empty or
+ * io_timeout_s bounds every driver call (vb_engine_config.io_timeout_s). data_dir is where the engine may keep files. *opened = 1 when a new session was made (its index is empty or
  * attached: check ->ready). VB_RETRY when the engine's server cannot be reached now (a restart). */
 int vb_session_get(vb_session **cur, const char *engine, const char *config, const vb_kv *engine_params,
                    size_t n_engine_params, const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
-                   const char *work_dir, const char *cache_dir, int *opened, vb_error *err);
+                   long io_timeout_s, const char *work_dir, const char *cache_dir, int *opened, vb_error *err);
 /* Loads (or computes and caches) the unfiltered ground truth for the session's k. */
 int vb_session_groundtruth(vb_session *s, const char *cache_dir, vb_error *err);
 void vb_session_close(vb_session **s);

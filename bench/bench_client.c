@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         vb_kv params[1] = {{"service_us", service_us}};
-        vb_engine_config ecfg = {params, strcmp(name, "sleep") == 0 ? 1 : 0, NULL};
+        vb_engine_config ecfg = {params, strcmp(name, "sleep") == 0 ? 1 : 0, NULL, 0};
         vb_engine *e = NULL;
         vb_error err = {0};
         if (vb_engine_open(name, &ecfg, &e, &err) != VB_OK) {

@@ -44,7 +44,7 @@ static int open_engine(const char *host, const char *password, vb_engine **e) {
     vb_kv params[] = {{"host", host}, {"password", password}, {"user", "postgres"}, {"dbname", "postgres"},
                       {"table", "vbench_items"}, {"m", "16"}, {"ef_construction", "64"},
                       {"maintenance_work_mem", "256MB"}};
-    vb_engine_config cfg = {params, sizeof params / sizeof *params, NULL};
+    vb_engine_config cfg = {params, sizeof params / sizeof *params, NULL, 0};
     vb_error err = {0};
     if (vb_engine_open("pgvector", &cfg, e, &err) != VB_OK) {
         fprintf(stderr, "bench_client_pg: %s\n", err.message);

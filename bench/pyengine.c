@@ -27,7 +27,7 @@ void *vbpy_open(const char *engine, unsigned service_us) {
     char us[16];
     snprintf(us, sizeof us, "%u", service_us);
     vb_kv params[1] = {{"service_us", us}};
-    vb_engine_config cfg = {params, ops == &vb_engine_sleep ? 1 : 0, NULL};
+    vb_engine_config cfg = {params, ops == &vb_engine_sleep ? 1 : 0, NULL, 0};
     vb_error err;
     vbpy *h = calloc(1, sizeof *h);
     if (!h) return NULL;

@@ -119,7 +119,8 @@ static const char *const agent_lost_choices[] = {"rerun", "fail", NULL};
  * agent_silent_s: an agent heard from for this long is lost, and an agent that hears nothing from its
  * coordinator for this long connects again. on_agent_lost: rerun (the item runs again on the next agent with
  * its role) or fail; max_attempts: attempts of one item in all (every start counts, resumes too) before an
- * item whose agent is lost fails instead. */
+ * item whose agent is lost fails instead. abort_unanswered_s: an agent that has not answered an Abort (any phase)
+ * for this long is stuck: a local one is killed and started again, a remote one is marked lost. */
 static const char *const item_failure_choices[] = {"continue", "stop", NULL};
 /* on_item_failure: continue (the failed item is recorded and the plan goes on; a failed build skips its
  * engine's other items on that dataset) or stop (the campaign stops as interrupted; fix the cause and resume with
@@ -132,6 +133,8 @@ static const field limits_fields[] = {
     {"agent_silent_s", F_DOUBLE, 1, 86400, "15", NULL},
     {"on_agent_lost", F_ENUM, 0, 0, "rerun", agent_lost_choices},
     {"max_attempts", F_INT, 1, 1000, "3", NULL},
+    /* an Abort unanswered this long: the agent is stuck in a call (a local one is killed, a remote one lost) */
+    {"abort_unanswered_s", F_DOUBLE, 1, 86400, "30", NULL},
     {"backup_every_s", F_INT, 0, 2592000, "600", NULL},   /* FILE.bak; 0: only at the end */
     {"footprint_every_s", F_INT, 0, 2592000, NULL, NULL}, /* the coordinator's memory as an event (600); 0: never */
     {NULL, 0, 0, 0, NULL, NULL},

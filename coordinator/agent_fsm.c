@@ -78,6 +78,7 @@ static const vb_agent_row rows[] = {
     ROW(NEW, ABORT, 0, 0, NEW, "no record: runs nothing of ours", A(REFUSE)),
     ROW(NEW, SILENT, 0, 0, NEW, "no record: no clock", A(REFUSE)),
     ROW(NEW, LIMIT_UNANSWERED, 0, 0, NEW, "no record: runs nothing of ours", A(REFUSE)),
+    ROW(NEW, ABORT_UNANSWERED, 0, 0, NEW, "no record: was told nothing", A(REFUSE)),
     /* A local agent that died before its hello: the caller restarts the process; no record to change. */
     ROW(NEW, PROCESS_DIED, 0, 0, NEW, "died before its hello", A(IGNORE)),
     ROW(NEW, CAMPAIGN_END, 0, 0, NEW, "no record: no Bye", A(IGNORE)),
@@ -95,6 +96,7 @@ static const vb_agent_row rows[] = {
     ROW(IDLE, SILENT, 0, 0, LOST, "silent: lost", A(REPORT_SILENT)),
     ROW(IDLE, PROCESS_DIED, 0, 0, LOST, "its process died: lost", A(NONE)),
     ROW(IDLE, LIMIT_UNANSWERED, 0, 0, IDLE, "runs nothing: no limit", A(REFUSE)),
+    ROW(IDLE, ABORT_UNANSWERED, 0, 0, IDLE, "runs nothing: no Abort outstanding", A(REFUSE)),
     ROW(IDLE, CAMPAIGN_END, 0, 0, IDLE, "campaign over", A(SEND_BYE)),
 
     /* ---- BUSY: runs x, its current attempt ----------------------------------------------------------------- */
@@ -136,8 +138,13 @@ static const vb_agent_row rows[] = {
     ROW(BUSY, ABORT, 0, 0, BUSY, "told to stop its item", A(SEND_ABORT)),
     ROW(BUSY, SILENT, 0, 0, LOST, "silent: lost, its item interrupted", A(REPORT_SILENT), A(INTERRUPT_ITEM)),
     ROW(BUSY, PROCESS_DIED, 0, 0, LOST, "its process died: lost, its item interrupted", A(INTERRUPT_ITEM)),
-    /* check_liveness: the reinsert's limit abort was not answered within 30 s. */
-    ROW(BUSY, LIMIT_UNANSWERED, 0, 0, LOST, "did not stop at the limit: item expired, agent lost", A(EXPIRE_ITEM)),
+    /* check_liveness: the reinsert's limit abort was not answered within limits.abort_unanswered_s. */
+    ROW(BUSY, LIMIT_UNANSWERED, 0, 0, LOST, "did not stop at the limit: item expired, agent stuck",
+        A(EXPIRE_ITEM), A(REPORT_STUCK)),
+    /* check_liveness: any other Abort (phase timeout, server died) unanswered as long: stuck in a driver call. The
+     * item already ended (failed) or is interrupted here; the campaign goes on without the agent. */
+    ROW(BUSY, ABORT_UNANSWERED, 0, 0, LOST, "did not answer the Abort: stuck, lost",
+        A(INTERRUPT_ITEM), A(REPORT_STUCK)),
     ROW(BUSY, CAMPAIGN_END, 0, 0, BUSY, "campaign over", A(SEND_BYE)),
 
     /* ---- DRAINING: runs a stale attempt, told to abort it --------------------------------------------------- */
@@ -155,10 +162,15 @@ static const vb_agent_row rows[] = {
     ROW(DRAINING, SILENT, 0, 0, LOST, "silent: lost", A(REPORT_SILENT)),
     ROW(DRAINING, PROCESS_DIED, 0, 0, LOST, "its process died: lost", A(NONE)),
     ROW(DRAINING, LIMIT_UNANSWERED, 0, 0, DRAINING, "runs no current item: no limit", A(REFUSE)),
+    /* A stale attempt that does not stop would hold every assignment (hold_assignments): stuck, lost. */
+    ROW(DRAINING, ABORT_UNANSWERED, 0, 0, LOST, "did not stop its stale item: stuck, lost", A(REPORT_STUCK)),
     ROW(DRAINING, CAMPAIGN_END, 0, 0, DRAINING, "campaign over", A(SEND_BYE)),
 
     /* ---- LOST: silent or dead; its item was interrupted ------------------------------------------------------ */
     HELLO_PREFIX(LOST),
+    /* Still in the call it was found stuck in (a remote agent: nobody kills it): not welcomed, so it gets nothing
+     * and holds nothing; it is welcomed once its hello says the attempt finished, or names none. */
+    ROW(LOST, HELLO, F(STUCK_ON_IT), 0, LOST, "still stuck in the item it was told to stop", A(NOTE_HEARD)),
     HELLO_TAIL(LOST, 0, 0, ),
     ASK_HELLO(LOST, HEARTBEAT, A(NOTE_HEARD), ),
     ASK_HELLO(LOST, PROGRESS, A(NOTE_HEARD), ),
@@ -173,6 +185,7 @@ static const vb_agent_row rows[] = {
     ROW(LOST, SILENT, 0, 0, LOST, "still silent", A(IGNORE)),
     ROW(LOST, PROCESS_DIED, 0, 0, LOST, "already lost", A(IGNORE)),
     ROW(LOST, LIMIT_UNANSWERED, 0, 0, LOST, "lost: runs nothing of ours", A(REFUSE)),
+    ROW(LOST, ABORT_UNANSWERED, 0, 0, LOST, "lost: stuck already", A(IGNORE)),
     ROW(LOST, CAMPAIGN_END, 0, 0, LOST, "lost: no Bye", A(IGNORE)),
 };
 
@@ -197,7 +210,7 @@ const char *vb_agent_fsm_state_name(vb_agent_state s) {
 const char *vb_agent_fsm_event_name(vb_agent_event e) {
     static const char *const names[] = {"hello", "heartbeat", "progress", "log", "result", "server_report", "done",
                                         "failed", "other", "assign", "abort", "silent", "process_died",
-                                        "limit_unanswered", "campaign_end"};
+                                        "limit_unanswered", "campaign_end", "abort_unanswered"};
     _Static_assert(sizeof names / sizeof names[0] == VB_AGENT_N_EVENTS, "a name per event");
     return (unsigned)e < VB_AGENT_N_EVENTS ? names[e] : "?";
 }
@@ -208,7 +221,7 @@ const char *vb_agent_fsm_action_name(vb_agent_action a) {
         "rejoin_item", "take_over_orphan", "abort_stale", "forget_orphan", "welcome", "touch", "note_heard",
         "ask_hello", "note_progress", "record_log", "record_result", "ack_only", "server_report", "finish_item",
         "fail_item", "end_stale", "warn_unexpected", "assign", "send_abort", "report_silent", "expire_item",
-        "send_bye"};
+        "send_bye", "report_stuck"};
     _Static_assert(sizeof names / sizeof names[0] == VB_AGENT_N_ACTIONS, "a name per action");
     return (unsigned)a < VB_AGENT_N_ACTIONS ? names[a] : "?";
 }
@@ -216,7 +229,7 @@ const char *vb_agent_fsm_action_name(vb_agent_action a) {
 const char *vb_agent_fsm_fact_name(unsigned bit) {
     static const char *const names[] = {"bad_protocol", "old_hello", "new_process", "names_item", "finished",
                                         "its_attempt", "item_running", "running_attempt", "orphan", "on_running",
-                                        "current"};
+                                        "current", "stuck_on_it"};
     _Static_assert(sizeof names / sizeof names[0] == VB_AGENT_N_FACTS, "a name per fact");
     for (unsigned i = 0; i < VB_AGENT_N_FACTS; i++)
         if (bit == 1u << i) return names[i];

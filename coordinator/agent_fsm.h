@@ -54,6 +54,8 @@ typedef enum {
     VB_AGENT_EV_PROCESS_DIED,     /* local mode: its process ended (waitpid) */
     VB_AGENT_EV_LIMIT_UNANSWERED, /* no answer within 30 s to the reinsert limit's abort */
     VB_AGENT_EV_CAMPAIGN_END,     /* the campaign is over (teardown) */
+    VB_AGENT_EV_ABORT_UNANSWERED, /* an Abort (any phase, or a stale attempt's) unanswered for
+                                   * limits.abort_unanswered_s: the agent is stuck in a call */
     VB_AGENT_N_EVENTS
 } vb_agent_event;
 
@@ -74,7 +76,8 @@ enum {
                                            * still pending, nothing running, and its engine has no server */
     VB_AGENT_F_ON_RUNNING = 1u << 9,      /* progress: names the running item, and this agent runs it */
     VB_AGENT_F_CURRENT = 1u << 10,        /* result, done, failed: y is in the plan and the attempt is current */
-    VB_AGENT_N_FACTS = 11
+    VB_AGENT_F_STUCK_ON_IT = 1u << 11,    /* hello, LOST: names, unfinished, the attempt it was found stuck in */
+    VB_AGENT_N_FACTS = 12
 };
 
 typedef enum {
@@ -115,6 +118,9 @@ typedef enum {
     VB_AGENT_ACT_REPORT_SILENT,   /* error event "silent for N s: marked lost (was S)" */
     VB_AGENT_ACT_EXPIRE_ITEM,     /* the reinsert did not stop at its limit: the item expires (resume continues) */
     VB_AGENT_ACT_SEND_BYE,        /* send Bye "campaign over" */
+    VB_AGENT_ACT_REPORT_STUCK,    /* an agent_stuck event (the agent, the item, the wait); a local agent is SIGKILLed
+                                   * (local_agents.c starts it again), a remote one stays lost until it comes back
+                                   * without that attempt */
     VB_AGENT_N_ACTIONS
 } vb_agent_action;
 

@@ -125,6 +125,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     vb_wire_point_make(&point, &wp);
     a.point = &wp;
     a.k = (uint32_t)c->profile->k;
+    a.io_timeout_s = (uint32_t)c->phase_timeout_s;   /* no driver call outlasts the phase (docs/reliability.md) */
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
@@ -136,6 +137,16 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
 static int assign(campaign *c, peer *p, int i) {
     const vb_plan_item *it = &c->plan->items[i];
     vb_error err;
+    /* Every start counts, resumes included (a coordinator killed during a long load starts it again each time):
+     * an item started limits.max_attempts times fails with the count instead of starting once more. */
+    unsigned used = c->runs[i].attempt - c->runs[i].base;
+    if (used >= c->max_attempts) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "started %u times (every start counts, resumes included); limits.max_attempts = %u "
+                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used, c->max_attempts);
+        vb_campaign_fail_item(c, i, "attempts", msg);
+        return VB_ERROR;
+    }
     int rc = vb_store_item_start(c->store, it->key, p->id, &err);
     if (rc != VB_STORE_OK) {
         /* RETRY: the store is failing (vb_store_failure): the main loop stops at its next turn, nothing is sent.
@@ -216,6 +227,9 @@ static unsigned agent_facts(campaign *c, const agent_ev *ev) {
             !vb_campaign_engine_recipe(c, (int)c->plan->items[y].engine))
             f |= VB_AGENT_F_ORPHAN;
     }
+    if (ev->kind == VB_AGENT_EV_HELLO && p && p->state == VB_AGENT_LOST && p->stuck_key[0] && key[0] &&
+        strcmp(key, p->stuck_key) == 0 && att == p->stuck_attempt && !ev->env->hello->item_finished)
+        f |= VB_AGENT_F_STUCK_ON_IT;
     if (p && p->state == VB_AGENT_BUSY && y >= 0 && y == p->item && att == c->runs[y].attempt)
         f |= VB_AGENT_F_ITS_ATTEMPT;
     if (p && p->state == VB_AGENT_DRAINING && strcmp(key, p->drain_key) == 0 && att == p->drain_attempt)
@@ -249,6 +263,7 @@ static peer *record_hello(campaign *c, agent_ev *ev) {
     p->last_heard_ns = vb_now_ns();
     p->instance = h->instance;
     p->hello_seq = h->seq;
+    p->stuck_key[0] = '\0';   /* welcomed again: no longer in the call it was stuck in */
     return p;
 }
 
@@ -282,6 +297,8 @@ static void abort_stale(campaign *c, peer *p, const Vbench__Hello *h, int y) {
     vb_campaign_send_to(c, p, &env);
     snprintf(p->drain_key, sizeof p->drain_key, "%s", h->item_key);
     p->drain_attempt = h->item_attempt;
+    p->abort_sent_ns = vb_now_ns();
+    snprintf(p->abort_why, sizeof p->abort_why, "its attempt is no longer current");
     vb_store_event(c->store, VB_EVENT_STALE_ABORTED, "warn", h->item_key, "coordinator",
                    "agent %s runs attempt %u, which is no longer current (the item's attempt is %u): told to stop it",
                    p->id, h->item_attempt, y >= 0 ? c->runs[y].attempt : 0);
@@ -308,6 +325,28 @@ static void welcome(campaign *c, peer *p, const Vbench__Hello *h, vb_agent_state
     out.body_case = VBENCH__ENVELOPE__BODY_WELCOME;
     out.welcome = &w;
     vb_campaign_send_to(c, p, &out);
+}
+
+/* REPORT_STUCK: the agent did not answer an Abort within limits.abort_unanswered_s: it is stuck in a call (a
+ * driver waiting on a hung server). An event names the agent, the item and the wait; our own local agent is
+ * killed now (and started again by local_agents.c), a remote one stays lost while its hellos name that attempt. */
+static void report_stuck(campaign *c, peer *p, vb_agent_state was) {
+    const char *key = was == VB_AGENT_DRAINING ? p->drain_key : p->item >= 0 ? c->plan->items[p->item].key : "";
+    unsigned att = was == VB_AGENT_DRAINING ? p->drain_attempt : p->item >= 0 ? c->runs[p->item].attempt : 0;
+    double waited = p->abort_sent_ns ? (double)(vb_now_ns() - p->abort_sent_ns) / 1e9 : 0;
+    snprintf(p->stuck_key, sizeof p->stuck_key, "%s", key);
+    p->stuck_attempt = att;
+    pid_t pid = vb_campaign_kill_local_agent(c, p->id);
+    char what[200];
+    if (pid > 0) snprintf(what, sizeof what, "the local agent (pid %d) is killed (SIGKILL) and started again", (int)pid);
+    else snprintf(what, sizeof what, "marked lost: it gets nothing until it comes back without that attempt");
+    vb_store_event(c->store, VB_EVENT_AGENT_STUCK, "error", key[0] ? key : NULL, "coordinator",
+                   "agent %s did not answer the Abort of %s (attempt %u; %s) within limits.abort_unanswered_s = %.0f s "
+                   "(waited %.1f s): stuck in a call; %s", p->id, key, att, p->abort_why,
+                   (double)c->abort_bound_ns / 1e9, waited, what);
+    vb_console_say(&c->console, "agent %s is stuck in %s (no answer to the Abort for %.0f s): %s", p->id, key, waited,
+                   what);
+    p->abort_sent_ns = 0;
 }
 
 /* One action of an agent row. VB_ERROR stops the row: the state stays as it was (an Assign the store refused). */
@@ -391,7 +430,15 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_ASSIGN: return assign(c, p, ev->item);
     case VB_AGENT_ACT_SEND_ABORT:
         vb_campaign_send_simple(c, p, VBENCH__ENVELOPE__BODY_ABORT, ev->reason, c->plan->items[ev->item].key, ev->why);
+        /* The bound runs from the first Abort of the attempt. Not the reinsert's limit: the agent stops the reinsert
+         * and goes on measuring the item (maintain, after), and that Abort has its own bound (LIMIT_UNANSWERED,
+         * cleared by the agent's next stage). */
+        if (!p->abort_sent_ns && ev->reason != VBENCH__ABORT_REASON__ABORT_LIMIT) {
+            p->abort_sent_ns = now;
+            snprintf(p->abort_why, sizeof p->abort_why, "%s", ev->why ? ev->why : "told to stop");
+        }
         break;
+    case VB_AGENT_ACT_REPORT_STUCK: report_stuck(c, p, was); break;
     case VB_AGENT_ACT_REPORT_SILENT:
         vb_store_event(c->store, VB_EVENT_AGENT_LOST, "error", NULL, "coordinator",
                        "agent %s silent for %.1f s (limits.agent_silent_s = %.0f): marked lost (was %s)", p->id,
@@ -419,6 +466,7 @@ void vb_campaign_agent_fire(campaign *c, agent_ev *ev) {
         if (agent_do(c, ev, row, was, row->actions[k]) != VB_OK) return;
     peer *p = ev->p;
     if (!p) return;
+    if (row->next != p->state || (row->next == VB_AGENT_BUSY && ev->kind == VB_AGENT_EV_HELLO)) p->abort_sent_ns = 0;
     p->state = row->next;
     if (p->state != VB_AGENT_BUSY) p->item = -1;
     if (p->state != VB_AGENT_DRAINING) p->drain_key[0] = '\0';

@@ -148,15 +148,22 @@ static int prepare(campaign *c, vb_error *err) {
     }
     vb_store_backup_every(c->store, atof(vb_profile_setting(c->profile, "limits.backup_every_s", "600")));
     c->orphan = -1;
-    if (vb_store_begin_run(c->store, o->retry_failed, o->resume ? o->command_line : NULL, err) ||
+    unsigned *retried = vb_campaign_attempt_bases(c, o->retry_failed, err);
+    if (!retried ||
+        vb_store_begin_run(c->store, o->retry_failed, o->resume ? o->command_line : NULL, err) ||
         (o->resume && vb_campaign_find_orphan(c, err)) ||
-        vb_campaign_load_item_states(c, err))
+        vb_campaign_load_item_states(c, retried, err)) {
+        free(retried);
         return VB_ERROR;
+    }
+    free(retried);
     vb_estimate_campaign_start(c->store, c->profile, c->plan, o->cache_dir, o->quiet ? NULL : stderr);
     vb_notify_init(&c->notify, o->notify, c->profile, c->store, o->out);
     vb_server_pass_record(c->profile, c->store);
     const char *t = vb_profile_setting(c->profile, "limits.phase_timeout_s", "3600");
     c->phase_timeout_s = atol(t) > 0 ? atol(t) : 3600;
+    double ab = atof(vb_profile_setting(c->profile, "limits.abort_unanswered_s", "30"));
+    c->abort_bound_ns = (uint64_t)((ab > 0 ? ab : 30) * 1e9);
     double silent = atof(vb_profile_setting(c->profile, "limits.agent_silent_s", "15"));
     c->silent_ns = (uint64_t)((silent >= 1 ? silent : 15) * 1e9);
     long attempts = atol(vb_profile_setting(c->profile, "limits.max_attempts", "3"));

@@ -50,12 +50,22 @@ typedef struct peer {
     uint64_t hello_seq;   /* the newest Hello.seq of that process: an older hello is stale */
     uint64_t last_sent_ns;   /* heartbeats go to each agent that heard nothing from us for HEARTBEAT_MS */
     uint64_t last_heard_ns, item_started_ns;
+    /* The Abort outstanding (BUSY: its item's; DRAINING: the stale attempt's), when it went out; 0 none. Unanswered
+     * for limits.abort_unanswered_s, the agent is stuck (ABORT_UNANSWERED). */
+    uint64_t abort_sent_ns;
+    char abort_why[160];
+    /* The attempt it was found stuck in: its hellos naming it unfinished are heard, not welcomed (STUCK_ON_IT). */
+    char stuck_key[512];
+    unsigned stuck_attempt;
 } peer;
 
 /* An item's attempts: `attempt` is the latest started (plan.attempts); `live` says whether messages of that
  * attempt are still recorded (0 once it was interrupted, or before the item first ran). */
 typedef struct item_run {
     unsigned attempt;
+    unsigned base;         /* attempts before this run gave the item a new budget (it had expired at its limit, or
+                            * --retry-failed): else 0.
+                            * limits.max_attempts counts attempt - base, every start, resumes included */
     int live;
     double started_wall;   /* wall time of the current attempt's assignment (or take-over): a server death
                             * reported later is charged by its own time, not by what runs when it arrives */
@@ -116,6 +126,7 @@ typedef struct campaign {
     int running;          /* plan index of the running item, or -1 */
     long phase_timeout_s;
     uint64_t silent_ns;        /* limits.agent_silent_s */
+    uint64_t abort_bound_ns;   /* limits.abort_unanswered_s: how long an Abort may go unanswered */
     unsigned max_attempts;     /* limits.max_attempts */
     int rerun_lost;            /* limits.on_agent_lost is rerun (else fail) */
     /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
@@ -169,7 +180,8 @@ const char *vb_campaign_item_engine(campaign *c, int i);
 const char *vb_campaign_item_dataset(campaign *c, int i);
 int vb_campaign_item_index(campaign *c, const char *key);
 int vb_campaign_find_orphan(campaign *c, vb_error *err);
-int vb_campaign_load_item_states(campaign *c, vb_error *err);
+int vb_campaign_load_item_states(campaign *c, const unsigned *retried_base, vb_error *err);
+unsigned *vb_campaign_attempt_bases(campaign *c, int retry_failed, vb_error *err);
 int vb_campaign_attempt_current(campaign *c, int i, unsigned attempt);
 void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_fault);
 void vb_campaign_expire_item(campaign *c, int i, const char *message);
@@ -198,6 +210,7 @@ int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key);
 
 int vb_campaign_spawn_local_agent(campaign *c, int which, vb_error *err);
 void vb_campaign_watch_local_agents(campaign *c);
+pid_t vb_campaign_kill_local_agent(campaign *c, const char *id);
 void vb_campaign_stop_local_agents(campaign *c);
 
 /* ---- servers.c --------------------------------------------------------------------------------------------- */

@@ -41,7 +41,7 @@ void vb_campaign_check_liveness(campaign *c) {
         vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_SILENT, .p = p, .item = -1, .why = why});
     }
     /* The churn reinsert's limit: abort at the deadline; the agent stops between two insert calls and reports
-     * the rows done. If it does not answer within 30 s, the item is expired here. */
+     * the rows done. If it does not answer within limits.abort_unanswered_s, the item is expired here. */
     if (c->running >= 0 && c->limit_deadline_ns && now >= c->limit_deadline_ns) {
         for (size_t i = 0; i < c->n_peers; i++) {
             peer *p = &c->peers[i];
@@ -52,10 +52,22 @@ void vb_campaign_check_liveness(campaign *c) {
                                           .reason = VBENCH__ABORT_REASON__ABORT_LIMIT});
                 vb_store_event(c->store, VB_EVENT_LIMIT_REACHED, "warn", c->plan->items[c->running].key, "coordinator",
                                "reinsert limit of %ld s reached: stopping it", c->limit_s);
-            } else if (now - c->limit_aborted_ns > 30000000000ull) {
+            } else if (now - c->limit_aborted_ns > c->abort_bound_ns) {
                 vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_LIMIT_UNANSWERED, .p = p, .item = c->running});
             }
         }
+    }
+    /* Any other Abort (the phase timeout below, a server death, a stale attempt) unanswered for
+     * limits.abort_unanswered_s: the agent is stuck in a call; the campaign goes on without it (issue 28). */
+    for (size_t i = 0; i < c->n_peers; i++) {
+        peer *p = &c->peers[i];
+        if ((p->state != VB_AGENT_BUSY && p->state != VB_AGENT_DRAINING) || !p->abort_sent_ns ||
+            now - p->abort_sent_ns <= c->abort_bound_ns)
+            continue;
+        char why[300];
+        snprintf(why, sizeof why, "its agent %s did not answer the Abort within limits.abort_unanswered_s", p->id);
+        vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_ABORT_UNANSWERED, .p = p, .item = p->item,
+                                              .why = why});
     }
     /* The wall-clock limit of one item. */
     if (c->running >= 0) {

@@ -60,6 +60,20 @@ int vb_campaign_spawn_local_agent(campaign *c, int which, vb_error *err) {
     return VB_OK;
 }
 
+/* A local agent found stuck (an Abort unanswered: ABORT_UNANSWERED): SIGKILLed now; the reaping of
+ * vb_campaign_watch_local_agents starts another within the respawn budget. Returns its pid, 0 when id is not a
+ * local agent of ours (a remote one: nobody here can kill it). */
+pid_t vb_campaign_kill_local_agent(campaign *c, const char *id) {
+    for (int k = 0; k < c->n_local; k++) {
+        local_agent *la = &c->local[k];
+        if (la->pid <= 0 || strcmp(la->id, id) != 0) continue;
+        kill(la->pid, SIGKILL);
+        la->spawned_ns = vb_now_ns();
+        return la->pid;
+    }
+    return 0;
+}
+
 void vb_campaign_watch_local_agents(campaign *c) {
     for (int k = 0; k < c->n_local; k++) {
         local_agent *la = &c->local[k];

@@ -17,6 +17,25 @@ int vb_campaign_item_index(campaign *c, const char *key) {
     return it ? it->seq : -1;
 }
 
+/* Where each item's budget of limits.max_attempts starts, read before the store makes items pending again: an
+ * item that expired at its limit (its rows committed: continuing it is progress, not a retry) and, with
+ * --retry-failed, a failed or skipped one start a new budget at their attempts so far; others at 0. NULL on a
+ * store error; the caller frees it. */
+unsigned *vb_campaign_attempt_bases(campaign *c, int retry_failed, vb_error *err) {
+    unsigned *base = calloc(c->plan->n_items ? c->plan->n_items : 1, sizeof *base);
+    for (size_t i = 0; base && i < c->plan->n_items; i++) {
+        char st[32], agent[128];
+        int attempts;
+        if (vb_store_item_info(c->store, c->plan->items[i].key, st, sizeof st, &attempts, agent, sizeof agent, err)) {
+            free(base);
+            return NULL;
+        }
+        if (strcmp(st, "expired") == 0 || (retry_failed && (strcmp(st, "failed") == 0 || strcmp(st, "skipped") == 0)))
+            base[i] = attempts > 0 ? (unsigned)attempts : 0;
+    }
+    return base;
+}
+
 /* The item a killed coordinator left running, and its agent (see `orphan`). */
 int vb_campaign_find_orphan(campaign *c, vb_error *err) {
     char key[512];
@@ -26,9 +45,10 @@ int vb_campaign_find_orphan(campaign *c, vb_error *err) {
     return VB_OK;
 }
 
-int vb_campaign_load_item_states(campaign *c, vb_error *err) {
+int vb_campaign_load_item_states(campaign *c, const unsigned *retried_base, vb_error *err) {
     c->items = calloc(c->plan->n_items, sizeof *c->items);
     c->runs = calloc(c->plan->n_items, sizeof *c->runs);
+    for (size_t i = 0; retried_base && i < c->plan->n_items; i++) c->runs[i].base = retried_base[i];
     for (size_t i = 0; i < c->plan->n_items; i++) {
         char st[32], agent[128];
         int attempts;
@@ -60,7 +80,7 @@ void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_f
     unsigned n = c->runs[i].attempt;
     c->runs[i].live = 0;
     if (c->running == i) c->running = -1, vb_console_idle(&c->console);
-    if (agent_fault && (!c->rerun_lost || n >= c->max_attempts)) {
+    if (agent_fault && (!c->rerun_lost || n - c->runs[i].base >= c->max_attempts)) {
         char msg[1024];
         if (!c->rerun_lost) snprintf(msg, sizeof msg, "attempt %u interrupted: %s (limits.on_agent_lost: fail)", n, why);
         else snprintf(msg, sizeof msg, "attempt %u interrupted: %s; that was the last of limits.max_attempts = %u", n,

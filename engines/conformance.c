@@ -411,7 +411,7 @@ static void restart_case(script *s, vb_conn **c) {
 static void errors_case(script *s) {
     /* The wrapper checks parameters for every engine; the engine decides the rest. */
     vb_kv bogus[] = {{"no_such_parameter", "1"}};
-    vb_engine_config cfg = {bogus, 1, NULL};
+    vb_engine_config cfg = {bogus, 1, NULL, 0};
     vb_engine *e = NULL;
     vb_error err = {0};
     int rc = vb_engine_open(s->o->engine, &cfg, &e, &err);
@@ -675,7 +675,7 @@ int vb_conformance_run(const vb_conformance_opts *o, const vb_conformance_report
     }
     note(&s, "%s: %zu rows x %zu, %s, %zu queries, k %d, M %d", o->engine, s.n, s.dim, vb_metric_name(o->metric),
          s.nq, K, s.spec.m);
-    vb_engine_config cfg = {o->params, o->n_params, o->data_dir};
+    vb_engine_config cfg = {o->params, o->n_params, o->data_dir, 0};
     vb_error err = {0};
     int rc = st(&s, vb_engine_open(o->engine, &cfg, &s.e, &err), &err);
     if (check(&s, rc == VB_OK, "open (%s)", rc ? err.message : "ok")) {

@@ -174,7 +174,7 @@ static int check_params(const vb_engine_ops *ops, const vb_engine_config *cfg, v
 
 /* *out is set to a new engine the caller closes with vb_engine_close; NULL on failure. cfg may be NULL. */
 int vb_engine_open(const char *name, const vb_engine_config *cfg, vb_engine **out, vb_error *err) {
-    static const vb_engine_config empty = {NULL, 0, NULL};
+    static const vb_engine_config empty = {NULL, 0, NULL, 0};
     *out = NULL;
     if (!cfg) cfg = &empty;
     const vb_engine_ops *ops = vb_engine_find(name);

@@ -66,6 +66,10 @@ typedef struct vb_engine_config {
     const vb_kv *params;
     size_t n_params;
     const char *data_dir;   /* a directory the engine may own for files (saved index, sockets); may be NULL */
+    /* The bound of one driver call, in seconds (connect, a read, a write, a statement): no call on a connection of
+     * this engine blocks longer, whatever the server does (hung, SIGSTOPped, unreachable). The agent sets it from
+     * limits.phase_timeout_s (Assign.io_timeout_s); 0 leaves the driver's own defaults. */
+    long io_timeout_s;
 } vb_engine_config;
 
 /* What the table/index looks like. capacity is the largest row count the phase will hold. */

@@ -41,6 +41,7 @@ typedef struct mg_state {
     long num_candidates;         /* 0: 20 x k */
     int from_ef;                 /* ef_search sets numCandidates */
     long insert_batch, catch_up_timeout_s;
+    long io_timeout_s;           /* socketTimeoutMS and connectTimeoutMS of every client; 0: the driver's */
     size_t dim, capacity;
     vb_metric metric;
     int ready;
@@ -131,6 +132,7 @@ static int mg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
         goto fail;
     }
     mongoc_uri_destroy(u);
+    s->io_timeout_s = cfg->io_timeout_s;
     *state = s;
     return VB_OK;
 fail:
@@ -141,6 +143,12 @@ fail:
 static int new_client(mg_state *s, mongoc_client_t **out, vb_error *err) {
     bson_error_t be;
     mongoc_uri_t *u = mongoc_uri_new_with_error(s->uri, &be);
+    if (u && s->io_timeout_s > 0) {   /* the phase's bound on every call (limits.phase_timeout_s) */
+        int32_t ms = (int32_t)(s->io_timeout_s < 2000000 ? s->io_timeout_s * 1000 : 2000000000);
+        mongoc_uri_set_option_as_int32(u, MONGOC_URI_SOCKETTIMEOUTMS, ms);
+        mongoc_uri_set_option_as_int32(u, MONGOC_URI_CONNECTTIMEOUTMS, ms < 60000 ? ms : 60000);
+        mongoc_uri_set_option_as_int32(u, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, ms < 60000 ? ms : 60000);
+    }
     mongoc_client_t *c = u ? mongoc_client_new_from_uri_with_error(u, &be) : NULL;
     if (u) mongoc_uri_destroy(u);
     if (!c) return mg_fail(&be, err, "connecting");

@@ -13,6 +13,9 @@
  *
  * Errors carry the server's own text (mysql_error / mysql_stmt_error); a lost connection (CR_SERVER_GONE_ERROR,
  * CR_SERVER_LOST) or a server that cannot be reached (CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR) is VB_RETRY.
+ * Every connection is bounded by vb_engine_config.io_timeout_s (the phase's timeout): MYSQL_OPT_CONNECT_TIMEOUT,
+ * MYSQL_OPT_READ_TIMEOUT and MYSQL_OPT_WRITE_TIMEOUT, so a call on a hung server ends with CR_SERVER_LOST (a
+ * lost connection: VB_RETRY, the server's silence named) instead of waiting forever.
  * The administrative connection, the error format, the identifier check, the kNN statement cache and the EXPLAIN
  * collector are engines/sql_common.h's, shared with the pgvector adapter. */
 #include "engines/mysql_family.h"
@@ -39,6 +42,7 @@ typedef struct my_state {
     const char *name;
     char host[256], socket[512], user[128], password[128], database[128], table[128];
     unsigned port;
+    unsigned io_timeout_s;      /* 0: Connector/C's defaults */
     long insert_batch;
     long long cache_bytes;      /* -1: leave the server's setting */
     size_t dim;
@@ -244,6 +248,12 @@ static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err)
     *out = NULL;
     MYSQL *my = mysql_init(NULL);
     if (!my) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
+    if (s->io_timeout_s) {
+        unsigned t = s->io_timeout_s, ct = t < 60 ? t : 60;
+        mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+        mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &t);
+        mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &t);
+    }
     if (!mysql_real_connect(my, s->host[0] ? s->host : NULL, s->user, s->password[0] ? s->password : NULL,
                             use_db ? s->database : NULL, s->port, s->socket[0] ? s->socket : NULL, 0)) {
         char where[700];
@@ -335,6 +345,7 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
         return vb_error_prefix(err, "%s", vb_mysql_dialect_name(d));
     }
     s->port = (unsigned)port;
+    s->io_timeout_s = cfg->io_timeout_s > 0 ? (unsigned)cfg->io_timeout_s : 0;
     s->insert_batch = batch;
     s->cache_bytes = cache;
     vb_sql_admin_init(&s->admin, &my_admin_ops, s);

@@ -17,6 +17,14 @@
  * binary COPY format: the 19-byte header, per row an int16 field count and per field an int32 length (-1 for
  * NULL) and the value, then an int16 -1 trailer.
  *
+ * Every call is bounded by vb_engine_config.io_timeout_s (the phase's timeout): connect_timeout, TCP keepalives and
+ * tcp_user_timeout in the connection string, statement_timeout SET for the session (the options keyword), and,
+ * because none of those helps against a server that is alive to the kernel but never answers (SIGSTOPped, or a
+ * Unix socket), every statement is sent asynchronously and its answer waited for with poll() up to the bound:
+ * on expiry the connection is shut (a lost connection, VB_RETRY) and the error names the bound. A COPY's rows
+ * are written in blocking mode (libpq waits without a bound for a full socket to drain): TCP's tcp_user_timeout
+ * ends that write against a dead peer; against a stopped one, the coordinator's bound on an unanswered Abort.
+ *
  * Errors carry the server's own message. A lost connection (or SQLSTATE class 08, 57P01-57P03, 40001, 40P01)
  * returns VB_RETRY; the next call on that connection reconnects it and restores its settings.
  *
@@ -28,14 +36,19 @@
  * engines/sql_common.h: opened on first use, serialised, dialled again after a loss); every vb_conn owns its own
  * connection. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "engines/engine.h"
 #include "datasets/dataset.h"
+#include "util/clock.h"
 #include "engines/sql_common.h"
 
 #define PG_DOMAIN "pgvector"
@@ -47,8 +60,8 @@ static const char *const pg_params[] = {"host", "port", "user", "password", "dbn
 
 typedef struct pg_state {
     /* libpq connection keywords/values, NULL-terminated. */
-    const char *keys[8];
-    char *vals[8];
+    const char *keys[16];
+    char *vals[16];
     char table[PG_NAME_MAX + 1];
     char index[PG_NAME_MAX + 8];
     int halfvec;                       /* variant: 0 vector, 1 halfvec */
@@ -77,6 +90,74 @@ typedef struct pg_conn {
     size_t cap;
 } pg_conn;
 
+/* ---- bounded calls ------------------------------------------------------------------------------------- */
+
+/* The bound of one wait for an answer, in ms (0: none): io_timeout_s of the newest pg_open in this process. An
+ * agent runs one campaign, whose phases share limits.phase_timeout_s, so one value per process is enough. */
+static _Atomic long pg_io_ms;
+/* Set when this thread's last wait gave up (seconds waited): pg_fail says so instead of libpq's "connection lost". */
+static __thread long pg_gave_up_s;
+
+/* Waits until pg holds a whole result, at most pg_io_ms. On expiry the socket is shut down, so libpq sees the
+ * connection lost (CONNECTION_BAD: the caller's next call reconnects) and pg_fail names the bound. */
+static void pg_wait(PGconn *pg) {
+    long ms = atomic_load(&pg_io_ms);
+    if (!ms) return;
+    uint64_t deadline = vb_now_ns() + (uint64_t)ms * 1000000ull;
+    while (PQisBusy(pg)) {
+        uint64_t now = vb_now_ns();
+        int left = now >= deadline ? 0 : (int)((deadline - now) / 1000000ull) + 1;
+        struct pollfd pfd = {.fd = PQsocket(pg), .events = POLLIN};
+        if (pfd.fd < 0) return;
+        int n = left ? poll(&pfd, 1, left) : 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) {
+            pg_gave_up_s = (ms + 999) / 1000;
+            shutdown(pfd.fd, SHUT_RDWR);
+            PQconsumeInput(pg);
+            return;
+        }
+        if (!PQconsumeInput(pg)) return;   /* the error is in the next result */
+    }
+}
+
+/* PQexec's contract for a statement already sent: its last result (a COPY's first), every wait bounded. */
+static PGresult *pg_collect(PGconn *pg) {
+    PGresult *last = NULL, *r;
+    for (;;) {
+        pg_wait(pg);
+        if (!(r = PQgetResult(pg))) break;
+        ExecStatusType st = PQresultStatus(r);
+        PQclear(last);
+        last = r;
+        if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH || PQstatus(pg) == CONNECTION_BAD)
+            break;
+    }
+    return last;
+}
+
+static PGresult *pg_exec(PGconn *pg, const char *sql) {
+    pg_gave_up_s = 0;
+    return PQsendQuery(pg, sql) ? pg_collect(pg) : NULL;
+}
+
+static PGresult *pg_exec_params(PGconn *pg, const char *sql, int n, const char *const *values, const int *lengths,
+                                const int *formats, int result_format) {
+    pg_gave_up_s = 0;
+    return PQsendQueryParams(pg, sql, n, NULL, values, lengths, formats, result_format) ? pg_collect(pg) : NULL;
+}
+
+static PGresult *pg_exec_prepared(PGconn *pg, const char *name, int n, const char *const *values, const int *lengths,
+                                  const int *formats, int result_format) {
+    pg_gave_up_s = 0;
+    return PQsendQueryPrepared(pg, name, n, values, lengths, formats, result_format) ? pg_collect(pg) : NULL;
+}
+
+static PGresult *pg_prepare(PGconn *pg, const char *name, const char *sql) {
+    pg_gave_up_s = 0;
+    return PQsendPrepare(pg, name, sql, 0, NULL) ? pg_collect(pg) : NULL;
+}
+
 /* ---- errors ------------------------------------------------------------------------------------------ */
 
 /* Server notices (NOTICE: table does not exist, skipping) are expected chatter, not output. */
@@ -94,14 +175,20 @@ static int pg_fail(PGconn *pg, const PGresult *r, vb_error *err, const char *wha
                 (state && (strncmp(state, "08", 2) == 0 || strcmp(state, "57P01") == 0 ||
                            strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0 ||
                            strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0));
-    char detail[32];
+    char detail[32], waited[200];
     snprintf(detail, sizeof detail, "SQLSTATE %s", state ? state : "");
+    if (pg_gave_up_s) {   /* our bound, not the server's words: say which */
+        snprintf(waited, sizeof waited, "no answer from the server within %ld s (io_timeout_s, from "
+                 "limits.phase_timeout_s): connection closed", pg_gave_up_s);
+        pg_gave_up_s = 0;
+        return vb_sql_fail(err, PG_DOMAIN, what, waited, NULL, 2, 1);
+    }
     return vb_sql_fail(err, PG_DOMAIN, what, text, state ? detail : NULL, retry ? 2 : 1, retry);
 }
 
 /* Runs one statement that returns no rows. */
 static int pg_command(PGconn *pg, const char *sql, vb_error *err) {
-    PGresult *r = PQexec(pg, sql);
+    PGresult *r = pg_exec(pg, sql);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(pg, r, err, sql);
     PQclear(r);
@@ -136,6 +223,25 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     }
     s->keys[nk] = "application_name";
     if (!(s->vals[nk++] = strdup("vbench"))) goto oom;
+    if (cfg->io_timeout_s > 0) {
+        /* The phase's bound on every call (see the header): the connection's own timeouts, then pg_wait. */
+        long t = cfg->io_timeout_s, idle = t / 3 > 1 ? (t / 3 < 60 ? t / 3 : 60) : 1;
+        char v[5][64];
+        snprintf(v[0], sizeof v[0], "%ld", t < 60 ? t : 60);
+        snprintf(v[1], sizeof v[1], "%ld", idle);
+        snprintf(v[2], sizeof v[2], "%ld", idle);
+        snprintf(v[3], sizeof v[3], "%lld", (long long)t * 1000);
+        snprintf(v[4], sizeof v[4], "-c statement_timeout=%lld", (long long)t * 1000);
+        static const char *const bound_keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval",
+                                                 "tcp_user_timeout", "options"};
+        for (int i = 0; i < 5; i++) {
+            s->keys[nk] = bound_keys[i];
+            if (!(s->vals[nk++] = strdup(v[i]))) goto oom;
+        }
+        s->keys[nk] = "keepalives";
+        if (!(s->vals[nk++] = strdup("1"))) goto oom;
+        atomic_store(&pg_io_ms, t * 1000);
+    }
     s->keys[nk] = NULL;
 
     const char *table = vb_kv_get(kv, n, "table", "vbench_items");
@@ -399,7 +505,7 @@ static int pg_create(void *state, const vb_table_spec *spec, vb_error *err) {
 
 /* One value of the first row of a query, copied into buf ("" for NULL). */
 static int query_value(PGconn *pg, const char *sql, const char *param, char *buf, size_t len, vb_error *err) {
-    PGresult *r = PQexecParams(pg, sql, param ? 1 : 0, NULL, param ? &param : NULL, NULL, NULL, 0);
+    PGresult *r = pg_exec_params(pg, sql, param ? 1 : 0, param ? &param : NULL, NULL, NULL, 0);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(pg, r, err, sql);
     else snprintf(buf, len, "%s", PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "");
@@ -512,7 +618,7 @@ static int sizes_on(void *conn, void *arg, vb_error *err) {
              "SELECT coalesce(pg_relation_size(to_regclass('%s')), -1), pg_table_size('%s'), "
              "(SELECT count(*) FROM %s)",
              a->s->index, a->s->table, a->s->table);
-    PGresult *r = PQexec(conn, sql);
+    PGresult *r = pg_exec(conn, sql);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
         rc = pg_fail(conn, r, err, "sizes");
@@ -539,7 +645,7 @@ typedef struct version_arg {
 
 static int version_on(void *conn, void *arg, vb_error *err) {
     version_arg *a = arg;
-    PGresult *r = PQexec(conn, "SELECT current_setting('server_version'), "
+    PGresult *r = pg_exec(conn, "SELECT current_setting('server_version'), "
                                "(SELECT extversion FROM pg_extension WHERE extname = 'vector')");
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
@@ -597,7 +703,7 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
     p = put16(p, 0xffff);
     char sql[256];
     snprintf(sql, sizeof sql, "COPY %s (id, tag, tag2, label, embedding) FROM STDIN WITH (FORMAT binary)", table);
-    PGresult *r = PQexec(c->pg, sql);
+    PGresult *r = pg_exec(c->pg, sql);
     if (PQresultStatus(r) != PGRES_COPY_IN) {
         rc = pg_fail(c->pg, r, err, "COPY");
         PQclear(r);
@@ -610,7 +716,9 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
     }
     if (PQputCopyEnd(c->pg, rc == VB_OK ? NULL : "vbench: sending the rows failed") != 1 && rc == VB_OK)
         rc = pg_fail(c->pg, NULL, err, "COPY end");
-    while ((r = PQgetResult(c->pg))) {
+    for (;;) {
+        pg_wait(c->pg);
+        if (!(r = PQgetResult(c->pg))) break;
         if (rc == VB_OK && PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "COPY");
         PQclear(r);
     }
@@ -655,7 +763,7 @@ static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const in
         rc = pg_command(c->pg, sql, err);
     }
     if (rc == VB_OK) return pg_command(c->pg, "COMMIT", err);
-    if (PQstatus(c->pg) == CONNECTION_OK) PQclear(PQexec(c->pg, "ROLLBACK"));   /* err keeps the first failure */
+    if (PQstatus(c->pg) == CONNECTION_OK) PQclear(pg_exec(c->pg, "ROLLBACK"));   /* err keeps the first failure */
     return rc;
 }
 
@@ -675,7 +783,7 @@ static int pg_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
     char sql[256];
     snprintf(sql, sizeof sql, "DELETE FROM %s WHERE id = ANY($1::bigint[])", s->table);
     const char *param = c->buf;
-    PGresult *r = PQexecParams(c->pg, sql, 1, NULL, &param, NULL, NULL, 0);
+    PGresult *r = pg_exec_params(c->pg, sql, 1, &param, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "DELETE");
     PQclear(r);
     return rc;
@@ -700,7 +808,7 @@ static int pg_set_search(void *conn, const vb_search_params *p, vb_error *err) {
 static void deallocate(void *ctx, void *stmt) {
     char sql[64];
     snprintf(sql, sizeof sql, "DEALLOCATE %s", (const char *)stmt);
-    PQclear(PQexec(((pg_conn *)ctx)->pg, sql));
+    PQclear(pg_exec(((pg_conn *)ctx)->pg, sql));
 }
 
 /* Prepares the kNN statement for k once per connection (again when k changes). */
@@ -709,7 +817,7 @@ static int prepare_knn(pg_conn *c, int k, int filtered, vb_error *err) {
     static const char *const names[4] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and"};
     char sql[512];
     knn_sql(c->s, k, filtered, sql, sizeof sql);
-    PGresult *r = PQprepare(c->pg, names[filtered], sql, 0, NULL);
+    PGresult *r = pg_prepare(c->pg, names[filtered], sql);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "PREPARE");
     else vb_sql_knn_put(&c->knn, filtered, k, (void *)names[filtered]);
@@ -736,7 +844,7 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
     int nb = put_bounds(tag, filter);
     const char *values[3] = {c->buf, tag, tag + 4};
     int lengths[3] = {(int)vec_bytes(s), 4, 4}, formats[3] = {1, 1, 1};
-    PGresult *r = PQexecPrepared(c->pg, names[filtered], 1 + nb, values, lengths, formats, 1);
+    PGresult *r = pg_exec_prepared(c->pg, names[filtered], 1 + nb, values, lengths, formats, 1);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         rc = pg_fail(c->pg, r, err, "kNN query");
     } else {
@@ -768,7 +876,7 @@ static int pg_build_progress(void *state, uint64_t *done, uint64_t *total, char 
     snprintf(sql, sizeof sql,
              "SELECT phase, tuples_done, tuples_total, blocks_done, blocks_total FROM pg_stat_progress_create_index "
              "WHERE relid = '%s'::regclass", s->table);
-    PGresult *r = PQexec(pg, sql);
+    PGresult *r = pg_exec(pg, sql);
     rc = VB_RETRY;
     if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
         uint64_t td = strtoull(PQgetvalue(r, 0, 1), NULL, 10), tt = strtoull(PQgetvalue(r, 0, 2), NULL, 10);
@@ -812,8 +920,8 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
         knn_sql(s, k, filtered, sql + strlen(sql), sizeof sql - strlen(sql));
         const char *values[3] = {c->buf, tag, tag + 4};
         int lengths[3] = {(int)vec_bytes(s), 4, 4}, formats[3] = {1, 1, 1};
-        PGresult *r = generic ? PQexec(c->pg, sql)   /* simple protocol: $n stay unbound */
-                              : PQexecParams(c->pg, sql, 1 + nb, NULL, values, lengths, formats, 0);
+        PGresult *r = generic ? pg_exec(c->pg, sql)   /* simple protocol: $n stay unbound */
+                              : pg_exec_params(c->pg, sql, 1 + nb, values, lengths, formats, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
             rc = pg_fail(c->pg, r, err, "EXPLAIN");
         } else {

@@ -95,7 +95,7 @@ static int rs_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     rs_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, RS_DOMAIN, 1, "redis: out of memory");
     vb_sql_admin_init(&s->admin, &vb_resp_admin_ops, &s->addr);
-    if (vb_resp_addr_read(&s->addr, RS_DOMAIN, kv, n, err) != VB_OK) goto fail;
+    if (vb_resp_addr_read(&s->addr, RS_DOMAIN, cfg, err) != VB_OK) goto fail;
     const char *key = vb_kv_get(kv, n, "table", "vbench_vset");
     if (key_check(key, err) != VB_OK) goto fail;
     snprintf(s->key, sizeof s->key, "%s", key);

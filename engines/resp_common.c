@@ -9,7 +9,9 @@
 
 /* ---- the address --------------------------------------------------------------------------------------- */
 
-int vb_resp_addr_read(vb_resp_addr *a, const char *engine, const vb_kv *kv, size_t n, vb_error *err) {
+int vb_resp_addr_read(vb_resp_addr *a, const char *engine, const vb_engine_config *cfg, vb_error *err) {
+    const vb_kv *kv = cfg->params;
+    size_t n = cfg->n_params;
     memset(a, 0, sizeof *a);
     a->engine = engine;
     snprintf(a->socket, sizeof a->socket, "%s", vb_kv_get(kv, n, "socket", ""));
@@ -20,11 +22,12 @@ int vb_resp_addr_read(vb_resp_addr *a, const char *engine, const vb_kv *kv, size
         vb_error_prefix(err, "%s", engine);
         return VB_ERROR;
     }
+    if (cfg->io_timeout_s > 0 && cfg->io_timeout_s < a->timeout_s) a->timeout_s = cfg->io_timeout_s;
     return VB_OK;
 }
 
 int vb_resp_dial(const vb_resp_addr *a, redisContext **out, vb_error *err) {
-    struct timeval tv = {a->timeout_s, 0}, ctv = {10, 0};
+    struct timeval tv = {a->timeout_s, 0}, ctv = {a->timeout_s < 10 ? a->timeout_s : 10, 0};
     *out = NULL;
     redisContext *rc = a->socket[0] ? redisConnectUnixWithTimeout(a->socket, ctv)
                                     : redisConnectWithTimeout(a->host, (int)a->port, ctv);

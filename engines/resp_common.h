@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engines/engine.h"
 #include "engines/sql_common.h"
 #include "util/error.h"
 #include "util/kv.h"
@@ -42,8 +43,10 @@ typedef struct vb_resp_addr {
 #define VB_RESP_ADDR_PARAMS "socket", "host", "port", "password", "timeout_s"
 
 /* Reads socket, host (default 127.0.0.1), port (6379), password and timeout_s (600) from the parameters;
- * VB_ERROR (domain "config") naming the parameter when a number is out of range. */
-int vb_resp_addr_read(vb_resp_addr *a, const char *engine, const vb_kv *kv, size_t n, vb_error *err);
+ * VB_ERROR (domain "config") naming the parameter when a number is out of range. timeout_s is every
+ * connection's redisSetTimeout (a read or write that waits longer fails: a lost connection); the phase's bound
+ * (cfg->io_timeout_s, from limits.phase_timeout_s) caps it, and the connect's 10 s too. */
+int vb_resp_addr_read(vb_resp_addr *a, const char *engine, const vb_engine_config *cfg, vb_error *err);
 
 /* A new connection in *out (redisFree to release): the socket when one is set, else TCP; AUTH when a password is
  * given. VB_RETRY when the server cannot be reached, VB_ERROR when it refuses us (a wrong password). */

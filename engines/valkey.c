@@ -100,7 +100,7 @@ static int vk_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     vk_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, VK_DOMAIN, 1, "valkey: out of memory");
     vb_sql_admin_init(&s->admin, &vb_resp_admin_ops, &s->addr);
-    if (vb_resp_addr_read(&s->addr, VK_DOMAIN, kv, n, err) != VB_OK) goto fail;
+    if (vb_resp_addr_read(&s->addr, VK_DOMAIN, cfg, err) != VB_OK) goto fail;
     const char *index = vb_kv_get(kv, n, "index", "vbench_idx"), *prefix = vb_kv_get(kv, n, "prefix", "vbench:");
     if (name_check("index", index, err) || name_check("prefix", prefix, err)) goto fail;
     snprintf(s->index, sizeof s->index, "%s", index);

@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #define SAMPLE_BATCH 256
 #define LOG_TAIL_LINES 40
 #define KEY_HISTORY 32
+#define PROBE_TIMEOUT_S 10   /* one readiness or liveness probe of a server: connect and a query */
 
 /* A growing list of owned key/value strings: facts and connect parameters of a report. */
 typedef struct kvlist {
@@ -59,6 +61,8 @@ typedef struct server {
     struct vb_orch *o;
     char engine[64], recipe_name[64], campaign[64], unit[200], datadir[PATH_MAX];
     kvlist budget;
+    kvlist connect;             /* the ready server's connect parameters: the liveness probe's (op_phase) */
+    char phase_key[256];        /* the item the coordinator's "phase" request is for */
     pthread_mutex_t lock;       /* state, item keys */
     vb_server_state state;
     /* The items the coordinator announced, newest last, with the wall time each began: a sampled row belongs to
@@ -239,6 +243,34 @@ static void measure_sizes(server *s, kvlist *facts) {
     kv_addf(facts, "total", "%llu", (unsigned long long)total);
 }
 
+/* An OOM kill named, from the cgroup's own counter (the sampler reads memory.events, or v1's eventfd on
+ * memory.oom_control, while the cgroup still exists: before the unit is reset). systemd on a cgroup-v1 host says
+ * only Result=signal, status 9; the counter tells the kernel's OOM killer from another SIGKILL. The count can trail
+ * the unit's end by a sample, so it is waited for up to a second. Fills st->result with "oom-kill" and advice
+ * with the sentence (empty when it was not one). */
+static int name_oom(server *s, vb_units *u, vb_unit_state *st, char *advice, size_t len) {
+    advice[0] = '\0';
+    uint64_t max = 0;
+    vb_error e;
+    if (!u || vb_unit_property_u64(u, s->unit, "MemoryMax", &max, &e) != VB_OK || max == UINT64_MAX) max = 0;
+    /* The wait only where an OOM kill is possible: the cgroup's peak came within a tenth of its limit. A SIGKILL of
+     * a server far below its limit (a kill by hand, a test) is reported at once, before the window it broke can
+     * end and be taken for a measurement. */
+    vb_sampler_summary sum = {0};
+    if (s->sampler) vb_sampler_summary_get(s->sampler, &sum);
+    int near_limit = !max || sum.peak_cgroup_bytes >= max / 10 * 9;
+    for (int i = 0; i < 5 && near_limit && s->sampler && !vb_sampler_oom_kills(s->sampler) &&
+                    strcmp(st->result, "signal") == 0 && st->exec_main_status == SIGKILL; i++)
+        vb_sleep_ns(200000000ull);
+    if (!vb_unit_state_apply_oom(st, s->sampler ? vb_sampler_oom_kills(s->sampler) : 0)) return 0;
+    char n[64];
+    if (max) snprintf(n, sizeof n, "%.1f MiB (%llu bytes)", (double)max / 1048576.0, (unsigned long long)max);
+    else snprintf(n, sizeof n, "the unit's MemoryMax");
+    snprintf(advice, len, "OOM: killed at its memory limit of %s: raise resources.server_memory or lower the engine's "
+             "buffers", n);
+    return 1;
+}
+
 /* Readiness: the engine's own adapter opens a connection and asks for its version, until it answers, the unit
  * ends, or the deadline passes. */
 static int wait_ready(server *s, vb_units *u, const kvlist *connect, char *version, size_t vlen, vb_error *err) {
@@ -248,7 +280,8 @@ static int wait_ready(server *s, vb_units *u, const kvlist *connect, char *versi
     int attempts = 0;
     for (;;) {
         attempts++;
-        vb_engine_config cfg = {.params = connect->kv, .n_params = connect->n};
+        /* each probe bounded: a server that accepts but never answers is not waited for past the deadline */
+        vb_engine_config cfg = {.params = connect->kv, .n_params = connect->n, .io_timeout_s = PROBE_TIMEOUT_S};
         vb_engine *e = NULL;
         if (vb_engine_open(s->recipe->engine, &cfg, &e, &last) == VB_OK &&
             vb_engine_version(e, version, vlen, &last) == VB_OK) {
@@ -258,9 +291,15 @@ static int wait_ready(server *s, vb_units *u, const kvlist *connect, char *versi
         vb_engine_close(&e);
         vb_unit_state st;
         if (vb_unit_state_get(u, s->unit, &st, err) == VB_OK &&
-            (strcmp(st.active_state, "failed") == 0 || strcmp(st.active_state, "inactive") == 0))
+            (strcmp(st.active_state, "failed") == 0 || strcmp(st.active_state, "inactive") == 0)) {
+            char oom[300];
+            if (name_oom(s, u, &st, oom, sizeof oom))
+                return vb_error_set(err, "server", 1, "%s ended before it answered: %s (systemd: result %s, status %d); "
+                                    "last probe: %s", s->unit, oom, st.systemd_result, st.exec_main_status,
+                                    last.message);
             return vb_error_set(err, "server", 1, "%s ended before it answered (result %s, status %d); last probe: %s",
                                 s->unit, st.result, st.exec_main_status, last.message);
+        }
         if (vb_now_ns() > deadline)
             return vb_error_set(err, "server", 1, "%s did not answer within ready_timeout_s = %ld s (%d probes); "
                                 "last probe: %s", s->unit, s->recipe->ready_timeout_s, attempts, last.message);
@@ -511,6 +550,8 @@ static void op_start(server *s, zsock_t *out) {
     }
     provenance_facts(s, image, &facts);
     unit_facts(s, u, &facts);
+    kv_clear(&s->connect);
+    for (size_t i = 0; i < connect.n; i++) kv_addf(&s->connect, connect.kv[i].key, "%s", connect.kv[i].value);
     set_state(s, VB_SERVER_READY);
     send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
     goto done;
@@ -568,21 +609,28 @@ static void op_stop(server *s, zsock_t *out) {
     vb_units_close(&u);
 }
 
-/* The unit ended while it should have been serving: why, and its last words. */
-static void op_died(server *s, zsock_t *out) {
+/* The unit ended while it should have been serving (or, hung: it did not answer the probe and was killed): why,
+ * and its last words. */
+static void op_died(server *s, zsock_t *out, const char *hung) {
     vb_error err;
     vb_error_clear(&err);
     vb_units_opts uo = {.bus_address = s->o->bus[0] ? s->o->bus : NULL};
     vb_units *u = vb_units_open(&uo, &err);
     vb_unit_state st = {0};
-    char msg[700];
-    if (u && vb_unit_state_get(u, s->unit, &st, &err) == VB_OK) {
-        vb_unit_state_apply_oom(&st, s->sampler ? vb_sampler_oom_kills(s->sampler) : 0);
-        snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it: result %s, %s %d%s", s->unit,
+    char msg[1200];
+    if (hung) {
+        if (u) {
+            vb_unit_kill(u, s->unit, "all", SIGKILL, NULL);   /* a stopped process dies of SIGKILL too */
+            vb_unit_wait_inactive(u, s->unit, 30000000ull, NULL);
+        }
+        snprintf(msg, sizeof msg, "server unit %s did not answer a query within %d s (%s): hung, killed (SIGKILL)",
+                 s->unit, PROBE_TIMEOUT_S, hung);
+    } else if (u && vb_unit_state_get(u, s->unit, &st, &err) == VB_OK) {
+        char oom[300];
+        int was_oom = name_oom(s, u, &st, oom, sizeof oom);
+        snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it: result %s, %s %d%s%s%s", s->unit,
                  st.result[0] ? st.result : "unknown", st.exec_main_code == 1 ? "exit status" : "signal",
-                 st.exec_main_status,
-                 strcmp(st.result, "oom-kill") == 0 ? " (killed at its memory limit: raise resources.server_memory or "
-                                                      "lower the recipe's memory shares)" : "");
+                 st.exec_main_status, was_oom ? " (" : "", was_oom ? oom : "", was_oom ? ")" : "");
     } else {
         snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it (%.400s)", s->unit, err.message);
     }
@@ -601,12 +649,36 @@ static void op_died(server *s, zsock_t *out) {
     vb_units_close(&u);
 }
 
+/* The coordinator's "phase" before an item: the server answers a real query (the engine's own adapter, bounded by
+ * PROBE_TIMEOUT_S), then its sizes go out as the answer. One that does not answer (SIGSTOPped, stuck) is killed and
+ * reported dead, so limits.on_server_failure decides (restart, skip, stop) instead of the item waiting on it. */
+static void op_phase(server *s, zsock_t *out) {
+    vb_engine_config cfg = {.params = s->connect.kv, .n_params = s->connect.n, .io_timeout_s = PROBE_TIMEOUT_S};
+    vb_engine *e = NULL;
+    vb_error err;
+    char version[256];
+    vb_error_clear(&err);
+    int rc = vb_engine_open(s->recipe->engine, &cfg, &e, &err);
+    if (rc == VB_OK) rc = vb_engine_version(e, version, sizeof version, &err);
+    vb_engine_close(&e);
+    if (rc != VB_OK && get_state(s) == VB_SERVER_READY) {
+        set_state(s, VB_SERVER_DIED);
+        op_died(s, out, err.message);
+        return;
+    }
+    kvlist facts = {0};
+    measure_sizes(s, &facts);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_SIZES, NULL, NULL, NULL, &facts, s->phase_key, NULL, 0, 0);
+    kv_clear(&facts);
+}
+
 static void *op_main(void *arg) {
     server *s = arg;
     zsock_t *out = zsock_new_push(s->o->inbox_ep);
     if (strcmp(s->action, "start") == 0) op_start(s, out);
     else if (strcmp(s->action, "stop") == 0) op_stop(s, out);
-    else if (strcmp(s->action, "died") == 0) op_died(s, out);
+    else if (strcmp(s->action, "died") == 0) op_died(s, out, NULL);
+    else if (strcmp(s->action, "phase") == 0) op_phase(s, out);
     zsock_destroy(&out);
     atomic_store(&s->op_done, 1);
     return NULL;
@@ -730,12 +802,11 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         snprintf(s->keys[at], sizeof s->keys[at], "%s", rq->item_key);
         s->key_since[at] = vb_wall_time();
         pthread_mutex_unlock(&s->lock);
-        /* The answer is also the coordinator's go for the item: no item starts on a server that died. */
+        /* The answer is also the coordinator's go for the item: no item starts on a server that died, or that
+         * does not answer (op_phase probes it on an operation thread). */
         if (!check_died(o, s) && get_state(s) == VB_SERVER_READY && s->recipe) {
-            kvlist facts = {0};
-            measure_sizes(s, &facts);
-            send_report(coord, s, VBENCH__SERVER_REPORT__BODY_SIZES, NULL, NULL, NULL, &facts, rq->item_key, NULL, 0, 0);
-            kv_clear(&facts);
+            snprintf(s->phase_key, sizeof s->phase_key, "%s", rq->item_key);
+            run_op(s, "phase");
         }
     } else {
         char msg[128];
@@ -829,6 +900,7 @@ void vb_orch_destroy(vb_orch **op) {
         vb_sampler_destroy(&s->sampler);
         vb_recipe_destroy(&s->recipe);
         kv_clear(&s->budget);
+        kv_clear(&s->connect);
         pthread_mutex_destroy(&s->lock);
     }
     if (abandoned) {

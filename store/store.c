@@ -1372,8 +1372,13 @@ int vb_store_backup(vb_store *s, vb_error *err) {
     if (why[0]) {
         unlink(tmp);
         unlink(journal);
-        return vb_error_set(err, "results", VB_STORE_RETRY, "backup of %s not written (the previous %s is kept): %s", s->path,
-                            bak, why);
+        /* Only a backup that exists is kept: before the first one (a disk that fills during the first build)
+         * there is none to speak of. */
+        struct stat bst;
+        char kept[1200];
+        if (stat(bak, &bst) == 0 && S_ISREG(bst.st_mode)) snprintf(kept, sizeof kept, "the previous %s is kept", bak);
+        else snprintf(kept, sizeof kept, "no backup %s has been written yet", bak);
+        return vb_error_set(err, "results", VB_STORE_RETRY, "backup of %s not written (%s): %s", s->path, kept, why);
     }
     vb_fsync_dir_of(s->path);   /* the rename survives a power cut */
     return VB_OK;

@@ -149,7 +149,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     X(ESTIMATE, "estimate")                   /* the runtime estimate, and at the end the truth beside it */      \
     X(HISTORY, "history")                     /* measured rates kept for the next estimate */                     \
     X(NOTIFY, "notify")                       /* the notify command ran, failed or was killed */          \
-    X(FOOTPRINT, "footprint")                 /* the coordinator's own memory, every limits.footprint_every_s */
+    X(FOOTPRINT, "footprint")                 /* the coordinator's own memory, every limits.footprint_every_s */ \
+    X(AGENT_STUCK, "agent_stuck")             /* an Abort unanswered for limits.abort_unanswered_s */
 #define VB_EVENT_KIND_ENUM(name, word) VB_EVENT_##name,
 typedef enum { VB_EVENT_KINDS(VB_EVENT_KIND_ENUM) VB_EVENT__COUNT } vb_event_kind;
 #undef VB_EVENT_KIND_ENUM

@@ -185,7 +185,7 @@ static int exact_answers(const vb_table_spec *spec, const fixture *f, const vb_f
 static vb_engine *open_with(const server_arg *s, const char *const *extra, vb_error *err) {
     vb_kv kv[MAX_KV + 8];
     size_t n = with(s, extra, kv);
-    vb_engine_config cfg = {kv, n, NULL};
+    vb_engine_config cfg = {kv, n, NULL, 0};
     vb_engine *e = NULL;
     vb_engine_open(s->name, &cfg, &e, err);
     return e;
@@ -621,7 +621,7 @@ static void other_metric(const char *name, const server_arg *s, vb_metric m) {
        vb_metric_name(m));
     vb_error err = {0};
     vb_engine *e = NULL;
-    vb_engine_config cfg = {s ? s->kv : NULL, s ? s->n_kv : 0, NULL};
+    vb_engine_config cfg = {s ? s->kv : NULL, s ? s->n_kv : 0, NULL, 0};
     int rc = vb_engine_open(name, &cfg, &e, &err);
     vb_table_spec spec = {.dim = 8, .metric = m, .capacity = 10, .m = 16, .ef_construction = 64};
     if (rc == VB_OK) rc = vb_engine_create(e, &spec, &err);

@@ -46,6 +46,8 @@ static outcome legacy_hello(vb_agent_state st, unsigned f) {
     /* on_hello: the protocol check, then an older hello of the same process. */
     if (HAS(BAD_PROTOCOL)) return DO(REJECT_HELLO), o;
     if (HAS(OLD_HELLO)) return DO(IGNORE), o;
+    /* issue 28: a lost agent still in the attempt it was found stuck in is heard, not welcomed */
+    if (st == VB_AGENT_LOST && HAS(STUCK_ON_IT)) return DO(NOTE_HEARD), o;
     DO(RECORD_HELLO);
     /* hello_item */
     int named = HAS(NAMES_ITEM), fin = HAS(FINISHED);
@@ -134,7 +136,13 @@ static outcome legacy(vb_agent_state st, vb_agent_event ev, unsigned f) {
     case VB_AGENT_EV_LIMIT_UNANSWERED:   /* check_liveness: the busy agent of the running churn item */
         if (st != VB_AGENT_BUSY) return DO(REFUSE), o;
         o.next = VB_AGENT_LOST;
-        return DO(EXPIRE_ITEM), o;
+        return DO(EXPIRE_ITEM), DO(REPORT_STUCK), o;   /* issue 28: stuck, a local one killed */
+    case VB_AGENT_EV_ABORT_UNANSWERED:   /* issue 28: check_liveness, any Abort unanswered past the bound */
+        if (st == VB_AGENT_LOST) return DO(IGNORE), o;
+        if (st != VB_AGENT_BUSY && st != VB_AGENT_DRAINING) return DO(REFUSE), o;
+        if (st == VB_AGENT_BUSY) DO(INTERRUPT_ITEM);
+        o.next = VB_AGENT_LOST;
+        return DO(REPORT_STUCK), o;
     case VB_AGENT_EV_CAMPAIGN_END:   /* teardown: Bye to every agent not lost */
         return known ? DO(SEND_BYE) : DO(IGNORE), o;
     case VB_AGENT_N_EVENTS: break;
@@ -144,7 +152,9 @@ static outcome legacy(vb_agent_state st, vb_agent_event ev, unsigned f) {
 
 /* Combinations that cannot happen: a hello's facts about "the item it names" need it to name one. */
 static int possible(vb_agent_event ev, unsigned f) {
-    unsigned about_item = VB_AGENT_F_ITS_ATTEMPT | VB_AGENT_F_RUNNING_ATTEMPT | VB_AGENT_F_ORPHAN;
+    unsigned about_item = VB_AGENT_F_ITS_ATTEMPT | VB_AGENT_F_RUNNING_ATTEMPT | VB_AGENT_F_ORPHAN |
+                          VB_AGENT_F_STUCK_ON_IT;
+    if (ev == VB_AGENT_EV_HELLO && (f & VB_AGENT_F_STUCK_ON_IT) && (f & VB_AGENT_F_FINISHED)) return 0;
     return ev != VB_AGENT_EV_HELLO || (f & about_item) == 0 || (f & VB_AGENT_F_NAMES_ITEM);
 }
 
@@ -373,8 +383,28 @@ static void test_scenarios(void) {
     sc = "reinsert limit unanswered";
     st = S(BUSY);
     walk(sc, &st, E(ABORT), 0, "send_abort", S(BUSY));
-    walk(sc, &st, E(LIMIT_UNANSWERED), 0, "expire_item", S(LOST));
+    walk(sc, &st, E(LIMIT_UNANSWERED), 0, "expire_item,report_stuck", S(LOST));
     walk(sc, &st, E(CAMPAIGN_END), 0, "ignore", S(LOST));
+
+    /* 43 (issue 28): a SIGSTOPped server; the window's Abort at the phase timeout is not answered within
+     * limits.abort_unanswered_s. A local agent is killed and comes back as a new process; a remote one that says
+     * hello still stuck in that attempt is heard, not welcomed, until its hello says the attempt finished. */
+    sc = "abort unanswered, local";
+    st = S(BUSY);
+    walk(sc, &st, E(ABORT), 0, "send_abort", S(BUSY));
+    walk(sc, &st, E(ABORT_UNANSWERED), 0, "interrupt_item,report_stuck", S(LOST));
+    walk(sc, &st, E(PROCESS_DIED), 0, "ignore", S(LOST));
+    walk(sc, &st, E(HELLO), F(NEW_PROCESS), "record_hello,forget_orphan,welcome", S(IDLE));
+    walk(sc, &st, E(ASSIGN), 0, "assign", S(BUSY));
+    sc = "abort unanswered, remote";
+    st = S(BUSY);
+    walk(sc, &st, E(ABORT), 0, "send_abort", S(BUSY));
+    walk(sc, &st, E(ABORT_UNANSWERED), 0, "interrupt_item,report_stuck", S(LOST));
+    walk(sc, &st, E(HELLO), F(NAMES_ITEM) | F(STUCK_ON_IT), "note_heard", S(LOST));
+    walk(sc, &st, E(HELLO), F(NAMES_ITEM) | F(FINISHED), "record_hello,forget_orphan,welcome", S(IDLE));
+    sc = "stale item never stops";
+    st = S(DRAINING);
+    walk(sc, &st, E(ABORT_UNANSWERED), 0, "report_stuck", S(LOST));
 
     /* An agent of another protocol version is refused and stays unknown. */
     sc = "old agent";

@@ -87,7 +87,7 @@ static vb_engine_ops g_counted_ops, g_server_ops;
 
 static vb_engine *open_engine(const char *name, const char *service_us) {
     vb_kv params[1] = {{"service_us", service_us}};
-    vb_engine_config cfg = {params, service_us ? 1 : 0, NULL};
+    vb_engine_config cfg = {params, service_us ? 1 : 0, NULL, 0};
     vb_engine *e = NULL;
     vb_error err = {0};
     if (vb_engine_open(name, &cfg, &e, &err) != VB_OK) printf("#   open %s: %s\n", name, err.message);
@@ -590,7 +590,7 @@ static void test_progress_and_config(void) {
     vb_conn_close(&c);
     vb_engine_close(&e);
     vb_kv bad[1] = {{"service_us", "-5"}};
-    vb_engine_config bcfg = {bad, 1, NULL};
+    vb_engine_config bcfg = {bad, 1, NULL, 0};
     is_int(vb_engine_open("sleep", &bcfg, &e, &err), VB_ERROR, "sleep: negative service_us refused");
     contains(err.message, "service_us", nm("names the parameter: %s", err.message));
     const vb_engine_ops *ops = vb_engine_find("sleep");

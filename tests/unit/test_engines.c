@@ -222,19 +222,19 @@ static void test_registry(void) {
     contains(err.message, "exact", "message lists exact");
 
     vb_kv bad[] = {{"m", "16"}, {"bogus", "1"}};
-    vb_engine_config cfg = {bad, 2, NULL};
+    vb_engine_config cfg = {bad, 2, NULL, 0};
     is_int(vb_engine_open("hnswlib", &cfg, &e, &err), VB_ERROR, "unknown parameter refused");
     contains(err.message, "bogus", "message names the key");
     contains(err.message, "hnswlib", "message names the engine");
     contains(err.message, "ef_construction", "message lists accepted parameters");
 
     vb_kv bad_value[] = {{"m", "sixteen"}};
-    vb_engine_config cfg2 = {bad_value, 1, NULL};
+    vb_engine_config cfg2 = {bad_value, 1, NULL, 0};
     is_int(vb_engine_open("hnswlib", &cfg2, &e, &err), VB_ERROR, "malformed parameter refused");
     contains(err.message, "m: expected an integer", "message names the malformed key");
 
     vb_kv any[] = {{"anything", "1"}};
-    vb_engine_config cfg3 = {any, 1, NULL};
+    vb_engine_config cfg3 = {any, 1, NULL, 0};
     is_int(vb_engine_open("exact", &cfg3, &e, &err), VB_ERROR, "exact accepts no parameters");
     contains(err.message, "accepted: none", "and says so");
 
@@ -244,7 +244,7 @@ static void test_registry(void) {
     is_int(vb_engine_list(NULL, 0), n + 1, "list counts the new engine");
 
     vb_kv vol[] = {{"volume", "0"}};
-    vb_engine_config cfg4 = {vol, 1, NULL};
+    vb_engine_config cfg4 = {vol, 1, NULL, 0};
     is_int(vb_engine_open("mute", &cfg4, &e, &err), VB_OK, "open the test engine with its parameter");
     vb_table_spec spec = {4, VB_METRIC_EUCLIDEAN, 10, 16, 200, 0};
     strcpy(err.message, "stale message from before");
@@ -371,7 +371,7 @@ static void test_exact_misc(const char *dir) {
     vb_error err;
     vb_engine *e = NULL, *e2 = NULL;
     vb_conn *c = NULL, *c2 = NULL;
-    vb_engine_config cfg = {NULL, 0, dir};
+    vb_engine_config cfg = {NULL, 0, dir, 0};
     vb_table_spec spec = {3, VB_METRIC_EUCLIDEAN, 8, 16, 200, 0};
     vb_engine_open("exact", &cfg, &e, &err);
     int64_t ids[K];
@@ -517,7 +517,7 @@ static void test_hnswlib_main(const char *dir) {
     for (size_t i = N; i < CAP; i++) cp.alive[i] = 0;
     float *qs = clustered(NQ, D, 20);
     vb_kv params[] = {{"threads", "4"}, {"m", "16"}};
-    vb_engine_config cfg = {params, 2, dir};
+    vb_engine_config cfg = {params, 2, dir, 0};
     vb_table_spec spec = spec_of(&cp, CAP);
     is_int(vb_engine_open("hnswlib", &cfg, &e, &err), VB_OK, "hnswlib: open");
     is_int(vb_engine_create(e, &spec, &err), VB_OK, "hnswlib: create");
@@ -558,7 +558,7 @@ static void test_hnswlib_main(const char *dir) {
         vb_engine *e2 = NULL;
         vb_conn *c2 = NULL;
         int found = 0;
-        vb_engine_config cfg2 = {NULL, 0, dir};
+        vb_engine_config cfg2 = {NULL, 0, dir, 0};
         vb_engine_open("hnswlib", &cfg2, &e2, &err);
         is_int(vb_engine_attach(e2, &spec, &found, &err), VB_OK, "hnswlib: attach in a new instance");
         is_int(found, 1, "hnswlib: finds the saved index");

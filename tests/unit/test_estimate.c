@@ -138,16 +138,19 @@ int main(void) {
         sqlite3 *r = NULL;
         sqlite3_open(":memory:", &r);
         sqlite3_exec(r,
-                     "CREATE TABLE build_result (engine TEXT, dataset TEXT, rows INTEGER, load_s REAL, build_s REAL,"
-                     " index_bytes INTEGER, table_bytes INTEGER);"
+                     "CREATE TABLE plan (key TEXT, status TEXT);"
+                     "CREATE TABLE build_result (item_key TEXT, engine TEXT, dataset TEXT, rows INTEGER, load_s REAL,"
+                     " build_s REAL, index_bytes INTEGER, table_bytes INTEGER);"
                      "CREATE TABLE server_size (engine TEXT, path TEXT, bytes INTEGER);"
-                     "INSERT INTO build_result VALUES ('pgvector', 'd', 100000, 1, 48, 83238912, 58589184),"
-                     " ('valkey', 'd', 100000, 30, 0, 139274736, 87352216);"
+                     "INSERT INTO plan VALUES ('pg', 'done'), ('vk', 'done'), ('hn', 'failed');"
+                     "INSERT INTO build_result VALUES ('pg', 'pgvector', 'd', 100000, 1, 48, 83238912, 58589184),"
+                     " ('vk', 'valkey', 'd', 100000, 30, 0, 139274736, 87352216),"
+                     " ('hn', 'hnswlib', 'd', 100000, 9000, 9000, 1, 1);"
                      "INSERT INTO server_size VALUES ('pgvector', 'total', 337727488), ('valkey', 'total', 0);",
                      NULL, NULL, NULL);
         const char *yaml = "name: sizes\n"
                            "datasets: [{name: d, source: synthetic, rows: 100000, queries: 100, dim: 128, metric: euclidean}]\n"
-                           "engines: [{name: pgvector}, {name: valkey}]\n"
+                           "engines: [{name: pgvector}, {name: valkey}, {name: hnswlib}]\n"
                            "phases: {build: {}}\n";
         vb_profile *p = NULL;
         vb_error err;
@@ -155,7 +158,8 @@ int main(void) {
         snprintf(hdir, sizeof hdir, "%s/sizes", dir);
         mkdir(hdir, 0755);
         int n = vb_profile_parse(yaml, strlen(yaml), "sizes.yml", &p, &err) ? -1 : vb_history_record(hdir, r, p, &err);
-        is_int(n, 2, "both engines' rates are recorded");
+        is_int(n, 2, "both engines' rates are recorded, not the failed build's (issue 28: a stalled or failed item "
+               "teaches the estimate nothing)");
         vb_history_rates h;
         int found = vb_history_lookup(hdir, "pgvector", 128, 0, &h, &err) == VB_OK && h.found;
         ok(found && fabs(h.bytes_per_row - (83238912.0 + 58589184.0) / 100000) < 0.01,

@@ -217,7 +217,7 @@ int main(void) {
     ok(ops && strstr(ops->description, "written from the documentation; no server with the search module on this machine"),
        "valkey says it is written from the documentation, with no server for it here");
     vb_kv bad[] = {{"quantization", "binary"}};
-    vb_engine_config cfg = {bad, 1, NULL};
+    vb_engine_config cfg = {bad, 1, NULL, 0};
     vb_engine *eng = NULL;
     vb_error err = {0};
     ok(vb_engine_open("mongodb", &cfg, &eng, &err) == VB_ERROR && strstr(err.message, "scalar or none"),

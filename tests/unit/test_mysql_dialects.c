@@ -118,7 +118,7 @@ static void test_registry(void) {
     contains(a->description, "not verified against a server here", "alisql is marked unverified");
     contains(d->description, "not verified against a server here", "doris is marked unverified");
     vb_kv bad[] = {{"mhnsw_max_cache_size", "1"}};
-    vb_engine_config cfg = {bad, 1, NULL};
+    vb_engine_config cfg = {bad, 1, NULL, 0};
     vb_engine *e = NULL;
     ok(vb_engine_open("doris", &cfg, &e, &err) == VB_ERROR, "doris refuses a MariaDB-only parameter");
     contains(err.message, "unknown parameter \"mhnsw_max_cache_size\"", "naming it");

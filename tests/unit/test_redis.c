@@ -128,13 +128,13 @@ int main(void) {
     ok(ops && vb_engine_supports_metric(ops, VB_METRIC_ANGULAR) && !vb_engine_supports_metric(ops, VB_METRIC_EUCLIDEAN) &&
        !vb_engine_supports_metric(ops, VB_METRIC_DOT), "redis: cosine (angular) only");
     vb_kv bad[] = {{"quantization", "int4"}};
-    vb_engine_config cfg = {bad, 1, NULL};
+    vb_engine_config cfg = {bad, 1, NULL, 0};
     vb_engine *e = NULL;
     ok(vb_engine_open("redis", &cfg, &e, &err) == VB_ERROR && strstr(err.message, "int4"),
        "open refuses an unknown quantization (%s)", err.message);
     vb_kv good[] = {{"socket", "/nonexistent/redis.sock"}, {"quantization", "bin"}, {"m", "8"}, {"cas", "1"},
                     {"nothread", "1"}, {"table", "vb_redis_q_bin"}};
-    cfg = (vb_engine_config){good, 6, NULL};
+    cfg = (vb_engine_config){good, 6, NULL, 0};
     ok(vb_engine_open("redis", &cfg, &e, &err) == VB_OK, "open takes the configuration axes without a server");
     vb_table_spec spec = {.dim = 8, .metric = VB_METRIC_EUCLIDEAN, .capacity = 10, .m = 16, .ef_construction = 64};
     int rc = e ? vb_engine_create(e, &spec, &err) : VB_OK;

@@ -4,6 +4,7 @@
  * remembered by vb_store_failure, leaves nothing half-written, and the same record commits once the cause is
  * gone. err.code is the class, never a SQLite number. vb_store_plan_tally reads the plan rows. */
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,6 +72,24 @@ int main(void) {
     Vbench__Result r;
     Vbench__SweepResult w;
     int dup = 0;
+
+    /* ---- a backup that cannot be written says whether an earlier one exists (issue 28) ---- */
+    {
+        char bak[200], inside[240];
+        snprintf(bak, sizeof bak, "%s.bak", path);
+        snprintf(inside, sizeof inside, "%s/x", bak);
+        mkdir(bak, 0700);   /* the rename over FILE.bak fails: a directory that is not empty is there */
+        FILE *f = fopen(inside, "w");
+        if (f) fclose(f);
+        vb_error berr = {0};
+        int brc = vb_store_backup(s, &berr);
+        ok(brc != VB_OK && strstr(berr.message, "no backup") && !strstr(berr.message, "is kept"),
+           "before any backup: not written, and none is said to be kept (%s)", berr.message);
+        unlink(inside);
+        rmdir(bak);
+        ok(vb_store_backup(s, &berr) == VB_OK, "then a backup is written (%s)", berr.message);
+        unlink(bak);
+    }
 
     /* ---- event kinds: a stable word per event, what tests and tools match ---- */
     is_int(vb_store_event(s, VB_EVENT_AGENT_LOST, "error", NULL, "coordinator", "agent x silent"), VB_STORE_OK,

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Faults at the server never stall a campaign (issue 28), on real servers started by vbench's orchestrator in
+# systemd booted in a PID + mount namespace (deploy/systemd-ns), the namespace started once for the file:
+#   1. a hung server: PostgreSQL's unit SIGSTOPped in the middle of a concurrency window, limits.phase_timeout_s
+#      small. The window fails at the phase timeout; the client threads, bounded by the phase's timeout in the
+#      driver, or the agent, killed when it does not answer the Abort within limits.abort_unanswered_s, free the
+#      campaign; the server that does not answer the orchestrator's probe is killed and started again
+#      (limits.on_server_failure: restart) with its log tail; the next window and the embedded engine's items run.
+#      Before: nothing ran after the failed window until SIGCONT (4 min 31 s measured), no event.
+#   2. an OOM kill at start: MariaDB under resources.server_memory: 64MB is killed by its memory cgroup before
+#      it answers; the failure is named as an OOM from the cgroup's counter, with the limit and the advice.
+#      Before: "ended before it answered (result signal, status 9)" on a cgroup-v1 host.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../deploy/systemd-ns"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+vb_ensure_image db-trixie
+why=$(vb_ns_skip_reason)
+[ -n "$why" ] || ls -d /var/cache/vbench/images/db-trixie-*/usr/sbin/mariadbd >/dev/null 2>&1 ||
+    why="no engine image db-trixie (vbench image build db-trixie)"
+if [ -n "$why" ]; then
+    if [ "$(id -u)" = 0 ]; then ok 1 "the servers cannot be reached: $why"; done_testing; exit 1; fi
+    echo "1..0 # SKIP $why"; exit 0
+fi
+diag() { sed 's/^/#   /'; }
+run_in() { vb_ns_run "$@"; }
+trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+vb_ns_start "$SCRATCH" "$ROOT"
+ok $? "systemd boots in a namespace"
+[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+wait_status() { # wait_status DB KEY STATUS... TIMEOUT_S: polls the plan row until it has one of the statuses
+    local db=$1 key=$2 t=${*: -1} st deadline
+    deadline=$(($(date +%s) + t))
+    while [ "$(date +%s)" -lt $deadline ]; do
+        st=$(q "$db" "SELECT status FROM plan WHERE key = '$key'" 2>/dev/null)
+        for want in "${@:3:$#-3}"; do [ "$st" = "$want" ] && { echo "$st"; return 0; }; done
+        sleep 0.1
+    done
+    echo "${st:-none}"; return 1
+}
+
+# --- 1. a SIGSTOPped server during a window ------------------------------------------------------------------
+db=$SCRATCH/hang.sqlite
+cat >"$SCRATCH/hang.yml" <<'YML'
+name: hang
+k: 10
+datasets: [{name: t, source: synthetic, rows: 2000, queries: 100, dim: 16, metric: euclidean, seed: 4}]
+engines:
+  - {name: pgvector, recipe: pgvector, m: 8, ef_construction: 32}
+  - {name: exact}
+phases:
+  build: {}
+  concurrency: {clients: [2, 1], window_s: 8, repeats: 1, warmup_s: 0.2, ef_search: 40}
+limits: {phase_timeout_s: 20, abort_unanswered_s: 5, on_server_failure: restart}
+YML
+t0=$(date +%s)
+run_in timeout 400 "$VBENCH" run --profile "$SCRATCH/hang.yml" --out "$db" >/dev/null 2>"$SCRATCH/hang.err" &
+runpid=$!
+w1=hang/pgvector/t/concurrency/clients=2,repeat=1
+st=$(wait_status "$db" "$w1" running done failed 300)
+is "$st" running "the first window is running"
+sleep 2
+run_in systemctl kill --signal=STOP vbench-hang-pgvector.service
+ok $? "the server's processes are SIGSTOPped two seconds into the window"
+t_stop=$(date +%s)
+wait $runpid
+rc=$?
+took=$(($(date +%s) - t_stop))
+{ q "$db" "SELECT key, status, COALESCE(error, '') FROM plan"
+  q "$db" "SELECT state, COALESCE(message, '') FROM server_log ORDER BY rowid"
+  q "$db" "SELECT kind, message FROM event WHERE level <> 'info' ORDER BY rowid"
+  tail -20 "$SCRATCH/hang.err"; } >"$SCRATCH/hang.diag" 2>&1
+[ "$rc" -le 3 ]; ok $? "the campaign ends by itself (exit $rc, $took s after the stop; the harness gives it 400 s)"
+[ "$took" -lt 200 ]; ok $? "within the bounds: phase timeout, abort bound, probe and restart ($took s)"
+like "$(q "$db" "SELECT status || ': ' || COALESCE(error, '') FROM plan WHERE key = '$w1'")" "failed: limit error: exceeded limits.phase_timeout_s = 20 s" \
+     "the stopped window fails at the phase timeout"
+is "$(q "$db" "SELECT status FROM plan WHERE key = 'hang/pgvector/t/concurrency/clients=1,repeat=1'")" "done" \
+   "the next window ran on the server started again"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE engine = 'exact' AND status = 'done'")" "3" "the embedded engine's items queued after it ran"
+stuck=$(q "$db" "SELECT message FROM event WHERE kind = 'agent_stuck'")
+like "$stuck" "$w1" "an agent_stuck event names the item"
+like "$stuck" "within limits.abort_unanswered_s = 5 s (waited" "and the wait"
+like "$stuck" "agent local-client" "and the agent"
+like "$(q "$db" "SELECT group_concat(state) FROM server_log WHERE engine = 'pgvector' ORDER BY rowid")" "ready,died,ready" \
+     "the server log: ready, died (it did not answer), ready again"
+hung=$(q "$db" "SELECT message || ' | ' || COALESCE(log_tail, '') FROM server_log WHERE state = 'died'")
+like "$hung" "did not answer" "the death says the server did not answer"
+like "$hung" "postgres" "with its own log tail"
+[ "$T_FAILED" -eq 0 ] || diag <"$SCRATCH/hang.diag"
+
+# --- 2. an OOM kill at server start --------------------------------------------------------------------------
+failed_before=$T_FAILED
+db=$SCRATCH/oom.sqlite
+cat >"$SCRATCH/oom.yml" <<'YML'
+name: oom
+k: 10
+datasets: [{name: t, source: synthetic, rows: 500, queries: 20, dim: 8, metric: euclidean, seed: 4}]
+engines: [{name: mariadb, recipe: mariadb}, {name: exact}]
+phases: {build: {}}
+resources: {layout: small, server_memory: 64MB, shm: 8MB}
+limits: {on_server_failure: skip}
+YML
+run_in timeout 300 "$VBENCH" run --profile "$SCRATCH/oom.yml" --out "$db" >/dev/null 2>"$SCRATCH/oom.err"
+rc=$?
+[ "$rc" -le 3 ]; ok $? "the campaign ends by itself (exit $rc)"
+err=$(q "$db" "SELECT COALESCE(error, '') FROM plan WHERE key = 'oom/mariadb/t/build'")
+like "$err" "OOM: killed at its memory limit of 61.0 MiB (64000000 bytes)" "the build's failure names the OOM kill and the limit"
+like "$err" "raise resources.server_memory or lower the engine's buffers" "with the advice"
+like "$(q "$db" "SELECT message FROM server_log WHERE engine = 'mariadb' AND state = 'failed'")" "OOM" \
+     "the server log says OOM too"
+is "$(q "$db" "SELECT status FROM plan WHERE key = 'oom/exact/t/build'")" "done" "the next engine runs"
+[ "$T_FAILED" -eq "$failed_before" ] || { q "$db" "SELECT key, status, error FROM plan"; tail -20 "$SCRATCH/oom.err"; } | diag
+
+done_testing
