@@ -94,6 +94,15 @@ summary() {
 
 mkdir -p "$root"
 if ! step debootstrap debootstrap --variant=minbase bookworm "$root" "$mirror"; then summary; exit 1; fi
+# The site's own certificate authorities (/usr/local/share/ca-certificates: a TLS-inspecting proxy's, say), as
+# every machine of this site has them: without them the fresh root reaches Debian's archive (plain HTTP) but not
+# the npm registry that 97-dataset-convert needs. ca-certificates' own install (pulled in by install-deps) adds
+# them to the root's store. Nothing else of the host's is copied.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    echo "fresh-check: the site's CA certificates ($(ls /usr/local/share/ca-certificates/*.crt | wc -l)) are copied into the root"
+fi
 mount --bind "$root" "$root"
 mount --rbind /proc "$root/proc"
 mount --rbind /sys "$root/sys"
