@@ -155,6 +155,14 @@ static const field notify_fields[] = {
     {"timeout_s", F_INT, 1, 3600, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* cost: the server host's price per hour and its currency (optional): queries per unit of money at each
+ * concurrency point and the price of each build (store/views.sql v_cost_*). No defaults: absent, nothing is
+ * recorded or printed. */
+static const field cost_fields[] = {
+    {"per_hour", F_DOUBLE, 1e-9, 1e9, NULL, NULL},
+    {"currency", F_STRING, 0, 0, NULL, NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
 /* server_pass: the server settings pass the recipes apply (the `passes:` of each deploy/engines recipe): durable (the
  * engines' defaults) or relaxed (durability off for bulk loads, as the reference stand's tuned pass). */
 static const char *const server_pass_choices[] = {"durable", "relaxed", NULL};
@@ -166,7 +174,7 @@ static const field *const phase_fields[VB_PHASE__COUNT] = {
 
 static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
                                        "phases", "limits",      "resources", "transport", "notify",
-                                       "server_pass", NULL};
+                                       "server_pass", "cost", NULL};
 /* Dataset keys whose values must be non-negative integers (the synthetic generator's parameters). */
 static const char *const dataset_int_keys[] = {"rows", "queries", "dim", "clusters", "seed", NULL};
 
@@ -1048,6 +1056,8 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
                            &settings);
     if (rc == VB_OK)
         rc = check_section(c, vb_yaml_map_get(root, "notify", NULL), "notify", notify_fields, "notify.", &settings);
+    if (rc == VB_OK)
+        rc = check_section(c, vb_yaml_map_get(root, "cost", NULL), "cost", cost_fields, "cost.", &settings);
     const vb_yaml_node *pass = vb_yaml_map_get(root, "server_pass", NULL);
     if (rc == VB_OK && pass) {
         static const field p_field = {"server_pass", F_ENUM, 0, 0, NULL, server_pass_choices};

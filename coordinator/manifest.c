@@ -83,5 +83,11 @@ int vb_manifest_record_profile(vb_store *s, const vb_profile *p, const char *com
     if (rc == VB_OK) rc = vb_store_manifest_set(s, "profile.source", p->source, err);
     if (rc == VB_OK) rc = vb_store_manifest_set(s, "command_line", command_line, err);
     if (rc == VB_OK) rc = record_engine_kinds(s, p, err);
+    /* cost: {per_hour, currency}: the price the cost views (store/views.sql v_cost_*) read */
+    static const char *const cost_keys[] = {"cost.per_hour", "cost.currency"};
+    for (int i = 0; i < 2 && rc == VB_OK; i++) {
+        const char *v = vb_profile_setting(p, cost_keys[i], NULL);
+        if (v) rc = vb_store_manifest_set(s, cost_keys[i], v, err);
+    }
     return rc;
 }

@@ -4,12 +4,12 @@
  * documentation's examples by tests/unit/test_mongodb.c, and the replies it parses are the documentation's
  * shapes. `vbench engines` says so.
  *
- * Rows are documents {_id: id, tag: t, v: BinData(9, float32 vector)} in DATABASE.COLLECTION, loaded with
+ * Rows are documents {_id: id, tag: t, tag2: t2, label: l, v: BinData(9, float32 vector)} in DATABASE.COLLECTION, loaded with
  * insertMany (unordered) on each loader's own client. build creates the vectorSearch index (createSearchIndexes:
- * vector field v with numDimensions, similarity and quantization scalar|none; filter fields tag and _id) and polls
+ * vector field v with numDimensions, similarity and quantization scalar|none; filter fields tag, tag2, label and _id) and polls
  * $listSearchIndexes until it is READY and queryable: the search process builds it asynchronously, and that wait
  * is the build time. A search is the aggregation [{$vectorSearch: {index, path, queryVector, numCandidates,
- * limit: k, filter: {tag: {$lt: N}}}}, {$project: {_id: 1}}]; numCandidates is the profile parameter
+ * limit: k, filter: {tag: {$lt: N}} (or {label: {$eq: L}}, {$and: [...]})}}, {$project: {_id: 1}}]; numCandidates is the profile parameter
  * num_candidates, by default 20 x k as MongoDB advises, and ef_search (set_search) overrides it when the profile
  * sweeps it (num_candidates_from: ef_search, the default). Churn: deleteMany {_id: {$in}} and replaceOne upserts;
  * since the search index follows the collection asynchronously, both then wait until an exact $vectorSearch
@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "engines/engine.h"
+#include "datasets/dataset.h"
 #include "engines/mongodb_docs.h"
 
 #define MG_DOMAIN "mongodb"
@@ -363,7 +364,8 @@ static int mg_load(void *conn, const int64_t *ids, const float *vecs, const int3
         const bson_t **ptrs = bson_malloc(m * sizeof *ptrs);
         for (size_t i = 0; i < m; i++) {
             bson_init(&docs[i]);
-            vb_mongo_row(&docs[i], ids[at + i], vecs + (at + i) * s->dim, s->dim, tags ? &tags[at + i] : NULL);
+            int32_t attrs[3] = {tags ? tags[at + i] : 0, vb_dataset_tag2(ids[at + i]), vb_dataset_label(ids[at + i])};
+            vb_mongo_row(&docs[i], ids[at + i], vecs + (at + i) * s->dim, s->dim, tags ? attrs : NULL);
             ptrs[i] = &docs[i];
         }
         bson_t opts = BSON_INITIALIZER;
@@ -437,7 +439,8 @@ static int mg_insert(void *conn, const int64_t *ids, const float *vecs, const in
     for (size_t i = 0; rc == VB_OK && i < n; i++) {
         bson_t sel = BSON_INITIALIZER, doc = BSON_INITIALIZER;
         vb_mongo_id_selector(&sel, ids[i]);
-        vb_mongo_row(&doc, ids[i], vecs + i * s->dim, s->dim, tags ? &tags[i] : NULL);
+        int32_t attrs[3] = {tags ? tags[i] : 0, vb_dataset_tag2(ids[i]), vb_dataset_label(ids[i])};
+        vb_mongo_row(&doc, ids[i], vecs + i * s->dim, s->dim, tags ? attrs : NULL);
         if (!mongoc_bulk_operation_replace_one_with_opts(bulk, &sel, &doc, &upsert, &be)) rc = mg_fail(&be, err, "replaceOne");
         bson_destroy(&sel);
         bson_destroy(&doc);
@@ -486,9 +489,10 @@ static int mg_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, MG_DOMAIN, 1, "mongodb: no collection: create first");
-    long below = filter && filter->kind == VB_FILTER_TAG_BELOW ? filter->tag_below : -1;
+    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
+        return vb_error_set(err, MG_DOMAIN, 1, "mongodb: unknown filter kind %d", (int)filter->kind);
     bson_t pipeline = BSON_INITIALIZER;
-    vb_mongo_search_pipeline(&pipeline, s->index, query, s->dim, k, num_candidates(c, k), below);
+    vb_mongo_search_pipeline(&pipeline, s->index, query, s->dim, k, num_candidates(c, k), filter);
     mongoc_cursor_t *cur = mongoc_collection_aggregate(c->coll, MONGOC_QUERY_NONE, &pipeline, NULL, NULL);
     const bson_t *doc;
     int n = 0;
@@ -506,7 +510,7 @@ const vb_engine_ops vb_engine_mongodb = {
     .name = "mongodb",
     .description = "Percona Search for MongoDB ($vectorSearch, scalar quantization) over libmongoc (written from "
                    "the documentation; not verified against a server here)",
-    .flags = VB_ENGINE_FILTER,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
     .param_names = mg_params,
     .open = mg_open,
     .close = mg_close,

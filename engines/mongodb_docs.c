@@ -42,15 +42,19 @@ const char *vb_mongo_similarity(vb_metric m) {
     return NULL;
 }
 
-void vb_mongo_row(bson_t *doc, int64_t id, const float *v, size_t dim, const int32_t *tag) {
+void vb_mongo_row(bson_t *doc, int64_t id, const float *v, size_t dim, const int32_t attrs[3]) {
     BSON_APPEND_INT64(doc, "_id", id);
-    if (tag) BSON_APPEND_INT32(doc, "tag", *tag);
+    if (attrs) {
+        BSON_APPEND_INT32(doc, "tag", attrs[0]);
+        BSON_APPEND_INT32(doc, "tag2", attrs[1]);
+        BSON_APPEND_INT32(doc, "label", attrs[2]);
+    }
     vb_mongo_append_vector(doc, "v", v, dim);
 }
 
 void vb_mongo_create_index_cmd(bson_t *cmd, const char *coll, const char *index, size_t dim, vb_metric metric,
                                const char *quantization) {
-    bson_t indexes, spec, def, fields, vec, tag, id;
+    bson_t indexes, spec, def, fields, vec, field;
     BSON_APPEND_UTF8(cmd, "createSearchIndexes", coll);
     BSON_APPEND_ARRAY_BEGIN(cmd, "indexes", &indexes);
     BSON_APPEND_DOCUMENT_BEGIN(&indexes, "0", &spec);
@@ -65,14 +69,14 @@ void vb_mongo_create_index_cmd(bson_t *cmd, const char *coll, const char *index,
     BSON_APPEND_UTF8(&vec, "similarity", vb_mongo_similarity(metric) ? vb_mongo_similarity(metric) : "euclidean");
     BSON_APPEND_UTF8(&vec, "quantization", quantization);
     bson_append_document_end(&fields, &vec);
-    BSON_APPEND_DOCUMENT_BEGIN(&fields, "1", &tag);
-    BSON_APPEND_UTF8(&tag, "type", "filter");
-    BSON_APPEND_UTF8(&tag, "path", "tag");
-    bson_append_document_end(&fields, &tag);
-    BSON_APPEND_DOCUMENT_BEGIN(&fields, "2", &id);
-    BSON_APPEND_UTF8(&id, "type", "filter");
-    BSON_APPEND_UTF8(&id, "path", "_id");
-    bson_append_document_end(&fields, &id);
+    /* the filter columns (engines/engine.h vb_filter), and _id for the catch-up probe */
+    static const char *const keys[] = {"1", "2", "3", "4"}, *const paths[] = {"tag", "tag2", "label", "_id"};
+    for (int i = 0; i < 4; i++) {
+        BSON_APPEND_DOCUMENT_BEGIN(&fields, keys[i], &field);
+        BSON_APPEND_UTF8(&field, "type", "filter");
+        BSON_APPEND_UTF8(&field, "path", paths[i]);
+        bson_append_document_end(&fields, &field);
+    }
     bson_append_array_end(&def, &fields);
     bson_append_document_end(&spec, &def);
     bson_append_document_end(&indexes, &spec);
@@ -109,10 +113,37 @@ void vb_mongo_ids_filter(bson_t *filter, const int64_t *ids, size_t n) {
 
 void vb_mongo_id_selector(bson_t *sel, int64_t id) { BSON_APPEND_INT64(sel, "_id", id); }
 
+/* {path: {op: value}} into doc. */
+static void compare(bson_t *doc, const char *path, const char *op, int32_t value) {
+    bson_t c;
+    BSON_APPEND_DOCUMENT_BEGIN(doc, path, &c);
+    BSON_APPEND_INT32(&c, op, value);
+    bson_append_document_end(doc, &c);
+}
+
+void vb_mongo_filter(bson_t *doc, const vb_filter *f) {
+    bson_t all, one;
+    switch (f ? f->kind : VB_FILTER_NONE) {
+    case VB_FILTER_TAG_BELOW: compare(doc, "tag", "$lt", f->tag_below); break;
+    case VB_FILTER_LABEL_EQ: compare(doc, "label", "$eq", f->label); break;
+    case VB_FILTER_AND:
+        BSON_APPEND_ARRAY_BEGIN(doc, "$and", &all);
+        BSON_APPEND_DOCUMENT_BEGIN(&all, "0", &one);
+        compare(&one, "tag", "$lt", f->tag_below);
+        bson_append_document_end(&all, &one);
+        BSON_APPEND_DOCUMENT_BEGIN(&all, "1", &one);
+        compare(&one, "tag2", "$lt", f->tag2_below);
+        bson_append_document_end(&all, &one);
+        bson_append_array_end(doc, &all);
+        break;
+    default: break;
+    }
+}
+
 /* [{$vectorSearch: {...}}, {$project: {_id: 1}}]; exact_ids non-NULL makes it the catch-up probe. */
 static void vector_search(bson_t *pipeline, const char *index, const float *q, size_t dim, int limit,
-                          int num_candidates, long tag_below, const int64_t *exact_ids, size_t n_ids) {
-    bson_t stage, vs, filter, lt, project, fields;
+                          int num_candidates, const vb_filter *flt, const int64_t *exact_ids, size_t n_ids) {
+    bson_t stage, vs, filter, project, fields;
     BSON_APPEND_DOCUMENT_BEGIN(pipeline, "0", &stage);
     BSON_APPEND_DOCUMENT_BEGIN(&stage, "$vectorSearch", &vs);
     BSON_APPEND_UTF8(&vs, "index", index);
@@ -128,11 +159,9 @@ static void vector_search(bson_t *pipeline, const char *index, const float *q, s
         BSON_APPEND_DOCUMENT_BEGIN(&vs, "filter", &filter);
         vb_mongo_ids_filter(&filter, exact_ids, n_ids);
         bson_append_document_end(&vs, &filter);
-    } else if (tag_below >= 0) {
+    } else if (flt && flt->kind != VB_FILTER_NONE) {
         BSON_APPEND_DOCUMENT_BEGIN(&vs, "filter", &filter);
-        BSON_APPEND_DOCUMENT_BEGIN(&filter, "tag", &lt);
-        BSON_APPEND_INT32(&lt, "$lt", (int32_t)tag_below);
-        bson_append_document_end(&filter, &lt);
+        vb_mongo_filter(&filter, flt);
         bson_append_document_end(&vs, &filter);
     }
     bson_append_document_end(&stage, &vs);
@@ -145,13 +174,13 @@ static void vector_search(bson_t *pipeline, const char *index, const float *q, s
 }
 
 void vb_mongo_search_pipeline(bson_t *pipeline, const char *index, const float *q, size_t dim, int k,
-                              int num_candidates, long tag_below) {
-    vector_search(pipeline, index, q, dim, k, num_candidates, tag_below, NULL, 0);
+                              int num_candidates, const vb_filter *filter) {
+    vector_search(pipeline, index, q, dim, k, num_candidates, filter, NULL, 0);
 }
 
 void vb_mongo_probe_pipeline(bson_t *pipeline, const char *index, const float *q, size_t dim, const int64_t *ids,
                              size_t n) {
-    vector_search(pipeline, index, q, dim, (int)n, 0, -1, ids, n);
+    vector_search(pipeline, index, q, dim, (int)n, 0, NULL, ids, n);
 }
 
 int vb_mongo_index_doc(const bson_t *doc, const char *index, vb_mongo_index_state *state, char *status,

@@ -19,6 +19,8 @@
  * The administrative connection, the error format, the identifier check, the kNN statement cache and the EXPLAIN
  * collector are engines/sql_common.h's, shared with the pgvector adapter. */
 #include "engines/mysql_family.h"
+#include "datasets/dataset.h"
+#include "engines/filter.h"
 #include "engines/sql_common.h"
 
 #include <errmsg.h>
@@ -118,17 +120,20 @@ int vb_mysql_sql_create(vb_mysql_dialect d, const char *table, const vb_table_sp
     if (metric_check(d, spec->metric, err)) return VB_ERROR;
     if (d == VB_MYSQL_MARIADB)
         return put(buf, len, &u, err, "CREATE TABLE",
-                   "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(%zu) NOT NULL, "
+                   "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                   "v VECTOR(%zu) NOT NULL, "
                    "VECTOR INDEX (v) M=%d DISTANCE=%s) ENGINE=InnoDB",
                    table, spec->dim, spec->m, spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine");
     if (d == VB_MYSQL_ALISQL)
         return put(buf, len, &u, err, "CREATE TABLE",
-                   "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(%zu) NOT NULL, "
+                   "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                   "v VECTOR(%zu) NOT NULL, "
                    "VECTOR INDEX vi(v) M=%d DISTANCE=%s EF_CONSTRUCTION=%d) ENGINE=InnoDB",
                    table, spec->dim, spec->m, spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine",
                    spec->ef_construction);
     return put(buf, len, &u, err, "CREATE TABLE",
-               "CREATE TABLE `%s` (id BIGINT NOT NULL, tag INT NOT NULL, v ARRAY<FLOAT> NOT NULL, "
+               "CREATE TABLE `%s` (id BIGINT NOT NULL, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+               "v ARRAY<FLOAT> NOT NULL, "
                "INDEX idx_v (v) USING ANN PROPERTIES(\"index_type\"=\"hnsw\", \"metric_type\"=\"%s\", "
                "\"dim\"=\"%zu\", \"max_degree\"=\"%d\", \"ef_construction\"=\"%d\")) ENGINE=OLAP "
                "DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\"=\"1\")",
@@ -156,23 +161,45 @@ static int put_array(char *buf, size_t len, size_t *u, const float *v, size_t di
     return put(buf, len, u, err, "array", "]");
 }
 
+/* The WHERE of a prepared kNN statement per filter mode (0 none, else the vb_filter_kind), the bounds as `?`
+ * before the vector's: range tag < ?, equality label = ?, and tag < ? AND tag2 < ?. */
+static const char *const knn_where[4] = {"", " WHERE tag < ?", " WHERE label = ?", " WHERE tag < ? AND tag2 < ?"};
+
+static int filter_mode(const vb_filter *f) { return f && f->kind > VB_FILTER_NONE && f->kind <= VB_FILTER_AND ? (int)f->kind : 0; }
+
 /* MariaDB: SELECT ... ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT k (the index is used for ORDER BY distance
- * LIMIT). AliSQL: the same functions (VEC_DISTANCE, VEC_DISTANCE_EUCLIDEAN, VEC_DISTANCE_COSINE). Doris:
- * ORDER BY l2_distance_approximate(v, [..]) LIMIT k, or inner_product_approximate(...) DESC. */
-int vb_mysql_sql_search(vb_mysql_dialect d, const char *table, vb_metric metric, int k, int filtered,
-                        int32_t tag_below, const float *query, size_t dim, char *buf, size_t len, vb_error *err) {
+ * LIMIT; a WHERE is applied to the rows the index walk yields). AliSQL: the same functions (VEC_DISTANCE,
+ * VEC_DISTANCE_EUCLIDEAN, VEC_DISTANCE_COSINE). Doris: ORDER BY l2_distance_approximate(v, [..]) LIMIT k, or
+ * inner_product_approximate(...) DESC, the filter as a literal WHERE (engines/filter.h vb_filter_sql). */
+int vb_mysql_sql_search(vb_mysql_dialect d, const char *table, vb_metric metric, int k, const vb_filter *filter,
+                        const float *query, size_t dim, char *buf, size_t len, vb_error *err) {
     size_t u = 0;
+    int mode = filter_mode(filter);
     if (metric_check(d, metric, err)) return VB_ERROR;
     if (d != VB_MYSQL_DORIS)
         return put(buf, len, &u, err, "search", "SELECT id FROM `%s`%s ORDER BY %s(v, ?) LIMIT %d", table,
-                   filtered ? " WHERE tag < ?" : "", distance_fn(d, metric), k);
+                   knn_where[mode], distance_fn(d, metric), k);
     if (!query) return vb_error_set(err, "engine", 1, "doris: the search statement needs the query vector");
     if (put(buf, len, &u, err, "search", "SELECT id FROM `%s`", table)) return VB_ERROR;
-    if (filtered && put(buf, len, &u, err, "search", " WHERE tag < %d", (int)tag_below)) return VB_ERROR;
+    if (mode) {
+        char where[128];
+        if (vb_filter_sql(filter, where, sizeof where) || put(buf, len, &u, err, "search", " WHERE %s", where))
+            return vb_error_set(err, "engine", 1, "doris: the filter does not fit the statement");
+    }
     if (put(buf, len, &u, err, "search", " ORDER BY %s(v, ", distance_fn(d, metric)) ||
         put_array(buf, len, &u, query, dim, metric == VB_METRIC_ANGULAR, err))
         return VB_ERROR;
     return put(buf, len, &u, err, "search", ")%s LIMIT %d", metric == VB_METRIC_EUCLIDEAN ? "" : " DESC", k);
+}
+
+/* The filter's bound values in the order of knn_where's placeholders; returns how many (0..2). */
+static int filter_bounds(const vb_filter *f, int32_t out[2]) {
+    switch (filter_mode(f)) {
+    case VB_FILTER_TAG_BELOW: out[0] = f->tag_below; return 1;
+    case VB_FILTER_LABEL_EQ: out[0] = f->label; return 1;
+    case VB_FILTER_AND: out[0] = f->tag_below, out[1] = f->tag2_below; return 2;
+    default: return 0;
+    }
 }
 
 /* MariaDB: mhnsw_ef_search (session). AliSQL: SET SESSION vidx_hnsw_ef_search = N. Doris: hnsw_ef_search. */
@@ -208,10 +235,11 @@ int vb_mysql_sql_delete(vb_mysql_dialect d, const char *table, const int64_t *id
 int vb_mysql_sql_insert(vb_mysql_dialect d, const char *table, size_t n, char *buf, size_t len, vb_error *err) {
     size_t u = 0;
     if (d == VB_MYSQL_DORIS) return vb_error_set(err, "engine", 1, "doris: rows are inserted as literals");
-    if (put(buf, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, v) VALUES ", table)) return VB_ERROR;
+    if (put(buf, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, tag2, label, v) VALUES ", table)) return VB_ERROR;
     for (size_t i = 0; i < n; i++)
-        if (put(buf, len, &u, err, "INSERT", "%s(?, ?, ?)", i ? ", " : "")) return VB_ERROR;
-    return put(buf, len, &u, err, "INSERT", " ON DUPLICATE KEY UPDATE tag = VALUES(tag), v = VALUES(v)");
+        if (put(buf, len, &u, err, "INSERT", "%s(?, ?, ?, ?, ?)", i ? ", " : "")) return VB_ERROR;
+    return put(buf, len, &u, err, "INSERT", " ON DUPLICATE KEY UPDATE tag = VALUES(tag), tag2 = VALUES(tag2), "
+               "label = VALUES(label), v = VALUES(v)");
 }
 
 /* ---- errors and connections ------------------------------------------------------------------------ */
@@ -455,44 +483,61 @@ static int prepare(my_conn *c, MYSQL_STMT **st, const char *sql, vb_error *err) 
 
 static int32_t tag_of(const int32_t *tags, size_t i) { return tags ? tags[i] : MY_NO_TAG; }
 
+/* A row's three attribute columns (engines/engine.h vb_filter): tag from the array, tag2 and label from the id;
+ * a row loaded without tags gets MY_NO_TAG in all three and passes no filter. */
+static void attrs_of(const int64_t *ids, const int32_t *tags, size_t i, int32_t out[3]) {
+    out[0] = tag_of(tags, i);
+    out[1] = tags ? vb_dataset_tag2(ids[i]) : MY_NO_TAG;
+    out[2] = tags ? vb_dataset_label(ids[i]) : MY_NO_TAG;
+}
+
 /* One prepared multi-row upsert of n rows. */
 static int insert_prepared(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
                            vb_error *err) {
     my_state *s = c->s;
     if (!c->insert || c->insert_n != n) {
-        size_t len = 128 + 16 * n + strlen(s->table);
+        size_t len = 192 + 24 * n + strlen(s->table);
         if (text_reserve(c, len, err) || vb_mysql_sql_insert(s->d, s->table, n, c->text, len, err) ||
             prepare(c, &c->insert, c->text, err))
             return VB_ERROR;
         c->insert_n = n;
     }
-    if (binds_reserve(c, 3 * n, err)) return VB_ERROR;
-    static const int32_t no_tag = MY_NO_TAG;
+    if (binds_reserve(c, 5 * n, err)) return VB_ERROR;
+    int32_t *attrs = malloc(3 * n * sizeof *attrs);
+    if (!attrs) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
     for (size_t i = 0; i < n; i++) {
-        MYSQL_BIND *b = c->binds + 3 * i;
+        MYSQL_BIND *b = c->binds + 5 * i;
+        attrs_of(ids, tags, i, attrs + 3 * i);
         b[0].buffer_type = MYSQL_TYPE_LONGLONG;
         b[0].buffer = (void *)(ids + i);
-        b[1].buffer_type = MYSQL_TYPE_LONG;
-        b[1].buffer = (void *)(tags ? tags + i : &no_tag);
-        b[2].buffer_type = MYSQL_TYPE_BLOB;
-        b[2].buffer = (void *)(vecs + i * s->dim);
-        b[2].buffer_length = (unsigned long)(s->dim * sizeof(float));
+        for (int j = 0; j < 3; j++) {
+            b[1 + j].buffer_type = MYSQL_TYPE_LONG;
+            b[1 + j].buffer = attrs + 3 * i + j;
+        }
+        b[4].buffer_type = MYSQL_TYPE_BLOB;
+        b[4].buffer = (void *)(vecs + i * s->dim);
+        b[4].buffer_length = (unsigned long)(s->dim * sizeof(float));
     }
-    if (mysql_stmt_bind_param(c->insert, c->binds)) return stmt_fail(s, c->insert, "bind INSERT", err);
-    if (mysql_stmt_execute(c->insert)) return stmt_fail(s, c->insert, "INSERT", err);
-    return VB_OK;
+    int rc = VB_OK;
+    if (mysql_stmt_bind_param(c->insert, c->binds)) rc = stmt_fail(s, c->insert, "bind INSERT", err);
+    else if (mysql_stmt_execute(c->insert)) rc = stmt_fail(s, c->insert, "INSERT", err);
+    free(attrs);
+    return rc;
 }
 
 /* Doris: a text multi-row INSERT with array literals (stream load, an HTTP PUT, is not implemented). */
 static int insert_doris(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
                         vb_error *err) {
     my_state *s = c->s;
-    size_t len = 256 + n * (48 + s->dim * 18), u = 0;
+    size_t len = 256 + n * (72 + s->dim * 18), u = 0;
     if (text_reserve(c, len, err)) return VB_ERROR;
-    if (put(c->text, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, v) VALUES ", s->table)) return VB_ERROR;
+    if (put(c->text, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, tag2, label, v) VALUES ", s->table))
+        return VB_ERROR;
+    int32_t a[3];
     for (size_t i = 0; i < n; i++)
-        if (put(c->text, len, &u, err, "INSERT", "%s(%lld, %d, ", i ? ", " : "", (long long)ids[i],
-                (int)tag_of(tags, i)) ||
+        if ((attrs_of(ids, tags, i, a), 0) ||
+            put(c->text, len, &u, err, "INSERT", "%s(%lld, %d, %d, %d, ", i ? ", " : "", (long long)ids[i], (int)a[0],
+                (int)a[1], (int)a[2]) ||
             put_array(c->text, len, &u, vecs + i * s->dim, s->dim, s->metric == VB_METRIC_ANGULAR, err) ||
             put(c->text, len, &u, err, "INSERT", ")"))
             return VB_ERROR;
@@ -576,10 +621,8 @@ static int search_doris(my_conn *c, const float *query, int k, const vb_filter *
                         int *n_out, vb_error *err) {
     my_state *s = c->s;
     size_t len = 256 + s->dim * 18;
-    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
     if (text_reserve(c, len, err) ||
-        vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, filtered ? filter->tag_below : 0, query, s->dim,
-                            c->text, len, err))
+        vb_mysql_sql_search(s->d, s->table, s->metric, k, filter, query, s->dim, c->text, len, err))
         return VB_ERROR;
     if (mysql_real_query(c->my, c->text, strlen(c->text))) return my_fail(s, c->my, "search", err);
     MYSQL_RES *r = mysql_store_result(c->my);
@@ -599,23 +642,25 @@ static int family_search(void *conn, const float *query, int k, const vb_filter 
     my_state *s = c->s;
     *n_out = 0;
     if (s->d == VB_MYSQL_DORIS) return search_doris(c, query, k, filter, ids_out, n_out, err);
-    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
-    MYSQL_STMT *stmt = vb_sql_knn_get(&c->knn, filtered, k, stmt_close, NULL), **st = &stmt;
+    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
+        return vb_error_set(err, "engine", 1, "%s: unknown filter kind %d", s->name, (int)filter->kind);
+    int mode = filter_mode(filter);
+    MYSQL_STMT *stmt = vb_sql_knn_get(&c->knn, mode, k, stmt_close, NULL), **st = &stmt;
     if (!stmt) {
         char sql[512];
-        if (vb_mysql_sql_search(s->d, s->table, s->metric, k, filtered, 0, NULL, s->dim, sql, sizeof sql, err))
+        if (vb_mysql_sql_search(s->d, s->table, s->metric, k, filter, NULL, s->dim, sql, sizeof sql, err))
             return VB_ERROR;
         int rc = prepare(c, st, sql, err);
         if (rc != VB_OK) return rc;
-        vb_sql_knn_put(&c->knn, filtered, k, stmt);
+        vb_sql_knn_put(&c->knn, mode, k, stmt);
     }
-    MYSQL_BIND in[2];
+    MYSQL_BIND in[3];
     memset(in, 0, sizeof in);
-    int32_t tag = filtered ? filter->tag_below : 0;
-    int at = 0;
-    if (filtered) {
+    int32_t bounds[2] = {0, 0};
+    int at = 0, nb = filter_bounds(filter, bounds);
+    for (; at < nb; at++) {
         in[at].buffer_type = MYSQL_TYPE_LONG;
-        in[at++].buffer = &tag;
+        in[at].buffer = bounds + at;
     }
     in[at].buffer_type = MYSQL_TYPE_BLOB;
     in[at].buffer = (void *)query;
@@ -763,15 +808,15 @@ static int family_explain(void *state, const vb_table_spec *spec, int ef_search,
     *uses_index = s->d == VB_MYSQL_DORIS ? -1 : 0;
     vb_sql_plan out;
     vb_sql_plan_init(&out, plan, plan_len);
-    int filtered = filter && filter->kind == VB_FILTER_TAG_BELOW;
+    int32_t bounds[2] = {0, 0};
+    int nb = filter_bounds(filter, bounds);
     size_t len = 512 + spec->dim * 4;
     char *sql = malloc(len), *q = malloc(len), set[128];
     float *ones = vb_sql_ones(spec->dim);
     MYSQL *my = NULL;
     int rc = !sql || !q || !ones ? vb_error_set(err, "engine", 1, "%s: out of memory", s->name) : VB_OK;
     if (rc == VB_OK)
-        rc = vb_mysql_sql_search(s->d, s->table, spec->metric, k, filtered, filtered ? filter->tag_below : 0, ones,
-                                 spec->dim, q, len, err);
+        rc = vb_mysql_sql_search(s->d, s->table, spec->metric, k, filter, ones, spec->dim, q, len, err);
     if (rc == VB_OK && s->d != VB_MYSQL_DORIS) {
         /* the placeholders of the prepared statement, as literals */
         char lit[64], *out = sql;
@@ -782,8 +827,8 @@ static int family_explain(void *state, const vb_table_spec *spec, int ef_search,
                 out[u++] = *p;
                 continue;
             }
-            if (filtered && nth++ == 0) {
-                snprintf(lit, sizeof lit, "%d", (int)filter->tag_below);
+            if (nth < nb) {
+                snprintf(lit, sizeof lit, "%d", (int)bounds[nth++]);
                 u += (size_t)snprintf(out + u, len - u, "%s", lit);
                 continue;
             }
@@ -841,12 +886,12 @@ static int family_version(void *state, char *buf, size_t len, vb_error *err) {
 
 const vb_engine_ops vb_engine_mariadb =
     FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER, mariadb_params, mariadb_open);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, mariadb_params, mariadb_open);
 const vb_engine_ops vb_engine_alisql =
     FAMILY_OPS("alisql", "AliSQL 8.0 VIDX HNSW over Connector/C (statements from the documentation; not verified "
                "against a server here)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER, alisql_params, alisql_open);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, alisql_params, alisql_open);
 const vb_engine_ops vb_engine_doris =
     FAMILY_OPS("doris", "Apache Doris 4.0 ANN index over the MySQL protocol, INSERT for bulk data (statements from "
                "the documentation; not verified against a server here)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER, doris_params, doris_open);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, doris_params, doris_open);

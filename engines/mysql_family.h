@@ -27,11 +27,12 @@ const char *vb_mysql_dialect_name(vb_mysql_dialect d);
 int vb_mysql_sql_create(vb_mysql_dialect d, const char *table, const vb_table_spec *spec, char *buf, size_t len,
                         vb_error *err);
 int vb_mysql_sql_drop(vb_mysql_dialect d, const char *table, char *buf, size_t len, vb_error *err);
-/* The kNN query. MariaDB / AliSQL: prepared, the vector (and the tag bound when filtered) as `?`; query is
- * ignored and may be NULL. Doris: the query vector is written into the statement as an array literal (query
- * required, dim floats). */
-int vb_mysql_sql_search(vb_mysql_dialect d, const char *table, vb_metric metric, int k, int filtered,
-                        int32_t tag_below, const float *query, size_t dim, char *buf, size_t len, vb_error *err);
+/* The kNN query, filter NULL or VB_FILTER_NONE for none. MariaDB / AliSQL: prepared, the filter's bounds then
+ * the vector as `?` (range WHERE tag < ?, equality WHERE label = ?, and WHERE tag < ? AND tag2 < ?); query is
+ * ignored and may be NULL. Doris: the query vector and the filter are written into the statement as literals
+ * (query required, dim floats). */
+int vb_mysql_sql_search(vb_mysql_dialect d, const char *table, vb_metric metric, int k, const vb_filter *filter,
+                        const float *query, size_t dim, char *buf, size_t len, vb_error *err);
 /* The session setting for the search width. */
 int vb_mysql_sql_set_ef(vb_mysql_dialect d, int ef, char *buf, size_t len, vb_error *err);
 /* The global cache setting, bytes; VB_ERROR for a dialect without one (Doris). */
@@ -39,7 +40,7 @@ int vb_mysql_sql_set_cache(vb_mysql_dialect d, long long bytes, char *buf, size_
 /* DELETE of n ids: placeholders for MariaDB / AliSQL (ids ignored), literals for Doris (ids required). */
 int vb_mysql_sql_delete(vb_mysql_dialect d, const char *table, const int64_t *ids, size_t n, char *buf,
                         size_t len, vb_error *err);
-/* Prepared multi-row upsert of n rows (id, tag, v) with `?` placeholders (MariaDB / AliSQL only). */
+/* Prepared multi-row upsert of n rows (id, tag, tag2, label, v) with `?` placeholders (MariaDB / AliSQL only). */
 int vb_mysql_sql_insert(vb_mysql_dialect d, const char *table, size_t n, char *buf, size_t len, vb_error *err);
 
 #endif

@@ -4,10 +4,11 @@
  * One key per configuration (the `table` parameter, which a matrix gives each configuration its own of), one
  * element per row named by its id in decimal, the tag as a JSON attribute. The commands (engines/redis_vset.h
  * builds them, tests/unit/test_redis.c checks their shape):
- *     load     VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF efc M m [SETATTR {"tag":N}]
+ *     load     VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF efc M m [SETATTR {"tag":N,"tag2":M,"label":L}]
  *              pipelined (`pipeline` commands deep) on each loader connection: the graph grows on insert, so there
  *              is no separate build (VB_ENGINE_BUILD_ON_INSERT); CAS moves the candidate search into a thread
- *     search   VSIM KEY FP32 <blob> COUNT k EF ef [FILTER ".tag < N" [FILTER-EF f]] [NOTHREAD]
+ *     search   VSIM KEY FP32 <blob> COUNT k EF ef [FILTER ".tag < N" | ".label == L" | ".tag < A and .tag2 < B"
+ *              [FILTER-EF f]] [NOTHREAD]
  *              EF is part of each query, so ef_search belongs to the connection by construction; NOTHREAD runs
  *              the search in the server's main thread (VSIM is threaded by default)
  *     churn    VREM KEY <id> (an absent id answers 0: skipped) and VADD again (an upsert: a live element gets the
@@ -38,6 +39,7 @@
 #include <string.h>
 
 #include "engines/engine.h"
+#include "datasets/dataset.h"
 #include "engines/redis_vset.h"
 #include "engines/resp_common.h"
 #include "engines/sql_common.h"
@@ -318,7 +320,8 @@ static int write_rows(rs_conn *c, const int64_t *ids, const float *vecs, const i
         char element[24];
         vb_resp_argv a;
         vb_vset_element(ids[i], element, sizeof element);
-        vb_vset_add_cmd(&a, s->key, vecs + i * s->dim, s->dim, element, &s->add, tags ? &tags[i] : NULL);
+        int32_t attrs[3] = {tags ? tags[i] : 0, vb_dataset_tag2(ids[i]), vb_dataset_label(ids[i])};
+        vb_vset_add_cmd(&a, s->key, vecs + i * s->dim, s->dim, element, &s->add, tags ? attrs : NULL);
         vb_resp_pipe_add(&p, &a, err);
         if (!tags && untag) {
             vb_vset_untag_cmd(&a, s->key, element);
@@ -380,15 +383,14 @@ static int rs_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
-    int filtered = filter && filter->kind != VB_FILTER_NONE;
-    if (filtered && filter->kind != VB_FILTER_TAG_BELOW)
+    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
         return vb_error_set(err, RS_DOMAIN, 1, "redis: unknown filter kind %d", (int)filter->kind);
     int st = vb_resp_ready(&s->addr, &c->rc, err);
     if (st != VB_OK) return st;
-    vb_vset_sim_opts o = {.ef_search = c->ef_search, .tag_below = filtered ? (long)filter->tag_below : -1,
-                          .filter_ef = (int)s->filter_ef, .nothread = (int)s->nothread};
+    vb_vset_sim_opts o = {.ef_search = c->ef_search, .filter = filter, .filter_ef = (int)s->filter_ef,
+                          .nothread = (int)s->nothread};
     vb_resp_argv a;
-    vb_vset_sim_cmd(&a, s->key, query, s->dim, k, &o);
+    if (vb_vset_sim_cmd(&a, s->key, query, s->dim, k, &o, err)) return VB_ERROR;
     redisReply *r = NULL;
     if ((st = vb_resp_run(RS_DOMAIN, c->rc, &a, &r, err, "VSIM")) != VB_OK) return st;
     st = vb_vset_sim_ids(r, k, ids_out, n_out, err);
@@ -400,7 +402,7 @@ const vb_engine_ops vb_engine_redis = {
     .name = "redis",
     .description = "Redis 8 vector sets over hiredis (VADD / VSIM, HNSW per key, int8 / float32 / binary storage, "
                    "cosine only; verified against Debian's redis-server 8.0)",
-    .flags = VB_ENGINE_FILTER | VB_ENGINE_BUILD_ON_INSERT,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_BUILD_ON_INSERT,
     .param_names = rs_params,
     .metrics = VB_METRIC_BIT(VB_METRIC_ANGULAR),
     .open = rs_open,

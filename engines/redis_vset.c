@@ -1,5 +1,6 @@
 /* Redis 8 vector set commands and replies, without a server (see engines/redis_vset.h). */
 #include "engines/redis_vset.h"
+#include "engines/filter.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ const char *vb_vset_element(int64_t id, char *buf, size_t len) {
 }
 
 void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const char *element,
-                     const vb_vset_add_opts *o, const int32_t *tag) {
+                     const vb_vset_add_opts *o, const int32_t attrs[3]) {
     vb_resp_argv_init(a);
     vb_resp_arg(a, "VADD");
     vb_resp_arg(a, key);
@@ -49,9 +50,10 @@ void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t di
         vb_resp_arg(a, "M");
         vb_resp_argf(a, "%d", o->m);
     }
-    if (tag) {
+    if (attrs) {
         vb_resp_arg(a, "SETATTR");
-        vb_resp_argf(a, "{\"tag\":%" PRId32 "}", *tag);
+        vb_resp_argf(a, "{\"tag\":%" PRId32 ",\"tag2\":%" PRId32 ",\"label\":%" PRId32 "}", attrs[0], attrs[1],
+                     attrs[2]);
     }
 }
 
@@ -70,7 +72,12 @@ void vb_vset_rem_cmd(vb_resp_argv *a, const char *key, const char *element) {
     vb_resp_arg(a, element);
 }
 
-void vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t dim, int k, const vb_vset_sim_opts *o) {
+int vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t dim, int k, const vb_vset_sim_opts *o,
+                    vb_error *err) {
+    char expr[128];
+    int filtered = o->filter && o->filter->kind != VB_FILTER_NONE;
+    if (filtered && vb_filter_redis_expr(o->filter, expr, sizeof expr))
+        return vb_error_set(err, "redis", 1, "redis: the filter does not fit its expression");
     vb_resp_argv_init(a);
     vb_resp_arg(a, "VSIM");
     vb_resp_arg(a, key);
@@ -82,15 +89,16 @@ void vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t di
         vb_resp_arg(a, "EF");
         vb_resp_argf(a, "%d", o->ef_search);
     }
-    if (o->tag_below >= 0) {
+    if (filtered) {
         vb_resp_arg(a, "FILTER");
-        vb_resp_argf(a, ".tag < %ld", o->tag_below);
+        vb_resp_argf(a, "%s", expr);
         if (o->filter_ef > 0) {
             vb_resp_arg(a, "FILTER-EF");
             vb_resp_argf(a, "%d", o->filter_ef);
         }
     }
     if (o->nothread) vb_resp_arg(a, "NOTHREAD");
+    return VB_OK;
 }
 
 void vb_vset_info_cmd(vb_resp_argv *a, const char *key) {

@@ -3,11 +3,13 @@
  * redis.io's VADD / VSIM / VREM / VINFO pages, checked against trixie's redis-server 8.0.2) and the e2e tests run
  * the same bytes against the real server.
  *
- *   add      VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF <ef_construction> M <m> [SETATTR {"tag":N}]
+ *   add      VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF <ef_construction> M <m>
+ *            [SETATTR {"tag":N,"tag2":M,"label":L}]   (the three attribute columns of engines/engine.h vb_filter)
  *            (the element is the row id in decimal; the vector little-endian float32, as FP32 wants it)
  *   untag    VSETATTR KEY <id> ""        (an upsert of a row without a tag drops its old attribute)
  *   remove   VREM KEY <id>               (1 removed, 0 absent)
- *   search   VSIM KEY FP32 <blob> COUNT k [EF ef] [FILTER ".tag < N" [FILTER-EF f]] [NOTHREAD]
+ *   search   VSIM KEY FP32 <blob> COUNT k [EF ef] [FILTER <expr> [FILTER-EF f]] [NOTHREAD]
+ *            (expr from engines/filter.h vb_filter_redis_expr: ".tag < N", ".label == L", ".tag < A and .tag2 < B")
  *            (the reply: the elements, most similar first)
  *   info     VINFO KEY: quant-type (int8, f32, bin), hnsw-m, vector-dim, size
  *
@@ -18,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engines/engine.h"
 #include "engines/resp_common.h"
 
 typedef enum { VB_VSET_Q8 = 0, VB_VSET_NOQUANT = 1, VB_VSET_BIN = 2 } vb_vset_quant;
@@ -37,20 +40,23 @@ typedef struct vb_vset_add_opts {
     int cas;
 } vb_vset_add_opts;
 
-/* The commands, into a (initialised here). Strings passed in are borrowed by a until it is sent. */
+/* The commands, into a (initialised here). Strings passed in are borrowed by a until it is sent. attrs: the row's
+ * tag, tag2 and label (SETATTR), or NULL for a row without them (no SETATTR). */
 void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const char *element,
-                     const vb_vset_add_opts *o, const int32_t *tag);
+                     const vb_vset_add_opts *o, const int32_t attrs[3]);
 void vb_vset_untag_cmd(vb_resp_argv *a, const char *key, const char *element);
 void vb_vset_rem_cmd(vb_resp_argv *a, const char *key, const char *element);
 
 typedef struct vb_vset_sim_opts {
     int ef_search;                     /* 0: not sent */
-    long tag_below;                    /* < 0: no filter */
+    const vb_filter *filter;           /* NULL or VB_FILTER_NONE: no filter */
     int filter_ef;                     /* 0: not sent (the server's default, COUNT x 100) */
     int nothread;
 } vb_vset_sim_opts;
 
-void vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t dim, int k, const vb_vset_sim_opts *o);
+/* VB_ERROR when the filter's expression does not fit (err filled). */
+int vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t dim, int k, const vb_vset_sim_opts *o,
+                    vb_error *err);
 void vb_vset_info_cmd(vb_resp_argv *a, const char *key);
 
 /* The ids of VSIM's reply (an array of element names): at most k into ids, their count in *n. VB_ERROR (err

@@ -6,19 +6,21 @@
  * connection, error and pipeline code is engines/resp_common.c, shared with the redis adapter and exercised against
  * a real Redis 8 there.
  *
- * A row is a HASH at PREFIX<id> with two members: "v", the vector as little-endian float32 bytes (the module's
- * FLOAT32 format), and "tag", the filter tag as a decimal number (absent for a row without a tag). The index is
- *     FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC
+ * A row is a HASH at PREFIX<id> with four members: "v", the vector as little-endian float32 bytes (the module's
+ * FLOAT32 format), and "tag", "tag2" and "label", the filter columns (engines/engine.h vb_filter) as decimal
+ * numbers (absent for a row without a tag). The index is
+ *     FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC
  *         v VECTOR HNSW 12 TYPE FLOAT32 DIM d DISTANCE_METRIC L2|COSINE|IP M m EF_CONSTRUCTION efc INITIAL_CAP n
  * made by build, after the load: the rows go in as pipelined HSETs with no index over them (fast), then FT.CREATE
  * starts the module's backfill, and build returns only when FT.INFO says it is finished (state "ready",
  * backfill_in_progress 0, mutation_queue_size 0) and every key of the prefix is in the index, so build_s and
  * first_query_s mean what they mean for the other engines. A search is
  *     FT.SEARCH IDX "*=>[KNN k @v $q EF_RUNTIME ef]" PARAMS 2 q BLOB NOCONTENT LIMIT 0 k DIALECT 2
- * with "(@tag:[-inf (N])" in place of "*" for the filter tag < N (a row without the member never passes it).
+ * with the filter in parentheses in place of "*" (vb_filter_valkey_query: "(@tag:[-inf (N])", "(@label:[L L])",
+ * "(@tag:[-inf (A] @tag2:[-inf (B])"; a row without the members never passes one).
  * NOCONTENT answers are the keys, closest first. EF_RUNTIME is part of each query, so ef_search belongs to the
  * connection by construction. Churn is DEL (absent keys are no error) and HSET (an upsert by nature; a row
- * inserted without a tag loses its old "tag" member by HDEL first); both wait until the index has caught up
+ * inserted without a tag loses its old attribute members by HDEL first); both wait until the index has caught up
  * (mutation_queue_size 0), so a removed row is never found once remove returns. docs/valkey.md says which
  * documentation each command follows.
  *
@@ -39,6 +41,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "datasets/dataset.h"
 #include "engines/engine.h"
 #include "engines/resp_common.h"
 #include "engines/sql_common.h"
@@ -517,7 +520,8 @@ static int write_rows(vk_conn *c, const int64_t *ids, const float *vecs, const i
             vb_valkey_untag_cmd(&a, key);
             vb_resp_pipe_add(&p, &a, err);
         }
-        vb_valkey_hset_cmd(&a, key, vecs + i * s->dim, s->dim, tags ? &tags[i] : NULL);
+        int32_t attrs[3] = {tags ? tags[i] : 0, vb_dataset_tag2(ids[i]), vb_dataset_label(ids[i])};
+        vb_valkey_hset_cmd(&a, key, vecs + i * s->dim, s->dim, tags ? attrs : NULL);
         vb_resp_pipe_add(&p, &a, err);
     }
     return vb_resp_pipe_finish(&p, err);
@@ -586,13 +590,12 @@ static int vk_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
-    int filtered = filter && filter->kind != VB_FILTER_NONE;
-    if (filtered && filter->kind != VB_FILTER_TAG_BELOW)
+    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
         return vb_error_set(err, VK_DOMAIN, 1, "valkey: unknown filter kind %d", (int)filter->kind);
     int st = vb_resp_ready(&s->addr, &c->rc, err);
     if (st != VB_OK) return st;
     vb_resp_argv a;
-    vb_valkey_search_cmd(&a, s->index, query, s->dim, k, c->ef_search, filtered ? (long)filter->tag_below : -1);
+    if (vb_valkey_search_cmd(&a, s->index, query, s->dim, k, c->ef_search, filter, err)) return VB_ERROR;
     redisReply *r = NULL;
     if ((st = vb_resp_run(VK_DOMAIN, c->rc, &a, &r, err, "FT.SEARCH")) != VB_OK) return st;
     st = vb_valkey_search_ids(r, s->prefix, k, ids_out, n_out, err);
@@ -604,7 +607,7 @@ const vb_engine_ops vb_engine_valkey = {
     .name = "valkey",
     .description = "Valkey + valkey-search HNSW over hiredis (HASH rows, FT.CREATE after the load, FT.SEARCH KNN); "
                    "written from the documentation; no server with the search module on this machine",
-    .flags = VB_ENGINE_FILTER,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
     .param_names = vk_params,
     .open = vk_open,
     .close = vk_close,

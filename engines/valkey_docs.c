@@ -1,5 +1,6 @@
 /* valkey-search's commands and replies, without a server (see engines/valkey_docs.h). */
 #include "engines/valkey_docs.h"
+#include "engines/filter.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,8 +33,11 @@ void vb_valkey_create_cmd(vb_resp_argv *a, const char *index, const char *prefix
     for (size_t i = 0; i < sizeof head / sizeof *head; i++) vb_resp_arg(a, head[i]);
     vb_resp_arg(a, prefix);
     vb_resp_arg(a, "SCHEMA");
-    vb_resp_arg(a, "tag");
-    vb_resp_arg(a, "NUMERIC");
+    static const char *const attrs[] = {"tag", "tag2", "label"};   /* engines/engine.h vb_filter's columns */
+    for (int i = 0; i < 3; i++) {
+        vb_resp_arg(a, attrs[i]);
+        vb_resp_arg(a, "NUMERIC");
+    }
     vb_resp_arg(a, "v");
     vb_resp_arg(a, "VECTOR");
     vb_resp_arg(a, "HNSW");
@@ -62,25 +66,35 @@ void vb_valkey_drop_cmd(vb_resp_argv *a, const char *index) { two(a, "FT.DROPIND
 void vb_valkey_info_cmd(vb_resp_argv *a, const char *index) { two(a, "FT.INFO", index); }
 void vb_valkey_del_cmd(vb_resp_argv *a, const char *key) { two(a, "DEL", key); }
 
-void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t *tag) {
+void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t attrs[3]) {
     two(a, "HSET", key);
     vb_resp_arg(a, "v");
     vb_resp_arg_bin(a, v, dim * sizeof(float));
-    if (tag) {
+    if (attrs) {
         vb_resp_arg(a, "tag");
-        vb_resp_argf(a, "%" PRId32, *tag);
+        vb_resp_argf(a, "%" PRId32, attrs[0]);
+        vb_resp_arg(a, "tag2");
+        vb_resp_argf(a, "%" PRId32, attrs[1]);
+        vb_resp_arg(a, "label");
+        vb_resp_argf(a, "%" PRId32, attrs[2]);
     }
 }
 
 void vb_valkey_untag_cmd(vb_resp_argv *a, const char *key) {
     two(a, "HDEL", key);
     vb_resp_arg(a, "tag");
+    vb_resp_arg(a, "tag2");
+    vb_resp_arg(a, "label");
 }
 
-void vb_valkey_search_cmd(vb_resp_argv *a, const char *index, const float *q, size_t dim, int k, int ef_search,
-                          long tag_below) {
-    char where[48] = "*", ef[32] = "";
-    if (tag_below >= 0) snprintf(where, sizeof where, "(@tag:[-inf (%ld])", tag_below);
+int vb_valkey_search_cmd(vb_resp_argv *a, const char *index, const float *q, size_t dim, int k, int ef_search,
+                         const vb_filter *filter, vb_error *err) {
+    char where[160] = "*", ef[32] = "", query[140];
+    if (filter && filter->kind != VB_FILTER_NONE) {
+        if (vb_filter_valkey_query(filter, query, sizeof query))
+            return vb_error_set(err, "valkey", 1, "valkey: the filter does not fit its query");
+        snprintf(where, sizeof where, "(%s)", query);
+    }
     if (ef_search > 0) snprintf(ef, sizeof ef, " EF_RUNTIME %d", ef_search);
     two(a, "FT.SEARCH", index);
     vb_resp_argf(a, "%s=>[KNN %d @v $q%s]", where, k, ef);
@@ -94,6 +108,7 @@ void vb_valkey_search_cmd(vb_resp_argv *a, const char *index, const float *q, si
     vb_resp_argf(a, "%d", k);
     vb_resp_arg(a, "DIALECT");
     vb_resp_arg(a, "2");
+    return VB_OK;
 }
 
 int vb_valkey_search_ids(const redisReply *r, const char *prefix, int k, int64_t *ids, int *n, vb_error *err) {

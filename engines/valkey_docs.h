@@ -3,17 +3,20 @@
  * valkey-search's documented syntax and feed the parsers replies shaped like the documentation's. No Valkey with
  * the search module runs on this machine (Debian ships Valkey without it): these are the checks.
  *
- *   row          HSET PREFIX<id> v <FLOAT32 blob> [tag <N>]     (the vector as little-endian float32 bytes)
- *   untag        HDEL PREFIX<id> tag                            (an upsert of a row without a tag)
+ *   row          HSET PREFIX<id> v <FLOAT32 blob> [tag <N> tag2 <M> label <L>]   (the vector as little-endian
+ *                float32 bytes; the three attribute columns of engines/engine.h vb_filter)
+ *   untag        HDEL PREFIX<id> tag tag2 label                 (an upsert of a row without a tag)
  *   remove       DEL PREFIX<id>
- *   index        FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC
+ *   index        FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC
  *                    v VECTOR HNSW 12 TYPE FLOAT32 DIM d DISTANCE_METRIC L2|COSINE|IP M m EF_CONSTRUCTION e
  *                    INITIAL_CAP n
  *   drop         FT.DROPINDEX IDX
  *   info         FT.INFO IDX: state, num_docs, hash_indexing_failures, mutation_queue_size,
  *                backfill_in_progress, backfill_complete_percent, and the vector attribute's dimensions
  *   search       FT.SEARCH IDX "*=>[KNN k @v $q EF_RUNTIME ef]" PARAMS 2 q <blob> NOCONTENT LIMIT 0 k DIALECT 2
- *                with "(@tag:[-inf (N])" in place of "*" for the filter tag < N (an exclusive bound); the reply
+ *                with the filter in parentheses in place of "*" (engines/filter.h vb_filter_valkey_query): range
+ *                "(@tag:[-inf (N])" (an exclusive bound), equality "(@label:[L L])", and the two ranges separated by a
+ *                space (an intersection) "(@tag:[-inf (A] @tag2:[-inf (B])"; the reply
  *                of NOCONTENT is [total, key, key, ...], closest first */
 #ifndef VB_ENGINES_VALKEY_DOCS_H
 #define VB_ENGINES_VALKEY_DOCS_H
@@ -22,6 +25,7 @@
 #include <stdint.h>
 
 #include "datasets/distance.h"
+#include "engines/engine.h"
 #include "engines/resp_common.h"
 
 #define VB_VALKEY_EF_MAX 4096          /* EF_RUNTIME and EF_CONSTRUCTION: at most 4096 */
@@ -39,13 +43,14 @@ void vb_valkey_create_cmd(vb_resp_argv *a, const char *index, const char *prefix
                           int ef_construction, size_t initial_cap);
 void vb_valkey_drop_cmd(vb_resp_argv *a, const char *index);
 void vb_valkey_info_cmd(vb_resp_argv *a, const char *index);
-/* tag NULL: no tag member. */
-void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t *tag);
+/* attrs: the row's tag, tag2 and label, or NULL: no attribute members. */
+void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t attrs[3]);
 void vb_valkey_untag_cmd(vb_resp_argv *a, const char *key);
 void vb_valkey_del_cmd(vb_resp_argv *a, const char *key);
-/* ef_search 0: no EF_RUNTIME (the index's default); tag_below < 0: no filter. */
-void vb_valkey_search_cmd(vb_resp_argv *a, const char *index, const float *q, size_t dim, int k, int ef_search,
-                          long tag_below);
+/* ef_search 0: no EF_RUNTIME (the index's default); filter NULL or VB_FILTER_NONE: no filter. VB_ERROR when the
+ * filter's query does not fit (err filled). */
+int vb_valkey_search_cmd(vb_resp_argv *a, const char *index, const float *q, size_t dim, int k, int ef_search,
+                         const vb_filter *filter, vb_error *err);
 
 /* The ids of a NOCONTENT FT.SEARCH reply ([total, PREFIX<id>, ...]): at most k into ids, their count in *n; keys
  * without the prefix are skipped. VB_ERROR (err filled) when the reply is not such an array. */

@@ -601,6 +601,8 @@ static int body(doc *d, vb_error *err) {
             if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, first_query_s, "
                                               "rows_per_s, index_bytes, table_bytes, client_cpu_s, engine_version "
                                               "FROM v_build", err) < 0;
+            if (!rc) rc = table(d, "v_cost_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, per_hour, "
+                                "currency, build_cost FROM v_cost_build", err) < 0;
         } else if (strcmp(id, "concurrency") == 0) {
             rc = figures(d, "concurrency", err);
             if (!rc) rc = table(d, "v_concurrency_points_ci", "SELECT {label} AS series, dataset, clients, target_rate, "
@@ -608,12 +610,17 @@ static int body(doc *d, vb_error *err) {
                                 "in_flight, "
                                 "qps_x_p50, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency "
                                 "FROM v_concurrency_points_ci", err) < 0;
+            /* with a cost in the profile (cost.per_hour in the manifest): queries per unit of money; else no rows */
+            if (!rc) rc = table(d, "v_cost_concurrency", "SELECT {label} AS series, dataset, clients, target_rate, qps, "
+                                "per_hour, currency, queries_per_unit FROM v_cost_concurrency", err) < 0;
         } else if (strcmp(id, "filtered") == 0) {
             rc = figures(d, "filtered", err);
             if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, predicate, selectivity, passing_rows, "
                                 "recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, short_answers, queries, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, "
-                                "qps_ci_hi, index_used, plan FROM v_filtered_ci", err) < 0;
+                                "qps_ci_hi, CASE index_used WHEN 1 THEN 'index' WHEN 0 THEN 'exact scan' "
+                                "ELSE 'no plan (the engine has no EXPLAIN)' END AS plan_ran, plan FROM v_filtered_ci",
+                                err) < 0;
         } else if (strcmp(id, "churn") == 0) {
             rc = figures(d, "churn", err);
             if (!rc) rc = table(d, "v_churn_ci", "SELECT {label} AS series, dataset, qps_before, qps_after, "

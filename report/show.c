@@ -13,6 +13,9 @@ typedef struct report_table {
     const char *sql;
 } report_table;
 
+/* The cost tables exist only with a cost in the profile: without rows they have no key in show --json either. */
+static int optional(const report_table *t) { return strncmp(t->name, "cost_", 5) == 0; }
+
 static const report_table tables[] = {
     {"build", "Build",
      "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
@@ -36,6 +39,10 @@ static const report_table tables[] = {
      "SELECT engine, dataset, predicate, selectivity, passing_rows, recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
      "short_answers, queries, repeats, qps_min, "
      "qps_max, qps_ci_lo, qps_ci_hi, index_used, plan FROM v_filtered_ci"},
+    {"cost_concurrency", "Cost: queries per unit of money at each concurrency point (the server host at cost.per_hour)",
+     "SELECT engine, dataset, clients, target_rate, qps, per_hour, currency, queries_per_unit FROM v_cost_concurrency"},
+    {"cost_build", "Cost of each build (the server host's time for load and build at cost.per_hour)",
+     "SELECT engine, dataset, rows, load_s, build_s, per_hour, currency, build_cost FROM v_cost_build"},
     {"churn", "Churn (delete and reinsert)",
      "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
      "rows_per_s, completed, repeats, qps_before_min, qps_before_max, qps_after_min, qps_after_max, "
@@ -97,7 +104,8 @@ static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error 
     json_t *rows = vb_json_rows(db, t->sql, &why);
     if (!rows)
         return vb_error_set(err, "results", 1, "reading the results: %s (is this a vbench results database?)", why);
-    json_object_set_new(doc, t->name, rows);
+    if (optional(t) && json_array_size(rows) == 0) json_decref(rows);
+    else json_object_set_new(doc, t->name, rows);
     return VB_OK;
 }
 

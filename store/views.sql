@@ -456,3 +456,24 @@ CREATE VIEW v_validity AS
                   'the numbers understate the hardware', kernel_isa, build_simd, build_simd_bits, host_simd,
                   host_simd_bits)
     FROM v_engine_provenance WHERE host_simd_bits > build_simd_bits;
+
+-- Cost (profile key cost: {per_hour, currency}, recorded in the manifest as cost.per_hour and cost.currency): the
+-- server host's price per hour turned into queries per unit of money at each concurrency point (QPS x 3600 /
+-- per_hour) and the price of each build (the host's time for load and build: (load_s + build_s) / 3600 x per_hour).
+-- No cost.per_hour in the manifest: no rows, and show and the report print nothing.
+CREATE VIEW v_cost_concurrency AS
+    SELECT p.engine, p.dataset, p.clients, p.target_rate, p.qps, c.per_hour, c.currency,
+           p.qps * 3600.0 / c.per_hour AS queries_per_unit
+    FROM v_concurrency_points AS p
+         JOIN (SELECT CAST(value AS REAL) AS per_hour,
+                      COALESCE((SELECT value FROM manifest WHERE key = 'cost.currency'), '') AS currency
+               FROM manifest WHERE key = 'cost.per_hour' AND CAST(value AS REAL) > 0) AS c
+    ORDER BY p.seq;
+
+CREATE VIEW v_cost_build AS
+    SELECT b.engine, b.dataset, b.rows, b.load_s, b.build_s, c.per_hour, c.currency,
+           (b.load_s + b.build_s) / 3600.0 * c.per_hour AS build_cost
+    FROM v_build AS b
+         JOIN (SELECT CAST(value AS REAL) AS per_hour,
+                      COALESCE((SELECT value FROM manifest WHERE key = 'cost.currency'), '') AS currency
+               FROM manifest WHERE key = 'cost.per_hour' AND CAST(value AS REAL) > 0) AS c;

@@ -67,3 +67,52 @@ int vb_fsync_dir_of(const char *file) {
     else *slash = '\0';
     return vb_fsync_dir(dir);
 }
+
+/* ---- page-cache eviction of a tree ------------------------------------------------------------------------- */
+
+static int evict_file(const char *path, long long size, long *files, long long *bytes, vb_error *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return vb_error_set(err, "fs", errno, "cannot open %s to evict its pages: %s", path, strerror(errno));
+    int rc = fdatasync(fd) != 0 && errno != EINVAL ? errno : 0;
+    if (!rc) rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+    if (rc) return vb_error_set(err, "fs", rc, "cannot evict the pages of %s: %s", path, strerror(rc));
+    (*files)++;
+    *bytes += size;
+    return VB_OK;
+}
+
+static int evict_dir(const char *dir, int depth, long *files, long long *bytes, vb_error *err) {
+    if (depth > 64) return vb_error_set(err, "fs", ELOOP, "%s: the tree is deeper than 64 directories", dir);
+    DIR *d = opendir(dir);
+    if (!d) return vb_error_set(err, "fs", errno, "cannot read the directory %s: %s", dir, strerror(errno));
+    int rc = VB_OK;
+    for (struct dirent *e; rc == VB_OK && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) {
+            rc = vb_error_set(err, "fs", ENAMETOOLONG, "%s/%s: path too long", dir, e->d_name);
+            break;
+        }
+        struct stat st;
+        if (lstat(path, &st) != 0) {
+            if (errno == ENOENT) continue;   /* removed meanwhile (a server's temporary file) */
+            rc = vb_error_set(err, "fs", errno, "cannot stat %s: %s", path, strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = evict_dir(path, depth + 1, files, bytes, err);
+        } else if (S_ISREG(st.st_mode)) {
+            rc = evict_file(path, (long long)st.st_size, files, bytes, err);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int vb_fs_evict_tree(const char *dir, long *files, long long *bytes, vb_error *err) {
+    long n = 0;
+    long long b = 0;
+    int rc = evict_dir(dir, 0, &n, &b, err);
+    if (files) *files = n;
+    if (bytes) *bytes = b;
+    return rc;
+}

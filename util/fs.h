@@ -21,4 +21,13 @@ int vb_fsync_dir(const char *dir);
 /* vb_fsync_dir of the directory holding `file` ("." for a bare name). */
 int vb_fsync_dir_of(const char *file);
 
+/* Drops the page cache of every regular file under dir (the tree, symbolic links not followed): each file is
+ * written back (fdatasync: dirty pages cannot be dropped) and then posix_fadvise(POSIX_FADV_DONTNEED) over its
+ * whole length. For the cold-start measurement (issue 26): the orchestrator, which owns a server's data directory,
+ * evicts that directory only, never the host's whole cache (no drop_caches). *files and *bytes (may be NULL): how
+ * many files and bytes were advised. VB_ERROR (domain "fs", the file named) when a file cannot be opened or advised;
+ * a tree that does not exist is an error too. A file system without a page cache of its own (tmpfs) accepts the
+ * advice and keeps the pages. */
+int vb_fs_evict_tree(const char *dir, long *files, long long *bytes, vb_error *err);
+
 #endif

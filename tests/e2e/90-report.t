@@ -121,7 +121,7 @@ like "$appx" "host.cpu_flags" "and holds the whole manifest"
 # every line of every chart title and caption fits the 900 px image (at most 96 characters)
 long=$(grep -h '^set title' "$dir"/charts/*.body.gp | sed 's/^set title "//; s/" noenhanced$//; s/\\n/\n/g' |
        awk 'length > 96' | head -3)
-is "$long" "" "chart titles and captions are wrapped to the chart's width"
+is_empty "$long" "chart titles and captions are wrapped to the chart's width"
 like "$html" "vbench run --profile" "reproduce gives the command"
 like "$(cat "$dir/report.md")" "![Recall vs QPS" "report.md links the charts as files"
 

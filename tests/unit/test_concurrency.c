@@ -643,7 +643,40 @@ static void test_latency_figures(void) {
            nm("show --json concurrency.%s = %.9f, the histogram's %.9f", names[i], v ? json_number_value(v) : -1,
               want[i]));
     }
+    ok(json_object_get(doc, "cost_concurrency") == NULL && json_object_get(doc, "cost_build") == NULL,
+       "show --json: no cost in the profile, no cost tables");
+    double qps = json_number_value(json_object_get(row, "qps"));
     json_decref(doc);
+    free(text);
+
+    /* cost: {per_hour: 3.2, currency: USD} as the manifest records it; a build of 90 s load + 270 s build */
+    sqlite3 *sql = vb_store_db(db.store);
+    ok(vb_store_manifest_set(db.store, "cost.per_hour", "3.2", &err) == VB_OK &&
+       vb_store_manifest_set(db.store, "cost.currency", "USD", &err) == VB_OK, "manifest: cost.per_hour and currency");
+    ok(sqlite3_exec(sql, "INSERT INTO build_result (result_key, item_key, engine, dataset, rows, load_s, build_s, "
+                         "first_query_s, rows_per_s, index_bytes, table_bytes, recorded_at) SELECT 'b1', key, 'sleep', 'd', 1000, 90, 270, 0, 10, 4096, 8192, 'now' FROM plan "
+                         "LIMIT 1", NULL, NULL, NULL) == SQLITE_OK, "a build result of 360 s");
+    text = NULL, len = 0;
+    out = open_memstream(&text, &len);
+    is_int(vb_report_show(sql, out, 1, &err), VB_OK, nm("show --json with a cost (%s)", err.message));
+    fclose(out);
+    doc = json_loads(text ? text : "", 0, &jerr);
+    json_t *cc = json_array_get(json_object_get(doc, "cost_concurrency"), 0);
+    json_t *cb = json_array_get(json_object_get(doc, "cost_build"), 0);
+    double qpu = cc ? json_number_value(json_object_get(cc, "queries_per_unit")) : -1;
+    ok(cc && fabs(qpu - qps * 3600 / 3.2) <= 1e-9 * qpu,
+       nm("cost_concurrency.queries_per_unit %.3f = qps %.3f x 3600 / 3.2", qpu, qps));
+    is_str(cc ? json_string_value(json_object_get(cc, "currency")) : NULL, "USD", "with its currency");
+    double bc = cb ? json_number_value(json_object_get(cb, "build_cost")) : -1;
+    ok(cb && fabs(bc - 0.32) <= 1e-12, nm("cost_build.build_cost %.6f = (90 + 270) s / 3600 x 3.2 = 0.32", bc));
+    json_decref(doc);
+    free(text);
+    text = NULL, len = 0;
+    out = open_memstream(&text, &len);
+    is_int(vb_report_show(sql, out, 0, &err), VB_OK, "show with a cost");
+    fclose(out);
+    ok(text && strstr(text, "Cost: queries per unit of money") && strstr(text, "Cost of each build"),
+       "show prints both cost tables");
     free(text);
 
     char dir[64], rdir[96], path[128];
@@ -659,13 +692,16 @@ static void test_latency_figures(void) {
     FILE *f = fopen(md, "r");
     for (int i = 0; i < 5; i++)
         snprintf(cells + strlen(cells), sizeof cells - strlen(cells), " %.3f |", want[i]);
-    int found = 0, header = 0;
+    int found = 0, header = 0, cost = 0;
     while (f && fgets(line, sizeof line, f)) {
         if (strstr(line, "| mean_ms | p50_ms | p95_ms | p99_ms | p999_ms |")) header = 1;
         if (header && strstr(line, cells)) found = 1;
+        if (strstr(line, "| 3.2") && strstr(line, "| USD |") && strstr(line, "0.32")) cost |= 1;
+        if (strstr(line, "queries_per_unit |")) cost |= 2;
     }
     if (f) fclose(f);
     ok(header && found, nm("report.md: the concurrency table has mean, p50, p95, p99, p99.9 =%s", cells));
+    is_int(cost, 3, "report.md: the cost tables (queries per unit of money, the build's 0.32 USD)");
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", rdir);
     if (system(cmd) != 0) printf("# could not remove %s\n", rdir);

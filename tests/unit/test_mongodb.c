@@ -55,12 +55,12 @@ int main(void) {
 
     /* ---- rows: insertMany documents and the upsert's selector */
     float v3[3] = {1.0f, 2.0f, 3.0f};
-    int32_t tag = 42;
+    int32_t attrs[3] = {42, 17, 3};
     bson_t row = BSON_INITIALIZER;
-    vb_mongo_row(&row, 7, v3, 3, &tag);
-    same(&row, "{\"_id\": {\"$numberLong\": \"7\"}, \"tag\": 42, \"v\": {\"$binary\": {\"base64\": "
-               "\"JwAAAIA/AAAAQAAAQEA=\", \"subType\": \"09\"}}}",
-         "row: {_id: int64, tag: int32, v: BinData(9, float32)}");
+    vb_mongo_row(&row, 7, v3, 3, attrs);
+    same(&row, "{\"_id\": {\"$numberLong\": \"7\"}, \"tag\": 42, \"tag2\": 17, \"label\": 3, \"v\": {\"$binary\": "
+               "{\"base64\": \"JwAAAIA/AAAAQAAAQEA=\", \"subType\": \"09\"}}}",
+         "row: {_id: int64, tag, tag2, label: int32, v: BinData(9, float32)}");
     bson_destroy(&row);
     bson_init(&row);
     vb_mongo_row(&row, 8, v3, 3, NULL);
@@ -92,7 +92,8 @@ int main(void) {
                  "{\"createSearchIndexes\": \"vbench_items\", \"indexes\": [{\"name\": \"vbench_vector\", "
                  "\"type\": \"vectorSearch\", \"definition\": {\"fields\": [{\"type\": \"vector\", \"path\": \"v\", "
                  "\"numDimensions\": 768, \"similarity\": \"%s\", \"quantization\": \"%s\"}, "
-                 "{\"type\": \"filter\", \"path\": \"tag\"}, {\"type\": \"filter\", \"path\": \"_id\"}]}}]}",
+                 "{\"type\": \"filter\", \"path\": \"tag\"}, {\"type\": \"filter\", \"path\": \"tag2\"}, "
+                 "{\"type\": \"filter\", \"path\": \"label\"}, {\"type\": \"filter\", \"path\": \"_id\"}]}}]}",
                  idx[i].sim, idx[i].q);
         same(&cmd, want, idx[i].sim);
         bson_destroy(&cmd);
@@ -109,16 +110,34 @@ int main(void) {
     /* ---- $vectorSearch: the stage's fields (index, path, queryVector, numCandidates, limit, filter with a
      * comparison on a filter field), then $project of _id */
     bson_t p = BSON_INITIALIZER;
-    vb_mongo_search_pipeline(&p, "vbench_vector", v3, 3, 10, 200, 1000);
+    vb_filter range = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1000};
+    vb_mongo_search_pipeline(&p, "vbench_vector", v3, 3, 10, 200, &range);
     same(&p, "{\"0\": {\"$vectorSearch\": {\"index\": \"vbench_vector\", \"path\": \"v\", \"queryVector\": "
              "{\"$binary\": {\"base64\": \"JwAAAIA/AAAAQAAAQEA=\", \"subType\": \"09\"}}, \"numCandidates\": 200, "
              "\"limit\": 10, \"filter\": {\"tag\": {\"$lt\": 1000}}}}, \"1\": {\"$project\": {\"_id\": 1}}}",
          "$vectorSearch with numCandidates, limit and the tag filter");
     bson_destroy(&p);
     bson_init(&p);
-    vb_mongo_search_pipeline(&p, "vbench_vector", v3, 3, 10, 200, -1);
+    vb_mongo_search_pipeline(&p, "vbench_vector", v3, 3, 10, 200, NULL);
     char *s = canon(&p);
     ok(!strstr(s, "filter"), "$vectorSearch without a filter has no filter member");
+    bson_free(s);
+    bson_destroy(&p);
+    /* the $vectorSearch filter's MQL operators on indexed filter fields: $eq, $lt, $and of an array of clauses */
+    vb_filter eq = {.kind = VB_FILTER_LABEL_EQ, .label = 3}, both = {.kind = VB_FILTER_AND, .tag_below = 316, .tag2_below = 317};
+    bson_t f = BSON_INITIALIZER;
+    vb_mongo_filter(&f, &eq);
+    same(&f, "{\"label\": {\"$eq\": 3}}", "equality: {label: {$eq: L}}");
+    bson_destroy(&f);
+    bson_init(&f);
+    vb_mongo_filter(&f, &both);
+    same(&f, "{\"$and\": [{\"tag\": {\"$lt\": 316}}, {\"tag2\": {\"$lt\": 317}}]}",
+         "and: {$and: [{tag: {$lt: A}}, {tag2: {$lt: B}}]}");
+    bson_destroy(&f);
+    bson_init(&p);
+    vb_mongo_search_pipeline(&p, "vbench_vector", v3, 3, 10, 200, &eq);
+    s = canon(&p);
+    ok(strstr(s, "\"filter\" : { \"label\" : { \"$eq\" : ") != NULL, "the pipeline carries the equality filter (%s)", s);
     bson_free(s);
     bson_destroy(&p);
     bson_init(&p);
@@ -211,6 +230,7 @@ int main(void) {
 
     /* ---- the registry: the adapter says it is written from the documentation */
     const vb_engine_ops *ops = vb_engine_find("mongodb");
+    ok(ops && (ops->flags & VB_ENGINE_FILTER_EQ) && (ops->flags & VB_ENGINE_FILTER_AND), "mongodb runs equality and and");
     ok(ops && strstr(ops->description, "written from the documentation") && !(ops->flags & VB_ENGINE_EMBEDDED),
        "mongodb is registered as a server engine written from the documentation");
     ops = vb_engine_find("valkey");

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engines/engine.h"
+#include "engines/filter.h"
 #include "engines/mysql_family.h"
 #include "tests/tap.h"
 
@@ -22,19 +23,23 @@ static void test_create(void) {
     vb_table_spec eu = {.dim = 96, .metric = VB_METRIC_EUCLIDEAN, .capacity = 1000, .m = 16, .ef_construction = 128};
     vb_table_spec an = {.dim = 3, .metric = VB_METRIC_ANGULAR, .capacity = 1000, .m = 8, .ef_construction = 64};
     ok(vb_mysql_sql_create(VB_MYSQL_MARIADB, "t", &eu, buf, sizeof buf, &err) == VB_OK, "mariadb CREATE builds");
-    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(96) NOT NULL, "
+    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                "v VECTOR(96) NOT NULL, "
                 "VECTOR INDEX (v) M=16 DISTANCE=euclidean) ENGINE=InnoDB",
            "mariadb CREATE TABLE euclidean");
     vb_mysql_sql_create(VB_MYSQL_MARIADB, "t", &an, buf, sizeof buf, &err);
-    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(3) NOT NULL, "
+    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                "v VECTOR(3) NOT NULL, "
                 "VECTOR INDEX (v) M=8 DISTANCE=cosine) ENGINE=InnoDB",
            "mariadb CREATE TABLE angular -> DISTANCE=cosine");
     vb_mysql_sql_create(VB_MYSQL_ALISQL, "t", &an, buf, sizeof buf, &err);
-    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, v VECTOR(3) NOT NULL, "
+    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                "v VECTOR(3) NOT NULL, "
                 "VECTOR INDEX vi(v) M=8 DISTANCE=cosine EF_CONSTRUCTION=64) ENGINE=InnoDB",
            "alisql CREATE TABLE with a named VECTOR INDEX");
     vb_mysql_sql_create(VB_MYSQL_DORIS, "t", &eu, buf, sizeof buf, &err);
-    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL, tag INT NOT NULL, v ARRAY<FLOAT> NOT NULL, "
+    is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                "v ARRAY<FLOAT> NOT NULL, "
                 "INDEX idx_v (v) USING ANN PROPERTIES(\"index_type\"=\"hnsw\", \"metric_type\"=\"l2_distance\", "
                 "\"dim\"=\"96\", \"max_degree\"=\"16\", \"ef_construction\"=\"128\")) ENGINE=OLAP "
                 "DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\"=\"1\")",
@@ -56,24 +61,44 @@ static void test_create(void) {
 }
 
 static void test_search(void) {
-    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, 0, 0, NULL, 3, buf, sizeof buf, &err);
+    vb_filter range = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 100};
+    vb_filter eq = {.kind = VB_FILTER_LABEL_EQ, .label = 3};
+    vb_filter both = {.kind = VB_FILTER_AND, .tag_below = 316, .tag2_below = 316};
+    vb_filter none = {.kind = VB_FILTER_NONE};
+    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, NULL, NULL, 3, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 10", "mariadb search");
-    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_ANGULAR, 10, 1, 0, NULL, 3, buf, sizeof buf, &err);
+    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, &none, NULL, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 10", "a filter of kind none is none");
+    /* MariaDB's Vector Overview: WHERE on other columns with ORDER BY VEC_DISTANCE_...(v, ?) LIMIT k */
+    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, &eq, NULL, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` WHERE label = ? ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 10",
+           "mariadb equality: label = ? before the vector");
+    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, &both, NULL, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` WHERE tag < ? AND tag2 < ? ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 10",
+           "mariadb and: two bounds before the vector");
+    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_ANGULAR, 10, &range, NULL, 3, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` WHERE tag < ? ORDER BY VEC_DISTANCE_COSINE(v, ?) LIMIT 10",
            "mariadb filtered search, cosine");
-    vb_mysql_sql_search(VB_MYSQL_ALISQL, "t", VB_METRIC_EUCLIDEAN, 100, 1, 0, NULL, 3, buf, sizeof buf, &err);
+    vb_mysql_sql_search(VB_MYSQL_ALISQL, "t", VB_METRIC_EUCLIDEAN, 100, &range, NULL, 3, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` WHERE tag < ? ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 100",
            "alisql filtered search");
     float q[3] = {1.0f, 0.5f, -2.0f};
-    ok(vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, 0, 0, NULL, 3, buf, sizeof buf, &err) ==
+    ok(vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, NULL, NULL, 3, buf, sizeof buf, &err) ==
            VB_ERROR, "doris search needs the query vector");
-    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, 0, 0, q, 3, buf, sizeof buf, &err);
+    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, NULL, q, 3, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` ORDER BY l2_distance_approximate(v, [1,0.5,-2]) LIMIT 10", "doris search");
-    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, 1, 100, q, 3, buf, sizeof buf, &err);
+    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, &range, q, 3, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` WHERE tag < 100 ORDER BY l2_distance_approximate(v, [1,0.5,-2]) LIMIT 10",
            "doris filtered search");
+    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, &eq, q, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` WHERE label = 3 ORDER BY l2_distance_approximate(v, [1,0.5,-2]) LIMIT 10",
+           "doris equality as a literal WHERE");
+    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, &both, q, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` WHERE tag < 316 AND tag2 < 316 ORDER BY l2_distance_approximate(v, [1,0.5,-2]) "
+                "LIMIT 10",
+           "doris and as a literal WHERE");
     float u[2] = {3.0f, 4.0f};
-    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_ANGULAR, 5, 0, 0, u, 2, buf, sizeof buf, &err);
+    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_ANGULAR, 5, NULL, u, 2, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` ORDER BY inner_product_approximate(v, [0.600000024,0.800000012]) DESC LIMIT 5",
            "doris angular: normalised query, inner product descending");
 }
@@ -101,9 +126,9 @@ static void test_rows(void) {
     vb_mysql_sql_delete(VB_MYSQL_DORIS, "t", ids, 3, buf, sizeof buf, &err);
     is_str(buf, "DELETE FROM `t` WHERE id IN (7, 8, 9)", "doris delete, literals");
     vb_mysql_sql_insert(VB_MYSQL_MARIADB, "t", 2, buf, sizeof buf, &err);
-    is_str(buf, "INSERT INTO `t` (id, tag, v) VALUES (?, ?, ?), (?, ?, ?) ON DUPLICATE KEY UPDATE tag = VALUES(tag), "
-                "v = VALUES(v)",
-           "mariadb multi-row upsert with binary vector parameters");
+    is_str(buf, "INSERT INTO `t` (id, tag, tag2, label, v) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON DUPLICATE KEY "
+                "UPDATE tag = VALUES(tag), tag2 = VALUES(tag2), label = VALUES(label), v = VALUES(v)",
+           "mariadb multi-row upsert of the three attribute columns with binary vector parameters");
     ok(vb_mysql_sql_insert(VB_MYSQL_DORIS, "t", 2, buf, sizeof buf, &err) == VB_ERROR,
        "doris rows go as literals, not prepared");
 }
@@ -114,6 +139,9 @@ static void test_registry(void) {
     if (!m || !a || !d) return;
     ok(m->flags & VB_ENGINE_BUILD_ON_INSERT, "mariadb: the graph grows on insert");
     ok(a->flags & VB_ENGINE_BUILD_ON_INSERT, "alisql: the graph grows on insert");
+    unsigned all = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND;
+    ok((m->flags & all) == all && (a->flags & all) == all && (d->flags & all) == all,
+       "the family runs range, equality and and");
     ok(!strstr(m->description, "not verified"), "mariadb is not marked unverified");
     contains(a->description, "not verified against a server here", "alisql is marked unverified");
     contains(d->description, "not verified against a server here", "doris is marked unverified");

@@ -202,6 +202,24 @@ static void test_defaults_and_order(void) {
     vb_profile_destroy(&p);
 }
 
+/* cost: {per_hour, currency}: optional, kept as written for the manifest; absent, no setting at all. */
+static void test_cost(void) {
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "cost: {per_hour: 3.2, currency: USD}\n", &err);
+    ok(p != NULL, "a profile with a cost parses (%s)", err.message);
+    if (p) {
+        is_str(vb_profile_setting(p, "cost.per_hour", NULL), "3.2", "cost.per_hour");
+        is_str(vb_profile_setting(p, "cost.currency", NULL), "USD", "cost.currency");
+        vb_profile_destroy(&p);
+    }
+    p = parse(BASE_HEAD, &err);
+    ok(p && !vb_profile_setting(p, "cost.per_hour", NULL) && !vb_profile_setting(p, "cost.currency", NULL),
+       "without a cost: no cost settings");
+    if (p) vb_profile_destroy(&p);
+    expect_error("a price of zero", BASE_HEAD "cost: {per_hour: 0}\n", 12, "key 'cost.per_hour'", "");
+    expect_error("an unknown cost key", BASE_HEAD "cost: {per_day: 3}\n", 12, "unknown key 'cost.per_day'", "per_hour");
+}
+
 static void test_errors(void) {
     expect_error("unknown top-level key", BASE_HEAD "colour: red\n", 12, "unknown key 'colour'", "datasets");
     expect_error("unknown phase key", BASE_HEAD "  recall_sweep:\n    ef: [1]\n", 13,
@@ -964,6 +982,7 @@ int main(void) {
     test_dev_defaults();
     test_defaults_and_order();
     test_errors();
+    test_cost();
     test_dataset_files();
     test_select_engines();
     test_check_engines();

@@ -33,16 +33,16 @@ static const char *text(const vb_resp_argv *a) {
 int main(void) {
     vb_resp_argv a;
     float v[2] = {1.0f, -2.0f};
-    int32_t tag = 7;
+    int32_t attrs[3] = {7, 42, 3};
     char el[24];
     vb_vset_element(123, el, sizeof el);
     is_str(el, "123", "an element is the row id in decimal");
 
     /* ---- VADD */
     vb_vset_add_opts o = {.quant = VB_VSET_Q8, .ef_construction = 200, .m = 16, .cas = 0};
-    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, &tag);
-    is_str(text(&a), "VADD vb FP32 <8 bytes> 123 Q8 EF 200 M 16 SETATTR {\"tag\":7}",
-           "VADD: FP32 blob, the element, the quantization, EF, M and the tag as a JSON attribute");
+    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, attrs);
+    is_str(text(&a), "VADD vb FP32 <8 bytes> 123 Q8 EF 200 M 16 SETATTR {\"tag\":7,\"tag2\":42,\"label\":3}",
+           "VADD: FP32 blob, the element, the quantization, EF, M and tag, tag2 and label as top-level JSON attributes");
     static const unsigned char le[] = {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0xC0};
     ok(a.binary[3] && a.len[3] == 8 && memcmp(a.argv[3], le, 8) == 0,
        "VADD: FP32 is the little-endian float32 bytes of [1, -2]");
@@ -59,18 +59,34 @@ int main(void) {
     is_str(text(&a), "VREM vb 123", "remove: VREM key element");
 
     /* ---- VSIM */
-    vb_vset_sim_opts s = {.ef_search = 40, .tag_below = -1};
-    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s);
+    vb_error serr = {0};
+    vb_vset_sim_opts s = {.ef_search = 40};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
     is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40", "VSIM: FP32 query, COUNT k, EF ef_search");
-    s = (vb_vset_sim_opts){.ef_search = 100, .tag_below = 1000, .filter_ef = 5000, .nothread = 1};
-    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s);
+    vb_filter range = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1000}, r5 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 5};
+    s = (vb_vset_sim_opts){.ef_search = 100, .filter = &range, .filter_ef = 5000, .nothread = 1};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
     is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 100 FILTER '.tag < 1000' FILTER-EF 5000 NOTHREAD",
            "VSIM with the tag filter as an expression, FILTER-EF and NOTHREAD");
     ok(a.len[9] == strlen(".tag < 1000") && !a.binary[9], "the filter expression is one argument");
-    s = (vb_vset_sim_opts){.tag_below = 5};
-    vb_vset_sim_cmd(&a, "vb", v, 2, 3, &s);
+    s = (vb_vset_sim_opts){.filter = &r5};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 3, &s, &serr);
     is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 3 FILTER '.tag < 5'",
            "VSIM without ef_search or FILTER-EF: the server's defaults");
+    /* redis.io "Filter expressions": comparison ==, logical and (or &&), dot notation for top-level fields */
+    vb_filter eq = {.kind = VB_FILTER_LABEL_EQ, .label = 3};
+    s = (vb_vset_sim_opts){.ef_search = 40, .filter = &eq};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
+    is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40 FILTER '.label == 3'", "VSIM equality: .label == L");
+    vb_filter both = {.kind = VB_FILTER_AND, .tag_below = 316, .tag2_below = 317};
+    s = (vb_vset_sim_opts){.ef_search = 40, .filter = &both};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
+    is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40 FILTER '.tag < 316 and .tag2 < 317'",
+           "VSIM and: two comparisons joined by and, one argument");
+    vb_filter none = {.kind = VB_FILTER_NONE};
+    s = (vb_vset_sim_opts){.ef_search = 40, .filter = &none};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
+    is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40", "a filter of kind none sends no FILTER");
     vb_vset_info_cmd(&a, "vb");
     is_str(text(&a), "VINFO vb", "VINFO key");
 
@@ -123,6 +139,7 @@ int main(void) {
 
     /* ---- the registry */
     const vb_engine_ops *ops = vb_engine_find("redis");
+    ok(ops && (ops->flags & VB_ENGINE_FILTER_EQ) && (ops->flags & VB_ENGINE_FILTER_AND), "redis runs equality and and");
     ok(ops && (ops->flags & VB_ENGINE_FILTER) && (ops->flags & VB_ENGINE_BUILD_ON_INSERT) && ops->counters &&
        ops->insert && ops->remove, "redis: filtered search, the graph grows on VADD, server counters, churn");
     ok(ops && vb_engine_supports_metric(ops, VB_METRIC_ANGULAR) && !vb_engine_supports_metric(ops, VB_METRIC_EUCLIDEAN) &&

@@ -45,9 +45,9 @@ int main(void) {
      * field VECTOR HNSW attr_count TYPE FLOAT32 DIM value DISTANCE_METRIC L2|IP|COSINE [INITIAL_CAP value]
      * [M value] [EF_CONSTRUCTION value]" */
     vb_valkey_create_cmd(&a, "vbench_idx", "vbench:", 3, VB_METRIC_ANGULAR, 16, 200, 1000);
-    is_str(text(&a), "FT.CREATE vbench_idx ON HASH PREFIX 1 vbench: SCHEMA tag NUMERIC v VECTOR HNSW 12 TYPE FLOAT32 "
-                     "DIM 3 DISTANCE_METRIC COSINE M 16 EF_CONSTRUCTION 200 INITIAL_CAP 1000",
-           "FT.CREATE: a HASH index over the prefix, a NUMERIC tag and an HNSW FLOAT32 vector field");
+    is_str(text(&a), "FT.CREATE vbench_idx ON HASH PREFIX 1 vbench: SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC "
+                     "v VECTOR HNSW 12 TYPE FLOAT32 DIM 3 DISTANCE_METRIC COSINE M 16 EF_CONSTRUCTION 200 INITIAL_CAP 1000",
+           "FT.CREATE: a HASH index over the prefix, NUMERIC tag, tag2 and label, and an HNSW FLOAT32 vector field");
     int hnsw = find_arg(&a, "HNSW");
     ok(hnsw > 0 && atoi(a.argv[hnsw + 1]) == a.argc - hnsw - 2,
        "FT.CREATE: attr_count (%s) is the number of names and values after it (%d)", hnsw > 0 ? a.argv[hnsw + 1] : "?",
@@ -69,23 +69,25 @@ int main(void) {
 
     /* ---- rows: HSET key field value [field value]; the vector as little-endian float32 */
     float v[3] = {1.0f, 2.0f, 3.0f};
-    int32_t tag = 42;
+    int32_t attrs[3] = {42, 17, 3};
     vb_valkey_key("vbench:", 7, key, sizeof key);
     is_str(key, "vbench:7", "a row's key is the prefix and its id");
-    vb_valkey_hset_cmd(&a, key, v, 3, &tag);
-    is_str(text(&a), "HSET vbench:7 v <12 bytes> tag 42", "HSET: the vector member and the tag member");
+    vb_valkey_hset_cmd(&a, key, v, 3, attrs);
+    is_str(text(&a), "HSET vbench:7 v <12 bytes> tag 42 tag2 17 label 3",
+           "HSET: the vector member and the three attribute members");
     static const unsigned char le[] = {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40};
     ok(a.len[3] == sizeof le && memcmp(a.argv[3], le, sizeof le) == 0,
        "HSET: [1, 2, 3] is sent as the IEEE 754 little-endian bytes 0000803F 00000040 00004040");
     vb_valkey_hset_cmd(&a, key, v, 3, NULL);
     is_str(text(&a), "HSET vbench:7 v <12 bytes>", "HSET of a row without a tag: no tag member (never passes the filter)");
     vb_valkey_untag_cmd(&a, key);
-    is_str(text(&a), "HDEL vbench:7 tag", "an upsert without a tag drops the old member: HDEL key field");
+    is_str(text(&a), "HDEL vbench:7 tag tag2 label", "an upsert without a tag drops the old members: HDEL key field...");
     vb_valkey_del_cmd(&a, key);
     is_str(text(&a), "DEL vbench:7", "remove: DEL key (an absent key answers 0, no error)");
 
     /* ---- FT.SEARCH index query [NOCONTENT] [PARAMS count name value] [LIMIT offset count] DIALECT 2 */
-    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 10, 40, -1);
+    vb_error serr = {0};
+    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 10, 40, NULL, &serr);
     is_str(text(&a), "FT.SEARCH vbench_idx '*=>[KNN 10 @v $q EF_RUNTIME 40]' PARAMS 2 q <12 bytes> NOCONTENT LIMIT 0 10 "
                      "DIALECT 2",
            "FT.SEARCH: a pure vector query with EF_RUNTIME, the vector as a PARAM, keys only, k of them");
@@ -95,11 +97,24 @@ int main(void) {
     int limit = find_arg(&a, "LIMIT");
     ok(limit > 0 && strcmp(a.argv[limit + 1], "0") == 0 && strcmp(a.argv[limit + 2], "10") == 0,
        "FT.SEARCH: LIMIT 0 k (the default LIMIT 0 10 would cut k > 10)");
-    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 10, 0, -1);
+    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 10, 0, NULL, &serr);
     is_str(a.argv[2], "*=>[KNN 10 @v $q]", "FT.SEARCH without ef_search: no EF_RUNTIME (the index's default)");
-    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 5, 100, 1000);
+    vb_filter range = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1000};
+    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 5, 100, &range, &serr);
     is_str(a.argv[2], "(@tag:[-inf (1000])=>[KNN 5 @v $q EF_RUNTIME 100]",
            "FT.SEARCH with the filter tag < 1000: a hybrid query, a numeric range open below with an exclusive bound");
+    /* valkey.io "Search - Queries": a numeric range @field:[min max] (inclusive unless "("), terms separated by a
+     * space intersect; the hybrid form "(<filter>)=>[KNN ...]" */
+    vb_filter eq = {.kind = VB_FILTER_LABEL_EQ, .label = 3};
+    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 5, 100, &eq, &serr);
+    is_str(a.argv[2], "(@label:[3 3])=>[KNN 5 @v $q EF_RUNTIME 100]",
+           "FT.SEARCH equality label = 3: the inclusive numeric range [3 3]");
+    vb_filter both = {.kind = VB_FILTER_AND, .tag_below = 316, .tag2_below = 317};
+    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 5, 100, &both, &serr);
+    is_str(a.argv[2], "(@tag:[-inf (316] @tag2:[-inf (317])=>[KNN 5 @v $q EF_RUNTIME 100]",
+           "FT.SEARCH and: two ranges separated by a space (an intersection) in one group");
+    const vb_engine_ops *vk = vb_engine_find("valkey");
+    ok(vk && (vk->flags & VB_ENGINE_FILTER_EQ) && (vk->flags & VB_ENGINE_FILTER_AND), "valkey runs equality and and");
 
     /* ---- replies */
     int64_t ids[10];

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Issue 26, "what must be shown" 1: a filtered sweep of six selectivities and the three predicate kinds (range,
+# equality, and) on pgvector, MariaDB and hnswlib, the servers started by the orchestrator as systemd units in a
+# namespace booted once (deploy/systemd-ns). Per point: recall against the exact ground truth over the rows that
+# pass the predicate, short answers counted, the plan the server chose (EXPLAIN: the vector index or an exact
+# scan); the report's filtered table says which plan ran and draws the selectivity chart. Small data (3000 rows,
+# 20 queries a point) so that the three campaigns take a few minutes on two cores.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../deploy/systemd-ns"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+vb_ensure_image db-trixie
+why=$(vb_ns_skip_reason)
+[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
+    why="no engine image db-trixie (vbench image build db-trixie)"
+[ -z "$why" ] || skip_all "$why"
+diag() { sed 's/^/#   /'; }
+
+vb_ns_start "$SCRATCH" "$ROOT"
+ok $? "systemd boots in a namespace"
+[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+
+for pred in range equality and; do
+    sel="[0.001, 0.01, 0.1, 0.5, 0.9, 0.99]"; [ $pred = equality ] && sel="[0.001, 0.005, 0.01, 0.05, 0.1, 0.5]"
+    cat >"$SCRATCH/f-$pred.yml" <<YML
+name: fs-$pred
+k: 10
+datasets:
+  - {name: fs, source: synthetic, rows: 3000, queries: 40, dim: 16, clusters: 8, metric: euclidean, seed: 5}
+engines:
+  - {name: pgvector, recipe: pgvector}
+  - {name: mariadb, recipe: mariadb}
+  - {name: hnswlib, m: 16, ef_construction: 64}
+phases:
+  build:
+  filtered: {predicate: $pred, selectivity: $sel, queries: 20, ef_search: 40}
+YML
+    db=$SCRATCH/f-$pred.sqlite
+    t0=$(date +%s)
+    vb_ns_run "$VBENCH" run --profile "$SCRATCH/f-$pred.yml" --out "$db" --quiet >"$SCRATCH/f-$pred.out" 2>"$SCRATCH/f-$pred.err"
+    rc=$?
+    ok $rc "$pred: the campaign on pgvector, mariadb and hnswlib exits 0 ($(($(date +%s) - t0)) s)"
+    [ $rc -eq 0 ] || tail -20 "$SCRATCH/f-$pred.err" | diag
+    q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+    is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE predicate = '$pred' AND queries = 20 AND recall IS NOT NULL
+                   AND short_answers IS NOT NULL AND errors = 0")" "18" \
+       "$pred: six points per engine, each with its recall, its short answers and no errors"
+    is "$(q "$db" "SELECT COUNT(DISTINCT selectivity || ':' || passing_rows) FROM filtered_result")" "6" \
+       "$pred: the three engines agree on the rows that pass at each point (one ground truth)"
+    is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine IN ('pgvector', 'mariadb') AND index_used IN (0, 1)
+                   AND plan <> ''")" "12" "$pred: every server point records the plan it ran"
+    # An exact scan over the passing rows answers exactly: where the planner chose one, recall is 1.
+    is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE index_used = 0 AND recall < 1")" "0" \
+       "$pred: every point whose plan is an exact scan has recall 1 ($(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE index_used = 0") such points)"
+    is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'hnswlib' AND selectivity >= 0.1 AND recall < 0.9")" "0" \
+       "$pred: hnswlib's recall is at least 0.9 from 10 % up"
+    q "$db" "SELECT engine, selectivity, passing_rows, printf('%.3f', recall), short_answers, printf('%.0f', qps),
+             CASE index_used WHEN 1 THEN 'index' WHEN 0 THEN 'exact scan' ELSE '-' END,
+             substr(plan, 1, COALESCE(NULLIF(instr(plan, char(10)), 0) - 1, 60))
+             FROM filtered_result ORDER BY engine, selectivity" | sed "s/^/# $pred: /"
+done
+like "$(q "$SCRATCH/f-equality.sqlite" "SELECT plan FROM filtered_result WHERE engine = 'pgvector' LIMIT 1")" "label" \
+     "pgvector's plan for equality filters on the label column"
+like "$(q "$SCRATCH/f-and.sqlite" "SELECT group_concat(plan) FROM filtered_result WHERE engine = 'mariadb'")" "key=v" \
+     "MariaDB's EXPLAIN for and is kept (its key column)"
+like "$(q "$SCRATCH/f-and.sqlite" "SELECT filter FROM filtered_result WHERE selectivity = 0.01 LIMIT 1")" \
+     "tag < 1000 AND tag2 < 1000" "and: two columns of sqrt(s) each"
+
+out=$("$VBENCH" show "$SCRATCH/f-and.sqlite")
+like "$out" "Filtered search" "vbench show prints the filtered table"
+"$VBENCH" report "$SCRATCH/f-range.sqlite" >/dev/null 2>"$SCRATCH/report.err"
+ok $? "vbench report of the range campaign exits 0" || tail -5 "$SCRATCH/report.err" | diag
+html=$SCRATCH/f-range-report/report.html
+like "$(cat "$html" 2>/dev/null)" "plan_ran" "the report's filtered table has a column saying which plan ran"
+n=$(grep -Ec '<td>(index|exact scan)</td>' "$html" 2>/dev/null)
+[ "${n:-0}" -ge 12 ]; ok $? "naming index or exact scan at every server point ($n cells)"
+ls "$SCRATCH/f-range-report/charts/" | grep -q filtered; ok $? "the selectivity chart is drawn"
+is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
+   "no server unit is left running"
+
+done_testing
