@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
-vb_ensure_image db-trixie
+vb_ensure_image db-trixie db-sid
 why=$(vb_ns_skip_reason)
 [ -n "$why" ] || bash "$ROOT/deploy/image-build" --path-only db-trixie >/dev/null 2>&1 ||
     why="no engine image db-trixie (vbench image build db-trixie)"
