@@ -57,11 +57,18 @@ is "$(q "$db" "SELECT group_concat(engine || ':' || state, ' ') FROM (SELECT eng
    "pgvector:ready pgvector:stopped mariadb:ready mariadb:stopped" \
    "server_log: each engine's server started once and stopped once, not once per configuration"
 is "$(grep -c 'starting the .* server' "$SCRATCH/run.err")" "2" "the terminal says two servers start"
-# Every server, every phase it ran: a cgroup and an RSS peak (the same property 62-orchestrator asks of dev's five).
+# Every server, every phase it ran for at least half a second (two sampler periods): a cgroup and an RSS peak (the property 62-orchestrator asks
+# of dev's five). A phase whose items all took less is left out: the sampler takes a sample every 250 ms, and this
+# profile's MariaDB sweep items (100 queries on 5,000 x 32) took less than that in a fresh-machine run, so no
+# sample can fall inside them; a phase with an item of two periods or more must have one.
+q "$db" "SELECT phase, engine, printf('%.2f', (julianday(finished_at) - julianday(started_at)) * 86400) FROM plan" | diag
 for e in pgvector mariadb; do
-    is "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM v_server_phase WHERE engine = '$e' AND peak_rss_bytes > 0 AND peak_cgroup_bytes > 0 ORDER BY phase)")" \
-       "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM plan WHERE engine = '$e' OR engine LIKE '$e[%' ORDER BY phase)")" \
-       "$e: per-phase peaks (cgroup and RSS) for every phase it ran"
+    is "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM v_server_phase WHERE engine = '$e' AND peak_rss_bytes > 0 AND peak_cgroup_bytes > 0
+                   AND phase IN (SELECT phase FROM plan WHERE (engine = '$e' OR engine LIKE '$e[%')
+                                 AND (julianday(finished_at) - julianday(started_at)) * 86400 >= 0.5) ORDER BY phase)")" \
+       "$(q "$db" "SELECT group_concat(phase, ' ') FROM (SELECT DISTINCT phase FROM plan WHERE (engine = '$e' OR engine LIKE '$e[%')
+                   AND (julianday(finished_at) - julianday(started_at)) * 86400 >= 0.5 ORDER BY phase)")" \
+       "$e: per-phase peaks (cgroup and RSS) for every phase with an item of half a second or more"
 done
 like "$(q "$db" "SELECT value FROM manifest WHERE key = 'server.pgvector.unit'")" "vbench-mxs-pgvector" \
      "the pgvector server's unit is named after the engine, not a configuration"
