@@ -15,20 +15,8 @@
 #include "engines/redis_vset.h"
 #include "engines/resp_common.h"
 #include "tests/tap.h"
+#include "tests/unit/resp_fixture.h"
 
-static redisReply *reply(const char *resp) {
-    redisReader *r = redisReaderCreate();
-    void *out = NULL;
-    redisReaderFeed(r, resp, strlen(resp));
-    if (redisReaderGetReply(r, &out) != REDIS_OK) out = NULL;
-    redisReaderFree(r);
-    return out;
-}
-
-static const char *text(const vb_resp_argv *a) {
-    static char buf[1024];
-    return vb_resp_argv_text(a, buf, sizeof buf);
-}
 
 int main(void) {
     vb_resp_argv a;

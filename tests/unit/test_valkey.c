@@ -14,21 +14,8 @@
 #include "engines/resp_common.h"
 #include "engines/valkey_docs.h"
 #include "tests/tap.h"
+#include "tests/unit/resp_fixture.h"
 
-/* A reply from its RESP bytes, as the server would send it (freeReplyObject by the caller). */
-static redisReply *reply(const char *resp) {
-    redisReader *r = redisReaderCreate();
-    void *out = NULL;
-    redisReaderFeed(r, resp, strlen(resp));
-    if (redisReaderGetReply(r, &out) != REDIS_OK) out = NULL;
-    redisReaderFree(r);
-    return out;
-}
-
-static const char *text(const vb_resp_argv *a) {
-    static char buf[1024];
-    return vb_resp_argv_text(a, buf, sizeof buf);
-}
 
 /* The index of the first argument equal to s, or -1. */
 static int find_arg(const vb_resp_argv *a, const char *s) {
