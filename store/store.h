@@ -163,6 +163,13 @@ int vb_store_agent_seen(vb_store *s, const Vbench__Hello *h, vb_error *err);
 /* status: "running", "finished", "incomplete", "failed", "interrupted". */
 int vb_store_set_status(vb_store *s, const char *status, vb_error *err);
 
+/* A build's load checkpoint (table load_checkpoint): the largest of the item's latest attempt that sent one (an
+ * attempt that loads from the first row sends one of 0 rows first); rows 0 when none. */
+typedef struct vb_load_checkpoint {
+    long connections, slice_rows, rows, attempts;
+    double load_s;
+} vb_load_checkpoint;
+int vb_store_load_checkpoint(vb_store *s, const char *item_key, vb_load_checkpoint *out, vb_error *err);
 /* Churn checkpoint: the largest committed count of reinserted rows of the item, or -1 when none. */
 int vb_store_churn_checkpoint(vb_store *s, const char *item_key, long *rows, vb_error *err);
 /* Forgets the reinsert progress of the item (on_resume: restart), with an event saying so. */

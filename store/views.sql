@@ -4,9 +4,10 @@
 -- A view's engine column is the configuration's label (issue 14: result rows hold the adapter in engine and the
 -- label in config; an older file has no config, and its engine was the label).
 
+-- attempts: the attempts whose load work load_s sums (a load continued from its checkpoint after restarts).
 CREATE VIEW v_build AS
     SELECT COALESCE(b.config, b.engine) AS engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
-           b.table_bytes, b.client_cpu_s, b.engine_version
+           b.table_bytes, b.client_cpu_s, b.engine_version, COALESCE(b.attempts, 1) AS attempts
     FROM build_result AS b JOIN plan ON plan.key = b.item_key
     ORDER BY plan.seq;
 
