@@ -286,7 +286,8 @@ CREATE TABLE IF NOT EXISTS server_size (
 CREATE TABLE IF NOT EXISTS server_log (
     engine          TEXT NOT NULL,
     unit            TEXT,
-    state           TEXT NOT NULL,          -- ready, failed, died, stopped
+    state           TEXT NOT NULL,          -- ready, failed, died, stopped; lost: closed at resume (its
+                                            -- coordinator was killed with the server up)
     message         TEXT,
     log_tail        TEXT,
     recorded_at     TEXT NOT NULL

@@ -595,8 +595,14 @@ int vb_store_begin_run(vb_store *s, int retry_failed, const char *resumed_by, vb
              "FROM plan WHERE status = 'running';"
              "UPDATE plan SET status = 'interrupted' WHERE status = 'running';"
              "UPDATE plan SET status = 'pending' WHERE status = 'expired';"
-             "UPDATE campaign SET runs = runs + 1, status = 'running', updated_at = '%s', finished_at = NULL;",
-             now, now);
+             "UPDATE campaign SET runs = runs + 1, status = 'running', updated_at = '%s', finished_at = NULL;"
+             /* a server whose last row says ready went down with a coordinator that could not say so (killed):
+              * its row is closed here, so every server start has its end row */
+             "INSERT INTO server_log (engine, unit, state, message, recorded_at) SELECT engine, unit, 'lost', "
+             "'the coordinator stopped without recording this server''s end (killed?); closed when the campaign "
+             "resumed', '%s' FROM server_log AS l WHERE state = 'ready' AND rowid = "
+             "(SELECT MAX(rowid) FROM server_log WHERE engine = l.engine);",
+             now, now, now);
     if (exec(s, sql, err)) goto fail;
     if (retry_failed && exec(s, "UPDATE plan SET status = 'pending', error = NULL WHERE status IN ('failed', 'skipped')", err))
         goto fail;

@@ -81,7 +81,8 @@ int vb_store_load_campaign(vb_store *s, char **yaml, char **source, char **engin
 /* Checks that the stored plan has exactly the keys of `plan` (the profile text did not change under us). */
 int vb_store_check_plan(vb_store *s, const vb_plan *plan, vb_error *err);
 /* Starts a coordinator run: runs += 1, status running; items left 'running' by a killed coordinator become
- * 'interrupted' (they will run again), with an event each. retry_failed also re-queues failed/skipped items.
+ * 'interrupted' (they will run again), with an event each; a server whose last server_log row says ready (it went
+ * down with a killed coordinator) gets its end row, state 'lost'. retry_failed also re-queues failed/skipped items.
  * resumed_by: the command line of a resume (a "resumed" event), NULL for a new campaign; in the same
  * transaction, so a coordinator killed at any moment leaves runs - 1 = the number of "resumed" events. */
 int vb_store_begin_run(vb_store *s, int retry_failed, const char *resumed_by, vb_error *err);

@@ -141,6 +141,22 @@ int main(void) {
         exec_sql(s, "DELETE FROM load_checkpoint");
     }
 
+    /* ---- a server that went down with a killed coordinator gets its end row at resume (issue 28) ---- */
+    {
+        vb_store_server_log(s, "pg", "vbench-pg.service", "ready", "answers", NULL, NULL);
+        vb_store_server_log(s, "my", "vbench-my.service", "ready", "answers", NULL, NULL);
+        vb_store_server_log(s, "my", "vbench-my.service", "stopped", "stopped", NULL, NULL);
+        is_int(vb_store_begin_run(s, 0, "vbench resume (test)", &err), VB_STORE_OK, "a resume begins");
+        is_int(count(s, "SELECT COUNT(*) FROM server_log WHERE engine = 'pg' AND state = 'lost' AND unit = 'vbench-pg.service' "
+                        "AND message LIKE '%without recording this server''s end%'"), 1,
+               "the server left ready gets its end row, state lost, with its unit");
+        is_int(count(s, "SELECT COUNT(*) FROM server_log WHERE engine = 'my' AND state = 'lost'"), 0,
+               "a server whose end is recorded gets none");
+        is_int(vb_store_begin_run(s, 0, "vbench resume (test)", &err), VB_STORE_OK, "a second resume begins");
+        is_int(count(s, "SELECT COUNT(*) FROM server_log WHERE state = 'lost'"), 1, "and closes nothing twice");
+        exec_sql(s, "DELETE FROM server_log; DELETE FROM event; UPDATE campaign SET runs = 1");
+    }
+
     /* ---- event kinds: a stable word per event, what tests and tools match ---- */
     is_int(vb_store_event(s, VB_EVENT_AGENT_LOST, "error", NULL, "coordinator", "agent x silent"), VB_STORE_OK,
            "an event is recorded with its kind");
