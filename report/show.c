@@ -198,8 +198,8 @@ int vb_report_status(sqlite3 *db, const char *path, const vb_lock_holder *holder
         int running = strcmp(status, "running") == 0;
         char shown[600];
         if (holder->held)
-            snprintf(shown, sizeof shown, "%s (coordinator PID %ld on %s since %s)", running ? "running" : status,
-                     holder->pid, holder->host, holder->since);
+            snprintf(shown, sizeof shown, "%s (coordinator %s on %s since %s)", running ? "running" : status,
+                     holder->pid_text[0] ? holder->pid_text : "PID ?", holder->host, holder->since);
         else if (running)
             snprintf(shown, sizeof shown, "stopped without finishing (coordinator not running): vbench resume --out %s",
                      path);
