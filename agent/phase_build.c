@@ -181,8 +181,8 @@ static int load_resume(vb_phase_ctx *ctx, vb_session *s, long conns, vb_load_res
     *cont = 1;
     vb_phase_log(ctx, "info", "%s on %s: continuing the load from its checkpoint at row %zu: %zu of %zu rows in "
                  "(row %zu of each of %ld slices), %zu more in the table written again as upserts, %.1f s of load in %ld "
-                 "earlier attempts", s->engine_name, s->dataset_name, vouched, vouched, s->ds->n_train, lr->slice_rows,
-                 conns, lr->upsert_rows, lr->prior_s, lr->prior_attempts);
+                 "earlier attempt%s", s->engine_name, s->dataset_name, vouched, vouched, s->ds->n_train, lr->slice_rows,
+                 conns, lr->upsert_rows, lr->prior_s, lr->prior_attempts, lr->prior_attempts == 1 ? "" : "s");
     return VB_OK;
 }
 
@@ -235,8 +235,16 @@ int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err) {
         vb_phase_count_begin(ctx, s->engine);
         return VB_OK;
     }
-    vb_phase_log(ctx, "warn", "%s on %s: no index in this agent (restart?); rebuilding it untimed, the recorded "
-                              "build row stands", s->engine_name, s->dataset_name);
+    /* A server keeps its table over agent restarts (the session attached to it when it opened): no table there is
+     * data the server lost, and what is measured on the rebuilt one is a finding (v_validity "measured after a
+     * rebuild"), found by this message's words "the server lost the table". */
+    if (vb_engine_ops_of(s->engine)->flags & VB_ENGINE_EMBEDDED)
+        vb_phase_log(ctx, "warn", "%s on %s: no index in this agent (restart?); rebuilding it untimed, the recorded "
+                                  "build row stands", s->engine_name, s->dataset_name);
+    else
+        vb_phase_log(ctx, "warn", "%s on %s: the server lost the table (it does not hold the built index any more); "
+                                  "rebuilding it untimed, the recorded build row stands and what is measured on the "
+                                  "rebuilt table is flagged", s->engine_name, s->dataset_name);
     uint64_t t0, t1, t2;
     long conns;
     if (load_and_build(ctx, s, NULL, &t0, &t1, &t2, &conns, err)) return VB_ERROR;

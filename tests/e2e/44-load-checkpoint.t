@@ -88,4 +88,39 @@ ok $? "the build's load_s ($1 s) is past the earlier attempts' load work ($2 s)"
 like "$("$VBENCH" show --out "$db" 2>&1)" "over $((KILLS + 1)) attempts" "show says the load ran over $((KILLS + 1)) attempts"
 is "$(q "$db" "SELECT group_concat(DISTINCT attempts) FROM load_checkpoint WHERE attempt = $((KILLS + 1))")" "$((KILLS + 1))" \
    "the last attempt's checkpoints count the $((KILLS + 1)) attempts whose load work they sum"
+
+# A window measured after a rebuild that followed data loss is a finding: the coordinator SIGKILLed right after
+# the build, the server's table dropped (data lost), `vbench resume`: the new agent finds no table on the server,
+# rebuilds it untimed, and every recall-sweep point measured on the rebuilt table is flagged in v_validity.
+db2=$SCRATCH/lost.sqlite
+cat >"$SCRATCH/lost.yml" <<YML
+name: lost-table
+datasets:
+  - {name: synth, source: synthetic, rows: 3000, queries: 300, dim: 32, clusters: 16, metric: euclidean, seed: 6}
+engines:
+  - name: mariadb
+    socket: $MDB_SOCK
+    database: vblost
+    m: 8
+phases:
+  build: {}
+  recall_sweep: {ef_search: [10, 20, 40, 80, 160, 320]}
+YML
+"$VBENCH" run --profile "$SCRATCH/lost.yml" --out "$db2" --quiet 2>"$SCRATCH/lost.txt" &
+run=$!
+wait_sql "$db2" "SELECT COUNT(*) FROM plan WHERE phase = 'build' AND status = 'done'" 1 120
+ok $? "the build is done"
+kill -9 $run
+wait $run 2>/dev/null
+left=$(q "$db2" "SELECT COUNT(*) FROM plan WHERE phase = 'recall_sweep' AND status <> 'done'")
+mdb_sql "DROP DATABASE vblost"
+ok $? "the server's table is gone (DROP DATABASE, as a lost data directory would)"
+"$VBENCH" resume --out "$db2" --quiet 2>>"$SCRATCH/lost.txt"
+is "$?" "0" "resume completes the campaign"
+is "$(q "$db2" "SELECT COUNT(*) FROM event WHERE message LIKE '%the server lost the table%rebuilding it untimed%'")" "1" \
+   "the agent said the server lost the table and rebuilt it untimed, once"
+[ "$left" -ge 1 ]; ok $? "$left sweep points were left for the resume"
+is "$(q "$db2" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'measured after a rebuild'")" "$left" \
+   "each of them is a validity finding: measured after a rebuild that followed data loss"
+like "$("$VBENCH" show --out "$db2" 2>&1)" "measured on a table rebuilt untimed at" "show lists the finding"
 done_testing
