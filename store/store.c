@@ -1161,6 +1161,17 @@ int vb_store_event(vb_store *s, vb_event_kind kind, const char *level, const cha
     return run(s, st, NULL, "recording an event");
 }
 
+int vb_store_manifest_get(vb_store *s, const char *key, char *buf, size_t len) {
+    buf[0] = '\0';
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM manifest WHERE key = ?", -1, &st, NULL) != SQLITE_OK) return 0;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    if (found) snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found;
+}
+
 int vb_store_manifest_set(vb_store *s, const char *key, const char *value, vb_error *err) {
     char now[40];
     vb_store_now(now, sizeof now);

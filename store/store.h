@@ -160,6 +160,8 @@ const char *vb_event_kind_name(vb_event_kind k);
 int vb_store_event(vb_store *s, vb_event_kind kind, const char *level, const char *item_key, const char *source,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 int vb_store_manifest_set(vb_store *s, const char *key, const char *value, vb_error *err);
+/* The manifest's value of key into buf; 1 when there is one, 0 when not (buf ""). */
+int vb_store_manifest_get(vb_store *s, const char *key, char *buf, size_t len);
 int vb_store_agent_seen(vb_store *s, const Vbench__Hello *h, vb_error *err);
 /* status: "running", "finished", "incomplete", "failed", "interrupted". */
 int vb_store_set_status(vb_store *s, const char *status, vb_error *err);
