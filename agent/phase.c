@@ -131,7 +131,6 @@ void vb_phase_histogram_wire_free(Vbench__Histogram *w) {
     w->n_idx = w->n_counts = 0;
 }
 
-/* One loader thread: its own connection, a contiguous slice of rows, batches of `batch`. */
 /* What the loaders share with the thread that waits for them: how many have finished, and when the last did. */
 typedef struct load_state {
     pthread_mutex_t lock;
@@ -140,14 +139,19 @@ typedef struct load_state {
     uint64_t t_end;
 } load_state;
 
+/* One loader thread: its own connection, a contiguous slice of rows [from, to), batches of `batch`. Rows before
+ * `start` are in already (a checkpoint); rows [start, upsert_to) may be (committed after the last checkpoint) and
+ * go in with insert, an upsert, so none is there twice; the rest with load. `done` is the slice's committed
+ * prefix, read by the checkpoints. */
 typedef struct loader {
     pthread_t tid;
     load_state *shared;
     vb_engine *engine;
     const vb_dataset *ds;
-    size_t from, to;
+    size_t from, to, start, upsert_to;
     int batch;
     atomic_ullong *loaded;
+    atomic_size_t done;
     atomic_int *stop;
     int rc;
     int joined;
@@ -175,17 +179,20 @@ static void *loader_main(void *arg) {
     size_t batch = (size_t)l->batch;
     int64_t *ids = malloc(batch * sizeof *ids);
     int32_t *tags = malloc(batch * sizeof *tags);
-    for (size_t row = l->from; row < l->to && l->rc == VB_OK; row += batch) {
+    for (size_t row = l->start; row < l->to && l->rc == VB_OK; row += batch) {
         if (l->stop && atomic_load(l->stop)) {
             l->rc = vb_error_set(&l->err, "agent", 1, "aborted");
             break;
         }
         size_t n = row + batch <= l->to ? batch : l->to - row;
+        if (row < l->upsert_to && row + n > l->upsert_to) n = l->upsert_to - row;   /* one kind of write a call */
         for (size_t i = 0; i < n; i++) {
             ids[i] = (int64_t)(row + i);
             tags[i] = vb_dataset_tag(ids[i]);
         }
-        l->rc = vb_conn_load(c, ids, l->ds->train + row * l->ds->dim, tags, n, &l->err);
+        const float *v = l->ds->train + row * l->ds->dim;
+        l->rc = row < l->upsert_to ? vb_conn_insert(c, ids, v, tags, n, &l->err) : vb_conn_load(c, ids, v, tags, n, &l->err);
+        if (l->rc == VB_OK) atomic_store(&l->done, row + n - l->from);
         atomic_fetch_add(l->loaded, n);
     }
     free(ids);
@@ -195,9 +202,45 @@ static void *loader_main(void *arg) {
     return NULL;
 }
 
-int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, uint64_t *t_end,
-                         vb_error *err) {
+void vb_phase_load_checkpoint(vb_phase_ctx *ctx, int connections, size_t slice_rows, size_t rows, double load_s,
+                                 long attempts) {
+    Vbench__BuildResult b = VBENCH__BUILD_RESULT__INIT;
+    b.checkpoint = 1;
+    b.rows = rows;
+    b.slice_rows = slice_rows;
+    b.load_s = load_s;
+    b.load_connections = (uint32_t)connections;
+    b.attempts = (uint32_t)attempts;
+    b.index_bytes = b.table_bytes = -1;
+    Vbench__Result r = VBENCH__RESULT__INIT;
+    r.body_case = VBENCH__RESULT__BODY_BUILD;
+    r.build = &b;
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "load-%u@%zu", ctx->assign->attempt, rows);
+    int counting = ctx->count.active;
+    ctx->count.active = 0;
+    vb_phase_result(ctx, &r, suffix);
+    ctx->count.active = counting;
+}
+
+size_t vb_load_slice_len(size_t n, int connections, int i) {
+    return n * (size_t)(i + 1) / (size_t)connections - n * (size_t)i / (size_t)connections;
+}
+
+size_t vb_load_vouched(size_t n, int connections, size_t slice_rows) {
+    size_t rows = 0;
+    for (int i = 0; i < connections; i++) {
+        size_t len = vb_load_slice_len(n, connections, i);
+        rows += slice_rows < len ? slice_rows : len;
+    }
+    return rows;
+}
+
+int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, const vb_load_resume *resume,
+                         uint64_t *t_end, vb_error *err) {
     const vb_dataset *ds = s->ds;
+    static const vb_load_resume fresh = {0};
+    if (!resume) resume = &fresh;
     if (connections < 1) connections = 1;
     if (batch < 1) batch = 1;
     atomic_ullong loaded = 0;
@@ -213,10 +256,16 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
     shared.t_end = t0;
     int started = 0;
     for (int i = 0; i < connections; i++) {
-        ls[i] = (loader){.shared = &shared, .engine = s->engine, .ds = ds,
-                         .from = ds->n_train * (size_t)i / (size_t)connections,
-                         .to = ds->n_train * (size_t)(i + 1) / (size_t)connections, .batch = batch,
-                         .loaded = &loaded, .stop = ctx->stop};
+        size_t from = ds->n_train * (size_t)i / (size_t)connections;
+        size_t to = ds->n_train * (size_t)(i + 1) / (size_t)connections;
+        size_t start = from + (resume->slice_rows < to - from ? resume->slice_rows : to - from);
+        size_t upsert_to = start + (resume->upsert_rows < to - start ? resume->upsert_rows : to - start);
+        ls[i] = (loader){.shared = &shared, .engine = s->engine, .ds = ds, .from = from, .to = to, .start = start,
+                         .upsert_to = upsert_to, .batch = batch, .loaded = &loaded, .stop = ctx->stop};
+        atomic_init(&ls[i].done, start - from);
+        atomic_fetch_add(&loaded, start - from);
+    }
+    for (int i = 0; i < connections; i++) {
         if (pthread_create(&ls[i].tid, NULL, loader_main, &ls[i]) != 0) {
             ls[i].rc = vb_error_set(&ls[i].err, "agent", 1, "cannot start a loader thread");
             break;
@@ -224,13 +273,29 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
         started++;
     }
     /* Report every 50 ms while the loaders run; the wait ends the moment the last one finishes, so the
-     * reporting never delays the build that follows. */
+     * reporting never delays the build that follows. A checkpoint about every second, when the slices' common
+     * committed prefix moved. */
+    size_t ckpt_rows = resume->slice_rows;
+    uint64_t last_ckpt = t0;
     pthread_mutex_lock(&shared.lock);
     while (shared.finished < started) {
         pthread_mutex_unlock(&shared.lock);
-        uint64_t done = atomic_load(&loaded);
-        double secs = (double)(vb_now_ns() - t0) / 1e9;
+        uint64_t done = atomic_load(&loaded), now = vb_now_ns();
+        double secs = (double)(now - t0) / 1e9;
         vb_phase_progress(ctx, "load", done, ds->n_train, secs > 0 ? (double)done / secs : 0, 0);
+        if (resume->checkpoints && started == connections && now - last_ckpt >= 1000000000ull) {
+            last_ckpt = now;
+            size_t common = (size_t)-1;
+            for (int i = 0; i < connections; i++) {
+                size_t d = atomic_load(&ls[i].done);
+                if (d < common) common = d;
+            }
+            if (common > ckpt_rows) {
+                ckpt_rows = common;
+                vb_phase_load_checkpoint(ctx, connections, common, vb_load_vouched(ds->n_train, connections, common),
+                                     resume->prior_s + secs, resume->prior_attempts + 1);
+            }
+        }
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += 50000000L;

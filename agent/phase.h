@@ -86,11 +86,29 @@ static inline size_t vb_churn_rows(double fraction, size_t n) {
     size_t planned = (size_t)(fraction * (double)n);
     return planned < 1 ? 1 : planned;
 }
-/* Bulk-loads the whole corpus over `connections` parallel connections in batches; reports progress.
- * Used by build (timed) and by the rebuild path (untimed). *t_end (may be NULL) gets the moment the last loader
- * finished, on vb_now_ns's clock, so progress reporting is not part of the load time. */
-int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, uint64_t *t_end,
-                         vb_error *err);
+/* Where a load starts (the build's, continued from its checkpoint after a restart; all 0: from the first row). */
+typedef struct vb_load_resume {
+    size_t slice_rows;      /* rows already in at the start of each connection's slice: loading starts after them */
+    size_t upsert_rows;     /* the next rows of each slice may be in too (committed after the last checkpoint):
+                             * they go in with insert, an upsert, so no row is there twice */
+    int checkpoints;        /* send load checkpoints (BuildResult.checkpoint) about every second: the timed build */
+    double prior_s;         /* the earlier attempts' load seconds, added to the checkpoints' load_s */
+    long prior_attempts;    /* the earlier attempts that loaded rows */
+} vb_load_resume;
+/* A load checkpoint: each of the `connections` slices holds its first `slice_rows` rows (`rows` in all), `load_s`
+ * load seconds so far over `attempts` attempts. Sent without the server's command counts (they stay with the
+ * build result); key "load-ATTEMPT@ROWS". */
+void vb_phase_load_checkpoint(vb_phase_ctx *ctx, int connections, size_t slice_rows, size_t rows, double load_s,
+                              long attempts);
+/* Rows in slice i of n rows over `connections`, and the rows `slice_rows` of each slice come to. */
+size_t vb_load_slice_len(size_t n, int connections, int i);
+size_t vb_load_vouched(size_t n, int connections, size_t slice_rows);
+/* Bulk-loads the corpus over `connections` parallel connections (each a contiguous slice of the rows) in batches;
+ * reports progress. Used by build (timed) and by the rebuild path (untimed). resume (may be NULL: from the first
+ * row, no checkpoints). *t_end (may be NULL) gets the moment the last loader finished, on vb_now_ns's clock, so
+ * progress reporting is not part of the load time. */
+int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, const vb_load_resume *resume,
+                         uint64_t *t_end, vb_error *err);
 
 int vb_phase_build(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err);

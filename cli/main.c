@@ -76,6 +76,10 @@ static const char *usage_run =
     "                       the id its key is named by; SIGHUP (systemctl reload vbench-coordinator) reads\n"
     "                       it again while the campaign runs\n"
     "  --no-local-agents    start no agent here: all of them connect from other hosts (with --listen)\n"
+    "  --data-dir DIR       the local agents' working directory: the servers' data directories, the engines'\n"
+    "                       files and the agents' outbox (default FILE.d beside the results); any file system,\n"
+    "                       e.g. a large disk for the servers, the results on another. Kept in FILE: resume\n"
+    "                       uses it again (or the --data-dir it is given)\n"
     "  --mode OCTAL         the results database's mode (default 0600; a directory it creates gets 0700, or\n"
     "                       x wherever OCTAL gives r); its -wal, -shm, .bak and .lock files take the same mode\n"
     "\n"
@@ -93,7 +97,7 @@ static const char *usage_run =
     "           3 another coordinator is running this campaign\n";
 
 static const char *usage_resume =
-    "usage: vbench resume [--out FILE] [--retry-failed] [--cpus LIST] [--cache-dir DIR] [--quiet]\n"
+    "usage: vbench resume [--out FILE] [--retry-failed] [--data-dir DIR] [--cpus LIST] [--cache-dir DIR] [--quiet]\n"
     "                     [--recipes DIR] [--images DIR] [--bus ADDRESS]\n"
     "\n"
     "Continues the campaign in FILE (default: the newest results.db/*.sqlite) from its last committed item, with\n"
@@ -101,6 +105,7 @@ static const char *usage_resume =
     "are kept and never recorded twice.\n"
     "\n"
     "  --retry-failed       also run failed and skipped items again\n"
+    "  --data-dir DIR       as for `vbench run` (default: the one the campaign was run with)\n"
     "  --mirror, --no-fetch as for `vbench run`\n"
     "  --notify CMD         as for `vbench run`\n"
     "  --listen, --cert, --allow, --no-local-agents   as for `vbench run`: agents on other hosts, which\n"
@@ -175,7 +180,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_RECIPES,
        OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL, OPT_MODE,
-       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH };
+       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -188,7 +193,8 @@ static int cmd_run(int argc, char **argv, int resume) {
         {"cert", required_argument, 0, OPT_CERT},       {"allow", required_argument, 0, OPT_ALLOW},
         {"no-local-agents", no_argument, 0, OPT_NO_LOCAL}, {"mode", required_argument, 0, OPT_MODE},
         {"check", no_argument, 0, OPT_CHECK}, {"notify", required_argument, 0, OPT_NOTIFY},
-        {"mirror", required_argument, 0, OPT_MIRROR}, {"no-fetch", no_argument, 0, OPT_NO_FETCH}, {0, 0, 0, 0}};
+        {"mirror", required_argument, 0, OPT_MIRROR}, {"no-fetch", no_argument, 0, OPT_NO_FETCH},
+        {"data-dir", required_argument, 0, OPT_DATA_DIR}, {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
     int c;
@@ -212,6 +218,7 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_NOTIFY: o.notify = optarg; break;
         case OPT_MIRROR: o.mirror = optarg; break;
         case OPT_NO_FETCH: o.no_fetch = 1; break;
+        case OPT_DATA_DIR: o.data_dir = optarg; break;
         case OPT_MODE: {
             char *end = NULL;
             long m = strtol(optarg, &end, 8);

@@ -52,6 +52,11 @@ typedef struct vb_point {
     vb_on_resume on_resume;
     vb_churn_start churn_start;     /* churn, per attempt (the coordinator sets it; the plan leaves FRESH) */
     long resume_rows;               /* VB_CHURN_CONTINUE: rows already reinserted */
+    /* build, per attempt (the coordinator sets them from the load checkpoint; the plan leaves 0): the rows already
+     * in at the start of each load connection's slice, the earlier attempts' load seconds and their count. */
+    long load_resume_rows;
+    double load_resume_s;
+    long load_resume_attempts;
 } vb_point;
 
 #define VB_PLAN_MAX_POINT 8

@@ -94,6 +94,20 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
                 vb_console_say(&c->console, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
         }
     }
+    /* A build continues its load from the committed checkpoint, where the agent finds the engine and the server's
+     * table allow it (agent/phase_build.c load_resume); a checkpoint of other load connections is not this plan's. */
+    if (it->kind == VB_PHASE_BUILD) {
+        vb_load_checkpoint ck;
+        if (vb_store_load_checkpoint(c->store, it->key, &ck, &err)) vb_console_say(&c->console, "vbench: %s", err.message);
+        else if (ck.rows > 0 && ck.connections == it->p.load_connections) {
+            point.load_resume_rows = ck.slice_rows;
+            point.load_resume_s = ck.load_s;
+            point.load_resume_attempts = ck.attempts;
+            if (first)
+                vb_console_say(&c->console, "%s: continuing the load from its checkpoint, %ld rows already in (%.1f s of "
+                               "load in %ld attempt%s)", it->key, ck.rows, ck.load_s, ck.attempts, ck.attempts == 1 ? "" : "s");
+        }
+    }
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.attempt = c->runs[i].attempt;

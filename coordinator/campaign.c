@@ -125,6 +125,12 @@ static int prepare(campaign *c, vb_error *err) {
         uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
         if (vb_budget_resolve(c->profile, cores, mem, &c->local_budget, err)) return VB_ERROR;
     }
+    /* --data-dir before anything is made: a directory (made here when missing) that this process may write */
+    struct stat dd;
+    if (o->data_dir && !o->check_only && mkdir(o->data_dir, 0700) != 0 && errno != EEXIST)
+        return vb_error_set(err, "config", 1, "--data-dir %s: cannot create it: %s", o->data_dir, strerror(errno));
+    if (o->data_dir && !o->check_only && (stat(o->data_dir, &dd) != 0 || !S_ISDIR(dd.st_mode) || access(o->data_dir, W_OK | X_OK) != 0))
+        return vb_error_set(err, "config", 1, "--data-dir %s: not a directory this process can write", o->data_dir);
     /* disk, memory, CPUs, recipes and images, before anything is made (coordinator/preflight.h) */
     if (vb_preflight_campaign(o, c->profile, c->plan, err)) return VB_ERROR;
     /* registry datasets: their files in the cache, fetched when missing (coordinator/fetch_datasets.h) */
@@ -177,6 +183,22 @@ static int prepare(campaign *c, vb_error *err) {
     snprintf(c->work_dir, sizeof c->work_dir, "%s.d", o->out);
     struct stat db_st;
     mkdir(c->work_dir, stat(o->out, &db_st) == 0 ? (db_st.st_mode & 0777) | ((db_st.st_mode & 0444) >> 2) : 0700);
+    /* The servers' data directories (and the local agents' other files) apart from the results: --data-dir, kept
+     * in the manifest so that a resume finds them where the run put them. */
+    char stored[1100];
+    int had = vb_store_manifest_get(c->store, "campaign.data_dir", stored, sizeof stored);
+    snprintf(c->agent_dir, sizeof c->agent_dir, "%s", o->data_dir ? o->data_dir : had ? stored : c->work_dir);
+    if (o->data_dir || had) {
+        if (mkdir(c->agent_dir, 0700) != 0 && errno != EEXIST) {
+            vb_error_set(err, "config", 1, "the servers' data directory %s (campaign.data_dir): cannot create it: %s",
+                         c->agent_dir, strerror(errno));
+            return VB_ERROR;
+        }
+        if (o->data_dir && had && strcmp(stored, o->data_dir) != 0)
+            vb_console_say(&c->console, "the servers' data directory moves from %s to %s (--data-dir): servers started "
+                           "before find none of their data there", stored, o->data_dir);
+        if (!had || strcmp(stored, c->agent_dir) != 0) vb_store_manifest_set(c->store, "campaign.data_dir", c->agent_dir, NULL);
+    }
     if (o->listen) {
         vb_console_say(&c->console, "listening for agents on %s (%s)", listening,
                         c->zap ? "CURVE" : "plain TCP on loopback: insecure");

@@ -33,6 +33,8 @@ typedef struct vb_campaign_opts {
     const char *notify;        /* --notify CMD (else the profile's notify.command), or NULL */
     int check_only;            /* run --check: the preflight and the estimate, nothing created */
     unsigned mode;             /* run: the results database's mode (0: 0600; its new directory gets r -> x) */
+    const char *data_dir;      /* --data-dir: the local agents' working directory (servers' data directories, engine
+                                * files, outbox), on any file system; NULL: FILE.d, or on resume the stored one */
 } vb_campaign_opts;
 
 /* Returns the process exit code: 0 all items done, 1 some failed, 2 interrupted or incomplete.

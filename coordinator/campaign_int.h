@@ -112,6 +112,7 @@ typedef struct campaign {
     zsock_t *router;
     vb_transport_zap *zap;          /* ZAP handler when listening with CURVE, else NULL */
     char run_dir[256], endpoint[300], work_dir[1100];
+    char agent_dir[1100];   /* the local agents' --workdir: --data-dir, the stored campaign.data_dir, or work_dir */
     char agent_server_key[400];    /* the coordinator's public key for the local agents under CURVE */
     char refused_senders[8][200];  /* the last "id key" pairs reported as refused (once each, not per heartbeat) */
     unsigned refused_total;        /* pairs ever reported; the newest is at (refused_total - 1) % 8 */

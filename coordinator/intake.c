@@ -16,11 +16,16 @@ static void say_duplicates(campaign *c, const char *item, uint64_t answers, uint
 }
 
 static void print_result(campaign *c, const Vbench__Result *r) {
-    if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
+    if (r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint) {
+        return;   /* a load checkpoint: the progress line says how far the load is */
+    } else if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
         const Vbench__BuildResult *b = r->build;
         vb_console_say(&c->console, "%s: %llu rows, load %.2fs, build %.2fs, first query after %.2fs, %.0f rows/s, index %.1f MiB",
             r->item_key, (unsigned long long)b->rows, b->load_s, b->build_s, b->first_query_s, b->rows_per_s,
             b->index_bytes >= 0 ? (double)b->index_bytes / 1048576.0 : -1.0);
+        if (b->attempts > 1)
+            vb_console_say(&c->console, "%s: the load continued from its checkpoint: %.2fs of load over %u attempts",
+                           r->item_key, b->load_s, b->attempts);
     } else if (r->body_case == VBENCH__RESULT__BODY_SWEEP) {
         const Vbench__Measurement *w = r->sweep->m;
         vb_console_say(&c->console, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
@@ -94,7 +99,7 @@ void vb_campaign_record_result(campaign *c, peer *p, const Vbench__Result *r) {
         }
         return;
     }
-    if (r->body_case == VBENCH__RESULT__BODY_BUILD) {
+    if (r->body_case == VBENCH__RESULT__BODY_BUILD && !r->build->checkpoint) {
         /* Before the ack, and again for a resent copy: a build whose versions are not in the manifest stays in
          * the agent's outbox until they are. */
         char key[256];

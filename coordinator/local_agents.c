@@ -27,7 +27,7 @@ int vb_campaign_spawn_local_agent(campaign *c, int which, vb_error *err) {
     argv[n++] = "--roles";
     argv[n++] = la->roles;
     argv[n++] = "--workdir";
-    argv[n++] = c->work_dir;
+    argv[n++] = c->agent_dir;
     argv[n++] = "--exit-with-parent";
     if (c->o->cache_dir) {
         argv[n++] = "--cache-dir";

@@ -207,7 +207,8 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
 
     /* the servers' data directories, beside the results (campaign.c: OUT.d, orchestrator/orchestrate.c: servers/ENGINE) */
     char work[PATH_MAX + 8];
-    snprintf(work, sizeof work, "%s.d", o->out);
+    if (o->data_dir) snprintf(work, sizeof work, "%s", o->data_dir);
+    else snprintf(work, sizeof work, "%s.d", o->out);
     int any_server = 0;
     for (size_t e = 0; e < prof->n_engines; e++) {
         const char *recipe = vb_profile_engine_recipe(&prof->engines[e]);
@@ -319,7 +320,7 @@ int vb_preflight_campaign(const vb_campaign_opts *o, const vb_profile *p, const 
     vb_error eerr;
     double est_s = vb_estimate_plan(p, plan, NULL, o->cache_dir, &est, &eerr) == VB_OK ? est.total_s : 0;
     if (est_s > 0) vb_estimate_free(&est);
-    vb_preflight_opts po = {.profile = p, .plan = plan, .out = o->out, .cache_dir = o->cache_dir,
+    vb_preflight_opts po = {.profile = p, .plan = plan, .out = o->out, .data_dir = o->data_dir, .cache_dir = o->cache_dir,
                             .agent_cpus = o->agent_cpus, .recipes_dir = o->recipes_dir, .images_dir = o->images_dir,
                             .remote_agents = o->no_local_agents, .resume = o->resume, .estimate_s = est_s,
                             .print = o->quiet ? NULL : stderr, .problems_only = 1};
@@ -348,7 +349,7 @@ int vb_preflight_check_command(const vb_campaign_opts *o) {
     } else {
         printf("estimate: none (%s)\n", err.message);
     }
-    vb_preflight_opts po = {.profile = p, .plan = plan, .out = o->out, .cache_dir = o->cache_dir,
+    vb_preflight_opts po = {.profile = p, .plan = plan, .out = o->out, .data_dir = o->data_dir, .cache_dir = o->cache_dir,
                             .agent_cpus = o->agent_cpus, .recipes_dir = o->recipes_dir, .images_dir = o->images_dir,
                             .remote_agents = o->no_local_agents, .estimate_s = est_s, .print = stdout,
                             .engines_strict = 1};

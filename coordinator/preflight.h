@@ -25,6 +25,7 @@ typedef struct vb_preflight_opts {
     const vb_profile *profile;
     const vb_plan *plan;
     const char *out;           /* the results database; server data goes to OUT.d */
+    const char *data_dir;      /* --data-dir: server data goes there instead; NULL: OUT.d */
     const char *cache_dir;     /* --cache-dir or NULL */
     const char *agent_cpus;    /* --cpus or NULL */
     const char *recipes_dir, *images_dir;   /* NULL: the defaults */

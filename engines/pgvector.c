@@ -22,8 +22,9 @@
  * because none of those helps against a server that is alive to the kernel but never answers (SIGSTOPped, or a
  * Unix socket), every statement is sent asynchronously and its answer waited for with poll() up to the bound:
  * on expiry the connection is shut (a lost connection, VB_RETRY) and the error names the bound. A COPY's rows
- * are written in blocking mode (libpq waits without a bound for a full socket to drain): TCP's tcp_user_timeout
- * ends that write against a dead peer; against a stopped one, the coordinator's bound on an unanswered Abort.
+ * are written in nonblocking mode, each write waiting for the socket with poll() up to the same bound (pg_flush):
+ * a stopped server that no longer reads (its Unix socket full) fails the COPY at the bound instead of blocking
+ * it for good.
  *
  * Errors carry the server's own message. A lost connection (or SQLSTATE class 08, 57P01-57P03, 40001, 40P01)
  * returns VB_RETRY; the next call on that connection reconnects it and restores its settings.
@@ -119,6 +120,47 @@ static void pg_wait(PGconn *pg) {
         }
         if (!PQconsumeInput(pg)) return;   /* the error is in the next result */
     }
+}
+
+/* Sends what libpq holds for pg (nonblocking mode), at most pg_io_ms: a COPY's rows into a server that stopped
+ * reading (SIGSTOPped: over a Unix socket, or TCP whose kernel still acknowledges) would otherwise block the write
+ * for good. Answers that arrive meanwhile are read, so a server that refuses the COPY is heard. 0 when all is sent;
+ * -1 on a failure or at the bound (the socket shut, pg_gave_up_s set: pg_fail names the bound). */
+static int pg_flush(PGconn *pg) {
+    long ms = atomic_load(&pg_io_ms);
+    uint64_t deadline = vb_now_ns() + (uint64_t)ms * 1000000ull;
+    int f;
+    while ((f = PQflush(pg)) == 1) {
+        uint64_t now = vb_now_ns();
+        int left = !ms ? -1 : now >= deadline ? 0 : (int)((deadline - now) / 1000000ull) + 1;
+        struct pollfd pfd = {.fd = PQsocket(pg), .events = POLLOUT | POLLIN};
+        if (pfd.fd < 0) return -1;
+        int n = left ? poll(&pfd, 1, left) : 0;
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) {
+            pg_gave_up_s = (ms + 999) / 1000;
+            shutdown(pfd.fd, SHUT_RDWR);
+            PQconsumeInput(pg);
+            return -1;
+        }
+        if ((pfd.revents & POLLIN) && !PQconsumeInput(pg)) return -1;
+    }
+    return f;
+}
+
+/* PQputCopyData / PQputCopyEnd in nonblocking mode, each write bounded by pg_flush. */
+static int pg_copy_data(PGconn *pg, const char *buf, int len) {
+    int k;
+    while ((k = PQputCopyData(pg, buf, len)) == 0)
+        if (pg_flush(pg) < 0) return -1;
+    return k == 1 && pg_flush(pg) == 0 ? 0 : -1;
+}
+
+static int pg_copy_end(PGconn *pg, const char *why) {
+    int k;
+    while ((k = PQputCopyEnd(pg, why)) == 0)
+        if (pg_flush(pg) < 0) return -1;
+    return k == 1 && pg_flush(pg) == 0 ? 0 : -1;
 }
 
 /* PQexec's contract for a statement already sent: its last result (a COPY's first), every wait bounded. */
@@ -710,12 +752,17 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
         return rc;
     }
     PQclear(r);
+    /* The rows are written in nonblocking mode, every write bounded (pg_flush), then the connection goes back to
+     * blocking mode for the statements, whose answers pg_wait bounds. */
+    PQsetnonblocking(c->pg, 1);
     for (const char *q = c->buf; rc == VB_OK && q < p; q += 1 << 20) {   /* 1 MB pieces: PQputCopyData takes an int */
         int piece = p - q < (1 << 20) ? (int)(p - q) : 1 << 20;
-        if (PQputCopyData(c->pg, q, piece) != 1) rc = pg_fail(c->pg, NULL, err, "COPY data");
+        if (pg_copy_data(c->pg, q, piece) != 0) rc = pg_fail(c->pg, NULL, err, "COPY data");
     }
-    if (PQputCopyEnd(c->pg, rc == VB_OK ? NULL : "vbench: sending the rows failed") != 1 && rc == VB_OK)
+    if (PQstatus(c->pg) != CONNECTION_BAD && pg_copy_end(c->pg, rc == VB_OK ? NULL : "vbench: sending the rows failed") != 0 &&
+        rc == VB_OK)
         rc = pg_fail(c->pg, NULL, err, "COPY end");
+    PQsetnonblocking(c->pg, 0);
     for (;;) {
         pg_wait(c->pg);
         if (!(r = PQgetResult(c->pg))) break;

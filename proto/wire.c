@@ -210,6 +210,9 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->resume_rows = (uint64_t)p->resume_rows;
     w->skip_answers = !p->answers;
     w->repeats = (uint32_t)p->repeats;
+    w->load_resume_rows = (uint64_t)p->load_resume_rows;
+    w->load_resume_s = p->load_resume_s;
+    w->load_resume_attempts = (uint32_t)p->load_resume_attempts;
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -235,5 +238,8 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
                    : w->churn_start == VBENCH__CHURN_START__CHURN_START_RESTART  ? VB_CHURN_RESTART
                                                                                  : VB_CHURN_FRESH;
     p->resume_rows = (long)w->resume_rows;
+    p->load_resume_rows = (long)w->load_resume_rows;
+    p->load_resume_s = w->load_resume_s;
+    p->load_resume_attempts = (long)w->load_resume_attempts;
     p->answers = !w->skip_answers;
 }

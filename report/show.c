@@ -19,7 +19,9 @@ static int optional(const report_table *t) { return strncmp(t->name, "cost_", 5)
 static const report_table tables[] = {
     {"build", "Build",
      "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
-     "client_cpu_s, engine_version FROM v_build"},
+     "client_cpu_s, engine_version, "
+     /* a load continued from its checkpoint: load_s is the sum of its attempts' work, said so */
+     "IIF(attempts > 1, printf('load %.0f s over %d attempts', load_s, attempts), NULL) AS attempts FROM v_build"},
     {"recall_sweep", "Recall sweep (one client, every query once; with a clients list, a window per client count)",
      "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
      "queries, short_answers, "
@@ -196,8 +198,8 @@ int vb_report_status(sqlite3 *db, const char *path, const vb_lock_holder *holder
         int running = strcmp(status, "running") == 0;
         char shown[600];
         if (holder->held)
-            snprintf(shown, sizeof shown, "%s (coordinator PID %ld on %s since %s)", running ? "running" : status,
-                     holder->pid, holder->host, holder->since);
+            snprintf(shown, sizeof shown, "%s (coordinator %s on %s since %s)", running ? "running" : status,
+                     holder->pid_text[0] ? holder->pid_text : "PID ?", holder->host, holder->since);
         else if (running)
             snprintf(shown, sizeof shown, "stopped without finishing (coordinator not running): vbench resume --out %s",
                      path);

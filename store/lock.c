@@ -1,6 +1,8 @@
 /* The results database's writer lock (lock.h): an OFD lock on FILE.lock with the holder's record in it. */
 #include "store/lock.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,8 +17,62 @@ struct vb_lock {
     int fd;
     char path[1100];
     long pid;
-    char host[256], since[40];
+    char host[256], since[40], pidns[64];
 };
+
+/* The PID namespace of process `pid` (0: this one) as /proc names it, "pid:[INODE]"; "" when it cannot be read. */
+static void pid_ns_of(long pid, char *buf, size_t len) {
+    char link[64];
+    if (pid > 0) snprintf(link, sizeof link, "/proc/%ld/ns/pid", pid);
+    else snprintf(link, sizeof link, "/proc/self/ns/pid");
+    ssize_t n = readlink(link, buf, len - 1);
+    buf[n > 0 ? (size_t)n : 0] = '\0';
+}
+
+/* The last PID of /proc/N/status's NSpid line: N as its own (innermost) PID namespace numbers it; -1 if none. */
+static long inner_pid(const char *dir) {
+    char path[300], line[512];
+    snprintf(path, sizeof path, "/proc/%s/status", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long inner = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "NSpid:", 6) == 0) {
+            for (char *t = strtok(line + 6, " \t\n"); t; t = strtok(NULL, " \t\n")) inner = atol(t);
+            break;
+        }
+    fclose(f);
+    return inner;
+}
+
+/* The holder's PID as this process sees it: the same PID in the same namespace; from another (the holder in
+ * a container or a systemd namespace, this one on the host), the process of /proc in that namespace whose own
+ * PID it is; -1 when no such process is visible here (this one is inside, the holder outside). */
+static void holder_pid_here(vb_lock_holder *h) {
+    char mine[64];
+    pid_ns_of(0, mine, sizeof mine);
+    h->pid_here = h->pid;
+    if (!h->pidns[0] || !mine[0] || strcmp(h->pidns, mine) == 0) {
+        snprintf(h->pid_text, sizeof h->pid_text, "PID %ld", h->pid);
+        return;
+    }
+    h->pid_here = -1;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && h->pid_here < 0) {
+        if (!isdigit((unsigned char)e->d_name[0]) || inner_pid(e->d_name) != h->pid) continue;
+        char ns[64];
+        pid_ns_of(atol(e->d_name), ns, sizeof ns);
+        if (strcmp(ns, h->pidns) == 0) h->pid_here = atol(e->d_name);
+    }
+    if (d) closedir(d);
+    if (h->pid_here > 0)
+        snprintf(h->pid_text, sizeof h->pid_text, "PID %ld of another PID namespace (%s), PID %ld here", h->pid,
+                 h->pidns, h->pid_here);
+    else
+        snprintf(h->pid_text, sizeof h->pid_text, "PID %ld of another PID namespace (%s, not visible from here)",
+                 h->pid, h->pidns);
+}
 
 static void lock_path(const char *db_path, char *out, size_t len) { snprintf(out, len, "%s.lock", db_path); }
 
@@ -41,13 +97,15 @@ static void read_record(int fd, vb_lock_holder *h) {
         else if (strcmp(line, "host") == 0) snprintf(h->host, sizeof h->host, "%s", v);
         else if (strcmp(line, "since") == 0) snprintf(h->since, sizeof h->since, "%s", v);
         else if (strcmp(line, "campaign") == 0) snprintf(h->campaign, sizeof h->campaign, "%s", v);
+        else if (strcmp(line, "pidns") == 0) snprintf(h->pidns, sizeof h->pidns, "%s", v);
     }
+    holder_pid_here(h);
 }
 
 static void write_record(vb_lock *l, const char *campaign) {
     char buf[1024];
-    int n = snprintf(buf, sizeof buf, "pid %ld\nhost %s\nsince %s\ncampaign %s\n", l->pid, l->host, l->since,
-                     campaign ? campaign : "");
+    int n = snprintf(buf, sizeof buf, "pid %ld\nhost %s\nsince %s\ncampaign %s\npidns %s\n", l->pid, l->host, l->since,
+                     campaign ? campaign : "", l->pidns);
     if (ftruncate(l->fd, 0) == 0 && pwrite(l->fd, buf, (size_t)n, 0) == n) return;
     /* a record we could not write leaves the lock itself intact; a refused taker then says less about us */
 }
@@ -64,6 +122,7 @@ int vb_lock_take(const char *db_path, const char *campaign, mode_t mode, vb_lock
     vb_lock *l = calloc(1, sizeof *l);
     lock_path(db_path, l->path, sizeof l->path);
     l->pid = (long)getpid();
+    pid_ns_of(0, l->pidns, sizeof l->pidns);
     gethostname(l->host, sizeof l->host - 1);
     now_utc(l->since, sizeof l->since);
     for (int tries = 0; tries < 10; tries++) {
@@ -85,13 +144,18 @@ int vb_lock_take(const char *db_path, const char *campaign, mode_t mode, vb_lock
             char who[600];
             if (h.campaign[0]) snprintf(who, sizeof who, "campaign %s", h.campaign);
             else snprintf(who, sizeof who, "the campaign in %s", db_path);
+            /* The PID as the holder's namespace numbers it, and as this one does (a PID of another namespace
+             * means another process here: kill would hit it) */
+            char kill_how[64];
+            if (h.pid_here > 0) snprintf(kill_how, sizeof kill_how, "kill %ld", h.pid_here);
+            else snprintf(kill_how, sizeof kill_how, "kill %ld inside its PID namespace", h.pid);
             return vb_error_set(err, "lock", EAGAIN,
-                                "%s is being run by PID %ld on %s since %s: only one coordinator may write %s. "
+                                "%s is being run by %s on %s since %s: only one coordinator may write %s. "
                                 "Follow it with `vbench status --out %s`; to take over, stop that coordinator first "
-                                "(kill %ld, or `systemctl stop vbench-coordinator` if it is the service), then "
+                                "(%s, or `systemctl stop vbench-coordinator` if it is the service), then "
                                 "`vbench resume --out %s`",
-                                who, h.pid, h.host[0] ? h.host : "?", h.since[0] ? h.since : "?", db_path, db_path,
-                                h.pid, db_path);
+                                who, h.pid_text, h.host[0] ? h.host : "?", h.since[0] ? h.since : "?", db_path, db_path,
+                                kill_how, db_path);
         }
         /* Locked: but the previous holder may have removed the file between our open and our lock; then we hold
          * a file nobody else sees, and must lock the one at the path instead. */

@@ -23,6 +23,10 @@ typedef struct vb_lock_holder {
     char host[256];
     char since[40];        /* UTC ISO-8601 */
     char campaign[256];    /* "" until the holder knew the campaign's name */
+    char pidns[64];        /* the holder's PID namespace ("pid:[4026531836]"); "" in an older record */
+    long pid_here;         /* pid as this process's namespace numbers it (the same when both share one; the
+                            * host's PID of a holder inside a namespace, found in /proc); -1: not visible here */
+    char pid_text[200];    /* "PID N", or "PID N of another PID namespace (pid:[X]), PID M here" */
 } vb_lock_holder;
 
 /* Takes the lock of the database at db_path (creates db_path.lock with `mode`). When another process holds it,

@@ -73,6 +73,24 @@ CREATE TABLE IF NOT EXISTS build_result (
     engine_version  TEXT,
     dataset_hash    TEXT,
     agent           TEXT,
+    recorded_at     TEXT NOT NULL,
+    attempts        INTEGER                 -- the attempts whose load work load_s sums (a load continued from its
+                                            -- checkpoint); NULL: an older file, one attempt
+);
+
+-- A build's load checkpoint (proto BuildResult.checkpoint), about every second of a load that can continue after
+-- a restart (agent/phase.c): each of the `connections` slices holds its first slice_rows rows, `rows` in all;
+-- load_s the load seconds so far over every attempt. The next attempt continues from the largest.
+CREATE TABLE IF NOT EXISTS load_checkpoint (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    attempt         INTEGER NOT NULL,
+    connections     INTEGER NOT NULL,
+    slice_rows      INTEGER NOT NULL,
+    rows            INTEGER NOT NULL,
+    load_s          REAL NOT NULL,
+    attempts        INTEGER NOT NULL,       -- the attempts that loaded rows so far, this one included
+    agent           TEXT,
     recorded_at     TEXT NOT NULL
 );
 
@@ -268,7 +286,8 @@ CREATE TABLE IF NOT EXISTS server_size (
 CREATE TABLE IF NOT EXISTS server_log (
     engine          TEXT NOT NULL,
     unit            TEXT,
-    state           TEXT NOT NULL,          -- ready, failed, died, stopped
+    state           TEXT NOT NULL,          -- ready, failed, died, stopped; lost: closed at resume (its
+                                            -- coordinator was killed with the server up)
     message         TEXT,
     log_tail        TEXT,
     recorded_at     TEXT NOT NULL

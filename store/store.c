@@ -144,6 +144,7 @@ static const struct {
     {"churn_result", "config", "TEXT"},
     {"churn_result", "repeat", "INTEGER"},  /* issue 14: churn's before / after measured several times */
     {"filtered_result", "predicate", "TEXT"},  /* issue 26: range, equality, and */
+    {"build_result", "attempts", "INTEGER"},   /* issue 28: a load continued from its checkpoint */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -594,8 +595,14 @@ int vb_store_begin_run(vb_store *s, int retry_failed, const char *resumed_by, vb
              "FROM plan WHERE status = 'running';"
              "UPDATE plan SET status = 'interrupted' WHERE status = 'running';"
              "UPDATE plan SET status = 'pending' WHERE status = 'expired';"
-             "UPDATE campaign SET runs = runs + 1, status = 'running', updated_at = '%s', finished_at = NULL;",
-             now, now);
+             "UPDATE campaign SET runs = runs + 1, status = 'running', updated_at = '%s', finished_at = NULL;"
+             /* a server whose last row says ready went down with a coordinator that could not say so (killed):
+              * its row is closed here, so every server start has its end row */
+             "INSERT INTO server_log (engine, unit, state, message, recorded_at) SELECT engine, unit, 'lost', "
+             "'the coordinator stopped without recording this server''s end (killed?); closed when the campaign "
+             "resumed', '%s' FROM server_log AS l WHERE state = 'ready' AND rowid = "
+             "(SELECT MAX(rowid) FROM server_log WHERE engine = l.engine);",
+             now, now, now);
     if (exec(s, sql, err)) goto fail;
     if (retry_failed && exec(s, "UPDATE plan SET status = 'pending', error = NULL WHERE status IN ('failed', 'skipped')", err))
         goto fail;
@@ -979,13 +986,34 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
     return rc;
 }
 
+static int insert_load_checkpoint(vb_store *s, const Vbench__Result *r, const char *agent, const char *now,
+                                  vb_error *err) {
+    const Vbench__BuildResult *b = r->build;
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO load_checkpoint (result_key, item_key, attempt, connections, slice_rows, rows, load_s, attempts, "
+        "agent, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)", err);
+    if (!st) return s->last;
+    bind_text(st, 1, r->result_key);
+    bind_text(st, 2, r->item_key);
+    sqlite3_bind_int(st, 3, (int)r->attempt);
+    sqlite3_bind_int(st, 4, (int)b->load_connections);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)b->slice_rows);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)b->rows);
+    sqlite3_bind_double(st, 7, b->load_s);
+    sqlite3_bind_int(st, 8, (int)b->attempts);
+    bind_text(st, 9, agent);
+    bind_text(st, 10, now);
+    return run(s, st, err, "recording a load checkpoint");
+}
+
 static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                         const char *agent, const char *now, vb_error *err) {
     const Vbench__BuildResult *b = r->build;
+    if (b->checkpoint) return insert_load_checkpoint(s, r, agent, now, err);
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO build_result (result_key, item_key, engine, dataset, rows, load_s, build_s, first_query_s, "
         "rows_per_s, index_bytes, table_bytes, client_cpu_s, load_connections, engine_version, dataset_hash, agent, "
-        "recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "recorded_at, attempts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     if (!st) return s->last;
     int i = 1;
     bind_keys(st, &i, r, engine, dataset);
@@ -1004,6 +1032,7 @@ static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine
     bind_text(st, i++, b->dataset_hash);
     bind_text(st, i++, agent);
     bind_text(st, i++, now);
+    sqlite3_bind_int(st, i++, b->attempts > 0 ? (int)b->attempts : 1);
     return run(s, st, err, "recording a build result");
 }
 
@@ -1012,7 +1041,8 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
                                   "SELECT 1 FROM sweep_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM window_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM filtered_result WHERE result_key = ?1 UNION ALL "
-                                  "SELECT 1 FROM churn_result WHERE result_key = ?1", err);
+                                  "SELECT 1 FROM churn_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM load_checkpoint WHERE result_key = ?1", err);
     if (!st) return s->last;
     bind_text(st, 1, key);
     int rc = sqlite3_step(st);
@@ -1055,7 +1085,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_CHURN: rc = insert_churn(s, r, engine, dataset, agent, now, err); break;
     default: break;
     }
-    if (rc == VB_STORE_OK) {
+    if (rc == VB_STORE_OK && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
         /* the configuration's label is its plan item's engine (the adapter may run several configurations) */
         const char *table = r->body_case == VBENCH__RESULT__BODY_BUILD      ? "build_result"
                           : r->body_case == VBENCH__RESULT__BODY_SWEEP      ? "sweep_result"
@@ -1129,6 +1159,17 @@ int vb_store_event(vb_store *s, vb_event_kind kind, const char *level, const cha
     bind_text(st, 5, msg);
     bind_text(st, 6, vb_event_kind_name(kind));
     return run(s, st, NULL, "recording an event");
+}
+
+int vb_store_manifest_get(vb_store *s, const char *key, char *buf, size_t len) {
+    buf[0] = '\0';
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM manifest WHERE key = ?", -1, &st, NULL) != SQLITE_OK) return 0;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0);
+    if (found) snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found;
 }
 
 int vb_store_manifest_set(vb_store *s, const char *key, const char *value, vb_error *err) {
@@ -1209,6 +1250,26 @@ int vb_store_churn_checkpoint(vb_store *s, const char *item_key, long *rows, vb_
     if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) *rows = (long)sqlite3_column_int64(st, 0);
     vb_store_class cls = VB_STORE_OK;
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) cls = db_error(s, err, "reading a churn checkpoint");
+    sqlite3_finalize(st);
+    return cls;
+}
+
+int vb_store_load_checkpoint(vb_store *s, const char *item_key, vb_load_checkpoint *out, vb_error *err) {
+    sqlite3_stmt *st = prepare(s, "SELECT connections, slice_rows, rows, load_s, attempts FROM load_checkpoint "
+                                  "WHERE item_key = ? ORDER BY attempt DESC, rows DESC LIMIT 1", err);
+    if (!st) return s->last;
+    bind_text(st, 1, item_key);
+    memset(out, 0, sizeof *out);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->connections = sqlite3_column_int64(st, 0);
+        out->slice_rows = sqlite3_column_int64(st, 1);
+        out->rows = sqlite3_column_int64(st, 2);
+        out->load_s = sqlite3_column_double(st, 3);
+        out->attempts = sqlite3_column_int64(st, 4);
+    }
+    vb_store_class cls = VB_STORE_OK;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) cls = db_error(s, err, "reading a load checkpoint");
     sqlite3_finalize(st);
     return cls;
 }

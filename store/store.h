@@ -81,7 +81,8 @@ int vb_store_load_campaign(vb_store *s, char **yaml, char **source, char **engin
 /* Checks that the stored plan has exactly the keys of `plan` (the profile text did not change under us). */
 int vb_store_check_plan(vb_store *s, const vb_plan *plan, vb_error *err);
 /* Starts a coordinator run: runs += 1, status running; items left 'running' by a killed coordinator become
- * 'interrupted' (they will run again), with an event each. retry_failed also re-queues failed/skipped items.
+ * 'interrupted' (they will run again), with an event each; a server whose last server_log row says ready (it went
+ * down with a killed coordinator) gets its end row, state 'lost'. retry_failed also re-queues failed/skipped items.
  * resumed_by: the command line of a resume (a "resumed" event), NULL for a new campaign; in the same
  * transaction, so a coordinator killed at any moment leaves runs - 1 = the number of "resumed" events. */
 int vb_store_begin_run(vb_store *s, int retry_failed, const char *resumed_by, vb_error *err);
@@ -159,10 +160,19 @@ const char *vb_event_kind_name(vb_event_kind k);
 int vb_store_event(vb_store *s, vb_event_kind kind, const char *level, const char *item_key, const char *source,
                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 int vb_store_manifest_set(vb_store *s, const char *key, const char *value, vb_error *err);
+/* The manifest's value of key into buf; 1 when there is one, 0 when not (buf ""). */
+int vb_store_manifest_get(vb_store *s, const char *key, char *buf, size_t len);
 int vb_store_agent_seen(vb_store *s, const Vbench__Hello *h, vb_error *err);
 /* status: "running", "finished", "incomplete", "failed", "interrupted". */
 int vb_store_set_status(vb_store *s, const char *status, vb_error *err);
 
+/* A build's load checkpoint (table load_checkpoint): the largest of the item's latest attempt that sent one (an
+ * attempt that loads from the first row sends one of 0 rows first); rows 0 when none. */
+typedef struct vb_load_checkpoint {
+    long connections, slice_rows, rows, attempts;
+    double load_s;
+} vb_load_checkpoint;
+int vb_store_load_checkpoint(vb_store *s, const char *item_key, vb_load_checkpoint *out, vb_error *err);
 /* Churn checkpoint: the largest committed count of reinserted rows of the item, or -1 when none. */
 int vb_store_churn_checkpoint(vb_store *s, const char *item_key, long *rows, vb_error *err);
 /* Forgets the reinsert progress of the item (on_resume: restart), with an event saying so. */

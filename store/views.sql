@@ -4,9 +4,10 @@
 -- A view's engine column is the configuration's label (issue 14: result rows hold the adapter in engine and the
 -- label in config; an older file has no config, and its engine was the label).
 
+-- attempts: the attempts whose load work load_s sums (a load continued from its checkpoint after restarts).
 CREATE VIEW v_build AS
     SELECT COALESCE(b.config, b.engine) AS engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
-           b.table_bytes, b.client_cpu_s, b.engine_version
+           b.table_bytes, b.client_cpu_s, b.engine_version, COALESCE(b.attempts, 1) AS attempts
     FROM build_result AS b JOIN plan ON plan.key = b.item_key
     ORDER BY plan.seq;
 
@@ -436,6 +437,17 @@ CREATE VIEW v_validity AS
     FROM v_server_count WHERE NOT agrees
     UNION ALL
     SELECT engine, NULL, NULL, 'server died', message FROM server_log WHERE state = 'died'
+    UNION ALL
+    -- measured on a table the agent rebuilt (untimed) because the server had lost the built one (its data
+    -- deleted, a server started empty): the item that rebuilt it and every later one of that configuration and
+    -- dataset; the build row is of the table before (the agent's event says "the server lost the table")
+    SELECT DISTINCT p.engine, p.dataset, p.key, 'measured after a rebuild',
+           printf('measured on a table rebuilt untimed at %s, after the server lost the built one (item %s): the build row is of the table before',
+                  e.at, e.item_key)
+    FROM event AS e JOIN plan AS r ON r.key = e.item_key
+    JOIN plan AS p ON p.engine = r.engine AND p.dataset = r.dataset AND p.phase <> 'build' AND p.status = 'done'
+        AND (p.key = r.key OR p.started_at >= e.at)
+    WHERE e.kind = 'agent_log' AND e.message LIKE '%the server lost the table%'
     UNION ALL
     SELECT sp.engine, NULL, sp.item, 'memory pressure',
            printf('server cgroup memory peaked at %.1f MiB, %.0f %% of its limit', sp.peak_cgroup_bytes / 1048576.0,

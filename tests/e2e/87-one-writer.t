@@ -68,6 +68,29 @@ is "$(q "$db" "SELECT COUNT(*) || ' ' || COUNT(DISTINCT item_key) FROM window_re
 like "$("$VBENCH" status --out "$db" 2>&1)" "campaign onewriter: finished (coordinator runs: 2;" "status: finished"
 [ ! -e "$db.lock" ]; ok $? "the lock file is gone after a clean exit"
 
+# A coordinator inside a PID namespace (a container; the systemd namespace of the server tests) is PID 1 there: its
+# lock record gives its namespace; a second coordinator on the host is refused with both PIDs, the namespace's and
+# the host's, and told to kill the host's (kill 1 would hit the host's init).
+if [ "$(id -u)" -eq 0 ]; then
+    nsdb="$SCRATCH/ns.sqlite"
+    unshare --pid --fork --kill-child --mount-proc "$VBENCH" run --profile "$SCRATCH/slow.yml" --out "$nsdb" --quiet \
+        2>"$SCRATCH/ns.txt" &
+    ns=$!
+    wait_sql "$nsdb" "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
+    ok $? "a coordinator in a PID namespace of its own is in its windows"
+    inner=$(awk '$1 == "pid" { print $2 }' "$nsdb.lock")
+    hostpid=$(awk '{ print $1 }' "/proc/$ns/task/$ns/children")
+    is "$inner" "1" "its lock record says PID 1, its namespace's number"
+    out=$("$VBENCH" resume --out "$nsdb" --quiet 2>&1)
+    is "$?" "3" "a second coordinator on the host is refused, exit 3"
+    like "$out" "is being run by PID 1 of another PID namespace (pid:[" "... naming the PID as the holder's namespace numbers it"
+    like "$out" "PID $hostpid here" "... and as the host does ($hostpid)"
+    like "$out" "(kill $hostpid," "... telling it to kill the host's PID"
+    like "$("$VBENCH" status --out "$nsdb" 2>&1)" "coordinator PID 1 of another PID namespace (pid:[" "status says both too"
+    kill -9 $ns 2>/dev/null
+    wait $ns 2>/dev/null
+fi
+
 # A second agent: two coordinators on one database, each with an agent of its own (different ports), would both
 # measure. The second is refused before it binds or assigns anything.
 . "$(dirname "$0")/hosts.sh"

@@ -54,6 +54,8 @@ static void sweep(Vbench__Result *r, Vbench__SweepResult *w, const char *result_
     r->sweep = w;
 }
 
+static void exec_sql(vb_store *s, const char *sql) { sqlite3_exec(vb_store_db(s), sql, NULL, NULL, NULL); }
+
 int main(void) {
     char dir[] = "/tmp/vbench-store.XXXXXX", path[128];
     if (!mkdtemp(dir)) return 1;
@@ -89,6 +91,70 @@ int main(void) {
         rmdir(bak);
         ok(vb_store_backup(s, &berr) == VB_OK, "then a backup is written (%s)", berr.message);
         unlink(bak);
+    }
+
+    /* ---- load checkpoints (issue 28): the next attempt goes by the latest attempt that sent one ---- */
+    {
+        const char *kb = plan->items[0].key;
+        vb_load_checkpoint ck;
+        ok(vb_store_load_checkpoint(s, kb, &ck, &err) == VB_OK && ck.rows == 0, "no checkpoint: rows 0");
+        struct { const char *key; unsigned attempt; uint64_t slice, rows; double load_s; uint32_t attempts; } c[] = {
+            {"b#load-1@400", 1, 200, 400, 2.0, 1}, {"b#load-1@800", 1, 400, 800, 4.0, 1},
+            {"b#load-2@1200", 2, 600, 1200, 6.5, 2}, {"b#load-2@1000", 2, 500, 1000, 5.5, 2}};
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+            Vbench__BuildResult b = VBENCH__BUILD_RESULT__INIT;
+            b.checkpoint = 1;
+            b.rows = c[i].rows;
+            b.slice_rows = c[i].slice;
+            b.load_s = c[i].load_s;
+            b.load_connections = 2;
+            b.attempts = c[i].attempts;
+            Vbench__Result cr = VBENCH__RESULT__INIT;
+            cr.result_key = (char *)c[i].key;
+            cr.item_key = (char *)kb;
+            cr.attempt = c[i].attempt;
+            cr.body_case = VBENCH__RESULT__BODY_BUILD;
+            cr.build = &b;
+            is_int(vb_store_commit_result(s, &cr, "exact", "d1", "a", &dup, &err), VB_STORE_OK, "a checkpoint commits");
+        }
+        int lrc = vb_store_load_checkpoint(s, kb, &ck, &err);
+        ok(lrc == VB_OK && ck.rows == 1200 && ck.slice_rows == 600 &&
+           ck.connections == 2 && ck.attempts == 2 && ck.load_s == 6.5,
+           "the largest of the latest attempt: 1200 rows, 600 a slice, 6.5 s over 2 attempts (%ld, %ld)", ck.rows, ck.slice_rows);
+        is_int(count(s, "SELECT COUNT(*) FROM build_result"), 0, "checkpoints are not build rows");
+        is_int(count(s, "SELECT COUNT(*) FROM plan WHERE status = 'done'"), 0, "and complete no item");
+        /* an attempt that loads from the first row says so with a checkpoint of 0 rows: the older ones no longer hold */
+        Vbench__BuildResult b = VBENCH__BUILD_RESULT__INIT;
+        b.checkpoint = 1;
+        b.load_connections = 2;
+        b.attempts = 1;
+        Vbench__Result cr = VBENCH__RESULT__INIT;
+        cr.result_key = "b#load-3@0";
+        cr.item_key = (char *)kb;
+        cr.attempt = 3;
+        cr.body_case = VBENCH__RESULT__BODY_BUILD;
+        cr.build = &b;
+        vb_store_commit_result(s, &cr, "exact", "d1", "a", &dup, &err);
+        lrc = vb_store_load_checkpoint(s, kb, &ck, &err);
+        ok(lrc == VB_OK && ck.rows == 0,
+           "after a restart from the first row the checkpoint is 0 rows (%ld)", ck.rows);
+        exec_sql(s, "DELETE FROM load_checkpoint");
+    }
+
+    /* ---- a server that went down with a killed coordinator gets its end row at resume (issue 28) ---- */
+    {
+        vb_store_server_log(s, "pg", "vbench-pg.service", "ready", "answers", NULL, NULL);
+        vb_store_server_log(s, "my", "vbench-my.service", "ready", "answers", NULL, NULL);
+        vb_store_server_log(s, "my", "vbench-my.service", "stopped", "stopped", NULL, NULL);
+        is_int(vb_store_begin_run(s, 0, "vbench resume (test)", &err), VB_STORE_OK, "a resume begins");
+        is_int(count(s, "SELECT COUNT(*) FROM server_log WHERE engine = 'pg' AND state = 'lost' AND unit = 'vbench-pg.service' "
+                        "AND message LIKE '%without recording this server''s end%'"), 1,
+               "the server left ready gets its end row, state lost, with its unit");
+        is_int(count(s, "SELECT COUNT(*) FROM server_log WHERE engine = 'my' AND state = 'lost'"), 0,
+               "a server whose end is recorded gets none");
+        is_int(vb_store_begin_run(s, 0, "vbench resume (test)", &err), VB_STORE_OK, "a second resume begins");
+        is_int(count(s, "SELECT COUNT(*) FROM server_log WHERE state = 'lost'"), 1, "and closes nothing twice");
+        exec_sql(s, "DELETE FROM server_log; DELETE FROM event; UPDATE campaign SET runs = 1");
     }
 
     /* ---- event kinds: a stable word per event, what tests and tools match ---- */
