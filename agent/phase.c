@@ -18,6 +18,7 @@ vb_phase_fn vb_phase_lookup(Vbench__Phase phase) {
     case VBENCH__PHASE__PHASE_CONCURRENCY: return vb_phase_concurrency;
     case VBENCH__PHASE__PHASE_CHURN: return vb_phase_churn;
     case VBENCH__PHASE__PHASE_FILTERED: return vb_phase_filtered;
+    case VBENCH__PHASE__PHASE_STREAMING: return vb_phase_streaming;
     default: return NULL;
     }
 }
@@ -197,7 +198,13 @@ static void *loader_main(void *arg) {
 
 int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, uint64_t *t_end,
                          vb_error *err) {
+    return vb_phase_load_rows(ctx, s, s->ds->n_train, connections, batch, t_end, err);
+}
+
+int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connections, int batch, uint64_t *t_end,
+                       vb_error *err) {
     const vb_dataset *ds = s->ds;
+    if (rows > ds->n_train) rows = ds->n_train;
     if (connections < 1) connections = 1;
     if (batch < 1) batch = 1;
     atomic_ullong loaded = 0;
@@ -214,8 +221,8 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
     int started = 0;
     for (int i = 0; i < connections; i++) {
         ls[i] = (loader){.shared = &shared, .engine = s->engine, .ds = ds,
-                         .from = ds->n_train * (size_t)i / (size_t)connections,
-                         .to = ds->n_train * (size_t)(i + 1) / (size_t)connections, .batch = batch,
+                         .from = rows * (size_t)i / (size_t)connections,
+                         .to = rows * (size_t)(i + 1) / (size_t)connections, .batch = batch,
                          .loaded = &loaded, .stop = ctx->stop};
         if (pthread_create(&ls[i].tid, NULL, loader_main, &ls[i]) != 0) {
             ls[i].rc = vb_error_set(&ls[i].err, "agent", 1, "cannot start a loader thread");
@@ -230,7 +237,7 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
         pthread_mutex_unlock(&shared.lock);
         uint64_t done = atomic_load(&loaded);
         double secs = (double)(vb_now_ns() - t0) / 1e9;
-        vb_phase_progress(ctx, "load", done, ds->n_train, secs > 0 ? (double)done / secs : 0, 0);
+        vb_phase_progress(ctx, "load", done, rows, secs > 0 ? (double)done / secs : 0, 0);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += 50000000L;

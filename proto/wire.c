@@ -210,6 +210,9 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->resume_rows = (uint64_t)p->resume_rows;
     w->skip_answers = !p->answers;
     w->repeats = (uint32_t)p->repeats;
+    w->insert_rate = p->insert_rate;
+    w->n_stages = (size_t)p->n_stages;
+    w->stages = p->n_stages ? (double *)p->stages : NULL;   /* borrowed from p: the point outlives the message */
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -236,4 +239,7 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
                                                                                  : VB_CHURN_FRESH;
     p->resume_rows = (long)w->resume_rows;
     p->answers = !w->skip_answers;
+    p->insert_rate = w->insert_rate;
+    p->n_stages = w->n_stages < VB_PLAN_MAX_STAGES ? (int)w->n_stages : VB_PLAN_MAX_STAGES;
+    for (int i = 0; i < p->n_stages; i++) p->stages[i] = w->stages[i];
 }

@@ -979,6 +979,82 @@ static int insert_churn(vb_store *s, const Vbench__Result *r, const char *engine
     return rc;
 }
 
+/* p50 and p99 of a wire histogram in ms, NULL columns when it is empty (or absent). */
+static int bind_hist_p50_p99(vb_store *s, sqlite3_stmt *st, int *i, const Vbench__Histogram *h, const char *key,
+                             vb_error *err) {
+    latency_cols c;
+    int rc = latency_decode(s, h, key, &c, err);
+    if (rc) return rc;
+    bind_double_or_null(st, (*i)++, c.empty, c.p50);
+    bind_double_or_null(st, (*i)++, c.empty, c.p99);
+    free(c.blob);
+    return VB_STORE_OK;
+}
+
+static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                            const char *agent, const char *now, vb_error *err) {
+    const Vbench__StreamingResult *w = r->streaming;
+    const Vbench__Measurement *m = measure_of(w->m);
+    latency_cols lat;
+    int lrc = latency_decode(s, m->latency, r->result_key, &lat, err);
+    if (lrc) return lrc;
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO streaming_result (result_key, item_key, engine, dataset, attempt, stage_index, stage, at_rest, "
+        "insert_rate, clients, rows_total, rows_initial, rows_visible, queries, recall, short_answers, errors, "
+        "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, latency_hist, fresh_rows_found, "
+        "rows_during_window, rows_scheduled, rows_inserted, interval_s, offered_rows_s, achieved_rows_s, "
+        "insert_p50_ms, insert_p99_ms, max_lag_s, fresh_probes, fresh_never, fresh_p50_ms, fresh_p99_ms, "
+        "insert_errors, rows_inserted_total, rows_scheduled_total, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    int rc = st ? VB_STORE_OK : s->last;
+    if (st) {
+        int i = 1;
+        bind_keys(st, &i, r, engine, dataset);
+        sqlite3_bind_int64(st, i++, r->attempt);
+        sqlite3_bind_int64(st, i++, w->stage_index);
+        sqlite3_bind_double(st, i++, w->stage);
+        sqlite3_bind_int(st, i++, w->at_rest);
+        sqlite3_bind_double(st, i++, w->insert_rate);
+        sqlite3_bind_int64(st, i++, w->clients);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_total);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_initial);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_visible);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)m->queries);
+        bind_double_or_null(st, i++, m->queries == 0, m->recall);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)m->short_answers);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)m->errors);
+        sqlite3_bind_double(st, i++, m->elapsed_s);
+        sqlite3_bind_double(st, i++, m->qps);
+        bind_latency(st, &i, &lat);
+        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_rows_found);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_during_window);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted);
+        sqlite3_bind_double(st, i++, w->interval_s);
+        bind_double_or_null(st, i++, w->at_rest, w->offered_rows_s);
+        bind_double_or_null(st, i++, w->at_rest, w->achieved_rows_s);
+        rc = bind_hist_p50_p99(s, st, &i, w->insert_latency, r->result_key, err);
+        if (rc == VB_STORE_OK) {
+            sqlite3_bind_double(st, i++, w->max_lag_s);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_probes);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_never);
+            rc = bind_hist_p50_p99(s, st, &i, w->freshness, r->result_key, err);
+        }
+        if (rc == VB_STORE_OK) {
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->insert_errors);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted_total);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_total);
+            bind_text(st, i++, agent);
+            bind_text(st, i++, now);
+            rc = run(s, st, err, "recording a streaming window");
+        } else
+            sqlite3_finalize(st);
+    }
+    free(lat.blob);
+    return rc;
+}
+
 static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                         const char *agent, const char *now, vb_error *err) {
     const Vbench__BuildResult *b = r->build;
@@ -1012,7 +1088,8 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
                                   "SELECT 1 FROM sweep_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM window_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM filtered_result WHERE result_key = ?1 UNION ALL "
-                                  "SELECT 1 FROM churn_result WHERE result_key = ?1", err);
+                                  "SELECT 1 FROM churn_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM streaming_result WHERE result_key = ?1", err);
     if (!st) return s->last;
     bind_text(st, 1, key);
     int rc = sqlite3_step(st);
@@ -1033,7 +1110,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_SWEEP:
     case VBENCH__RESULT__BODY_WINDOW:
     case VBENCH__RESULT__BODY_FILTERED:
-    case VBENCH__RESULT__BODY_CHURN: break;
+    case VBENCH__RESULT__BODY_CHURN:
+    case VBENCH__RESULT__BODY_STREAMING: break;
     default: return poison(s, err, "result %s has no body (nothing to record)", r->result_key);
     }
     if (exec(s, "BEGIN IMMEDIATE", err)) return s->last;
@@ -1053,6 +1131,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_WINDOW: rc = insert_window(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_FILTERED: rc = insert_filtered(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_CHURN: rc = insert_churn(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_STREAMING: rc = insert_streaming(s, r, engine, dataset, agent, now, err); break;
     default: break;
     }
     if (rc == VB_STORE_OK) {
@@ -1061,6 +1140,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
                           : r->body_case == VBENCH__RESULT__BODY_SWEEP      ? "sweep_result"
                           : r->body_case == VBENCH__RESULT__BODY_WINDOW     ? "window_result"
                           : r->body_case == VBENCH__RESULT__BODY_FILTERED   ? "filtered_result"
+                          : r->body_case == VBENCH__RESULT__BODY_STREAMING  ? "streaming_result"
                                                                             : "churn_result";
         char sql[160];
         snprintf(sql, sizeof sql, "UPDATE %s SET config = (SELECT engine FROM plan WHERE key = ?) WHERE result_key = ?",

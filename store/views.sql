@@ -241,6 +241,32 @@ CREATE TEMP VIEW v_churn_ci AS
          ON c.item_key = v.item
     ORDER BY v.seq;
 
+-- The streaming phase (issue 25): one row per window of each item's last attempt (an interrupted item ran again
+-- from its build), stages in order, the window at rest last. recall: against the rows visible when the window
+-- began; shortfall_rows = rows scheduled but not yet inserted at the window's start (the lag, in rows).
+CREATE VIEW v_streaming AS
+    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.insert_rate, r.stage_index, r.stage, r.at_rest,
+           r.clients, r.rows_visible, r.rows_total, r.recall, r.qps, r.p50_ms, r.p95_ms, r.p99_ms, r.p999_ms,
+           r.queries, r.errors, r.fresh_rows_found, r.rows_during_window, r.offered_rows_s, r.achieved_rows_s,
+           r.rows_scheduled, r.rows_inserted, r.insert_p50_ms, r.insert_p99_ms, r.max_lag_s, r.fresh_probes,
+           r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
+           r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.attempt,
+           r.item_key
+    FROM streaming_result AS r JOIN plan ON plan.key = r.item_key
+    WHERE r.attempt = (SELECT MAX(x.attempt) FROM streaming_result AS x WHERE x.item_key = r.item_key)
+    ORDER BY plan.seq, r.stage_index;
+
+-- The cost of concurrent writes: per streaming item, the mean QPS and the largest p99 of the stage windows that ran
+-- while rows were inserted (rows_during_window > 0), against the window at rest on the same index.
+CREATE VIEW v_streaming_cost AS
+    SELECT s.engine, s.dataset, s.insert_rate, AVG(s.qps) AS ingest_qps, MAX(s.p99_ms) AS ingest_p99_ms,
+           rest.qps AS rest_qps, rest.p99_ms AS rest_p99_ms,
+           CASE WHEN rest.qps > 0 THEN AVG(s.qps) / rest.qps END AS throughput_ratio,
+           CASE WHEN rest.p99_ms > 0 THEN MAX(s.p99_ms) / rest.p99_ms END AS p99_ratio
+    FROM v_streaming AS s JOIN v_streaming AS rest ON rest.item_key = s.item_key AND rest.at_rest = 1
+    WHERE s.at_rest = 0 AND s.rows_during_window > 0
+    GROUP BY s.item_key;
+
 CREATE VIEW v_progress AS
     SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
 
