@@ -162,17 +162,11 @@ int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size
 /* Scores one answer of query qi; the first answer with a repeated id becomes the example. */
 static int score(const vb_session *s, const vb_groundtruth *gt, int ef_search, size_t qi, const int64_t *ids, int n,
                  vb_measure *out, vb_recall_one *one, vb_error *err) {
-    size_t rows = s->ds->n_train;
-    int64_t kept[n > 0 ? n : 1];
-    if (out->visible > 0) {   /* streaming: the rows acknowledged during the window are counted apart */
-        int m = 0;
-        for (int j = 0; j < n; j++) {
-            if (ids[j] >= (int64_t)out->visible && ids[j] < (int64_t)rows) out->fresh_found++;
-            else kept[m++] = ids[j];
-        }
-        ids = kept, n = m, rows = out->visible;
-    }
-    if (vb_recall_query(s->ds->train, rows, s->ds->dim, s->ds->metric, s->ds->test + qi * s->ds->dim, ids,
+    /* streaming: rows acknowledged during the window (ids >= visible) are counted apart; scored by distance like
+     * any row, one of them is a hit when it is as close as the visible rows' k-th neighbour (it displaced one) */
+    if (out->visible > 0)
+        for (int j = 0; j < n; j++) out->fresh_found += ids[j] >= (int64_t)out->visible;
+    if (vb_recall_query(s->ds->train, s->ds->n_train, s->ds->dim, s->ds->metric, s->ds->test + qi * s->ds->dim, ids,
                         n, gt->ids + qi * gt->k, gt->dists + qi * gt->k, s->k, one, err) != VB_OK)
         return vb_error_prefix(err, "%s, ef_search %d, query %zu", s->engine_name, ef_search, qi);
     if (one->duplicates > 0 && !out->duplicate_example[0])

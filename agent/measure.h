@@ -30,7 +30,7 @@ typedef struct vb_measure {
      * that differed from their query's first answer in the window (a nondeterministic engine). */
     uint64_t covered, unscored, differing;
     /* vb_measure_stream_window only: rows [0, visible) are the ground truth's; returned ids at or above it (rows
-     * acknowledged during the window) are taken out of the answer before scoring and counted in fresh_found. */
+     * acknowledged during the window) are counted in fresh_found (and scored by distance as any row). */
     size_t visible;
     uint64_t fresh_found;
 } vb_measure;
@@ -57,7 +57,8 @@ int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
                       double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err);
 /* The streaming phase's window (docs/metrics.md "Streaming"): vb_measure_window without warm-up over an index that
  * grows while it runs; gt is the exact top-k over rows [0, visible) only, and the ids at or above visible in the
- * scored answers are counted in out->fresh_found instead of being scored. open: an open loop at target_rate (its
+ * scored answers are counted in out->fresh_found (a fresh row scores as a hit when it is within the visible rows'
+ * k-th distance: it displaced one of them, as an exact engine's answer does). open: an open loop at target_rate (its
  * answers are not kept, so recall is not scored: out->covered = 0). */
 int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
                              double target_rate, size_t visible, const vb_groundtruth *gt, vb_measure *out,

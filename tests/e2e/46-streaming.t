@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The streaming phase end to end (issue 25), through the coordinator and a real agent into SQLite, on embedded
+# engines: half the corpus built, the other half inserted at an offered rate while two clients search.
+#  - exact: recall 1 at every stage, since each stage's ground truth is the staged one over the visible rows
+#    (against the full corpus a stage at 60 % would score about 0.6);
+#  - hnswlib: recall near what the index gives at every stage, achieved = offered rate, freshness found;
+#  - sleep with insert_us (a writer that cannot keep the rate): achieved < offered, the lag and the shortfall
+#    measured, every scheduled row inserted;
+#  - SIGKILL of the coordinator (and with it its local agent) in the middle of the stream, then resume: the item
+#    runs again from its build and v_streaming holds every stage exactly once, of the last attempt.
+# `vbench show` and `show --json` print the streaming tables.
+. "$(dirname "$0")/lib.sh"
+need pgrep
+
+profile() { # profile NAME ENGINES-YAML STREAMING-SECTION [ROWS]
+    cat <<YML
+name: $1
+datasets:
+  - {name: synth, source: synthetic, rows: ${4:-4000}, queries: 100, dim: 16, clusters: 8, metric: euclidean, seed: 3}
+engines:
+$2
+phases:
+  build:
+  streaming: $3
+YML
+}
+
+db="$SCRATCH/s.sqlite"
+profile st "  - name: exact
+  - name: hnswlib" "{insert_rate: [600], insert_batch: 50, window_s: 0.5, clients: 2}" >"$SCRATCH/s.yml"
+"$VBENCH" run --profile "$SCRATCH/s.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "vbench run exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every plan item done"
+is "$(q "$db" "SELECT engine || ':' || COUNT(*) FROM v_streaming GROUP BY engine ORDER BY engine" | tr '\n' ' ')" \
+   "exact:6 hnswlib:6 " "five stage windows and one at rest per engine"
+is "$(q "$db" "SELECT group_concat(printf('%g', stage), ',') FROM v_streaming WHERE engine = 'exact' AND at_rest = 0")" \
+   "0.6,0.7,0.8,0.9,1" "the default stages, in order"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'exact' AND printf('%.6f', recall) = '1.000000'")" "6" \
+   "exact: recall 1 in every window (the staged ground truth over the visible rows)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE rows_visible >= stage * rows_total AND rows_visible <= rows_total")" \
+   "12" "every window's visible rows reach its stage"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'hnswlib' AND recall >= 0.9")" "6" \
+   "hnswlib: recall >= 0.9 in every window: $(q "$db" "SELECT group_concat(printf('%.4f', recall), ' ') FROM v_streaming WHERE engine = 'hnswlib'")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND rows_inserted_total = 2000 AND rows_scheduled_total = 2000 AND rows_visible = 4000")" \
+   "2" "at rest: all 2000 scheduled rows inserted, the index holds the corpus"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND rows_inserted > 0 AND rows_scheduled - rows_inserted <= 50 AND shortfall_rows <= 50")" \
+   "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND rows_inserted > 0")" \
+   "where the engine keeps up, achieved = offered within one batch: $(q "$db" "SELECT group_concat(printf('%.0f/%.0f', achieved_rows_s, offered_rows_s), ' ') FROM v_streaming WHERE at_rest = 0 AND rows_inserted > 0")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE rows_during_window > 0 AND engine = 'hnswlib'")" "4" \
+   "hnswlib: the windows of stages 0.6 - 0.9 ran while rows were inserted"
+is "$(q "$db" "SELECT SUM(fresh_probes) > 0, SUM(fresh_never) FROM v_streaming WHERE engine = 'hnswlib'" | tr '|' ' ')" "1 0" \
+   "hnswlib (synchronous): freshness probes found every row: p50 $(q "$db" "SELECT group_concat(printf('%.3f', fresh_p50_ms), ' ') FROM v_streaming WHERE engine = 'hnswlib' AND fresh_probes > 0") ms"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming_cost WHERE throughput_ratio > 0 AND p99_ratio > 0")" "2" \
+   "the cost of concurrent writes per engine: $(q "$db" "SELECT group_concat(engine || ' ' || printf('%.2f', throughput_ratio) || ' ' || printf('%.2f', p99_ratio), '; ') FROM v_streaming_cost")"
+like "$(cat "$SCRATCH/err.txt")" "streaming/insert_rate=600 stage 0.6: " "the console says each window"
+out=$("$VBENCH" show "$db")
+like "$out" "Streaming (search while the corpus grows" "show prints the streaming table"
+like "$out" "Streaming: the cost of concurrent writes" "show prints the cost of concurrent writes"
+"$VBENCH" show --json "$db" >"$SCRATCH/show.json"
+/usr/bin/python3 - "$SCRATCH/show.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["streaming"]) == 12, len(d["streaming"])
+for row in d["streaming"]:
+    for k in ("engine", "insert_rate", "stage", "rows_visible", "recall", "qps", "p99_ms", "offered_rows_s",
+              "achieved_rows_s", "max_lag_s", "fresh_p50_ms", "fresh_never"):
+        assert k in row, k
+assert len(d["streaming_cost"]) == 2
+PY
+ok $? "show --json: the streaming rows and the cost rows with their fields"
+
+# A writer that cannot keep the rate: 10 rows per call at 20 ms a call is at most 500 rows/s; 2000 are offered. The
+# first stage comes after 200 rows (0.4 s at 500 rows/s), while the schedule still has rows due (it ends at 1 s).
+db="$SCRATCH/slow.sqlite"
+profile slow "  - name: sleep
+    service_us: 200
+    insert_us: 20000" "{insert_rate: [2000], insert_batch: 10, stages: [0.55, 1], window_s: 0.3, clients: 1}" \
+    >"$SCRATCH/slow.yml"
+"$VBENCH" run --profile "$SCRATCH/slow.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "slow writer: vbench run exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE stage_index = 1 AND offered_rows_s > 1500 AND achieved_rows_s < 600 AND shortfall_rows > 100")" "1" \
+   "slow writer: achieved < offered and a shortfall at stage 0.55: $(q "$db" "SELECT printf('%.0f of %.0f rows/s, %d rows behind', achieved_rows_s, offered_rows_s, shortfall_rows) FROM v_streaming WHERE stage_index = 1")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND max_lag_s > 2 AND rows_inserted_total = 2000 AND rows_scheduled_total = 2000")" "1" \
+   "slow writer: the largest lag is measured ($(q "$db" "SELECT printf('%.2f', max_lag_s) FROM v_streaming WHERE at_rest = 1") s) and no batch was skipped (2000 of 2000 rows)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE insert_p50_ms BETWEEN 19 AND 60")" "2" \
+   "slow writer: insert latency shows the 20 ms calls: $(q "$db" "SELECT group_concat(printf('%.1f', insert_p50_ms), ' ') FROM v_streaming WHERE insert_p50_ms IS NOT NULL") ms"
+
+# SIGKILL in the middle of the stream, then resume.
+db="$SCRATCH/kill.sqlite"
+profile kill "  - name: hnswlib" "{insert_rate: [300], insert_batch: 20, window_s: 0.5, clients: 2}" >"$SCRATCH/kill.yml"
+"$VBENCH" run --profile "$SCRATCH/kill.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
+pid=$!
+wait_sql "$db" "SELECT COUNT(*) FROM streaming_result" 2 120
+ok $? "first run committed two streaming windows"
+children=$(pgrep -P "$pid" | tr '\n' ' ')
+[ -n "$children" ]; ok $? "the coordinator has its local agent as a child (${children:-none})"
+kill -9 "$pid" $children
+wait "$pid" 2>/dev/null
+before=$(q "$db" "SELECT COUNT(*) FROM streaming_result")
+is "$(q "$db" "SELECT status FROM plan WHERE phase = 'streaming'")" "running" "the killed item is not done"
+"$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run2.txt"
+rc=$?
+ok $rc "resume completes the campaign"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/run2.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every item done after the resume"
+is "$(q "$db" "SELECT COUNT(*), COUNT(DISTINCT stage_index), MIN(attempt) = MAX(attempt), MAX(attempt) > 1 FROM v_streaming" | tr '|' ' ')" \
+   "6 6 1 1" "v_streaming: every stage exactly once, all of the last attempt (the item ran again from its build)"
+is "$(q "$db" "SELECT COUNT(*) FROM streaming_result WHERE attempt < (SELECT MAX(attempt) FROM streaming_result)")" "$before" \
+   "the first attempt's $before windows stay in the table, apart"
+is "$(q "$db" "SELECT rows_inserted_total, rows_visible FROM v_streaming WHERE at_rest = 1" | tr '|' ' ')" "2000 4000" \
+   "the resumed stream inserted every row once more into a fresh index of 2000"
+done_testing
