@@ -224,6 +224,9 @@ static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_se
 static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
                       double warmup_s, int open, double target_rate, const vb_groundtruth *gt, vb_measure *out,
                       vb_error *err);
+/* The streaming window's full-corpus ground truth, for the contrast score (set around one window_run; the phase
+ * thread is the only caller). */
+static _Thread_local const vb_groundtruth *window_full_gt;
 
 int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
                       double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
@@ -232,12 +235,16 @@ int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
 }
 
 int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
-                             double target_rate, size_t visible, const vb_groundtruth *gt, vb_measure *out,
-                             vb_error *err) {
+                             double target_rate, size_t visible, const vb_groundtruth *gt,
+                             const vb_groundtruth *gt_full, vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
     if (visible == 0) return vb_error_set(err, "agent", 1, "a streaming window over no visible rows");
     out->visible = visible;
-    return window_run(ctx, s, ef_search, clients, window_s, 0, open, target_rate, gt, out, err);
+    out->recall_full = -1;
+    window_full_gt = gt_full;
+    int rc = window_run(ctx, s, ef_search, clients, window_s, 0, open, target_rate, gt, out, err);
+    window_full_gt = NULL;
+    return rc;
 }
 
 static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
@@ -268,6 +275,12 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
                           "%.3f s window (a query takes longer than the window?)", s->engine_name, ef_search, clients,
                           window_s);
     if (rc == VB_OK && !open) rc = score_window(s, gt, ef_search, &res, out, err);
+    if (rc == VB_OK && !open && window_full_gt) {
+        vb_measure full;
+        memset(&full, 0, sizeof full);
+        rc = score_window(s, window_full_gt, ef_search, &res, &full, err);
+        out->recall_full = full.recall;
+    }
     if (rc == VB_OK) {
         out->queries = res.queries;
         out->errors = res.errors;

@@ -33,6 +33,9 @@ typedef struct vb_measure {
      * acknowledged during the window) are counted in fresh_found (and scored by distance as any row). */
     size_t visible;
     uint64_t fresh_found;
+    /* and, for contrast, the same answers scored against the full corpus's ground truth (what a stage would score
+     * if its ground truth ignored which rows are visible); -1 when not asked for */
+    double recall_full;
 } vb_measure;
 
 /* Runs queries [0, n_queries) of the session's query set at ef_search with the filter (may be NULL) and scores
@@ -61,8 +64,8 @@ int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
  * k-th distance: it displaced one of them, as an exact engine's answer does). open: an open loop at target_rate (its
  * answers are not kept, so recall is not scored: out->covered = 0). */
 int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
-                             double target_rate, size_t visible, const vb_groundtruth *gt, vb_measure *out,
-                             vb_error *err);
+                             double target_rate, size_t visible, const vb_groundtruth *gt,
+                             const vb_groundtruth *gt_full, vb_measure *out, vb_error *err);
 void vb_measure_free(vb_measure *m);
 
 /* A measurement in its wire form, the Measurement message every one-client result embeds (sweep, filtered,

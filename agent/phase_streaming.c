@@ -237,6 +237,7 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     r.insert_errors = iv->insert_errors;
     r.rows_inserted_total = iv->acked_end - st->initial;
     r.rows_scheduled_total = st->rate > 0 ? iv->due_end - st->initial : r.rows_inserted_total;
+    r.recall_full = m->covered ? m->recall_full : -1;
     Vbench__Result res = VBENCH__RESULT__INIT;
     res.body_case = VBENCH__RESULT__BODY_STREAMING;
     res.streaming = &r;
@@ -293,6 +294,8 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     vb_phase_log(ctx, "info", "%s on %s: building the index of the first %zu of %zu rows (untimed)", s->engine_name,
                  s->dataset_name, initial, n);
     vb_phase_progress(ctx, "build initial fraction", 0, initial, 0, 1);
+    /* the full corpus's ground truth, only for the contrast column (recall_full) */
+    if (vb_session_groundtruth(s, ctx->cache_dir, err)) return VB_ERROR;
     if (vb_phase_build_prefix(ctx, initial, err)) return VB_ERROR;
     s = *ctx->session;
     vb_phase_count_begin(ctx, s->engine);
@@ -379,7 +382,8 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
         snprintf(label, sizeof label, at_rest ? "window at rest" : "window at stage %g", stage);
         vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)p->n_stages + 1, 0, 1);
         rc = vb_measure_stream_window(ctx, s, (int)p->ef_search, (int)p->clients, p->window_s,
-                                      p->mode == VB_POINT_OPEN, p->target_rate, visible, &gt, &m, err);
+                                      p->mode == VB_POINT_OPEN, p->target_rate, visible, &gt,
+                                      s->have_gt ? &s->gt : NULL, &m, err);
         if (rc == VB_OK)
             send_window(&st, &iv, j + 1, stage, at_rest, visible, atomic_load(&st.acked), &m, (int)p->clients);
         vb_measure_free(&m);

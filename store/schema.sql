@@ -317,6 +317,7 @@ CREATE TABLE IF NOT EXISTS streaming_result (
     insert_errors   INTEGER NOT NULL,
     rows_inserted_total INTEGER NOT NULL,
     rows_scheduled_total INTEGER NOT NULL,
+    recall_full     REAL,                   -- the same answers against the full corpus's ground truth (contrast)
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );

@@ -1004,8 +1004,8 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
         "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, latency_hist, fresh_rows_found, "
         "rows_during_window, rows_scheduled, rows_inserted, interval_s, offered_rows_s, achieved_rows_s, "
         "insert_p50_ms, insert_p99_ms, max_lag_s, fresh_probes, fresh_never, fresh_p50_ms, fresh_p99_ms, "
-        "insert_errors, rows_inserted_total, rows_scheduled_total, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -1045,6 +1045,7 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->insert_errors);
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted_total);
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_total);
+            bind_double_or_null(st, i++, w->recall_full < 0, w->recall_full);
             bind_text(st, i++, agent);
             bind_text(st, i++, now);
             rc = run(s, st, err, "recording a streaming window");

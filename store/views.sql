@@ -250,7 +250,8 @@ CREATE VIEW v_streaming AS
            r.queries, r.errors, r.fresh_rows_found, r.rows_during_window, r.offered_rows_s, r.achieved_rows_s,
            r.rows_scheduled, r.rows_inserted, r.insert_p50_ms, r.insert_p99_ms, r.max_lag_s, r.fresh_probes,
            r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
-           r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.attempt,
+           r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.recall_full,
+           r.attempt,
            r.item_key
     FROM streaming_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(x.attempt) FROM streaming_result AS x WHERE x.item_key = r.item_key)
