@@ -248,7 +248,7 @@ CREATE VIEW v_streaming AS
     SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.insert_rate, r.stage_index, r.stage, r.at_rest,
            r.clients, r.rows_visible, r.rows_total, r.recall, r.qps, r.p50_ms, r.p95_ms, r.p99_ms, r.p999_ms,
            r.queries, r.errors, r.fresh_rows_found, r.rows_during_window, r.offered_rows_s, r.achieved_rows_s,
-           r.rows_scheduled, r.rows_inserted, r.insert_p50_ms, r.insert_p99_ms, r.max_lag_s, r.fresh_probes,
+           r.rows_scheduled, r.rows_inserted, r.interval_s, r.insert_p50_ms, r.insert_p99_ms, r.max_lag_s, r.fresh_probes,
            r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
            r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.recall_full,
            r.attempt,
