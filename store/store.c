@@ -288,7 +288,17 @@ static int check_integrity(vb_store *s, vb_error *err) {
                                                         "read or write a damaged database: %s", s->path, found, advice);
 }
 
+/* Tables newer than some files: a reader of such a file reads an empty one (read_into_memory). */
+static const char *const added_tables[] = {"streaming_result" /* issue 25 */};
+
 static int missing_columns(vb_store *s) {
+    for (size_t i = 0; i < sizeof added_tables / sizeof added_tables[0]; i++) {
+        char sql[256];
+        int present = 0;
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
+                 added_tables[i]);
+        if (table_count(s, sql, &present) == VB_OK && !present) return 1;
+    }
     for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
         char sql[256];
         int present = 0;
@@ -299,8 +309,8 @@ static int missing_columns(vb_store *s) {
     return 0;
 }
 
-/* A reader of a file written by an older vbench: a copy in memory gains the current columns, so the current
- * views read it; the file itself is never written. */
+/* A reader of a file written by an older vbench: a copy in memory gains the current tables and columns, so the
+ * current views read it; the file itself is never written. */
 static int read_into_memory(vb_store *s, vb_error *err) {
     sqlite3 *mem = NULL;
     if (sqlite3_open(":memory:", &mem) != SQLITE_OK) {
@@ -317,7 +327,9 @@ static int read_into_memory(vb_store *s, vb_error *err) {
     }
     sqlite3_close(s->db);
     s->db = mem;
-    return add_missing_columns(s, err);
+    const vb_embedded_file *schema = vb_embedded_find("store/schema.sql");
+    if (!schema) return vb_error_set(err, "results", VB_STORE_RETRY, "the results schema is missing from this binary");
+    return exec(s, schema->data, err) || add_missing_columns(s, err);   /* CREATE TABLE IF NOT EXISTS: new ones only */
 }
 
 /* Directories made for a new database, so that a failed creation leaves nothing behind. */
