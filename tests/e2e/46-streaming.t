@@ -144,6 +144,16 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND max_lag_s 
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE insert_p50_ms BETWEEN 19 AND 60")" "2" \
    "slow writer: insert latency shows the 20 ms calls: $(q "$db" "SELECT group_concat(printf('%.1f', insert_p50_ms), ' ') FROM v_streaming WHERE insert_p50_ms IS NOT NULL") ms"
 
+# The item's limit: the slow writer needs 4 s for its 2000 rows; limit_s 1 stops it after the first stage's window.
+db="$SCRATCH/limit.sqlite"
+sed 's/clients: 1}/clients: 1, limit_s: 1}/' "$SCRATCH/slow.yml" >"$SCRATCH/limit.yml"
+"$VBENCH" run --profile "$SCRATCH/limit.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+is "$?" "1" "limit: vbench run exits 1 (an item stopped at its limit)"
+like "$(q "$db" "SELECT status || ': ' || error FROM plan WHERE phase = 'streaming'")" \
+     "expired: streaming stopped at its limit of 1 s with " "limit: the item is expired, its message says how far it got"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE stage_index = 1 AND at_rest = 0")" "1" \
+   "limit: the window measured before the limit is kept"
+
 # SIGKILL in the middle of the stream, then resume.
 db="$SCRATCH/kill.sqlite"
 profile kill "  - name: hnswlib" "{insert_rate: [300], insert_batch: 20, window_s: 0.5, clients: 2}" >"$SCRATCH/kill.yml"
