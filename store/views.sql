@@ -380,6 +380,15 @@ CREATE VIEW v_validity AS
     WHERE target_rate IS NULL AND qps_x_p50 > 0 AND in_flight > 0
       AND (qps_x_p50 > 1.5 * in_flight OR in_flight > 1.5 * qps_x_p50)
     UNION ALL
+    -- a streaming writer that fell behind its schedule: a stage achieved less than 95 % of the rate offered in it
+    -- (nothing skipped: the rows came later); one finding per item, at its largest shortfall
+    SELECT engine, dataset, item_key, 'insert rate not kept',
+           printf('%.0f of %.0f rows/s offered at stage %g, %d rows behind the schedule of %g rows/s (largest lag ' ||
+                  '%.3f s)', achieved_rows_s, offered_rows_s, stage, MAX(shortfall_rows), insert_rate, max_lag_s)
+    FROM v_streaming WHERE insert_rate > 0 AND at_rest = 0 AND offered_rows_s > 0
+      AND achieved_rows_s < 0.95 * offered_rows_s
+    GROUP BY item_key
+    UNION ALL
     SELECT COALESCE(config, engine) AS engine, dataset, item_key AS item, 'short answers',
            printf('%d of %d answers had fewer than k distinct rows (recall %.4f)', short_answers, queries, recall)
                AS detail

@@ -141,6 +141,8 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE stage_index = 1 AND offere
    "slow writer: achieved < offered and a shortfall at stage 0.55: $(q "$db" "SELECT printf('%.0f of %.0f rows/s, %d rows behind', achieved_rows_s, offered_rows_s, shortfall_rows) FROM v_streaming WHERE stage_index = 1")"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND max_lag_s > 2 AND rows_inserted_total = 2000 AND rows_scheduled_total = 2000")" "1" \
    "slow writer: the largest lag is measured ($(q "$db" "SELECT printf('%.2f', max_lag_s) FROM v_streaming WHERE at_rest = 1") s) and no batch was skipped (2000 of 2000 rows)"
+like "$(q "$db" "SELECT \"check\" || ': ' || detail FROM v_validity")" "insert rate not kept: " \
+     "slow writer: the validity section says the insert rate was not kept"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE insert_p50_ms BETWEEN 19 AND 60")" "2" \
    "slow writer: insert latency shows the 20 ms calls: $(q "$db" "SELECT group_concat(printf('%.1f', insert_p50_ms), ' ') FROM v_streaming WHERE insert_p50_ms IS NOT NULL") ms"
 
