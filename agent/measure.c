@@ -162,6 +162,10 @@ int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size
 /* Scores one answer of query qi; the first answer with a repeated id becomes the example. */
 static int score(const vb_session *s, const vb_groundtruth *gt, int ef_search, size_t qi, const int64_t *ids, int n,
                  vb_measure *out, vb_recall_one *one, vb_error *err) {
+    /* streaming: rows acknowledged during the window (ids >= visible) are counted apart; scored by distance like
+     * any row, one of them is a hit when it is as close as the visible rows' k-th neighbour (it displaced one) */
+    if (out->visible > 0)
+        for (int j = 0; j < n; j++) out->fresh_found += ids[j] >= (int64_t)out->visible;
     if (vb_recall_query(s->ds->train, s->ds->n_train, s->ds->dim, s->ds->metric, s->ds->test + qi * s->ds->dim, ids,
                         n, gt->ids + qi * gt->k, gt->dists + qi * gt->k, s->k, one, err) != VB_OK)
         return vb_error_prefix(err, "%s, ef_search %d, query %zu", s->engine_name, ef_search, qi);
@@ -217,18 +221,45 @@ static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_se
     return rc;
 }
 
+static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
+                      double warmup_s, int open, double target_rate, const vb_groundtruth *gt, vb_measure *out,
+                      vb_error *err);
+/* The streaming window's full-corpus ground truth, for the contrast score (set around one window_run; the phase
+ * thread is the only caller). */
+static _Thread_local const vb_groundtruth *window_full_gt;
+
 int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
                       double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
+    return window_run(ctx, s, ef_search, clients, window_s, warmup_s, 0, 0, gt, out, err);
+}
+
+int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
+                             double target_rate, size_t visible, const vb_groundtruth *gt,
+                             const vb_groundtruth *gt_full, vb_measure *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    if (visible == 0) return vb_error_set(err, "agent", 1, "a streaming window over no visible rows");
+    out->visible = visible;
+    out->recall_full = -1;
+    window_full_gt = gt_full;
+    int rc = window_run(ctx, s, ef_search, clients, window_s, 0, open, target_rate, gt, out, err);
+    window_full_gt = NULL;
+    return rc;
+}
+
+static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
+                      double warmup_s, int open, double target_rate, const vb_groundtruth *gt, vb_measure *out,
+                      vb_error *err) {
     out->index_used = -1;
-    explain(s, ef_search, NULL, out);
+    if (!out->visible) explain(s, ef_search, NULL, out);
     vb_window_progress prog = {ctx, -1};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
         .search = {.ef_search = ef_search}, .filter = {VB_FILTER_NONE, 0},
         .window_ns = (uint64_t)llround(window_s * 1e9), .warmup_ns = (uint64_t)llround(warmup_s * 1e9),
-        .stop = ctx->stop, .keep_answers = 1,
+        .stop = ctx->stop, .keep_answers = !open,
+        .loop = open ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = target_rate, .seed = 0x5eed,
         .progress = vb_window_on_progress, .progress_arg = &prog,
     };
     vb_workload_result res;
@@ -243,7 +274,13 @@ int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         rc = vb_error_set(err, "agent", 1, "%s, ef_search %d, %d clients: no query started and finished inside the "
                           "%.3f s window (a query takes longer than the window?)", s->engine_name, ef_search, clients,
                           window_s);
-    if (rc == VB_OK) rc = score_window(s, gt, ef_search, &res, out, err);
+    if (rc == VB_OK && !open) rc = score_window(s, gt, ef_search, &res, out, err);
+    if (rc == VB_OK && !open && window_full_gt) {
+        vb_measure full;
+        memset(&full, 0, sizeof full);
+        rc = score_window(s, window_full_gt, ef_search, &res, &full, err);
+        out->recall_full = full.recall;
+    }
     if (rc == VB_OK) {
         out->queries = res.queries;
         out->errors = res.errors;

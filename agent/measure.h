@@ -29,6 +29,13 @@ typedef struct vb_measure {
     /* vb_measure_window only: the queries answered at least once in the window; answers not scored; the answers
      * that differed from their query's first answer in the window (a nondeterministic engine). */
     uint64_t covered, unscored, differing;
+    /* vb_measure_stream_window only: rows [0, visible) are the ground truth's; returned ids at or above it (rows
+     * acknowledged during the window) are counted in fresh_found (and scored by distance as any row). */
+    size_t visible;
+    uint64_t fresh_found;
+    /* and, for contrast, the same answers scored against the full corpus's ground truth (what a stage would score
+     * if its ground truth ignored which rows are visible); -1 when not asked for */
+    double recall_full;
 } vb_measure;
 
 /* Runs queries [0, n_queries) of the session's query set at ef_search with the filter (may be NULL) and scores
@@ -51,6 +58,14 @@ int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size
  * query's first one beyond the bound on keeping them (not in the recall; the phase says so). */
 int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
                       double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err);
+/* The streaming phase's window (docs/metrics.md "Streaming"): vb_measure_window without warm-up over an index that
+ * grows while it runs; gt is the exact top-k over rows [0, visible) only, and the ids at or above visible in the
+ * scored answers are counted in out->fresh_found (a fresh row scores as a hit when it is within the visible rows'
+ * k-th distance: it displaced one of them, as an exact engine's answer does). open: an open loop at target_rate (its
+ * answers are not kept, so recall is not scored: out->covered = 0). */
+int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
+                             double target_rate, size_t visible, const vb_groundtruth *gt,
+                             const vb_groundtruth *gt_full, vb_measure *out, vb_error *err);
 void vb_measure_free(vb_measure *m);
 
 /* A measurement in its wire form, the Measurement message every one-client result embeds (sweep, filtered,

@@ -18,6 +18,7 @@ vb_phase_fn vb_phase_lookup(Vbench__Phase phase) {
     case VBENCH__PHASE__PHASE_CONCURRENCY: return vb_phase_concurrency;
     case VBENCH__PHASE__PHASE_CHURN: return vb_phase_churn;
     case VBENCH__PHASE__PHASE_FILTERED: return vb_phase_filtered;
+    case VBENCH__PHASE__PHASE_STREAMING: return vb_phase_streaming;
     default: return NULL;
     }
 }
@@ -238,7 +239,13 @@ size_t vb_load_vouched(size_t n, int connections, size_t slice_rows) {
 
 int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, const vb_load_resume *resume,
                          uint64_t *t_end, vb_error *err) {
+    return vb_phase_load_rows(ctx, s, s->ds->n_train, connections, batch, resume, t_end, err);
+}
+
+int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connections, int batch,
+                       const vb_load_resume *resume, uint64_t *t_end, vb_error *err) {
     const vb_dataset *ds = s->ds;
+    if (rows > ds->n_train) rows = ds->n_train;
     static const vb_load_resume fresh = {0};
     if (!resume) resume = &fresh;
     if (connections < 1) connections = 1;
@@ -256,8 +263,8 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
     shared.t_end = t0;
     int started = 0;
     for (int i = 0; i < connections; i++) {
-        size_t from = ds->n_train * (size_t)i / (size_t)connections;
-        size_t to = ds->n_train * (size_t)(i + 1) / (size_t)connections;
+        size_t from = rows * (size_t)i / (size_t)connections;
+        size_t to = rows * (size_t)(i + 1) / (size_t)connections;
         size_t start = from + (resume->slice_rows < to - from ? resume->slice_rows : to - from);
         size_t upsert_to = start + (resume->upsert_rows < to - start ? resume->upsert_rows : to - start);
         ls[i] = (loader){.shared = &shared, .engine = s->engine, .ds = ds, .from = from, .to = to, .start = start,
@@ -282,7 +289,7 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
         pthread_mutex_unlock(&shared.lock);
         uint64_t done = atomic_load(&loaded), now = vb_now_ns();
         double secs = (double)(now - t0) / 1e9;
-        vb_phase_progress(ctx, "load", done, ds->n_train, secs > 0 ? (double)done / secs : 0, 0);
+        vb_phase_progress(ctx, "load", done, rows, secs > 0 ? (double)done / secs : 0, 0);
         if (resume->checkpoints && started == connections && now - last_ckpt >= 1000000000ull) {
             last_ckpt = now;
             size_t common = (size_t)-1;
@@ -292,7 +299,7 @@ int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int 
             }
             if (common > ckpt_rows) {
                 ckpt_rows = common;
-                vb_phase_load_checkpoint(ctx, connections, common, vb_load_vouched(ds->n_train, connections, common),
+                vb_phase_load_checkpoint(ctx, connections, common, vb_load_vouched(rows, connections, common),
                                      resume->prior_s + secs, resume->prior_attempts + 1);
             }
         }

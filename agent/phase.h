@@ -110,7 +110,16 @@ size_t vb_load_vouched(size_t n, int connections, size_t slice_rows);
 int vb_phase_load_corpus(vb_phase_ctx *ctx, vb_session *s, int connections, int batch, const vb_load_resume *resume,
                          uint64_t *t_end, vb_error *err);
 
+/* vb_phase_load_corpus for rows [0, rows) only (the streaming phase's initial fraction). */
+int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connections, int batch,
+                       const vb_load_resume *resume, uint64_t *t_end, vb_error *err);
+/* The streaming phase's own index: opens the session, creates the table, loads rows [0, rows) and builds the
+ * index (untimed: the stream is what is measured). The session is not ready until the stream has inserted the
+ * rest (the caller sets s->ready). */
+int vb_phase_build_prefix(vb_phase_ctx *ctx, size_t rows, vb_error *err);
+
 int vb_phase_build(vb_phase_ctx *ctx, vb_error *err);
+int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err);

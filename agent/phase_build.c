@@ -254,6 +254,18 @@ int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err) {
     return VB_OK;
 }
 
+int vb_phase_build_prefix(vb_phase_ctx *ctx, size_t rows, vb_error *err) {
+    vb_session *s;
+    if (open_session(ctx, &s, err)) return VB_ERROR;
+    s->ready = 0;
+    s->churn_deleted = 0;
+    s->churn_reinserted = 0;
+    if (vb_engine_create(s->engine, &s->spec, err) != VB_OK) return VB_ERROR;
+    uint64_t t_loaded, t_built;
+    if (vb_phase_load_rows(ctx, s, rows, 2, 1000, NULL, &t_loaded, err) != VB_OK) return VB_ERROR;
+    return build_with_progress(ctx, s, t_loaded, &t_built, err);
+}
+
 /* Polls with the first query until the engine answers: some engines accept queries only after a while. */
 static int first_answer(vb_phase_ctx *ctx, vb_session *s, vb_error *err) {
     vb_conn *c = NULL;

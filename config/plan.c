@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *const phase_names[VB_PHASE__COUNT] = {"build", "recall_sweep", "concurrency", "filtered",
-                                                         "churn"};
+                                                         "churn", "streaming"};
 
 const char *vb_phase_name(vb_phase_kind k) {
     return (unsigned)k < VB_PHASE__COUNT ? phase_names[k] : "unknown";
@@ -343,6 +343,37 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         it->p.on_resume = strcmp(vb_kv_get(ph->params, ph->n_params, "on_resume", ""), "restart") == 0
                               ? VB_RESUME_RESTART : VB_RESUME_CONTINUE;
         return VB_OK;
+    case VB_PHASE_STREAMING: {
+        /* one item per insert rate: ".../streaming/insert_rate=200" (or =max); each builds its own index of the
+         * initial fraction and grows it through the stages */
+        char sbuf[512], *stages[VB_MAX_LIST];
+        int ns = split_list(b, ph, "stages", sbuf, sizeof sbuf, stages, VB_MAX_LIST);
+        if ((n = split_list(b, ph, "insert_rate", buf, buf_len, list, VB_MAX_LIST)) < 0 || ns < 0) return VB_ERROR;
+        if (ns > VB_PLAN_MAX_STAGES)
+            return vb_error_set(b->err, "plan", 1, "phase 'streaming': at most %d stages, got %d", VB_PLAN_MAX_STAGES, ns);
+        const char *mode = vb_kv_get(ph->params, ph->n_params, "mode", "closed");
+        int open = strcmp(mode, "open") == 0;
+        for (int i = 0; i < n; i++) {
+            snprintf(point, point_len, "insert_rate=%s", list[i]);
+            if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
+            if (point_add(b, it, "insert_rate", list[i])) return VB_ERROR;
+            if (strcmp(list[i], "max") == 0) it->p.insert_rate = 0;
+            else if (parse_double(b, it, "insert_rate", list[i], &it->p.insert_rate)) return VB_ERROR;
+            it->p.mode = open ? VB_POINT_OPEN : VB_POINT_CLOSED;
+            if (take_double(b, it, ph, "initial_fraction", &it->p.fraction) || point_copy(b, it, ph, "stages") ||
+                take_long(b, it, ph, "clients", 1, &it->p.clients) ||
+                take_long(b, it, ph, "ef_search", 1, &it->p.ef_search) ||
+                take_double(b, it, ph, "window_s", &it->p.window_s) || point_add(b, it, "mode", mode) ||
+                (open && take_double(b, it, ph, "target_rate", &it->p.target_rate)) ||
+                take_long(b, it, ph, "insert_batch", 1, &it->p.insert_batch) ||
+                take_long(b, it, ph, "limit_s", 1, &it->p.limit_s))
+                return VB_ERROR;
+            it->p.n_stages = ns;
+            for (int j = 0; j < ns; j++)
+                if (parse_double(b, it, "stages", stages[j], &it->p.stages[j])) return VB_ERROR;
+        }
+        return VB_OK;
+    }
     default:
         return vb_error_set(b->err, "plan", 1, "unknown phase '%s'", ph->kind);
     }
@@ -382,6 +413,7 @@ static size_t plan_size(const vb_profile *p) {
             const char *list = kind == VB_PHASE_RECALL_SWEEP ? "ef_search"
                              : kind == VB_PHASE_CONCURRENCY  ? "clients"
                              : kind == VB_PHASE_FILTERED     ? "selectivity"
+                             : kind == VB_PHASE_STREAMING    ? "insert_rate"
                                                              : NULL;
             size_t points = 1;
             const char *v = list ? vb_profile_engine_phase_value(p, e, ph->kind, list) : NULL;

@@ -22,6 +22,7 @@ typedef enum {
     VB_PHASE_CONCURRENCY,
     VB_PHASE_FILTERED,
     VB_PHASE_CHURN,
+    VB_PHASE_STREAMING,
     VB_PHASE__COUNT
 } vb_phase_kind;
 
@@ -33,6 +34,8 @@ int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
 typedef enum { VB_CHURN_FRESH = 0, VB_CHURN_CONTINUE = 1, VB_CHURN_RESTART = 2 } vb_churn_start;
 typedef enum { VB_POINT_CLOSED = 0, VB_POINT_OPEN = 1 } vb_point_loop;   /* the wire's LoopMode */
 typedef enum { VB_RESUME_CONTINUE = 0, VB_RESUME_RESTART = 1 } vb_on_resume;
+
+#define VB_PLAN_MAX_STAGES 16
 
 /* An item's parameters, typed. A phase reads only its own fields (listed per phase); the others are 0. */
 typedef struct vb_point {
@@ -57,9 +60,15 @@ typedef struct vb_point {
     long load_resume_rows;
     double load_resume_s;
     long load_resume_attempts;
+    /* streaming (also clients, ef_search, mode, target_rate, window_s, insert_batch, limit_s above; fraction is
+     * initial_fraction): insert_rate in rows/s, 0 = as fast as the engine takes them (`max`); stages ascending
+     * fractions of the corpus, the last 1 */
+    double insert_rate;
+    double stages[VB_PLAN_MAX_STAGES];
+    int n_stages;
 } vb_point;
 
-#define VB_PLAN_MAX_POINT 8
+#define VB_PLAN_MAX_POINT 12
 /* A plan has at most this many items (the full reference profile has 60): a few lines of profile can multiply
  * into hundreds of millions of items, gigabytes of memory before the first one runs. */
 #define VB_PLAN_MAX_ITEMS 100000

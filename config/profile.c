@@ -8,7 +8,7 @@
  *
  * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
- * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn;
+ * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn / streaming;
  * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s, on_server_failure,
  * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
@@ -41,7 +41,8 @@
 /* ---------------------------------------------------------------------------------------------------------- */
 /* Schema */
 
-typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL } field_type;
+/* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate) */
+typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST } field_type;
 
 typedef struct field {
     const char *key;
@@ -111,6 +112,23 @@ static const field churn_fields[] = {
     {"repeats", F_INT, 1, 100, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* streaming (docs/profiles.md): the index is built of initial_fraction of the corpus, then rows are inserted in
+ * order at insert_rate rows/s (one item per rate; max: as fast as the engine takes them) in batches of
+ * insert_batch while `clients` search; a window of window_s at each stage (a fraction of the corpus, ascending,
+ * the last 1) and one at rest after the last; limit_s bounds the item (what was measured is kept). */
+static const field streaming_fields[] = {
+    {"initial_fraction", F_DOUBLE, 0.0001, 0.9999, "0.5", NULL},
+    {"insert_rate", F_RATE_LIST, 0.001, 1e9, "max", NULL},
+    {"insert_batch", F_INT, 1, 1000000, "100", NULL},
+    {"stages", F_DOUBLE_LIST, 0.0001, 1, "0.6,0.7,0.8,0.9,1", NULL},
+    {"clients", F_INT, 1, 4096, "2", NULL},
+    {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {"mode", F_ENUM, 0, 0, "closed", loop_choices},
+    {"target_rate", F_DOUBLE, 0.001, 1e9, NULL, NULL},
+    {"window_s", F_DOUBLE, 0.1, 86400, "5", NULL},
+    {"limit_s", F_INT, 1, 2592000, "7200", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
 static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};
 static const char *const agent_lost_choices[] = {"rerun", "fail", NULL};
 /* on_server_failure: what happens after a server unit dies or fails to start. restart: the item that was running
@@ -169,7 +187,7 @@ static const char *const server_pass_choices[] = {"durable", "relaxed", NULL};
 
 /* Indexed by vb_phase_kind: the execution order. */
 static const field *const phase_fields[VB_PHASE__COUNT] = {
-    build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields,
+    build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields, streaming_fields,
 };
 
 static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
@@ -405,6 +423,7 @@ static const char *type_name(field_type t) {
     case F_ENUM: return "one of";
     case F_INT_LIST: return "a list of integers";
     case F_DOUBLE_LIST: return "a list of numbers";
+    case F_RATE_LIST: return "a list of numbers or max";
     case F_BOOL: return "true or false";
     }
     return "?";
@@ -484,6 +503,9 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
 
 static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
     field_type item_type = f->type == F_INT_LIST ? F_INT : F_DOUBLE;
+    if (f->type == F_RATE_LIST && v && v->type != VB_YAML_SEQ && v->type == VB_YAML_SCALAR && v->text &&
+        strcmp(v->text, "max") == 0)
+        return strdup("max");   /* insert_rate: max alone, not in a list */
     char got[64];
     if (!v || v->type != VB_YAML_SEQ || v->n == 0) {
         fail(c, v ? v->line : 0, "key '%s': expected %s, got %s", path, type_name(f->type),
@@ -500,7 +522,11 @@ static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, cons
     while (n < v->n && rc == VB_OK) {
         char ipath[300];
         snprintf(ipath, sizeof ipath, "%s[%zu]", path, n);
-        char *val = conv_scalar(c, f, item_type, v->items[n], ipath);
+        const vb_yaml_node *iv = v->items[n];
+        char *val = f->type == F_RATE_LIST && iv && iv->type == VB_YAML_SCALAR && iv->text &&
+                            strcmp(iv->text, "max") == 0
+                        ? strdup("max")
+                        : conv_scalar(c, f, item_type, iv, ipath);
         if (!val) {
             rc = VB_ERROR;
             break;
@@ -528,7 +554,7 @@ static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, cons
 }
 
 static char *convert(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST) ? conv_list(c, f, v, path)
+    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST) ? conv_list(c, f, v, path)
                                                                    : conv_scalar(c, f, f->type, v, path);
     if (!s && c->err && c->err->message[0] == '\0') oom(c);
     return s;
@@ -919,6 +945,43 @@ static int check_loop(const ctx *c, const vb_yaml_node *sec, const vb_profile_ph
     return VB_OK;
 }
 
+/* The streaming phase: target_rate with mode open only; stages ascending, above initial_fraction, the last 1 (the
+ * whole corpus is inserted, so that the window at rest searches the full index). */
+static int check_streaming(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
+    const char *mode = vb_kv_get(ph->params, ph->n_params, "mode", "closed");
+    int has_rate = vb_kv_get(ph->params, ph->n_params, "target_rate", NULL) != NULL;
+    const vb_yaml_node *map = sec && sec->type == VB_YAML_MAP ? sec : NULL;
+    size_t at = 0;
+    int line = vb_yaml_map_get(map, "mode", &at) ? map->key_lines[at] : ph->line;
+    if (strcmp(mode, "open") == 0 && !has_rate)
+        return fail(c, line, "key 'phases.streaming.target_rate': required with mode: open (search queries per "
+                             "second over all clients)");
+    if (strcmp(mode, "open") != 0 && has_rate)
+        return fail(c, vb_yaml_map_get(map, "target_rate", &at) ? map->key_lines[at] : ph->line,
+                    "key 'phases.streaming.target_rate': only used with mode: open");
+    double initial = strtod(vb_kv_get(ph->params, ph->n_params, "initial_fraction", "0.5"), NULL), prev = initial;
+    const char *s = vb_kv_get(ph->params, ph->n_params, "stages", "1");
+    const vb_yaml_node *sv = vb_yaml_map_get(map, "stages", &at);
+    int sline = sv ? sv->line : ph->line;
+    size_t i = 0;
+    for (; *s; i++) {
+        char *end;
+        double x = strtod(s, &end);
+        if (!(x > prev))
+            return fail(c, sline, "key 'phases.streaming.stages[%zu]': %g is not above %s %g (stages grow the corpus: "
+                                  "ascending fractions above initial_fraction)", i, x, i ? "the stage before," :
+                                  "initial_fraction", prev);
+        prev = x;
+        s = *end == ',' ? end + 1 : end;
+    }
+    if (prev != 1)
+        return fail(c, sline, "key 'phases.streaming.stages': the last stage is %g, not 1 (the whole corpus is "
+                              "inserted before the window at rest)", prev);
+    if (i > VB_PLAN_MAX_STAGES)
+        return fail(c, sline, "key 'phases.streaming.stages': at most %d stages, got %zu", VB_PLAN_MAX_STAGES, i);
+    return VB_OK;
+}
+
 /* The sweep's window (window_s, warmup_s) goes with a clients list: without one, the sweep runs each query once. */
 static int check_sweep_window(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
     if (vb_kv_get(ph->params, ph->n_params, "clients", NULL)) return VB_OK;
@@ -973,6 +1036,7 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
         if (k == VB_PHASE_CONCURRENCY && check_loop(c, sec, ph) != VB_OK) return VB_ERROR;
         if (k == VB_PHASE_RECALL_SWEEP && check_sweep_window(c, sec, ph) != VB_OK) return VB_ERROR;
         if (k == VB_PHASE_FILTERED && check_predicate(c, sec, ph) != VB_OK) return VB_ERROR;
+        if (k == VB_PHASE_STREAMING && check_streaming(c, sec, ph) != VB_OK) return VB_ERROR;
     }
     return VB_OK;
 }

@@ -42,6 +42,15 @@ static void print_result(campaign *c, const Vbench__Result *r) {
             f->filter, (unsigned long long)f->passing_rows, m->recall, m->qps, (unsigned long long)m->short_answers,
             (unsigned long long)m->queries);
         say_duplicates(c, r->item_key, m->duplicate_answers, m->queries, m->duplicate_example);
+    } else if (r->body_case == VBENCH__RESULT__BODY_STREAMING) {
+        const Vbench__StreamingResult *w = r->streaming;
+        const Vbench__Measurement *m = w->m;
+        char stage[32];
+        if (w->at_rest) snprintf(stage, sizeof stage, "at rest");
+        else snprintf(stage, sizeof stage, "stage %g", w->stage);
+        vb_console_say(&c->console, "%s %s: %llu rows visible, recall %.4f, %.0f QPS; inserts %.0f rows/s of %.0f "
+            "offered, largest lag %.3fs", r->item_key, stage, (unsigned long long)w->rows_visible, m ? m->recall : 0,
+            m ? m->qps : 0, w->achieved_rows_s, w->offered_rows_s, w->max_lag_s);
     } else if (r->body_case == VBENCH__RESULT__BODY_CHURN && r->churn->stage != VBENCH__CHURN_STAGE__CHURN_CHECKPOINT) {
         const Vbench__ChurnResult *ch = r->churn;
         const char *stage = vb_wire_churn_stage_name(ch->stage);

@@ -361,6 +361,67 @@ int vb_groundtruth_compute(const float *corpus, size_t n_rows, const float *quer
     return vb_groundtruth_compute_opts(corpus, n_rows, queries, n_queries, dim, metric, k, mask, &o, out, err);
 }
 
+/* Merges two ascending (distance, id) lists of k per query; -1 ids (fewer than k rows) sort last. */
+static void merge_topk(const int64_t *ai, const float *ad, const int64_t *bi, const float *bd, size_t k,
+                       int64_t *oi, float *od) {
+    size_t a = 0, b = 0;
+    for (size_t j = 0; j < k; j++) {
+        int take_a;
+        if (a < k && ai[a] >= 0 && b < k && bi[b] >= 0)
+            take_a = ad[a] < bd[b] || (ad[a] == bd[b] && ai[a] < bi[b]);
+        else
+            take_a = a < k && ai[a] >= 0;
+        if (take_a) oi[j] = ai[a], od[j] = ad[a], a++;
+        else if (b < k && bi[b] >= 0) oi[j] = bi[b], od[j] = bd[b], b++;
+        else oi[j] = -1, od[j] = INFINITY;
+    }
+}
+
+int vb_groundtruth_extend(const vb_groundtruth *prev, const float *corpus, size_t from, size_t to,
+                          const float *queries, size_t n_queries, size_t dim, vb_metric metric, size_t k, int threads,
+                          vb_groundtruth *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    if (to < from)
+        return vb_error_set(err, "groundtruth", 1, "staged ground truth: rows [%zu, %zu) are not a range", from, to);
+    if (from > 0 && (!prev || prev->k != k || prev->n_queries != n_queries))
+        return vb_error_set(err, "groundtruth", 1, "staged ground truth: the previous stage has %zu queries x %zu, "
+                            "not %zu x %zu", prev ? prev->n_queries : 0, prev ? prev->k : 0, n_queries, k);
+    vb_groundtruth add;
+    if (to > from) {
+        if (vb_groundtruth_compute(corpus + from * dim, to - from, queries, n_queries, dim, metric, k, NULL, threads,
+                                   &add, err))
+            return VB_ERROR;
+        for (size_t i = 0; i < n_queries * k; i++)
+            if (add.ids[i] >= 0) add.ids[i] += (int64_t)from;
+    } else {
+        add.n_queries = n_queries, add.k = k;
+        add.ids = malloc(n_queries * k * sizeof *add.ids);
+        add.dists = malloc(n_queries * k * sizeof *add.dists);
+        if (!add.ids || !add.dists) {
+            vb_groundtruth_free(&add);
+            return vb_error_set(err, "groundtruth", 1, "out of memory");
+        }
+        for (size_t i = 0; i < n_queries * k; i++) add.ids[i] = -1, add.dists[i] = INFINITY;
+    }
+    if (from == 0) {
+        *out = add;
+        return VB_OK;
+    }
+    out->n_queries = n_queries, out->k = k;
+    out->ids = malloc(n_queries * k * sizeof *out->ids);
+    out->dists = malloc(n_queries * k * sizeof *out->dists);
+    if (!out->ids || !out->dists) {
+        vb_groundtruth_free(&add);
+        vb_groundtruth_free(out);
+        return vb_error_set(err, "groundtruth", 1, "out of memory");
+    }
+    for (size_t q = 0; q < n_queries; q++)
+        merge_topk(prev->ids + q * k, prev->dists + q * k, add.ids + q * k, add.dists + q * k, k, out->ids + q * k,
+                   out->dists + q * k);
+    vb_groundtruth_free(&add);
+    return VB_OK;
+}
+
 /* ---------------------------------------------------------------------------------------------------------
  * Cache: header + ids (int64) + dists (float32), checked by size, header fields and a payload checksum. */
 

@@ -55,6 +55,17 @@ int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, con
 int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                        const char *cache_dir, vb_groundtruth *out, vb_error *err);
 
+/* Staged ground truth for a corpus that grows by prefixes (the streaming phase, docs/metrics.md): prev holds the
+ * exact top-k over rows [0, from) of corpus (ids are row numbers); this computes the top-k over the new rows
+ * [from, to) only and merges the two per query by (distance, id), so out is the top-k over [0, to) without a
+ * recomputation over the old rows. prev may be NULL or have from = 0 (then it is a plain compute over [0, to)).
+ * prev->k and prev->n_queries must match k and n_queries. Caller frees out with vb_groundtruth_free. Ties at
+ * the k-th distance may pick another row of the same float distance than a full recomputation: the distances,
+ * which recall compares against, are identical. */
+int vb_groundtruth_extend(const vb_groundtruth *prev, const float *corpus, size_t from, size_t to,
+                          const float *queries, size_t n_queries, size_t dim, vb_metric metric, size_t k, int threads,
+                          vb_groundtruth *out, vb_error *err);
+
 void vb_groundtruth_free(vb_groundtruth *gt);
 
 #endif

@@ -11,7 +11,8 @@
  *
  * Parameters: sleep takes service_us (0 .. 10,000,000; default 1000) and alternate_us (same range; default 0,
  * off): when set, the engine's connections alternate, the 1st, 3rd, ... serving in service_us and the 2nd, 4th,
- * ... in alternate_us. A one-client measurement connects once, so its repeats alternate between the two service
+ * ... in alternate_us; insert_us (same range; default 0, off) makes each insert call (not the bulk load) take that
+ * long. A one-client measurement connects once, so its repeats alternate between the two service
  * times: that is how tests/e2e/94-repeats.t checks a median and a range it knows. null and sleep take duplicate_every (0 .. 1,000,000;
  * default 0, off): when N > 0, every N-th answer of each connection (its N-th, 2N-th, ... search) returns its
  * first id again on its last row, in place of the k-th id, as MariaDB 11.8.9 does in some filtered answers. With
@@ -38,6 +39,7 @@ typedef struct testing_state {
     atomic_llong rows;
     long duplicate_every;              /* null: every N-th answer of a connection repeats an id; 0 never */
     uint64_t alternate_ns;             /* sleep: every other connection's service time; 0 off */
+    uint64_t insert_ns;                /* sleep: each insert call (not load) takes this long; 0 off */
     atomic_uint connects;
 } testing_state;
 
@@ -49,7 +51,7 @@ typedef struct testing_conn {
 } testing_conn;
 
 static const char *const null_params[] = {"duplicate_every", NULL};
-static const char *const sleep_params[] = {"service_us", "alternate_us", "duplicate_every", NULL};
+static const char *const sleep_params[] = {"service_us", "alternate_us", "duplicate_every", "insert_us", NULL};
 
 static int testing_open_as(const char *name, uint64_t service_ns, void **state, vb_error *err) {
     testing_state *s = calloc(1, sizeof *s);
@@ -71,14 +73,16 @@ static int null_open(const vb_engine_config *cfg, void **state, vb_error *err) {
 }
 
 static int sleep_open(const vb_engine_config *cfg, void **state, vb_error *err) {
-    long us, alt, every;
+    long us, alt, every, ins;
     if (vb_kv_get_long(cfg->params, cfg->n_params, "service_us", 1000, 0, 10000000, &us, err) != VB_OK ||
+        vb_kv_get_long(cfg->params, cfg->n_params, "insert_us", 0, 0, 10000000, &ins, err) != VB_OK ||
         vb_kv_get_long(cfg->params, cfg->n_params, "alternate_us", 0, 0, 10000000, &alt, err) != VB_OK ||
         vb_kv_get_long(cfg->params, cfg->n_params, "duplicate_every", 0, 0, 1000000, &every, err) != VB_OK)
         return vb_error_prefix(err, "engine sleep");
     if (testing_open_as("sleep", (uint64_t)us * 1000u, state, err) != VB_OK) return VB_ERROR;
     ((testing_state *)*state)->alternate_ns = (uint64_t)alt * 1000u;
     ((testing_state *)*state)->duplicate_every = every;
+    ((testing_state *)*state)->insert_ns = (uint64_t)ins * 1000u;
     return VB_OK;
 }
 
@@ -127,6 +131,18 @@ static int testing_load(void *conn, const int64_t *ids, const float *vecs, const
     atomic_fetch_add(&s->rows, (long long)n);
     pthread_mutex_unlock(&s->load_lock);
     return VB_OK;
+}
+
+/* sleep's insert: insert_us per call (a slow writer for the streaming phase's lag: tests/e2e/46-streaming.t), then
+ * as load. */
+static int sleep_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+                        vb_error *err) {
+    uint64_t ns = ((testing_conn *)conn)->s->insert_ns;
+    if (ns) {
+        struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        while (nanosleep(&ts, &ts) != 0) {}
+    }
+    return testing_load(conn, ids, vecs, tags, n, err);
 }
 
 /* Rows are not tracked one by one: a removed id may still be answered. */
@@ -240,6 +256,6 @@ const vb_engine_ops vb_engine_sleep = {
     .search = sleep_search,
     .version = testing_version,
     .remove = testing_remove,
-    .insert = testing_load,
+    .insert = sleep_insert,
     .sizes = testing_sizes,
 };

@@ -213,6 +213,9 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->load_resume_rows = (uint64_t)p->load_resume_rows;
     w->load_resume_s = p->load_resume_s;
     w->load_resume_attempts = (uint32_t)p->load_resume_attempts;
+    w->insert_rate = p->insert_rate;
+    w->n_stages = (size_t)p->n_stages;
+    w->stages = p->n_stages ? (double *)p->stages : NULL;   /* borrowed from p: the point outlives the message */
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -242,4 +245,7 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->load_resume_s = w->load_resume_s;
     p->load_resume_attempts = (long)w->load_resume_attempts;
     p->answers = !w->skip_answers;
+    p->insert_rate = w->insert_rate;
+    p->n_stages = w->n_stages < VB_PLAN_MAX_STAGES ? (int)w->n_stages : VB_PLAN_MAX_STAGES;
+    for (int i = 0; i < p->n_stages; i++) p->stages[i] = w->stages[i];
 }

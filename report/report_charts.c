@@ -502,6 +502,69 @@ static int charts_churn(vb_report_set *rs, vb_error *err) {
                       "rows per second", extra, err);
 }
 
+/* ---- 7b. streaming --------------------------------------------------------------------------------------------- */
+/* The series of a streaming chart: the configuration and its offered insert rate. */
+#define STREAM_SERIES "{label} || ' @ ' || IIF(insert_rate = 0, 'max', printf('%g', insert_rate)) || ' rows/s'"
+
+/* One line per series of `column` against the stage (the visible fraction of the corpus when the window began),
+ * and the window at rest drawn apart as an open point at x = 1.02. */
+static int chart_stage_lines(vb_report_set *rs, const char *name, const char *title, const char *column,
+                             const char *ylabel, const char *yrange, vb_error *err) {
+    char sql[640], qb[300];
+    series_set *ss = calloc(1, sizeof *ss);
+    snprintf(sql, sizeof sql, "SELECT %s, IIF(at_rest, 1.02, 1.0 * rows_visible / rows_total), %s "
+                              "FROM v_streaming ORDER BY 1, 2", STREAM_SERIES, column);
+    if (collect(rs, "v_streaming", sql, ss, err)) return free(ss), VB_ERROR;
+    vb_chart *c = chart_new(rs, name, title, "v_streaming");
+    vb_chart_cmd(c, "set xlabel 'rows visible when the window began (fraction of the corpus; 1.02: at rest)'");
+    vb_chart_cmd(c, "set ylabel '%s'\nset yrange [%s]", ylabel, yrange);
+    for (size_t i = 0; i < ss->n; i++) {
+        int b = vb_chart_block(c), rows = 0;
+        for (size_t j = 0; j < ss->s[i].n; j++)
+            if (ss->s[i].p[j].x <= 1.0) vb_chart_row(c, "%g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med), rows++;
+        if (!rows) vb_chart_row(c, "NaN NaN");
+        vb_chart_plot(c, "data index %d using 1:2 with linespoints pt 7 lw 2 lc %zu title '%s'", b, i + 1,
+                      q(ss->s[i].name, qb, sizeof qb));
+        int r = vb_chart_block(c);
+        rows = 0;
+        for (size_t j = 0; j < ss->s[i].n; j++)
+            if (ss->s[i].p[j].x > 1.0) vb_chart_row(c, "%g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med), rows++;
+        if (!rows) vb_chart_row(c, "NaN NaN");
+        vb_chart_plot(c, "data index %d using 1:2 with points pt 6 ps 2 lw 2 lc %zu notitle", r, i + 1);
+    }
+    size_t n = ss->n;
+    series_free(ss);
+    free(ss);
+    if (!n) {
+        vb_chart_free(c);
+        return VB_OK;
+    }
+    return draw(rs, c, err);
+}
+
+static int charts_streaming(vb_report_set *rs, vb_error *err) {
+    static const char *const rate_titles[3] = {"offered (rows/s)", "achieved (rows/s)", NULL};
+    static const char *const fresh_titles[3] = {"p50 (ms)", "p99 (ms)", NULL};
+    if (chart_stage_lines(rs, "streaming-recall", "Streaming: recall against the visible rows at each stage",
+                          "recall", "recall@k", "0:1.05", err) ||
+        chart_stage_lines(rs, "streaming-qps", "Streaming: QPS at each stage while rows are inserted", "qps",
+                          "queries per second", "0:*", err) ||
+        chart_stage_lines(rs, "streaming-p99", "Streaming: p99 latency at each stage", "p99_ms", "p99 (ms)", "0:*",
+                          err))
+        return VB_ERROR;
+    /* the whole stream's rates: rows due and rows inserted over the stage intervals that inserted rows */
+    if (chart_bars(rs, "streaming-rate", "Streaming: offered against achieved insert rate", "v_streaming",
+                   "SELECT " STREAM_SERIES ", 0, SUM(rows_scheduled) / SUM(interval_s), SUM(rows_inserted) / "
+                   "SUM(interval_s) FROM v_streaming WHERE at_rest = 0 AND interval_s > 0 AND rows_inserted > 0 GROUP BY item_key "
+                   "ORDER BY 1",
+                   rate_titles, "rows per second", NULL, err))
+        return VB_ERROR;
+    return chart_bars(rs, "streaming-freshness", "Streaming: freshness (insert acknowledged -> returned by a search)",
+                      "v_streaming", "SELECT " STREAM_SERIES ", 0, MAX(fresh_p50_ms), MAX(fresh_p99_ms) FROM v_streaming "
+                      "WHERE fresh_probes > fresh_never GROUP BY item_key ORDER BY 1", fresh_titles,
+                      "milliseconds (the worst stage)", NULL, err);
+}
+
 /* ---- 8. server memory over time, phases shaded ------------------------------------------------------------ */
 static int charts_server(vb_report_set *rs, vb_error *err) {
     static const char *const shade[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"};
@@ -597,6 +660,7 @@ int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_e
     if (strcmp(section, "concurrency") == 0) return charts_concurrency(rs, err);
     if (strcmp(section, "filtered") == 0) return charts_filtered(rs, err);
     if (strcmp(section, "churn") == 0) return charts_churn(rs, err);
+    if (strcmp(section, "streaming") == 0) return charts_streaming(rs, err);
     if (strcmp(section, "server") == 0) return charts_server(rs, err);
     return vb_error_set(err, "report", 1, "no chart section named %s", section);
 }

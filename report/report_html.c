@@ -565,6 +565,7 @@ static const struct {
     {"concurrency", "Concurrency"},
     {"filtered", "Filtered search"},
     {"churn", "Churn"},
+    {"streaming", "Streaming (search while the corpus grows)"},
     {"server", "Server memory and CPU"},
     {"reproduce", "Reproduce this run"},
     {"appendix", "Appendix: the manifest"},
@@ -627,6 +628,17 @@ static int body(doc *d, vb_error *err) {
                                 "recall_before, recall_after, rows_done, rows_planned, rows_per_s, completed, repeats, "
                                 "qps_before_min, qps_before_max, qps_after_min, qps_after_max, qps_before_ci_lo, "
                                 "qps_before_ci_hi, qps_after_ci_lo, qps_after_ci_hi FROM v_churn_ci", err) < 0;
+        } else if (strcmp(id, "streaming") == 0) {
+            rc = figures(d, "streaming", err);
+            if (!rc) rc = table(d, "v_streaming", "SELECT {label} AS series, dataset, IIF(insert_rate = 0, 'max', "
+                                "printf('%g', insert_rate)) AS insert_rate, IIF(at_rest, 'rest', printf('%g', stage)) "
+                                "AS stage, rows_visible, recall, recall_full, qps, p50_ms, p95_ms, p99_ms, p999_ms, "
+                                "fresh_rows_found, offered_rows_s, achieved_rows_s, shortfall_rows, insert_p99_ms, "
+                                "max_lag_s, fresh_p50_ms, fresh_p99_ms, fresh_never, fresh_probes FROM v_streaming",
+                                err) < 0;
+            if (!rc) rc = table(d, "v_streaming_cost", "SELECT {label} AS series, dataset, IIF(insert_rate = 0, 'max', "
+                                "printf('%g', insert_rate)) AS insert_rate, ingest_qps, rest_qps, throughput_ratio, "
+                                "ingest_p99_ms, rest_p99_ms, p99_ratio FROM v_streaming_cost", err) < 0;
         } else if (strcmp(id, "server") == 0) {
             rc = figures(d, "server", err);
             if (!rc) rc = table(d, "v_servers", "SELECT {label} AS series, cpus, memory_max, ready_s, peak_cgroup_bytes, "

@@ -13,8 +13,11 @@ typedef struct report_table {
     const char *sql;
 } report_table;
 
-/* The cost tables exist only with a cost in the profile: without rows they have no key in show --json either. */
-static int optional(const report_table *t) { return strncmp(t->name, "cost_", 5) == 0; }
+/* The cost tables exist only with a cost in the profile, the streaming ones only with a streaming phase: without
+ * rows they have no key in show --json either. */
+static int optional(const report_table *t) {
+    return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0;
+}
 
 static const report_table tables[] = {
     {"build", "Build",
@@ -49,6 +52,14 @@ static const report_table tables[] = {
      "SELECT engine, dataset, qps_before, qps_after, recall_before, recall_after, rows_done, rows_planned, "
      "rows_per_s, completed, repeats, qps_before_min, qps_before_max, qps_after_min, qps_after_max, "
      "qps_before_ci_lo, qps_before_ci_hi, qps_after_ci_lo, qps_after_ci_hi FROM v_churn_ci"},
+    {"streaming", "Streaming (search while the corpus grows; recall against the rows visible when each window began)",
+     "SELECT engine, dataset, IIF(insert_rate = 0, 'max', printf('%g', insert_rate)) AS insert_rate, "
+     "IIF(at_rest, 'rest', printf('%g', stage)) AS stage, rows_visible, recall, recall_full, qps, p50_ms, p99_ms, p999_ms, "
+     "fresh_rows_found, offered_rows_s, achieved_rows_s, insert_p99_ms, max_lag_s, shortfall_rows, "
+     "fresh_p50_ms, fresh_p99_ms, fresh_never, fresh_probes FROM v_streaming"},
+    {"streaming_cost", "Streaming: the cost of concurrent writes (windows during ingestion against the window at rest)",
+     "SELECT engine, dataset, IIF(insert_rate = 0, 'max', printf('%g', insert_rate)) AS insert_rate, ingest_qps, "
+     "rest_qps, throughput_ratio, ingest_p99_ms, rest_p99_ms, p99_ratio FROM v_streaming_cost"},
     {"servers", "Servers (systemd units started by the orchestrator; peaks over the server's life, when stopped)",
      "SELECT engine, cpus, printf('%.1f', memory_max / 1073741824.0) AS memory_max_gib, "
      "printf('%.2f', dev_shm_bytes / 1073741824.0) AS dev_shm_gib, ready_s, "

@@ -292,3 +292,51 @@ CREATE TABLE IF NOT EXISTS server_log (
     log_tail        TEXT,
     recorded_at     TEXT NOT NULL
 );
+
+-- One window of a streaming item (issue 25; docs/metrics.md "Streaming"): each stage's, then one at rest (at_rest,
+-- stage_index = stages + 1). recall is against the exact ground truth of the rows_visible rows acknowledged before
+-- the window began; fresh_rows_found counts returned rows acknowledged during the window. The insert columns cover
+-- the stage's interval (previous window's start, or the stream's, to this window's start). An interrupted item runs
+-- again from its build (attempt): v_streaming shows the last attempt's rows only.
+CREATE TABLE IF NOT EXISTS streaming_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    config          TEXT,
+    dataset         TEXT NOT NULL,
+    attempt         INTEGER NOT NULL,
+    stage_index     INTEGER NOT NULL,
+    stage           REAL NOT NULL,
+    at_rest         INTEGER NOT NULL,
+    insert_rate     REAL NOT NULL,          -- offered rows/s as configured; 0 = max
+    clients         INTEGER NOT NULL,
+    rows_total      INTEGER NOT NULL,
+    rows_initial    INTEGER NOT NULL,
+    rows_visible    INTEGER NOT NULL,
+    queries         INTEGER NOT NULL,
+    recall          REAL,
+    short_answers   INTEGER NOT NULL,
+    errors          INTEGER NOT NULL,
+    elapsed_s       REAL NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms REAL, p50_ms REAL, p95_ms REAL, p99_ms REAL, p999_ms REAL, max_ms REAL,
+    latency_hist    BLOB,
+    fresh_rows_found INTEGER NOT NULL,
+    rows_during_window INTEGER NOT NULL,
+    rows_scheduled  INTEGER NOT NULL,
+    rows_inserted   INTEGER NOT NULL,
+    interval_s      REAL NOT NULL,
+    offered_rows_s  REAL,
+    achieved_rows_s REAL,
+    insert_p50_ms REAL, insert_p99_ms REAL,
+    max_lag_s       REAL NOT NULL,
+    fresh_probes    INTEGER NOT NULL,
+    fresh_never     INTEGER NOT NULL,
+    fresh_p50_ms REAL, fresh_p99_ms REAL,
+    insert_errors   INTEGER NOT NULL,
+    rows_inserted_total INTEGER NOT NULL,
+    rows_scheduled_total INTEGER NOT NULL,
+    recall_full     REAL,                   -- the same answers against the full corpus's ground truth (contrast)
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);

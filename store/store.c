@@ -289,7 +289,17 @@ static int check_integrity(vb_store *s, vb_error *err) {
                                                         "read or write a damaged database: %s", s->path, found, advice);
 }
 
+/* Tables newer than some files: a reader of such a file reads an empty one (read_into_memory). */
+static const char *const added_tables[] = {"streaming_result" /* issue 25 */};
+
 static int missing_columns(vb_store *s) {
+    for (size_t i = 0; i < sizeof added_tables / sizeof added_tables[0]; i++) {
+        char sql[256];
+        int present = 0;
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
+                 added_tables[i]);
+        if (table_count(s, sql, &present) == VB_OK && !present) return 1;
+    }
     for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
         char sql[256];
         int present = 0;
@@ -300,8 +310,8 @@ static int missing_columns(vb_store *s) {
     return 0;
 }
 
-/* A reader of a file written by an older vbench: a copy in memory gains the current columns, so the current
- * views read it; the file itself is never written. */
+/* A reader of a file written by an older vbench: a copy in memory gains the current tables and columns, so the
+ * current views read it; the file itself is never written. */
 static int read_into_memory(vb_store *s, vb_error *err) {
     sqlite3 *mem = NULL;
     if (sqlite3_open(":memory:", &mem) != SQLITE_OK) {
@@ -318,7 +328,9 @@ static int read_into_memory(vb_store *s, vb_error *err) {
     }
     sqlite3_close(s->db);
     s->db = mem;
-    return add_missing_columns(s, err);
+    const vb_embedded_file *schema = vb_embedded_find("store/schema.sql");
+    if (!schema) return vb_error_set(err, "results", VB_STORE_RETRY, "the results schema is missing from this binary");
+    return exec(s, schema->data, err) || add_missing_columns(s, err);   /* CREATE TABLE IF NOT EXISTS: new ones only */
 }
 
 /* Directories made for a new database, so that a failed creation leaves nothing behind. */
@@ -1006,6 +1018,83 @@ static int insert_load_checkpoint(vb_store *s, const Vbench__Result *r, const ch
     return run(s, st, err, "recording a load checkpoint");
 }
 
+/* p50 and p99 of a wire histogram in ms, NULL columns when it is empty (or absent). */
+static int bind_hist_p50_p99(vb_store *s, sqlite3_stmt *st, int *i, const Vbench__Histogram *h, const char *key,
+                             vb_error *err) {
+    latency_cols c;
+    int rc = latency_decode(s, h, key, &c, err);
+    if (rc) return rc;
+    bind_double_or_null(st, (*i)++, c.empty, c.p50);
+    bind_double_or_null(st, (*i)++, c.empty, c.p99);
+    free(c.blob);
+    return VB_STORE_OK;
+}
+
+static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                            const char *agent, const char *now, vb_error *err) {
+    const Vbench__StreamingResult *w = r->streaming;
+    const Vbench__Measurement *m = measure_of(w->m);
+    latency_cols lat;
+    int lrc = latency_decode(s, m->latency, r->result_key, &lat, err);
+    if (lrc) return lrc;
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO streaming_result (result_key, item_key, engine, dataset, attempt, stage_index, stage, at_rest, "
+        "insert_rate, clients, rows_total, rows_initial, rows_visible, queries, recall, short_answers, errors, "
+        "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, latency_hist, fresh_rows_found, "
+        "rows_during_window, rows_scheduled, rows_inserted, interval_s, offered_rows_s, achieved_rows_s, "
+        "insert_p50_ms, insert_p99_ms, max_lag_s, fresh_probes, fresh_never, fresh_p50_ms, fresh_p99_ms, "
+        "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    int rc = st ? VB_STORE_OK : s->last;
+    if (st) {
+        int i = 1;
+        bind_keys(st, &i, r, engine, dataset);
+        sqlite3_bind_int64(st, i++, r->attempt);
+        sqlite3_bind_int64(st, i++, w->stage_index);
+        sqlite3_bind_double(st, i++, w->stage);
+        sqlite3_bind_int(st, i++, w->at_rest);
+        sqlite3_bind_double(st, i++, w->insert_rate);
+        sqlite3_bind_int64(st, i++, w->clients);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_total);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_initial);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_visible);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)m->queries);
+        bind_double_or_null(st, i++, m->queries == 0, m->recall);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)m->short_answers);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)m->errors);
+        sqlite3_bind_double(st, i++, m->elapsed_s);
+        sqlite3_bind_double(st, i++, m->qps);
+        bind_latency(st, &i, &lat);
+        sqlite3_bind_blob(st, i++, lat.blob, (int)lat.blob_len, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_rows_found);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_during_window);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted);
+        sqlite3_bind_double(st, i++, w->interval_s);
+        bind_double_or_null(st, i++, w->at_rest, w->offered_rows_s);
+        bind_double_or_null(st, i++, w->at_rest, w->achieved_rows_s);
+        rc = bind_hist_p50_p99(s, st, &i, w->insert_latency, r->result_key, err);
+        if (rc == VB_STORE_OK) {
+            sqlite3_bind_double(st, i++, w->max_lag_s);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_probes);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_never);
+            rc = bind_hist_p50_p99(s, st, &i, w->freshness, r->result_key, err);
+        }
+        if (rc == VB_STORE_OK) {
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->insert_errors);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted_total);
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_total);
+            bind_double_or_null(st, i++, w->recall_full < 0, w->recall_full);
+            bind_text(st, i++, agent);
+            bind_text(st, i++, now);
+            rc = run(s, st, err, "recording a streaming window");
+        } else
+            sqlite3_finalize(st);
+    }
+    free(lat.blob);
+    return rc;
+}
+
 static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                         const char *agent, const char *now, vb_error *err) {
     const Vbench__BuildResult *b = r->build;
@@ -1042,7 +1131,8 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
                                   "SELECT 1 FROM window_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM filtered_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM churn_result WHERE result_key = ?1 UNION ALL "
-                                  "SELECT 1 FROM load_checkpoint WHERE result_key = ?1", err);
+                                  "SELECT 1 FROM load_checkpoint WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM streaming_result WHERE result_key = ?1", err);
     if (!st) return s->last;
     bind_text(st, 1, key);
     int rc = sqlite3_step(st);
@@ -1063,7 +1153,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_SWEEP:
     case VBENCH__RESULT__BODY_WINDOW:
     case VBENCH__RESULT__BODY_FILTERED:
-    case VBENCH__RESULT__BODY_CHURN: break;
+    case VBENCH__RESULT__BODY_CHURN:
+    case VBENCH__RESULT__BODY_STREAMING: break;
     default: return poison(s, err, "result %s has no body (nothing to record)", r->result_key);
     }
     if (exec(s, "BEGIN IMMEDIATE", err)) return s->last;
@@ -1083,6 +1174,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_WINDOW: rc = insert_window(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_FILTERED: rc = insert_filtered(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_CHURN: rc = insert_churn(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_STREAMING: rc = insert_streaming(s, r, engine, dataset, agent, now, err); break;
     default: break;
     }
     if (rc == VB_STORE_OK && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
@@ -1091,6 +1183,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
                           : r->body_case == VBENCH__RESULT__BODY_SWEEP      ? "sweep_result"
                           : r->body_case == VBENCH__RESULT__BODY_WINDOW     ? "window_result"
                           : r->body_case == VBENCH__RESULT__BODY_FILTERED   ? "filtered_result"
+                          : r->body_case == VBENCH__RESULT__BODY_STREAMING  ? "streaming_result"
                                                                             : "churn_result";
         char sql[160];
         snprintf(sql, sizeof sql, "UPDATE %s SET config = (SELECT engine FROM plan WHERE key = ?) WHERE result_key = ?",

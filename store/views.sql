@@ -242,6 +242,33 @@ CREATE TEMP VIEW v_churn_ci AS
          ON c.item_key = v.item
     ORDER BY v.seq;
 
+-- The streaming phase (issue 25): one row per window of each item's last attempt (an interrupted item ran again
+-- from its build), stages in order, the window at rest last. recall: against the rows visible when the window
+-- began; shortfall_rows = rows scheduled but not yet inserted at the window's start (the lag, in rows).
+CREATE VIEW v_streaming AS
+    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.insert_rate, r.stage_index, r.stage, r.at_rest,
+           r.clients, r.rows_visible, r.rows_total, r.recall, r.qps, r.p50_ms, r.p95_ms, r.p99_ms, r.p999_ms,
+           r.queries, r.errors, r.fresh_rows_found, r.rows_during_window, r.offered_rows_s, r.achieved_rows_s,
+           r.rows_scheduled, r.rows_inserted, r.interval_s, r.insert_p50_ms, r.insert_p99_ms, r.max_lag_s, r.fresh_probes,
+           r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
+           r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.recall_full,
+           r.attempt,
+           r.item_key
+    FROM streaming_result AS r JOIN plan ON plan.key = r.item_key
+    WHERE r.attempt = (SELECT MAX(x.attempt) FROM streaming_result AS x WHERE x.item_key = r.item_key)
+    ORDER BY plan.seq, r.stage_index;
+
+-- The cost of concurrent writes: per streaming item, the mean QPS and the largest p99 of the stage windows that ran
+-- while rows were inserted (rows_during_window > 0), against the window at rest on the same index.
+CREATE VIEW v_streaming_cost AS
+    SELECT s.engine, s.dataset, s.insert_rate, AVG(s.qps) AS ingest_qps, MAX(s.p99_ms) AS ingest_p99_ms,
+           rest.qps AS rest_qps, rest.p99_ms AS rest_p99_ms,
+           CASE WHEN rest.qps > 0 THEN AVG(s.qps) / rest.qps END AS throughput_ratio,
+           CASE WHEN rest.p99_ms > 0 THEN MAX(s.p99_ms) / rest.p99_ms END AS p99_ratio
+    FROM v_streaming AS s JOIN v_streaming AS rest ON rest.item_key = s.item_key AND rest.at_rest = 1
+    WHERE s.at_rest = 0 AND s.rows_during_window > 0
+    GROUP BY s.item_key;
+
 CREATE VIEW v_progress AS
     SELECT status, COUNT(*) AS items FROM plan GROUP BY status;
 
@@ -353,6 +380,15 @@ CREATE VIEW v_validity AS
     FROM v_concurrency
     WHERE target_rate IS NULL AND qps_x_p50 > 0 AND in_flight > 0
       AND (qps_x_p50 > 1.5 * in_flight OR in_flight > 1.5 * qps_x_p50)
+    UNION ALL
+    -- a streaming writer that fell behind its schedule: a stage achieved less than 95 % of the rate offered in it
+    -- (nothing skipped: the rows came later); one finding per item, at its largest shortfall
+    SELECT engine, dataset, item_key, 'insert rate not kept',
+           printf('%.0f of %.0f rows/s offered at stage %g, %d rows behind the schedule of %g rows/s (largest lag ' ||
+                  '%.3f s)', achieved_rows_s, offered_rows_s, stage, MAX(shortfall_rows), insert_rate, max_lag_s)
+    FROM v_streaming WHERE insert_rate > 0 AND at_rest = 0 AND offered_rows_s > 0
+      AND achieved_rows_s < 0.95 * offered_rows_s
+    GROUP BY item_key
     UNION ALL
     SELECT COALESCE(config, engine) AS engine, dataset, item_key AS item, 'short answers',
            printf('%d of %d answers had fewer than k distinct rows (recall %.4f)', short_answers, queries, recall)

@@ -1,6 +1,7 @@
 /* Self-test of datasets/groundtruth.c: results equal a naive double-precision brute force for every metric,
  * with and without a mask, in every thread mode and block size; the cache returns identical results and a
- * corrupt or truncated cache file is recomputed. */
+ * corrupt or truncated cache file is recomputed; the streaming phase's staged ground truth (each stage the previous
+ * one merged with the new rows) equals a full computation at every stage. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -244,6 +245,51 @@ static void test_cache(void) {
     vb_dataset_close(&ds);
 }
 
+/* The streaming phase's staged ground truth: each stage's top-k is the previous stage's merged with the top-k
+ * over the new rows only; at every stage it must equal a full computation over the prefix (ids and distances),
+ * including a stage that adds no row and a first stage smaller than k. */
+static void test_extend(void) {
+    const size_t n = 900, nq = 23, dim = 12, k = 10;
+    const size_t stages[] = {6, 300, 300, 451, 630, 899, 900};
+    vb_metric metrics[] = {VB_METRIC_EUCLIDEAN, VB_METRIC_ANGULAR, VB_METRIC_DOT};
+    float *x = malloc(n * dim * sizeof *x), *q = malloc(nq * dim * sizeof *q);
+    for (size_t i = 0; i < n * dim; i++) x[i] = (float)(urand() * 2 - 1);
+    for (size_t i = 0; i < nq * dim; i++) q[i] = (float)(urand() * 2 - 1);
+    for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++) {
+        vb_groundtruth prev = {0};
+        size_t from = 0, bad_ids = 0, bad_d = 0;
+        vb_error err = {0};
+        int rc = VB_OK;
+        for (size_t s = 0; s < sizeof stages / sizeof *stages && rc == VB_OK; s++) {
+            vb_groundtruth next, full;
+            rc = vb_groundtruth_extend(&prev, x, from, stages[s], q, nq, dim, metrics[m], k, 2, &next, &err);
+            if (rc == VB_OK) rc = vb_groundtruth_compute(x, stages[s], q, nq, dim, metrics[m], k, NULL, 2, &full, &err);
+            if (rc != VB_OK) break;
+            for (size_t i = 0; i < nq * k; i++) {
+                bad_ids += next.ids[i] != full.ids[i];
+                bad_d += !(next.dists[i] == full.dists[i] || (isinf(next.dists[i]) && isinf(full.dists[i])));
+            }
+            vb_groundtruth_free(&full);
+            vb_groundtruth_free(&prev);
+            prev = next;
+            from = stages[s];
+        }
+        ok(rc == VB_OK, "staged ground truth over 7 stages (metric %d): %s", (int)metrics[m], err.message);
+        ok(bad_ids == 0, "staged ids equal a full computation at every stage (metric %d): %zu differ", (int)metrics[m],
+           bad_ids);
+        ok(bad_d == 0, "staged distances equal a full computation at every stage (metric %d): %zu differ",
+           (int)metrics[m], bad_d);
+        vb_groundtruth_free(&prev);
+    }
+    vb_groundtruth g, prev = {.n_queries = nq, .k = 5};
+    vb_error err = {0};
+    ok(vb_groundtruth_extend(&prev, x, 10, 20, q, nq, dim, VB_METRIC_EUCLIDEAN, k, 1, &g, &err) == VB_ERROR &&
+           strstr(err.message, "previous stage"),
+       "a previous stage of another k is refused: %s", err.message);
+    free(x);
+    free(q);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/vb-test-gt-XXXXXX");
     if (!mkdtemp(tmpdir)) {
@@ -252,6 +298,7 @@ int main(void) {
     }
     test_against_naive();
     test_cache();
+    test_extend();
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();
 }

@@ -976,6 +976,43 @@ static void test_dataset_files(void) {
 #undef DS_HEAD
 }
 
+/* The streaming phase: defaults, one item per insert rate (max among them), the typed stages, and the checks of
+ * stages (ascending, above initial_fraction, ending at 1) and of the search loop. */
+static void test_streaming(void) {
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "  streaming:\n    insert_rate: [200, max]\n", &err);
+    if (!ok(p != NULL, "streaming profile parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    const vb_profile_phase *st = vb_profile_phase_find(p, "streaming");
+    is_str(vb_kv_get(st->params, st->n_params, "initial_fraction", NULL), "0.5", "default streaming.initial_fraction");
+    is_str(vb_kv_get(st->params, st->n_params, "stages", NULL), "0.6,0.7,0.8,0.9,1", "default streaming.stages");
+    is_str(vb_kv_get(st->params, st->n_params, "insert_rate", NULL), "200,max", "insert_rate keeps max");
+    vb_plan *plan = NULL;
+    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 1 + 2, "streaming: 1 build + 2 rates: %s",
+       err.message);
+    const vb_plan_item *a = plan ? vb_plan_find(plan, "t/e1/d1/streaming/insert_rate=200") : NULL;
+    const vb_plan_item *b = plan ? vb_plan_find(plan, "t/e1/d1/streaming/insert_rate=max") : NULL;
+    ok(a && b && a->kind == VB_PHASE_STREAMING, "streaming: one key per rate");
+    ok(a && a->p.insert_rate == 200 && b && b->p.insert_rate == 0, "streaming: max travels as rate 0");
+    ok(a && a->p.n_stages == 5 && a->p.stages[0] == 0.6 && a->p.stages[4] == 1 && a->p.fraction == 0.5 &&
+           a->p.insert_batch == 100 && a->p.clients == 2 && a->p.window_s == 5 && a->p.mode == VB_POINT_CLOSED,
+       "streaming: the typed point has the stages and the defaults");
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    expect_error("stages not ascending", BASE_HEAD "  streaming:\n    stages: [0.8, 0.7, 1]\n", 13,
+                 "phases.streaming.stages[1]", "not above");
+    expect_error("stage below initial", BASE_HEAD "  streaming:\n    initial_fraction: 0.7\n    stages: [0.6, 1]\n",
+                 14, "phases.streaming.stages[0]", "initial_fraction");
+    expect_error("stages not ending at 1", BASE_HEAD "  streaming:\n    stages: [0.6, 0.9]\n", 13,
+                 "phases.streaming.stages", "not 1");
+    expect_error("rate word", BASE_HEAD "  streaming:\n    insert_rate: [fast]\n", 13, "phases.streaming.insert_rate",
+                 "a number");
+    expect_error("open without rate", BASE_HEAD "  streaming:\n    mode: open\n", 13, "phases.streaming.target_rate",
+                 "required with mode: open");
+}
+
 int main(void) {
     test_yaml_tree();
     test_builtin();
@@ -996,6 +1033,7 @@ int main(void) {
     test_plan_smoke();
     test_plan_stable();
     test_concurrency_loop();
+    test_streaming();
     test_plan_too_large();
     test_load_file();
     return done_testing();
