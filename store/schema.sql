@@ -137,7 +137,8 @@ CREATE TABLE IF NOT EXISTS window_result (
     fraction_in_call_mean REAL,
     fraction_in_call TEXT,                  -- JSON array, one value per client
     client_cpu_s    REAL,
-    warmup_queries  INTEGER,
+    warmup_queries  INTEGER,                -- started in the warm-up (one that ended inside the window too)
+    edge_queries    INTEGER,                -- started inside the window, ended after it; NULL: older file
     target_rate     REAL,                   -- open loop; NULL for closed loop
     late_starts     INTEGER,
     lag_p99_ms      REAL,

@@ -53,6 +53,7 @@ CREATE VIEW v_recall_targets AS
     ORDER BY MIN(seq);
 
 -- One row per concurrency window (each repeat of each point; v_concurrency_points summarises them per point).
+-- queries_sent = queries + warm-up + edge queries: every query the clients sent in the item (docs/metrics.md).
 -- Efficiency QPS(n) / (n x QPS(1)) is shown only when the client kept at least n/2 queries in flight;
 -- otherwise the row says why not (docs/design.md §4). QPS(1) is the median over the closed-loop 1-client windows (its
 -- repeats) of the same configuration and dataset. An open-loop window (target_rate set) has no efficiency: its QPS is what the target asked for.
@@ -67,7 +68,8 @@ CREATE VIEW v_concurrency AS
                 WHEN w.in_flight < w.clients / 2.0
                 THEN printf('refused: in flight %.2f < %d/2, the client did not keep the queries in flight',
                             w.in_flight, w.clients) END AS efficiency_refused,
-           w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, plan.seq
+           w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, w.queries, w.warmup_queries,
+           w.edge_queries, w.queries + w.warmup_queries + w.edge_queries AS queries_sent, plan.seq
     FROM window_result AS w JOIN plan ON plan.key = w.item_key
     LEFT JOIN (SELECT cfg, dataset, AVG(qps) AS qps1 FROM
                    (SELECT COALESCE(config, engine) AS cfg, dataset, qps,
