@@ -76,6 +76,14 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         .seed = ((uint64_t)pt.repeat << 32) ^ (uint64_t)pt.clients,
         .progress = vb_window_on_progress, .progress_arg = &prog,
     };
+    /* the server's accounting around the whole run: warm-up, window and the queries that end after it */
+    vb_server_stats before = {-1, -1}, after = {-1, -1};
+    vb_error serr = {0};
+    if (vb_engine_server_stats(s->engine, &before, &serr) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read before the window: %s",
+                     serr.message);
+        before.calls = -1;
+    }
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK)
         return vb_error_prefix(err, "%s, %ld clients", s->engine_name, pt.clients);
@@ -105,8 +113,14 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         return VB_ERROR;
     }
 
+    if (before.calls >= 0 && vb_engine_server_stats(s->engine, &after, &serr) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read after the window: %s",
+                     serr.message);
+        after.calls = -1;
+    }
     vb_window_wire w;
     vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);
+    vb_window_wire_server(&w, &before, &after);
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_WINDOW;

@@ -40,6 +40,13 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
     }
 }
 
+void vb_window_wire_server(vb_window_wire *w, const vb_server_stats *before, const vb_server_stats *after) {
+    if (before->calls < 0 || after->calls < before->calls || after->exec_s < before->exec_s) return;
+    w->msg.server_stats = 1;
+    w->msg.server_calls = after->calls - before->calls;
+    w->msg.server_exec_s = after->exec_s - before->exec_s;
+}
+
 /* Forced when the stage changes and when the window is complete, else at most every 500 ms (vb_phase_progress). */
 void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
     vb_window_progress *p = arg;

@@ -18,6 +18,9 @@ typedef struct vb_window_wire {
  * open loop), in-call time, fraction in call per client, client CPU, and for the open loop target rate, late
  * starts and the lag histogram. Histogram arrays are malloc'd; release them with vb_window_wire_free. */
 void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int repeat, int ef_search);
+/* The server's accounting over the window (after - before, engine.h vb_server_stats) into w; nothing when either
+ * snapshot is unknown (calls < 0) or the counts went back (the server restarted in between). */
+void vb_window_wire_server(vb_window_wire *w, const vb_server_stats *before, const vb_server_stats *after);
 void vb_window_wire_free(vb_window_wire *w);
 
 /* Window progress for the coordinator, in ms ("warm-up", then "window": done = elapsed ms, total = window ms),

@@ -249,6 +249,14 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err) {
     return finish(e->ops->version(e->state, buf, len, err), err, e->ops, "version");
 }
 
+int vb_engine_server_stats(vb_engine *e, vb_server_stats *out, vb_error *err) {
+    out->calls = -1;
+    out->exec_s = -1;
+    if (!e->ops->server_stats) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->server_stats(e->state, out, err), err, e->ops, "server_stats");
+}
+
 int vb_engine_supports_metric(const vb_engine_ops *ops, vb_metric m) {
     return ops && (!ops->metrics || (ops->metrics & VB_METRIC_BIT(m)));
 }

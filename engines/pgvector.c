@@ -638,6 +638,41 @@ static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
     return vb_sql_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
 }
 
+typedef struct stats_arg {
+    pg_state *s;
+    vb_server_stats *out;
+} stats_arg;
+
+/* The kNN statements of the table as pg_stat_statements normalises them ("SELECT id FROM t ORDER BY embedding <=>
+ * $1 LIMIT $2", with or without a WHERE): their calls and total_exec_time (ms) summed. The extension is created on
+ * first use; the recipe preloads it (shared_preload_libraries). */
+static int stats_on(void *conn, void *arg, vb_error *err) {
+    stats_arg *a = arg;
+    PGresult *r = pg_exec(conn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? VB_OK : pg_fail(conn, r, err, "CREATE EXTENSION pg_stat_statements");
+    PQclear(r);
+    if (rc != VB_OK) return rc;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
+             "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+             "AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%'", a->s->table);
+    r = pg_exec(conn, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        rc = pg_fail(conn, r, err, "pg_stat_statements");
+    } else {
+        a->out->calls = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        a->out->exec_s = strtod(PQgetvalue(r, 0, 1), NULL) / 1e3;
+    }
+    PQclear(r);
+    return rc;
+}
+
+static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
+    stats_arg a = {state, out};
+    return vb_sql_admin_run(&((pg_state *)state)->admin, stats_on, &a, err);
+}
+
 typedef struct version_arg {
     char *buf;
     size_t len;
@@ -958,6 +993,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .set_search = pg_set_search,
     .search = pg_search,
     .version = pg_version,
+    .server_stats = pg_server_stats,
     .attach = pg_attach,
     .build = pg_build,
     .remove = pg_remove,

@@ -139,6 +139,9 @@ CREATE TABLE IF NOT EXISTS window_result (
     client_cpu_s    REAL,
     warmup_queries  INTEGER,                -- started in the warm-up (one that ended inside the window too)
     edge_queries    INTEGER,                -- started inside the window, ended after it; NULL: older file
+    server_calls    INTEGER,                -- the server's executions of the kNN statement over the item (warm-up,
+                                            -- window, edge); NULL: the engine cannot say
+    server_exec_s   REAL,                   -- the server's execution time of them (pg_stat_statements, P_S)
     target_rate     REAL,                   -- open loop; NULL for closed loop
     late_starts     INTEGER,
     lag_p99_ms      REAL,

@@ -69,7 +69,12 @@ CREATE VIEW v_concurrency AS
                 THEN printf('refused: in flight %.2f < %d/2, the client did not keep the queries in flight',
                             w.in_flight, w.clients) END AS efficiency_refused,
            w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, w.queries, w.warmup_queries,
-           w.edge_queries, w.queries + w.warmup_queries + w.edge_queries AS queries_sent, plan.seq
+           w.edge_queries, w.queries + w.warmup_queries + w.edge_queries AS queries_sent, w.server_calls,
+           CASE WHEN w.server_calls > 0 THEN 1e3 * w.server_exec_s / w.server_calls END AS server_ms_per_query,
+           CASE WHEN w.server_calls > 0 AND w.mean_ms > 0 THEN 1e3 * w.server_exec_s / w.server_calls / w.mean_ms END
+               AS server_share,
+           CASE WHEN w.server_calls > 0 AND w.mean_ms > 0 THEN 1 - 1e3 * w.server_exec_s / w.server_calls / w.mean_ms END
+               AS outside_share, plan.seq
     FROM window_result AS w JOIN plan ON plan.key = w.item_key
     LEFT JOIN (SELECT cfg, dataset, AVG(qps) AS qps1 FROM
                    (SELECT COALESCE(config, engine) AS cfg, dataset, qps,
@@ -436,6 +441,16 @@ CREATE VIEW v_validity AS
            printf('%s: the server counted %s %s, vbench sent %d (%s)', result, COALESCE(server, 'unknown (it restarted)'),
                   CASE command WHEN 'search' THEN 'searches' ELSE 'row writes' END, sent, counted_as)
     FROM v_server_count WHERE NOT agrees
+    UNION ALL
+    -- the server's own executions of the kNN statement over a window (warm-up, window and the queries that ended
+    -- after it) differ from what vbench sent (pg_stat_statements calls, performance_schema statement/com/Execute)
+    SELECT COALESCE(w.config, w.engine), w.dataset, w.item_key, 'server count mismatch',
+           printf('%d clients, repeat %d: the server executed the kNN statement %d times, vbench sent %d (%d in the ' ||
+                  'window, %d in the warm-up, %d after it)', w.clients, w.repeat, w.server_calls,
+                  w.queries + w.warmup_queries + w.edge_queries, w.queries, w.warmup_queries, w.edge_queries)
+    FROM window_result AS w
+    WHERE w.server_calls IS NOT NULL AND w.edge_queries IS NOT NULL
+      AND w.server_calls <> w.queries + w.warmup_queries + w.edge_queries
     UNION ALL
     SELECT engine, NULL, NULL, 'server died', message FROM server_log WHERE state = 'died'
     UNION ALL

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Issue 27, "where the time goes": a concurrency campaign (1, 2, 4 clients) on pgvector and MariaDB, each server
+# confined to one CPU (resources.server_cpus) so that it saturates, in a namespace booted once (deploy/systemd-ns).
+# Per window: every query vbench sent is in its counts (queries + warm-up + the queries that ended after the
+# window, edge_queries), and that sum equals the server's own count exactly (pg_stat_statements calls of the kNN
+# statement; performance_schema statement/com/Execute COUNT_STAR); the server's execution time per query is above 0
+# and at most the client's mean latency; no 'server count mismatch' finding. Small data (2000 rows, 2 s windows).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../../deploy/systemd-ns"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+vb_ensure_image db-trixie
+why=$(vb_ns_skip_reason)
+[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
+    why="no engine image db-trixie (vbench image build db-trixie)"
+[ -z "$why" ] || skip_all "$why"
+diag() { sed 's/^/#   /'; }
+
+vb_ns_start "$SCRATCH" "$ROOT"
+ok $? "systemd boots in a namespace"
+[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+
+last=$(($(nproc) - 1))
+cat >"$SCRATCH/st.yml" <<YML
+name: st
+k: 10
+datasets:
+  - {name: st, source: synthetic, rows: 2000, queries: 50, dim: 16, clusters: 8, metric: euclidean, seed: 5}
+engines:
+  - {name: pgvector, recipe: pgvector}
+  - {name: mariadb, recipe: mariadb}
+resources: {server_cpus: "0", client_cpus: "$last"}
+phases:
+  build:
+  concurrency: {clients: [1, 2, 4], repeats: 1, window_s: 2, warmup_s: 0.5, ef_search: 40}
+YML
+db=$SCRATCH/st.sqlite
+t0=$(date +%s)
+vb_ns_run "$VBENCH" run --profile "$SCRATCH/st.yml" --out "$db" --quiet >"$SCRATCH/st.out" 2>"$SCRATCH/st.err"
+rc=$?
+ok $rc "the concurrency campaign on pgvector and mariadb exits 0 ($(($(date +%s) - t0)) s)"
+[ $rc -eq 0 ] || tail -20 "$SCRATCH/st.err" | diag
+q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+q "$db" "SELECT engine, clients, queries, warmup_queries, edge_queries, queries_sent, server_calls,
+         printf('%.4f', server_ms_per_query), printf('%.4f', mean_ms), printf('%.3f', server_share), printf('%.0f', qps)
+         FROM v_concurrency ORDER BY engine, clients" | sed 's/^/# engine|clients|queries|warm-up|edge|sent|server calls|server ms|client mean ms|server share|qps: /'
+
+is "$(q "$db" "SELECT COUNT(*) FROM window_result")" "6" "three windows per engine"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE server_calls IS NOT NULL AND edge_queries IS NOT NULL")" "6" \
+   "every window has the server's count and its edge queries"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE server_calls = queries + warmup_queries + edge_queries")" "6" \
+   "per window, the server's calls delta equals vbench's queries + warm-up + edge queries exactly"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE edge_queries BETWEEN 0 AND clients")" "6" \
+   "each window has at most one edge query per client"
+ok "$([ "$(q "$db" "SELECT SUM(edge_queries) FROM window_result")" -gt 0 ]; echo $?)" \
+   "the campaign has edge queries (the ones the store missed before), $(q "$db" "SELECT SUM(edge_queries) FROM window_result") in all"
+is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_ms_per_query > 0 AND server_ms_per_query <= mean_ms")" "6" \
+   "server time per query is above 0 and at most the client's mean latency"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'server count mismatch'")" "0" \
+   "no server count mismatch finding"
+json=$("$VBENCH" show --json --windows "$db")
+like "$json" '"edge_queries"' "show --json --windows has edge_queries"
+like "$json" '"server_ms_per_query"' "show --json --windows has the server time per query"
+
+# the check bites: a window whose server count is off by one is a finding
+cp "$db" "$SCRATCH/off.sqlite"
+q "$SCRATCH/off.sqlite" "UPDATE window_result SET server_calls = server_calls + 1 WHERE rowid = (SELECT MIN(rowid) FROM window_result)" >/dev/null
+like "$(q "$SCRATCH/off.sqlite" "SELECT detail FROM v_validity WHERE \"check\" = 'server count mismatch'")" \
+     "the server executed the kNN statement" "a server count one above vbench's is a validity finding"
+is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
+   "no server unit is left running"
+
+done_testing
