@@ -29,6 +29,7 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
     m->client_cpu_s = r->client_cpu_s;
     m->warmup_queries = r->warmup_queries;
     m->edge_queries = r->edge_queries;
+    m->window_start = r->window_start;
     m->clients_lost = (uint64_t)r->clients_lost;
     if (r->target_rate > 0) {
         m->target_rate = r->target_rate;

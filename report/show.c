@@ -159,7 +159,7 @@ static const report_table window_tables[] = {
      "SELECT engine, dataset, clients, repeat, target_rate, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, in_flight, qps_x_p50, "
      "fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, late_starts, "
      "lag_p99_ms, client_cpu_s, queries, warmup_queries, edge_queries, queries_sent, server_calls, "
-     "server_ms_per_query, server_share, outside_share FROM v_concurrency"},
+     "server_ms_per_query, server_share, outside_share, server_cores_busy, server_cores FROM v_concurrency"},
 };
 
 int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {

@@ -54,6 +54,9 @@ CREATE VIEW v_recall_targets AS
 
 -- One row per concurrency window (each repeat of each point; v_concurrency_points summarises them per point).
 -- queries_sent = queries + warm-up + edge queries: every query the clients sent in the item (docs/metrics.md).
+-- server_ms_per_query: the server's own execution time per call over the item; server_share / outside_share: that
+-- over the client's mean latency and the rest. server_cores_busy: the unit's CPU seconds per second of the window,
+-- against server_cores, the CPUs the unit was given (docs/metrics.md).
 -- Efficiency QPS(n) / (n x QPS(1)) is shown only when the client kept at least n/2 queries in flight;
 -- otherwise the row says why not (docs/design.md §4). QPS(1) is the median over the closed-loop 1-client windows (its
 -- repeats) of the same configuration and dataset. An open-loop window (target_rate set) has no efficiency: its QPS is what the target asked for.
@@ -74,8 +77,17 @@ CREATE VIEW v_concurrency AS
            CASE WHEN w.server_calls > 0 AND w.mean_ms > 0 THEN 1e3 * w.server_exec_s / w.server_calls / w.mean_ms END
                AS server_share,
            CASE WHEN w.server_calls > 0 AND w.mean_ms > 0 THEN 1 - 1e3 * w.server_exec_s / w.server_calls / w.mean_ms END
-               AS outside_share, plan.seq
+               AS outside_share, cpu.cores_busy AS server_cores_busy,
+           (SELECT CAST(m.value AS INTEGER) FROM manifest AS m WHERE m.key = 'server.' || cpu.server || '.unit.cpus')
+               AS server_cores, plan.seq
     FROM window_result AS w JOIN plan ON plan.key = w.item_key
+    -- the server unit's CPU seconds over the window (the orchestrator's samples inside it) / the time they span
+    LEFT JOIN (SELECT w2.result_key, MIN(s.engine) AS server,
+                      CASE WHEN COUNT(*) >= 2 AND MAX(s.t) > MIN(s.t) THEN (MAX(s.cpu_s) - MIN(s.cpu_s)) / (MAX(s.t) - MIN(s.t))
+                      END AS cores_busy
+               FROM window_result AS w2 JOIN server_sample AS s ON s.item_key = w2.item_key
+                    AND s.t BETWEEN w2.window_start AND w2.window_start + w2.window_s
+               GROUP BY w2.result_key) AS cpu ON cpu.result_key = w.result_key
     LEFT JOIN (SELECT cfg, dataset, AVG(qps) AS qps1 FROM
                    (SELECT COALESCE(config, engine) AS cfg, dataset, qps,
                            ROW_NUMBER() OVER (PARTITION BY COALESCE(config, engine), dataset ORDER BY qps) AS rn,

@@ -59,6 +59,11 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_ms_per_query > 0 
    "server time per query is above 0 and at most the client's mean latency"
 is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'server count mismatch'")" "0" \
    "no server count mismatch finding"
+q "$db" "SELECT engine, clients, printf('%.3f', server_cores_busy), server_cores FROM v_concurrency ORDER BY engine, clients" |
+    sed 's/^/# engine|clients|server cores busy|cores given: /'
+is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_cores = 1")" "6" "the manifest names the one CPU the server was given"
+is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_cores_busy > 0 AND server_cores_busy <= server_cores * 1.02")" "6" \
+   "cores busy per window is in (0, cores given] (2 % for the sampler's clock: its samples are 250 ms apart)"
 json=$("$VBENCH" show --json --windows "$db")
 like "$json" '"edge_queries"' "show --json --windows has edge_queries"
 like "$json" '"server_ms_per_query"' "show --json --windows has the server time per query"
