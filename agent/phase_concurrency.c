@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/phase.h"
+#include "agent/waits.h"
 #include "agent/window.h"
 #include "agent/workload.h"
 
@@ -84,8 +85,13 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
                      serr.message);
         before.calls = -1;
     }
+    vb_wait_sampler waits;
+    vb_wait_sampler_start(&waits, s->engine, 0);
     vb_workload_result res;
-    if (vb_workload_run(&cfg, &res, err) != VB_OK)
+    int wrc = vb_workload_run(&cfg, &res, err);
+    vb_wait_sampler_stop(&waits);
+    if (waits.error[0]) vb_phase_log(ctx, "warn", "the wait profile stopped: %s", waits.error);
+    if (wrc != VB_OK)
         return vb_error_prefix(err, "%s, %ld clients", s->engine_name, pt.clients);
     if (res.stopped || (ctx->stop && atomic_load(ctx->stop))) {
         vb_workload_result_free(&res);
@@ -121,6 +127,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     vb_window_wire w;
     vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);
     vb_window_wire_server(&w, &before, &after);
+    if (!waits.error[0]) vb_window_wire_waits(&w, &waits.profile);
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_WINDOW;

@@ -48,6 +48,20 @@ void vb_window_wire_server(vb_window_wire *w, const vb_server_stats *before, con
     w->msg.server_exec_s = after->exec_s - before->exec_s;
 }
 
+void vb_window_wire_waits(vb_window_wire *w, const vb_wait_profile *p) {
+    for (size_t i = 0; i < p->n && i < VB_WAIT_EVENTS_MAX; i++) {
+        Vbench__WaitCount init = VBENCH__WAIT_COUNT__INIT;
+        w->waits[i] = init;
+        w->waits[i].wait_class = (char *)p->ev[i].wait_class;
+        w->waits[i].event = (char *)p->ev[i].event;
+        w->waits[i].samples = p->ev[i].samples;
+        w->waitp[i] = &w->waits[i];
+    }
+    w->msg.n_waits = p->n;
+    w->msg.waits = p->n ? w->waitp : NULL;
+    w->msg.wait_rounds = p->rounds;
+}
+
 /* Forced when the stage changes and when the window is complete, else at most every 500 ms (vb_phase_progress). */
 void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
     vb_window_progress *p = arg;

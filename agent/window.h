@@ -12,6 +12,8 @@ typedef struct vb_window_wire {
     Vbench__WindowResult msg;      /* points into this struct (histograms) and into the workload result
                                     * (fraction_in_call): keep both alive and in place while msg is used */
     Vbench__Histogram latency, lag;
+    Vbench__WaitCount waits[VB_WAIT_EVENTS_MAX];
+    Vbench__WaitCount *waitp[VB_WAIT_EVENTS_MAX];
 } vb_window_wire;
 
 /* Fills w from a window-mode result: counts, QPS, the merged latency histogram (from the intended start in the
@@ -21,6 +23,8 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
 /* The server's accounting over the window (after - before, engine.h vb_server_stats) into w; nothing when either
  * snapshot is unknown (calls < 0) or the counts went back (the server restarted in between). */
 void vb_window_wire_server(vb_window_wire *w, const vb_server_stats *before, const vb_server_stats *after);
+/* The wait profile into w (its strings are borrowed from p: keep p alive while w is used). */
+void vb_window_wire_waits(vb_window_wire *w, const vb_wait_profile *p);
 void vb_window_wire_free(vb_window_wire *w);
 
 /* Window progress for the coordinator, in ms ("warm-up", then "window": done = elapsed ms, total = window ms),

@@ -668,6 +668,36 @@ static int stats_on(void *conn, void *arg, vb_error *err) {
     return rc;
 }
 
+typedef struct wait_arg {
+    pg_state *s;
+    vb_wait_profile *acc;
+} wait_arg;
+
+/* pg_stat_activity's active sessions running the table's kNN statement (the other sessions excluded): their
+ * wait_event_type / wait_event, NULL meaning on CPU. */
+static int wait_on(void *conn, void *arg, vb_error *err) {
+    wait_arg *a = arg;
+    char sql[640];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'CPU'), count(*) FROM pg_stat_activity "
+             "WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%' "
+             "GROUP BY 1, 2", a->s->table);
+    PGresult *r = pg_exec(conn, sql);
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(conn, r, err, "pg_stat_activity");
+    else
+        for (int i = 0; i < PQntuples(r); i++)
+            vb_wait_profile_add(a->acc, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+                                strtoull(PQgetvalue(r, i, 2), NULL, 10));
+    PQclear(r);
+    return rc;
+}
+
+static int pg_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
+    wait_arg a = {state, acc};
+    return vb_sql_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
+}
+
 static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
     stats_arg a = {state, out};
     return vb_sql_admin_run(&((pg_state *)state)->admin, stats_on, &a, err);
@@ -994,6 +1024,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .search = pg_search,
     .version = pg_version,
     .server_stats = pg_server_stats,
+    .wait_sample = pg_wait_sample,
     .attach = pg_attach,
     .build = pg_build,
     .remove = pg_remove,

@@ -230,6 +230,19 @@ CREATE TABLE IF NOT EXISTS server_count (
     PRIMARY KEY (result_key, command)
 );
 
+-- The wait profile of a concurrency window (proto WaitCount): the server's sessions running the kNN statement,
+-- sampled every 5 ms over the item (warm-up and window), per wait class and event the session-samples found in it
+-- (PostgreSQL pg_stat_activity; class 'CPU': no wait). v_window_waits gives the shares.
+CREATE TABLE IF NOT EXISTS window_wait (
+    result_key      TEXT NOT NULL,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    wait_class      TEXT NOT NULL,
+    event           TEXT NOT NULL,
+    samples         INTEGER NOT NULL,
+    rounds          INTEGER NOT NULL,       -- sampling rounds of the window
+    PRIMARY KEY (result_key, wait_class, event)
+);
+
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.
 CREATE TABLE IF NOT EXISTS event (
     id              INTEGER PRIMARY KEY,

@@ -1082,6 +1082,22 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
             rc = run(s, st, err, "recording the configuration");
         }
     }
+    /* the window's wait profile (proto WaitCount), one row per class and event */
+    for (size_t i = 0; rc == VB_STORE_OK && r->body_case == VBENCH__RESULT__BODY_WINDOW && i < r->window->n_waits; i++) {
+        const Vbench__WaitCount *wc = r->window->waits[i];
+        sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO window_wait (result_key, item_key, wait_class, event, "
+                                      "samples, rounds) VALUES (?, ?, ?, ?, ?, ?)", err);
+        if (!st) rc = s->last;
+        else {
+            bind_text(st, 1, r->result_key);
+            bind_text(st, 2, r->item_key);
+            bind_text(st, 3, wc->wait_class ? wc->wait_class : "");
+            bind_text(st, 4, wc->event ? wc->event : "");
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)wc->samples);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)r->window->wait_rounds);
+            rc = run(s, st, err, "recording a window's wait profile");
+        }
+    }
     for (size_t i = 0; rc == VB_STORE_OK && i < r->n_server_counts; i++) {
         const Vbench__ServerCount *sc = r->server_counts[i];
         sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO server_count (result_key, item_key, command, sent, server) "

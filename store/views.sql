@@ -345,6 +345,21 @@ CREATE VIEW v_server_count AS
                AS counted_as
     FROM server_count AS c LEFT JOIN plan AS p ON p.key = c.item_key;
 
+-- The wait profile per concurrency window: each class and event's share of the session-samples (they sum to 1 per
+-- window), and per class (v_window_wait_classes).
+CREATE VIEW v_window_waits AS
+    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, x.wait_class, x.event, x.samples,
+           x.rounds, 1.0 * x.samples / (SELECT SUM(y.samples) FROM window_wait AS y WHERE y.result_key = x.result_key)
+               AS share
+    FROM window_wait AS x JOIN window_result AS w ON w.result_key = x.result_key;
+
+CREATE VIEW v_window_wait_classes AS
+    SELECT engine, dataset, clients, repeat, wait_class, SUM(samples) AS samples, SUM(share) AS share,
+           (SELECT event FROM v_window_waits AS t WHERE t.engine = v.engine AND t.dataset = v.dataset AND
+                   t.clients = v.clients AND t.repeat = v.repeat AND t.wait_class = v.wait_class
+            ORDER BY t.samples DESC LIMIT 1) AS top_event
+    FROM v_window_waits AS v GROUP BY engine, dataset, clients, repeat, wait_class;
+
 CREATE VIEW v_validity AS
     WITH sw AS (
         SELECT engine, dataset, clients, ef_search, qps, p99_ms, recall, LAG(ef_search) OVER w AS prev_ef,

@@ -64,6 +64,12 @@ q "$db" "SELECT engine, clients, printf('%.3f', server_cores_busy), server_cores
 is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_cores = 1")" "6" "the manifest names the one CPU the server was given"
 is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_cores_busy > 0 AND server_cores_busy <= server_cores * 1.02")" "6" \
    "cores busy per window is in (0, cores given] (2 % for the sampler's clock: its samples are 250 ms apart)"
+q "$db" "SELECT engine, clients, wait_class, top_event, samples, (SELECT MAX(rounds) FROM window_wait), printf('%.3f', share) FROM v_window_wait_classes
+         ORDER BY engine, clients, share DESC" | sed 's/^/# engine|clients|wait class|top event|samples|rounds|share: /'
+is "$(q "$db" "SELECT COUNT(DISTINCT clients) FROM v_window_waits WHERE engine = 'pgvector' AND samples > 0")" "3" \
+   "pgvector: every window has a wait profile"
+is "$(q "$db" "SELECT COUNT(*) FROM (SELECT clients, SUM(share) AS s FROM v_window_waits WHERE engine = 'pgvector'
+               GROUP BY clients) WHERE abs(s - 1) < 1e-9")" "3" "pgvector: the wait shares of each window sum to 1"
 json=$("$VBENCH" show --json --windows "$db")
 like "$json" '"edge_queries"' "show --json --windows has edge_queries"
 like "$json" '"server_ms_per_query"' "show --json --windows has the server time per query"
