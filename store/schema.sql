@@ -142,6 +142,7 @@ CREATE TABLE IF NOT EXISTS window_result (
     server_calls    INTEGER,                -- the server's executions of the kNN statement over the item (warm-up,
                                             -- window, edge); NULL: the engine cannot say
     server_exec_s   REAL,                   -- the server's execution time of them (pg_stat_statements, P_S)
+    wait_rounds     INTEGER,                -- wait profile: sampling rounds (window_wait); NULL: none
     window_start    REAL,                   -- epoch seconds (agent's clock); NULL: older file
     target_rate     REAL,                   -- open loop; NULL for closed loop
     late_starts     INTEGER,

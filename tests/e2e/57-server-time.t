@@ -66,10 +66,16 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_cores_busy > 0 AN
    "cores busy per window is in (0, cores given] (2 % for the sampler's clock: its samples are 250 ms apart)"
 q "$db" "SELECT engine, clients, wait_class, top_event, samples, (SELECT MAX(rounds) FROM window_wait), printf('%.3f', share) FROM v_window_wait_classes
          ORDER BY engine, clients, share DESC" | sed 's/^/# engine|clients|wait class|top event|samples|rounds|share: /'
-is "$(q "$db" "SELECT COUNT(DISTINCT clients) FROM v_window_waits WHERE engine = 'pgvector' AND samples > 0")" "3" \
-   "pgvector: every window has a wait profile"
+# On a one-CPU server the sampler's own backend runs only when the kNN backends yield the CPU, so it sees few of
+# them (docs/metrics.md "Wait profile"): a 1-client window may have no sample at all. Every pgvector window was
+# sampled (rounds), the windows with more clients have samples, and every profile's shares sum to 1.
+is "$(q "$db" "SELECT COUNT(DISTINCT w.result_key) FROM window_result AS w WHERE w.engine = 'pgvector' AND w.wait_rounds > 0")" "3" \
+   "pgvector: every window was sampled for its wait profile ($(q "$db" "SELECT group_concat(wait_rounds, ' / ') FROM window_result WHERE engine = 'pgvector'") rounds)"
+n=$(q "$db" "SELECT COUNT(DISTINCT clients) FROM v_window_waits WHERE engine = 'pgvector' AND clients > 1 AND samples > 0")
+is "$n" "2" "pgvector: the 2- and 4-client windows have a wait profile"
 is "$(q "$db" "SELECT COUNT(*) FROM (SELECT clients, SUM(share) AS s FROM v_window_waits WHERE engine = 'pgvector'
-               GROUP BY clients) WHERE abs(s - 1) < 1e-9")" "3" "pgvector: the wait shares of each window sum to 1"
+               GROUP BY clients) WHERE abs(s - 1) < 1e-9")" "$(q "$db" "SELECT COUNT(DISTINCT clients) FROM v_window_waits WHERE engine = 'pgvector'")" \
+   "pgvector: the wait shares of each profiled window sum to 1"
 json=$("$VBENCH" show --json --windows "$db")
 like "$json" '"edge_queries"' "show --json --windows has edge_queries"
 like "$json" '"server_ms_per_query"' "show --json --windows has the server time per query"
