@@ -86,7 +86,8 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         before.calls = -1;
     }
     vb_wait_sampler waits;
-    vb_wait_sampler_start(&waits, s->engine, 0);
+    if (!vb_wait_sampler_start(&waits, s->engine, 0) && waits.off[0])
+        vb_phase_log(ctx, "info", "no wait profile: %s", waits.off);
     vb_workload_result res;
     int wrc = vb_workload_run(&cfg, &res, err);
     vb_wait_sampler_stop(&waits);

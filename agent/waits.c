@@ -23,6 +23,11 @@ int vb_wait_sampler_start(vb_wait_sampler *s, vb_engine *e, uint64_t period_ns) 
     memset(s, 0, sizeof *s);
     atomic_init(&s->stop, 0);
     if (!e || !vb_engine_ops_of(e)->wait_sample) return 0;
+    vb_error err = {0};
+    if (vb_engine_wait_sample(e, NULL, &err) != VB_OK) {
+        snprintf(s->off, sizeof s->off, "%s", err.message);
+        return 0;
+    }
     s->engine = e;
     s->period_ns = period_ns ? period_ns : VB_WAIT_PERIOD_NS;
     if (pthread_create(&s->thread, NULL, sample_loop, s) != 0) {

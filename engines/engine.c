@@ -261,7 +261,7 @@ int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err) {
     error_reset(err);
     if (!e->ops->wait_sample) return vb_error_set(err, e->ops->name, 1, "%s has no wait profile", e->ops->name);
     int rc = finish(e->ops->wait_sample(e->state, acc, err), err, e->ops, "wait_sample");
-    if (rc == VB_OK) acc->rounds++;
+    if (rc == VB_OK && acc) acc->rounds++;
     return rc;
 }
 

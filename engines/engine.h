@@ -208,7 +208,8 @@ typedef struct vb_engine_ops {
     int (*server_stats)(void *state, vb_server_stats *out, vb_error *err);
     /* One sample of the server's sessions that are running the kNN statement now, added into acc (one per session,
      * vb_wait_profile). Called every few milliseconds from a thread of its own while a window runs, on a
-     * connection of its own (not the clients'). */
+     * connection of its own (not the clients'). acc NULL: a probe, samples nothing: VB_OK when sampling is on,
+     * VB_ERROR with the reason when it is not (a configuration that turns it off). */
     int (*wait_sample)(void *state, vb_wait_profile *acc, vb_error *err);
 } vb_engine_ops;
 

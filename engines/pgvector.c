@@ -56,13 +56,14 @@
 
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
-                                        "max_parallel_maintenance_workers", "m", "ef_construction", NULL};
+                                        "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile", NULL};
 
 typedef struct pg_state {
     /* libpq connection keywords/values, NULL-terminated. */
     const char *keys[16];
     char *vals[16];
     char table[PG_NAME_MAX + 1];
+    int waits_off;          /* wait_profile: off (the sampler's overhead measured against it) */
     char index[PG_NAME_MAX + 8];
     int halfvec;                       /* variant: 0 vector, 1 halfvec */
     char iterative_scan[16];           /* "" = server default */
@@ -255,6 +256,13 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
         goto fail;
     }
     s->halfvec = strcmp(variant, "halfvec") == 0;
+
+    const char *wp = vb_kv_get(kv, n, "wait_profile", "on");
+    if (strcmp(wp, "on") && strcmp(wp, "off")) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: wait_profile '%s': expected on or off", wp);
+        goto fail;
+    }
+    s->waits_off = strcmp(wp, "off") == 0;
 
     const char *it = vb_kv_get(kv, n, "iterative_scan", "");
     if (it[0] && strcmp(it, "off") && strcmp(it, "relaxed_order") && strcmp(it, "strict_order")) {
@@ -694,6 +702,9 @@ static int wait_on(void *conn, void *arg, vb_error *err) {
 }
 
 static int pg_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
+    if (((pg_state *)state)->waits_off)
+        return vb_error_set(err, PG_DOMAIN, 1, "pgvector: the configuration sets wait_profile: off");
+    if (!acc) return VB_OK;
     wait_arg a = {state, acc};
     return vb_sql_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
 }

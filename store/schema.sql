@@ -232,7 +232,7 @@ CREATE TABLE IF NOT EXISTS server_count (
 );
 
 -- The wait profile of a concurrency window (proto WaitCount): the server's sessions running the kNN statement,
--- sampled every 5 ms over the item (warm-up and window), per wait class and event the session-samples found in it
+-- sampled every 50 ms over the item (warm-up and window), per wait class and event the session-samples found in it
 -- (PostgreSQL pg_stat_activity; class 'CPU': no wait). v_window_waits gives the shares.
 CREATE TABLE IF NOT EXISTS window_wait (
     result_key      TEXT NOT NULL,
