@@ -66,7 +66,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
 
-    vb_window_progress prog = {ctx, -1};
+    vb_window_progress prog = {ctx, -1, NULL, {-1, -1}};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = (int)pt.clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
@@ -85,6 +85,8 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
                      serr.message);
         before.calls = -1;
     }
+    /* the workload calls progress at the window's start exactly (agent/workload.c wait_window), when it reads again */
+    if (before.calls >= 0) prog.stats = s->engine;
     vb_wait_sampler waits;
     if (!vb_wait_sampler_start(&waits, s->engine, 0) && waits.off[0])
         vb_phase_log(ctx, "info", "no wait profile: %s", waits.off);
@@ -128,6 +130,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     vb_window_wire w;
     vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);
     vb_window_wire_server(&w, &before, &after);
+    vb_window_wire_server_window(&w, &prog.at_start, &after);
     if (!waits.error[0]) vb_window_wire_waits(&w, &waits.profile);
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;

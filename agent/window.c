@@ -62,9 +62,19 @@ void vb_window_wire_waits(vb_window_wire *w, const vb_wait_profile *p) {
     w->msg.wait_rounds = p->rounds;
 }
 
+void vb_window_wire_server_window(vb_window_wire *w, const vb_server_stats *at_start, const vb_server_stats *after) {
+    if (!w->msg.server_stats || at_start->calls < 0 || after->calls <= at_start->calls) return;
+    w->msg.server_window_calls = after->calls - at_start->calls;
+    w->msg.server_window_exec_s = after->exec_s - at_start->exec_s;
+}
+
 /* Forced when the stage changes and when the window is complete, else at most every 500 ms (vb_phase_progress). */
 void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
     vb_window_progress *p = arg;
+    if (in_window && p->stats && p->last_stage != 1) {
+        vb_error err = {0};
+        if (vb_engine_server_stats(p->stats, &p->at_start, &err) != VB_OK) p->at_start.calls = -1;
+    }
     int force = in_window != p->last_stage || done_ns >= total_ns;
     p->last_stage = in_window;
     vb_phase_progress(p->ctx, in_window ? "window" : "warm-up", done_ns / 1000000u, total_ns / 1000000u, 1000.0,

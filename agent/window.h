@@ -23,6 +23,9 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
 /* The server's accounting over the window (after - before, engine.h vb_server_stats) into w; nothing when either
  * snapshot is unknown (calls < 0) or the counts went back (the server restarted in between). */
 void vb_window_wire_server(vb_window_wire *w, const vb_server_stats *before, const vb_server_stats *after);
+/* The server's execution time per call inside the window: from at_start (read when the workload's progress
+ * call crosses the window's start: the queries in flight then are counted in the window) to after; nothing when at_start is unknown. */
+void vb_window_wire_server_window(vb_window_wire *w, const vb_server_stats *at_start, const vb_server_stats *after);
 /* The wait profile into w (its strings are borrowed from p: keep p alive while w is used). */
 void vb_window_wire_waits(vb_window_wire *w, const vb_wait_profile *p);
 void vb_window_wire_free(vb_window_wire *w);
@@ -32,6 +35,8 @@ void vb_window_wire_free(vb_window_wire *w);
 typedef struct vb_window_progress {
     struct vb_phase_ctx *ctx;
     int last_stage;           /* -1 before the first report; then 0 warm-up, 1 window */
+    vb_engine *stats;         /* not NULL: read the server's accounting (vb_server_stats) when the window starts */
+    vb_server_stats at_start; /* that reading; calls -1 until taken (or when it failed) */
 } vb_window_progress;
 void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns);
 

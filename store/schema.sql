@@ -142,6 +142,8 @@ CREATE TABLE IF NOT EXISTS window_result (
     server_calls    INTEGER,                -- the server's executions of the kNN statement over the item (warm-up,
                                             -- window, edge); NULL: the engine cannot say
     server_exec_s   REAL,                   -- the server's execution time of them (pg_stat_statements, P_S)
+    server_window_calls INTEGER,            -- the same from the window's start to its last query (server time per
+    server_window_exec_s REAL,              -- query is computed from these: the warm-up left out); NULL: unknown
     wait_rounds     INTEGER,                -- wait profile: sampling rounds (window_wait); NULL: none
     window_start    REAL,                   -- epoch seconds (agent's clock); NULL: older file
     target_rate     REAL,                   -- open loop; NULL for closed loop

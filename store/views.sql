@@ -73,11 +73,12 @@ CREATE VIEW v_concurrency AS
                             w.in_flight, w.clients) END AS efficiency_refused,
            w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, w.queries, w.warmup_queries,
            w.edge_queries, w.queries + w.warmup_queries + w.edge_queries AS queries_sent, w.server_calls,
-           CASE WHEN w.server_calls > 0 THEN 1e3 * w.server_exec_s / w.server_calls END AS server_ms_per_query,
-           CASE WHEN w.server_calls > 0 AND w.mean_ms > 0 THEN 1e3 * w.server_exec_s / w.server_calls / w.mean_ms END
-               AS server_share,
-           CASE WHEN w.server_calls > 0 AND w.mean_ms > 0 THEN 1 - 1e3 * w.server_exec_s / w.server_calls / w.mean_ms END
-               AS outside_share, cpu.cores_busy AS server_cores_busy,
+           CASE WHEN w.server_window_calls > 0 THEN 1e3 * w.server_window_exec_s / w.server_window_calls END
+               AS server_ms_per_query,
+           CASE WHEN w.server_window_calls > 0 AND w.mean_ms > 0
+                THEN 1e3 * w.server_window_exec_s / w.server_window_calls / w.mean_ms END AS server_share,
+           CASE WHEN w.server_window_calls > 0 AND w.mean_ms > 0
+                THEN 1 - 1e3 * w.server_window_exec_s / w.server_window_calls / w.mean_ms END AS outside_share, cpu.cores_busy AS server_cores_busy,
            (SELECT CAST(m.value AS INTEGER) FROM manifest AS m WHERE m.key = 'server.' || cpu.server || '.unit.cpus')
                AS server_cores, plan.seq
     FROM window_result AS w JOIN plan ON plan.key = w.item_key
@@ -359,6 +360,24 @@ CREATE VIEW v_window_wait_classes AS
                    t.clients = v.clients AND t.repeat = v.repeat AND t.wait_class = v.wait_class
             ORDER BY t.samples DESC LIMIT 1) AS top_event
     FROM v_window_waits AS v GROUP BY engine, dataset, clients, repeat, wait_class;
+
+-- Where the time goes, per concurrency window with the server's accounting: the client's mean latency split into the
+-- server's execution on CPU, its execution waiting (the wait profile's non-CPU share of it; none when the engine has
+-- no wait profile) and the time outside the server's execution; ms per query, with the cores busy beside them.
+CREATE VIEW v_time_split AS
+    SELECT c.engine, c.dataset, c.clients, c.repeat, c.mean_ms, c.server_ms_per_query,
+           c.server_ms_per_query * COALESCE(w.cpu_share, 1) AS server_cpu_ms,
+           c.server_ms_per_query * (1 - COALESCE(w.cpu_share, 1)) AS server_wait_ms,
+           c.mean_ms - c.server_ms_per_query AS outside_ms, c.server_share, w.cpu_share, w.top_wait,
+           c.server_cores_busy, c.server_cores, c.efficiency, c.seq
+    FROM v_concurrency AS c
+    LEFT JOIN (SELECT engine, dataset, clients, repeat, SUM(CASE WHEN wait_class = 'CPU' THEN share ELSE 0 END) AS cpu_share,
+                      (SELECT t.wait_class || ':' || t.top_event FROM v_window_wait_classes AS t
+                       WHERE t.engine = k.engine AND t.dataset = k.dataset AND t.clients = k.clients AND t.repeat = k.repeat
+                         AND t.wait_class <> 'CPU' ORDER BY t.share DESC LIMIT 1) AS top_wait
+               FROM v_window_wait_classes AS k GROUP BY engine, dataset, clients, repeat) AS w
+         ON w.engine = c.engine AND w.dataset = c.dataset AND w.clients = c.clients AND w.repeat = c.repeat
+    WHERE c.server_ms_per_query IS NOT NULL AND c.target_rate IS NULL;
 
 CREATE VIEW v_validity AS
     WITH sw AS (

@@ -80,6 +80,17 @@ json=$("$VBENCH" show --json --windows "$db")
 like "$json" '"edge_queries"' "show --json --windows has edge_queries"
 like "$json" '"server_ms_per_query"' "show --json --windows has the server time per query"
 
+"$VBENCH" report "$db" >/dev/null 2>"$SCRATCH/report.err"
+ok $? "vbench report exits 0" || tail -5 "$SCRATCH/report.err" | diag
+html=$SCRATCH/st-report/report.html
+like "$(cat "$html" 2>/dev/null)" "Where the time goes" "the report has the section 'Where the time goes'"
+is "$(ls "$SCRATCH/st-report/charts/" 2>/dev/null | grep -c '^timegoes-[12].svg$')" "2" "a stacked bar chart per engine"
+for e in pgvector mariadb; do
+    s=$(grep -o "<p class=\"timegoes\">$e at 4 clients[^<]*" "$html" | sed 's/<p class="timegoes">//')
+    like "$s" "the server executed each query in " "$e: the sentence gives the server's time per query"
+    like "$s" "the server's 1 core was " "$e: the sentence gives the cores busy against the one given"
+    echo "$s" | diag
+done
 # the check bites: a window whose server count is off by one is a finding
 cp "$db" "$SCRATCH/off.sqlite"
 q "$SCRATCH/off.sqlite" "UPDATE window_result SET server_calls = server_calls + 1 WHERE rowid = (SELECT MIN(rowid) FROM window_result)" >/dev/null
