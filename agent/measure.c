@@ -252,7 +252,7 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
                       vb_error *err) {
     out->index_used = -1;
     if (!out->visible) explain(s, ef_search, NULL, out);
-    vb_window_progress prog = {ctx, -1};
+    vb_window_progress prog = {ctx, -1, NULL, {-1, -1}};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/phase.h"
+#include "agent/waits.h"
 #include "agent/window.h"
 #include "agent/workload.h"
 
@@ -65,7 +66,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
 
-    vb_window_progress prog = {ctx, -1};
+    vb_window_progress prog = {ctx, -1, NULL, {-1, -1}};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = (int)pt.clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
@@ -76,8 +77,24 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         .seed = ((uint64_t)pt.repeat << 32) ^ (uint64_t)pt.clients,
         .progress = vb_window_on_progress, .progress_arg = &prog,
     };
+    /* the server's accounting around the whole run: warm-up, window and the queries that end after it */
+    vb_server_stats before = {-1, -1}, after = {-1, -1};
+    vb_error serr = {0};
+    if (vb_engine_server_stats(s->engine, &before, &serr) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read before the window: %s",
+                     serr.message);
+        before.calls = -1;
+    }
+    /* the workload calls progress at the window's start exactly (agent/workload.c wait_window), when it reads again */
+    if (before.calls >= 0) prog.stats = s->engine;
+    vb_wait_sampler waits;
+    if (!vb_wait_sampler_start(&waits, s->engine, 0) && waits.off[0])
+        vb_phase_log(ctx, "info", "no wait profile: %s", waits.off);
     vb_workload_result res;
-    if (vb_workload_run(&cfg, &res, err) != VB_OK)
+    int wrc = vb_workload_run(&cfg, &res, err);
+    vb_wait_sampler_stop(&waits);
+    if (waits.error[0]) vb_phase_log(ctx, "warn", "the wait profile stopped: %s", waits.error);
+    if (wrc != VB_OK)
         return vb_error_prefix(err, "%s, %ld clients", s->engine_name, pt.clients);
     if (res.stopped || (ctx->stop && atomic_load(ctx->stop))) {
         vb_workload_result_free(&res);
@@ -105,8 +122,16 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         return VB_ERROR;
     }
 
+    if (before.calls >= 0 && vb_engine_server_stats(s->engine, &after, &serr) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read after the window: %s",
+                     serr.message);
+        after.calls = -1;
+    }
     vb_window_wire w;
     vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);
+    vb_window_wire_server(&w, &before, &after);
+    vb_window_wire_server_window(&w, &prog.at_start, &after);
+    if (!waits.error[0]) vb_window_wire_waits(&w, &waits.profile);
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_WINDOW;

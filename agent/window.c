@@ -28,6 +28,8 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
     m->fraction_in_call = r->fraction_in_call;
     m->client_cpu_s = r->client_cpu_s;
     m->warmup_queries = r->warmup_queries;
+    m->edge_queries = r->edge_queries;
+    m->window_start = r->window_start;
     m->clients_lost = (uint64_t)r->clients_lost;
     if (r->target_rate > 0) {
         m->target_rate = r->target_rate;
@@ -39,9 +41,40 @@ void vb_window_wire_fill(vb_window_wire *w, const vb_workload_result *r, int rep
     }
 }
 
+void vb_window_wire_server(vb_window_wire *w, const vb_server_stats *before, const vb_server_stats *after) {
+    if (before->calls < 0 || after->calls < before->calls || after->exec_s < before->exec_s) return;
+    w->msg.server_stats = 1;
+    w->msg.server_calls = after->calls - before->calls;
+    w->msg.server_exec_s = after->exec_s - before->exec_s;
+}
+
+void vb_window_wire_waits(vb_window_wire *w, const vb_wait_profile *p) {
+    for (size_t i = 0; i < p->n && i < VB_WAIT_EVENTS_MAX; i++) {
+        Vbench__WaitCount init = VBENCH__WAIT_COUNT__INIT;
+        w->waits[i] = init;
+        w->waits[i].wait_class = (char *)p->ev[i].wait_class;
+        w->waits[i].event = (char *)p->ev[i].event;
+        w->waits[i].samples = p->ev[i].samples;
+        w->waitp[i] = &w->waits[i];
+    }
+    w->msg.n_waits = p->n;
+    w->msg.waits = p->n ? w->waitp : NULL;
+    w->msg.wait_rounds = p->rounds;
+}
+
+void vb_window_wire_server_window(vb_window_wire *w, const vb_server_stats *at_start, const vb_server_stats *after) {
+    if (!w->msg.server_stats || at_start->calls < 0 || after->calls <= at_start->calls) return;
+    w->msg.server_window_calls = after->calls - at_start->calls;
+    w->msg.server_window_exec_s = after->exec_s - at_start->exec_s;
+}
+
 /* Forced when the stage changes and when the window is complete, else at most every 500 ms (vb_phase_progress). */
 void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
     vb_window_progress *p = arg;
+    if (in_window && p->stats && p->last_stage != 1) {
+        vb_error err = {0};
+        if (vb_engine_server_stats(p->stats, &p->at_start, &err) != VB_OK) p->at_start.calls = -1;
+    }
     int force = in_window != p->last_stage || done_ns >= total_ns;
     p->last_stage = in_window;
     vb_phase_progress(p->ctx, in_window ? "window" : "warm-up", done_ns / 1000000u, total_ns / 1000000u, 1000.0,

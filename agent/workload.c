@@ -44,6 +44,7 @@ typedef struct shared {
     int abort;              /* set by the coordinator under `launch` or before `go`; read after them */
     uint64_t t_go;          /* window mode: when `go` opened; the open loop's schedule starts here */
     uint64_t t0, t1;        /* window mode: [t0, t1), fixed before `go` */
+    double t0_wall;         /* window mode: t0 on the wall clock (epoch seconds) */
     atomic_int running;     /* workers that have not finished their loop */
     size_t budget;          /* budget mode: queries 0 .. budget-1 */
     int64_t *answers;       /* budget mode: the result's arrays; each worker writes only its own slice */
@@ -645,6 +646,7 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
         elapsed = last > sh->t0 ? last - sh->t0 : 0;
     }
     out->elapsed_s = (double)elapsed / 1e9;
+    out->window_start = sh->budget > 0 ? 0 : sh->t0_wall;
     out->qps = elapsed ? (double)out->queries / out->elapsed_s : 0.0;
     out->in_call_s = (double)in_call / 1e9;
     out->client_cpu_s = (double)cpu / 1e9;
@@ -712,6 +714,7 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
         if (!sh.abort && cfg->window_ns > 0) {
             sh.t_go = vb_now_ns();
             sh.t0 = sh.t_go + cfg->warmup_ns;
+            sh.t0_wall = vb_wall_time() + (double)cfg->warmup_ns / 1e9;
             sh.t1 = sh.t0 + cfg->window_ns;
         }
         pthread_barrier_wait(&sh.go);

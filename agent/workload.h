@@ -112,6 +112,8 @@ typedef struct vb_workload_result {
     uint64_t edge_queries;       /* window mode: queries that started inside the window and ended after it, not
                                   * counted (at most one per client). Every answered query that started is in
                                   * exactly one of queries, warmup_queries, edge_queries. */
+    double window_start;         /* window mode: the window's start on the wall clock, epoch seconds (to match the
+                                  * server's samples, taken by the orchestrator on the same clock); 0 otherwise */
     int clients_lost;            /* workers that stopped early: VB_RETRY and the one reconnect failed */
     int stopped;                 /* the stop flag ended the run before its budget / window was complete */
     /* Open loop only (zero / NULL in the closed loop). `latency` above then runs from the intended start. Every

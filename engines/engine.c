@@ -249,6 +249,40 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err) {
     return finish(e->ops->version(e->state, buf, len, err), err, e->ops, "version");
 }
 
+int vb_engine_server_stats(vb_engine *e, vb_server_stats *out, vb_error *err) {
+    out->calls = -1;
+    out->exec_s = -1;
+    if (!e->ops->server_stats) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->server_stats(e->state, out, err), err, e->ops, "server_stats");
+}
+
+int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err) {
+    error_reset(err);
+    if (!e->ops->wait_sample) return vb_error_set(err, e->ops->name, 1, "%s has no wait profile", e->ops->name);
+    int rc = finish(e->ops->wait_sample(e->state, acc, err), err, e->ops, "wait_sample");
+    if (rc == VB_OK && acc) acc->rounds++;
+    return rc;
+}
+
+void vb_wait_profile_add(vb_wait_profile *p, const char *cls, const char *event, uint64_t samples) {
+    size_t i = 0;
+    while (i < p->n && (strcmp(p->ev[i].wait_class, cls) || strcmp(p->ev[i].event, event))) i++;
+    if (i == p->n) {
+        if (p->n == VB_WAIT_EVENTS_MAX) {
+            i = VB_WAIT_EVENTS_MAX - 1;
+            snprintf(p->ev[i].wait_class, sizeof p->ev[i].wait_class, "other");
+            snprintf(p->ev[i].event, sizeof p->ev[i].event, "other");
+        } else {
+            snprintf(p->ev[i].wait_class, sizeof p->ev[i].wait_class, "%s", cls);
+            snprintf(p->ev[i].event, sizeof p->ev[i].event, "%s", event);
+            p->ev[i].samples = 0;
+            p->n++;
+        }
+    }
+    p->ev[i].samples += samples;
+}
+
 int vb_engine_supports_metric(const vb_engine_ops *ops, vb_metric m) {
     return ops && (!ops->metrics || (ops->metrics & VB_METRIC_BIT(m)));
 }

@@ -113,6 +113,34 @@ typedef struct vb_counters {
     int64_t writes;         /* row writes (Redis: VADD calls) */
 } vb_counters;
 
+/* A snapshot of the server's own accounting of the benchmark's kNN statement, cumulative since the server started
+ * (or its statistics were reset): read before a window's warm-up and after its end, the difference is what the
+ * server says it did for the window (docs/metrics.md "Server time"). -1 / < 0: the engine cannot say.
+ *   pgvector  pg_stat_statements: calls and total_exec_time of the table's kNN statements
+ *   MariaDB   performance_schema, events_statements_summary_global_by_event_name, statement/com/Execute:
+ *             COUNT_STAR and SUM_TIMER_WAIT (a prepared execution has no digest row; the count equals
+ *             Com_stmt_execute, so it counts every prepared execution: the window's are the searches) */
+typedef struct vb_server_stats {
+    int64_t calls;          /* executions of the kNN statement */
+    double exec_s;          /* the server's execution time of them, seconds */
+} vb_server_stats;
+
+/* What the server's sessions running the benchmark's kNN statement wait on, added up over samples (the wait_sample
+ * op): per (class, event) the session-samples found in it. A session on CPU (no wait) is class "CPU", event "CPU". */
+#define VB_WAIT_EVENTS_MAX 32
+typedef struct vb_wait_event {
+    char wait_class[48];
+    char event[80];
+    uint64_t samples;
+} vb_wait_event;
+typedef struct vb_wait_profile {
+    size_t n;
+    vb_wait_event ev[VB_WAIT_EVENTS_MAX];   /* beyond the last slot, samples join class "other", event "other" */
+    uint64_t rounds;                        /* wait_sample calls that succeeded */
+} vb_wait_profile;
+/* Adds samples of (cls, event) into p (the slot of the pair, a new one, or the last one as "other"). */
+void vb_wait_profile_add(vb_wait_profile *p, const char *cls, const char *event, uint64_t samples);
+
 /* An engine's metrics as a mask of these bits; 0 in the ops table means every metric. */
 #define VB_METRIC_BIT(m) (1u << (unsigned)(m))
 
@@ -176,6 +204,13 @@ typedef struct vb_engine_ops {
     int (*build_progress)(void *state, uint64_t *done, uint64_t *total, char *stage, size_t stage_len, vb_error *err);
     /* The server's command counts (vb_counters), on the administrative connection. */
     int (*counters)(void *state, vb_counters *out, vb_error *err);
+    /* The server's own accounting of the kNN statement (vb_server_stats), on the administrative connection. */
+    int (*server_stats)(void *state, vb_server_stats *out, vb_error *err);
+    /* One sample of the server's sessions that are running the kNN statement now, added into acc (one per session,
+     * vb_wait_profile). Called every few milliseconds from a thread of its own while a window runs, on a
+     * connection of its own (not the clients'). acc NULL: a probe, samples nothing: VB_OK when sampling is on,
+     * VB_ERROR with the reason when it is not (a configuration that turns it off). */
+    int (*wait_sample)(void *state, vb_wait_profile *acc, vb_error *err);
 } vb_engine_ops;
 
 typedef struct vb_engine vb_engine;
@@ -203,6 +238,10 @@ int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fiel
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
 /* VB_OK with -1 fields when the engine has no counters op. */
 int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err);
+/* VB_ERROR when the engine has no wait_sample op. */
+int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err);
+/* VB_OK with calls = -1, exec_s = -1 when the engine has no server_stats op. */
+int vb_engine_server_stats(vb_engine *e, vb_server_stats *out, vb_error *err);
 /* What vbench sent through e, to compare with vb_engine_counters: search calls of the connections closed so far
  * (a connection's count joins at vb_conn_close, so the hot path touches nothing shared) and rows given to load and
  * insert (counted at each call). */

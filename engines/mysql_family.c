@@ -873,6 +873,24 @@ static int family_version(void *state, char *buf, size_t len, vb_error *err) {
     return rc;
 }
 
+/* performance_schema's statement/com/Execute (engine.h vb_server_stats): every prepared execution, the searches
+ * among them; SUM_TIMER_WAIT is in picoseconds. VB_ERROR naming the setting when performance_schema is off. */
+static int family_server_stats(void *state, vb_server_stats *out, vb_error *err) {
+    my_state *s = state;
+    row_arg a = {s, "SELECT COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_global_by_event_name "
+                    "WHERE EVENT_NAME = 'statement/com/Execute'", 2, {NULL, NULL, NULL}};
+    int rc = vb_sql_admin_run(&s->admin, row_on, &a, err);
+    if (rc == VB_OK && !a.vals[0])
+        rc = vb_error_set(err, s->name, 1, "%s: performance_schema has no statement/com/Execute row (is the server "
+                          "started with --performance-schema=ON?)", s->name);
+    if (rc == VB_OK) {
+        out->calls = strtoll(a.vals[0], NULL, 10);
+        out->exec_s = a.vals[1] ? strtod(a.vals[1], NULL) / 1e12 : 0;
+    }
+    row_free(&a);
+    return rc;
+}
+
 /* ---- ops tables ------------------------------------------------------------------------------------ */
 
 #define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, OPEN)                                                            \
@@ -881,7 +899,8 @@ static int family_version(void *state, char *buf, size_t len, vb_error *err) {
         .close = family_close, .create = family_create, .connect = family_connect,                            \
         .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
-        .sizes = family_sizes, .explain = family_explain, .attach = family_attach,                                                      \
+        .sizes = family_sizes, .explain = family_explain, .attach = family_attach,                            \
+        .server_stats = family_server_stats,                                                                   \
     }
 
 const vb_engine_ops vb_engine_mariadb =

@@ -57,13 +57,14 @@
 
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
-                                        "max_parallel_maintenance_workers", "m", "ef_construction", NULL};
+                                        "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile", NULL};
 
 typedef struct pg_state {
     /* libpq connection keywords/values, NULL-terminated. */
     const char *keys[16];
     char *vals[16];
     char table[PG_NAME_MAX + 1];
+    int waits_off;          /* wait_profile: off (the sampler's overhead measured against it) */
     char index[PG_NAME_MAX + 8];
     int halfvec;                       /* variant: 0 vector, 1 halfvec */
     char iterative_scan[16];           /* "" = server default */
@@ -297,6 +298,13 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
         goto fail;
     }
     s->halfvec = strcmp(variant, "halfvec") == 0;
+
+    const char *wp = vb_kv_get(kv, n, "wait_profile", "on");
+    if (strcmp(wp, "on") && strcmp(wp, "off")) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: wait_profile '%s': expected on or off", wp);
+        goto fail;
+    }
+    s->waits_off = strcmp(wp, "off") == 0;
 
     const char *it = vb_kv_get(kv, n, "iterative_scan", "");
     if (it[0] && strcmp(it, "off") && strcmp(it, "relaxed_order") && strcmp(it, "strict_order")) {
@@ -680,6 +688,74 @@ static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
     return vb_sql_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
 }
 
+typedef struct stats_arg {
+    pg_state *s;
+    vb_server_stats *out;
+} stats_arg;
+
+/* The kNN statements of the table as pg_stat_statements normalises them ("SELECT id FROM t ORDER BY embedding <=>
+ * $1 LIMIT $2", with or without a WHERE): their calls and total_exec_time (ms) summed. The extension is created on
+ * first use; the recipe preloads it (shared_preload_libraries). */
+static int stats_on(void *conn, void *arg, vb_error *err) {
+    stats_arg *a = arg;
+    PGresult *r = pg_exec(conn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? VB_OK : pg_fail(conn, r, err, "CREATE EXTENSION pg_stat_statements");
+    PQclear(r);
+    if (rc != VB_OK) return rc;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
+             "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+             "AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%'", a->s->table);
+    r = pg_exec(conn, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        rc = pg_fail(conn, r, err, "pg_stat_statements");
+    } else {
+        a->out->calls = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        a->out->exec_s = strtod(PQgetvalue(r, 0, 1), NULL) / 1e3;
+    }
+    PQclear(r);
+    return rc;
+}
+
+typedef struct wait_arg {
+    pg_state *s;
+    vb_wait_profile *acc;
+} wait_arg;
+
+/* pg_stat_activity's active sessions running the table's kNN statement (the other sessions excluded): their
+ * wait_event_type / wait_event, NULL meaning on CPU. */
+static int wait_on(void *conn, void *arg, vb_error *err) {
+    wait_arg *a = arg;
+    char sql[640];
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'CPU'), count(*) FROM pg_stat_activity "
+             "WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%' "
+             "GROUP BY 1, 2", a->s->table);
+    PGresult *r = pg_exec(conn, sql);
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(conn, r, err, "pg_stat_activity");
+    else
+        for (int i = 0; i < PQntuples(r); i++)
+            vb_wait_profile_add(a->acc, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+                                strtoull(PQgetvalue(r, i, 2), NULL, 10));
+    PQclear(r);
+    return rc;
+}
+
+static int pg_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
+    if (((pg_state *)state)->waits_off)
+        return vb_error_set(err, PG_DOMAIN, 1, "pgvector: the configuration sets wait_profile: off");
+    if (!acc) return VB_OK;
+    wait_arg a = {state, acc};
+    return vb_sql_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
+}
+
+static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
+    stats_arg a = {state, out};
+    return vb_sql_admin_run(&((pg_state *)state)->admin, stats_on, &a, err);
+}
+
 typedef struct version_arg {
     char *buf;
     size_t len;
@@ -1005,6 +1081,8 @@ const vb_engine_ops vb_engine_pgvector = {
     .set_search = pg_set_search,
     .search = pg_search,
     .version = pg_version,
+    .server_stats = pg_server_stats,
+    .wait_sample = pg_wait_sample,
     .attach = pg_attach,
     .build = pg_build,
     .remove = pg_remove,

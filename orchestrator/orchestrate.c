@@ -28,6 +28,7 @@
 #include "orchestrator/units.h"
 #include "proto/server_state.h"
 #include "util/clock.h"
+#include "util/cpulist.h"
 
 #define MAX_SERVERS 16
 #define SAMPLE_BATCH 256
@@ -311,7 +312,12 @@ static void unit_facts(server *s, vb_units *u, kvlist *facts) {
     char buf[256];
     uint64_t v;
     vb_error e;
-    if (vb_unit_property_cpus(u, s->unit, "CPUAffinity", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.cpu_affinity", "%s", buf);
+    if (vb_unit_property_cpus(u, s->unit, "CPUAffinity", buf, sizeof buf, &e) == VB_OK) {
+        kv_addf(facts, "unit.cpu_affinity", "%s", buf);
+        int cpus[4096];
+        int n = vb_cpulist_parse(buf, cpus, 4096, &e);
+        if (n > 0) kv_addf(facts, "unit.cpus", "%d", n);   /* the cores it was given: cores busy is read against it */
+    }
     if (vb_unit_property_cpus(u, s->unit, "AllowedCPUs", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.allowed_cpus", "%s", buf);
     if (vb_unit_property_u64(u, s->unit, "MemoryMax", &v, &e) == VB_OK) kv_addf(facts, "unit.memory_max", "%llu", (unsigned long long)v);
     if (vb_unit_property_u64(u, s->unit, "MemorySwapMax", &v, &e) == VB_OK) kv_addf(facts, "unit.memory_swap_max", "%llu", (unsigned long long)v);

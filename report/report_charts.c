@@ -429,6 +429,49 @@ static int charts_concurrency(vb_report_set *rs, vb_error *err) {
     return VB_OK;
 }
 
+/* Where the time goes: per series a stacked bar per client count of the client's mean latency (medians over the
+ * repeats): the server's execution on CPU, its execution waiting, and outside the server (v_time_split). The
+ * stack is drawn as overlapping boxes of the running sums, tallest first. */
+static int charts_timegoes(vb_report_set *rs, vb_error *err) {
+    series_set *ss = calloc(1, sizeof *ss);
+    if (collect(rs, "v_time_split", "SELECT {label}, clients, server_cpu_ms, server_wait_ms, outside_ms FROM v_time_split "
+                                    "ORDER BY 1, 2", ss, err))
+        return free(ss), VB_ERROR;
+    for (size_t i = 0; i < ss->n; i++) {
+        series *s = &ss->s[i];
+        char name[64], title[400], tics[2048] = "";
+        snprintf(name, sizeof name, "timegoes-%zu", i + 1);
+        snprintf(title, sizeof title, "Where the time goes: %s, mean latency per query by client count", s->name);
+        vb_chart *c = chart_new(rs, name, title, "v_time_split");
+        size_t o = 0;
+        for (size_t j = 0; j < s->n; j++)
+            o += (size_t)snprintf(tics + o, sizeof tics - o, "%s'%g' %zu", j ? ", " : "", s->p[j].x, j);
+        static const char *const part[3] = {"outside the server execution", "server execution, waiting",
+                                            "server execution, on CPU"};
+        for (int f = 0; f < 3; f++) {
+            int b = vb_chart_block(c);
+            for (size_t j = 0; j < s->n; j++) {
+                point *p = &s->p[j];
+                double cpu = p->med, wait = isnan(p->aux) ? 0 : p->aux, out = isnan(p->aux2) ? 0 : p->aux2;
+                double top = f == 0 ? cpu + wait + out : f == 1 ? cpu + wait : cpu;
+                vb_chart_row(c, "%zu %.9g", j, top);
+            }
+            vb_chart_plot(c, "data index %d using 1:2 with boxes lc %d title '%s'", b, f + 1, part[f]);
+        }
+        vb_chart_cmd(c, "set style fill solid 0.75 border -1\nset boxwidth 0.6\nset yrange [0:*]");
+        vb_chart_cmd(c, "set xtics (%s)\nset xrange [-0.6:%g]\nset xlabel 'clients'\nset ylabel 'ms per query'", tics,
+                     s->n - 0.4);
+        if (draw(rs, c, err)) {
+            series_free(ss);
+            free(ss);
+            return VB_ERROR;
+        }
+    }
+    series_free(ss);
+    free(ss);
+    return VB_OK;
+}
+
 /* ---- 6. filtered ------------------------------------------------------------------------------------------ */
 static int charts_filtered(vb_report_set *rs, vb_error *err) {
     static const char *const what[2][3] = {{"filtered-recall", "recall", "recall@k"},
@@ -659,6 +702,7 @@ int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_e
     if (strcmp(section, "build") == 0) return charts_build(rs, err);
     if (strcmp(section, "concurrency") == 0) return charts_concurrency(rs, err);
     if (strcmp(section, "filtered") == 0) return charts_filtered(rs, err);
+    if (strcmp(section, "timegoes") == 0) return charts_timegoes(rs, err);
     if (strcmp(section, "churn") == 0) return charts_churn(rs, err);
     if (strcmp(section, "streaming") == 0) return charts_streaming(rs, err);
     if (strcmp(section, "server") == 0) return charts_server(rs, err);

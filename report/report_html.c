@@ -538,6 +538,49 @@ static int reproduce(doc *d, vb_error *err) {
                ? VB_ERROR : VB_OK;
 }
 
+/* "Where the time goes": the stacked bars, one sentence per configuration computed from its largest client count
+ * (the first run's windows), and the table of v_time_split. */
+static int timegoes(doc *d, vb_error *err) {
+    if (figures(d, "timegoes", err)) return VB_ERROR;
+    sqlite3 *db = d->rs->runs[0].db;
+    sqlite3_stmt *st;
+    const char *sql =
+        "SELECT engine, clients, mean_ms, server_ms_per_query, server_share, server_cores_busy, server_cores, cpu_share, "
+        "top_wait FROM v_time_split AS t WHERE clients = (SELECT MAX(clients) FROM v_time_split AS u WHERE u.engine = "
+        "t.engine) GROUP BY engine ORDER BY MIN(seq)";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return VB_OK;   /* an older file: no view */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *e = (const char *)sqlite3_column_text(st, 0);
+        int n = sqlite3_column_int(st, 1);
+        double mean = sqlite3_column_double(st, 2), srv = sqlite3_column_double(st, 3);
+        double share = sqlite3_column_double(st, 4);
+        char cores[160] = "its CPU use was not sampled", waits[200] = "";
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL && sqlite3_column_type(st, 6) != SQLITE_NULL) {
+            double busy = sqlite3_column_double(st, 5);
+            int given = sqlite3_column_int(st, 6);
+            snprintf(cores, sizeof cores, "the server's %d core%s %s %.2f busy (%s)", given, given == 1 ? "" : "s",
+                     given == 1 ? "was" : "were", busy,
+                     busy >= 0.9 * given ? "saturated" : busy >= 0.5 * given ? "partly idle" : "mostly idle");
+        }
+        if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+            const char *top = (const char *)sqlite3_column_text(st, 8);
+            snprintf(waits, sizeof waits, "; of its sampled sessions %.0f %% were on CPU%s%s", 100 * sqlite3_column_double(st, 7),
+                     top ? ", the main wait " : "", top ? top : "");
+        }
+        para(d, "timegoes", "%s at %d client%s: the server executed each query in %.3f ms of the client's %.3f ms "
+                            "(%.0f %%), the other %.0f %% was outside its execution (transport, connector, queueing "
+                            "before execution); %s%s.", e, n, n == 1 ? "" : "s", srv, mean, 100 * share,
+             100 * (1 - share), cores, waits);
+    }
+    sqlite3_finalize(st);
+    if (table(d, "v_time_split", "SELECT {label} AS series, dataset, clients, repeat, mean_ms, server_ms_per_query, "
+                                  "server_cpu_ms, server_wait_ms, outside_ms, server_share, cpu_share, top_wait, "
+                                  "server_cores_busy, server_cores FROM v_time_split", err) < 0)
+        return VB_ERROR;
+    para(d, "none", "No CPU profile (perf) is taken: that part of issue 27 is not built yet.");
+    return VB_OK;
+}
+
 static const char *css =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;"
     "padding:0 12px 40px;color:#1a1a1a;line-height:1.45}"
@@ -563,6 +606,7 @@ static const struct {
     {"recall", "Recall vs throughput"},
     {"build", "Build cost"},
     {"concurrency", "Concurrency"},
+    {"timegoes", "Where the time goes"},
     {"filtered", "Filtered search"},
     {"churn", "Churn"},
     {"streaming", "Streaming (search while the corpus grows)"},
@@ -614,6 +658,8 @@ static int body(doc *d, vb_error *err) {
             /* with a cost in the profile (cost.per_hour in the manifest): queries per unit of money; else no rows */
             if (!rc) rc = table(d, "v_cost_concurrency", "SELECT {label} AS series, dataset, clients, target_rate, qps, "
                                 "per_hour, currency, queries_per_unit FROM v_cost_concurrency", err) < 0;
+        } else if (strcmp(id, "timegoes") == 0) {
+            rc = timegoes(d, err);
         } else if (strcmp(id, "filtered") == 0) {
             rc = figures(d, "filtered", err);
             if (!rc) rc = table(d, "v_filtered_ci", "SELECT {label} AS series, dataset, predicate, selectivity, passing_rows, "

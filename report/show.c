@@ -171,7 +171,11 @@ static const report_table window_tables[] = {
     {"concurrency_windows", "Concurrency windows (one row per repeat)",
      "SELECT engine, dataset, clients, repeat, target_rate, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, in_flight, qps_x_p50, "
      "fraction_in_call, COALESCE(printf('%.3f', efficiency), efficiency_refused) AS efficiency, late_starts, "
-     "lag_p99_ms, client_cpu_s FROM v_concurrency"},
+     "lag_p99_ms, client_cpu_s, queries, warmup_queries, edge_queries, queries_sent, server_calls, "
+     "server_ms_per_query, server_share, outside_share, server_cores_busy, server_cores FROM v_concurrency"},
+    {"window_waits", "Wait profile per concurrency window (the server's sessions running the kNN statement, sampled every 50 ms)",
+     "SELECT engine, dataset, clients, repeat, wait_class, top_event, samples, share FROM v_window_wait_classes "
+     "ORDER BY engine, dataset, clients, repeat, share DESC"},
 };
 
 int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {

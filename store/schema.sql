@@ -155,7 +155,15 @@ CREATE TABLE IF NOT EXISTS window_result (
     fraction_in_call_mean REAL,
     fraction_in_call TEXT,                  -- JSON array, one value per client
     client_cpu_s    REAL,
-    warmup_queries  INTEGER,
+    warmup_queries  INTEGER,                -- started in the warm-up (one that ended inside the window too)
+    edge_queries    INTEGER,                -- started inside the window, ended after it; NULL: older file
+    server_calls    INTEGER,                -- the server's executions of the kNN statement over the item (warm-up,
+                                            -- window, edge); NULL: the engine cannot say
+    server_exec_s   REAL,                   -- the server's execution time of them (pg_stat_statements, P_S)
+    server_window_calls INTEGER,            -- the same from the window's start to its last query (server time per
+    server_window_exec_s REAL,              -- query is computed from these: the warm-up left out); NULL: unknown
+    wait_rounds     INTEGER,                -- wait profile: sampling rounds (window_wait); NULL: none
+    window_start    REAL,                   -- epoch seconds (agent's clock); NULL: older file
     target_rate     REAL,                   -- open loop; NULL for closed loop
     late_starts     INTEGER,
     lag_p99_ms      REAL,
@@ -241,6 +249,19 @@ CREATE TABLE IF NOT EXISTS server_count (
     sent            INTEGER NOT NULL,       -- by vbench
     server          INTEGER,                -- by the server; NULL: unknown (it restarted in between)
     PRIMARY KEY (result_key, command)
+);
+
+-- The wait profile of a concurrency window (proto WaitCount): the server's sessions running the kNN statement,
+-- sampled every 50 ms over the item (warm-up and window), per wait class and event the session-samples found in it
+-- (PostgreSQL pg_stat_activity; class 'CPU': no wait). v_window_waits gives the shares.
+CREATE TABLE IF NOT EXISTS window_wait (
+    result_key      TEXT NOT NULL,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    wait_class      TEXT NOT NULL,
+    event           TEXT NOT NULL,
+    samples         INTEGER NOT NULL,
+    rounds          INTEGER NOT NULL,       -- sampling rounds of the window
+    PRIMARY KEY (result_key, wait_class, event)
 );
 
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.

@@ -145,6 +145,13 @@ static const struct {
     {"churn_result", "repeat", "INTEGER"},  /* issue 14: churn's before / after measured several times */
     {"filtered_result", "predicate", "TEXT"},  /* issue 26: range, equality, and */
     {"build_result", "attempts", "INTEGER"},   /* issue 28: a load continued from its checkpoint */
+    {"window_result", "edge_queries", "INTEGER"},  /* issue 27: every query sent is in the window's counts */
+    {"window_result", "server_calls", "INTEGER"},  /* issue 27: the server's own accounting */
+    {"window_result", "server_exec_s", "REAL"},
+    {"window_result", "window_start", "REAL"},
+    {"window_result", "wait_rounds", "INTEGER"},
+    {"window_result", "server_window_calls", "INTEGER"},
+    {"window_result", "server_window_exec_s", "REAL"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -870,9 +877,10 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
     sqlite3_stmt *st = prepare(s,
         "INSERT INTO window_result (result_key, item_key, engine, dataset, clients, repeat, ef_search, window_s, "
         "queries, errors, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, in_call_s, in_flight, qps_x_p50, "
-        "fraction_in_call_min, fraction_in_call_mean, fraction_in_call, client_cpu_s, warmup_queries, target_rate, "
+        "fraction_in_call_min, fraction_in_call_mean, fraction_in_call, client_cpu_s, warmup_queries, edge_queries, "
+        "server_calls, server_exec_s, window_start, wait_rounds, server_window_calls, server_window_exec_s, target_rate, "
         "late_starts, lag_p99_ms, clients_lost, latency_hist, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1, nf = (int)w->n_fraction_in_call;
@@ -893,6 +901,16 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
         bind_text(st, i++, fjson);
         sqlite3_bind_double(st, i++, w->client_cpu_s);
         sqlite3_bind_int64(st, i++, (sqlite3_int64)w->warmup_queries);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)w->edge_queries);
+        if (w->server_stats) sqlite3_bind_int64(st, i++, (sqlite3_int64)w->server_calls);
+        else sqlite3_bind_null(st, i++);
+        bind_double_or_null(st, i++, !w->server_stats, w->server_exec_s);
+        bind_double_or_null(st, i++, !(w->window_start > 0), w->window_start);
+        if (w->wait_rounds) sqlite3_bind_int64(st, i++, (sqlite3_int64)w->wait_rounds);
+        else sqlite3_bind_null(st, i++);
+        if (w->server_window_calls > 0) sqlite3_bind_int64(st, i++, (sqlite3_int64)w->server_window_calls);
+        else sqlite3_bind_null(st, i++);
+        bind_double_or_null(st, i++, w->server_window_calls <= 0, w->server_window_exec_s);
         bind_double_or_null(st, i++, w->target_rate <= 0, w->target_rate);
         sqlite3_bind_int64(st, i++, (sqlite3_int64)w->late_starts);
         bind_double_or_null(st, i++, lag.empty, lag.p99);
@@ -1194,6 +1212,22 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
             bind_text(st, 1, r->item_key);
             bind_text(st, 2, r->result_key);
             rc = run(s, st, err, "recording the configuration");
+        }
+    }
+    /* the window's wait profile (proto WaitCount), one row per class and event */
+    for (size_t i = 0; rc == VB_STORE_OK && r->body_case == VBENCH__RESULT__BODY_WINDOW && i < r->window->n_waits; i++) {
+        const Vbench__WaitCount *wc = r->window->waits[i];
+        sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO window_wait (result_key, item_key, wait_class, event, "
+                                      "samples, rounds) VALUES (?, ?, ?, ?, ?, ?)", err);
+        if (!st) rc = s->last;
+        else {
+            bind_text(st, 1, r->result_key);
+            bind_text(st, 2, r->item_key);
+            bind_text(st, 3, wc->wait_class ? wc->wait_class : "");
+            bind_text(st, 4, wc->event ? wc->event : "");
+            sqlite3_bind_int64(st, 5, (sqlite3_int64)wc->samples);
+            sqlite3_bind_int64(st, 6, (sqlite3_int64)r->window->wait_rounds);
+            rc = run(s, st, err, "recording a window's wait profile");
         }
     }
     for (size_t i = 0; rc == VB_STORE_OK && i < r->n_server_counts; i++) {

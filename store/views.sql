@@ -54,6 +54,10 @@ CREATE VIEW v_recall_targets AS
     ORDER BY MIN(seq);
 
 -- One row per concurrency window (each repeat of each point; v_concurrency_points summarises them per point).
+-- queries_sent = queries + warm-up + edge queries: every query the clients sent in the item (docs/metrics.md).
+-- server_ms_per_query: the server's own execution time per call over the item; server_share / outside_share: that
+-- over the client's mean latency and the rest. server_cores_busy: the unit's CPU seconds per second of the window,
+-- against server_cores, the CPUs the unit was given (docs/metrics.md).
 -- Efficiency QPS(n) / (n x QPS(1)) is shown only when the client kept at least n/2 queries in flight;
 -- otherwise the row says why not (docs/design.md §4). QPS(1) is the median over the closed-loop 1-client windows (its
 -- repeats) of the same configuration and dataset. An open-loop window (target_rate set) has no efficiency: its QPS is what the target asked for.
@@ -68,8 +72,24 @@ CREATE VIEW v_concurrency AS
                 WHEN w.in_flight < w.clients / 2.0
                 THEN printf('refused: in flight %.2f < %d/2, the client did not keep the queries in flight',
                             w.in_flight, w.clients) END AS efficiency_refused,
-           w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, plan.seq
+           w.client_cpu_s, w.errors, w.target_rate, w.late_starts, w.lag_p99_ms, w.queries, w.warmup_queries,
+           w.edge_queries, w.queries + w.warmup_queries + w.edge_queries AS queries_sent, w.server_calls,
+           CASE WHEN w.server_window_calls > 0 THEN 1e3 * w.server_window_exec_s / w.server_window_calls END
+               AS server_ms_per_query,
+           CASE WHEN w.server_window_calls > 0 AND w.mean_ms > 0
+                THEN 1e3 * w.server_window_exec_s / w.server_window_calls / w.mean_ms END AS server_share,
+           CASE WHEN w.server_window_calls > 0 AND w.mean_ms > 0
+                THEN 1 - 1e3 * w.server_window_exec_s / w.server_window_calls / w.mean_ms END AS outside_share, cpu.cores_busy AS server_cores_busy,
+           (SELECT CAST(m.value AS INTEGER) FROM manifest AS m WHERE m.key = 'server.' || cpu.server || '.unit.cpus')
+               AS server_cores, plan.seq
     FROM window_result AS w JOIN plan ON plan.key = w.item_key
+    -- the server unit's CPU seconds over the window (the orchestrator's samples inside it) / the time they span
+    LEFT JOIN (SELECT w2.result_key, MIN(s.engine) AS server,
+                      CASE WHEN COUNT(*) >= 2 AND MAX(s.t) > MIN(s.t) THEN (MAX(s.cpu_s) - MIN(s.cpu_s)) / (MAX(s.t) - MIN(s.t))
+                      END AS cores_busy
+               FROM window_result AS w2 JOIN server_sample AS s ON s.item_key = w2.item_key
+                    AND s.t BETWEEN w2.window_start AND w2.window_start + w2.window_s
+               GROUP BY w2.result_key) AS cpu ON cpu.result_key = w.result_key
     LEFT JOIN (SELECT cfg, dataset, AVG(qps) AS qps1 FROM
                    (SELECT COALESCE(config, engine) AS cfg, dataset, qps,
                            ROW_NUMBER() OVER (PARTITION BY COALESCE(config, engine), dataset ORDER BY qps) AS rn,
@@ -354,6 +374,39 @@ CREATE VIEW v_server_count AS
                AS counted_as
     FROM server_count AS c LEFT JOIN plan AS p ON p.key = c.item_key;
 
+-- The wait profile per concurrency window: each class and event's share of the session-samples (they sum to 1 per
+-- window), and per class (v_window_wait_classes).
+CREATE VIEW v_window_waits AS
+    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, x.wait_class, x.event, x.samples,
+           x.rounds, 1.0 * x.samples / (SELECT SUM(y.samples) FROM window_wait AS y WHERE y.result_key = x.result_key)
+               AS share
+    FROM window_wait AS x JOIN window_result AS w ON w.result_key = x.result_key;
+
+CREATE VIEW v_window_wait_classes AS
+    SELECT engine, dataset, clients, repeat, wait_class, SUM(samples) AS samples, SUM(share) AS share,
+           (SELECT event FROM v_window_waits AS t WHERE t.engine = v.engine AND t.dataset = v.dataset AND
+                   t.clients = v.clients AND t.repeat = v.repeat AND t.wait_class = v.wait_class
+            ORDER BY t.samples DESC LIMIT 1) AS top_event
+    FROM v_window_waits AS v GROUP BY engine, dataset, clients, repeat, wait_class;
+
+-- Where the time goes, per concurrency window with the server's accounting: the client's mean latency split into the
+-- server's execution on CPU, its execution waiting (the wait profile's non-CPU share of it; none when the engine has
+-- no wait profile) and the time outside the server's execution; ms per query, with the cores busy beside them.
+CREATE VIEW v_time_split AS
+    SELECT c.engine, c.dataset, c.clients, c.repeat, c.mean_ms, c.server_ms_per_query,
+           c.server_ms_per_query * COALESCE(w.cpu_share, 1) AS server_cpu_ms,
+           c.server_ms_per_query * (1 - COALESCE(w.cpu_share, 1)) AS server_wait_ms,
+           c.mean_ms - c.server_ms_per_query AS outside_ms, c.server_share, w.cpu_share, w.top_wait,
+           c.server_cores_busy, c.server_cores, c.efficiency, c.seq
+    FROM v_concurrency AS c
+    LEFT JOIN (SELECT engine, dataset, clients, repeat, SUM(CASE WHEN wait_class = 'CPU' THEN share ELSE 0 END) AS cpu_share,
+                      (SELECT t.wait_class || ':' || t.top_event FROM v_window_wait_classes AS t
+                       WHERE t.engine = k.engine AND t.dataset = k.dataset AND t.clients = k.clients AND t.repeat = k.repeat
+                         AND t.wait_class <> 'CPU' ORDER BY t.share DESC LIMIT 1) AS top_wait
+               FROM v_window_wait_classes AS k GROUP BY engine, dataset, clients, repeat) AS w
+         ON w.engine = c.engine AND w.dataset = c.dataset AND w.clients = c.clients AND w.repeat = c.repeat
+    WHERE c.server_ms_per_query IS NOT NULL AND c.target_rate IS NULL;
+
 CREATE VIEW v_validity AS
     WITH sw AS (
         SELECT engine, dataset, clients, ef_search, qps, p99_ms, recall, LAG(ef_search) OVER w AS prev_ef,
@@ -471,6 +524,16 @@ CREATE VIEW v_validity AS
            printf('%s: the server counted %s %s, vbench sent %d (%s)', result, COALESCE(server, 'unknown (it restarted)'),
                   CASE command WHEN 'search' THEN 'searches' ELSE 'row writes' END, sent, counted_as)
     FROM v_server_count WHERE NOT agrees
+    UNION ALL
+    -- the server's own executions of the kNN statement over a window (warm-up, window and the queries that ended
+    -- after it) differ from what vbench sent (pg_stat_statements calls, performance_schema statement/com/Execute)
+    SELECT COALESCE(w.config, w.engine), w.dataset, w.item_key, 'server count mismatch',
+           printf('%d clients, repeat %d: the server executed the kNN statement %d times, vbench sent %d (%d in the ' ||
+                  'window, %d in the warm-up, %d after it)', w.clients, w.repeat, w.server_calls,
+                  w.queries + w.warmup_queries + w.edge_queries, w.queries, w.warmup_queries, w.edge_queries)
+    FROM window_result AS w
+    WHERE w.server_calls IS NOT NULL AND w.edge_queries IS NOT NULL
+      AND w.server_calls <> w.queries + w.warmup_queries + w.edge_queries
     UNION ALL
     SELECT engine, NULL, NULL, 'server died', message FROM server_log WHERE state = 'died'
     UNION ALL

@@ -352,6 +352,91 @@ static void test_accounting(void) {
     vb_engine_close(&e);
 }
 
+/* The window's whole accounting reaches the results: queries, warm-up and edge queries as the workload counted
+ * them, in window_result, in v_concurrency (queries_sent, their sum: what the server must have counted) and in
+ * `show --json --windows`. Then an older file, whose window_result has no edge_queries column, gets it when it is
+ * opened, and its windows read with NULL there (unknown, not 0). */
+static void test_accounting_stored(void) {
+    vb_engine *e = open_engine("test-counted", "1000");
+    vb_workload_config cfg = window_config(e, 4, 50 * MS, 20 * MS);
+    atomic_store(&g_answered, 0);
+    vb_workload_result r;
+    vb_error err = {0};
+    int rc = vb_workload_run(&cfg, &r, &err);
+    is_int(rc, VB_OK, nm("stored accounting: the window runs (%s)", err.message));
+    vb_engine_close(&e);
+    if (rc != VB_OK) return;
+    uint64_t answered = atomic_load(&g_answered);
+    results_db db;
+    if (db_open(&db, PROFILE) != VB_OK) {
+        vb_workload_result_free(&r);
+        return;
+    }
+    db_commit(&db, "sleep", 4, 1, &r);
+    sqlite3 *sql = vb_store_db(db.store);
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(sql, "SELECT w.queries, w.warmup_queries, w.edge_queries, v.queries_sent FROM window_result AS w, "
+                            "v_concurrency AS v WHERE v.engine = w.engine AND v.clients = w.clients", -1, &st, NULL);
+    int row = st && sqlite3_step(st) == SQLITE_ROW;
+    ok(row, "stored accounting: the window is in window_result and v_concurrency");
+    if (row) {
+        is_int(sqlite3_column_int64(st, 0), r.queries, "stored accounting: queries as counted");
+        is_int(sqlite3_column_int64(st, 1), r.warmup_queries, "stored accounting: warm-up queries as counted");
+        is_int(sqlite3_column_int64(st, 2), r.edge_queries, "stored accounting: edge queries as counted");
+        is_int(sqlite3_column_int64(st, 3), answered,
+               nm("stored accounting: queries_sent = every answered query (%llu)", (unsigned long long)answered));
+    }
+    sqlite3_finalize(st);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rc = vb_report_show_with(sql, f, 1, 1, &err);
+    fclose(f);
+    is_int(rc, VB_OK, nm("stored accounting: show --json --windows (%s)", err.message));
+    json_error_t jerr;
+    json_t *doc = buf ? json_loads(buf, 0, &jerr) : NULL;
+    json_t *w0 = json_array_get(json_object_get(doc, "concurrency_windows"), 0);
+    ok(w0 != NULL, "stored accounting: show --json has the window");
+    is_int(json_integer_value(json_object_get(w0, "edge_queries")), r.edge_queries,
+           "stored accounting: show --json: edge_queries");
+    is_int(json_integer_value(json_object_get(w0, "warmup_queries")), r.warmup_queries,
+           "stored accounting: show --json: warmup_queries");
+    is_int(json_integer_value(json_object_get(w0, "queries_sent")), answered,
+           "stored accounting: show --json: queries_sent = every answered query");
+    json_decref(doc);
+    free(buf);
+
+    /* an older file: the column dropped, as files written before it have none */
+    /* (its views first, the TEMP ones too: they name the column, and SQLite refuses a drop that breaks a view) */
+    char drops[8192] = "";
+    st = NULL;
+    sqlite3_prepare_v2(sql, "SELECT 'temp.' || name FROM sqlite_temp_master WHERE type = 'view' UNION ALL "
+                            "SELECT name FROM sqlite_master WHERE type = 'view'", -1, &st, NULL);
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        size_t at = strlen(drops);
+        snprintf(drops + at, sizeof drops - at, "DROP VIEW %s; ", (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    rc = sqlite3_exec(sql, drops, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(sql, "ALTER TABLE window_result DROP COLUMN edge_queries", NULL, NULL, NULL);
+    ok(rc == SQLITE_OK, nm("stored accounting: an older window_result without edge_queries (%s)", sqlite3_errmsg(sql)));
+    vb_store_close(&db.store);
+    rc = vb_store_open(db.path, 0, &db.store, &err);
+    is_int(rc, VB_OK, nm("stored accounting: the older file opens (%s)", err.message));
+    if (rc == VB_OK) {
+        st = NULL;
+        sqlite3_prepare_v2(vb_store_db(db.store), "SELECT edge_queries IS NULL, queries_sent IS NULL FROM v_concurrency",
+                           -1, &st, NULL);
+        row = st && sqlite3_step(st) == SQLITE_ROW;
+        ok(row && sqlite3_column_int(st, 0) && sqlite3_column_int(st, 1),
+           "stored accounting: the older file has the column, NULL (unknown) for its windows");
+        sqlite3_finalize(st);
+    }
+    vb_workload_result_free(&r);
+    db_close(&db);
+}
+
 /* ---- validity: a saturated client CPU ------------------------------------------------------------------- */
 
 /* The window's client threads used all the CPUs the agent may use. For a server engine the client may be the
@@ -731,6 +816,7 @@ int main(void) {
 
     test_progress_and_config();
     test_accounting();
+    test_accounting_stored();
     test_closed_loop();
     test_validity_cpu();
     test_open_below_capacity();
