@@ -67,9 +67,9 @@ fail:
     return rc;   /* VB_RETRY: the server cannot be reached now (agent/phase_build.c waits for it) */
 }
 
-int vb_session_groundtruth(vb_session *s, const char *cache_dir, vb_error *err) {
+int vb_session_groundtruth(vb_session *s, const char *cache_dir, const vb_gt_opts *opts, vb_error *err) {
     if (s->have_gt) return VB_OK;
-    if (vb_groundtruth_get(s->ds, (size_t)s->k, NULL, "", cache_dir, &s->gt, err) != VB_OK)
+    if (vb_groundtruth_get_opts(s->ds, (size_t)s->k, NULL, "", cache_dir, opts, &s->gt, err) != VB_OK)
         return vb_error_prefix(err, "ground truth for %s", s->dataset_name);
     s->have_gt = 1;
     return VB_OK;

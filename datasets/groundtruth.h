@@ -38,6 +38,10 @@ typedef struct vb_gt_opts {
     vb_gt_mode mode;
     size_t query_block;  /* queries per sgemm (default 1024) */
     size_t row_block;    /* corpus rows per sgemm (default 1024) */
+    /* Called as the work advances (may be NULL): done and total in query x row units (done = total at the end),
+     * always from the calling thread, at most once per corpus block it finishes itself. */
+    void (*progress)(void *arg, uint64_t done, uint64_t total);
+    void *progress_arg;
 } vb_gt_opts;
 
 /* vb_groundtruth_compute with tuning options (opts may be NULL). */
@@ -54,6 +58,10 @@ int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, con
  * A cache file that is short, has a different header or fails its checksum is recomputed and replaced. */
 int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                        const char *cache_dir, vb_groundtruth *out, vb_error *err);
+
+/* vb_groundtruth_get computing, when it must, with these options (opts may be NULL). */
+int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                            const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err);
 
 void vb_groundtruth_free(vb_groundtruth *gt);
 

@@ -116,3 +116,14 @@ int vb_fs_evict_tree(const char *dir, long *files, long long *bytes, vb_error *e
     if (bytes) *bytes = b;
     return rc;
 }
+
+long long vb_fs_read_bytes_self(void) {
+    FILE *f = fopen("/proc/self/io", "r");
+    if (!f) return -1;
+    char line[128];
+    long long v = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "read_bytes: %lld", &v) == 1) break;
+    fclose(f);
+    return v;
+}

@@ -30,4 +30,8 @@ int vb_fsync_dir_of(const char *file);
  * advice and keeps the pages. */
 int vb_fs_evict_tree(const char *dir, long *files, long long *bytes, vb_error *err);
 
+/* Bytes this process has had read from storage so far (read_bytes of /proc/self/io: page-cache hits do not
+ * count, faults on a memory-mapped file do), or -1 where the kernel does not say. */
+long long vb_fs_read_bytes_self(void);
+
 #endif

@@ -6,6 +6,7 @@
 #endif
 #include <ftw.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,55 @@ static void test_against_naive(void) {
     free(sparse);
 }
 
+typedef struct progress_log {
+    pthread_t caller;
+    uint64_t calls, last_done, total, backwards, foreign;
+} progress_log;
+
+static void on_progress(void *arg, uint64_t done, uint64_t total) {
+    progress_log *pl = arg;
+    if (!pthread_equal(pthread_self(), pl->caller)) pl->foreign++;
+    if (done < pl->last_done) pl->backwards++;
+    pl->calls++;
+    pl->last_done = done;
+    pl->total = total;
+}
+
+/* The progress moves as the corpus is scanned (not only per batch of queries), never backwards, only on the
+ * calling thread, and ends at its total; the answer is the same as without it. */
+static void test_progress(void) {
+    enum { N = 5000, NQ = 20, D = 16, K = 5 };
+    float *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+    for (size_t i = 0; i < N * D; i++) x[i] = (float)(urand() * 2 - 1);
+    for (size_t i = 0; i < NQ * D; i++) q[i] = (float)(urand() * 2 - 1);
+    int64_t ids[NQ * K];
+    double dists[NQ * K];
+    naive(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, K, NULL, ids, dists);
+    for (int threads = 1; threads <= 3; threads++) {
+        progress_log pl = {.caller = pthread_self()};
+        vb_gt_opts o = {.threads = threads, .row_block = 100, .progress = on_progress, .progress_arg = &pl};
+        vb_groundtruth gt;
+        vb_error err = {0};
+        char why[256] = "";
+        ok(vb_groundtruth_compute_opts(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, K, NULL, &o, &gt, &err) == VB_OK &&
+               same_as_naive(&gt, ids, dists, NQ, K, why, sizeof why),
+           "%d threads with progress: equals naive %s", threads, why);
+        /* one thread reports after each of its blocks and once at the end; with more, the calling thread reports
+         * the blocks it took itself, which depends on the machine's load, so only the end is certain */
+        if (threads == 1)
+            is_int((long long)pl.calls, N / 100 + 1, "1 thread: a progress call per block of 100 rows, and the end");
+        else
+            ok(pl.calls >= 1, "%d threads: %llu progress calls", threads, (unsigned long long)pl.calls);
+        is_int((long long)pl.backwards, 0, "%d threads: progress never goes back", threads);
+        is_int((long long)pl.foreign, 0, "%d threads: progress only on the calling thread", threads);
+        is_int((long long)pl.total, (long long)N * NQ, "%d threads: total is queries x rows", threads);
+        is_int((long long)pl.last_done, (long long)pl.total, "%d threads: the last call is at the total", threads);
+        vb_groundtruth_free(&gt);
+    }
+    free(x);
+    free(q);
+}
+
 static int same_gt(const vb_groundtruth *a, const vb_groundtruth *b) {
     return a->n_queries == b->n_queries && a->k == b->k &&
            memcmp(a->ids, b->ids, a->n_queries * a->k * sizeof *a->ids) == 0 &&
@@ -251,6 +301,7 @@ int main(void) {
         return 1;
     }
     test_against_naive();
+    test_progress();
     test_cache();
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return done_testing();
