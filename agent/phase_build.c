@@ -229,7 +229,9 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
         double corpus_mib = (double)s->ds->n_train * (double)s->ds->dim * sizeof(float) / 1048576.0;
         vb_phase_log(ctx, "info", "ground truth for %s (%zu queries, k=%d): %s in %.2f s, %.1f MiB read from disk "
                      "for a corpus of %.1f MiB", s->dataset_name, s->ds->n_test, s->k,
-                     gp.computed ? "computed and cached" : "loaded from the cache",
+                     gp.computed              ? "computed and cached"
+                     : s->ds->use_shipped_gt ? "the dataset's shipped neighbours, checked exactly on a sample"
+                                             : "loaded from the cache",
                      (double)(vb_now_ns() - gp.t0_ns) / 1e9,
                      rb0 >= 0 && rb1 >= rb0 ? (double)(rb1 - rb0) / 1048576.0 : -1.0, corpus_mib);
     }

@@ -489,6 +489,107 @@ int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, con
     return VB_OK;
 }
 
+/* ---------------------------------------------------------------------------------------------------------
+ * Shipped neighbours, checked on a sample. */
+
+typedef struct gt_pair {
+    int64_t id;
+    size_t slot; /* q * k + j */
+} gt_pair;
+
+static int pair_by_id(const void *a, const void *b) {
+    const gt_pair *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int vb_groundtruth_from_shipped(const vb_dataset *ds, size_t k, size_t sample, vb_groundtruth *out, size_t *checked,
+                                vb_error *err) {
+    memset(out, 0, sizeof *out);
+    if (checked) *checked = 0;
+    if (!ds->neighbors || ds->gt_k < k)
+        return vb_error_set(err, "groundtruth", 1, "%s: ships %zu neighbours per query, the campaign's k is %zu",
+                            ds->name, ds->gt_k, k);
+    size_t nq = ds->n_test, dim = ds->dim;
+    if (sample == 0) sample = ds->gt_check ? ds->gt_check : 100;
+    if (sample > nq) sample = nq;
+    /* the sample: a partial Fisher-Yates shuffle of the query ids, seeded by the content hash */
+    size_t *perm = malloc((nq ? nq : 1) * sizeof *perm);
+    float *sq = malloc((sample ? sample : 1) * dim * sizeof *sq);
+    gt_pair *pairs = malloc((nq ? nq : 1) * k * sizeof *pairs);
+    if (!perm || !sq || !pairs) {
+        free(perm), free(sq), free(pairs);
+        return vb_error_set(err, "groundtruth", 1, "out of memory for the check of %zu queries", nq);
+    }
+    uint64_t st = XXH3_64bits(ds->content_hash, 32) | 1;
+    for (size_t i = 0; i < nq; i++) perm[i] = i;
+    for (size_t i = 0; i < sample; i++) {
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17; /* xorshift64 */
+        size_t j = i + (size_t)(st % (uint64_t)(nq - i)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+        memcpy(sq + i * dim, ds->test + perm[i] * dim, dim * sizeof *sq);
+    }
+    vb_groundtruth exact;
+    int rc = vb_groundtruth_compute(ds->train, ds->n_train, sq, sample, dim, ds->metric, k, NULL, 0, &exact, err);
+    if (rc != VB_OK) {
+        free(perm), free(sq), free(pairs);
+        return vb_error_prefix(err, "checking the shipped ground truth of %s", ds->name);
+    }
+    char bad[512] = "";
+    size_t n_bad = 0, used = 0;
+    for (size_t i = 0; i < sample; i++) {
+        size_t q = perm[i];
+        double kth = exact.dists[i * k + k - 1], slack = 1e-5 * (fabs(kth) > 1.0 ? fabs(kth) : 1.0);
+        int wrong = 0;
+        for (size_t j = 0; j < k && !wrong; j++) {
+            int32_t id = ds->neighbors[q * ds->gt_k + j];
+            if (id < 0 || (size_t)id >= ds->n_train) wrong = 1;
+            else if (vb_distance(ds->metric, ds->test + q * dim, ds->train + (size_t)id * dim, dim) > kth + slack)
+                wrong = 1;
+            for (size_t j2 = 0; j2 < j && !wrong; j2++) wrong = ds->neighbors[q * ds->gt_k + j2] == id;
+        }
+        if (wrong) {
+            n_bad++;
+            if (used + 24 < sizeof bad) used += (size_t)snprintf(bad + used, sizeof bad - used, "%s%zu", n_bad > 1 ? ", " : "", q);
+        }
+    }
+    vb_groundtruth_free(&exact);
+    free(sq);
+    if (n_bad) {
+        free(perm), free(pairs);
+        return vb_error_set(err, "groundtruth", 1,
+                            "%s: the shipped ground truth disagrees with the exact neighbours computed here for %zu "
+                            "of %zu sampled queries (query ids %s%s): it is not the top %zu of this corpus under "
+                            "%s; leave ground_truth at compute (the default) to have vbench compute it",
+                            ds->name, n_bad, sample, bad, used + 24 >= sizeof bad ? ", ..." : "", k,
+                            vb_metric_name(ds->metric));
+    }
+    if (checked) *checked = sample;
+    free(perm);
+    out->n_queries = nq;
+    out->k = k;
+    out->ids = malloc((nq ? nq : 1) * k * sizeof *out->ids);
+    out->dists = malloc((nq ? nq : 1) * k * sizeof *out->dists);
+    if (!out->ids || !out->dists) {
+        free(pairs);
+        vb_groundtruth_free(out);
+        return vb_error_set(err, "groundtruth", 1, "out of memory for %zu x %zu results", nq, k);
+    }
+    for (size_t q = 0; q < nq; q++)
+        for (size_t j = 0; j < k; j++) {
+            out->ids[q * k + j] = ds->neighbors[q * ds->gt_k + j];
+            pairs[q * k + j] = (gt_pair){ds->neighbors[q * ds->gt_k + j], q * k + j};
+        }
+    /* distances in row order: the corpus is read front to back, never at random (see gt_cand) */
+    qsort(pairs, nq * k, sizeof *pairs, pair_by_id);
+    for (size_t i = 0; i < nq * k; i++) {
+        size_t q = pairs[i].slot / k;
+        out->dists[pairs[i].slot] =
+            (float)vb_distance(ds->metric, ds->test + q * dim, ds->train + (size_t)pairs[i].id * dim, dim);
+    }
+    free(pairs);
+    return VB_OK;
+}
+
 int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                        const char *cache_dir, vb_groundtruth *out, vb_error *err) {
     return vb_groundtruth_get_opts(ds, k, mask, mask_tag, cache_dir, NULL, out, err);
@@ -497,6 +598,7 @@ int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, cons
 int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                             const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err) {
     memset(out, 0, sizeof *out);
+    if (ds->use_shipped_gt && !mask) return vb_groundtruth_from_shipped(ds, k, 0, out, NULL, err);
     char path[PATH_MAX + 256];
     if (vb_groundtruth_path(ds, k, mask, mask_tag, cache_dir, path, sizeof path, err) != VB_OK) return VB_ERROR;
     gt_hdr h = {.n_queries = ds->n_test, .k = k, .mask_hash = mask ? XXH3_64bits(mask, ds->n_train) : 0};

@@ -59,7 +59,18 @@ int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, con
 int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                        const char *cache_dir, vb_groundtruth *out, vb_error *err);
 
-/* vb_groundtruth_get computing, when it must, with these options (opts may be NULL). */
+/* The dataset's shipped neighbours (ds->neighbors, ds->gt_k >= k) as the ground truth, once they pass a check:
+ * `sample` queries (ds->gt_check when 0; all of them when there are fewer), drawn with a fixed seed from the
+ * dataset's content hash, get their exact top-k computed here, and each shipped neighbour of theirs must be no
+ * farther than the exact k-th (ties at the k-th distance are both right; 1e-5 relative slack for the shipped
+ * file's float32 arithmetic). A mismatch is refused (VB_ERROR) with the ids of the queries that disagree. The
+ * distances of out are computed here for every query (exact, double), reading the corpus in row order.
+ * *checked (may be NULL): how many queries were checked. */
+int vb_groundtruth_from_shipped(const vb_dataset *ds, size_t k, size_t sample, vb_groundtruth *out, size_t *checked,
+                                vb_error *err);
+
+/* vb_groundtruth_get computing, when it must, with these options (opts may be NULL). With the dataset's
+ * use_shipped_gt and no mask, the shipped neighbours after vb_groundtruth_from_shipped's check instead. */
 int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                             const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err);
 
