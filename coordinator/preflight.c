@@ -342,6 +342,7 @@ int vb_preflight_check_command(const vb_campaign_opts *o) {
     double est_s = 0;
     if (vb_estimate_plan(p, plan, NULL, o->cache_dir, &est, &err) == VB_OK) {
         for (size_t e = 0; e < p->n_engines; e++) printf("  %s: %s\n", p->engines[e].name, est.basis[e] ? est.basis[e] : "");
+        for (size_t d = 0; d < est.n_prep; d++) printf("  prepare %s\n", est.prep[d]);
         printf("estimate: %s\n", est.line);
         est_s = est.total_s;
         vb_estimate_free(&est);
