@@ -27,6 +27,10 @@ typedef struct vb_session {
     vb_groundtruth gt;         /* unfiltered top-k, loaded on first use */
     int have_gt;
     int k;
+    /* Opening the dataset (vb_session_get): its seconds and what it read and wrote (the float32 cache: the
+     * synthetic corpus or a conversion), -1 where the kernel does not say; logged by the build. */
+    double ds_open_s;
+    long long ds_read_bytes, ds_written_bytes;
 } vb_session;
 
 /* Returns the session for (engine, config, dataset), opening dataset and engine when it is not the current one
