@@ -267,15 +267,19 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
         for (size_t d = 0; d < prof->n_datasets; d++) {
             double m = atof(vb_kv_get(prof->engines[e].params, prof->engines[e].n_params, "m", "16"));
             double corpus = (double)shapes[d].rows * (double)shapes[d].dim * 4;
-            double graph = strcmp(prof->engines[e].name, "exact") == 0 ? 0 : (double)shapes[d].rows * (corpus / (double)(shapes[d].rows ? shapes[d].rows : 1) + 2 * m * 4 + 64);
+            /* exact keeps a private copy of the rows by design (anonymous memory: it cannot be paged out the way
+             * the mapped corpus can); hnswlib's graph holds a copy of each vector plus its neighbour lists */
+            int exact = strcmp(prof->engines[e].name, "exact") == 0;
+            double graph = exact ? corpus : (double)shapes[d].rows * (corpus / (double)(shapes[d].rows ? shapes[d].rows : 1) + 2 * m * 4 + 64);
+            const char *what = exact ? "its private copy of the rows" : "graph";
             if (corpus + graph > (double)total && total)
-                line(p, "FAIL", "memory: %s on %s holds about %s (corpus %s + graph %s) in the client, more than this "
+                line(p, "FAIL", "memory: %s on %s holds about %s (corpus %s + %s %s) in the client, more than this "
                      "host's %s: run it on a smaller dataset or a larger host", prof->engines[e].name,
-                     prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1), sz(corpus, b2, sizeof b2),
+                     prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1), sz(corpus, b2, sizeof b2), what,
                      sz(graph, b3, sizeof b3), sz((double)total, cache, sizeof cache));
             else if (corpus + graph > (double)avail && avail)
-                line(p, "warn", "memory: %s on %s holds about %s in the client; %s is available now",
-                     prof->engines[e].name, prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1),
+                line(p, "warn", "memory: %s on %s holds about %s in the client (corpus + %s); %s is available now",
+                     prof->engines[e].name, prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1), what,
                      sz((double)avail, b2, sizeof b2));
         }
     }
