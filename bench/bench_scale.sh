@@ -113,6 +113,7 @@ set terminal pngcairo size 900,520 font ",10"
 set output "$DIR/scale-d$DIM.png"
 set title "vbench's own costs against the corpus size ($DIM dimensions, $NQ queries, null engine)" noenhanced
 set logscale xy
+set autoscale xfix
 set xlabel "rows"
 set key left top
 set grid
