@@ -38,7 +38,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EMBEDDED := $(sort $(wildcard profiles/*.yml)) store/schema.sql store/views.sql datasets/parquet2fbin.mjs
 
-.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client bench-client-pg clean
+.PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client bench-client-pg bench-scale clean
 # `make` first installs what is missing (Debian packages), then builds in a fresh make so that the
 # pkg-config flags are read after the install.
 all: deps
@@ -127,6 +127,12 @@ bench-gt: test-deps
 	@$(MAKE) --no-print-directory binaries
 	@$(MAKE) --no-print-directory $(BUILD)/bench/bench_gt
 	@sh bench/bench_gt.sh $(BUILD)/bench/bench_gt
+
+# The stand's own costs at 1M to 10M rows (issue 29; docs/benchmarks.md): BENCH_SCALE_ROWS, _DIM, _QUERIES,
+# _DIR, _CGROUP_MIB tune it (bench/bench_scale.sh).
+bench-scale: test-deps
+	@$(MAKE) --no-print-directory binaries
+	@bash bench/bench_scale.sh bin
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libvbench.a
 	@mkdir -p $(dir $@)

@@ -50,6 +50,19 @@ void vb_phase_progress_churn(vb_phase_ctx *ctx, Vbench__ChurnStage churn_stage, 
     send_env(ctx, &env);
 }
 
+static void gt_progress(void *arg, uint64_t done, uint64_t total) {
+    vb_phase_gt_progress *gp = arg;
+    gp->computed = 1;
+    double q = total ? (double)done * (double)gp->n_queries / (double)total : 0.0;
+    double secs = (double)(vb_now_ns() - gp->t0_ns) / 1e9;
+    vb_phase_progress(gp->ctx, "ground truth", (uint64_t)q, gp->n_queries, secs > 0 ? q / secs : 0.0, done == total);
+}
+
+vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries) {
+    *gp = (vb_phase_gt_progress){.ctx = ctx, .t0_ns = vb_now_ns(), .n_queries = n_queries};
+    return (vb_gt_opts){.progress = gt_progress, .progress_arg = gp};
+}
+
 void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) {
     char msg[2048];
     va_list ap;

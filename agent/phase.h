@@ -56,6 +56,16 @@ typedef int (*vb_phase_fn)(vb_phase_ctx *ctx, vb_error *err);
 /* The implementation of a phase, or NULL when this agent cannot run it. */
 vb_phase_fn vb_phase_lookup(Vbench__Phase phase);
 
+/* Ground-truth options whose progress callback reports "ground truth" progress for ctx (in queries' worth of the
+ * corpus scanned, with its rate), for vb_session_groundtruth and vb_groundtruth_get_opts. gp is the callback's
+ * state and must outlive the call. */
+typedef struct vb_phase_gt_progress {
+    vb_phase_ctx *ctx;
+    uint64_t t0_ns, n_queries;
+    int computed;          /* the callback ran: the ground truth was computed, not loaded from the cache */
+} vb_phase_gt_progress;
+vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries);
+
 /* Sends progress, at most every 500 ms unless force. */
 void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint64_t total, double rate, int force);
 /* The same for a churn stage: the coordinator reads the stage (its limit clock starts at CHURN_REINSERT). */

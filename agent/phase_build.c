@@ -14,6 +14,7 @@
 
 #include "agent/phase.h"
 #include "util/clock.h"
+#include "util/fs.h"
 
 /* How long an item waits for a server that cannot be reached before it fails. */
 #define SERVER_WAIT_S 120
@@ -286,7 +287,31 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
     vb_session *s;
     if (open_session(ctx, &s, err)) return VB_ERROR;
     vb_phase_progress(ctx, "ground truth", 0, s->ds->n_test, 0, 1);
-    if (vb_session_groundtruth(s, ctx->cache_dir, err)) return VB_ERROR;
+    vb_phase_gt_progress gp;
+    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
+    int had_gt = s->have_gt;
+    long long rb0, rb1;
+    vb_fs_io_self(&rb0, NULL);
+    if (!had_gt)
+        vb_phase_log(ctx, "info", "dataset %s (%zu x %zu, %zu queries): opened in %.2f s, %.1f MiB read and %.1f MiB "
+                     "written (the float32 cache: written when it was not there)", s->dataset_name, s->ds->n_train,
+                     s->ds->dim, s->ds->n_test, s->ds_open_s,
+                     s->ds_read_bytes >= 0 ? (double)s->ds_read_bytes / 1048576.0 : -1.0,
+                     s->ds_written_bytes >= 0 ? (double)s->ds_written_bytes / 1048576.0 : -1.0);
+    if (vb_session_groundtruth(s, ctx->cache_dir, &go, err)) return VB_ERROR;
+    if (!had_gt) {
+        /* what the ground truth read from disk against the corpus's size: about once when it streams, many
+         * times when it thrashes under a memory limit (docs/benchmarks.md, bench-scale) */
+        vb_fs_io_self(&rb1, NULL);
+        double corpus_mib = (double)s->ds->n_train * (double)s->ds->dim * sizeof(float) / 1048576.0;
+        vb_phase_log(ctx, "info", "ground truth for %s (%zu queries, k=%d): %s in %.2f s, %.1f MiB read from disk "
+                     "for a corpus of %.1f MiB", s->dataset_name, s->ds->n_test, s->k,
+                     gp.computed              ? "computed and cached"
+                     : s->ds->use_shipped_gt ? "the dataset's shipped neighbours, checked exactly on a sample"
+                                             : "loaded from the cache",
+                     (double)(vb_now_ns() - gp.t0_ns) / 1e9,
+                     rb0 >= 0 && rb1 >= rb0 ? (double)(rb1 - rb0) / 1048576.0 : -1.0, corpus_mib);
+    }
 
     uint64_t cpu0 = vb_process_cpu_ns(), t0, t1, t2;
     long conns;

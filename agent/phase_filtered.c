@@ -64,15 +64,17 @@ static int filtered_groundtruth(vb_phase_ctx *ctx, vb_session *s, const uint8_t 
         return VB_ERROR;
     struct stat before, after;
     int existed = stat(path, &before) == 0;
-    vb_phase_progress(ctx, "ground truth", 0, 1, 0, 1);
+    vb_phase_progress(ctx, "ground truth", 0, s->ds->n_test, 0, 1);
     uint64_t t0 = vb_now_ns();
-    if (vb_groundtruth_get(s->ds, (size_t)s->k, mask, mask_tag, ctx->cache_dir, gt, err) != VB_OK)
+    vb_phase_gt_progress gp;
+    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
+    if (vb_groundtruth_get_opts(s->ds, (size_t)s->k, mask, mask_tag, ctx->cache_dir, &go, gt, err) != VB_OK)
         return vb_error_prefix(err, "filtered ground truth (%s) for %s", mask_tag, s->dataset_name);
     double secs = (double)(vb_now_ns() - t0) / 1e9;
     /* A cache file that failed its checks is recomputed and replaced (renamed over): a new inode. */
     int cached = existed && stat(path, &after) == 0 && after.st_ino == before.st_ino &&
                  after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec;
-    vb_phase_progress(ctx, "ground truth", 1, 1, 0, 1);
+    vb_phase_progress(ctx, "ground truth", s->ds->n_test, s->ds->n_test, 0, 1);
     vb_phase_log(ctx, "info", "filtered ground truth %s for %s: %s in %.2f s", mask_tag, s->dataset_name,
                  cached ? "loaded from the cache" : "computed and cached", secs);
     return VB_OK;

@@ -17,7 +17,9 @@
 int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
-    if (vb_session_groundtruth(s, ctx->cache_dir, err)) return VB_ERROR;
+    vb_phase_gt_progress gp;
+    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
+    if (vb_session_groundtruth(s, ctx->cache_dir, &go, err)) return VB_ERROR;
 
     long ef = ctx->point.ef_search, nq = ctx->point.queries;
     if (ef < 1 || nq < 0)

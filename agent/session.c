@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "datasets/dataset_spec.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 void vb_session_close(vb_session **s) {
@@ -35,11 +36,18 @@ int vb_session_get(vb_session **cur, const char *engine, const char *config, con
     snprintf(s->config, sizeof s->config, "%s", config);
     snprintf(s->dataset_name, sizeof s->dataset_name, "%s", dataset);
     s->k = k;
+    long long r0, w0, r1, w1;
+    vb_fs_io_self(&r0, &w0);
+    uint64_t t0 = vb_now_ns();
     if (vb_mkdirs(cache_dir, 0755, err) ||
         vb_dataset_open_spec(dataset_params, n_dataset_params, cache_dir, &s->ds, err) != VB_OK) {
         vb_error_prefix(err, "dataset %s", dataset);
         goto fail;
     }
+    s->ds_open_s = (double)(vb_now_ns() - t0) / 1e9;
+    vb_fs_io_self(&r1, &w1);
+    s->ds_read_bytes = r0 >= 0 && r1 >= r0 ? r1 - r0 : -1;
+    s->ds_written_bytes = w0 >= 0 && w1 >= w0 ? w1 - w0 : -1;
     char data_dir[1024];
     /* one directory per configuration: its files are its own index (the only configuration keeps the old name) */
     snprintf(data_dir, sizeof data_dir, "%s/engines/%s--%s", work_dir, config, dataset);
@@ -67,9 +75,9 @@ fail:
     return rc;   /* VB_RETRY: the server cannot be reached now (agent/phase_build.c waits for it) */
 }
 
-int vb_session_groundtruth(vb_session *s, const char *cache_dir, vb_error *err) {
+int vb_session_groundtruth(vb_session *s, const char *cache_dir, const vb_gt_opts *opts, vb_error *err) {
     if (s->have_gt) return VB_OK;
-    if (vb_groundtruth_get(s->ds, (size_t)s->k, NULL, "", cache_dir, &s->gt, err) != VB_OK)
+    if (vb_groundtruth_get_opts(s->ds, (size_t)s->k, NULL, "", cache_dir, opts, &s->gt, err) != VB_OK)
         return vb_error_prefix(err, "ground truth for %s", s->dataset_name);
     s->have_gt = 1;
     return VB_OK;

@@ -27,6 +27,10 @@ typedef struct vb_session {
     vb_groundtruth gt;         /* unfiltered top-k, loaded on first use */
     int have_gt;
     int k;
+    /* Opening the dataset (vb_session_get): its seconds and what it read and wrote (the float32 cache: the
+     * synthetic corpus or a conversion), -1 where the kernel does not say; logged by the build. */
+    double ds_open_s;
+    long long ds_read_bytes, ds_written_bytes;
 } vb_session;
 
 /* Returns the session for (engine, config, dataset), opening dataset and engine when it is not the current one
@@ -36,8 +40,9 @@ typedef struct vb_session {
 int vb_session_get(vb_session **cur, const char *engine, const char *config, const vb_kv *engine_params,
                    size_t n_engine_params, const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
                    long io_timeout_s, const char *work_dir, const char *cache_dir, int *opened, vb_error *err);
-/* Loads (or computes and caches) the unfiltered ground truth for the session's k. */
-int vb_session_groundtruth(vb_session *s, const char *cache_dir, vb_error *err);
+/* Loads (or computes and caches) the unfiltered ground truth for the session's k; opts (may be NULL) tune the
+ * computation and carry its progress callback. */
+int vb_session_groundtruth(vb_session *s, const char *cache_dir, const vb_gt_opts *opts, vb_error *err);
 void vb_session_close(vb_session **s);
 
 #endif

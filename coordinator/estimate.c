@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "coordinator/history.h"
@@ -24,6 +25,9 @@ typedef struct rate_default {
 static const rate_default defaults[] = {
     {"hnswlib", 8000, 0, 8000, 3000, 1500, 0, 0, NULL},
     {"exact", 1e6, 0, 1e6, 0, 0, 0, 0, NULL},
+    /* accepts the rows and answers at once (measured here by bench-scale: loads at 1.8e8 - 7.8e8 rows/s); without
+     * it the estimate of a 10M-row null campaign took the unknown engine's rates and said 4.7 h for 7 min */
+    {"null", 1e8, 0, 1e6, 1e6, 1e6, 0, 0, NULL},
     /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
     {"pgvector", 20000, 1500, 800, 800, 300, 2.3, 400, NULL},
     /* InnoDB row + MHNSW graph table + the binary log of the load: ~2.5 copies */
@@ -44,10 +48,52 @@ static const rate_default defaults[] = {
  * differed tenfold from minute to minute: it overestimated a quiet smoke run 3.3 times.) */
 #define GRAPH_ROWS_EXP 0.15
 #define DEFAULT_ROWS 20000.0
-#define BLAS_FLOPS 1e10        /* exact ground truth: multiply-adds per second of the brute force */
+/* Exact ground truth: multiply-adds per second of the brute force, per core the process may use. Measured here
+ * (docs/benchmarks.md, issue 29): 2M x 96 with 1,000 queries in 5.0 s on 2 vCPUs under a load average of 5
+ * (1.9e10 per core); 1.5e10 leaves room for a busier or older host. */
+#define GT_MADDS_PER_CORE 1.5e10
+/* The float32 cache a dataset's opening writes (synthetic generation, or conversion), bytes per second: measured
+ * here, the 2M x 96 synthetic corpus (732 MiB) generated and written in about 5 s (bench-scale's table). */
+#define CACHE_WRITE_BPS 150e6
 #define SERVER_START_S 15.0    /* initdb / first start of a server, once per engine with a recipe */
 #define ITEM_OVERHEAD_S 0.1    /* assign, set-up, commit of one item (measured on dev: 0.02 - 0.05 s) */
 #define CAMPAIGN_START_S 5.0   /* local agents, dataset open, first hello */
+
+static double gt_rate(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return GT_MADDS_PER_CORE * (double)(n > 0 ? n : 1);
+}
+
+/* The preparation of dataset d (shape sh) before its first item: its line into out and its seconds. */
+static double prep_of(const vb_profile *p, size_t d, const vb_dataset_shape *sh, vb_estimate *out) {
+    const vb_kv *kv = p->datasets[d].params;
+    size_t n = p->datasets[d].n_params;
+    double rows = (double)sh->rows, dim = (double)sh->dim, nq = (double)sh->queries;
+    int shipped = strcmp(vb_kv_get(kv, n, "ground_truth", "compute"), "shipped") == 0;
+    double checked = shipped ? atof(vb_kv_get(kv, n, "ground_truth_check", "100")) : nq;
+    if (checked > nq) checked = nq;
+    double gt_s = checked * rows * dim / gt_rate(), cache_s = (double)sh->cache_bytes / CACHE_WRITE_BPS;
+    char a[32], b[32], line[512];
+    int len = snprintf(line, sizeof line, "%s:", p->datasets[d].name);
+    if (sh->fetch_bytes)
+        len += snprintf(line + len, sizeof line - (size_t)len, " download %.1f GiB (not timed: the network's)",
+                        (double)sh->fetch_bytes / 1073741824.0);
+    if (sh->cache_bytes)
+        len += snprintf(line + len, sizeof line - (size_t)len, " float32 cache %.1f GiB %s unless cached,",
+                        (double)sh->cache_bytes / 1073741824.0, vb_duration_approx(cache_s, a, sizeof a));
+    if (shipped)
+        snprintf(line + len, sizeof line - (size_t)len, " shipped ground truth checked on %.0f queries %s", checked,
+                 vb_duration_approx(gt_s, b, sizeof b));
+    else
+        snprintf(line + len, sizeof line - (size_t)len, " ground truth %.0f x %.0f x %.0f %s unless cached", nq, rows,
+                 dim, vb_duration_approx(gt_s, b, sizeof b));
+    char **np = realloc(out->prep, (out->n_prep + 1) * sizeof *np);
+    double *ns = np ? realloc(out->prep_s, (out->n_prep + 1) * sizeof *ns) : NULL;
+    if (np) out->prep = np;
+    if (ns) out->prep_s = ns;
+    if (np && ns && (np[out->n_prep] = strdup(line))) ns[out->n_prep++] = cache_s + gt_s;
+    return cache_s + gt_s;
+}
 
 static const rate_default *default_of(const char *engine) {
     const rate_default *d = defaults;
@@ -192,6 +238,8 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
         if (strcmp(engine, "exact") == 0) qps = r.qps100;
         if (!started[it->engine] && vb_profile_engine_recipe(&p->engines[it->engine])) s += SERVER_START_S;
         started[it->engine] = 1;
+        if (!gt_counted[it->dataset]) s += prep_of(p, it->dataset, sh, out); /* the first item opens the dataset */
+        gt_counted[it->dataset] = 1;
         switch (it->kind) {
         case VB_PHASE_BUILD:
             s += rows / r.load + (r.build > 0 ? rows / r.build : 0) + 0.5;
@@ -200,8 +248,6 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             double q = point_num(it, "queries", 0);
             if (it->p.clients > 0) s += it->p.warmup_s + it->p.window_s + ITEM_OVERHEAD_S;   /* a window */
             else s += (q > 0 ? q : nq) / qps + ITEM_OVERHEAD_S;
-            if (!gt_counted[it->dataset]) s += nq * rows * dim / BLAS_FLOPS;   /* exact ground truth, cached after */
-            gt_counted[it->dataset] = 1;
             break;
         }
         case VB_PHASE_CONCURRENCY:
@@ -210,7 +256,7 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
         case VB_PHASE_FILTERED: {
             double fq = r.filtered * 100.0 / (ef > 0 ? ef : 100);
             if (strcmp(engine, "exact") == 0) fq = r.filtered;
-            s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / BLAS_FLOPS +
+            s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
                  ITEM_OVERHEAD_S;
             break;
         }
@@ -251,6 +297,8 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
 
 void vb_estimate_free(vb_estimate *e) {
     for (size_t i = 0; e->basis && i < e->n_engines; i++) free(e->basis[i]);
+    for (size_t i = 0; i < e->n_prep; i++) free(e->prep[i]);
+    free(e->prep), free(e->prep_s);
     free(e->basis), free(e->item_s), free(e->engine_s);
     memset(e, 0, sizeof *e);
 }
@@ -293,6 +341,11 @@ void vb_estimate_campaign_start(vb_store *s, const vb_profile *p, const vb_plan 
         vb_store_manifest_set(s, key, est.basis[e] ? est.basis[e] : "nothing left to run", NULL);
         if (say && (est.engine_s[e] > 0 || est.n_uncounted))
             fprintf(say, "  %s: %s\n", p->engines[e].name, est.basis[e] ? est.basis[e] : "");
+    }
+    for (size_t d = 0; d < est.n_prep; d++) {
+        snprintf(key, sizeof key, "estimate.prepare.%zu", d);
+        vb_store_manifest_set(s, key, est.prep[d], NULL);
+        if (say) fprintf(say, "  prepare %s\n", est.prep[d]);
     }
     vb_store_event(s, VB_EVENT_ESTIMATE, "info", NULL, "coordinator", "estimate: %s", est.line);
     if (say) fprintf(say, "estimate: %s\n", est.line);

@@ -6,7 +6,9 @@
  * 100); a concurrency window = warmup_s + window_s (+1 s of set-up); a filtered point = queries / filtered QPS;
  * churn = the reinsert (fraction x rows / insert rate, at most limit_s) + the queries before and after; the exact
  * ground truth once per dataset (queries x rows x dim multiply-adds at a BLAS rate); a server start per engine
- * with a recipe. Rates are the newest ones measured on this host at the nearest dimension
+ * with a recipe. Each dataset's preparation is a line of its own: the float32 cache its opening writes (the synthetic
+ * corpus, or a conversion) at CACHE_WRITE_BPS, and its exact ground truth (or, with ground_truth: shipped, the
+ * check of its sample), both skipped by a run that finds them cached. Rates are the newest ones measured on this host at the nearest dimension
  * (coordinator/history.h), scaled by dimension, else the defaults in estimate.c (rough, per engine, said as such).
  *
  * Recorded in the manifest: estimate.total_s, estimate.engine.NAME_s, estimate.basis.NAME, estimate.items (a
@@ -31,6 +33,11 @@ typedef struct vb_estimate {
     double total_s;
     size_t n_uncounted;        /* items on a dataset whose shape cannot be read yet: not in the seconds above */
     char line[1024];           /* "estimate: hnswlib ~1.2 min | exact ~20 s | total ~1.5 min" */
+    /* Per dataset with items to run, its preparation (counted in the first item's seconds): "synth-10m: float32
+     * cache 3.7 GiB ~25 s unless cached, ground truth 10000 x 10000000 x 96 ~4.2 min unless cached". */
+    size_t n_prep;
+    char **prep;
+    double *prep_s;
 } vb_estimate;
 
 /* done: per plan item, nonzero when it needs no time (NULL: nothing done). cache_dir: the history's. */

@@ -268,15 +268,19 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
         for (size_t d = 0; d < prof->n_datasets; d++) {
             double m = atof(vb_kv_get(prof->engines[e].params, prof->engines[e].n_params, "m", "16"));
             double corpus = (double)shapes[d].rows * (double)shapes[d].dim * 4;
-            double graph = strcmp(prof->engines[e].name, "exact") == 0 ? 0 : (double)shapes[d].rows * (corpus / (double)(shapes[d].rows ? shapes[d].rows : 1) + 2 * m * 4 + 64);
+            /* exact keeps a private copy of the rows by design (anonymous memory: it cannot be paged out the way
+             * the mapped corpus can); hnswlib's graph holds a copy of each vector plus its neighbour lists */
+            int exact = strcmp(prof->engines[e].name, "exact") == 0;
+            double graph = exact ? corpus : (double)shapes[d].rows * (corpus / (double)(shapes[d].rows ? shapes[d].rows : 1) + 2 * m * 4 + 64);
+            const char *what = exact ? "its private copy of the rows" : "graph";
             if (corpus + graph > (double)total && total)
-                line(p, "FAIL", "memory: %s on %s holds about %s (corpus %s + graph %s) in the client, more than this "
+                line(p, "FAIL", "memory: %s on %s holds about %s (corpus %s + %s %s) in the client, more than this "
                      "host's %s: run it on a smaller dataset or a larger host", prof->engines[e].name,
-                     prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1), sz(corpus, b2, sizeof b2),
+                     prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1), sz(corpus, b2, sizeof b2), what,
                      sz(graph, b3, sizeof b3), sz((double)total, cache, sizeof cache));
             else if (corpus + graph > (double)avail && avail)
-                line(p, "warn", "memory: %s on %s holds about %s in the client; %s is available now",
-                     prof->engines[e].name, prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1),
+                line(p, "warn", "memory: %s on %s holds about %s in the client (corpus + %s); %s is available now",
+                     prof->engines[e].name, prof->datasets[d].name, sz(corpus + graph, b1, sizeof b1), what,
                      sz((double)avail, b2, sizeof b2));
         }
     }
@@ -343,6 +347,7 @@ int vb_preflight_check_command(const vb_campaign_opts *o) {
     double est_s = 0;
     if (vb_estimate_plan(p, plan, NULL, o->cache_dir, &est, &err) == VB_OK) {
         for (size_t e = 0; e < p->n_engines; e++) printf("  %s: %s\n", p->engines[e].name, est.basis[e] ? est.basis[e] : "");
+        for (size_t d = 0; d < est.n_prep; d++) printf("  prepare %s\n", est.prep[d]);
         printf("estimate: %s\n", est.line);
         est_s = est.total_s;
         vb_estimate_free(&est);

@@ -33,10 +33,13 @@ typedef struct vb_dataset {
     const float *test;      /* n_test x dim, row-major, mapped or owned */
     size_t gt_k;            /* columns of neighbors/distances from the file, 0 when absent */
     /* Given neighbours, n_test x gt_k (HDF5 "neighbors", .ivecs, .ibin) and their distances (HDF5 "distances",
-     * .ibin that has them; NULL otherwise). Read and shape-checked, not used for recall: vbench scores against
-     * the exact ground truth it computes itself (groundtruth.h). */
+     * .ibin that has them; NULL otherwise). Read and shape-checked; used for recall only with the profile's
+     * `ground_truth: shipped`, after a sample of queries is checked exactly (groundtruth.h
+     * vb_groundtruth_from_shipped); by default vbench scores against the exact ground truth it computes. */
     const int32_t *neighbors;
     const float *distances;
+    int use_shipped_gt;     /* the profile's ground_truth: shipped */
+    size_t gt_check;        /* queries the shipped ground truth is checked on (ground_truth_check, default 100) */
     char content_hash[33];  /* 32 hex chars (XXH3-128 of metric, dims, train, test) */
     struct vb_dataset_private *priv;
 } vb_dataset;

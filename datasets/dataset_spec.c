@@ -3,6 +3,7 @@
 #include "datasets/dataset_spec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -10,7 +11,7 @@
 
 const char *const vb_dataset_spec_keys[] = {"name",  "source", "path", "queries_path", "groundtruth_path",
                                             "metric", "rows",  "queries", "dim",       "clusters",
-                                            "seed",  "registry", NULL};
+                                            "seed",  "registry", "ground_truth", "ground_truth_check", NULL};
 
 /* The sources, their file extensions and the ground-truth files they take. */
 typedef struct spec_src {
@@ -80,6 +81,18 @@ int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **
                               "fetch %s` and name %s/%s as path:", reg, reg, "CACHE/datasets", re->files[0].file);
         return VB_OK;
     }
+    const char *gtuse = vb_kv_get(kv, n, "ground_truth", NULL);
+    if (gtuse && strcmp(gtuse, "compute") != 0 && strcmp(gtuse, "shipped") != 0)
+        return check_fail(err, key, "ground_truth", "\"%s\" is neither compute (the default: exact, computed here) "
+                          "nor shipped (the dataset's own neighbours, checked on a sample)", gtuse);
+    const char *gtchk = vb_kv_get(kv, n, "ground_truth_check", NULL);
+    if (gtchk) {
+        char *end;
+        long v = strtol(gtchk, &end, 10);
+        if (*gtchk == '\0' || *end || v < 1 || v > 1000000)
+            return check_fail(err, key, "ground_truth_check", "\"%s\": queries to check the shipped ground truth "
+                              "on, a whole number from 1", gtchk);
+    }
     if (src) {
         if (!(s = source_named(src)))
             return check_fail(err, key, "source", "unknown source \"%s\" (%s)", src, SOURCE_LIST);
@@ -98,6 +111,9 @@ int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **
         return VB_OK;
     }
     if (!s->ext) { /* synthetic */
+        if (gtuse && strcmp(gtuse, "shipped") == 0)
+            return check_fail(err, key, "ground_truth", "a synthetic dataset ships no neighbours: it takes "
+                              "ground_truth: compute (the default)");
         if (gtpath)
             return check_fail(err, key, "groundtruth_path",
                               "a synthetic dataset takes no ground-truth file (vbench computes it) \"%s\"", gtpath);
@@ -202,5 +218,13 @@ int vb_dataset_open_spec(const vb_kv *kv, size_t n, const char *cache_dir, vb_da
     }
     if (rc != VB_OK) return vb_error_prefix(err, "dataset '%s'", name);
     snprintf((*out)->name, sizeof (*out)->name, "%s", name);
+    const char *gtuse = vb_kv_get(kv, n, "ground_truth", "compute");
+    (*out)->use_shipped_gt = strcmp(gtuse, "shipped") == 0;
+    (*out)->gt_check = (size_t)strtol(vb_kv_get(kv, n, "ground_truth_check", "100"), NULL, 10);
+    if ((*out)->use_shipped_gt && !(*out)->neighbors) {
+        vb_dataset_close(out);
+        return spec_fail(err, name, "ground_truth", "shipped, but the dataset ships no neighbours (an HDF5 "
+                         "'neighbors' array, or groundtruth_path)", NULL);
+    }
     return VB_OK;
 }

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,8 +36,13 @@
  * once per batch). */
 #define GT_HEAP_BUDGET ((size_t)256 << 20)
 
+/* A candidate: its fast score (the selection's order) and its exact distance, computed in double when it
+ * enters the heap while its row is at hand, so the re-rank never goes back to the corpus (random reads of a
+ * memory-mapped corpus larger than the memory the process may use each cost a read-ahead window: measured
+ * 2M x 96 with 1,000 queries in a 256 MiB cgroup, 288 s and 35 GB read in 45 s before, see docs/benchmarks.md). */
 typedef struct gt_cand {
     float score;
+    double exact;
     int64_t id;
 } gt_cand;
 
@@ -50,10 +56,14 @@ typedef struct gt_ctx {
     size_t n_eff;        /* rows to search: n_rows, or the number passing the mask */
     size_t n_blocks;     /* ceil(n_eff / rb) */
     size_t next_block;   /* handed out atomically, so a worker slowed by foreign load just takes fewer */
+    size_t blocks_done;  /* over all batches, atomically: the progress */
+    uint64_t units_before, units_total; /* query x row units of the batches before this one, and of all */
+    const vb_gt_opts *opts;
 } gt_ctx;
 
 typedef struct gt_worker {
     gt_ctx *c;
+    int reports;               /* this worker runs on the calling thread: it reports the progress */
     size_t q_begin, nq;        /* query batch */
     gt_cand *heap;             /* nq x cand, max-heap by score */
     uint32_t *count;           /* nq */
@@ -66,8 +76,8 @@ static inline int cand_worse(const gt_cand *a, const gt_cand *b) {
     return a->score > b->score || (a->score == b->score && a->id > b->id);
 }
 
-static void heap_push(gt_cand *h, uint32_t *n, size_t cap, float score, int64_t id) {
-    gt_cand x = {score, id};
+static void heap_push(gt_cand *h, uint32_t *n, size_t cap, float score, double exact, int64_t id) {
+    gt_cand x = {score, exact, id};
     if (*n < cap) { /* sift up */
         size_t i = (*n)++;
         while (i > 0) {
@@ -95,8 +105,8 @@ static void heap_push(gt_cand *h, uint32_t *n, size_t cap, float score, int64_t 
 
 /* Scores one query against a block: smaller is closer, in the same order as the metric's distance.
  * euclidean |x|^2 - 2<q,x>, angular -<q,x>/|x|, dot -<q,x> (the query's own norm does not change the order). */
-static void select_block(const gt_ctx *c, const float *dots, const float *rterm, const int64_t *ids, size_t n,
-                         gt_cand *heap, uint32_t *count) {
+static void select_block(const gt_ctx *c, const float *qv, const float *x, const float *dots, const float *rterm,
+                         const int64_t *ids, size_t n, gt_cand *heap, uint32_t *count) {
     size_t cap = c->cand;
     float thr = *count == cap ? heap[0].score : INFINITY;
     switch (c->metric) {
@@ -104,7 +114,7 @@ static void select_block(const gt_ctx *c, const float *dots, const float *rterm,
         for (size_t j = 0; j < n; j++) {
             float s = rterm[j] - 2.0f * dots[j];
             if (s <= thr) {
-                heap_push(heap, count, cap, s, ids[j]);
+                heap_push(heap, count, cap, s, vb_distance(c->metric, qv, x + j * c->dim, c->dim), ids[j]);
                 if (*count == cap) thr = heap[0].score;
             }
         }
@@ -113,7 +123,7 @@ static void select_block(const gt_ctx *c, const float *dots, const float *rterm,
         for (size_t j = 0; j < n; j++) {
             float s = -dots[j] * rterm[j];
             if (s <= thr) {
-                heap_push(heap, count, cap, s, ids[j]);
+                heap_push(heap, count, cap, s, vb_distance(c->metric, qv, x + j * c->dim, c->dim), ids[j]);
                 if (*count == cap) thr = heap[0].score;
             }
         }
@@ -122,7 +132,7 @@ static void select_block(const gt_ctx *c, const float *dots, const float *rterm,
         for (size_t j = 0; j < n; j++) {
             float s = -dots[j];
             if (s <= thr) {
-                heap_push(heap, count, cap, s, ids[j]);
+                heap_push(heap, count, cap, s, vb_distance(c->metric, qv, x + j * c->dim, c->dim), ids[j]);
                 if (*count == cap) thr = heap[0].score;
             }
         }
@@ -159,8 +169,13 @@ static void *gt_worker_run(void *arg) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)qn, (int)n, (int)dim, 1.0f,
                         c->queries + (w->q_begin + q0) * dim, (int)dim, x, (int)dim, 0.0f, w->cbuf, (int)n);
             for (size_t i = 0; i < qn; i++)
-                select_block(c, w->cbuf + i * n, w->rterm, w->ids, n, w->heap + (q0 + i) * c->cand,
-                             w->count + q0 + i);
+                select_block(c, c->queries + (w->q_begin + q0 + i) * dim, x, w->cbuf + i * n, w->rterm, w->ids, n,
+                             w->heap + (q0 + i) * c->cand, w->count + q0 + i);
+        }
+        size_t done = __atomic_add_fetch(&c->blocks_done, 1, __ATOMIC_RELAXED);
+        if (w->reports && c->opts->progress) {
+            uint64_t rows = done * c->rb < c->n_eff ? done * c->rb : c->n_eff;
+            c->opts->progress(c->opts->progress_arg, c->units_before + rows * w->nq, c->units_total);
         }
     }
     return NULL;
@@ -188,7 +203,7 @@ static int exact_cmp(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Merges the workers' candidates of each query, recomputes their distances in double, keeps the k best. */
+/* Merges the workers' candidates of each query by their exact distances (double), keeps the k best. */
 static void *gt_rerank_run(void *arg) {
     gt_rerank *r = arg;
     const gt_ctx *c = r->c;
@@ -199,13 +214,12 @@ static void *gt_rerank_run(void *arg) {
     }
     for (size_t qi = r->q_begin; qi < r->q_end; qi++) {
         size_t q = r->batch_q0 + qi, n = 0;
-        const float *qv = c->queries + q * c->dim;
         for (size_t t = 0; t < r->n_workers; t++) {
             const gt_worker *w = &r->workers[t];
             for (uint32_t j = 0; j < w->count[qi]; j++) {
-                int64_t id = w->heap[qi * c->cand + j].id;
-                e[n].id = id;
-                e[n].d = vb_distance(c->metric, qv, c->corpus + (size_t)id * c->dim, c->dim);
+                const gt_cand *cd = &w->heap[qi * c->cand + j];
+                e[n].id = cd->id;
+                e[n].d = cd->exact;
                 n++;
             }
         }
@@ -259,7 +273,7 @@ int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float 
     vb_gt_mode mode = o.mode == VB_GT_AUTO ? VB_GT_SPLIT_ROWS : o.mode;
 
     gt_ctx c = {.corpus = corpus, .queries = queries, .n_rows = n_rows, .dim = dim, .k = k, .metric = metric,
-                .mask = mask};
+                .mask = mask, .opts = &o};
     c.cand = 2 * k < k + 16 ? k + 16 : 2 * k;
     c.qb = o.query_block ? o.query_block : 1024;
     c.rb = o.row_block ? o.row_block : 1024;
@@ -318,8 +332,17 @@ int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float 
         goto out;
     }
 
+    /* The corpus is usually a memory-mapped file read once front to back per batch: tell the kernel so, and it
+     * reads ahead and drops the pages behind instead of thrashing when the corpus is larger than the memory
+     * the process may use (measured: 2M x 96 in a 256 MiB cgroup, see docs/benchmarks.md). */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t m0 = (uintptr_t)corpus & ~(uintptr_t)(pg - 1);
+    size_t mlen = (uintptr_t)(corpus + n_rows * dim) - m0;
+    int advised = madvise((void *)m0, mlen, MADV_SEQUENTIAL) == 0;
     int blas_before = openblas_get_num_threads();
     openblas_set_num_threads(mode == VB_GT_SPLIT_ROWS ? 1 : (int)threads);
+    c.units_total = (uint64_t)n_queries * c.n_eff;
+    w[n_workers - 1].reports = 1; /* run_threads runs the last worker on this thread */
     for (size_t q0 = 0; q0 < n_queries && rc == VB_OK; q0 += batch) {
         size_t nq = n_queries - q0 < batch ? n_queries - q0 : batch;
         for (size_t t = 0; t < n_workers; t++) {
@@ -328,6 +351,8 @@ int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float 
             memset(w[t].count, 0, nq * sizeof(uint32_t));
         }
         c.next_block = 0;
+        c.blocks_done = 0;
+        c.units_before = (uint64_t)q0 * c.n_eff;
         run_threads(gt_worker_run, w, sizeof *w, n_workers);
         size_t nr = threads < nq ? threads : nq;
         for (size_t t = 0; t < nr; t++)
@@ -338,6 +363,8 @@ int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float 
             if (rr[t].failed) rc = vb_error_set(err, "groundtruth", 1, "out of memory in re-rank");
     }
     openblas_set_num_threads(blas_before);
+    if (rc == VB_OK && o.progress) o.progress(o.progress_arg, c.units_total, c.units_total);
+    if (advised) madvise((void *)m0, mlen, MADV_NORMAL);
 out:
     for (size_t t = 0; w && t < n_workers; t++) {
         free(w[t].heap);
@@ -523,17 +550,124 @@ int vb_groundtruth_path(const vb_dataset *ds, size_t k, const uint8_t *mask, con
     return VB_OK;
 }
 
+/* ---------------------------------------------------------------------------------------------------------
+ * Shipped neighbours, checked on a sample. */
+
+typedef struct gt_pair {
+    int64_t id;
+    size_t slot; /* q * k + j */
+} gt_pair;
+
+static int pair_by_id(const void *a, const void *b) {
+    const gt_pair *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int vb_groundtruth_from_shipped(const vb_dataset *ds, size_t k, size_t sample, vb_groundtruth *out, size_t *checked,
+                                vb_error *err) {
+    memset(out, 0, sizeof *out);
+    if (checked) *checked = 0;
+    if (!ds->neighbors || ds->gt_k < k)
+        return vb_error_set(err, "groundtruth", 1, "%s: ships %zu neighbours per query, the campaign's k is %zu",
+                            ds->name, ds->gt_k, k);
+    size_t nq = ds->n_test, dim = ds->dim;
+    if (sample == 0) sample = ds->gt_check ? ds->gt_check : 100;
+    if (sample > nq) sample = nq;
+    /* the sample: a partial Fisher-Yates shuffle of the query ids, seeded by the content hash */
+    size_t *perm = malloc((nq ? nq : 1) * sizeof *perm);
+    float *sq = malloc((sample ? sample : 1) * dim * sizeof *sq);
+    gt_pair *pairs = malloc((nq ? nq : 1) * k * sizeof *pairs);
+    if (!perm || !sq || !pairs) {
+        free(perm), free(sq), free(pairs);
+        return vb_error_set(err, "groundtruth", 1, "out of memory for the check of %zu queries", nq);
+    }
+    uint64_t st = XXH3_64bits(ds->content_hash, 32) | 1;
+    for (size_t i = 0; i < nq; i++) perm[i] = i;
+    for (size_t i = 0; i < sample; i++) {
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17; /* xorshift64 */
+        size_t j = i + (size_t)(st % (uint64_t)(nq - i)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+        memcpy(sq + i * dim, ds->test + perm[i] * dim, dim * sizeof *sq);
+    }
+    vb_groundtruth exact;
+    int rc = vb_groundtruth_compute(ds->train, ds->n_train, sq, sample, dim, ds->metric, k, NULL, 0, &exact, err);
+    if (rc != VB_OK) {
+        free(perm), free(sq), free(pairs);
+        return vb_error_prefix(err, "checking the shipped ground truth of %s", ds->name);
+    }
+    char bad[512] = "";
+    size_t n_bad = 0, used = 0;
+    for (size_t i = 0; i < sample; i++) {
+        size_t q = perm[i];
+        double kth = exact.dists[i * k + k - 1], slack = 1e-5 * (fabs(kth) > 1.0 ? fabs(kth) : 1.0);
+        int wrong = 0;
+        for (size_t j = 0; j < k && !wrong; j++) {
+            int32_t id = ds->neighbors[q * ds->gt_k + j];
+            if (id < 0 || (size_t)id >= ds->n_train) wrong = 1;
+            else if (vb_distance(ds->metric, ds->test + q * dim, ds->train + (size_t)id * dim, dim) > kth + slack)
+                wrong = 1;
+            for (size_t j2 = 0; j2 < j && !wrong; j2++) wrong = ds->neighbors[q * ds->gt_k + j2] == id;
+        }
+        if (wrong) {
+            n_bad++;
+            if (used + 24 < sizeof bad) used += (size_t)snprintf(bad + used, sizeof bad - used, "%s%zu", n_bad > 1 ? ", " : "", q);
+        }
+    }
+    vb_groundtruth_free(&exact);
+    free(sq);
+    if (n_bad) {
+        free(perm), free(pairs);
+        return vb_error_set(err, "groundtruth", 1,
+                            "%s: the shipped ground truth disagrees with the exact neighbours computed here for %zu "
+                            "of %zu sampled queries (query ids %s%s): it is not the top %zu of this corpus under "
+                            "%s; leave ground_truth at compute (the default) to have vbench compute it",
+                            ds->name, n_bad, sample, bad, used + 24 >= sizeof bad ? ", ..." : "", k,
+                            vb_metric_name(ds->metric));
+    }
+    if (checked) *checked = sample;
+    free(perm);
+    out->n_queries = nq;
+    out->k = k;
+    out->ids = malloc((nq ? nq : 1) * k * sizeof *out->ids);
+    out->dists = malloc((nq ? nq : 1) * k * sizeof *out->dists);
+    if (!out->ids || !out->dists) {
+        free(pairs);
+        vb_groundtruth_free(out);
+        return vb_error_set(err, "groundtruth", 1, "out of memory for %zu x %zu results", nq, k);
+    }
+    for (size_t q = 0; q < nq; q++)
+        for (size_t j = 0; j < k; j++) {
+            out->ids[q * k + j] = ds->neighbors[q * ds->gt_k + j];
+            pairs[q * k + j] = (gt_pair){ds->neighbors[q * ds->gt_k + j], q * k + j};
+        }
+    /* distances in row order: the corpus is read front to back, never at random (see gt_cand) */
+    qsort(pairs, nq * k, sizeof *pairs, pair_by_id);
+    for (size_t i = 0; i < nq * k; i++) {
+        size_t q = pairs[i].slot / k;
+        out->dists[pairs[i].slot] =
+            (float)vb_distance(ds->metric, ds->test + q * dim, ds->train + (size_t)pairs[i].id * dim, dim);
+    }
+    free(pairs);
+    return VB_OK;
+}
+
 int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                        const char *cache_dir, vb_groundtruth *out, vb_error *err) {
+    return vb_groundtruth_get_opts(ds, k, mask, mask_tag, cache_dir, NULL, out, err);
+}
+
+int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                            const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err) {
     memset(out, 0, sizeof *out);
+    if (ds->use_shipped_gt && !mask) return vb_groundtruth_from_shipped(ds, k, 0, out, NULL, err);
     char path[PATH_MAX + 256];
     if (vb_groundtruth_path(ds, k, mask, mask_tag, cache_dir, path, sizeof path, err) != VB_OK) return VB_ERROR;
     gt_hdr h = {.n_queries = ds->n_test, .k = k, .mask_hash = mask ? XXH3_64bits(mask, ds->n_train) : 0};
     memcpy(h.magic, GT_MAGIC, 8);
     memcpy(h.content_hash, ds->content_hash, 32);
     if (gt_load(path, &h, out) == VB_OK) return VB_OK;
-    if (vb_groundtruth_compute(ds->train, ds->n_train, ds->test, ds->n_test, ds->dim, ds->metric, k, mask, 0, out,
-                               err) != VB_OK)
+    if (vb_groundtruth_compute_opts(ds->train, ds->n_train, ds->test, ds->n_test, ds->dim, ds->metric, k, mask, opts,
+                                    out, err) != VB_OK)
         return vb_error_prefix(err, "ground truth for %s (k=%zu)", ds->name, k);
     if (gt_store(path, &h, out, err) != VB_OK) {
         vb_groundtruth_free(out);

@@ -38,6 +38,10 @@ typedef struct vb_gt_opts {
     vb_gt_mode mode;
     size_t query_block;  /* queries per sgemm (default 1024) */
     size_t row_block;    /* corpus rows per sgemm (default 1024) */
+    /* Called as the work advances (may be NULL): done and total in query x row units (done = total at the end),
+     * always from the calling thread, at most once per corpus block it finishes itself. */
+    void (*progress)(void *arg, uint64_t done, uint64_t total);
+    void *progress_arg;
 } vb_gt_opts;
 
 /* vb_groundtruth_compute with tuning options (opts may be NULL). */
@@ -65,6 +69,21 @@ int vb_groundtruth_get(const vb_dataset *ds, size_t k, const uint8_t *mask, cons
 int vb_groundtruth_extend(const vb_groundtruth *prev, const float *corpus, size_t from, size_t to,
                           const float *queries, size_t n_queries, size_t dim, vb_metric metric, size_t k, int threads,
                           vb_groundtruth *out, vb_error *err);
+
+/* The dataset's shipped neighbours (ds->neighbors, ds->gt_k >= k) as the ground truth, once they pass a check:
+ * `sample` queries (ds->gt_check when 0; all of them when there are fewer), drawn with a fixed seed from the
+ * dataset's content hash, get their exact top-k computed here, and each shipped neighbour of theirs must be no
+ * farther than the exact k-th (ties at the k-th distance are both right; 1e-5 relative slack for the shipped
+ * file's float32 arithmetic). A mismatch is refused (VB_ERROR) with the ids of the queries that disagree. The
+ * distances of out are computed here for every query (exact, double), reading the corpus in row order.
+ * *checked (may be NULL): how many queries were checked. */
+int vb_groundtruth_from_shipped(const vb_dataset *ds, size_t k, size_t sample, vb_groundtruth *out, size_t *checked,
+                                vb_error *err);
+
+/* vb_groundtruth_get computing, when it must, with these options (opts may be NULL). With the dataset's
+ * use_shipped_gt and no mask, the shipped neighbours after vb_groundtruth_from_shipped's check instead. */
+int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
+                            const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err);
 
 void vb_groundtruth_free(vb_groundtruth *gt);
 

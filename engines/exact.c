@@ -504,7 +504,8 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
 
 const vb_engine_ops vb_engine_exact = {
     .name = "exact",
-    .description = "brute force over a private copy of the rows: exact answers, ties broken by id",
+    .description = "brute force over a private copy of the rows (rows x dim x 4 bytes of anonymous memory in the "
+                   "client, beside the mapped corpus): exact answers, ties broken by id",
     .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
     .param_names = exact_params,
     .open = exact_open,

@@ -116,3 +116,16 @@ int vb_fs_evict_tree(const char *dir, long *files, long long *bytes, vb_error *e
     if (bytes) *bytes = b;
     return rc;
 }
+
+void vb_fs_io_self(long long *read_bytes, long long *write_bytes) {
+    long long r = -1, w = -1, v;
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    while (f && fgets(line, sizeof line, f)) {
+        if (sscanf(line, "read_bytes: %lld", &v) == 1) r = v;
+        else if (sscanf(line, "write_bytes: %lld", &v) == 1) w = v;
+    }
+    if (f) fclose(f);
+    if (read_bytes) *read_bytes = r;
+    if (write_bytes) *write_bytes = w;
+}

@@ -30,4 +30,9 @@ int vb_fsync_dir_of(const char *file);
  * advice and keeps the pages. */
 int vb_fs_evict_tree(const char *dir, long *files, long long *bytes, vb_error *err);
 
+/* Bytes this process has had read from storage so far (read_bytes of /proc/self/io: page-cache hits do not
+ * count, faults on a memory-mapped file do) and written (write_bytes: what it dirtied for writeback), each -1
+ * where the kernel does not say. Either pointer may be NULL. */
+void vb_fs_io_self(long long *read_bytes, long long *write_bytes);
+
 #endif

@@ -7,6 +7,7 @@
 #endif
 #include <ftw.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,113 @@ static void test_against_naive(void) {
     free(q);
     free(mask);
     free(sparse);
+}
+
+typedef struct progress_log {
+    pthread_t caller;
+    uint64_t calls, last_done, total, backwards, foreign;
+} progress_log;
+
+static void on_progress(void *arg, uint64_t done, uint64_t total) {
+    progress_log *pl = arg;
+    if (!pthread_equal(pthread_self(), pl->caller)) pl->foreign++;
+    if (done < pl->last_done) pl->backwards++;
+    pl->calls++;
+    pl->last_done = done;
+    pl->total = total;
+}
+
+/* The progress moves as the corpus is scanned (not only per batch of queries), never backwards, only on the
+ * calling thread, and ends at its total; the answer is the same as without it. */
+static void test_progress(void) {
+    enum { N = 5000, NQ = 20, D = 16, K = 5 };
+    float *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+    for (size_t i = 0; i < N * D; i++) x[i] = (float)(urand() * 2 - 1);
+    for (size_t i = 0; i < NQ * D; i++) q[i] = (float)(urand() * 2 - 1);
+    int64_t ids[NQ * K];
+    double dists[NQ * K];
+    naive(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, K, NULL, ids, dists);
+    for (int threads = 1; threads <= 3; threads++) {
+        progress_log pl = {.caller = pthread_self()};
+        vb_gt_opts o = {.threads = threads, .row_block = 100, .progress = on_progress, .progress_arg = &pl};
+        vb_groundtruth gt;
+        vb_error err = {0};
+        char why[256] = "";
+        ok(vb_groundtruth_compute_opts(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, K, NULL, &o, &gt, &err) == VB_OK &&
+               same_as_naive(&gt, ids, dists, NQ, K, why, sizeof why),
+           "%d threads with progress: equals naive %s", threads, why);
+        /* one thread reports after each of its blocks and once at the end; with more, the calling thread reports
+         * the blocks it took itself, which depends on the machine's load, so only the end is certain */
+        if (threads == 1)
+            is_int((long long)pl.calls, N / 100 + 1, "1 thread: a progress call per block of 100 rows, and the end");
+        else
+            ok(pl.calls >= 1, "%d threads: %llu progress calls", threads, (unsigned long long)pl.calls);
+        is_int((long long)pl.backwards, 0, "%d threads: progress never goes back", threads);
+        is_int((long long)pl.foreign, 0, "%d threads: progress only on the calling thread", threads);
+        is_int((long long)pl.total, (long long)N * NQ, "%d threads: total is queries x rows", threads);
+        is_int((long long)pl.last_done, (long long)pl.total, "%d threads: the last call is at the total", threads);
+        vb_groundtruth_free(&gt);
+    }
+    free(x);
+    free(q);
+}
+
+/* Shipped neighbours: accepted when right (ties at the k-th distance included), refused with the query's id when
+ * one neighbour is changed, whichever query it is in, and distances filled for every query. */
+static void test_shipped(void) {
+    enum { N = 2000, NQ = 50, D = 8, K = 10, GK = 12 };
+    float *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+    for (size_t i = 0; i < N * D; i++) x[i] = (float)(urand() * 2 - 1);
+    for (size_t i = 0; i < NQ * D; i++) q[i] = (float)(urand() * 2 - 1);
+    vb_groundtruth ref;
+    vb_error err = {0};
+    ok(vb_groundtruth_compute(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, GK, NULL, 1, &ref, &err) == VB_OK, "reference");
+    int32_t *nb = malloc(NQ * GK * sizeof *nb);
+    for (size_t i = 0; i < NQ * GK; i++) nb[i] = (int32_t)ref.ids[i];
+    vb_dataset ds = {.metric = VB_METRIC_EUCLIDEAN, .dim = D, .n_train = N, .train = x, .n_test = NQ, .test = q,
+                     .gt_k = GK, .neighbors = nb, .gt_check = 100};
+    snprintf(ds.name, sizeof ds.name, "shipped-test");
+    memset(ds.content_hash, 'a', 32);
+    vb_groundtruth gt;
+    size_t checked = 0;
+    ok(vb_groundtruth_from_shipped(&ds, K, 0, &gt, &checked, &err) == VB_OK, "right neighbours accepted %s",
+       err.message);
+    is_int((long long)checked, NQ, "all %d queries checked when the sample (100) is larger", NQ);
+    int same = gt.n_queries == NQ && gt.k == K;
+    for (size_t i = 0; same && i < NQ; i++)
+        for (size_t j = 0; j < K; j++) {
+            same = same && gt.ids[i * K + j] == ref.ids[i * GK + j];
+            same = same && fabs(gt.dists[i * K + j] - ref.dists[i * GK + j]) <= 1e-6 * (1 + ref.dists[i * GK + j]);
+        }
+    ok(same, "the first k shipped ids are the ground truth, with their exact distances");
+    vb_groundtruth_free(&gt);
+
+    /* a tie: the k-th neighbour swapped for a row at the same distance (a copy of it, appended as row N-1) */
+    memcpy(x + (N - 1) * D, x + ref.ids[3 * GK + K - 1] * D, D * sizeof *x);
+    int32_t keep = nb[3 * GK + K - 1];
+    nb[3 * GK + K - 1] = N - 1;
+    ok(vb_groundtruth_from_shipped(&ds, K, 0, &gt, NULL, &err) == VB_OK, "a tie at the k-th distance is accepted %s",
+       err.message);
+    vb_groundtruth_free(&gt);
+    nb[3 * GK + K - 1] = keep;
+
+    /* one id changed: refused, naming the query; a sample of 5 may miss it, all 50 never do */
+    for (size_t bad_q = 0; bad_q < NQ; bad_q += 17) {
+        int32_t was = nb[bad_q * GK + 2];
+        nb[bad_q * GK + 2] = nb[bad_q * GK + GK - 1]; /* the 12th neighbour, not in the top 10 */
+        char want[64];
+        snprintf(want, sizeof want, "query ids %zu)", bad_q);
+        ok(vb_groundtruth_from_shipped(&ds, K, NQ, &gt, NULL, &err) == VB_ERROR && strstr(err.message, want),
+           "one changed id in query %zu is refused, naming it: %s", bad_q, err.message);
+        ok(gt.ids == NULL, "... and nothing is returned");
+        nb[bad_q * GK + 2] = was;
+    }
+    ok(vb_groundtruth_from_shipped(&ds, GK + 1, 0, &gt, NULL, &err) == VB_ERROR && strstr(err.message, "ships 12"),
+       "k above what is shipped is refused: %s", err.message);
+    vb_groundtruth_free(&ref);
+    free(nb);
+    free(x);
+    free(q);
 }
 
 static int same_gt(const vb_groundtruth *a, const vb_groundtruth *b) {
@@ -297,6 +405,8 @@ int main(void) {
         return 1;
     }
     test_against_naive();
+    test_progress();
+    test_shipped();
     test_cache();
     test_extend();
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
