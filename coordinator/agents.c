@@ -94,6 +94,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
                 vb_console_say(&c->console, "%s: continuing the reinsert from its checkpoint, %ld rows already in", it->key, rows);
         }
     }
+    vb_campaign_server_cold(c, i, first, &point);   /* cold_start: the facts of its cold start */
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.attempt = c->runs[i].attempt;

@@ -46,6 +46,7 @@ static const rate_default defaults[] = {
 #define DEFAULT_ROWS 20000.0
 #define BLAS_FLOPS 1e10        /* exact ground truth: multiply-adds per second of the brute force */
 #define SERVER_START_S 15.0    /* initdb / first start of a server, once per engine with a recipe */
+#define COLD_RESTART_S 10.0    /* a cold start's stop, eviction and start of a server (cold_start items) */
 #define ITEM_OVERHEAD_S 0.1    /* assign, set-up, commit of one item (measured on dev: 0.02 - 0.05 s) */
 #define CAMPAIGN_START_S 5.0   /* local agents, dataset open, first hello */
 
@@ -212,6 +213,12 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             if (strcmp(engine, "exact") == 0) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / BLAS_FLOPS +
                  ITEM_OVERHEAD_S;
+            break;
+        }
+        case VB_PHASE_COLD_START: {   /* a server's restart, then the queries twice (cold, warm); embedded: nothing */
+            double q = point_num(it, "queries", 200);
+            s += ITEM_OVERHEAD_S;
+            if (vb_profile_engine_recipe(&p->engines[it->engine])) s += COLD_RESTART_S + 2 * (q < nq ? q : nq) / qps;
             break;
         }
         case VB_PHASE_CHURN: {

@@ -37,6 +37,15 @@ static void print_result(campaign *c, const Vbench__Result *r) {
             f->filter, (unsigned long long)f->passing_rows, m->recall, m->qps, (unsigned long long)m->short_answers,
             (unsigned long long)m->queries);
         say_duplicates(c, r->item_key, m->duplicate_answers, m->queries, m->duplicate_example);
+    } else if (r->body_case == VBENCH__RESULT__BODY_COLD_START) {
+        /* the raw times only: the summary (ratios, time to warm) is the store's, in show and the report */
+        const Vbench__ColdStartResult *cs = r->cold_start;
+        if (!cs->applicable)
+            vb_console_say(&c->console, "%s: not applicable (%s)", r->item_key, cs->reason);
+        else if (cs->n_cold_ns && cs->n_warm_ns)
+            vb_console_say(&c->console, "%s: first query after the cold restart %.3f ms (the warm pass's first %.3f ms), "
+                           "%zu queries each pass, %zu failed", r->item_key, (double)cs->cold_ns[0] / 1e6,
+                           (double)cs->warm_ns[0] / 1e6, cs->n_cold_ns, cs->n_cold_failed + cs->n_warm_failed);
     } else if (r->body_case == VBENCH__RESULT__BODY_CHURN && r->churn->stage != VBENCH__CHURN_STAGE__CHURN_CHECKPOINT) {
         const Vbench__ChurnResult *ch = r->churn;
         const char *stage = vb_wire_churn_stage_name(ch->stage);

@@ -1,6 +1,7 @@
 /* ZeroMQ framing of vbench.Envelope messages. */
 #include "proto/wire.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,7 @@ const char *vb_wire_log_level_name(Vbench__LogLevel l) {
 }
 
 const char *vb_wire_server_action_name(Vbench__ServerAction a) {
-    static const char *const names[] = {"start", "phase", "stop"};
+    static const char *const names[] = {"start", "phase", "stop", "cold start"};
     return NAME_OF(names, a);
 }
 
@@ -210,6 +211,10 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->resume_rows = (uint64_t)p->resume_rows;
     w->skip_answers = !p->answers;
     w->repeats = (uint32_t)p->repeats;
+    w->cold = p->cold != 0;
+    w->evicted_files = p->evicted_files > 0 ? (uint64_t)p->evicted_files : 0;
+    w->evicted_bytes = p->evicted_bytes > 0 ? (uint64_t)p->evicted_bytes : 0;
+    w->restart_s = p->restart_s;
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -236,4 +241,8 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
                                                                                  : VB_CHURN_FRESH;
     p->resume_rows = (long)w->resume_rows;
     p->answers = !w->skip_answers;
+    p->cold = w->cold;
+    p->evicted_files = w->evicted_files <= INT64_MAX ? (long long)w->evicted_files : INT64_MAX;
+    p->evicted_bytes = w->evicted_bytes <= INT64_MAX ? (long long)w->evicted_bytes : INT64_MAX;
+    p->restart_s = w->restart_s;
 }
