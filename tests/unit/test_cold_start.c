@@ -23,19 +23,6 @@
 
 #define MS 1000000ull   /* ns */
 
-/* A formatted test name (tap.h's is_int / contains print their name as given). */
-static const char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static const char *nm(const char *fmt, ...) {
-    static char buf[4][512];
-    static int next;
-    char *b = buf[next++ % 4];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof buf[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
 /* ---- the summary --------------------------------------------------------------------------------------------- */
 
 /* Cold: 50 ms, then nine of 2 ms, then 1 ms from query 11 on; warm: 1 ms throughout (its first 3 ms). The rolling
