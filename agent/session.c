@@ -20,14 +20,18 @@ void vb_session_close(vb_session **s) {
     *s = NULL;
 }
 
+int vb_session_is(const vb_session *s, const char *engine, const char *config, const char *dataset, int k) {
+    if (!config || !*config) config = engine;
+    return s && strcmp(s->engine_name, engine) == 0 && strcmp(s->config, config) == 0 &&
+           strcmp(s->dataset_name, dataset) == 0 && s->k == k;
+}
+
 int vb_session_get(vb_session **cur, const char *engine, const char *config, const vb_kv *engine_params,
                    size_t n_engine_params, const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
                    long io_timeout_s, const char *work_dir, const char *cache_dir, int *opened, vb_error *err) {
     *opened = 0;
+    if (vb_session_is(*cur, engine, config, dataset, k)) return VB_OK;
     if (!config || !*config) config = engine;
-    if (*cur && strcmp((*cur)->engine_name, engine) == 0 && strcmp((*cur)->config, config) == 0 &&
-        strcmp((*cur)->dataset_name, dataset) == 0 && (*cur)->k == k)
-        return VB_OK;
     vb_session_close(cur);
 
     vb_session *s = calloc(1, sizeof *s);

@@ -40,6 +40,8 @@ typedef struct vb_session {
 int vb_session_get(vb_session **cur, const char *engine, const char *config, const vb_kv *engine_params,
                    size_t n_engine_params, const char *dataset, const vb_kv *dataset_params, size_t n_dataset_params, int k,
                    long io_timeout_s, const char *work_dir, const char *cache_dir, int *opened, vb_error *err);
+/* 1 when s is the session vb_session_get would return for these names without opening one (config "": engine). */
+int vb_session_is(const vb_session *s, const char *engine, const char *config, const char *dataset, int k);
 /* Loads (or computes and caches) the unfiltered ground truth for the session's k; opts (may be NULL) tune the
  * computation and carry its progress callback. */
 int vb_session_groundtruth(vb_session *s, const char *cache_dir, const vb_gt_opts *opts, vb_error *err);

@@ -2,7 +2,7 @@
  *
  * One item per unit of work the coordinator assigns and checkpoints: a build, one recall-sweep point per
  * ef_search value, one concurrency window per (clients, repeat), one filtered point per selectivity, one churn
- * pass (its repeats are measurements inside the pass). Keys are made only of names and canonical values from the profile, so loading the same profile again
+ * pass (its repeats are measurements inside the pass), one cold start. Keys are made only of names and canonical values from the profile, so loading the same profile again
  * (on resume) yields the same keys; each item's point carries every value the agent needs to run it, typed
  * (vb_point, parsed here and nowhere else) and as text (the plan table's point column). */
 #include "config/plan.h"
@@ -13,7 +13,14 @@
 #include <string.h>
 
 static const char *const phase_names[VB_PHASE__COUNT] = {"build", "recall_sweep", "concurrency", "filtered",
-                                                         "churn", "streaming"};
+                                                         "churn", "streaming", "cold_start"};
+
+vb_phase_kind vb_phase_order(int i) {
+    static const vb_phase_kind order[VB_PHASE__COUNT] = {VB_PHASE_BUILD, VB_PHASE_RECALL_SWEEP, VB_PHASE_CONCURRENCY,
+                                                         VB_PHASE_FILTERED, VB_PHASE_COLD_START, VB_PHASE_CHURN,
+                                                         VB_PHASE_STREAMING};
+    return i >= 0 && i < VB_PHASE__COUNT ? order[i] : VB_PHASE__COUNT;
+}
 
 const char *vb_phase_name(vb_phase_kind k) {
     return (unsigned)k < VB_PHASE__COUNT ? phase_names[k] : "unknown";
@@ -374,6 +381,12 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         }
         return VB_OK;
     }
+    case VB_PHASE_COLD_START:
+        /* one item, ".../cold_start": the coordinator restarts the server cold before it runs (Point.cold) */
+        if (!(it = item_add(b, kind, e, d, NULL))) return VB_ERROR;
+        if (take_long(b, it, ph, "queries", 1, &it->p.queries) || take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
+            return VB_ERROR;
+        return VB_OK;
     default:
         return vb_error_set(b->err, "plan", 1, "unknown phase '%s'", ph->kind);
     }
@@ -430,7 +443,7 @@ static size_t plan_size(const vb_profile *p) {
                 long repeats = atol(r ? r : "1");
                 points *= repeats > 0 && repeats <= VB_PLAN_MAX_ITEMS ? (size_t)repeats : 1;
             }
-            per_pair += points;   /* at most 5 phases x 64 list items x 100 repeats */
+            per_pair += points;   /* at most 6 phases x 64 list items x 100 repeats */
         }
         /* datasets: below the 4 MiB a profile may have */
         if (p->n_datasets && per_pair > VB_PLAN_MAX_ITEMS / p->n_datasets) return SIZE_MAX;

@@ -23,11 +23,16 @@ typedef enum {
     VB_PHASE_FILTERED,
     VB_PHASE_CHURN,
     VB_PHASE_STREAMING,
+    VB_PHASE_COLD_START,            /* numbered after churn and streaming (the wire's Phase), run before churn: vb_phase_order */
     VB_PHASE__COUNT
 } vb_phase_kind;
 
 const char *vb_phase_name(vb_phase_kind k);                 /* "build", "recall_sweep", ... */
 int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
+/* The phases in execution order, i from 0 to VB_PHASE__COUNT - 1: build, recall_sweep, concurrency, filtered,
+ * cold_start, churn, streaming. cold_start comes before churn so that it restarts the index the other phases measured, not
+ * one that churn has rewritten. */
+vb_phase_kind vb_phase_order(int i);
 
 /* What a churn attempt starts from: decided per attempt by the coordinator (the committed checkpoint and
  * on_resume), not by the plan; the values are the wire's ChurnStart. */
@@ -39,9 +44,9 @@ typedef enum { VB_RESUME_CONTINUE = 0, VB_RESUME_RESTART = 1 } vb_on_resume;
 
 /* An item's parameters, typed. A phase reads only its own fields (listed per phase); the others are 0. */
 typedef struct vb_point {
-    long ef_search;                 /* recall_sweep, concurrency, filtered, churn */
+    long ef_search;                 /* recall_sweep, concurrency, filtered, churn, cold_start */
     int answers;                    /* recall_sweep: keep every query's answer (profile `answers`, default true) */
-    long queries;                   /* recall_sweep, filtered, churn: 0 = the whole query set */
+    long queries;                   /* recall_sweep, filtered, churn: 0 = the whole query set; cold_start: N */
     long load_connections, load_batch;                      /* build */
     long clients;                                           /* concurrency */
     long repeat;                    /* concurrency, recall_sweep, filtered: 1..repeats */
@@ -66,6 +71,11 @@ typedef struct vb_point {
     double insert_rate;
     double stages[VB_PLAN_MAX_STAGES];
     int n_stages;
+    /* cold_start, per attempt (the coordinator sets them; the plan leaves 0): the server was restarted cold for
+     * this attempt (0: not applicable), the files and bytes evicted from the page cache, the restart's seconds */
+    int cold;
+    long long evicted_files, evicted_bytes;
+    double restart_s;
 } vb_point;
 
 #define VB_PLAN_MAX_POINT 12

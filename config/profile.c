@@ -8,8 +8,8 @@
  *
  * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
- * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / churn / streaming;
- * an empty section means all defaults; run in that fixed order), limits (phase_timeout_s, on_server_failure,
+ * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / cold_start /
+ * churn / streaming; an empty section means all defaults; run in that fixed order, config/plan.h vb_phase_order), limits (phase_timeout_s, on_server_failure,
  * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
 #include "config/profile.h"
@@ -129,6 +129,15 @@ static const field streaming_fields[] = {
     {"limit_s", F_INT, 1, 2592000, "7200", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* cold_start: after the server is restarted with its data directory evicted from the page cache, the first `queries`
+ * queries one at a time, then the same queries warm (docs/metrics.md "Cold start"). At least 10: the rolling median
+ * that says when the server is warm again is over 10 queries (metrics/coldstart.h VB_COLDSTART_WINDOW); at most
+ * 10,000 (two latencies a query travel in one result). */
+static const field cold_start_fields[] = {
+    {"queries", F_INT, 10, 10000, "200", NULL},
+    {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
 static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};
 static const char *const agent_lost_choices[] = {"rerun", "fail", NULL};
 /* on_server_failure: what happens after a server unit dies or fails to start. restart: the item that was running
@@ -185,9 +194,10 @@ static const field cost_fields[] = {
  * engines' defaults) or relaxed (durability off for bulk loads, as the reference stand's tuned pass). */
 static const char *const server_pass_choices[] = {"durable", "relaxed", NULL};
 
-/* Indexed by vb_phase_kind: the execution order. */
+/* Indexed by vb_phase_kind (the execution order is vb_phase_order's). */
 static const field *const phase_fields[VB_PHASE__COUNT] = {
     build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields, streaming_fields,
+    cold_start_fields,
 };
 
 static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
@@ -999,8 +1009,8 @@ static int check_sweep_window(const ctx *c, const vb_yaml_node *sec, const vb_pr
 
 static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
     char got[64], known[256];
-    const char *kinds[VB_PHASE__COUNT + 1];
-    for (int k = 0; k < VB_PHASE__COUNT; k++) kinds[k] = vb_phase_name((vb_phase_kind)k);
+    const char *kinds[VB_PHASE__COUNT + 1];   /* in execution order */
+    for (int i = 0; i < VB_PHASE__COUNT; i++) kinds[i] = vb_phase_name(vb_phase_order(i));
     kinds[VB_PHASE__COUNT] = NULL;
     join_names(kinds, known, sizeof known);
 
@@ -1018,16 +1028,17 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
     }
     p->phases = calloc(VB_PHASE__COUNT, sizeof *p->phases);
     if (!p->phases) return oom(c);
-    for (int k = 0; k < VB_PHASE__COUNT; k++) {   /* fixed execution order, whatever the file's order */
+    for (int i = 0; i < VB_PHASE__COUNT; i++) {   /* fixed execution order, whatever the file's order */
+        vb_phase_kind k = vb_phase_order(i);
         size_t at;
-        const vb_yaml_node *sec = vb_yaml_map_get(v, kinds[k], &at);
+        const vb_yaml_node *sec = vb_yaml_map_get(v, kinds[i], &at);
         if (!sec) continue;
         vb_profile_phase *ph = &p->phases[p->n_phases++];
         ph->line = v->key_lines[at];
-        ph->kind = strdup(kinds[k]);
+        ph->kind = strdup(kinds[i]);
         if (!ph->kind) return oom(c);
         char path[64];
-        snprintf(path, sizeof path, "phases.%s", kinds[k]);
+        snprintf(path, sizeof path, "phases.%s", kinds[i]);
         kvbuf kv = {0};
         int rc = check_section(c, sec, path, phase_fields[k], "", &kv);
         ph->params = kv.kv;

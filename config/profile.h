@@ -62,7 +62,7 @@ typedef struct vb_profile {
     size_t n_datasets;
     vb_profile_engine *engines;
     size_t n_engines;
-    vb_profile_phase *phases;   /* in execution order: build, recall_sweep, then later kinds */
+    vb_profile_phase *phases;   /* in execution order (config/plan.h vb_phase_order) */
     size_t n_phases;
     vb_kv *settings;            /* other top-level sections flattened: "limits.phase_timeout_s" -> "3600" */
     size_t n_settings;

@@ -108,6 +108,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
                                "load in %ld attempt%s)", it->key, ck.rows, ck.load_s, ck.attempts, ck.attempts == 1 ? "" : "s");
         }
     }
+    vb_campaign_server_cold(c, i, first, &point);   /* cold_start: the facts of its cold start */
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.attempt = c->runs[i].attempt;

@@ -91,6 +91,13 @@ typedef struct server {
     int last_item;             /* the engine's most recently finished item (done or failed), -1 none */
     double last_finished;      /* its wall time */
     char last_error[1024];     /* the agent's words when that item failed, "" when it was done */
+    /* cold_start items (docs/metrics.md "Cold start"): the item a cold start is out for (-1 none); the item whose
+     * cold start is done (-1 none), the attempt that took it (0: not assigned yet; a later attempt needs its own),
+     * and what that start's ready report said (files and bytes evicted, seconds to ready). */
+    int cold_requested, cold_item;
+    unsigned cold_attempt;
+    long long cold_files, cold_bytes;
+    double cold_restart_s;
 } server;
 
 typedef struct local_agent {
@@ -226,6 +233,10 @@ int vb_campaign_server_ready_for(campaign *c, int i);
 int vb_campaign_server_confirmed(campaign *c, int i);
 int vb_campaign_servers_housekeeping(campaign *c);
 int vb_campaign_server_fire(campaign *c, int e, server_ev *ev);
+/* For the Assign of cold_start item i: when its server was restarted cold for this attempt (first: the attempt
+ * starts now and takes the cold start done for it), sets p's cold facts and returns 1; else 0 (not applicable, or
+ * no recipe: the agent records the item as not applicable). */
+int vb_campaign_server_cold(campaign *c, int i, int first, vb_point *p);
 void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerReport *r);
 
 /* ---- limits.c ---------------------------------------------------------------------------------------------- */

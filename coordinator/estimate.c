@@ -56,6 +56,7 @@ static const rate_default defaults[] = {
  * here, the 2M x 96 synthetic corpus (732 MiB) generated and written in about 5 s (bench-scale's table). */
 #define CACHE_WRITE_BPS 150e6
 #define SERVER_START_S 15.0    /* initdb / first start of a server, once per engine with a recipe */
+#define COLD_RESTART_S 10.0    /* a cold start's stop, eviction and start of a server (cold_start items) */
 #define ITEM_OVERHEAD_S 0.1    /* assign, set-up, commit of one item (measured on dev: 0.02 - 0.05 s) */
 #define CAMPAIGN_START_S 5.0   /* local agents, dataset open, first hello */
 
@@ -258,6 +259,12 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             if (strcmp(engine, "exact") == 0) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
                  ITEM_OVERHEAD_S;
+            break;
+        }
+        case VB_PHASE_COLD_START: {   /* a server's restart, then the queries twice (cold, warm); embedded: nothing */
+            double q = point_num(it, "queries", 200);
+            s += ITEM_OVERHEAD_S;
+            if (vb_profile_engine_recipe(&p->engines[it->engine])) s += COLD_RESTART_S + 2 * (q < nq ? q : nq) / qps;
             break;
         }
         case VB_PHASE_CHURN: {

@@ -51,6 +51,15 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         vb_console_say(&c->console, "%s %s: %llu rows visible, recall %.4f, %.0f QPS; inserts %.0f rows/s of %.0f "
             "offered, largest lag %.3fs", r->item_key, stage, (unsigned long long)w->rows_visible, m ? m->recall : 0,
             m ? m->qps : 0, w->achieved_rows_s, w->offered_rows_s, w->max_lag_s);
+    } else if (r->body_case == VBENCH__RESULT__BODY_COLD_START) {
+        /* the raw times only: the summary (ratios, time to warm) is the store's, in show and the report */
+        const Vbench__ColdStartResult *cs = r->cold_start;
+        if (!cs->applicable)
+            vb_console_say(&c->console, "%s: not applicable (%s)", r->item_key, cs->reason);
+        else if (cs->n_cold_ns && cs->n_warm_ns)
+            vb_console_say(&c->console, "%s: first query after the cold restart %.3f ms (the warm pass's first %.3f ms), "
+                           "%zu queries each pass, %zu failed", r->item_key, (double)cs->cold_ns[0] / 1e6,
+                           (double)cs->warm_ns[0] / 1e6, cs->n_cold_ns, cs->n_cold_failed + cs->n_warm_failed);
     } else if (r->body_case == VBENCH__RESULT__BODY_CHURN && r->churn->stage != VBENCH__CHURN_STAGE__CHURN_CHECKPOINT) {
         const Vbench__ChurnResult *ch = r->churn;
         const char *stage = vb_wire_churn_stage_name(ch->stage);

@@ -6,8 +6,8 @@
  * vb_campaign_server_fire() steps this table, and server_start(), server_stop() and server_died() carry out the
  * actions. The rows keep the behaviour the code had before the table was written, except three marked
  * DIFFERENCE (a death reported while stopping, a start that timed out or whose budget fails under
- * limits.on_server_failure: stop). tests/unit/test_server_fsm.c checks that every (state, event) pair has rows
- * ending with one without guard. */
+ * limits.on_server_failure: stop) and the rows marked ADDITION (the cold start of a cold_start item, COLD_PENDING).
+ * tests/unit/test_server_fsm.c checks that every (state, event) pair has rows ending with one without guard. */
 #include "coordinator/server_fsm.h"
 
 #define F(x) VB_SERVER_F_##x
@@ -19,13 +19,15 @@
  * without an orchestrator the item waits (the loop gives up after 60 s); a budget that cannot be resolved for
  * the orchestrator's host fails the server, and the item fails at its next turn. DIFFERENCE: with
  * limits.on_server_failure: stop, a server that cannot start stops the campaign (campaign.c did so only for a
- * "failed" report, not for a budget error or a start timeout). */
+ * "failed" report, not for a budget error or a start timeout). ADDITION: for a cold_start item the start is a cold
+ * one (the data directory evicted first). */
 #define NEEDED_DOWN(st) \
     ROW(st, NEEDED, F(OTHER_UP), 0, st, "another server is up: wait for it to stop", A(WAIT)), \
     ROW(st, NEEDED, F(NO_ORCHESTRATOR), 0, st, "no orchestrator yet: wait", A(WAIT)), \
     ROW(st, NEEDED, F(BUDGET_FAILS) | F(POLICY_STOP), 0, FAILED, "budget cannot be resolved: campaign stops", \
         A(BUDGET_FAILED), A(STOP_CAMPAIGN)), \
     ROW(st, NEEDED, F(BUDGET_FAILS), 0, FAILED, "budget cannot be resolved", A(BUDGET_FAILED)), \
+    ROW(st, NEEDED, F(COLD_PENDING), 0, STARTING, "cold start requested", A(REQUEST_COLD_START)), \
     ROW(st, NEEDED, 0, 0, STARTING, "start requested", A(REQUEST_START))
 
 /* Reports handled the same in every state the coordinator rests in (on_server_report). "ready" makes the server
@@ -83,6 +85,15 @@ static const vb_server_row rows[] = {
     ROW(STARTING, CAMPAIGN_END, 0, 0, STARTING, "wait for the start's answer", A(WAIT)),
 
     /* ---- READY: serving ---------------------------------------------------------------------------------- */
+    /* ADDITION: a cold_start item restarts its server cold first (the orchestrator stops the running unit, evicts
+     * its data directory from the page cache and starts it); the item runs once that start answered ready. */
+    ROW(READY, NEEDED, F(COLD_PENDING) | F(NO_ORCHESTRATOR), 0, READY, "a cold start needs an orchestrator: wait",
+        A(WAIT)),
+    ROW(READY, NEEDED, F(COLD_PENDING) | F(BUDGET_FAILS) | F(POLICY_STOP), 0, FAILED,
+        "cold start: budget cannot be resolved: campaign stops", A(BUDGET_FAILED), A(STOP_CAMPAIGN)),
+    ROW(READY, NEEDED, F(COLD_PENDING) | F(BUDGET_FAILS), 0, FAILED, "cold start: budget cannot be resolved",
+        A(BUDGET_FAILED)),
+    ROW(READY, NEEDED, F(COLD_PENDING), 0, STARTING, "cold start requested", A(REQUEST_COLD_START)),
     ROW(READY, NEEDED, 0, 0, READY, "may run once confirmed", A(MAY_RUN)),
     REPORTS(READY),
     REPORT_FAILED_UP(READY),
@@ -173,14 +184,15 @@ const char *vb_server_fsm_action_name(vb_server_action a) {
     static const char *const names[] = {
         "none", "ignore", "refuse", "may_run", "wait", "fail_item", "request_start", "budget_failed", "log_report",
         "take_ready", "record_failure", "server_died", "count_restart", "no_restart", "stop_campaign",
-        "record_stop", "store_samples", "store_sizes", "start_timed_out", "stop_timed_out", "request_stop"};
+        "record_stop", "store_samples", "store_sizes", "start_timed_out", "stop_timed_out", "request_stop",
+        "request_cold_start"};
     _Static_assert(sizeof names / sizeof names[0] == VB_SERVER_N_ACTIONS, "a name per action");
     return (unsigned)a < VB_SERVER_N_ACTIONS ? names[a] : "?";
 }
 
 const char *vb_server_fsm_fact_name(unsigned bit) {
     static const char *const names[] = {"other_up", "no_orchestrator", "budget_fails", "policy_restart",
-                                        "policy_stop", "restarts_left"};
+                                        "policy_stop", "restarts_left", "cold_pending"};
     _Static_assert(sizeof names / sizeof names[0] == VB_SERVER_N_FACTS, "a name per fact");
     for (unsigned i = 0; i < VB_SERVER_N_FACTS; i++)
         if (bit == 1u << i) return names[i];

@@ -51,7 +51,8 @@ enum {
     VB_SERVER_F_POLICY_RESTART = 1u << 3,  /* limits.on_server_failure is restart (the default) */
     VB_SERVER_F_POLICY_STOP = 1u << 4,     /* limits.on_server_failure is stop */
     VB_SERVER_F_RESTARTS_LEFT = 1u << 5,   /* fewer than 2 restarts so far */
-    VB_SERVER_N_FACTS = 6
+    VB_SERVER_F_COLD_PENDING = 1u << 6,    /* NEEDED by a cold_start item whose cold start is not done for it yet */
+    VB_SERVER_N_FACTS = 7
 };
 
 typedef enum {
@@ -80,6 +81,8 @@ typedef enum {
     VB_SERVER_ACT_START_TIMED_OUT, /* failure := "did not become ready within ..."; server log; say */
     VB_SERVER_ACT_STOP_TIMED_OUT,  /* server log "no answer to the stop request within 900 s" */
     VB_SERVER_ACT_REQUEST_STOP,    /* send "stop" to the orchestrator, since := now; say */
+    VB_SERVER_ACT_REQUEST_COLD_START, /* as REQUEST_START, but "cold start" (stop if running, evict the data
+                                       * directory from the page cache, start) for the item; the item waits */
     VB_SERVER_N_ACTIONS
 } vb_server_action;
 

@@ -23,6 +23,7 @@ int vb_campaign_servers_init(campaign *c) {
         const char *recipe = vb_campaign_engine_recipe(c, (int)e);
         c->need_orchestrator |= recipe != NULL;
         c->servers[e].phase_item = c->servers[e].last_item = -1;
+        c->servers[e].cold_requested = c->servers[e].cold_item = -1;
         c->server_of[e] = (int)e;
         for (size_t j = 0; recipe && j < e; j++) {
             const char *rj = vb_campaign_engine_recipe(c, (int)j);
@@ -129,8 +130,9 @@ static report_view report_parts(const Vbench__ServerReport *r) {
     return v;
 }
 
-/* Asks orchestrator p to start engine e's server under budget b. */
-static void server_start(campaign *c, int e, peer *p, const vb_budget *b) {
+/* Asks orchestrator p to start engine e's server under budget b; cold_item >= 0: a cold start for that cold_start
+ * item (the running unit stopped, the data directory evicted from the page cache, then started). */
+static void server_start(campaign *c, int e, peer *p, const vb_budget *b, int cold_item) {
     server *sv = &c->servers[e];
     kvbuild kb = {.n = 0};
     vb_budget_each(b, vb_campaign_kvbuild_add, &kb);
@@ -141,10 +143,51 @@ static void server_start(campaign *c, int e, peer *p, const vb_budget *b) {
     }
     snprintf(sv->orchestrator, sizeof sv->orchestrator, "%s", p->id);
     sv->since_ns = vb_now_ns();
-    vb_console_say(&c->console, "starting the %s server (recipe %s) on %s: CPUs %s, memory %.1f GiB, /dev/shm %.1f GiB",
-        vb_campaign_server_name(c, e), vb_campaign_engine_recipe(c, e), p->id, b->server_cpus,
+    sv->cold_requested = cold_item;
+    vb_console_say(&c->console, "%s the %s server%s (recipe %s) on %s%s: CPUs %s, memory %.1f GiB, /dev/shm %.1f GiB",
+        cold_item >= 0 ? "restarting" : "starting", vb_campaign_server_name(c, e), cold_item >= 0 ? " cold" : "",
+        vb_campaign_engine_recipe(c, e), p->id, cold_item >= 0 ? ", its data directory evicted from the page cache" : "",
+        b->server_cpus,
         (double)b->server_memory / 1073741824.0, (double)b->shm / 1073741824.0);
-    send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_START, NULL, &kb);
+    send_server_request(c, p, e, cold_item >= 0 ? VBENCH__SERVER_ACTION__SERVER_COLD_START
+                                                : VBENCH__SERVER_ACTION__SERVER_START,
+                        cold_item >= 0 ? c->plan->items[cold_item].key : NULL, &kb);
+}
+
+/* A ready report's answer to a cold start (its cold.* facts): the item it was for may run now, once. Any other
+ * ready report (a start, a restart after a death) leaves no cold start done. */
+static void take_cold_ready(campaign *c, int e, const report_view *v) {
+    server *sv = &c->servers[e];
+    const char *files = NULL, *bytes = NULL, *ready_s = NULL;
+    for (size_t i = 0; i < v->n_facts; i++) {
+        if (strcmp(v->facts[i]->key, "cold.evicted_files") == 0) files = v->facts[i]->value;
+        if (strcmp(v->facts[i]->key, "cold.evicted_bytes") == 0) bytes = v->facts[i]->value;
+        if (strcmp(v->facts[i]->key, "ready_s") == 0) ready_s = v->facts[i]->value;
+    }
+    sv->cold_item = sv->cold_requested >= 0 && files && bytes ? sv->cold_requested : -1;
+    sv->cold_requested = -1;
+    if (sv->cold_item < 0) return;
+    sv->cold_attempt = 0;
+    sv->cold_files = atoll(files);
+    sv->cold_bytes = atoll(bytes);
+    sv->cold_restart_s = ready_s ? atof(ready_s) : 0;
+    vb_console_say(&c->console, "%s: the %s server was stopped, %lld files (%.1f MiB) of its data directory evicted from "
+                   "the page cache, and started again in %.2f s", c->plan->items[sv->cold_item].key,
+                   vb_campaign_server_name(c, e), sv->cold_files, (double)sv->cold_bytes / 1048576.0, sv->cold_restart_s);
+}
+
+int vb_campaign_server_cold(campaign *c, int i, int first, vb_point *p) {
+    int e = vb_campaign_server_of(c, (int)c->plan->items[i].engine);
+    server *sv = &c->servers[e];
+    if (c->plan->items[i].kind != VB_PHASE_COLD_START || !vb_campaign_engine_recipe(c, e) || sv->cold_item != i)
+        return 0;
+    if (first && sv->cold_attempt == 0) sv->cold_attempt = c->runs[i].attempt;
+    if (sv->cold_attempt != c->runs[i].attempt) return 0;
+    p->cold = 1;
+    p->evicted_files = sv->cold_files;
+    p->evicted_bytes = sv->cold_bytes;
+    p->restart_s = sv->cold_restart_s;
+    return 1;
 }
 
 /* Asks orchestrator p to stop engine e's server. */
@@ -232,6 +275,7 @@ static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
     report_view v = report_parts(r);
     server_set_failure(sv, v.message, v.log_tail);
     vb_store_event(c->store, VB_EVENT_SERVER_DIED, "error", NULL, "coordinator", "%s", v.message);
+    sv->cold_item = -1;   /* a restart after the death is not the cold start an item waits for */
     double died_at = 0;
     for (size_t i = 0; i < v.n_facts; i++)
         if (strcmp(v.facts[i]->key, "died_at") == 0) died_at = atof(v.facts[i]->value);
@@ -280,8 +324,12 @@ static unsigned server_facts(campaign *c, int e, server_ev *ev) {
     }
     ev->orch = vb_campaign_orchestrator_peer(c, sv->orchestrator);
     if (!ev->orch) f |= VB_SERVER_F_NO_ORCHESTRATOR;
+    /* A cold_start item needs a cold start of its own attempt: one done for it and not yet assigned lets it run. */
+    if (ev->kind == VB_SERVER_EV_NEEDED && c->plan->items[ev->item].kind == VB_PHASE_COLD_START &&
+        !(sv->cold_item == ev->item && sv->cold_attempt == 0))
+        f |= VB_SERVER_F_COLD_PENDING;
     /* The budget only where a start may follow (it is resolved for the host that would run the server). */
-    int may_start = sv->state == VB_SERVER_NONE || sv->state == VB_SERVER_STOPPED;
+    int may_start = sv->state == VB_SERVER_NONE || sv->state == VB_SERVER_STOPPED || (f & VB_SERVER_F_COLD_PENDING);
     if (ev->kind == VB_SERVER_EV_NEEDED && ev->orch && may_start &&
         vb_budget_resolve(c->profile, ev->orch->cores, ev->orch->memory_bytes, &ev->budget, &ev->budget_err) != VB_OK)
         f |= VB_SERVER_F_BUDGET_FAILS;
@@ -311,7 +359,8 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             break;
         case VB_SERVER_ACT_MAY_RUN: may_run = 1; break;
         case VB_SERVER_ACT_FAIL_ITEM: vb_campaign_fail_item(c, ev->item, "server", sv->failure); break;
-        case VB_SERVER_ACT_REQUEST_START: server_start(c, e, ev->orch, &ev->budget); break;
+        case VB_SERVER_ACT_REQUEST_START: server_start(c, e, ev->orch, &ev->budget, -1); break;
+        case VB_SERVER_ACT_REQUEST_COLD_START: server_start(c, e, ev->orch, &ev->budget, ev->item); break;
         case VB_SERVER_ACT_BUDGET_FAILED:
             server_set_failure(sv, ev->budget_err.message, NULL);
             vb_store_server_log(c->store, name, NULL, "failed", ev->budget_err.message, NULL, NULL);
@@ -337,6 +386,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
                 if (strcmp(v.facts[i]->key, "ready_s") == 0) ready_s = v.facts[i]->value;
             vb_console_say(&c->console, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message, r->unit,
                             ready_s);
+            take_cold_ready(c, e, &v);
             break;
         }
         case VB_SERVER_ACT_RECORD_FAILURE:

@@ -29,6 +29,7 @@
 #include "proto/server_state.h"
 #include "util/clock.h"
 #include "util/cpulist.h"
+#include "util/fs.h"
 
 #define MAX_SERVERS 16
 #define SAMPLE_BATCH 256
@@ -78,6 +79,7 @@ typedef struct server {
     int op_running;
     atomic_int op_done;
     char action[16], pending[16];
+    atomic_int cold;            /* the next start is a cold one (SERVER_COLD_START); op_start takes it */
 } server;
 
 struct vb_orch {
@@ -403,6 +405,33 @@ static void provenance_facts(const server *s, const char *image, kvlist *facts) 
 
 /* ---- operations (their own thread) ----------------------------------------------------------------------------- */
 
+static void flush_samples(server *s, zsock_t *coord);
+
+/* The cold half of a cold start (SERVER_COLD_START, for a cold_start item): the unit stopped if it runs (its last
+ * samples sent first, as op_stop does), then every file of the data directory written back and evicted from the page
+ * cache (util/fs.h: posix_fadvise DONTNEED per file, this directory only, never the host's whole cache), so that the
+ * start that follows reads its data from the disk. The facts say what was evicted. */
+static int cold_prepare(server *s, vb_units *u, zsock_t *out, kvlist *facts, vb_error *err) {
+    uint64_t t0 = vb_now_ns();
+    vb_unit_state st;
+    if (vb_unit_state_get(u, s->unit, &st, err)) return VB_ERROR;
+    int running = st.loaded && strcmp(st.active_state, "active") == 0;
+    if (running && vb_unit_stop(u, s->unit, err)) return vb_error_prefix(err, "cold start: stopping %s", s->unit);
+    if (s->sampler) {
+        vb_sampler_stop(s->sampler);
+        flush_samples(s, out);
+    }
+    long files = 0;
+    long long bytes = 0;
+    if (vb_fs_evict_tree(s->datadir, &files, &bytes, err))
+        return vb_error_prefix(err, "cold start: evicting the data directory %s from the page cache", s->datadir);
+    kv_addf(facts, "cold.was_running", "%d", running);
+    kv_addf(facts, "cold.evicted_files", "%ld", files);
+    kv_addf(facts, "cold.evicted_bytes", "%lld", bytes);
+    kv_addf(facts, "cold.evict_s", "%.3f", (double)(vb_now_ns() - t0) / 1e9);
+    return VB_OK;
+}
+
 static void op_start(server *s, zsock_t *out) {
     vb_orch *o = s->o;
     vb_error err;
@@ -416,7 +445,7 @@ static void op_start(server *s, zsock_t *out) {
     vb_budget b;
     uid_t uid;
     gid_t gid;
-    int started = 0, adopted = 0;
+    int started = 0, adopted = 0, cold = atomic_exchange(&s->cold, 0);
     double t0 = vb_wall_time();
     uint64_t t0ns = vb_now_ns();
 
@@ -478,6 +507,7 @@ static void op_start(server *s, zsock_t *out) {
     const char *const *bind_paths = image[0] ? binds : NULL;
     const char *root = image[0] ? image : NULL;
     vb_unit_state st;
+    if (cold && cold_prepare(s, u, out, &facts, &err)) goto fail;   /* never adopts: the unit is stopped now */
     if (vb_unit_state_get(u, s->unit, &st, &err)) goto fail;
     if (st.loaded && strcmp(st.active_state, "active") == 0) {
         adopted = 1; /* left running by a previous run of this campaign: reuse it if it answers */
@@ -559,7 +589,7 @@ static void op_start(server *s, zsock_t *out) {
     kv_clear(&s->connect);
     for (size_t i = 0; i < connect.n; i++) kv_addf(&s->connect, connect.kv[i].key, "%s", connect.kv[i].value);
     set_state(s, VB_SERVER_READY);
-    send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
+    send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : cold ? "started cold" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
     goto done;
 fail:
     if (u && started) {
@@ -579,8 +609,6 @@ done:
     kv_clear(&vars);
     vb_units_close(&u);
 }
-
-static void flush_samples(server *s, zsock_t *coord);
 
 static void op_stop(server *s, zsock_t *out) {
     vb_error err;
@@ -777,6 +805,15 @@ static int check_died(vb_orch *o, server *s) {
     return 1;
 }
 
+/* The item that samples from now on belong to (the coordinator's "phase", or a cold start's item). */
+static void announce_item(server *s, const char *item_key) {
+    pthread_mutex_lock(&s->lock);
+    unsigned at = s->n_keys++ % KEY_HISTORY;
+    snprintf(s->keys[at], sizeof s->keys[at], "%s", item_key);
+    s->key_since[at] = vb_wall_time();
+    pthread_mutex_unlock(&s->lock);
+}
+
 void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord) {
     server *s = find_server(o, rq->engine, 1);
     if (!s) {
@@ -785,9 +822,10 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         send_report(coord, &tmp, VBENCH__SERVER_REPORT__BODY_FAILED, "this orchestrator runs at most 16 servers", NULL, NULL, NULL, NULL, NULL, 0, 0);
         return;
     }
-    if (rq->action == VBENCH__SERVER_ACTION__SERVER_START) {
+    int cold = rq->action == VBENCH__SERVER_ACTION__SERVER_COLD_START;
+    if (rq->action == VBENCH__SERVER_ACTION__SERVER_START || cold) {
         vb_server_state st = get_state(s);
-        if (st == VB_SERVER_READY || st == VB_SERVER_STARTING) {
+        if (!cold && (st == VB_SERVER_READY || st == VB_SERVER_STARTING)) {
             /* Already serving (a coordinator that restarted asks again): answer from what is known. */
             if (st == VB_SERVER_READY) snprintf(s->pending, sizeof s->pending, "start");
             else return;
@@ -798,16 +836,16 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         kv_clear(&s->budget);
         for (size_t i = 0; i < rq->n_budget; i++) kv_addf(&s->budget, rq->budget[i]->key, "%s", rq->budget[i]->value);
         s->pending[0] = '\0';
+        /* a cold start stops a running unit itself (one that arrives while a start runs follows it); its samples
+         * belong to its item from now on */
+        if (cold && rq->item_key[0]) announce_item(s, rq->item_key);
+        atomic_store(&s->cold, cold);
         run_op(s, "start");
     } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_STOP) {
         check_died(o, s); /* a death during the last item is reported before the stop */
         run_op(s, "stop");
     } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_PHASE) {
-        pthread_mutex_lock(&s->lock);
-        unsigned at = s->n_keys++ % KEY_HISTORY;
-        snprintf(s->keys[at], sizeof s->keys[at], "%s", rq->item_key);
-        s->key_since[at] = vb_wall_time();
-        pthread_mutex_unlock(&s->lock);
+        announce_item(s, rq->item_key);
         /* The answer is also the coordinator's go for the item: no item starts on a server that died, or that
          * does not answer (op_phase probes it on an operation thread). */
         if (!check_died(o, s) && get_state(s) == VB_SERVER_READY && s->recipe) {

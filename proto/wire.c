@@ -1,6 +1,7 @@
 /* ZeroMQ framing of vbench.Envelope messages. */
 #include "proto/wire.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,7 @@ const char *vb_wire_log_level_name(Vbench__LogLevel l) {
 }
 
 const char *vb_wire_server_action_name(Vbench__ServerAction a) {
-    static const char *const names[] = {"start", "phase", "stop"};
+    static const char *const names[] = {"start", "phase", "stop", "cold start"};
     return NAME_OF(names, a);
 }
 
@@ -216,6 +217,10 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->insert_rate = p->insert_rate;
     w->n_stages = (size_t)p->n_stages;
     w->stages = p->n_stages ? (double *)p->stages : NULL;   /* borrowed from p: the point outlives the message */
+    w->cold = p->cold != 0;
+    w->evicted_files = p->evicted_files > 0 ? (uint64_t)p->evicted_files : 0;
+    w->evicted_bytes = p->evicted_bytes > 0 ? (uint64_t)p->evicted_bytes : 0;
+    w->restart_s = p->restart_s;
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -248,4 +253,8 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->insert_rate = w->insert_rate;
     p->n_stages = w->n_stages < VB_PLAN_MAX_STAGES ? (int)w->n_stages : VB_PLAN_MAX_STAGES;
     for (int i = 0; i < p->n_stages; i++) p->stages[i] = w->stages[i];
+    p->cold = w->cold;
+    p->evicted_files = w->evicted_files <= INT64_MAX ? (long long)w->evicted_files : INT64_MAX;
+    p->evicted_bytes = w->evicted_bytes <= INT64_MAX ? (long long)w->evicted_bytes : INT64_MAX;
+    p->restart_s = w->restart_s;
 }

@@ -35,6 +35,8 @@
  *                   a sweep's answers: 16 + queries x (4 + 8 k) bytes, kept only up to VB_WIRE_ANSWERS_MAX
  *                   (8 MiB: 10,000 queries at k = 100 are 8,040,016 bytes; at k = 10, 840,016)
  *   ChurnResult     1 histogram + duplicate_example + scalars                          <=  43 KB
+ *   ColdStartResult 2 x queries (<= 10,000, the profile's limit) latencies of <= 10 bytes and as many failed
+ *                   indexes of <= 5 bytes, reason and first_error (each < 1,024) + scalars   <= 305 KB
  *   ServerReport    one body: failed / died / stopped carry log_tail (clipped to VB_WIRE_LOG_TAIL_MAX by
  *                   vb_wire_send, which keeps its end) + facts (about 30 entries, values bounded by PATH_MAX:
  *                   < 128 KB) + message (a vb_error, < 1,024); samples carry <= 256 a batch (orchestrator/orchestrate.c,
@@ -81,7 +83,7 @@ const char *vb_wire_body_name(const Vbench__Envelope *env);
 const char *vb_wire_abort_name(Vbench__AbortReason r);        /* "limit", "coordinator stopping", ... */
 const char *vb_wire_churn_stage_name(Vbench__ChurnStage s);   /* "before", "delete", ... ("" for CHURN_NONE) */
 const char *vb_wire_log_level_name(Vbench__LogLevel l);       /* "info", "warn", "error" */
-const char *vb_wire_server_action_name(Vbench__ServerAction a);   /* "start", "phase", "stop" */
+const char *vb_wire_server_action_name(Vbench__ServerAction a);   /* "start", "phase", "stop", "cold start" */
 const char *vb_wire_server_report_name(const Vbench__ServerReport *r);   /* "ready", ..., "none" without a body */
 
 /* The outbox key of an item's Done or Failed, the one the coordinator acknowledges: the item key followed by

@@ -518,6 +518,57 @@ static int charts_filtered(vb_report_set *rs, vb_error *err) {
     return VB_OK;
 }
 
+/* ---- 6b. cold start: latency against query number, cold and warm ---------------------------------------------- */
+/* One chart per series: each cold query's latency right after the restart, the rolling median of them (the line
+ * that says when the server is warm again, metrics/coldstart.h), the same queries warm (dashed), and the bound the
+ * rolling median must reach: 1.1 x the warm median. Log y: the first query is often tens of times the others. */
+static int charts_cold_start(vb_report_set *rs, vb_error *err) {
+    series_set *cold = calloc(1, sizeof *cold), *warm = calloc(1, sizeof *warm);
+    /* aux: the rolling median, aux2: the bound it must reach (the store's tolerance over the warm median) */
+    if (collect(rs, "v_cold_start_queries", "SELECT {label}, n, latency_ms, rolling_p50_ms, warm_bound_ms "
+                "FROM v_cold_start_queries WHERE pass = 'cold' AND ok = 1 ORDER BY 1, 2", cold, err) ||
+        collect(rs, "v_cold_start_queries", "SELECT {label}, n, latency_ms FROM v_cold_start_queries "
+                "WHERE pass = 'warm' AND ok = 1 ORDER BY 1, 2", warm, err)) {
+        series_free(cold), series_free(warm), free(cold), free(warm);
+        return VB_ERROR;
+    }
+    int rc = VB_OK;
+    for (size_t i = 0; i < cold->n && rc == VB_OK; i++) {
+        series *c = &cold->s[i], *w = NULL;
+        for (size_t j = 0; j < warm->n; j++)
+            if (strcmp(warm->s[j].name, c->name) == 0) w = &warm->s[j];
+        if (!c->n) continue;
+        char name[200], title[400], qb[300];
+        snprintf(name, sizeof name, "cold-start-%s", c->name);
+        for (char *p = name; *p; p++)
+            if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9')) *p = '-';
+        snprintf(title, sizeof title, "Cold start: %s, latency of each query after the restart against the same "
+                 "queries warm", q(c->name, qb, sizeof qb));
+        vb_chart *ch = chart_new(rs, name, title, "v_cold_start_queries");
+        double bound = c->p[0].aux2;
+        vb_chart_cmd(ch, "set logscale y\nset xlabel 'query number (1 = the first after the restart)'");
+        vb_chart_cmd(ch, "set ylabel 'latency (ms, log scale)'\nset xrange [0:%g]", c->p[c->n - 1].x + 1);
+        int b = vb_chart_block(ch);
+        for (size_t j = 0; j < c->n; j++)
+            vb_chart_row(ch, "%g %.9g %.9g", c->p[j].x, c->p[j].med, c->p[j].aux);
+        vb_chart_plot(ch, "data index %d using 1:2 with linespoints pt 7 ps 0.4 lw 1 lc 1 title 'cold (after the "
+                      "restart)'", b);
+        vb_chart_plot(ch, "data index %d using 1:3 with lines lw 3 lc 1 title 'cold, rolling median'", b);
+        if (w && w->n) {
+            int bw = vb_chart_block(ch);
+            for (size_t j = 0; j < w->n; j++) vb_chart_row(ch, "%g %.9g", w->p[j].x, w->p[j].med);
+            vb_chart_plot(ch, "data index %d using 1:2 with lines dt 2 lw 1.5 lc 2 title 'warm (the same queries again)'",
+                          bw);
+        }
+        if (bound > 0 && !isnan(bound))
+            vb_chart_plot(ch, "%.9g with lines dt 3 lw 2 lc rgb '#444444' title 'warm median + 10 %% (%.3f ms): warm "
+                          "again below'", bound, bound);
+        rc = draw(rs, ch, err);
+    }
+    series_free(cold), series_free(warm), free(cold), free(warm);
+    return rc;
+}
+
 /* ---- 7. churn ---------------------------------------------------------------------------------------------- */
 static int charts_churn(vb_report_set *rs, vb_error *err) {
     static const char *const qps_titles[3] = {"QPS before", "QPS after", NULL};
@@ -611,7 +662,8 @@ static int charts_streaming(vb_report_set *rs, vb_error *err) {
 /* ---- 8. server memory over time, phases shaded ------------------------------------------------------------ */
 static int charts_server(vb_report_set *rs, vb_error *err) {
     static const char *const shade[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"};
-    static const char *const phases[] = {"build", "recall_sweep", "concurrency", "filtered", "churn", NULL};
+    static const char *const phases[] = {"build", "recall_sweep", "concurrency", "filtered", "churn", "cold_start",
+                                         NULL};
     for (size_t r = 0; r < rs->n; r++) {
         sqlite3 *db = rs->runs[r].db;
         sqlite3_stmt *eng;
@@ -703,6 +755,7 @@ int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_e
     if (strcmp(section, "concurrency") == 0) return charts_concurrency(rs, err);
     if (strcmp(section, "filtered") == 0) return charts_filtered(rs, err);
     if (strcmp(section, "timegoes") == 0) return charts_timegoes(rs, err);
+    if (strcmp(section, "cold_start") == 0) return charts_cold_start(rs, err);
     if (strcmp(section, "churn") == 0) return charts_churn(rs, err);
     if (strcmp(section, "streaming") == 0) return charts_streaming(rs, err);
     if (strcmp(section, "server") == 0) return charts_server(rs, err);

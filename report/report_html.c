@@ -267,6 +267,13 @@ static int summary(doc *d, vb_error *err) {
                             "{label} = ?1 ORDER BY abs(selectivity - 0.01) LIMIT 1", label, v, 4) && !isnan(v[0]))
                 o += (size_t)snprintf(text + o, sizeof text - o, "Filtered at %.3g %% of rows: recall %.4f at %.0f QPS%s. ",
                                       v[3] * 100, v[0], v[1], v[2] > 0 ? " (with short answers)" : "");
+            if (step_double(db, "v_cold_start", "SELECT ratio_first, ratio_mean, warm_after, warm_after_s, queries "
+                            "FROM v_cold_start WHERE {label} = ?1 AND status = 'measured'", label, v, 5) && !isnan(v[0])) {
+                o += (size_t)snprintf(text + o, sizeof text - o, "Cold start: the first query x%.1f the warm median, "
+                                      "the first %.0f queries' mean x%.2f the warm mean, ", v[0], v[4], v[1]);
+                if (isnan(v[2])) o += (size_t)snprintf(text + o, sizeof text - o, "not warm within them. ");
+                else o += (size_t)snprintf(text + o, sizeof text - o, "warm again after %.0f queries (%.3f s). ", v[2], v[3]);
+            }
             if (step_double(db, "v_churn", "SELECT qps_before, qps_after, recall_before, recall_after, completed "
                             "FROM v_churn WHERE {label} = ?1", label, v, 5) && !isnan(v[0]))
                 o += (size_t)snprintf(text + o, sizeof text - o, "Churn kept %.0f %% of its QPS, recall %.4f -> %.4f%s.",
@@ -293,6 +300,7 @@ static const char *chart_of_phase(const char *phase) {
     if (strcmp(phase, "concurrency") == 0) return "chart-concurrency-qps";
     if (strcmp(phase, "filtered") == 0) return "chart-filtered-recall";
     if (strcmp(phase, "churn") == 0) return "chart-churn-qps";
+    if (strcmp(phase, "cold_start") == 0) return "cold_start";   /* the section: one chart per engine */
     if (strcmp(phase, "build") == 0) return "chart-build-time";
     return NULL;
 }
@@ -608,6 +616,7 @@ static const struct {
     {"concurrency", "Concurrency"},
     {"timegoes", "Where the time goes"},
     {"filtered", "Filtered search"},
+    {"cold_start", "Cold start"},
     {"churn", "Churn"},
     {"streaming", "Streaming (search while the corpus grows)"},
     {"server", "Server memory and CPU"},
@@ -668,6 +677,18 @@ static int body(doc *d, vb_error *err) {
                                 "qps_ci_hi, CASE index_used WHEN 1 THEN 'index' WHEN 0 THEN 'exact scan' "
                                 "ELSE 'no plan (the engine has no EXPLAIN)' END AS plan_ran, plan FROM v_filtered_ci",
                                 err) < 0;
+        } else if (strcmp(id, "cold_start") == 0) {
+            para(d, NULL, "Each server engine's server was stopped, every file of its data directory evicted from the "
+                 "page cache, and started again; then its first queries ran one at a time, then the same queries warm. "
+                 "ratio_first is the first query against the warm median, ratio_mean the cold queries' mean against "
+                 "the warm mean; time_to_warm is when the rolling median of the cold queries came within 10 %% of the "
+                 "warm median (docs/metrics.md, Cold start). Embedded engines have no server: not applicable.");
+            rc = figures(d, "cold_start", err);
+            if (!rc) rc = table(d, "v_cold_start", "SELECT {label} AS series, dataset, status, queries, first_ms, "
+                                "cold_mean_ms, cold_p50_ms, warm_first_ms, warm_p50_ms, warm_mean_ms, ratio_first, "
+                                "ratio_mean, time_to_warm, evicted_files, "
+                                "printf('%.1f', evicted_bytes / 1048576.0) AS evicted_mib, restart_s, errors, reason "
+                                "FROM v_cold_start", err) < 0;
         } else if (strcmp(id, "churn") == 0) {
             rc = figures(d, "churn", err);
             if (!rc) rc = table(d, "v_churn_ci", "SELECT {label} AS series, dataset, qps_before, qps_after, "

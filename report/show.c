@@ -44,6 +44,12 @@ static const report_table tables[] = {
      "SELECT engine, dataset, predicate, selectivity, passing_rows, recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
      "short_answers, queries, repeats, qps_min, "
      "qps_max, qps_ci_lo, qps_ci_hi, index_used, plan FROM v_filtered_ci"},
+    /* measured, or not applicable with the reason (an embedded engine): never absent (docs/metrics.md "Cold start") */
+    {"cold_start", "Cold start (1 client: the first queries after a restart with the data files evicted from the page "
+                   "cache, against the same queries warm)",
+     "SELECT engine, dataset, status, queries, first_ms, cold_mean_ms, cold_p50_ms, warm_p50_ms, warm_mean_ms, "
+     "ratio_first, ratio_mean, ratio_p50, warm_after, warm_after_s, time_to_warm, evicted_files, evicted_bytes, "
+     "restart_s, errors, reason FROM v_cold_start"},
     {"cost_concurrency", "Cost: queries per unit of money at each concurrency point (the server host at cost.per_hour)",
      "SELECT engine, dataset, clients, target_rate, qps, per_hour, currency, queries_per_unit FROM v_cost_concurrency"},
     {"cost_build", "Cost of each build (the server host's time for load and build at cost.per_hour)",

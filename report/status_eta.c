@@ -93,7 +93,8 @@ void vb_status_eta_print(sqlite3 *db, const char *path, int live, FILE *out) {
     double last = num(db, "SELECT (julianday('now') - julianday(max(t))) * 86400 FROM ("
                           "SELECT max(recorded_at) AS t FROM build_result UNION ALL SELECT max(recorded_at) FROM sweep_result"
                           " UNION ALL SELECT max(recorded_at) FROM window_result UNION ALL SELECT max(recorded_at) FROM"
-                          " filtered_result UNION ALL SELECT max(recorded_at) FROM churn_result)");
+                          " filtered_result UNION ALL SELECT max(recorded_at) FROM churn_result"
+                          " UNION ALL SELECT max(recorded_at) FROM cold_start_result)");
     if (elapsed >= 0) {
         fprintf(out, "time: elapsed %s", vb_duration_approx(elapsed, a, sizeof a));
         if (live && run_started > 0)

@@ -239,6 +239,57 @@ CREATE TABLE IF NOT EXISTS churn_result (
     repeat          INTEGER                 -- before / after: 1..phases.churn.repeats; NULL for the other stages
 );
 
+-- Cold start (docs/metrics.md "Cold start"): one row per cold_start item. Measured (applicable 1): the server was
+-- stopped, its data directory evicted from the page cache (evicted_files, evicted_bytes) and started again
+-- (restart_s), then the first `queries` queries ran one at a time, then the same queries warm; every number below
+-- is computed from cold_start_query at commit (metrics/coldstart.h). Not applicable (applicable 0): an embedded
+-- engine, or a server vbench does not start; reason says which, and the number columns are NULL.
+CREATE TABLE IF NOT EXISTS cold_start_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the adapter (hnswlib, pgvector, ...)
+    config          TEXT,                   -- the configuration's label
+    dataset         TEXT NOT NULL,
+    applicable      INTEGER NOT NULL,
+    reason          TEXT,                   -- not applicable: why
+    ef_search       INTEGER,
+    queries         INTEGER,                -- cold queries (and as many warm ones)
+    errors          INTEGER,                -- failed queries of both passes (left out of the numbers)
+    rolling_window  INTEGER,                -- the rolling median's queries (VB_COLDSTART_WINDOW)
+    tolerance       REAL,                   -- warm again: the rolling median at most (1 + tolerance) x warm_p50_ms
+    evicted_files   INTEGER,
+    evicted_bytes   INTEGER,
+    restart_s       REAL,                   -- from the cold start request until the server answered
+    first_ms        REAL,                   -- the first query after the restart
+    cold_mean_ms    REAL,
+    cold_p50_ms     REAL,
+    cold_max_ms     REAL,
+    warm_first_ms   REAL,
+    warm_mean_ms    REAL,
+    warm_p50_ms     REAL,
+    ratio_first     REAL,                   -- first_ms / warm_p50_ms
+    ratio_mean      REAL,                   -- cold_mean_ms / warm_mean_ms
+    ratio_p50       REAL,                   -- cold_p50_ms / warm_p50_ms
+    warm_after      INTEGER,                -- queries until the rolling median is within tolerance of warm_p50_ms; NULL: not
+    warm_after_s    REAL,                   --   within the cold queries; and their time
+    session_reopened INTEGER,               -- the agent opened the table after the restart (a validity finding)
+    first_error     TEXT,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
+-- Every query of a cold start, in the order it ran: pass 'cold' (right after the restart) or 'warm' (the same
+-- queries again), n from 1; rolling_p50_ms (cold only, from the window's last query on): the median of the window.
+CREATE TABLE IF NOT EXISTS cold_start_query (
+    result_key      TEXT NOT NULL REFERENCES cold_start_result(result_key),
+    pass            TEXT NOT NULL CHECK (pass IN ('cold', 'warm')),
+    n               INTEGER NOT NULL,
+    latency_ms      REAL NOT NULL,
+    ok              INTEGER NOT NULL,       -- 0: the query failed
+    rolling_p50_ms  REAL,
+    PRIMARY KEY (result_key, pass, n)
+);
+
 -- The validity cross-check of each result (proto ServerCount): what the server itself counted since the item's
 -- previous result (Redis: INFO commandstats calls of VSIM / VADD) beside what vbench sent (searches, including
 -- warm-up and the queries that ended after a window; rows written). A mismatch is a finding (v_validity).

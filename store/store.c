@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "store/lock.h"
+#include "metrics/coldstart.h"
 #include "metrics/histogram.h"
 #include "proto/wire.h"
 #include "store/views.h"
@@ -1113,6 +1114,116 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
     return rc;
 }
 
+/* A pass's failed queries as a mask over its n queries; POISON for an index out of range. *mask is malloc'd. */
+static int failed_mask(vb_store *s, const Vbench__Result *r, const char *pass, const uint32_t *idx, size_t n_idx,
+                       size_t n, uint8_t **mask, vb_error *err) {
+    *mask = calloc(n ? n : 1, 1);
+    if (!*mask) return store_fail(s, err, VB_STORE_RETRY, "%s: out of memory", s->path);
+    for (size_t i = 0; i < n_idx; i++) {
+        if (idx[i] >= n) {
+            free(*mask);
+            *mask = NULL;
+            return poison(s, err, "result %s: failed %s query %u of %zu", r->result_key, pass, idx[i], n);
+        }
+        (*mask)[idx[i]] = 1;
+    }
+    return VB_STORE_OK;
+}
+
+/* The rows of one pass in cold_start_query; rolling: the cold pass's rolling medians (NULL for warm). */
+static int insert_cold_queries(vb_store *s, const Vbench__Result *r, const char *pass, const uint64_t *ns, size_t n,
+                               const uint8_t *failed, const double *rolling, vb_error *err) {
+    int rc = VB_STORE_OK;
+    for (size_t i = 0; i < n && rc == VB_STORE_OK; i++) {
+        sqlite3_stmt *st = prepare(s, "INSERT INTO cold_start_query (result_key, pass, n, latency_ms, ok, rolling_p50_ms) "
+                                      "VALUES (?, ?, ?, ?, ?, ?)", err);
+        if (!st) return s->last;
+        bind_text(st, 1, r->result_key);
+        bind_text(st, 2, pass);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)(i + 1));
+        sqlite3_bind_double(st, 4, (double)ns[i] / 1e6);
+        sqlite3_bind_int(st, 5, !failed[i]);
+        bind_double_or_null(st, 6, !rolling || isnan(rolling[i]), rolling ? rolling[i] : 0);
+        rc = run(s, st, err, "recording a cold start's query");
+    }
+    return rc;
+}
+
+/* A cold start: the summary computed here from the queries (metrics/coldstart.h), the queries beside it. */
+static int insert_cold_start(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
+                             const char *agent, const char *now, vb_error *err) {
+    const Vbench__ColdStartResult *c = r->cold_start;
+    uint8_t *cf = NULL, *wf = NULL;
+    double *rolling = NULL;
+    vb_coldstart sum;
+    int rc = VB_STORE_OK;
+    if (c->applicable) {
+        if (c->n_cold_ns == 0 || c->n_warm_ns == 0)
+            return poison(s, err, "result %s: a cold start with %zu cold and %zu warm queries", r->result_key,
+                          c->n_cold_ns, c->n_warm_ns);
+        if ((rc = failed_mask(s, r, "cold", c->cold_failed, c->n_cold_failed, c->n_cold_ns, &cf, err)) ||
+            (rc = failed_mask(s, r, "warm", c->warm_failed, c->n_warm_failed, c->n_warm_ns, &wf, err)))
+            goto out;
+        if (!(rolling = malloc(c->n_cold_ns * sizeof *rolling))) {
+            rc = store_fail(s, err, VB_STORE_RETRY, "%s: out of memory", s->path);
+            goto out;
+        }
+        if (vb_coldstart_summarize(c->cold_ns, cf, c->n_cold_ns, c->warm_ns, wf, c->n_warm_ns, rolling, &sum) != 0) {
+            rc = poison(s, err, "result %s: a cold start whose every cold or every warm query failed (%s)",
+                        r->result_key, c->first_error && *c->first_error ? c->first_error : "no message");
+            goto out;
+        }
+    }
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO cold_start_result (result_key, item_key, engine, dataset, applicable, reason, ef_search, queries, "
+        "errors, rolling_window, tolerance, evicted_files, evicted_bytes, restart_s, first_ms, cold_mean_ms, "
+        "cold_p50_ms, cold_max_ms, warm_first_ms, warm_mean_ms, warm_p50_ms, ratio_first, ratio_mean, ratio_p50, "
+        "warm_after, warm_after_s, session_reopened, first_error, agent, recorded_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    if (!st) {
+        rc = s->last;
+        goto out;
+    }
+    int i = 1, na = !c->applicable;
+    bind_keys(st, &i, r, engine, dataset);
+    sqlite3_bind_int(st, i++, c->applicable);
+    bind_text(st, i++, c->reason && *c->reason ? c->reason : NULL);
+    if (na) {
+        for (int j = 0; j < 21; j++) sqlite3_bind_null(st, i++);   /* ef_search .. session_reopened */
+    } else {
+        sqlite3_bind_int(st, i++, c->ef_search);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)c->n_cold_ns);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)(c->n_cold_failed + c->n_warm_failed));
+        sqlite3_bind_int(st, i++, VB_COLDSTART_WINDOW);
+        sqlite3_bind_double(st, i++, VB_COLDSTART_TOLERANCE);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)c->evicted_files);
+        sqlite3_bind_int64(st, i++, (sqlite3_int64)c->evicted_bytes);
+        sqlite3_bind_double(st, i++, c->restart_s);
+        double v[] = {sum.first_ms, sum.cold_mean_ms, sum.cold_p50_ms, sum.cold_max_ms, sum.warm_first_ms,
+                      sum.warm_mean_ms, sum.warm_p50_ms, sum.ratio_first, sum.ratio_mean, sum.ratio_p50};
+        for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) bind_double_or_null(st, i++, !isfinite(v[j]), v[j]);
+        if (sum.warm_after > 0) {
+            sqlite3_bind_int64(st, i++, sum.warm_after);
+            sqlite3_bind_double(st, i++, sum.warm_after_s);
+        } else {
+            sqlite3_bind_null(st, i++);
+            sqlite3_bind_null(st, i++);
+        }
+        sqlite3_bind_int(st, i++, c->session_reopened);
+    }
+    bind_text(st, i++, c->first_error && *c->first_error ? c->first_error : NULL);
+    bind_text(st, i++, agent);
+    bind_text(st, i++, now);
+    rc = run(s, st, err, "recording a cold start");
+    if (rc == VB_STORE_OK && c->applicable)
+        rc = insert_cold_queries(s, r, "cold", c->cold_ns, c->n_cold_ns, cf, rolling, err);
+    if (rc == VB_STORE_OK && c->applicable)
+        rc = insert_cold_queries(s, r, "warm", c->warm_ns, c->n_warm_ns, wf, NULL, err);
+out:
+    free(cf), free(wf), free(rolling);
+    return rc;
+}
+
 static int insert_build(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                         const char *agent, const char *now, vb_error *err) {
     const Vbench__BuildResult *b = r->build;
@@ -1150,7 +1261,8 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
                                   "SELECT 1 FROM filtered_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM churn_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM load_checkpoint WHERE result_key = ?1 UNION ALL "
-                                  "SELECT 1 FROM streaming_result WHERE result_key = ?1", err);
+                                  "SELECT 1 FROM streaming_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM cold_start_result WHERE result_key = ?1", err);
     if (!st) return s->last;
     bind_text(st, 1, key);
     int rc = sqlite3_step(st);
@@ -1172,7 +1284,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_WINDOW:
     case VBENCH__RESULT__BODY_FILTERED:
     case VBENCH__RESULT__BODY_CHURN:
-    case VBENCH__RESULT__BODY_STREAMING: break;
+    case VBENCH__RESULT__BODY_STREAMING:
+    case VBENCH__RESULT__BODY_COLD_START: break;
     default: return poison(s, err, "result %s has no body (nothing to record)", r->result_key);
     }
     if (exec(s, "BEGIN IMMEDIATE", err)) return s->last;
@@ -1193,6 +1306,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_FILTERED: rc = insert_filtered(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_CHURN: rc = insert_churn(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_STREAMING: rc = insert_streaming(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_COLD_START: rc = insert_cold_start(s, r, engine, dataset, agent, now, err); break;
     default: break;
     }
     if (rc == VB_STORE_OK && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
@@ -1202,6 +1316,7 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
                           : r->body_case == VBENCH__RESULT__BODY_WINDOW     ? "window_result"
                           : r->body_case == VBENCH__RESULT__BODY_FILTERED   ? "filtered_result"
                           : r->body_case == VBENCH__RESULT__BODY_STREAMING  ? "streaming_result"
+                          : r->body_case == VBENCH__RESULT__BODY_COLD_START ? "cold_start_result"
                                                                             : "churn_result";
         char sql[160];
         snprintf(sql, sizeof sql, "UPDATE %s SET config = (SELECT engine FROM plan WHERE key = ?) WHERE result_key = ?",

@@ -179,6 +179,32 @@ CREATE VIEW v_filtered AS
     GROUP BY engine, dataset, predicate, selectivity, ef_search
     ORDER BY MIN(seq);
 
+-- One row per cold_start item (docs/metrics.md "Cold start"), measured or not applicable (status; reason says why).
+-- warm_after: the queries until the rolling median of rolling_window cold queries came within tolerance (10 %) of
+-- the warm median (NULL: not within the cold queries); time_to_warm says it in words.
+CREATE VIEW v_cold_start AS
+    SELECT COALESCE(c.config, c.engine) AS engine, c.dataset,
+           CASE c.applicable WHEN 1 THEN 'measured' ELSE 'not applicable' END AS status, c.reason, c.ef_search,
+           c.queries, c.first_ms, c.cold_mean_ms, c.cold_p50_ms, c.cold_max_ms, c.warm_first_ms, c.warm_mean_ms,
+           c.warm_p50_ms, c.ratio_first, c.ratio_mean, c.ratio_p50, c.warm_after, c.warm_after_s,
+           CASE WHEN c.applicable = 0 THEN NULL
+                WHEN c.warm_after IS NULL THEN printf('not within %d queries', c.queries)
+                ELSE printf('%d queries, %.3f s', c.warm_after, c.warm_after_s) END AS time_to_warm,
+           c.rolling_window, c.tolerance, c.evicted_files, c.evicted_bytes, c.restart_s, c.errors,
+           c.session_reopened,
+           c.item_key AS item, plan.seq
+    FROM cold_start_result AS c JOIN plan ON plan.key = c.item_key
+    ORDER BY plan.seq;
+
+-- Every query of every measured cold start, in order (the chart of latency against query number); warm_bound_ms is
+-- the bound the rolling median must reach to count as warm again.
+CREATE VIEW v_cold_start_queries AS
+    SELECT COALESCE(c.config, c.engine) AS engine, c.dataset, q.pass, q.n, q.latency_ms, q.ok, q.rolling_p50_ms,
+           c.warm_p50_ms, c.warm_p50_ms * (1 + c.tolerance) AS warm_bound_ms, c.rolling_window, c.item_key AS item
+    FROM cold_start_query AS q JOIN cold_start_result AS c ON c.result_key = q.result_key
+         JOIN plan ON plan.key = c.item_key
+    ORDER BY plan.seq, q.pass, q.n;
+
 -- One row per churn item. With phases.churn.repeats the before and after measurements ran several times each
 -- around the one delete and reinsert (agent/phase_churn.c): QPS is their median, with its range
 -- (qps_before_min / _max, qps_after_min / _max), recall their mean rounded to 12 places (as v_recall_sweep);
@@ -478,6 +504,22 @@ CREATE VIEW v_validity AS
     UNION ALL
     SELECT COALESCE(config, engine), dataset, item_key, 'failed queries', printf('%d queries failed in the window', errors)
     FROM window_result WHERE errors > 0
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'failed queries',
+           printf('%d of %d cold start queries failed (first: %s); left out of its numbers', errors, 2 * queries,
+                  COALESCE(first_error, 'not recorded'))
+    FROM cold_start_result WHERE errors > 0
+    UNION ALL
+    -- the agent had restarted and opened the table after the cold restart: the open counted its rows, reading the
+    -- table before the first query, so the numbers understate the cold start
+    SELECT COALESCE(config, engine), dataset, item_key, 'cold start warmed',
+           'the agent opened the table after the restart (it had restarted itself) and read its row count before the ' ||
+           'first query: the cold numbers understate the cold start'
+    FROM cold_start_result WHERE session_reopened = 1
+    UNION ALL
+    SELECT COALESCE(config, engine), dataset, item_key, 'nothing evicted',
+           'the cold start evicted no file from the page cache (an empty data directory?): the server was not cold'
+    FROM cold_start_result WHERE applicable = 1 AND COALESCE(evicted_files, 0) = 0
     UNION ALL
     SELECT c.engine, c.dataset, w.item_key, 'refused efficiency', c.efficiency_refused
     FROM v_concurrency AS c JOIN window_result AS w

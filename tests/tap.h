@@ -33,6 +33,19 @@ static inline int tap_ok_(int pass, const char *file, int line, const char *fmt,
     fflush(stdout);
     return pass;
 }
+/* A formatted test name for is_int, is_double, is_str and contains, which print their name as given: four rotating
+ * buffers, so one call may format up to four names. */
+static inline const char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline const char *nm(const char *fmt, ...) {
+    static char buf[4][1200];
+    static int next;
+    char *b = buf[next++ % 4];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof buf[0], fmt, ap);
+    va_end(ap);
+    return b;
+}
 #define TAP_DIAG_(...) (printf("#   " __VA_ARGS__), printf("\n"))
 static inline int tap_is_int_(long long got, long long want, const char *file, int line, const char *name, ...) {
     int pass = tap_ok_(got == want, file, line, "%s", name);

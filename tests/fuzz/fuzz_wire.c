@@ -10,7 +10,8 @@
  *
  * Invariants checked beyond the sanitizers: a rejected message always says why; a committed latency histogram
  * has ordered percentiles that lie inside its own range; the JSON columns are valid JSON; a committed sweep or
- * filtered result whose answers repeated an id is exactly one "duplicate ids" row of the validity view. */
+ * filtered result whose answers repeated an id is exactly one "duplicate ids" row of the validity view; a committed
+ * cold start keeps a row per query and a summary inside its own latencies. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -125,12 +126,25 @@ static void on_result(Vbench__Result *r) {
             FZ_CHECK(v[0] == 1, "window_result.fraction_in_call is not JSON");
             break;
         }
+        case VBENCH__RESULT__BODY_COLD_START: {
+            /* every query of a measured one is a row; its summary lies inside the latencies it came from */
+            const Vbench__ColdStartResult *c = r->cold_start;
+            double v[4];
+            row("SELECT (SELECT COUNT(*) FROM cold_start_query WHERE result_key = ?1), first_ms, cold_max_ms, "
+                "cold_p50_ms FROM cold_start_result WHERE result_key = ?1", r->result_key, v, 4);
+            FZ_CHECK(v[0] == (c->applicable ? (double)(c->n_cold_ns + c->n_warm_ns) : 0),
+                     "cold start: %g query rows for %zu + %zu queries", v[0], c->n_cold_ns, c->n_warm_ns);
+            FZ_CHECK(!c->applicable || (v[1] <= v[2] && v[3] <= v[2]), "cold start: first %g or median %g above max %g",
+                     v[1], v[3], v[2]);
+            break;
+        }
         default: break;
         }
     }
     r->item_key = key;
     sql("DELETE FROM build_result; DELETE FROM sweep_result; DELETE FROM window_result; "
-        "DELETE FROM filtered_result; DELETE FROM churn_result; UPDATE plan SET status = 'pending'");
+        "DELETE FROM filtered_result; DELETE FROM churn_result; DELETE FROM cold_start_query; "
+        "DELETE FROM cold_start_result; UPDATE plan SET status = 'pending'");
 }
 
 static void on_hello(const Vbench__Hello *h) {

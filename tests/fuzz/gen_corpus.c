@@ -332,6 +332,35 @@ static void gen_wire(void) {
     res.result_key = "r-churn-after";
     put_env("result-churn-after.pb", &env);
 
+    /* a cold start, measured (a failed warm query among them) and not applicable */
+    uint64_t cold_ns[12] = {9000000, 900000, 400000, 300000, 250000, 200000, 190000, 180000, 180000, 170000, 170000,
+                            160000};
+    uint64_t warm_ns[12] = {1500000, 170000, 160000, 170000, 160000, 150000, 160000, 170000, 150000, 160000, 150000,
+                            160000};
+    uint32_t warm_failed[1] = {3};
+    Vbench__ColdStartResult cs = VBENCH__COLD_START_RESULT__INIT;
+    cs.applicable = 1;
+    cs.ef_search = 40;
+    cs.n_cold_ns = cs.n_warm_ns = 12;
+    cs.cold_ns = cold_ns;
+    cs.warm_ns = warm_ns;
+    cs.n_warm_failed = 1;
+    cs.warm_failed = warm_failed;
+    cs.evicted_files = 979;
+    cs.evicted_bytes = 42358962;
+    cs.restart_s = 0.4;
+    cs.first_error = "server closed the connection unexpectedly";
+    res.result_key = "r-cold-start";
+    res.item_key = "dev/pgvector/synth-angular-20k/cold_start";
+    res.body_case = VBENCH__RESULT__BODY_COLD_START;
+    res.cold_start = &cs;
+    put_env("result-cold-start.pb", &env);
+    Vbench__ColdStartResult na = VBENCH__COLD_START_RESULT__INIT;
+    na.reason = "hnswlib is an embedded engine: it runs inside the client process";
+    res.result_key = "r-cold-start-na";
+    res.cold_start = &na;
+    put_env("result-cold-start-na.pb", &env);
+
     /* broken: histogram arrays of different lengths, a bucket out of range, counts that wrap, no body, cut short */
     Vbench__Histogram bad1, bad2, bad3;
     histogram(&bad1, 1);

@@ -44,19 +44,6 @@
 
 static float g_queries[NQ * DIM];
 
-/* A formatted test name (tap.h's is_int / contains print their name as given). */
-static const char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static const char *nm(const char *fmt, ...) {
-    static char buf[4][512];
-    static int next;
-    char *b = buf[next++ % 4];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof buf[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
 /* ---- the locked engine: the sleep engine behind one global mutex ------------------------------------------ */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -682,7 +669,6 @@ static void test_progress_and_config(void) {
     ok(ops && (ops->flags & VB_ENGINE_EMBEDDED) && strstr(ops->description, "measuring the client"),
        "sleep: built in, embedded, described as a tool for measuring the client");
 }
-
 
 /* ---- the latency figures: what show --json and the report print is what the merged histogram gives -------- */
 

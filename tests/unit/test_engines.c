@@ -16,19 +16,6 @@
 
 #define K 10
 
-/* A formatted test name for is_int & co, which take a plain name; a few rotating buffers. */
-static const char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static const char *nm(const char *fmt, ...) {
-    static char buf[4][256];
-    static int next;
-    char *b = buf[next++ % 4];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof buf[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
 /* ---- data ------------------------------------------------------------------------------------------------ */
 
 static uint64_t rng_state = 42;

@@ -4,9 +4,10 @@
  *   - every pair, under every combination of the facts, gives what campaign.c did: `legacy()` below is
  *     campaign.c's server_ready_for() / server_start() / on_server_report() / server_died() /
  *     servers_housekeeping() / the end's stop loop transcribed over the same facts, with the three differences
- *     the table makes marked DIFFERENCE;
+ *     the table makes marked DIFFERENCE and the cold start added since marked ADDITION;
  *   - the scenarios of tests/e2e/62-orchestrator.t (two servers one at a time, a broken recipe, a server killed
- *     and restarted until the restart budget is spent) and a start timeout, walked as sequences of events. */
+ *     and restarted until the restart budget is spent), a start timeout and the cold start of
+ *     tests/e2e/54-cold-start-servers.t, walked as sequences of events. */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,17 @@ static outcome legacy(vb_server_state st, vb_server_event ev, unsigned f) {
     if (IS(DIED)) return DO(REFUSE), o;   /* not a state of the coordinator's */
     switch (ev) {
     case VB_SERVER_EV_NEEDED:   /* server_ready_for, server_start */
+        if (IS(READY) && HAS(COLD_PENDING)) {   /* ADDITION: a cold_start item restarts its server cold first */
+            if (HAS(NO_ORCHESTRATOR)) return DO(WAIT), o;
+            if (HAS(BUDGET_FAILS)) {
+                DO(BUDGET_FAILED);
+                if (HAS(POLICY_STOP)) DO(STOP_CAMPAIGN);
+                o.next = VB_SERVER_FAILED;
+                return o;
+            }
+            o.next = VB_SERVER_STARTING;
+            return DO(REQUEST_COLD_START), o;
+        }
         if (IS(READY)) return DO(MAY_RUN), o;
         if (IS(STARTING) || IS(STOPPING)) return DO(WAIT), o;
         if (IS(FAILED)) return DO(FAIL_ITEM), o;
@@ -58,6 +70,7 @@ static outcome legacy(vb_server_state st, vb_server_event ev, unsigned f) {
             return o;
         }
         o.next = VB_SERVER_STARTING;
+        if (HAS(COLD_PENDING)) return DO(REQUEST_COLD_START), o;   /* ADDITION */
         return DO(REQUEST_START), o;
     case VB_SERVER_EV_REPORT_SAMPLES: return DO(STORE_SAMPLES), o;
     case VB_SERVER_EV_REPORT_SIZES: return DO(STORE_SIZES), o;
@@ -344,6 +357,20 @@ static void test_scenarios(void) {
     walk(sc, &st, E(NEEDED), restart | F(NO_ORCHESTRATOR), "wait", S(NONE));
     walk(sc, &st, E(NEEDED), restart | F(BUDGET_FAILS), "budget_failed", S(FAILED));
     walk(sc, &st, E(NEEDED), restart, "fail_item", S(FAILED));
+
+    /* 54: a cold_start item on a ready server: restarted cold (stopped, data directory evicted, started), then it
+     * runs; on a stopped one (the next engine's) the start itself is the cold one. ADDITION. */
+    sc = "cold start";
+    st = S(READY);
+    walk(sc, &st, E(NEEDED), restart | F(COLD_PENDING), "request_cold_start", S(STARTING));
+    walk(sc, &st, E(NEEDED), restart | F(COLD_PENDING), "wait", S(STARTING));
+    walk(sc, &st, E(REPORT_READY), restart, "log_report,take_ready", S(READY));
+    walk(sc, &st, E(NEEDED), restart, "may_run", S(READY));
+    st = S(STOPPED);
+    walk(sc, &st, E(NEEDED), restart | F(COLD_PENDING), "request_cold_start", S(STARTING));
+    st = S(READY);
+    walk(sc, &st, E(NEEDED), restart | F(COLD_PENDING) | F(NO_ORCHESTRATOR), "wait", S(READY));
+    walk(sc, &st, E(NEEDED), restart | F(COLD_PENDING) | F(BUDGET_FAILS), "budget_failed", S(FAILED));
 
     /* The campaign is interrupted while a server starts: wait for it, then stop it. */
     sc = "interrupted while starting";

@@ -193,19 +193,6 @@ TEST_ENGINE(eng_refuse, "test-refuse", null_search);
 
 /* ---- helpers ------------------------------------------------------------------------------------- */
 
-/* A formatted test name (tap.h's is_int / contains print their name as given). */
-static const char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static const char *nm(const char *fmt, ...) {
-    static char buf[4][1200];
-    static int next;
-    char *b = buf[next++ % 4];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(b, sizeof buf[0], fmt, ap);
-    va_end(ap);
-    return b;
-}
-
 static int under_valgrind(void) {
     const char *p = getenv("LD_PRELOAD");
     return p && strstr(p, "vgpreload") != NULL;
