@@ -1,5 +1,5 @@
-2Î
-r-cold-start)dev/pgvector/synth-angular-20k/cold_startz("%À¨¥ ÷6€µà§¡Àš°Ì ş
+2Ï
+r-cold-start)dev/pgvector/synth-angular-20k/cold_start‚("%À¨¥ ÷6€µà§¡Àš°Ì ş
  ş
 °
 °
