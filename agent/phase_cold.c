@@ -51,15 +51,12 @@ static int run_pass(vb_phase_ctx *ctx, vb_session *s, long ef, size_t nq, const 
     return rc;
 }
 
-static void not_applicable(vb_phase_ctx *ctx, const char *reason) {
-    vb_phase_log(ctx, "info", "cold start not applicable: %s", reason);
-    Vbench__ColdStartResult w = VBENCH__COLD_START_RESULT__INIT;
-    w.applicable = 0;
-    w.reason = (char *)reason;
+/* The item's one result, which completes it. */
+static void send_result(vb_phase_ctx *ctx, Vbench__ColdStartResult *w) {
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_COLD_START;
-    r.cold_start = &w;
+    r.cold_start = w;
     vb_phase_result(ctx, &r, "cold_start");
 }
 
@@ -78,7 +75,10 @@ int vb_phase_cold_start(vb_phase_ctx *ctx, vb_error *err) {
         else
             snprintf(reason, sizeof reason, "%s has no recipe in the profile: its server is not one vbench starts, so "
                      "vbench cannot restart it", a->engine);
-        not_applicable(ctx, reason);
+        vb_phase_log(ctx, "info", "cold start not applicable: %s", reason);
+        Vbench__ColdStartResult w = VBENCH__COLD_START_RESULT__INIT;
+        w.reason = reason;
+        send_result(ctx, &w);
         return VB_OK;
     }
     /* An agent that restarted has no session: opening one attaches to the table and counts its rows, which reads
@@ -115,11 +115,7 @@ int vb_phase_cold_start(vb_phase_ctx *ctx, vb_error *err) {
         w.restart_s = ctx->point.restart_s;
         w.session_reopened = reopened;
         w.first_error = first_error;
-        Vbench__Result r = VBENCH__RESULT__INIT;
-        r.completes_item = 1;
-        r.body_case = VBENCH__RESULT__BODY_COLD_START;
-        r.cold_start = &w;
-        vb_phase_result(ctx, &r, "cold_start");
+        send_result(ctx, &w);
     }
     free(cold), free(warm), free(cold_failed), free(warm_failed);
     return rc;

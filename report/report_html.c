@@ -678,16 +678,18 @@ static int body(doc *d, vb_error *err) {
                                 "ELSE 'no plan (the engine has no EXPLAIN)' END AS plan_ran, plan FROM v_filtered_ci",
                                 err) < 0;
         } else if (strcmp(id, "cold_start") == 0) {
-            para(d, NULL, "Each server engine's server was stopped, every file of its data directory evicted from the "
-                 "page cache, and started again; then its first queries ran one at a time, then the same queries warm. "
-                 "ratio_first is the first query against the warm median, ratio_mean the cold queries' mean against "
-                 "the warm mean; time_to_warm is when the rolling median of the cold queries came within 10 %% of the "
-                 "warm median (docs/metrics.md, Cold start). Embedded engines have no server: not applicable.");
+            para(d, NULL, "A cold_start item stops its engine's server, evicts every file of the server's data "
+                 "directory from the page cache and starts it again, then runs the first queries one at a time, then "
+                 "the same queries warm. ratio_first is the first query against the warm median, ratio_mean the cold "
+                 "queries' mean against the warm mean; time_to_warm is when the rolling median of the cold queries "
+                 "came within 10 %% of the warm median (docs/metrics.md, Cold start). An embedded engine has no "
+                 "server: not applicable.");
             rc = figures(d, "cold_start", err);
             if (!rc) rc = table(d, "v_cold_start", "SELECT {label} AS series, dataset, status, queries, first_ms, "
                                 "cold_mean_ms, cold_p50_ms, warm_first_ms, warm_p50_ms, warm_mean_ms, ratio_first, "
                                 "ratio_mean, time_to_warm, evicted_files, "
-                                "printf('%.1f', evicted_bytes / 1048576.0) AS evicted_mib, restart_s, errors, reason "
+                                "IIF(evicted_bytes IS NULL, NULL, printf('%.1f', evicted_bytes / 1048576.0)) AS evicted_mib, restart_s, "
+                                "errors, reason "
                                 "FROM v_cold_start", err) < 0;
         } else if (strcmp(id, "churn") == 0) {
             rc = figures(d, "churn", err);

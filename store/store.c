@@ -1130,23 +1130,29 @@ static int failed_mask(vb_store *s, const Vbench__Result *r, const char *pass, c
     return VB_STORE_OK;
 }
 
-/* The rows of one pass in cold_start_query; rolling: the cold pass's rolling medians (NULL for warm). */
+/* The rows of one pass in cold_start_query, through one statement; rolling: the cold pass's rolling medians (NULL
+ * for warm). */
 static int insert_cold_queries(vb_store *s, const Vbench__Result *r, const char *pass, const uint64_t *ns, size_t n,
                                const uint8_t *failed, const double *rolling, vb_error *err) {
-    int rc = VB_STORE_OK;
-    for (size_t i = 0; i < n && rc == VB_STORE_OK; i++) {
-        sqlite3_stmt *st = prepare(s, "INSERT INTO cold_start_query (result_key, pass, n, latency_ms, ok, rolling_p50_ms) "
-                                      "VALUES (?, ?, ?, ?, ?, ?)", err);
-        if (!st) return s->last;
-        bind_text(st, 1, r->result_key);
-        bind_text(st, 2, pass);
+    sqlite3_stmt *st = prepare(s, "INSERT INTO cold_start_query (result_key, pass, n, latency_ms, ok, rolling_p50_ms) "
+                                  "VALUES (?, ?, ?, ?, ?, ?)", err);
+    if (!st) return s->last;
+    bind_text(st, 1, r->result_key);
+    bind_text(st, 2, pass);
+    int rc = SQLITE_DONE;
+    for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
         sqlite3_bind_int64(st, 3, (sqlite3_int64)(i + 1));
         sqlite3_bind_double(st, 4, (double)ns[i] / 1e6);
         sqlite3_bind_int(st, 5, !failed[i]);
         bind_double_or_null(st, 6, !rolling || isnan(rolling[i]), rolling ? rolling[i] : 0);
-        rc = run(s, st, err, "recording a cold start's query");
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
     }
-    return rc;
+    vb_store_class cls = VB_STORE_OK;
+    if (rc != SQLITE_DONE)
+        cls = store_fail(s, err, classify(rc), "%s: recording a cold start's query: %s", s->path, sqlite3_errmsg(s->db));
+    sqlite3_finalize(st);
+    return cls;
 }
 
 /* A cold start: the summary computed here from the queries (metrics/coldstart.h), the queries beside it. */

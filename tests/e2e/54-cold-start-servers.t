@@ -4,10 +4,11 @@
 # (posix_fadvise DONTNEED per file) and start it again; then the first 200 queries run one at a time, then the same
 # 200 warm. Checked: the eviction ran (files and bytes > 0, also in the manifest), the first queries after the restart
 # are slower than warm (by the margins measured below), the ratio and the time to warm are in show --json and in the
-# report (table and chart), hnswlib (embedded) says "not applicable" with the reason, and no unit is left running.
-# One namespace boot, one campaign of 3000 rows.
+# report (table and chart), hnswlib (embedded) says "not applicable" with the reason; a coordinator killed during
+# the cold start resumes into a second cold start and records the item once; no unit is left running. One namespace
+# boot, two campaigns of 3000 rows.
 . "$(dirname "$0")/lib.sh"
-need python3
+need python3 pgrep
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
@@ -102,6 +103,43 @@ for e in pgvector mariadb; do
 done
 is "$(awk '/^# block 0/ {b = 1; next} /^# block/ {b = 0} b && NF' "$SCRATCH/cold-report/charts/cold-start-pgvector.dat" \
       2>/dev/null | wc -l)" "200" "pgvector's chart draws each of the 200 cold queries"
+# Killed during the cold start: the coordinator (SIGKILL) while the item's cold queries run; `vbench resume` runs it
+# again, cold again (a new cold start for the new attempt), and it is recorded exactly once. 5,000 queries a pass,
+# so that the kill lands inside the item.
+cat >"$SCRATCH/coldk.yml" <<YML
+name: coldk
+k: 10
+datasets:
+  - {name: cs, source: synthetic, rows: 3000, queries: 5000, dim: 16, clusters: 8, metric: euclidean, seed: 5}
+engines:
+  - {name: pgvector, recipe: pgvector}
+limits: {agent_silent_s: 3}
+phases:
+  build:
+  cold_start: {queries: 5000, ef_search: 40}
+YML
+kdb=$SCRATCH/coldk.sqlite
+vb_ns_run "$VBENCH" run --profile "$SCRATCH/coldk.yml" --out "$kdb" >/dev/null 2>"$SCRATCH/coldk1.err" &
+runner=$!
+wait_sql "$kdb" "SELECT COUNT(*) FROM plan WHERE phase = 'cold_start' AND status = 'running'" 1 120
+ok $? "the kill campaign reached its cold_start item"
+coord=
+for p in $(pgrep -f -- "--profile $SCRATCH/coldk.yml"); do [ "$(cat /proc/$p/comm 2>/dev/null)" = vbench ] && coord=$p; done
+[ -n "$coord" ] && kill -9 "$coord"
+ok $? "the coordinator (pid ${coord:-not found}) is killed during the cold start"
+wait "$runner" 2>/dev/null
+is "$(q "$kdb" "SELECT status FROM plan WHERE phase = 'cold_start'")" "running" "the item was not done when it was killed"
+vb_ns_run "$VBENCH" resume --out "$kdb" --quiet >/dev/null 2>"$SCRATCH/coldk2.err"
+ok $? "vbench resume finishes the campaign" || tail -10 "$SCRATCH/coldk2.err" | diag
+is "$(q "$kdb" "SELECT status || ' ' || attempts FROM plan WHERE phase = 'cold_start'")" "done 2" \
+   "the cold_start item is done, in its second attempt"
+is "$(q "$kdb" "SELECT COUNT(*) FROM cold_start_result")" "1" "its result is recorded once"
+is "$(q "$kdb" "SELECT COUNT(*) FROM cold_start_query")" "10000" "with each of its 5,000 cold and 5,000 warm queries once"
+is "$(q "$kdb" "SELECT COUNT(*) FROM server_log WHERE engine = 'pgvector' AND state = 'ready' AND message = 'started cold'")" \
+   "2" "each attempt had its own cold start (the second after the resume)"
+is "$(q "$kdb" "SELECT applicable = 1 AND evicted_files > 0 AND ratio_first > 1 FROM cold_start_result")" "1" \
+   "the resumed attempt measured a cold start: files evicted, the first query slower than warm (x$(q "$kdb" \
+    "SELECT printf('%.1f', ratio_first) FROM cold_start_result"))"
 is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
    "no server unit is left running"
 
