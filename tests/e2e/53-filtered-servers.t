@@ -6,20 +6,8 @@
 # scan); the report's filtered table says which plan ran and draws the selectivity chart. Small data (3000 rows,
 # 20 queries a point) so that the three campaigns take a few minutes on two cores.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/ns-servers.sh"
+vb_ns_servers_boot
 
 for pred in range equality and; do
     sel="[0.001, 0.01, 0.1, 0.5, 0.9, 0.99]"; [ $pred = equality ] && sel="[0.001, 0.005, 0.01, 0.05, 0.1, 0.5]"

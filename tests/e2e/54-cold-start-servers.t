@@ -9,20 +9,8 @@
 # boot, two campaigns of 3000 rows.
 . "$(dirname "$0")/lib.sh"
 need python3 pgrep
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/ns-servers.sh"
+vb_ns_servers_boot
 
 cat >"$SCRATCH/cold.yml" <<YML
 name: cold

@@ -5,20 +5,8 @@
 # when the window began (and, for contrast, against the full corpus), achieved = offered where the engine keeps
 # up, freshness, and every scheduled row inserted.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/ns-servers.sh"
+vb_ns_servers_boot
 
 cat >"$SCRATCH/s.yml" <<YML
 name: ss

@@ -6,20 +6,8 @@
 # statement; performance_schema statement/com/Execute COUNT_STAR); the server's execution time per query is above 0
 # and at most the client's mean latency; no 'server count mismatch' finding. Small data (2000 rows, 2 s windows).
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/ns-servers.sh"
+vb_ns_servers_boot
 
 last=$(($(nproc) - 1))
 cat >"$SCRATCH/st.yml" <<YML
