@@ -64,6 +64,14 @@ vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_
     return (vb_gt_opts){.progress = gt_progress, .progress_arg = gp};
 }
 
+int vb_phase_groundtruth(vb_phase_ctx *ctx, vb_session *s, int *computed, vb_error *err) {
+    vb_phase_gt_progress gp;
+    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
+    int rc = vb_session_groundtruth(s, ctx->cache_dir, &go, err);
+    if (computed) *computed = gp.computed;
+    return rc;
+}
+
 void vb_phase_log(vb_phase_ctx *ctx, const char *level, const char *fmt, ...) {
     char msg[2048];
     va_list ap;

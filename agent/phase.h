@@ -65,6 +65,9 @@ typedef struct vb_phase_gt_progress {
     int computed;          /* the callback ran: the ground truth was computed, not loaded from the cache */
 } vb_phase_gt_progress;
 vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries);
+/* vb_session_groundtruth for ctx's phase, reporting its progress; *computed (may be NULL): 1 when it was computed
+ * here, 0 when the session had it, the cache held it or the dataset's shipped neighbours served. */
+int vb_phase_groundtruth(vb_phase_ctx *ctx, vb_session *s, int *computed, vb_error *err);
 
 /* Sends progress, at most every 500 ms unless force. */
 void vb_phase_progress(vb_phase_ctx *ctx, const char *stage, uint64_t done, uint64_t total, double rate, int force);

@@ -287,9 +287,7 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
     vb_session *s;
     if (open_session(ctx, &s, err)) return VB_ERROR;
     vb_phase_progress(ctx, "ground truth", 0, s->ds->n_test, 0, 1);
-    vb_phase_gt_progress gp;
-    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
-    int had_gt = s->have_gt;
+    int had_gt = s->have_gt, computed = 0;
     long long rb0, rb1;
     vb_fs_io_self(&rb0, NULL);
     if (!had_gt)
@@ -298,7 +296,8 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
                      s->ds->dim, s->ds->n_test, s->ds_open_s,
                      s->ds_read_bytes >= 0 ? (double)s->ds_read_bytes / 1048576.0 : -1.0,
                      s->ds_written_bytes >= 0 ? (double)s->ds_written_bytes / 1048576.0 : -1.0);
-    if (vb_session_groundtruth(s, ctx->cache_dir, &go, err)) return VB_ERROR;
+    uint64_t gt0 = vb_now_ns();
+    if (vb_phase_groundtruth(ctx, s, &computed, err)) return VB_ERROR;
     if (!had_gt) {
         /* what the ground truth read from disk against the corpus's size: about once when it streams, many
          * times when it thrashes under a memory limit (docs/benchmarks.md, bench-scale) */
@@ -306,10 +305,10 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
         double corpus_mib = (double)s->ds->n_train * (double)s->ds->dim * sizeof(float) / 1048576.0;
         vb_phase_log(ctx, "info", "ground truth for %s (%zu queries, k=%d): %s in %.2f s, %.1f MiB read from disk "
                      "for a corpus of %.1f MiB", s->dataset_name, s->ds->n_test, s->k,
-                     gp.computed              ? "computed and cached"
+                     computed                 ? "computed and cached"
                      : s->ds->use_shipped_gt ? "the dataset's shipped neighbours, checked exactly on a sample"
                                              : "loaded from the cache",
-                     (double)(vb_now_ns() - gp.t0_ns) / 1e9,
+                     (double)(vb_now_ns() - gt0) / 1e9,
                      rb0 >= 0 && rb1 >= rb0 ? (double)(rb1 - rb0) / 1048576.0 : -1.0, corpus_mib);
     }
 

@@ -193,9 +193,7 @@ static int restore_checkpoint(churn *c, size_t resume, vb_error *err) {
 int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index_churn(ctx, ctx->point.fraction, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
-    vb_phase_gt_progress gp;
-    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
-    if (vb_session_groundtruth(s, ctx->cache_dir, &go, err)) return VB_ERROR;
+    if (vb_phase_groundtruth(ctx, s, NULL, err)) return VB_ERROR;
     const vb_engine_ops *ops = vb_engine_ops_of(s->engine);
     if (!ops->remove || !ops->insert)
         return vb_error_set(err, "engine", 1, "%s cannot delete and insert rows: churn is not possible", s->engine_name);

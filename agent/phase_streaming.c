@@ -295,9 +295,7 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
                  s->dataset_name, initial, n);
     vb_phase_progress(ctx, "build initial fraction", 0, initial, 0, 1);
     /* the full corpus's ground truth, only for the contrast column (recall_full) */
-    vb_phase_gt_progress gp;
-    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
-    if (vb_session_groundtruth(s, ctx->cache_dir, &go, err)) return VB_ERROR;
+    if (vb_phase_groundtruth(ctx, s, NULL, err)) return VB_ERROR;
     if (vb_phase_build_prefix(ctx, initial, err)) return VB_ERROR;
     s = *ctx->session;
     vb_phase_count_begin(ctx, s->engine);

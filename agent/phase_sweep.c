@@ -17,9 +17,7 @@
 int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
-    vb_phase_gt_progress gp;
-    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
-    if (vb_session_groundtruth(s, ctx->cache_dir, &go, err)) return VB_ERROR;
+    if (vb_phase_groundtruth(ctx, s, NULL, err)) return VB_ERROR;
 
     long ef = ctx->point.ef_search, nq = ctx->point.queries;
     if (ef < 1 || nq < 0)

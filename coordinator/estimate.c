@@ -200,11 +200,11 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
     out->engine_s = calloc(p->n_engines + 1, sizeof *out->engine_s);
     out->basis = calloc(p->n_engines + 1, sizeof *out->basis);
     vb_dataset_shape *shapes = calloc(p->n_datasets + 1, sizeof *shapes);
-    unsigned char *gt_counted = calloc(p->n_datasets + 1, 1), *started = calloc(p->n_engines + 1, 1);
+    unsigned char *prepared = calloc(p->n_datasets + 1, 1), *started = calloc(p->n_engines + 1, 1);
     size_t *uncounted = calloc(p->n_engines + 1, sizeof *uncounted);
     char **why = calloc(p->n_datasets + 1, sizeof *why);
-    if (!out->item_s || !out->engine_s || !out->basis || !shapes || !gt_counted || !started || !uncounted || !why) {
-        free(shapes), free(gt_counted), free(started), free(uncounted), free(why);
+    if (!out->item_s || !out->engine_s || !out->basis || !shapes || !prepared || !started || !uncounted || !why) {
+        free(shapes), free(prepared), free(started), free(uncounted), free(why);
         vb_estimate_free(out);
         return vb_error_set(err, "estimate", 1, "out of memory");
     }
@@ -239,8 +239,8 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
         if (strcmp(engine, "exact") == 0) qps = r.qps100;
         if (!started[it->engine] && vb_profile_engine_recipe(&p->engines[it->engine])) s += SERVER_START_S;
         started[it->engine] = 1;
-        if (!gt_counted[it->dataset]) s += prep_of(p, it->dataset, sh, out); /* the first item opens the dataset */
-        gt_counted[it->dataset] = 1;
+        if (!prepared[it->dataset]) s += prep_of(p, it->dataset, sh, out); /* the first item opens the dataset */
+        prepared[it->dataset] = 1;
         switch (it->kind) {
         case VB_PHASE_BUILD:
             s += rows / r.load + (r.build > 0 ? rows / r.build : 0) + 0.5;
@@ -298,7 +298,7 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
                  vb_duration_approx(out->total_s, a, sizeof a),
                  out->n_uncounted ? " + ? (items on a dataset not here yet are not counted)" : "");
     for (size_t d = 0; d < p->n_datasets; d++) free(why[d]);
-    free(shapes), free(gt_counted), free(started), free(uncounted), free(why);
+    free(shapes), free(prepared), free(started), free(uncounted), free(why);
     return VB_OK;
 }
 
