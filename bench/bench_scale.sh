@@ -81,9 +81,9 @@ YML
     corpus=$(sed -n 's/.*for a corpus of \([0-9.]*\) MiB.*/\1/p' <<<"$gtl")
     load=$(sqlite3 "$work/r.sqlite" "SELECT printf('%.0f', rows / max(load_s, 1e-9)) FROM build_result LIMIT 1")
     answers=$(sqlite3 "$work/r.sqlite" "SELECT printf('%.1f', length(answers) / 1024.0) FROM sweep_result LIMIT 1")
-    t0=$(date +%s.%N)
+    t0=$(date +%s%N)
     "$BIN/vbench" report "$work/r.sqlite" -o "$work/report" --quiet >/dev/null 2>&1
-    report_s=$(echo "$(date +%s.%N) - $t0" | bc)
+    report_s=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
     db=$(stat -c %s "$work/r.sqlite")
     awk -v rows="$ROWS" -v nq="$NQ" -v dim="$DIM" -v gen="$gen_s" -v genw="$gen_w" -v load="$load" -v gt="$gt_s" \
         -v gtr="$gt_r" -v corpus="$corpus" -v rss="$rss" -v anon="$anon" -v db="$db" -v ans="$answers" \
@@ -94,7 +94,7 @@ YML
     rm -rf "$work/cache"   # the corpus: up to 3.8 GB per size
 done
 
-column -t -s $'\t' "$TABLE"
+if command -v column >/dev/null; then column -t -s $'\t' "$TABLE"; else cat "$TABLE"; fi
 echo "# gen_s, gen_mib_w: the synthetic corpus generated and written as the float32 cache (agent's /proc/self/io)"
 echo "# gt_s, gt_gmadds, gt_mib_r: the exact ground truth (queries x rows x dim multiply-adds), what it read from disk"
 echo "# peak_rss_mib / peak_anon_mib: the client agent's VmRSS / RssAnon, largest sample (every 0.2 s)"
