@@ -181,15 +181,21 @@ static int run_queries(script *s, vb_conn *c, const float *qs, size_t nq, const 
 
 static double recall(const verdict *v) { return v->total > 0 ? v->hits / v->total : 1.0; }
 
-/* The contract's answer checks for one run of queries (filtered: with the tag filter). A known defect of repeated
- * ids (opts.known_duplicates: MariaDB 11.8, seen in filtered answers only) is a TODO there and a failure elsewhere. */
+/* The contract's answer checks for one run of queries (filtered: with the tag filter). A server known to break two
+ * of them in filtered answers only (opts.known_filtered_defects: MariaDB 11.8 repeats a row in some and returns
+ * some out of order) has those two reported as TODO there, with what was seen; in unfiltered answers they fail. */
 static void answers_ok(script *s, const verdict *v, const char *what, int filtered) {
+    const char *known = filtered ? s->o->known_filtered_defects : NULL;
     check(s, v->dead == 0, "%s: no removed or unknown id is returned (%d)", what, v->dead);
     check(s, v->unfit == 0, "%s: every id passes the filter (%d do not)", what, v->unfit);
-    check(s, v->misorders == 0, "%s: ids come closest first for the %s metric (%d out of order, worst step %.4f)",
-          what, vb_metric_name(s->spec.metric), v->misorders, v->worst);
-    if (v->repeats && s->o->known_duplicates && filtered)
-        check(s, 0, "%s: no answer repeats an id (%d repeats) # TODO %s", what, v->repeats, s->o->known_duplicates);
+    if (v->misorders && known)
+        check(s, 0, "%s: ids come closest first for the %s metric (%d out of order, worst step %.4f) # TODO %s", what,
+              vb_metric_name(s->spec.metric), v->misorders, v->worst, known);
+    else
+        check(s, v->misorders == 0, "%s: ids come closest first for the %s metric (%d out of order, worst step %.4f)",
+              what, vb_metric_name(s->spec.metric), v->misorders, v->worst);
+    if (v->repeats && known)
+        check(s, 0, "%s: no answer repeats an id (%d repeats) # TODO %s", what, v->repeats, known);
     else
         check(s, v->repeats == 0, "%s: no answer repeats an id (%d repeats)", what, v->repeats);
 }
@@ -226,16 +232,24 @@ static int returns(script *s, vb_conn *c, const float *q, const vb_filter *f, in
  * engine finds every one at EF_HIGH (measured: hnswlib 20 of 20 runs of this script without a single miss in these
  * checks, exact by construction). A server's approximate index may fail to reach a row at EF_HIGH (HNSW's last
  * inserts are its least connected: seen on MHNSW and valkey-search), so each miss is searched again at EF_RETRY:
- * found there, it was a node the search did not reach at EF_HIGH, reported and allowed; not found even there,
- * the row is lost to the index (an update or insert the engine did not apply, or a node nothing links to), a
- * failure. For an upsert the old vector tells which: the row still found there is a lost update (for a new tag:
- * the row found at its vector without the filter). */
+ * found there, it was a node the search did not reach at EF_HIGH, reported and allowed. Not found even there:
+ * - still found at its old vector (an upsert; for a new tag: at its vector without the filter): a lost update;
+ * - else, when sizes counts fewer rows than the model, the row is missing: an insert the engine did not apply;
+ * - else the row is in the table and the index's graph does not reach it: unreachable. A failure, except on a
+ *   server known to do it (opts.known_unreachable), where one row per check is allowed and reported as a TODO.
+ *   Measured on MariaDB 11.8 (this script, 3,000 x 24, 43 runs of both metrics, loaded and quiet host): 2 rows
+ *   unreachable at ef_search 1000 with every row counted (one untagged row after the parallel load, one reinserted
+ *   row), never two in one check. */
 typedef struct misses {
     int tried, found;      /* found at EF_HIGH */
     int unreached;         /* missed at EF_HIGH, found at EF_RETRY */
-    int lost;              /* not found even at EF_RETRY */
-    int lost_update;       /* of those, still found where the old state would be (seek's old) */
+    int lost;              /* not found even at EF_RETRY, and not in the table's count */
+    int lost_update;       /* not found at EF_RETRY, still found where the old state would be (seek's old) */
+    int unreachable;       /* not found at EF_RETRY, yet every row is counted: a node the graph does not reach */
 } misses;
+
+static int64_t rows_now(script *s);
+static size_t live_rows(const script *s);
 
 /* Looks for id at q (with filter f) on c at EF_HIGH and counts the outcome in *m. old (may be NULL): where, without a
  * filter, a row whose update was lost would still be found: its old vector, or for a new tag the new vector. */
@@ -254,24 +268,38 @@ static void seek(script *s, vb_conn *c, const float *q, const vb_filter *f, int6
              EF_HIGH, EF_RETRY);
         return;
     }
-    m->lost++;
-    int at_old = old && returns(s, c, old, NULL, id) == 1;
-    m->lost_update += at_old;
-    note(s, "row %lld: not found even at ef_search %d: %s", (long long)id, EF_RETRY,
-         at_old ? "still found at its old vector: a lost update" : "lost to the index (not applied, or unlinked)");
+    const char *why;
+    if (old && returns(s, c, old, NULL, id) == 1) {
+        m->lost_update++;
+        why = "still found at its old vector: a lost update";
+    } else if (rows_now(s) == (int64_t)live_rows(s)) {
+        m->unreachable++;
+        why = "yet sizes counts every row: in the table, a node the index's graph does not reach";
+    } else {
+        m->lost++;
+        why = "and sizes does not count every row: an insert the engine did not apply";
+    }
+    note(s, "row %lld: not found even at ef_search %d, %s", (long long)id, EF_RETRY, why);
 }
 
-/* The verdict on *m: every row at EF_HIGH for an embedded engine; for a server, none lost (misses at EF_HIGH that
- * EF_RETRY finds are reported in the name). */
+/* The verdict on *m: every row at EF_HIGH for an embedded engine; for a server, none lost, no lost update and no
+ * row unreachable (one allowed where opts.known_unreachable names the server's defect; see misses). Misses at
+ * EF_HIGH that EF_RETRY finds are reported in the name. */
 static int misses_ok(script *s, const misses *m) {
     if (vb_engine_ops_of(s->e)->flags & VB_ENGINE_EMBEDDED) return m->tried > 0 && m->found == m->tried;
-    return m->tried > 0 && m->lost == 0;
+    int allowed = s->o->known_unreachable ? 1 : 0;
+    return m->tried > 0 && m->lost == 0 && m->lost_update == 0 && m->unreachable <= allowed;
 }
 
-static const char *misses_text(const misses *m, char *buf, size_t len) {
-    snprintf(buf, len, "%d of %d at ef_search %d; %d more only at %d; %d lost (%d lost updates)", m->found, m->tried,
-             EF_HIGH, m->unreached, EF_RETRY, m->lost, m->lost_update);
-    return buf;
+/* The check of one seek series, and the TODO that names an allowed unreachable row. */
+static void misses_check(script *s, const misses *m, const char *what) {
+    char buf[300];
+    snprintf(buf, sizeof buf, "%d of %d at ef_search %d; %d more only at %d; %d lost, %d lost updates, %d unreachable",
+             m->found, m->tried, EF_HIGH, m->unreached, EF_RETRY, m->lost, m->lost_update, m->unreachable);
+    check(s, misses_ok(s, m), "%s: %s", what, buf);
+    if (m->unreachable && s->o->known_unreachable && misses_ok(s, m))
+        check(s, 0, "%s: no row the index's graph does not reach (%d) # TODO %s", what, m->unreachable,
+              s->o->known_unreachable);
 }
 
 typedef struct loader {
@@ -464,7 +492,7 @@ static void main_case(script *s) {
     if (!check(s, rc == VB_OK, "two client connections (%s)", rc ? err.message : "ok")) goto out;
 
     /* Search at a high ef: the answers' shape and their recall. */
-    verdict hi, lo1, lo2, v;
+    verdict hi, lo1, lo2, lo3, v;
     rc = set_ef(s, a, EF_HIGH, &err);
     if (rc == VB_OK) rc = run_queries(s, a, s->queries, s->nq, NULL, &hi, &err);
     if (!check(s, rc == VB_OK, "%zu searches at ef_search %d (%s)", s->nq, EF_HIGH, rc ? err.message : "ok"))
@@ -475,24 +503,32 @@ static void main_case(script *s) {
     check(s, recall(&hi) >= min_recall, "recall@%d at ef_search %d is %.3f (>= %.2f)", K, EF_HIGH, recall(&hi),
           min_recall);
 
-    /* ef_search belongs to the connection: b searching wide must not widen a. */
+    /* ef_search belongs to the connection: b searching wide must not widen a. a searches at EF_LOW (lo1), b sets
+     * EF_HIGH and searches (v), a searches again without a word (lo2), then sets EF_LOW once more and searches (lo3).
+     * Had b's setting reached a, lo2 would be v's and lo3 (a's own setting, explicitly) would fall back; so lo2 is
+     * judged against lo3, taken in the same state of the server. Against lo1 it would also carry the drift of a
+     * server whose answers at one setting change as its caches do (measured on MariaDB 11.8: 0.973 before b's
+     * searches, 0.990 after, in 1 of 43 runs). */
     rc = set_ef(s, a, EF_LOW, &err);
     if (rc == VB_OK) rc = run_queries(s, a, s->queries, s->nq, NULL, &lo1, &err);
     if (rc == VB_OK) rc = set_ef(s, b, EF_HIGH, &err);
     if (rc == VB_OK) rc = run_queries(s, b, s->queries, s->nq, NULL, &v, &err);
     if (rc == VB_OK) rc = run_queries(s, a, s->queries, s->nq, NULL, &lo2, &err);
+    if (rc == VB_OK) rc = set_ef(s, a, EF_LOW, &err);
+    if (rc == VB_OK) rc = run_queries(s, a, s->queries, s->nq, NULL, &lo3, &err);
     if (check(s, rc == VB_OK, "searches at ef_search %d and %d on two connections (%s)", EF_LOW, EF_HIGH,
               rc ? err.message : "ok")) {
-        note(s, "recall@%d: %.3f at ef_search %d, %.3f at %d; the low connection again after the other set %d: %.3f", K,
-             recall(&lo1), EF_LOW, recall(&v), EF_HIGH, EF_HIGH, recall(&lo2));
-        double gap = recall(&v) - recall(&lo1);
+        note(s, "recall@%d: %.3f at ef_search %d, %.3f at %d; the low connection after the other set %d: %.3f, after "
+             "setting %d again: %.3f", K, recall(&lo1), EF_LOW, recall(&v), EF_HIGH, EF_HIGH, recall(&lo2), EF_LOW,
+             recall(&lo3));
+        double gap = recall(&v) - recall(&lo3);
         if (gap < 0.02) {
             skip(s, "ef_search is a per-connection setting", "ef_search does not change this engine's answers here");
         } else {
-            note(s, "ef_search changes the answers (recall %.3f -> %.3f)", recall(&lo1), recall(&v));
-            check(s, fabs(recall(&lo2) - recall(&lo1)) < gap / 2,
+            note(s, "ef_search changes the answers (recall %.3f -> %.3f)", recall(&lo3), recall(&v));
+            check(s, fabs(recall(&lo2) - recall(&lo3)) < gap / 2,
                   "ef_search is a per-connection setting: another connection's set_search leaves this one at %.3f "
-                  "(was %.3f; %.3f would be the other's)", recall(&lo2), recall(&lo1), recall(&v));
+                  "(%.3f at its own setting; %.3f would be the other's)", recall(&lo2), recall(&lo3), recall(&v));
         }
     }
     rc = set_ef(s, a, EF_HIGH, &err);
@@ -514,14 +550,12 @@ static void main_case(script *s) {
         vb_filter all = {.kind = VB_FILTER_TAG_BELOW, .tag_below = INT32_MAX};
         int passed = 0, tries = 0;
         misses um = {0};
-        char mt[200];
         for (int r = 0; r < 20 && u - r >= 0 && !s->tagged[u - r]; r++, tries++) {
             const float *q = s->vecs + (size_t)(u - r) * s->dim;
             seek(s, a, q, NULL, u - r, NULL, &um);
             passed += returns(s, a, q, &all, u - r) != 0;
         }
-        check(s, misses_ok(s, &um), "rows without a tag are found without a filter (at their own vectors): %s",
-              misses_text(&um, mt, sizeof mt));
+        misses_check(s, &um, "rows without a tag are found without a filter (at their own vectors)");
         check(s, tries > 0 && passed == 0,
               "a row without a tag never passes a tag filter, not even tag < INT32_MAX: %d of %d did", passed, tries);
     }
@@ -576,7 +610,6 @@ static void main_case(script *s) {
         if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the upsert", &(vb_filter){.kind = VB_FILTER_TAG_BELOW, .tag_below = 1});
         int left = 0;
         misses moved = {0}, retagged = {0};
-        char mt[200];
         vb_filter t1 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1};
         for (int i = 0; i < NU; i++) {
             seek(s, a, nv + i * s->dim, NULL, up[i], old + i * s->dim, &moved);
@@ -585,12 +618,10 @@ static void main_case(script *s) {
         }
         /* Found at the new place (the upserted rows are the graph's last inserts, its least connected: seek); an
          * upsert that left the vector in place is a lost update. A stale copy at the old place is never allowed. */
-        check(s, misses_ok(s, &moved), "the upserted rows are found at their new vectors: %s",
-              misses_text(&moved, mt, sizeof mt));
+        misses_check(s, &moved, "the upserted rows are found at their new vectors");
         check(s, left == NU, "and no longer at their old ones: another row comes first there (%d of %d)", left, NU);
         if (ops->flags & VB_ENGINE_FILTER)
-            check(s, misses_ok(s, &retagged), "their new tag 0 passes tag < 1 (the tag was replaced too): %s",
-                  misses_text(&retagged, mt, sizeof mt));
+            misses_check(s, &retagged, "their new tag 0 passes tag < 1 (the tag was replaced too)");
     }
     free(nv);
     free(old);
@@ -611,9 +642,8 @@ static void main_case(script *s) {
         rows_ok(s, "after the reinsert");
         plan_ok(s, "after the reinsert", NULL);
         misses back = {0};
-        char mt[200];
         for (size_t i = 0; i < nr && i < 30; i++) seek(s, a, gv + i * s->dim, NULL, gone[i], NULL, &back);
-        check(s, misses_ok(s, &back), "reinserted rows are found at their vectors: %s", misses_text(&back, mt, sizeof mt));
+        misses_check(s, &back, "reinserted rows are found at their vectors");
         rc = run_queries(s, a, s->queries, s->nq, NULL, &v, &err);
         if (rc == VB_OK) answers_ok(s, &v, "after the reinsert", 0);
         check(s, rc == VB_OK && recall(&v) >= min_recall, "recall@%d after remove + upsert + reinsert %.3f", K,

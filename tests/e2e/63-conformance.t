@@ -23,7 +23,6 @@ why=$(vb_ns_skip_reason)
 [ -n "$why" ] || { [ -x "$CONF" ] && [ -x "$CTL" ]; } || why="the test tools are not built in $TOOLS (make unit)"
 [ -n "$why" ] || [ -n "$IMG" ] || why="no engine image db-trixie (vbench image build db-trixie)"
 [ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
 ctl() { vb_ns_run "$CTL" "$@"; }
 
 vb_ns_start "$SCRATCH" "$ROOT"
@@ -109,7 +108,8 @@ t0=$(date +%s)
 vb_ns_run env PGOPTIONS="-c enable_seqscan=off" "$CONF" \
     --engine pgvector host="$pg" user=postgres password="$PW" dbname=postgres --restart "sh $SCRATCH/pg.sh restart" \
     --engine mariadb socket="$my/mysqld.sock" database=vbconf insert_batch=200 --restart "sh $SCRATCH/my.sh restart" \
-    --known-duplicates "MariaDB 11.8 repeats a row in some filtered answers (docs/results-medium-100k.md); the agent scores repeats as misses and records 'duplicate ids'" \
+    --known-filtered-defects "MariaDB 11.8 repeats a row in some filtered answers and returns some out of order (worst step 2.6 % in 2 of 86 script runs); the agent scores repeats as misses, records 'duplicate ids', and scores recall as a set" \
+    --known-unreachable "MariaDB 11.8's graph leaves a counted row unreachable even at ef_search 1000 now and then (2 rows in 86 script runs, never two in one check); recall counts such a row as missed" \
     "${RS_ARGS[@]}" \
     >"$SCRATCH/conf.out" 2>"$SCRATCH/conf.err"
 crc=$?

@@ -1,12 +1,14 @@
 /* The engine contract's conformance script (engines/conformance.c) over every registered engine, as TAP.
  *
- *   vb_conformance [--metric M]... [--engine NAME [KEY=VALUE]... [--restart CMD] [--known-duplicates WHY]]...
+ *   vb_conformance [--metric M]... [--engine NAME [KEY=VALUE]... [--restart CMD] [--known-filtered-defects WHY]
+ *                  [--known-unreachable WHY]]...
  *
  * Walks the registry: stubs are skipped (they are not indexes), in-process engines always run, a server engine
  * runs when --engine NAME gives its parameters (where the server is) and is otherwise listed as "# SKIP no
  * server for it here" with the engine's own description, so an engine added to the registry shows up here
  * without an edit. --restart CMD (run by sh) restarts that server and returns once it answers: the script then
- * checks VB_RETRY and recovery. --metric (euclidean, angular; default both) may repeat.
+ * checks VB_RETRY and recovery. --known-filtered-defects and --known-unreachable name a server's known defects
+ * (vb_conformance_opts says what each allows). --metric (euclidean, angular; default both) may repeat.
  *
  * After the shared script, engine-specific sections keep what the per-server drivers checked before it existed
  * (tests/tools/vb_pgtest.c and vb_mariadb_check.c, now gone): pgvector's halfvec variant, iterative scan at a
@@ -39,7 +41,7 @@ typedef struct server_arg {
     const char *name;
     vb_kv kv[MAX_KV];
     size_t n_kv;
-    const char *restart, *known_duplicates;
+    const char *restart, *known_filtered_defects, *known_unreachable;
 } server_arg;
 
 static server_arg servers[MAX_ENGINES];
@@ -650,8 +652,10 @@ int main(int argc, char **argv) {
             servers[n_servers++] = (server_arg){.name = argv[++i]};
         } else if (strcmp(argv[i], "--restart") == 0 && i + 1 < argc && cur) {
             cur->restart = argv[++i];
-        } else if (strcmp(argv[i], "--known-duplicates") == 0 && i + 1 < argc && cur) {
-            cur->known_duplicates = argv[++i];
+        } else if (strcmp(argv[i], "--known-filtered-defects") == 0 && i + 1 < argc && cur) {
+            cur->known_filtered_defects = argv[++i];
+        } else if (strcmp(argv[i], "--known-unreachable") == 0 && i + 1 < argc && cur) {
+            cur->known_unreachable = argv[++i];
         } else if (strchr(argv[i], '=') && cur && cur->n_kv < MAX_KV) {
             char *eq = strchr(argv[i], '=');
             *eq = '\0';
@@ -685,7 +689,8 @@ int main(int argc, char **argv) {
             }
             vb_conformance_opts o = {.engine = names[i], .metric = metrics[m]};
             if (s) {
-                o.params = s->kv, o.n_params = s->n_kv, o.known_duplicates = s->known_duplicates;
+                o.params = s->kv, o.n_params = s->n_kv;
+                o.known_filtered_defects = s->known_filtered_defects, o.known_unreachable = s->known_unreachable;
                 if (s->restart) o.restart = run_restart, o.restart_arg = s;
             }
             printf("# %s, %s:\n", names[i], vb_metric_name(metrics[m]));
