@@ -22,7 +22,6 @@ if [ -n "$why" ]; then
     if [ "$(id -u)" = 0 ]; then ok 1 "the servers cannot be reached: $why"; done_testing; exit 1; fi
     echo "1..0 # SKIP $why"; exit 0
 fi
-diag() { sed 's/^/#   /'; }
 run_in() { vb_ns_run "$@"; }
 trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
 vb_ns_start "$SCRATCH" "$ROOT"

@@ -17,7 +17,6 @@ why=$(vb_ns_skip_reason)
 
 kv() { printf '%s\n' "$2" | sed -n "s/^$1=//p" | head -1; }  # kv KEY TEXT: the value of KEY=... in TEXT
 ctl() { vb_ns_run "$CTL" "$@"; }
-diag() { sed 's/^/#   /'; }
 
 t0=$(date +%s.%N)
 # The repository is shared too: its test driver must be reachable inside even when the clone lives under /tmp.

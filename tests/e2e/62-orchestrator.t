@@ -18,7 +18,6 @@ why=$(vb_ns_skip_reason)
 [ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
     why="no engine image db-trixie (vbench image build db-trixie)"
 [ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
 run_in() { vb_ns_run "$@"; }     # everything that talks to the namespace's systemd runs inside it
 
 vb_ns_start "$SCRATCH" "$ROOT"

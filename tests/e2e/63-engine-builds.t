@@ -15,7 +15,6 @@
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 IB="$ROOT/deploy/image-build"
 LAYER=db-trixie-vbtest
-diag() { sed 's/^/#   /'; }
 
 # --- 0. layer recipes without building anything: the user's tarball is found and checked as documented --------
 mkdir -p "$SCRATCH/recipes" "$SCRATCH/src"

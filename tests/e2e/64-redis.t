@@ -20,7 +20,6 @@ why=$(vb_ns_skip_reason)
 [ -n "$why" ] || bash "$ROOT/deploy/image-build" --path-only db-trixie >/dev/null 2>&1 ||
     why="no engine image db-trixie (vbench image build db-trixie)"
 [ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
 
 vb_ns_start "$SCRATCH" "$ROOT"
 ok $? "systemd boots in a namespace"

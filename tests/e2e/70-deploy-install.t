@@ -19,7 +19,6 @@ need python3
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 INSTALL=$ROOT/deploy/install
 ZCERT=$ROOT/${BUILD:-build}/tools/vb_zcert
-diag() { sed 's/^/#   /'; }
 inst() { "$INSTALL" "$@" --bin "$VB_BIN" --engines "$SCRATCH/engines"; }
 
 LAST=$(( $(nproc) - 1 ))            # the client's CPU: one that exists here

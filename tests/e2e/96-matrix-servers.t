@@ -17,7 +17,6 @@ why=$(vb_ns_skip_reason)
 [ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
     why="no engine image db-trixie (vbench image build db-trixie)"
 [ -z "$why" ] || skip_all "$why"
-diag() { sed 's/^/#   /'; }
 
 vb_ns_start "$SCRATCH" "$ROOT"
 ok $? "systemd boots in a namespace"

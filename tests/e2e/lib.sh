@@ -19,13 +19,26 @@ trap 'rm -rf "$SCRATCH"' EXIT
 
 # fail_note LINE: a failed check's explanation, in the TAP (stdout) and on stderr: prove shows a test's stderr but
 # not its TAP, so a CI log then names the failed check and says why, not only its number.
-fail_note() { echo "$1"; echo "$1" >&2; }
+# Both also go to $VB_FAIL_LOG when make test set it: tests/run-suite prints that digest just before prove's summary,
+# where a CI log that keeps only its last lines still shows what failed and why.
+fail_log() { [ -z "${VB_FAIL_LOG:-}" ] || printf '%s\t%s\n' "$(basename "$0")" "$1" >>"$VB_FAIL_LOG"; }
+fail_note() { echo "$1"; echo "$1" >&2; fail_log "$1"; }
+# diag: a command's output as TAP comments (indented); once a check of this test has failed, the first 12 lines go to
+# $VB_FAIL_LOG as well (what a failed campaign printed, say, is then in make test's digest).
+diag() {
+    local out
+    out=$(sed 's/^/#   /')
+    [ -n "$out" ] || return 0
+    printf '%s\n' "$out"
+    [ "${T_FAILED:-0}" -eq 0 ] || printf '%s\n' "$out" | head -12 | while IFS= read -r l; do fail_log "$l"; done
+}
 ok() { # ok CONDITION-EXIT-CODE NAME...
     local rc=$1; shift
     T_N=$((T_N + 1))
     if [ "$rc" -eq 0 ]; then echo "ok $T_N - $*"; else
         echo "not ok $T_N - $*"; T_FAILED=$((T_FAILED + 1))
         echo "# $(basename "$0") failed #$T_N - $*" >&2
+        fail_log "not ok $T_N - $*"
     fi
 }
 is() { # is GOT WANT NAME...: GOT is WANT. WANT may not be empty: two empty strings (a query of a missing database,

@@ -2,11 +2,9 @@
 # 11.8) started by the orchestrator as systemd units, in a namespace booted once for all its checks
 # (deploy/systemd-ns). Sourced after lib.sh. vb_ns_servers_boot: ensures the image (building it if it is missing,
 # or failing the test where it cannot be built), skips where systemd cannot boot in a namespace (a failure where
-# every test is required), boots it as check 1 and stops it at the exit. Sets ROOT; defines diag (indent a command's
-# output as a TAP comment).
+# every test is required), boots it as check 1 and stops it at the exit. Sets ROOT (diag is lib.sh's).
 . "$(dirname "${BASH_SOURCE[0]}")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-diag() { sed 's/^/#   /'; }
 
 vb_ns_servers_boot() {
     vb_ensure_image db-trixie
