@@ -131,7 +131,20 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);
     vb_window_wire_server(&w, &before, &after);
     vb_window_wire_server_window(&w, &prog.at_start, &after);
-    if (!waits.error[0]) vb_window_wire_waits(&w, &waits.profile);
+    int keep_waits = !waits.error[0];
+    if (keep_waits && waits.profile.timed) {
+        /* Waits timed by the server (MariaDB): on CPU is the rest of its statements' time over the same span. */
+        if (before.calls >= 0 && after.calls >= 0 && after.exec_s >= before.exec_s) {
+            uint64_t waited = 0;
+            for (size_t i = 0; i < waits.profile.n; i++) waited += waits.profile.ev[i].samples;
+            double exec_us = (after.exec_s - before.exec_s) * 1e6;
+            vb_wait_profile_add(&waits.profile, "CPU", "CPU", exec_us > (double)waited ? (uint64_t)(exec_us - (double)waited) : 0);
+        } else {
+            vb_phase_log(ctx, "warn", "the wait profile is left out: without the server's statement time it has no CPU share");
+            keep_waits = 0;
+        }
+    }
+    if (keep_waits) vb_window_wire_waits(&w, &waits.profile);
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_WINDOW;

@@ -50,6 +50,9 @@ typedef struct my_state {
     size_t dim;
     vb_metric metric;
     vb_sql_admin admin;         /* a MYSQL *, in the database */
+    int waits_off;              /* wait_profile: off (MariaDB; the instruments' overhead measured against it) */
+    struct my_wait_total *waits; /* the wait profile's last reading per instrument (my_wait_sample) */
+    size_t n_waits, cap_waits;
 } my_state;
 
 typedef struct my_conn {
@@ -67,7 +70,7 @@ typedef struct my_conn {
 } my_conn;
 
 static const char *const mariadb_params[] = {"host", "port", "socket", "user", "password", "database", "table",
-                                             "m", "insert_batch", "mhnsw_max_cache_size", NULL};
+                                             "m", "insert_batch", "mhnsw_max_cache_size", "wait_profile", NULL};
 static const char *const alisql_params[] = {"host", "port", "socket", "user", "password", "database", "table",
                                             "m", "ef_construction", "insert_batch", "vidx_hnsw_cache_size", NULL};
 static const char *const doris_params[] = {"host", "port", "user", "password", "database", "table", "m",
@@ -348,6 +351,24 @@ static int admin_run(my_state *s, const char *sql, vb_error *err) {
     return vb_sql_admin_run(&s->admin, run_on, arg, err);
 }
 
+/* The wait instruments the profile reads and the recipe enables (deploy/engines/mariadb.yml: wait/synch and
+ * wait/lock/metadata; MariaDB times wait/io/file and wait/lock/table by default). wait/io/table is left out of the
+ * profile: it times whole storage-engine row calls, CPU included, and the waits above nest inside it. wait/io/socket
+ * stays off: a client thread's socket wait is the idle time between its statements. */
+#define MY_WAIT_SWITCHED "(NAME LIKE 'wait/synch/%' OR NAME LIKE 'wait/lock/metadata/%')"
+#define MY_WAIT_PROFILED_W "(w.EVENT_NAME LIKE 'wait/synch/%' OR w.EVENT_NAME LIKE 'wait/lock/%' OR w.EVENT_NAME LIKE 'wait/io/file/%')"
+
+/* wait_profile on: the switched instruments enabled and timed (a server started without them, or left off by an
+ * earlier configuration of the same run, gets them now); off: disabled, so an off configuration measures the
+ * server without their cost. */
+static int my_waits_switch(my_state *s, vb_error *err) {
+    const char *yes = s->waits_off ? "NO" : "YES";
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE performance_schema.setup_instruments SET ENABLED = '%s', TIMED = '%s' WHERE %s",
+             yes, yes, MY_WAIT_SWITCHED);
+    return admin_run(s, sql, err);
+}
+
 static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **state, vb_error *err) {
     pthread_once(&lib_once, lib_init);
     my_state *s = calloc(1, sizeof *s);
@@ -372,6 +393,12 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
         free(s);
         return vb_error_prefix(err, "%s", vb_mysql_dialect_name(d));
     }
+    const char *wp = d == VB_MYSQL_MARIADB ? vb_kv_get(cfg->params, cfg->n_params, "wait_profile", "on") : "off";
+    if (strcmp(wp, "on") != 0 && strcmp(wp, "off") != 0) {
+        free(s);
+        return vb_error_set(err, "engine", 1, "%s: wait_profile '%s': expected on or off", vb_mysql_dialect_name(d), wp);
+    }
+    s->waits_off = strcmp(wp, "off") == 0;
     s->port = (unsigned)port;
     s->io_timeout_s = cfg->io_timeout_s > 0 ? (unsigned)cfg->io_timeout_s : 0;
     s->insert_batch = batch;
@@ -384,6 +411,7 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
         rc = admin_run(s, sql, err);
     else if (rc == VB_OK)
         rc = vb_sql_admin_run(&s->admin, dialled, NULL, err);
+    if (rc == VB_OK && d == VB_MYSQL_MARIADB) rc = my_waits_switch(s, err);
     if (rc != VB_OK) {
         vb_sql_admin_destroy(&s->admin);
         free(s);
@@ -400,6 +428,7 @@ static int doris_open(const vb_engine_config *c, void **st, vb_error *e) { retur
 static void family_close(void *state) {
     my_state *s = state;
     vb_sql_admin_destroy(&s->admin);
+    free(s->waits);
     free(s);
 }
 
@@ -891,26 +920,125 @@ static int family_server_stats(void *state, vb_server_stats *out, vb_error *err)
     return rc;
 }
 
+/* ---- the wait profile (MariaDB) ----------------------------------------------------------------------- */
+
+/* One instrument's total wait of the benchmark's sessions at the last reading, in picoseconds. */
+typedef struct my_wait_total {
+    char name[128];
+    unsigned long long ps;
+    int seen;
+} my_wait_total;
+
+typedef struct wait_read {
+    my_state *s;
+    vb_wait_profile *acc;   /* NULL: a baseline only */
+} wait_read;
+
+static my_wait_total *wait_slot(my_state *s, const char *name) {
+    for (size_t i = 0; i < s->n_waits; i++)
+        if (strcmp(s->waits[i].name, name) == 0) return &s->waits[i];
+    if (s->n_waits == s->cap_waits) {
+        size_t cap = s->cap_waits ? 2 * s->cap_waits : 64;
+        my_wait_total *w = realloc(s->waits, cap * sizeof *w);
+        if (!w) return NULL;
+        s->waits = w, s->cap_waits = cap;
+    }
+    my_wait_total *w = &s->waits[s->n_waits++];
+    memset(w, 0, sizeof *w);
+    snprintf(w->name, sizeof w->name, "%s", name);
+    return w;
+}
+
+/* "wait/synch/mutex/innodb/buf_pool_mutex" -> class "synch/mutex", event "innodb/buf_pool_mutex". */
+static void wait_split(const char *name, char *cls, size_t cls_len, const char **event) {
+    const char *p = strncmp(name, "wait/", 5) == 0 ? name + 5 : name;
+    const char *slash = strchr(p, '/');
+    slash = slash ? strchr(slash + 1, '/') : NULL;
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    snprintf(cls, cls_len, "%.*s", (int)n, p);
+    *event = slash ? slash + 1 : p;
+}
+
+/* Reads the waits of the sessions in this database other than the admin connection's own (the benchmark's clients)
+ * per instrument; adds what grew since the last reading into a->acc, in microseconds. A total that shrank (a
+ * session ended) restarts that instrument's baseline. */
+static int wait_read_on(void *conn, void *arg, vb_error *err) {
+    wait_read *a = arg;
+    my_state *s = a->s;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT w.EVENT_NAME, SUM(w.SUM_TIMER_WAIT) FROM performance_schema.events_waits_summary_by_thread_by_event_name AS w "
+             "JOIN performance_schema.threads AS t ON t.THREAD_ID = w.THREAD_ID WHERE t.PROCESSLIST_DB = '%s' AND "
+             "t.PROCESSLIST_ID <> CONNECTION_ID() AND w.SUM_TIMER_WAIT > 0 AND %s GROUP BY w.EVENT_NAME", s->database,
+             MY_WAIT_PROFILED_W);
+    if (mysql_real_query(conn, sql, strlen(sql))) return my_fail(s, conn, "the wait profile's query", err);
+    MYSQL_RES *r = mysql_store_result(conn);
+    if (!r) return my_fail(s, conn, "the wait profile's query", err);
+    for (size_t i = 0; i < s->n_waits; i++) s->waits[i].seen = 0;
+    for (MYSQL_ROW row; (row = mysql_fetch_row(r));) {
+        if (!row[0] || !row[1]) continue;
+        my_wait_total *w = wait_slot(s, row[0]);
+        if (!w) break;
+        unsigned long long now = strtoull(row[1], NULL, 10);
+        if (a->acc && now > w->ps && (now - w->ps) / 1000000ull > 0) {
+            char cls[48];
+            const char *event;
+            wait_split(w->name, cls, sizeof cls, &event);
+            vb_wait_profile_add(a->acc, cls, event, (now - w->ps) / 1000000ull);
+        }
+        w->ps = now;
+        w->seen = 1;
+    }
+    mysql_free_result(r);
+    for (size_t i = 0; i < s->n_waits; i++)
+        if (!s->waits[i].seen) s->waits[i].ps = 0;   /* no session has it now: a new one starts from 0 */
+    return VB_OK;
+}
+
+/* engine.h wait_sample, for MariaDB: not a sample of what sessions do now but the delta of performance_schema's
+ * own timing of their waits since the last call (events_waits_summary_by_thread_by_event_name, picoseconds), in
+ * microseconds waited (acc->timed). The probe (acc NULL) checks that the instruments are on and takes the baseline.
+ * On CPU is what remains of the statements' time (the agent: server_stats' exec time less the waits). */
+static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
+    my_state *s = state;
+    if (s->waits_off) return vb_error_set(err, s->name, 1, "%s: the configuration sets wait_profile: off", s->name);
+    if (!acc) {
+        long long on = -1;
+        int rc = admin_ints(s, "SELECT COUNT(*) FROM performance_schema.setup_instruments WHERE ENABLED = 'YES' AND "
+                               "TIMED = 'YES' AND " MY_WAIT_SWITCHED, &on, 1, err);
+        if (rc != VB_OK) return rc;
+        if (on <= 0)
+            return vb_error_set(err, s->name, 1, "%s: no wait/synch instrument is enabled and timed (is the server "
+                                "started with --performance-schema=ON?)", s->name);
+        s->n_waits = 0;
+    } else {
+        acc->timed = 1;
+    }
+    wait_read a = {s, acc};
+    return vb_sql_admin_run(&s->admin, wait_read_on, &a, err);
+}
+
 /* ---- ops tables ------------------------------------------------------------------------------------ */
 
-#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, OPEN)                                                            \
+#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, OPEN, WAITS)                                                     \
     {                                                                                                          \
         .name = NAME, .description = DESC, .flags = FLAGS, .param_names = PARAMS, .open = OPEN,               \
         .close = family_close, .create = family_create, .connect = family_connect,                            \
         .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
         .sizes = family_sizes, .explain = family_explain, .attach = family_attach,                            \
-        .server_stats = family_server_stats,                                                                   \
+        .server_stats = family_server_stats, .wait_sample = WAITS,                                             \
     }
 
 const vb_engine_ops vb_engine_mariadb =
     FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, mariadb_params, mariadb_open);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, mariadb_params, mariadb_open,
+               my_wait_sample);
 const vb_engine_ops vb_engine_alisql =
     FAMILY_OPS("alisql", "AliSQL 8.0 VIDX HNSW over Connector/C (statements from the documentation; not verified "
                "against a server here)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, alisql_params, alisql_open);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, alisql_params, alisql_open, NULL);
 const vb_engine_ops vb_engine_doris =
     FAMILY_OPS("doris", "Apache Doris 4.0 ANN index over the MySQL protocol, INSERT for bulk data (statements from "
                "the documentation; not verified against a server here)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, doris_params, doris_open);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, doris_params, doris_open, NULL);

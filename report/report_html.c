@@ -554,7 +554,7 @@ static int timegoes(doc *d, vb_error *err) {
     sqlite3_stmt *st;
     const char *sql =
         "SELECT engine, clients, mean_ms, server_ms_per_query, server_share, server_cores_busy, server_cores, cpu_share, "
-        "top_wait FROM v_time_split AS t WHERE clients = (SELECT MAX(clients) FROM v_time_split AS u WHERE u.engine = "
+        "top_wait, wait_unit FROM v_time_split AS t WHERE clients = (SELECT MAX(clients) FROM v_time_split AS u WHERE u.engine = "
         "t.engine) GROUP BY engine ORDER BY MIN(seq)";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return VB_OK;   /* an older file: no view */
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -562,7 +562,7 @@ static int timegoes(doc *d, vb_error *err) {
         int n = sqlite3_column_int(st, 1);
         double mean = sqlite3_column_double(st, 2), srv = sqlite3_column_double(st, 3);
         double share = sqlite3_column_double(st, 4);
-        char cores[160] = "its CPU use was not sampled", waits[200] = "";
+        char cores[160] = "its CPU use was not sampled", waits[260] = "";
         if (sqlite3_column_type(st, 5) != SQLITE_NULL && sqlite3_column_type(st, 6) != SQLITE_NULL) {
             double busy = sqlite3_column_double(st, 5);
             int given = sqlite3_column_int(st, 6);
@@ -572,8 +572,12 @@ static int timegoes(doc *d, vb_error *err) {
         }
         if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
             const char *top = (const char *)sqlite3_column_text(st, 8);
-            snprintf(waits, sizeof waits, "; of its sampled sessions %.0f %% were on CPU%s%s", 100 * sqlite3_column_double(st, 7),
-                     top ? ", the main wait " : "", top ? top : "");
+            const char *unit = (const char *)sqlite3_column_text(st, 9);
+            int timed = unit && strcmp(unit, "us") == 0;
+            snprintf(waits, sizeof waits, "; %s %.0f %% %s on CPU%s%s",
+                     timed ? "of its statements' time (performance_schema's timing)" : "of its sampled sessions",
+                     100 * sqlite3_column_double(st, 7), timed ? "was" : "were", top ? ", the main wait " : "",
+                     top ? top : "");
         }
         para(d, "timegoes", "%s at %d client%s: the server executed each query in %.3f ms of the client's %.3f ms "
                             "(%.0f %%), the other %.0f %% was outside its execution (transport, connector, queueing "

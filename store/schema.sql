@@ -163,6 +163,7 @@ CREATE TABLE IF NOT EXISTS window_result (
     server_window_calls INTEGER,            -- the same from the window's start to its last query (server time per
     server_window_exec_s REAL,              -- query is computed from these: the warm-up left out); NULL: unknown
     wait_rounds     INTEGER,                -- wait profile: sampling rounds (window_wait); NULL: none
+    wait_unit       TEXT,                   -- what window_wait.samples count: session-samples | us (MariaDB: timed)
     window_start    REAL,                   -- epoch seconds (agent's clock); NULL: older file
     target_rate     REAL,                   -- open loop; NULL for closed loop
     late_starts     INTEGER,

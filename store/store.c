@@ -153,6 +153,7 @@ static const struct {
     {"window_result", "wait_rounds", "INTEGER"},
     {"window_result", "server_window_calls", "INTEGER"},
     {"window_result", "server_window_exec_s", "REAL"},
+    {"window_result", "wait_unit", "TEXT"},   /* issue 27: MariaDB's wait profile is timed, pgvector's sampled */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -879,9 +880,9 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
         "INSERT INTO window_result (result_key, item_key, engine, dataset, clients, repeat, ef_search, window_s, "
         "queries, errors, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, in_call_s, in_flight, qps_x_p50, "
         "fraction_in_call_min, fraction_in_call_mean, fraction_in_call, client_cpu_s, warmup_queries, edge_queries, "
-        "server_calls, server_exec_s, window_start, wait_rounds, server_window_calls, server_window_exec_s, target_rate, "
-        "late_starts, lag_p99_ms, clients_lost, latency_hist, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "server_calls, server_exec_s, window_start, wait_rounds, wait_unit, server_window_calls, server_window_exec_s, "
+        "target_rate, late_starts, lag_p99_ms, clients_lost, latency_hist, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1, nf = (int)w->n_fraction_in_call;
@@ -908,6 +909,8 @@ static int insert_window(vb_store *s, const Vbench__Result *r, const char *engin
         bind_double_or_null(st, i++, !w->server_stats, w->server_exec_s);
         bind_double_or_null(st, i++, !(w->window_start > 0), w->window_start);
         if (w->wait_rounds) sqlite3_bind_int64(st, i++, (sqlite3_int64)w->wait_rounds);
+        else sqlite3_bind_null(st, i++);
+        if (w->wait_rounds && w->wait_unit && w->wait_unit[0]) bind_text(st, i++, w->wait_unit);
         else sqlite3_bind_null(st, i++);
         if (w->server_window_calls > 0) sqlite3_bind_int64(st, i++, (sqlite3_int64)w->server_window_calls);
         else sqlite3_bind_null(st, i++);

@@ -400,16 +400,18 @@ CREATE VIEW v_server_count AS
                AS counted_as
     FROM server_count AS c LEFT JOIN plan AS p ON p.key = c.item_key;
 
--- The wait profile per concurrency window: each class and event's share of the session-samples (they sum to 1 per
--- window), and per class (v_window_wait_classes).
+-- The wait profile per concurrency window: each class and event's share of the window's samples (they sum to 1 per
+-- window), and per class (v_window_wait_classes). unit: what samples count, session-samples (pgvector: a session
+-- seen at a round) or us (MariaDB: microseconds waited as performance_schema timed them, CPU the rest of the
+-- statements' time); NULL in files from before it was recorded (session-samples).
 CREATE VIEW v_window_waits AS
     SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, x.wait_class, x.event, x.samples,
-           x.rounds, 1.0 * x.samples / (SELECT SUM(y.samples) FROM window_wait AS y WHERE y.result_key = x.result_key)
+           COALESCE(w.wait_unit, 'session-samples') AS unit, x.rounds, 1.0 * x.samples / (SELECT SUM(y.samples) FROM window_wait AS y WHERE y.result_key = x.result_key)
                AS share
     FROM window_wait AS x JOIN window_result AS w ON w.result_key = x.result_key;
 
 CREATE VIEW v_window_wait_classes AS
-    SELECT engine, dataset, clients, repeat, wait_class, SUM(samples) AS samples, SUM(share) AS share,
+    SELECT engine, dataset, clients, repeat, wait_class, SUM(samples) AS samples, MAX(unit) AS unit, SUM(share) AS share,
            (SELECT event FROM v_window_waits AS t WHERE t.engine = v.engine AND t.dataset = v.dataset AND
                    t.clients = v.clients AND t.repeat = v.repeat AND t.wait_class = v.wait_class
             ORDER BY t.samples DESC LIMIT 1) AS top_event
@@ -422,10 +424,11 @@ CREATE VIEW v_time_split AS
     SELECT c.engine, c.dataset, c.clients, c.repeat, c.mean_ms, c.server_ms_per_query,
            c.server_ms_per_query * COALESCE(w.cpu_share, 1) AS server_cpu_ms,
            c.server_ms_per_query * (1 - COALESCE(w.cpu_share, 1)) AS server_wait_ms,
-           c.mean_ms - c.server_ms_per_query AS outside_ms, c.server_share, w.cpu_share, w.top_wait,
+           c.mean_ms - c.server_ms_per_query AS outside_ms, c.server_share, w.cpu_share, w.top_wait, w.wait_unit,
            c.server_cores_busy, c.server_cores, c.efficiency, c.seq
     FROM v_concurrency AS c
     LEFT JOIN (SELECT engine, dataset, clients, repeat, SUM(CASE WHEN wait_class = 'CPU' THEN share ELSE 0 END) AS cpu_share,
+                      MAX(unit) AS wait_unit,
                       (SELECT t.wait_class || ':' || t.top_event FROM v_window_wait_classes AS t
                        WHERE t.engine = k.engine AND t.dataset = k.dataset AND t.clients = k.clients AND t.repeat = k.repeat
                          AND t.wait_class <> 'CPU' ORDER BY t.share DESC LIMIT 1) AS top_wait
