@@ -42,6 +42,7 @@
 #include "datasets/dataset.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
+#include "util/pidns.h"
 #include "util/clock.h"
 #include "util/watchdog.h"
 #include "util/cpulist.h"
@@ -172,6 +173,9 @@ static void say_hello(agent *a) {
     h.n_versions = nv;
     h.versions = wv;
     h.pid = (uint64_t)getpid();
+    char pidns[64];
+    vb_pidns_of(0, pidns, sizeof pidns);
+    h.pid_ns = pidns;
     if (a->busy) {
         h.item_key = a->assign_env->assign->item_key;
         h.item_attempt = a->attempt;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "coordinator/campaign_int.h"
+#include "util/pidns.h"
 #include "util/versions.h"
 
 /* ---- messages out ---------------------------------------------------------------------------------------- */
@@ -320,17 +321,30 @@ static void abort_stale(campaign *c, peer *p, const Vbench__Hello *h, int y) {
 }
 
 /* The hello is answered (WELCOME): the agent is seen, the event says what the hello meant (the row's note). */
+/* The agent's PID for the events: as util/pidns.h says it when the agent runs on this host (its namespace's number
+ * and this one's), with its namespace when on another. */
+static void agent_pid_text(const Vbench__Hello *h, char *buf, size_t len) {
+    char here[256] = "";
+    gethostname(here, sizeof here - 1);
+    const char *ns = h->pid_ns ? h->pid_ns : "";
+    if (strcmp(here, h->host ? h->host : "") == 0) vb_pidns_text((long)h->pid, ns, buf, len);
+    else if (ns[0]) snprintf(buf, len, "PID %llu of its host's PID namespace %s", (unsigned long long)h->pid, ns);
+    else snprintf(buf, len, "PID %llu", (unsigned long long)h->pid);
+}
+
 static void welcome(campaign *c, peer *p, const Vbench__Hello *h, vb_agent_state was, const char *now) {
     vb_store_agent_seen(c->store, h, NULL);
+    char pid[300];
+    agent_pid_text(h, pid, sizeof pid);
     if (was == VB_AGENT_NEW)
         vb_store_event(c->store, VB_EVENT_AGENT_JOINED, "info", NULL, "coordinator",
-                       "agent %s (%s, pid %llu, roles %s) joined%s%s; outbox %u",
-                       p->id, h->host, (unsigned long long)h->pid, p->roles, strcmp(now, "idle") ? ": " : "",
+                       "agent %s (%s, %s, roles %s) joined%s%s; outbox %u",
+                       p->id, h->host, pid, p->roles, strcmp(now, "idle") ? ": " : "",
                        strcmp(now, "idle") ? now : "", h->outbox);
     else
         vb_store_event(c->store, VB_EVENT_AGENT_BACK, was == VB_AGENT_LOST ? "warn" : "info", NULL, "coordinator",
-                       "agent %s (%s, pid %llu) said hello again (was %s): %s; outbox %u", p->id, h->host,
-                       (unsigned long long)h->pid, vb_agent_fsm_state_name(was), now, h->outbox);
+                       "agent %s (%s, %s) said hello again (was %s): %s; outbox %u", p->id, h->host, pid,
+                       vb_agent_fsm_state_name(was), now, h->outbox);
     if (was != VB_AGENT_NEW) vb_console_say(&c->console, "agent %s is back (was %s): %s", p->id, vb_agent_fsm_state_name(was), now);
     Vbench__Welcome w = VBENCH__WELCOME__INIT;
     w.campaign = c->profile->name;

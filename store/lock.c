@@ -1,8 +1,6 @@
 /* The results database's writer lock (lock.h): an OFD lock on FILE.lock with the holder's record in it. */
 #include "store/lock.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/pidns.h"
+
 struct vb_lock {
     int fd;
     char path[1100];
@@ -20,58 +20,10 @@ struct vb_lock {
     char host[256], since[40], pidns[64];
 };
 
-/* The PID namespace of process `pid` (0: this one) as /proc names it, "pid:[INODE]"; "" when it cannot be read. */
-static void pid_ns_of(long pid, char *buf, size_t len) {
-    char link[64];
-    if (pid > 0) snprintf(link, sizeof link, "/proc/%ld/ns/pid", pid);
-    else snprintf(link, sizeof link, "/proc/self/ns/pid");
-    ssize_t n = readlink(link, buf, len - 1);
-    buf[n > 0 ? (size_t)n : 0] = '\0';
-}
-
-/* The last PID of /proc/N/status's NSpid line: N as its own (innermost) PID namespace numbers it; -1 if none. */
-static long inner_pid(const char *dir) {
-    char path[300], line[512];
-    snprintf(path, sizeof path, "/proc/%s/status", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long inner = -1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "NSpid:", 6) == 0) {
-            for (char *t = strtok(line + 6, " \t\n"); t; t = strtok(NULL, " \t\n")) inner = atol(t);
-            break;
-        }
-    fclose(f);
-    return inner;
-}
-
-/* The holder's PID as this process sees it: the same PID in the same namespace; from another (the holder in
- * a container or a systemd namespace, this one on the host), the process of /proc in that namespace whose own
- * PID it is; -1 when no such process is visible here (this one is inside, the holder outside). */
+/* The holder's PID as this process sees it (util/pidns.h). */
 static void holder_pid_here(vb_lock_holder *h) {
-    char mine[64];
-    pid_ns_of(0, mine, sizeof mine);
-    h->pid_here = h->pid;
-    if (!h->pidns[0] || !mine[0] || strcmp(h->pidns, mine) == 0) {
-        snprintf(h->pid_text, sizeof h->pid_text, "PID %ld", h->pid);
-        return;
-    }
-    h->pid_here = -1;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d)) && h->pid_here < 0) {
-        if (!isdigit((unsigned char)e->d_name[0]) || inner_pid(e->d_name) != h->pid) continue;
-        char ns[64];
-        pid_ns_of(atol(e->d_name), ns, sizeof ns);
-        if (strcmp(ns, h->pidns) == 0) h->pid_here = atol(e->d_name);
-    }
-    if (d) closedir(d);
-    if (h->pid_here > 0)
-        snprintf(h->pid_text, sizeof h->pid_text, "PID %ld of another PID namespace (%s), PID %ld here", h->pid,
-                 h->pidns, h->pid_here);
-    else
-        snprintf(h->pid_text, sizeof h->pid_text, "PID %ld of another PID namespace (%s, not visible from here)",
-                 h->pid, h->pidns);
+    h->pid_here = vb_pidns_here(h->pid, h->pidns);
+    vb_pidns_text(h->pid, h->pidns, h->pid_text, sizeof h->pid_text);
 }
 
 static void lock_path(const char *db_path, char *out, size_t len) { snprintf(out, len, "%s.lock", db_path); }
@@ -122,7 +74,7 @@ int vb_lock_take(const char *db_path, const char *campaign, mode_t mode, vb_lock
     vb_lock *l = calloc(1, sizeof *l);
     lock_path(db_path, l->path, sizeof l->path);
     l->pid = (long)getpid();
-    pid_ns_of(0, l->pidns, sizeof l->pidns);
+    vb_pidns_of(0, l->pidns, sizeof l->pidns);
     gethostname(l->host, sizeof l->host - 1);
     now_utc(l->since, sizeof l->since);
     for (int tries = 0; tries < 10; tries++) {

@@ -87,8 +87,31 @@ if [ "$(id -u)" -eq 0 ]; then
     like "$out" "PID $hostpid here" "... and as the host does ($hostpid)"
     like "$out" "(kill $hostpid," "... telling it to kill the host's PID"
     like "$("$VBENCH" status --out "$nsdb" 2>&1)" "coordinator PID 1 of another PID namespace (pid:[" "status says both too"
+    # Its agent's events say which namespace their PID is numbered in (the coordinator inside cannot see the host's).
+    like "$(q "$nsdb" "SELECT message FROM event WHERE kind = 'agent_joined' LIMIT 1")" \
+         "of PID namespace pid:[$(readlink "/proc/$hostpid/ns/pid" | tr -dc 0-9)] (this process's too, not the host's)" \
+         "an agent's join event inside the namespace names its PID namespace, not the host's"
     kill -9 $ns 2>/dev/null
     wait $ns 2>/dev/null
+
+    # A coordinator on the host and an agent in a PID namespace of its own: the join event gives both PIDs.
+    sock="$SCRATCH/coord.sock"
+    "$VBENCH" run --profile "$(dirname "$0")/../profiles/tiny.yml" --out "$SCRATCH/nsagent.sqlite" --listen "ipc://$sock" \
+        --no-local-agents --quiet >"$SCRATCH/nsagent.txt" 2>&1 &
+    coord=$!
+    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    unshare --pid --fork --kill-child --mount-proc "$VB_BIN/vbench-agent" --connect "ipc://$sock" --id nsagent \
+        --workdir "$SCRATCH/nsagent.d" --cache-dir "$SCRATCH/nsagent.cache" >"$SCRATCH/nsagent-agent.txt" 2>&1 &
+    agent_ns=$!
+    wait_sql "$SCRATCH/nsagent.sqlite" "SELECT COUNT(*) FROM event WHERE kind = 'agent_joined'" 1 60
+    agent_host=$(awk '{ print $1 }' "/proc/$agent_ns/task/$agent_ns/children" 2>/dev/null)
+    wait $coord
+    is "$?" "0" "a campaign with its agent in a PID namespace of its own completes"
+    msg=$(q "$SCRATCH/nsagent.sqlite" "SELECT message FROM event WHERE kind = 'agent_joined' AND message LIKE 'agent nsagent %'")
+    like "$msg" "PID 1 of another PID namespace (pid:[" "the agent's join event gives its PID as its namespace numbers it"
+    like "$msg" "PID ${agent_host:-?} here" "... and as the host does (${agent_host:-not found})"
+    kill -9 $agent_ns 2>/dev/null
+    wait $agent_ns 2>/dev/null
 fi
 
 # A second agent: two coordinators on one database, each with an agent of its own (different ports), would both
