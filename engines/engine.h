@@ -119,7 +119,8 @@ typedef struct vb_counters {
  *   pgvector  pg_stat_statements: calls and total_exec_time of the table's kNN statements
  *   MariaDB   performance_schema, events_statements_summary_global_by_event_name, statement/com/Execute:
  *             COUNT_STAR and SUM_TIMER_WAIT (a prepared execution has no digest row; the count equals
- *             Com_stmt_execute, so it counts every prepared execution: the window's are the searches) */
+ *             Com_stmt_execute, so it counts every prepared execution: the window's are the searches)
+ *   Redis     INFO commandstats, cmdstat_VSIM: calls and usec (threaded VSIM: from before its thread starts) */
 typedef struct vb_server_stats {
     int64_t calls;          /* executions of the kNN statement */
     double exec_s;          /* the server's execution time of them, seconds */
