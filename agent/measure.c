@@ -258,7 +258,7 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
         .search = {.ef_search = ef_search}, .filter = {VB_FILTER_NONE, 0},
         .window_ns = (uint64_t)llround(window_s * 1e9), .warmup_ns = (uint64_t)llround(warmup_s * 1e9),
-        .stop = ctx->stop, .keep_answers = !open,
+        .stop = ctx->stop, .keep_answers = 1,
         .loop = open ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = target_rate, .seed = 0x5eed,
         .progress = vb_window_on_progress, .progress_arg = &prog,
     };
@@ -274,8 +274,8 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         rc = vb_error_set(err, "agent", 1, "%s, ef_search %d, %d clients: no query started and finished inside the "
                           "%.3f s window (a query takes longer than the window?)", s->engine_name, ef_search, clients,
                           window_s);
-    if (rc == VB_OK && !open) rc = score_window(s, gt, ef_search, &res, out, err);
-    if (rc == VB_OK && !open && window_full_gt) {
+    if (rc == VB_OK) rc = score_window(s, gt, ef_search, &res, out, err);
+    if (rc == VB_OK && window_full_gt) {
         vb_measure full;
         memset(&full, 0, sizeof full);
         rc = score_window(s, window_full_gt, ef_search, &res, &full, err);

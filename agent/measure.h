@@ -61,8 +61,8 @@ int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
 /* The streaming phase's window (docs/metrics.md "Streaming"): vb_measure_window without warm-up over an index that
  * grows while it runs; gt is the exact top-k over rows [0, visible) only, and the ids at or above visible in the
  * scored answers are counted in out->fresh_found (a fresh row scores as a hit when it is within the visible rows'
- * k-th distance: it displaced one of them, as an exact engine's answer does). open: an open loop at target_rate (its
- * answers are not kept, so recall is not scored: out->covered = 0). */
+ * k-th distance: it displaced one of them, as an exact engine's answer does). open: an open loop at target_rate, whose
+ * answers are kept and scored as the closed loop's (vb_workload_config.keep_answers in both loops). */
 int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
                              double target_rate, size_t visible, const vb_groundtruth *gt,
                              const vb_groundtruth *gt_full, vb_measure *out, vb_error *err);

@@ -46,6 +46,11 @@ typedef struct stream {
     uint64_t t0;
     atomic_size_t acked;         /* rows [0, acked) are acknowledged */
     atomic_int stop;             /* writer and probe: stop now */
+    /* The server-count check (agent/phase.h ctx->count): held shared by the writer around each insert call and by
+     * the probe around each search and the flush of its count (they never wait for each other), exclusively by the
+     * phase thread while vb_phase_result reads what vbench sent and the server's counters (writer preferred, so it
+     * gets in between two calls), so that both are read with no write or probe search in flight. */
+    pthread_rwlock_t count_lock;
     pthread_mutex_t lock;        /* everything below */
     pthread_cond_t acked_cond;   /* signalled at each acknowledgement (the probe waits on it) */
     vb_histogram *insert_lat;    /* this interval's insert calls */
@@ -93,6 +98,7 @@ static void *writer_main(void *arg) {
             ids[j] = (int64_t)(row + j);
             tags[j] = vb_dataset_tag(ids[j]);
         }
+        pthread_rwlock_rdlock(&st->count_lock);   /* a wait here is the phase thread reading the counts: lag */
         uint64_t start = vb_now_ns();
         rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, n, &err);
         /* a transient failure (a lost connection) is retried once on a new connection: the batch is never skipped */
@@ -105,6 +111,7 @@ static void *writer_main(void *arg) {
             if (rc == VB_OK) rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, n, &err);
         }
         uint64_t ack = vb_now_ns();
+        pthread_rwlock_unlock(&st->count_lock);
         if (rc != VB_OK) break;
         atomic_store(&st->acked, row + n);
         pthread_mutex_lock(&st->lock);
@@ -163,7 +170,11 @@ static void *probe_main(void *arg) {
         while (!found && now - ack <= give_up && !atomic_load(&st->stop)) {
             int n = 0;
             vb_filter nf = {.kind = VB_FILTER_NONE};
-            if (vb_conn_search(c, ds->train + (size_t)id * ds->dim, st->k, &nf, got, &n, &err) == VB_OK)
+            pthread_rwlock_rdlock(&st->count_lock);
+            int src = vb_conn_search(c, ds->train + (size_t)id * ds->dim, st->k, &nf, got, &n, &err);
+            vb_conn_sent_flush(c);
+            pthread_rwlock_unlock(&st->count_lock);
+            if (src == VB_OK)
                 for (int j = 0; j < n && !found; j++) found = got[j] == id;
             now = vb_now_ns();
             if (!found) vb_sleep_ns(1000000ull);
@@ -245,7 +256,9 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     char suffix[64];
     if (at_rest) snprintf(suffix, sizeof suffix, "a%u/rest", ctx->assign->attempt);
     else snprintf(suffix, sizeof suffix, "a%u/stage=%d", ctx->assign->attempt, stage_index);
+    pthread_rwlock_wrlock(&st->count_lock);
     vb_phase_result(ctx, &res, suffix);
+    pthread_rwlock_unlock(&st->count_lock);
     vb_phase_histogram_wire_free(&ih);
     vb_phase_histogram_wire_free(&fh);
     vb_measure_wire_free(&mw);
@@ -306,6 +319,11 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     atomic_init(&st.acked, initial);
     atomic_init(&st.stop, 0);
     pthread_mutex_init(&st.lock, NULL);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&st.count_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -402,6 +420,7 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     vb_histogram_destroy(&iv.insert_lat);
     vb_histogram_destroy(&iv.fresh);
     pthread_mutex_destroy(&st.lock);
+    pthread_rwlock_destroy(&st.count_lock);
     pthread_cond_destroy(&st.acked_cond);
     if (limit_hit) {
         size_t a = atomic_load(&st.acked);

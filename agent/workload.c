@@ -17,9 +17,9 @@
  * call. An open-loop worker sleeps to each intended start with clock_nanosleep on an absolute deadline, with its
  * timer slack at 1 ns so the kernel does not batch its wake-ups. What a worker measures lives in its locals and
  * then in its own cache-line-aligned slot; nothing is shared or locked per query except a relaxed load of the
- * stop flag (and the client_lock of the tests, which exists to be contended; and with keep_answers, one
- * compare-and-swap on the query's slot byte before the call and a release store after it, outside the timed
- * interval). While a window runs the calling
+ * stop flag (and the client_lock of the tests, which exists to be contended; and with keep_answers, in both
+ * loops, one compare-and-swap on the query's slot byte before the call and a release store after it, outside the
+ * timed interval). While a window runs the calling
  * thread sleeps, waking a few times a second for the progress callback. */
 #include "util/mix.h"
 #include "agent/workload.h"
@@ -365,7 +365,9 @@ static void run_open(worker *w) {
     size_t qi = (size_t)w->index * n_queries / (size_t)cfg->clients;
     uint64_t queries = 0, errors = 0, warm = 0, warm_errors = 0, edge = 0, in_call = 0, cpu0 = 0, late = 0;
     pthread_mutex_t *const lock = cfg->client_lock;
-    int in_window = 0;
+    const int keep = cfg->keep_answers;
+    int in_window = 0, claimed = 0, have_dst = 0;
+    int64_t *dst = w->scratch;
     vb_error qerr;
     vb_error_clear(&qerr);
     uint64_t rng = cfg->seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(w->index + 1));
@@ -378,6 +380,12 @@ static void run_open(worker *w) {
         if (stop_requested(cfg->stop)) {
             w->stopped = 1;
             break;
+        }
+        /* keep_answers: the slot is claimed once per arrival, before the clock reading that starts the call (and
+         * held while the client sleeps to the arrival), as run_window claims it */
+        if (keep && !have_dst) {
+            dst = answer_dst(w, qi, &claimed);
+            have_dst = 1;
         }
         s = vb_now_ns();
         if (s < intended) {
@@ -398,12 +406,16 @@ static void run_open(worker *w) {
             }
         }
         int n = 0;
-        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, w->scratch, &n, &qerr);
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, dst, &n, &qerr);
         uint64_t e = vb_now_ns();
         if (lock) pthread_mutex_unlock(lock);
         uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;
         if (hi > lo) in_call += hi - lo;
         rc = check_count(rc, n, cfg->k, &qerr);
+        if (keep) {
+            answer_keep(w, qi, claimed, rc == VB_OK && s >= t0 && e < t1, n);
+            claimed = have_dst = 0;
+        }
         if (rc == VB_OK) {
             if (s >= t0 && e < t1) {
                 uint64_t lag = s - intended;
@@ -427,6 +439,7 @@ static void run_open(worker *w) {
         intended += next_gap(&rng, mean_gap);
         if (++qi == n_queries) qi = 0;
     }
+    if (claimed) answer_keep(w, qi, 1, 0, 0);   /* claimed for an arrival that never started: free again */
     if (!w->stopped && !w->lost) {
         /* The window ran to its end for this client, even if its last arrival came earlier. */
         uint64_t backlog = 0;
@@ -489,8 +502,8 @@ static int check_config(const vb_workload_config *cfg, vb_error *err) {
     if (cfg->loop == VB_LOOP_CLOSED && cfg->target_rate != 0)
         return vb_error_set(err, "workload", 0, "target rate %g/s set for a closed loop (it is for the open loop)",
                             cfg->target_rate);
-    if (cfg->keep_answers && (cfg->window_ns == 0 || cfg->loop != VB_LOOP_CLOSED))
-        return vb_error_set(err, "workload", 0, "keep_answers applies to the closed-loop window only");
+    if (cfg->keep_answers && cfg->window_ns == 0)
+        return vb_error_set(err, "workload", 0, "keep_answers applies to window mode only (the budget keeps its own)");
     if (cfg->client_lock && cfg->queries_budget > 0)
         return vb_error_set(err, "workload", 0, "client_lock applies to window mode only");
     if (cfg->n_cpus < 0 || (cfg->n_cpus > 0 && !cfg->cpus))

@@ -58,7 +58,7 @@ typedef struct vb_workload_config {
     double target_rate;          /* open loop: intended queries per second over all clients; > 0 */
     uint64_t seed;               /* open loop: arrival schedule; client i draws from (seed, i) */
     uint64_t late_tolerance_ns;  /* open loop: lag above this is a late start; 0 = VB_WORKLOAD_LATE_NS */
-    /* Closed-loop window only: keep every answer counted in the window, for recall scored after the run (the
+    /* Window mode (closed or open loop): keep every answer counted in the window, for recall scored after the run (the
      * recall sweep at several client counts). Memory stays bounded by the query set, not by the window: one
      * answer per query index (the first counted one; a client claims the slot before its call, so the engine
      * writes straight into it) with the count of the window's answers identical to it, and apart the answers

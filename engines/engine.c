@@ -347,6 +347,11 @@ void vb_conn_close(vb_conn **c) {
     *c = NULL;
 }
 
+void vb_conn_sent_flush(vb_conn *c) {
+    atomic_fetch_add_explicit(&c->engine->sent_searches, c->searches, memory_order_relaxed);
+    c->searches = 0;
+}
+
 int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
                  vb_error *err) {
     error_reset(err);

@@ -119,7 +119,8 @@ typedef struct vb_counters {
  *   pgvector  pg_stat_statements: calls and total_exec_time of the table's kNN statements
  *   MariaDB   performance_schema, events_statements_summary_global_by_event_name, statement/com/Execute:
  *             COUNT_STAR and SUM_TIMER_WAIT (a prepared execution has no digest row; the count equals
- *             Com_stmt_execute, so it counts every prepared execution: the window's are the searches) */
+ *             Com_stmt_execute, so it counts every prepared execution: the window's are the searches)
+ *   Redis     INFO commandstats, cmdstat_VSIM: calls and usec (threaded VSIM: from before its thread starts) */
 typedef struct vb_server_stats {
     int64_t calls;          /* executions of the kNN statement */
     double exec_s;          /* the server's execution time of them, seconds */
@@ -258,6 +259,10 @@ int vb_engine_explain(vb_engine *e, const vb_table_spec *spec, int ef_search, in
 
 int vb_engine_connect(vb_engine *e, vb_conn **out, vb_error *err);
 void vb_conn_close(vb_conn **c);
+/* Adds the search calls made on c so far to vb_engine_sent now, instead of at vb_conn_close, and counts again from
+ * 0: for a long-lived connection beside the measured ones (the streaming phase's freshness probe), whose searches
+ * must be in the counts of each result it spans. Not for the hot path (an atomic add). */
+void vb_conn_sent_flush(vb_conn *c);
 int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
 int vb_conn_set_search(vb_conn *c, const vb_search_params *p, vb_error *err);
 int vb_conn_search(vb_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,

@@ -19,6 +19,7 @@
  *     version  INFO server's redis_version, and VINFO's quant-type and hnsw-m once the key exists
  *     counters INFO commandstats: calls of VSIM and VADD (cmdstat_VSIM, cmdstat_VADD), for the validity check
  *              that the server ran exactly the searches and writes vbench sent
+ *     server time  INFO commandstats: cmdstat_VSIM's calls and usec (the server's time per query, per window)
  * Vector sets compare by cosine similarity only (VADD normalises every vector): the ops table says angular, so a
  * campaign refuses a euclidean or dot dataset before anything starts, and create refuses it too. vbench recomputes
  * every distance itself from the returned ids.
@@ -307,6 +308,25 @@ static int rs_counters(void *state, vb_counters *out, vb_error *err) {
     return vb_sql_admin_run(&((rs_state *)state)->admin, counters_on, out, err);
 }
 
+static int stats_on(void *conn, void *arg, vb_error *err) {
+    vb_server_stats *out = arg;
+    char text[16384];
+    int st = vb_resp_info(RS_DOMAIN, conn, "commandstats", text, sizeof text, err);
+    if (st != VB_OK) return st;
+    out->calls = vb_resp_cmdstat_calls(text, "vsim");
+    out->exec_s = (double)vb_resp_cmdstat_field(text, "vsim", "usec") / 1e6;
+    return VB_OK;
+}
+
+/* The server's accounting of the searches (engine.h vb_server_stats): INFO commandstats' cmdstat_VSIM calls and
+ * usec, cumulative since the server started (CONFIG RESETSTAT clears them; a delta that goes back is unknown). Only
+ * vbench's searches run VSIM on the benchmark's server, so over a window the calls delta is its queries, warm-up and
+ * edge queries. */
+static int rs_server_stats(void *state, vb_server_stats *out, vb_error *err) {
+    out->calls = -1, out->exec_s = -1;
+    return vb_sql_admin_run(&((rs_state *)state)->admin, stats_on, out, err);
+}
+
 /* ---- writes ------------------------------------------------------------------------------------------- */
 
 /* Pipelines VADD per row (engines/resp_common.h's pipe), followed by VSETATTR "" for a row without a tag when
@@ -419,4 +439,5 @@ const vb_engine_ops vb_engine_redis = {
     .insert = rs_insert,
     .sizes = rs_sizes,
     .counters = rs_counters,
+    .server_stats = rs_server_stats,
 };

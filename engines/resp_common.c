@@ -253,15 +253,22 @@ int vb_resp_info_text(const char *text, const char *name, char *buf, size_t len)
     return v != NULL;
 }
 
-long long vb_resp_cmdstat_calls(const char *text, const char *command) {
-    size_t n = strlen(command);
+long long vb_resp_cmdstat_field(const char *text, const char *command, const char *field) {
+    size_t n = strlen(command), fn = strlen(field);
     for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
         if (strncmp(p, "cmdstat_", 8) != 0 || strncasecmp(p + 8, command, n) != 0 || p[8 + n] != ':') continue;
-        const char *c = strstr(p, "calls=");
         const char *eol = strchr(p, '\n');
-        return c && (!eol || c < eol) ? strtoll(c + 6, NULL, 10) : 0;
+        for (const char *f = p + 8 + n; f && (!eol || f < eol); f = strpbrk(f + 1, ",\n")) {
+            if (eol && f >= eol) break;
+            if (strncmp(f + 1, field, fn) == 0 && f[1 + fn] == '=') return strtoll(f + 2 + fn, NULL, 10);
+        }
+        return 0;
     }
     return 0;
+}
+
+long long vb_resp_cmdstat_calls(const char *text, const char *command) {
+    return vb_resp_cmdstat_field(text, command, "calls");
 }
 
 const redisReply *vb_resp_pair_get(const redisReply *r, const char *key) {

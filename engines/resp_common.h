@@ -131,6 +131,9 @@ int vb_resp_info_text(const char *text, const char *name, char *buf, size_t len)
 /* calls= of the command's line in INFO commandstats ("cmdstat_vsim:calls=12,usec=..."), the name matched
  * without regard to case (Redis writes module-style commands in upper case: cmdstat_VSIM); 0 when absent. */
 long long vb_resp_cmdstat_calls(const char *text, const char *command);
+/* Any numeric field of the command's line ("usec", "failed_calls"), matched as a whole name after ':' or ','; 0 when
+ * the line or the field is absent. vb_resp_cmdstat_calls is this with "calls". */
+long long vb_resp_cmdstat_field(const char *text, const char *command, const char *field);
 
 /* The value after the member name key in a flat [name, value, ...] array (FT.INFO, VINFO), or NULL. */
 const redisReply *vb_resp_pair_get(const redisReply *r, const char *key);

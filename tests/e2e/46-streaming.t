@@ -126,6 +126,23 @@ ok $? "show reads a file without the streaming table (and prints no streaming ta
 ok $? "export reads it too"
 is "$(md5sum <"$SCRATCH/old.sqlite")" "$sum" "the older file is not written"
 
+# Open-loop searches (mode: open): the windows keep their answers as closed-loop windows do, so exact scores recall 1
+# against the visible rows in every window, and the rows acknowledged during a window are counted when returned.
+db="$SCRATCH/open.sqlite"
+profile open "  - name: exact" "{insert_rate: [600], insert_batch: 50, window_s: 0.5, clients: 2, mode: open, target_rate: 400}" \
+    >"$SCRATCH/open.yml"
+"$VBENCH" run --profile "$SCRATCH/open.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "open loop: vbench run exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE queries > 0 AND printf('%.3f', recall) = '1.000'")" "6" \
+   "open loop, exact: recall 1.000 in every window: $(q "$db" "SELECT group_concat(printf('%.3f', recall) || ' (' || queries || ' q)', ' ') FROM v_streaming")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE recall_full IS NOT NULL AND recall_full >= 0 AND recall_full < 1.0 * rows_visible / rows_total + 0.1 AND at_rest = 0")" "5" \
+   "open loop, exact: against the full corpus the same answers score about the visible fraction: $(q "$db" "SELECT group_concat(printf('%.3f', recall_full), ' ') FROM v_streaming WHERE at_rest = 0")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE rows_during_window > 0 AND fresh_rows_found > 0")" \
+   "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE rows_during_window > 0")" \
+   "open loop, exact: every window during which rows arrived returned some of them: $(q "$db" "SELECT group_concat(fresh_rows_found, ' ') FROM v_streaming WHERE rows_during_window > 0") fresh rows found"
+
 # A writer that cannot keep the rate: 10 rows per call at 20 ms a call is at most 500 rows/s; 2000 are offered. The
 # first stage comes after 200 rows (0.4 s at 500 rows/s), while the schedule still has rows due (it ends at 1 s).
 db="$SCRATCH/slow.sqlite"

@@ -7,6 +7,8 @@
 # and at most the client's mean latency; no 'server count mismatch' finding; the wait profile of every window
 # (pgvector sampled from pg_stat_activity, MariaDB timed by performance_schema, with on CPU the rest of the
 # statements' time). Small data (2000 rows, 2 s windows).
+# Then Redis 8 vector sets in the same namespace, on one CPU too: cmdstat_VSIM's calls delta per window equal to
+# vbench's counts, its usec per call as the server's time per query.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns-servers.sh"
 vb_ns_servers_boot
@@ -102,6 +104,40 @@ cp "$db" "$SCRATCH/off.sqlite"
 q "$SCRATCH/off.sqlite" "UPDATE window_result SET server_calls = server_calls + 1 WHERE rowid = (SELECT MIN(rowid) FROM window_result)" >/dev/null
 like "$(q "$SCRATCH/off.sqlite" "SELECT detail FROM v_validity WHERE \"check\" = 'server count mismatch'")" \
      "the server executed the kNN statement" "a server count one above vbench's is a validity finding"
+
+# Redis 8 vector sets (cosine only: an angular copy of the data), its server on one CPU as well: the server time per
+# query from INFO commandstats (cmdstat_VSIM calls and usec), VSIM threaded (the default) and with NOTHREAD.
+sed -e 's/metric: euclidean/metric: angular/' -e '/name: pgvector/d' -e '/name: mariadb/d' -e 's/^name: st/name: rst/' \
+    -e 's/clients: \[1, 2, 4, 8\]/clients: [1, 2, 4]/' \
+    -e 's/^engines:/engines:\n  - {name: redis, recipe: redis, m: 16, ef_construction: 64, nothread: [0, 1]}/' \
+    "$SCRATCH/st.yml" >"$SCRATCH/rs.yml"
+db=$SCRATCH/rs.sqlite
+t0=$(date +%s)
+vb_ns_run "$VBENCH" run --profile "$SCRATCH/rs.yml" --out "$db" --quiet >"$SCRATCH/rs.out" 2>"$SCRATCH/rs.err"
+rc=$?
+ok $rc "the concurrency campaign on redis (nothread 0 and 1) exits 0 ($(($(date +%s) - t0)) s)"
+[ $rc -eq 0 ] || tail -20 "$SCRATCH/rs.err" | diag
+q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+q "$db" "SELECT engine, clients, queries, warmup_queries, edge_queries, queries_sent, server_calls,
+         printf('%.4f', server_ms_per_query), printf('%.4f', mean_ms), printf('%.3f', server_share), printf('%.0f', qps)
+         FROM v_concurrency ORDER BY engine, clients" | sed 's/^/# engine|clients|queries|warm-up|edge|sent|server calls|server ms|client mean ms|server share|qps: /'
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE engine = 'redis' AND server_calls IS NOT NULL")" "6" \
+   "redis: every window has the server's VSIM count (three client counts x nothread 0 / 1)"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE server_calls = queries + warmup_queries + edge_queries")" "6" \
+   "redis: per window, the calls delta of cmdstat_VSIM equals vbench's queries + warm-up + edge queries exactly"
+is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE server_ms_per_query > 0 AND server_ms_per_query <= mean_ms")" "6" \
+   "redis: server_ms_per_query (cmdstat_VSIM usec / calls) is set, above 0 and at most the client's mean latency"
+is "$(q "$db" "SELECT COUNT(*) FROM v_server_count WHERE phase = 'concurrency' AND command = 'search' AND agrees")" "6" \
+   "redis: the per-result count check (INFO commandstats around each result) agrees too"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'server count mismatch'")" "0" \
+   "redis: no server count mismatch finding"
+cp "$db" "$SCRATCH/rs-off.sqlite"
+q "$SCRATCH/rs-off.sqlite" "UPDATE window_result SET server_calls = server_calls - 1 WHERE rowid = (SELECT MIN(rowid) FROM window_result)" >/dev/null
+is "$(q "$SCRATCH/rs-off.sqlite" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'server count mismatch'")" "1" \
+   "redis: a window whose VSIM count is one below vbench's is a validity finding"
+like "$(q "$db" "SELECT value FROM manifest WHERE key = 'server.redis.probe_answer'")" "Redis 8.0.2" \
+     "the server is trixie's Redis 8.0.2"
+
 is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
    "no server unit is left running"
 

@@ -376,6 +376,21 @@ static void test_exact_misc(const char *dir) {
     is_int(vb_conn_search(c, q, K, NULL, ids, &n, &err), VB_OK, "exact: search with k > rows");
     is_int(n, 4, "exact: returns every row");
     ok(ids[0] == 3 && ids[1] == 5 && ids[2] == 9 && ids[3] == 1, "exact: ties broken by id (3 5 9, then 1)");
+    /* vb_engine_sent: a connection's searches join at close, or at vb_conn_sent_flush (then counted from 0) */
+    uint64_t s0, w0, s1, w1;
+    vb_conn_sent_flush(c);   /* the searches above */
+    vb_engine_sent(e, &s0, &w0);
+    vb_conn_search(c, q, K, NULL, ids, &n, &err);
+    vb_conn_search(c, q, K, NULL, ids, &n, &err);
+    vb_engine_sent(e, &s1, &w1);
+    ok(s1 == s0 && w1 == w0, "sent: an open connection's searches are not counted yet (%llu -> %llu)",
+       (unsigned long long)s0, (unsigned long long)s1);
+    vb_conn_sent_flush(c);
+    vb_engine_sent(e, &s1, &w1);
+    is_int((long long)(s1 - s0), 2, "sent: vb_conn_sent_flush adds the connection's 2 searches now");
+    vb_conn_sent_flush(c);
+    vb_engine_sent(e, &s1, &w1);
+    is_int((long long)(s1 - s0), 2, "sent: a second flush adds nothing (the connection counts from 0 again)");
     vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 10000};
     vb_conn_search(c, q, K, &f, ids, &n, &err);
     is_int(n, 0, "exact: rows loaded without tags never pass a filter");

@@ -121,6 +121,11 @@ int main(void) {
     is_int(vb_resp_cmdstat_calls(stats, "vsim"), 312, "INFO commandstats: VSIM's calls (8.0.2 writes cmdstat_VSIM)");
     is_int(vb_resp_cmdstat_calls(stats, "vadd"), 2000, "INFO commandstats: VADD's calls");
     is_int(vb_resp_cmdstat_calls(stats, "vrem"), 0, "a command never called has no line: 0");
+    is_int(vb_resp_cmdstat_field(stats, "vsim", "usec"), 573, "INFO commandstats: VSIM's usec");
+    is_int(vb_resp_cmdstat_field(stats, "vsim", "failed_calls"), 1, "a field named as a whole (failed_calls, not calls)");
+    is_int(vb_resp_cmdstat_field(stats, "vsim", "sec"), 0, "a field matched as a whole name: no 'sec' in usec");
+    is_int(vb_resp_cmdstat_field(stats, "ping", "usec"), 10, "the field of the command's own line (ping's usec)");
+    is_int(vb_resp_cmdstat_field(stats, "vsimx", "usec"), 0, "a line without the field: 0");
     char ver[32];
     ok(vb_resp_info_text("# Server\r\nredis_version:8.0.2\r\nredis_git_sha1:00000000\r\n", "redis_version", ver,
                          sizeof ver) && strcmp(ver, "8.0.2") == 0, "INFO server: redis_version 8.0.2");

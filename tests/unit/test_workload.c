@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "agent/workload.h"
+#include "datasets/distance.h"
+#include "metrics/recall.h"
 #include "tests/tap.h"
 #include "util/clock.h"
 
@@ -564,21 +566,44 @@ static void test_bad_config(void) {
     vb_engine_close(&e);
 }
 
-/* keep_answers: every answer counted in the window is accounted for exactly once (with its query's kept answer,
- * as an extra, or unscored); a deterministic engine has no extras, and each kept answer is its query's. */
-static void test_window_answers(void) {
+/* The corpus test-null's answers come from: query i answers rows i*100 + j (j < K), so row i*100 + j is query i's
+ * vector moved by 0.01 x (j + 1) in its first coordinate for j < K (its K nearest rows, in order) and by 0.5 + 0.01 j
+ * beyond (farther than the K-th by more than recall's 1e-3 slack). Built once, for scoring kept answers. */
+static float *g_corpus;
+#define CORPUS_ROWS ((size_t)NQ * 100)
+
+static void make_corpus(void) {
+    g_corpus = malloc(CORPUS_ROWS * DIM * sizeof *g_corpus);
+    for (size_t r = 0; g_corpus && r < CORPUS_ROWS; r++) {
+        size_t i = r / 100, j = r % 100;
+        memcpy(g_corpus + r * DIM, g_queries + i * DIM, DIM * sizeof *g_corpus);
+        g_corpus[r * DIM] += j < K ? 0.01f * (float)(j + 1) : 0.5f + 0.01f * (float)j;
+    }
+}
+
+/* keep_answers, in the closed and in the open loop: every answer counted in the window is accounted for exactly
+ * once (with its query's kept answer, as an extra, or unscored); a deterministic engine has no extras, each kept
+ * answer is the one its query returned, and scored by vb_recall_query against the exact top-K it is a full hit. */
+static void test_window_answers(vb_workload_loop loop) {
+    const char *lp = loop == VB_LOOP_OPEN ? "open loop" : "closed loop";
     vb_engine *e = open_engine("test-null");
     reset_counters();
     vb_workload_config cfg = base_config(e, 4);
     cfg.window_ns = 100 * 1000000ull;
     cfg.warmup_ns = 10 * 1000000ull;
     cfg.keep_answers = 1;
+    if (loop == VB_LOOP_OPEN) {
+        cfg.loop = VB_LOOP_OPEN;
+        cfg.target_rate = 20000;   /* about 2000 arrivals in the window: a few queries answered twice */
+        cfg.seed = 11;
+    }
     vb_workload_result r;
     vb_error err = {0};
     int rc = vb_workload_run(&cfg, &r, &err);
-    is_int(rc, VB_OK, nm("window answers: runs (%s)", err.message));
+    is_int(rc, VB_OK, nm("%s window answers: runs (%s)", lp, err.message));
     uint64_t counted = 0;
-    int right = 1, covered = 0;
+    int right = 1, covered = 0, scored = 0;
+    double recall_sum = 0;
     for (size_t i = 0; r.answer_count && i < NQ; i++) {
         counted += r.answer_count[i];
         if (!r.answer_count[i]) continue;
@@ -586,16 +611,35 @@ static void test_window_answers(void) {
         if (r.n_answer[i] != K) right = 0;
         for (int j = 0; j < K; j++)
             if (r.answers[i * K + j] != (int64_t)i * 100 + j) right = 0;
+        int64_t true_ids[K];
+        float true_d[K];
+        for (int j = 0; j < K; j++) {
+            true_ids[j] = (int64_t)i * 100 + j;
+            true_d[j] = (float)vb_distance(VB_METRIC_EUCLIDEAN, g_queries + i * DIM, g_corpus + true_ids[j] * DIM, DIM);
+        }
+        vb_recall_one one;
+        if (g_corpus && vb_recall_query(g_corpus, CORPUS_ROWS, DIM, VB_METRIC_EUCLIDEAN, g_queries + i * DIM,
+                                        r.answers + i * K, r.n_answer[i], true_ids, true_d, K, &one, &err) == VB_OK) {
+            recall_sum += one.recall;
+            scored++;
+        }
     }
     ok(r.answer_count && counted + r.n_extra + r.unscored == r.queries,
-       "window answers: every counted answer accounted for once (%llu kept + %zu extra + %llu unscored = %llu)",
+       "%s window answers: every counted answer accounted for once (%llu kept + %zu extra + %llu unscored = %llu)", lp,
        (unsigned long long)counted, r.n_extra, (unsigned long long)r.unscored, (unsigned long long)r.queries);
-    ok(r.n_extra == 0 && r.unscored == 0, "window answers: a deterministic engine's answers all match their query's");
-    ok(right && covered > 0, "window answers: each kept answer is its own query's (%d queries answered)", covered);
+    ok(r.n_extra == 0 && r.unscored == 0, "%s window answers: a deterministic engine's answers all match their "
+       "query's", lp);
+    ok(right && covered > 0, "%s window answers: each kept answer is the one its query returned (%d queries "
+       "answered)", lp, covered);
+    ok(scored == covered && covered > 0 && recall_sum == (double)covered,
+       "%s window answers: recall scored on the kept answers, 1 for each of the %d queries (sum %.3f)", lp, scored,
+       recall_sum);
     vb_workload_result_free(&r);
-    ok(r.answer_count == NULL && r.extra_ids == NULL, "window answers: freed");
+    ok(r.answer_count == NULL && r.extra_ids == NULL, "%s window answers: freed", lp);
     cfg.window_ns = 0;
     cfg.queries_budget = 10;
+    cfg.loop = VB_LOOP_CLOSED;
+    cfg.target_rate = 0;
     ok(vb_workload_run(&cfg, &r, &err) == VB_ERROR && strstr(err.message, "keep_answers"),
        "keep_answers is refused in budget mode");
     vb_engine_close(&e);
@@ -611,7 +655,10 @@ int main(void) {
     test_budget(4, NQ);
     test_budget(3, 601);
     test_window_offsets();
-    test_window_answers();
+    make_corpus();
+    test_window_answers(VB_LOOP_CLOSED);
+    test_window_answers(VB_LOOP_OPEN);
+    free(g_corpus);
     test_in_flight_sleep();
     test_locked();
     test_stop_flag();
