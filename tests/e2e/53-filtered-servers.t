@@ -25,12 +25,7 @@ phases:
   filtered: {predicate: $pred, selectivity: $sel, queries: 20, ef_search: 40}
 YML
     db=$SCRATCH/f-$pred.sqlite
-    t0=$(date +%s)
-    vb_ns_run "$VBENCH" run --profile "$SCRATCH/f-$pred.yml" --out "$db" --quiet >"$SCRATCH/f-$pred.out" 2>"$SCRATCH/f-$pred.err"
-    rc=$?
-    ok $rc "$pred: the campaign on pgvector, mariadb and hnswlib exits 0 ($(($(date +%s) - t0)) s)"
-    [ $rc -eq 0 ] || tail -20 "$SCRATCH/f-$pred.err" | diag
-    q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+    vb_ns_campaign "$SCRATCH/f-$pred.yml" "$db" "$pred: the campaign on pgvector, mariadb and hnswlib"
     is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE predicate = '$pred' AND queries = 20 AND recall IS NOT NULL
                    AND short_answers IS NOT NULL AND errors = 0")" "18" \
        "$pred: six points per engine, each with its recall, its short answers and no errors"

@@ -23,12 +23,7 @@ phases:
   streaming: {insert_rate: [300], insert_batch: 20, stages: [0.7, 0.9, 1.0], window_s: 0.5, clients: 2, ef_search: 40}
 YML
 db=$SCRATCH/s.sqlite
-t0=$(date +%s)
-vb_ns_run "$VBENCH" run --profile "$SCRATCH/s.yml" --out "$db" --quiet >"$SCRATCH/s.out" 2>"$SCRATCH/s.err"
-rc=$?
-ok $rc "the streaming campaign on pgvector, mariadb and hnswlib exits 0 ($(($(date +%s) - t0)) s)"
-[ $rc -eq 0 ] || tail -20 "$SCRATCH/s.err" | diag
-q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+vb_ns_campaign "$SCRATCH/s.yml" "$db" "the streaming campaign on pgvector, mariadb and hnswlib"
 is "$(q "$db" "SELECT engine || ':' || COUNT(*) FROM v_streaming GROUP BY engine ORDER BY engine" | tr '\n' ' ')" \
    "hnswlib:4 mariadb:4 pgvector:4 " "three stage windows and one at rest per engine"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE errors = 0 AND queries > 0 AND recall >= 0.8")" "12" \
@@ -63,12 +58,7 @@ sed -e 's/metric: euclidean/metric: angular/' -e '/name: pgvector/d' -e '/name: 
     -e 's/^engines:/engines:\n  - {name: redis, recipe: redis, m: 16, ef_construction: 64}/' -e 's/^name: ss/name: rss/' \
     "$SCRATCH/s.yml" >"$SCRATCH/r.yml"
 db=$SCRATCH/r.sqlite
-t0=$(date +%s)
-vb_ns_run "$VBENCH" run --profile "$SCRATCH/r.yml" --out "$db" --quiet >"$SCRATCH/r.out" 2>"$SCRATCH/r.err"
-rc=$?
-ok $rc "the streaming campaign on redis exits 0 ($(($(date +%s) - t0)) s)"
-[ $rc -eq 0 ] || tail -20 "$SCRATCH/r.err" | diag
-q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+vb_ns_campaign "$SCRATCH/r.yml" "$db" "the streaming campaign on redis"
 q "$db" "SELECT engine, IIF(at_rest, 'rest', printf('%g', stage)), rows_visible, printf('%.3f', recall),
          printf('%.3f', recall_full), printf('%.0f', qps), printf('%.2f', p99_ms),
          printf('%.0f/%.0f', achieved_rows_s, offered_rows_s), printf('%.3f', max_lag_s),

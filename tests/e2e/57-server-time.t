@@ -28,12 +28,7 @@ phases:
   concurrency: {clients: [1, 2, 4, 8], repeats: 1, window_s: 2, warmup_s: 0.5, ef_search: 40}
 YML
 db=$SCRATCH/st.sqlite
-t0=$(date +%s)
-vb_ns_run "$VBENCH" run --profile "$SCRATCH/st.yml" --out "$db" --quiet >"$SCRATCH/st.out" 2>"$SCRATCH/st.err"
-rc=$?
-ok $rc "the concurrency campaign on pgvector and mariadb exits 0 ($(($(date +%s) - t0)) s)"
-[ $rc -eq 0 ] || tail -20 "$SCRATCH/st.err" | diag
-q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+vb_ns_campaign "$SCRATCH/st.yml" "$db" "the concurrency campaign on pgvector and mariadb"
 q "$db" "SELECT engine, clients, queries, warmup_queries, edge_queries, queries_sent, server_calls,
          printf('%.4f', server_ms_per_query), printf('%.4f', mean_ms), printf('%.3f', server_share), printf('%.0f', qps)
          FROM v_concurrency ORDER BY engine, clients" | sed 's/^/# engine|clients|queries|warm-up|edge|sent|server calls|server ms|client mean ms|server share|qps: /'
@@ -112,12 +107,7 @@ sed -e 's/metric: euclidean/metric: angular/' -e '/name: pgvector/d' -e '/name: 
     -e 's/^engines:/engines:\n  - {name: redis, recipe: redis, m: 16, ef_construction: 64, nothread: [0, 1]}/' \
     "$SCRATCH/st.yml" >"$SCRATCH/rs.yml"
 db=$SCRATCH/rs.sqlite
-t0=$(date +%s)
-vb_ns_run "$VBENCH" run --profile "$SCRATCH/rs.yml" --out "$db" --quiet >"$SCRATCH/rs.out" 2>"$SCRATCH/rs.err"
-rc=$?
-ok $rc "the concurrency campaign on redis (nothread 0 and 1) exits 0 ($(($(date +%s) - t0)) s)"
-[ $rc -eq 0 ] || tail -20 "$SCRATCH/rs.err" | diag
-q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+vb_ns_campaign "$SCRATCH/rs.yml" "$db" "the concurrency campaign on redis (nothread 0 and 1)"
 q "$db" "SELECT engine, clients, queries, warmup_queries, edge_queries, queries_sent, server_calls,
          printf('%.4f', server_ms_per_query), printf('%.4f', mean_ms), printf('%.3f', server_share), printf('%.0f', qps)
          FROM v_concurrency ORDER BY engine, clients" | sed 's/^/# engine|clients|queries|warm-up|edge|sent|server calls|server ms|client mean ms|server share|qps: /'

@@ -6,6 +6,20 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
+# vb_ns_campaign PROFILE DB WHAT: `vbench run --quiet` of PROFILE into DB inside the namespace as one check ("WHAT
+# exits 0 (N s)"), with the tail of its stderr and the plan's unfinished items when it fails; its output in DB.out
+# and DB.err. Returns run's exit status.
+vb_ns_campaign() {
+    local profile=$1 db=$2 what=$3 t0 rc
+    t0=$(date +%s)
+    vb_ns_run "$VBENCH" run --profile "$profile" --out "$db" --quiet >"$db.out" 2>"$db.err"
+    rc=$?
+    ok $rc "$what exits 0 ($(($(date +%s) - t0)) s)"
+    [ $rc -eq 0 ] || tail -20 "$db.err" | diag
+    q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
+    return $rc
+}
+
 vb_ns_servers_boot() {
     vb_ensure_image db-trixie
     local why
