@@ -267,6 +267,18 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             if (vb_profile_engine_recipe(&p->engines[it->engine])) s += COLD_RESTART_S + 2 * (q < nq ? q : nq) / qps;
             break;
         }
+        case VB_PHASE_STREAMING: {
+            /* its own index of the initial fraction, then the rest inserted at the offered rate (or as fast as the
+             * engine takes rows: the slower of the two), the stage windows inside it, the last stage's and the one
+             * at rest after it, the staged ground truth (the whole corpus once); limit_s cuts the stream */
+            double f = it->p.fraction > 0 && it->p.fraction < 1 ? it->p.fraction : 0.5, rest = rows * (1 - f);
+            double rate = it->p.insert_rate > 0 && it->p.insert_rate < r.insert ? it->p.insert_rate : r.insert;
+            double stream = rest / rate + 2 * (it->p.window_s > 0 ? it->p.window_s : 10);
+            double limit = it->p.limit_s > 0 ? (double)it->p.limit_s : 1e12;
+            s += rows * f / r.load + (r.build > 0 ? rows * f / r.build : 0) + (stream < limit ? stream : limit) +
+                 nq * rows * dim / gt_rate() + ITEM_OVERHEAD_S;
+            break;
+        }
         case VB_PHASE_CHURN: {
             double moved = rows * point_num(it, "fraction", 0.1), limit = point_num(it, "limit_s", 7200);
             double reinsert = moved / r.insert;

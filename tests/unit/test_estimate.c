@@ -20,9 +20,9 @@
 static char dir[] = "/tmp/vb-test-estimate.XXXXXX";
 
 /* A history row for pgvector at rows x 128: load 100000 rows/s, build B rows/s, query rate 1000 at ef 100. */
-static void history_add(long rows, double build, double qps100, const char *campaign) {
+static void history_add_in(const char *d, long rows, double build, double qps100, const char *campaign) {
     char path[256], sql[512];
-    snprintf(path, sizeof path, "%s/history.sqlite", dir);
+    snprintf(path, sizeof path, "%s/history.sqlite", d);
     sqlite3 *db = NULL;
     sqlite3_open(path, &db);
     sqlite3_exec(db,
@@ -35,6 +35,10 @@ static void history_add(long rows, double build, double qps100, const char *camp
              " %g, 300, NULL, 2000)", rows, campaign, rows > 50000 ? 1 : 2, build, qps100);
     sqlite3_exec(db, sql, NULL, NULL, NULL);
     sqlite3_close(db);
+}
+
+static void history_add(long rows, double build, double qps100, const char *campaign) {
+    history_add_in(dir, rows, build, qps100, campaign);
 }
 
 static char g_prep[512];   /* the dataset's preparation line of the last estimate */
@@ -228,6 +232,46 @@ int main(void) {
         double md = vb_estimate_bytes_per_row("mariadb", 768, hdir, basis, sizeof basis);
         ok(fabs(md - 1990.0 * 768 / 136) < 0.01,
            "a line falling with the dimension (noise between near dimensions) is not used (%.0f: %s)", md, basis);
+    }
+
+    /* A streaming item (issue 25): its own index of the initial half, the other half at the offered rate, or at the
+     * engine's insert rate when that is slower (the history's 500 rows/s at 20,000 x 128, "small" above) or `max`
+     * asked, two windows after the stream (the last stage's, at rest) and the staged ground truth; limit_s cuts the
+     * stream. Not one second per item, as before. */
+    {
+        const char *yaml = "name: st\n"
+                           "datasets: [{name: d, source: synthetic, rows: 20000, queries: 1000, dim: 128, metric: euclidean}]\n"
+                           "engines: [{name: pgvector}]\n"
+                           "phases: {build: {}, streaming: {insert_rate: [100, 1000, max], window_s: 2, limit_s: 60}}\n";
+        vb_profile *p = NULL;
+        vb_plan *plan = NULL;
+        vb_error err;
+        vb_estimate est;
+        double at[3] = {-1, -1, -1};
+        char sdir[64];
+        snprintf(sdir, sizeof sdir, "%s/streaming", dir);
+        mkdir(sdir, 0755);
+        history_add_in(sdir, 20000, 2000, 1000, "small");   /* one campaign: its rates as measured */
+        if (vb_profile_parse(yaml, strlen(yaml), "st.yml", &p, &err) || vb_plan_build(p, &plan, &err) ||
+            vb_estimate_plan(p, plan, NULL, sdir, &est, &err)) {
+            printf("#   %s\n", err.message);
+        } else {
+            for (size_t i = 0; i < plan->n_items; i++) {
+                if (plan->items[i].kind != VB_PHASE_STREAMING) continue;
+                const char *k = plan->items[i].key;
+                at[strstr(k, "insert_rate=100") && !strstr(k, "insert_rate=1000") ? 0 : strstr(k, "=1000") ? 1 : 2] =
+                    est.item_s[i];
+            }
+            vb_estimate_free(&est);
+        }
+        double half = 10000, base = half / 100000 + half / 2000 + 1000.0 * 20000 * 128 / (1.5e10 * (double)cores) + 0.1;
+        ok(fabs(at[0] - (base + 60)) < 0.01, "streaming at 100 rows/s: 10,000 rows take 100 s, cut at limit_s 60 "
+           "(%.2f s, want %.2f)", at[0], base + 60);
+        ok(fabs(at[1] - (base + half / 500 + 4)) < 0.01, "at 1,000 rows/s offered the engine's 500 rows/s bound it: "
+           "20 s + two windows (%.2f s, want %.2f)", at[1], base + half / 500 + 4);
+        ok(fabs(at[2] - at[1]) < 1e-9, "max is the engine's insert rate (%.2f s)", at[2]);
+        vb_plan_destroy(&plan);
+        vb_profile_destroy(&p);
     }
 
     char cmd[300];
