@@ -328,7 +328,8 @@ static void agent_pid_text(const Vbench__Hello *h, char *buf, size_t len) {
     gethostname(here, sizeof here - 1);
     const char *ns = h->pid_ns ? h->pid_ns : "";
     if (strcmp(here, h->host ? h->host : "") == 0) vb_pidns_text((long)h->pid, ns, buf, len);
-    else if (ns[0]) snprintf(buf, len, "PID %llu of its host's PID namespace %s", (unsigned long long)h->pid, ns);
+    else if (ns[0] && !vb_pidns_is_init(ns))
+        snprintf(buf, len, "PID %llu of PID namespace %s on its host", (unsigned long long)h->pid, ns);
     else snprintf(buf, len, "PID %llu", (unsigned long long)h->pid);
 }
 

@@ -57,9 +57,11 @@ long vb_pidns_here(long pid, const char *ns) {
 /* The inode of the initial PID namespace (the kernel's PROC_PID_INIT_INO): a host's processes are numbered in it. */
 #define INIT_PIDNS "pid:[4026531836]"
 
+int vb_pidns_is_init(const char *ns) { return ns && strcmp(ns, INIT_PIDNS) == 0; }
+
 void vb_pidns_text(long pid, const char *ns, char *buf, size_t len) {
     if (same_ns(ns)) {
-        if (ns && ns[0] && strcmp(ns, INIT_PIDNS) != 0)
+        if (ns && ns[0] && !vb_pidns_is_init(ns))
             snprintf(buf, len, "PID %ld of PID namespace %s (this process's too, not the host's)", pid, ns);
         else
             snprintf(buf, len, "PID %ld", pid);

@@ -9,6 +9,9 @@
 /* The PID namespace of process `pid` (0: this one) as /proc names it, "pid:[INODE]"; "" when it cannot be read. */
 void vb_pidns_of(long pid, char *buf, size_t len);
 
+/* 1 when ns names the initial PID namespace (a host's own), by the kernel's fixed inode of it. */
+int vb_pidns_is_init(const char *ns);
+
 /* pid of namespace ns (may be ""), as this process sees it: the same PID when both share a namespace (or ns is
  * unknown); from another, the process of /proc in that namespace whose own (innermost) PID it is; -1 when none is
  * visible here (this process inside, that one outside). */

@@ -58,7 +58,7 @@ runs=$(q "$db" "SELECT runs FROM campaign")
 is "$((runs - 1))" "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'resumed'")" \
    "$runs coordinator processes ran it, each resume recorded (the others were killed before they opened the database)"
 pids=$(q "$db" "SELECT message FROM event WHERE message LIKE 'agent bench (%' OR message LIKE 'agent orch (%'" |
-       sed -n 's/^agent \([a-z]*\) ([^,]*, pid \([0-9]*\).*/\1:\2/p' | sort -u | tr '\n' ' ')
+       sed -n 's/^agent \([a-z]*\) ([^,]*, PID \([0-9]*\).*/\1:\2/p' | sort -u | tr '\n' ' ')
 is "$pids" "bench:$bench orch:$orch " "the agents were never restarted: one process each through every coordinator"
 joined=$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'agent_joined' AND message LIKE 'agent bench (%'")
 last=$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'agent_joined' AND message LIKE 'agent bench (%' AND id > (SELECT MAX(id) FROM event WHERE kind = 'resumed')")

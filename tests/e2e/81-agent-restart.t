@@ -59,7 +59,7 @@ like "$(q "$db" "SELECT message FROM event WHERE message LIKE 'agent bench % sai
 like "$(cat "$SCRATCH/bench3.txt")" "sent the" "... and sent its outbox again"
 like "$(q "$db" "SELECT group_concat(message, ' | ') FROM event WHERE item_key = '$window'")" "attempt 2 on agent bench" \
      "the second attempt is in the events table"
-pids=$(q "$db" "SELECT message FROM event WHERE message LIKE 'agent bench (%'" | sed -n 's/.*pid \([0-9]*\).*/\1/p' | sort -u | wc -l)
+pids=$(q "$db" "SELECT message FROM event WHERE message LIKE 'agent bench (%'" | sed -n 's/^[^(]*([^,]*, PID \([0-9][0-9]*\).*/\1/p' | sort -u | wc -l)
 is "$pids" "3" "three agent processes took part"
 like "$(cat "$SCRATCH/bench3.txt")" "00000000000bad00.pb is damaged (truncated header)" "the damaged outbox file is named on the terminal"
 like "$(q "$db" "SELECT message FROM event WHERE source = 'bench' AND message LIKE 'outbox file%'")" \

@@ -51,7 +51,7 @@ like "$(q "$db" "SELECT group_concat(message, ' | ') FROM event WHERE kind = 'ag
      "(was lost): " "the agent came back by itself and said hello again"
 like "$(cat "$SCRATCH/bench.txt")" "the coordinator has been silent for" "the agent noticed the silence itself"
 is "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'agent_lost' AND message LIKE 'agent orch %'")" "0" "the orchestrator host, whose link stayed up, was never lost"
-pids=$(q "$db" "SELECT message FROM event WHERE message LIKE 'agent bench (%'" | sed -n 's/.*pid \([0-9]*\).*/\1/p' | sort -u)
+pids=$(q "$db" "SELECT message FROM event WHERE message LIKE 'agent bench (%'" | sed -n 's/^[^(]*([^,]*, PID \([0-9][0-9]*\).*/\1/p' | sort -u)
 is "$pids" "$bench" "the client agent is the same process throughout"
 wait_pid $bench 30; is "$WAIT_RC" "0" "the agent leaves with the campaign's end"
 is "$(find "$SCRATCH/bench.d/outbox/bench" -maxdepth 1 -name '*.pb' | wc -l)" "0" "its outbox ends empty"
