@@ -346,6 +346,14 @@ int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connec
             *err = ls[i].err;
             rc = VB_ERROR;
         }
+    /* The load's last checkpoint, where an index build follows a load that can be continued (pgvector's CREATE
+     * INDEX): every slice complete, so that a restart during the build builds again without loading a row again. */
+    const vb_engine_ops *ops = vb_engine_ops_of(s->engine);
+    size_t longest = rows / (size_t)connections + (rows % (size_t)connections != 0);
+    if (rc == VB_OK && resume->checkpoints && started == connections && longest > ckpt_rows &&
+        (ops->flags & VB_ENGINE_LOAD_RESUMES) && ops->build)
+        vb_phase_load_checkpoint(ctx, connections, longest, rows, resume->prior_s + (double)(shared.t_end - t0) / 1e9,
+                                 resume->prior_attempts + 1);
     free(ls);
     return rc;
 }

@@ -148,7 +148,9 @@ static int build_with_progress(vb_phase_ctx *ctx, vb_session *s, uint64_t t_star
 
 /* Whether this attempt's load continues from the committed checkpoint (Point.load_resume_rows, from the
  * coordinator): where the engine allows it (a server whose graph grows on insert, MariaDB MHNSW and AliSQL VIDX:
- * the rows it holds are the index; with an upsert for the rows around the checkpoint) and the server still holds
+ * the rows it holds are the index; or one whose index is built after the load, VB_ENGINE_LOAD_RESUMES, pgvector:
+ * its committed COPY batches stay, and the build makes the index once the load is complete; with an upsert for
+ * the rows around the checkpoint) and the server still holds
  * the table with at least the rows the checkpoint vouches for. *cont = 0: create the table and load from the first
  * row, said why. The rows committed after the last checkpoint are in the table too: the table's count bounds how
  * many, so each slice writes that many rows after its checkpoint again, as upserts. */
@@ -158,7 +160,8 @@ static int load_resume(vb_phase_ctx *ctx, vb_session *s, long conns, vb_load_res
     *cont = 0;
     if (p->load_resume_rows <= 0) return VB_OK;
     size_t vouched = vb_load_vouched(s->ds->n_train, (int)conns, (size_t)p->load_resume_rows);
-    if ((ops->flags & VB_ENGINE_EMBEDDED) || !(ops->flags & VB_ENGINE_BUILD_ON_INSERT) || !ops->insert || !ops->attach) {
+    if ((ops->flags & VB_ENGINE_EMBEDDED) || !(ops->flags & (VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_LOAD_RESUMES)) ||
+        !ops->insert || !ops->attach) {
         vb_phase_log(ctx, "warn", "%s on %s: the load's checkpoint (%zu rows) cannot be continued on this engine: "
                      "loading from the first row", s->engine_name, s->dataset_name, vouched);
         return VB_OK;
@@ -184,6 +187,9 @@ static int load_resume(vb_phase_ctx *ctx, vb_session *s, long conns, vb_load_res
                  "(row %zu of each of %ld slices), %zu more in the table written again as upserts, %.1f s of load in %ld "
                  "earlier attempt%s", s->engine_name, s->dataset_name, vouched, vouched, s->ds->n_train, lr->slice_rows,
                  conns, lr->upsert_rows, lr->prior_s, lr->prior_attempts, lr->prior_attempts == 1 ? "" : "s");
+    if (vouched >= s->ds->n_train && ops->build)
+        vb_phase_log(ctx, "info", "%s on %s: the load was complete before the restart: only the index is built again",
+                     s->engine_name, s->dataset_name);
     return VB_OK;
 }
 

@@ -131,8 +131,11 @@ static int prepare(campaign *c, vb_error *err) {
         return vb_error_set(err, "config", 1, "--data-dir %s: cannot create it: %s", o->data_dir, strerror(errno));
     if (o->data_dir && !o->check_only && (stat(o->data_dir, &dd) != 0 || !S_ISDIR(dd.st_mode) || access(o->data_dir, W_OK | X_OK) != 0))
         return vb_error_set(err, "config", 1, "--data-dir %s: not a directory this process can write", o->data_dir);
-    /* disk, memory, CPUs, recipes and images, before anything is made (coordinator/preflight.h) */
-    if (vb_preflight_campaign(o, c->profile, c->plan, err)) return VB_ERROR;
+    /* disk, memory, CPUs, recipes and images, before anything is made (coordinator/preflight.h); a resume's servers'
+     * data directory is the one its run recorded, unless --data-dir moves it */
+    char stored_dd[1100];
+    int had_dd = o->resume && c->store && vb_store_manifest_get(c->store, "campaign.data_dir", stored_dd, sizeof stored_dd);
+    if (vb_preflight_campaign(o, c->profile, c->plan, had_dd ? stored_dd : NULL, err)) return VB_ERROR;
     /* registry datasets: their files in the cache, fetched when missing (coordinator/fetch_datasets.h) */
     vb_fetch_datasets_opts fo = {.cache_dir = o->cache_dir, .mirror = o->mirror, .no_fetch = o->no_fetch,
                                  .quiet = o->quiet};

@@ -125,6 +125,32 @@ static void check_disks(pf *p) {
     }
 }
 
+/* The servers' data directory (and the local agents' other files): this process must be able to write it, or
+ * to make it in its nearest existing parent. Said on a resume even when quiet, with its free space: a resume
+ * without --data-dir goes by what the campaign recorded, and the operator sees which directory that is. */
+static void check_data_dir(pf *p, const char *dir, const char *whose) {
+    char at[PATH_MAX], b[32];
+    existing_dir(dir, at, sizeof at);
+    struct stat st;
+    struct statvfs vfs;
+    const char *made = strcmp(at, dir) == 0 ? "" : " (not made yet: checked at its parent ";
+    int e = stat(at, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : access(at, W_OK | X_OK) != 0 ? errno : 0;
+    if (e) {
+        line(p, "FAIL", "the servers' data directory %s (%s)%s%s%s: this process cannot write it (%s): make it "
+             "writable, or %s", dir, whose, made, *made ? at : "", *made ? ")" : "", strerror(e),
+             p->o->resume ? "move the servers' data to a directory it can write and give that to the resume as "
+                            "--data-dir DIR"
+                          : "give another with --data-dir DIR");
+        return;
+    }
+    double avail = statvfs(at, &vfs) == 0 ? (double)vfs.f_bavail * (double)vfs.f_frsize : -1;
+    char msg[2 * PATH_MAX + 600];
+    snprintf(msg, sizeof msg, "the servers' data directory %s (%s)%s%s%s: writable, %s free", dir, whose, made,
+             *made ? at : "", *made ? ")" : "", avail >= 0 ? sz(avail, b, sizeof b) : "unknown space");
+    if (p->o->resume && p->o->problems_only && p->o->print) fprintf(p->o->print, "preflight: ok   %s\n", msg);
+    else line(p, "ok", "%s", msg);
+}
+
 /* The CPUs that are online (/sys/devices/system/cpu/online), else the ones this process may use. */
 static int online_cpus(int *cpus, int cap) {
     FILE *f = fopen("/sys/devices/system/cpu/online", "r");
@@ -205,10 +231,19 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
         add_need(p, cache, (double)sh->queries * prof->k * 8 * 3, "ground truth of %s", prof->datasets[d].name);
     }
 
-    /* the servers' data directories, beside the results (campaign.c: OUT.d, orchestrator/orchestrate.c: servers/ENGINE) */
+    /* the servers' data directories, beside the results (campaign.c: OUT.d, orchestrator/orchestrate.c: servers/ENGINE)
+     * or where --data-dir put them; a resume without --data-dir finds them where the run put them */
     char work[PATH_MAX + 8];
+    const char *whose = "--data-dir";
     if (o->data_dir) snprintf(work, sizeof work, "%s", o->data_dir);
-    else snprintf(work, sizeof work, "%s.d", o->out);
+    else if (o->stored_data_dir && *o->stored_data_dir) {
+        snprintf(work, sizeof work, "%s", o->stored_data_dir);
+        whose = "the campaign's, from the --data-dir of its run (manifest campaign.data_dir)";
+    } else {
+        snprintf(work, sizeof work, "%s.d", o->out);
+        whose = "the default, FILE.d beside the results";
+    }
+    if (!o->remote_agents) check_data_dir(p, work, whose);
     int any_server = 0;
     for (size_t e = 0; e < prof->n_engines; e++) {
         const char *recipe = vb_profile_engine_recipe(&prof->engines[e]);
@@ -319,12 +354,14 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
     return rc;
 }
 
-int vb_preflight_campaign(const vb_campaign_opts *o, const vb_profile *p, const vb_plan *plan, vb_error *err) {
+int vb_preflight_campaign(const vb_campaign_opts *o, const vb_profile *p, const vb_plan *plan,
+                          const char *stored_data_dir, vb_error *err) {
     vb_estimate est;
     vb_error eerr;
     double est_s = vb_estimate_plan(p, plan, NULL, o->cache_dir, &est, &eerr) == VB_OK ? est.total_s : 0;
     if (est_s > 0) vb_estimate_free(&est);
-    vb_preflight_opts po = {.profile = p, .plan = plan, .out = o->out, .data_dir = o->data_dir, .cache_dir = o->cache_dir,
+    vb_preflight_opts po = {.profile = p, .plan = plan, .out = o->out, .data_dir = o->data_dir,
+                            .stored_data_dir = stored_data_dir, .cache_dir = o->cache_dir,
                             .agent_cpus = o->agent_cpus, .recipes_dir = o->recipes_dir, .images_dir = o->images_dir,
                             .remote_agents = o->no_local_agents, .resume = o->resume, .estimate_s = est_s,
                             .print = o->quiet ? NULL : stderr, .problems_only = 1};

@@ -8,6 +8,9 @@
  *    results database (with its .bak copy); summed per file system, against what it has free;
  *  - memory: the budget (server + client) against the host's memory; the embedded engines' corpus and graph
  *    against it too;
+ *  - the servers' data directory (--data-dir, else on a resume the one the campaign was run with, else OUT.d):
+ *    writable by this process (or, where it does not exist yet, its nearest existing parent), its free space
+ *    said, and the needs of the servers' data directories counted there;
  *  - CPUs: --cpus and the budget's lists against the CPUs that are online;
  *  - servers: each recipe loads, its image is built.
  * Every failure says what to do, with the numbers. Local mode only for the server checks: with
@@ -26,6 +29,8 @@ typedef struct vb_preflight_opts {
     const vb_plan *plan;
     const char *out;           /* the results database; server data goes to OUT.d */
     const char *data_dir;      /* --data-dir: server data goes there instead; NULL: OUT.d */
+    const char *stored_data_dir; /* a resume without --data-dir: the campaign's own (manifest campaign.data_dir,
+                                  * from the run that made it with --data-dir); NULL: OUT.d */
     const char *cache_dir;     /* --cache-dir or NULL */
     const char *agent_cpus;    /* --cpus or NULL */
     const char *recipes_dir, *images_dir;   /* NULL: the defaults */
@@ -44,9 +49,11 @@ typedef struct vb_preflight_opts {
 int vb_preflight_run(const vb_preflight_opts *o, vb_error *err);
 
 /* campaign.c's hook, in prepare() before the results database is made: the checks for the campaign o runs (the
- * runtime estimate sizes its results), quiet unless one fails. */
+ * runtime estimate sizes its results), quiet unless one fails (a resume also says which servers' data directory it
+ * checked). stored_data_dir: what the campaign's manifest records (campaign.data_dir) on a resume, else NULL. */
 struct vb_campaign_opts;
-int vb_preflight_campaign(const struct vb_campaign_opts *o, const vb_profile *p, const vb_plan *plan, vb_error *err);
+int vb_preflight_campaign(const struct vb_campaign_opts *o, const vb_profile *p, const vb_plan *plan,
+                          const char *stored_data_dir, vb_error *err);
 /* `vbench run --check`: loads the profile and prints every check and the runtime estimate; creates nothing.
  * Returns the exit code: 0 every check passed, 1 one failed, 2 the profile could not be read. */
 int vb_preflight_check_command(const struct vb_campaign_opts *o);

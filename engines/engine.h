@@ -80,7 +80,9 @@ typedef struct vb_table_spec {
     int m;                  /* HNSW M */
     int ef_construction;
     /* attach only: up to this many rows may be absent (a churn in progress deleted them and has not inserted them
-     * all again); 0: the table must hold exactly capacity rows (anything less is a load that did not finish). */
+     * all again); 0: the table must hold exactly capacity rows (anything less is a load that did not finish).
+     * attach_missing >= capacity: a load in progress, any number of rows in this table's schema (an engine with
+     * VB_ENGINE_LOAD_RESUMES finds it without its index, which the build makes after the load). */
     size_t attach_missing;
 } vb_table_spec;
 
@@ -160,6 +162,11 @@ enum {
     VB_ENGINE_FILTER = 1u << 2,           /* search honours vb_filter: the range kind (VB_FILTER_TAG_BELOW) */
     VB_ENGINE_FILTER_EQ = 1u << 8,        /* and the equality kind (VB_FILTER_LABEL_EQ) */
     VB_ENGINE_FILTER_AND = 1u << 9,       /* and the and kind (VB_FILTER_AND) */
+    VB_ENGINE_LOAD_RESUMES = 1u << 12,    /* a server engine whose index is built after the load (build): the
+                                           * load's committed batches stay in the table over a restart, and a
+                                           * load can continue into it with insert (upserts) before the build;
+                                           * attach with attach_missing >= capacity finds such a table without
+                                           * its index (agent/phase_build.c load_resume) */
     VB_ENGINE_STUB = 1u << 3,             /* a stand-in for measuring the client (engines/testing.c): its answers
                                            * are not nearest neighbours, so the contract's search rules do not
                                            * apply and the conformance script skips it */

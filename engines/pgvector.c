@@ -29,6 +29,13 @@
  * Errors carry the server's own message. A lost connection (or SQLSTATE class 08, 57P01-57P03, 40001, 40P01)
  * returns VB_RETRY; the next call on that connection reconnects it and restores its settings.
  *
+ * A load continues after a restart (VB_ENGINE_LOAD_RESUMES): each COPY is its own transaction, so the batches
+ * committed before a kill stay in the table (a COPY cut off by its client's death is rolled back whole), the index
+ * comes only after the load, and attach for a load in progress (attach_missing >= capacity) finds the table by its
+ * schema without its index; the rows after the checkpoint go in again with insert, the upsert below. The build
+ * first cancels an earlier attempt's CREATE INDEX that still runs (its agent outlives a killed coordinator until
+ * the statement returns).
+ *
  * insert is an upsert (the engine contract): the rows go by binary COPY into a temporary staging table of the
  * connection, then INSERT ... SELECT ... ON CONFLICT (id) DO UPDATE moves them into the table, in one
  * transaction. load stays a plain COPY (new ids into an empty table: the bulk path).
@@ -581,8 +588,10 @@ static int attach_on(void *conn, void *arg, vb_error *err) {
                          "WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
                          s->table, got, sizeof got, err);
     if (rc != VB_OK || strcmp(got, want) != 0) return rc;
-    if ((rc = query_value(conn, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err)) != VB_OK ||
-        strcmp(idx, "t") != 0)
+    /* A load in progress (attach_missing >= capacity) has no index yet: the build makes it after the load. */
+    if (a->missing < a->capacity &&
+        ((rc = query_value(conn, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err)) != VB_OK ||
+         strcmp(idx, "t") != 0))
         return rc;
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", s->table);
@@ -594,7 +603,8 @@ static int attach_on(void *conn, void *arg, vb_error *err) {
 
 /* found = 1 when the table exists with an embedding column of the right type and dimension, its HNSW index
  * exists, and it holds spec->capacity rows (or up to spec->attach_missing fewer, in a churn): a finished build
- * from an earlier run (a resumed campaign). */
+ * from an earlier run (a resumed campaign). With attach_missing >= capacity, a load in progress: the table with
+ * any number of rows, with or without its index (VB_ENGINE_LOAD_RESUMES; the build drops an index it finds). */
 static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
     pg_state *s = state;
     *found = 0;
@@ -606,12 +616,33 @@ static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_erro
     return rc;
 }
 
+/* An earlier attempt's CREATE INDEX of this index that still runs is cancelled, and waited for (up to 30 s): an
+ * agent outlives its SIGKILLed coordinator until the statement it waits for returns, and its CREATE INDEX,
+ * committed in the middle of this build's, would fail this one ("already exists"). Matched by the statement's
+ * text (build_on's own, on the same index and table), never this connection. */
+static int cancel_earlier_build(PGconn *pg, const pg_state *s, vb_error *err) {
+    char like[160], n[32];
+    snprintf(like, sizeof like, "CREATE INDEX %s ON %s %%", s->index, s->table);
+    static const char *const active = "FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND "
+                                      "datname = current_database() AND state = 'active' AND query LIKE $1";
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(pg_cancel_backend(pid)) %s", active);
+    int rc = query_value(pg, sql, like, n, sizeof n, err);
+    if (rc != VB_OK || atoi(n) == 0) return rc;
+    snprintf(sql, sizeof sql, "SELECT count(*) %s", active);
+    for (int i = 0; i < 300 && rc == VB_OK && atoi(n) > 0; i++) {
+        vb_sleep_ns(100000000ull);
+        rc = query_value(pg, sql, like, n, sizeof n, err);
+    }
+    return rc;
+}
+
 /* SET maintenance_work_mem / max_parallel_maintenance_workers, VACUUM (ANALYZE), CREATE INDEX ... USING hnsw. */
 static int build_on(void *conn, void *arg, vb_error *err) {
     pg_state *s = arg;
     char sql[512];
-    int rc = VB_OK;
-    if (s->maintenance_work_mem[0]) {
+    int rc = cancel_earlier_build(conn, s, err);
+    if (rc == VB_OK && s->maintenance_work_mem[0]) {
         snprintf(sql, sizeof sql, "SET maintenance_work_mem = '%s'", s->maintenance_work_mem);
         rc = pg_command(conn, sql, err);
     }
@@ -1068,7 +1099,7 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
 const vb_engine_ops vb_engine_pgvector = {
     .name = "pgvector",
     .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
-    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_LOAD_RESUMES,
     .param_names = pg_params,
     .open = pg_open,
     .close = pg_close,

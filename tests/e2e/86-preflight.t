@@ -3,6 +3,9 @@
 # runs, with the numbers in the message, and nothing is created; `vbench run --check` prints the same checks and
 # the runtime estimate and creates nothing; a --cpus naming a CPU that is not online is refused up front.
 # The results (and so the servers' data directories, FILE.d/servers/ENGINE) go to a 64 MiB tmpfs (root only).
+# A resume without --data-dir checks the servers' data directory the campaign uses (issue 28): the --data-dir its
+# run recorded (manifest campaign.data_dir; here on the tmpfs, remounted read-only: refused, naming it), else
+# FILE.d beside the results, and says which it checked. Before: it checked FILE.d whatever the run had used.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then skip_all "needs root to mount a tmpfs"; fi
@@ -55,4 +58,54 @@ out=$("$VBENCH" run --profile dev --out "$SCRATCH/cpus.sqlite" --cpus "0,$bad" -
 is "$rc" 2 "a --cpus naming a CPU that is not online is refused"
 like "$out" "--cpus \"0,$bad\" names CPUs this host does not have online ($bad)" "the message names the CPU"
 [ ! -e "$SCRATCH/cpus.sqlite" ]; ok $? "... before the database is created"
+
+# A resume without --data-dir: the campaign's recorded data directory is the one checked.
+cat >"$SCRATCH/dd.yml" <<'YML'
+name: datadir
+datasets:
+  - {name: synth-tiny, source: synthetic, rows: 2000, queries: 40, dim: 16, clusters: 8, metric: euclidean, seed: 5}
+engines:
+  - name: hnswlib
+phases:
+  build: {}
+  concurrency: {clients: [1, 2, 3, 4], window_s: 1, repeats: 1, warmup_s: 0}
+YML
+killed_in_windows() { # killed_in_windows DB [--data-dir DIR]: a run of dd.yml SIGKILLed in its first window
+    local db=$1; shift
+    "$VBENCH" run --profile "$SCRATCH/dd.yml" --out "$db" "$@" --quiet 2>>"$SCRATCH/dd.txt" &
+    local pid=$!
+    wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
+    local rc=$?
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    return $rc
+}
+db=$SCRATCH/dd.sqlite
+killed_in_windows "$db" --data-dir "$MNT/data"
+ok $? "a campaign run with --data-dir on the tmpfs is killed in its windows"
+is "$(q "$db" "SELECT value FROM manifest WHERE key = 'campaign.data_dir'")" "$MNT/data" "the results keep its data directory"
+mount -o remount,ro "$MNT"
+ok $? "the tmpfs is read-only now"
+out=$("$VBENCH" resume --out "$db" --quiet 2>&1); rc=$?
+is "$rc" 2 "resume without --data-dir is refused: the campaign's data directory cannot be written"
+like "$out" "preflight refused the campaign" "... by the preflight"
+like "$out" "the servers' data directory $MNT/data (the campaign's, from the --data-dir of its run (manifest campaign.data_dir)): this process cannot write it (Read-only file system)" \
+     "... which names the directory it checked, the recorded one, not FILE.d"
+mount -o remount,rw "$MNT"
+out=$("$VBENCH" resume --out "$db" 2>&1); rc=$?
+is "$rc" 0 "writable again: the resume completes the campaign"
+like "$out" "preflight: ok   the servers' data directory $MNT/data (the campaign's, from the --data-dir of its run (manifest campaign.data_dir)): writable, " \
+     "it says which data directory it checked"
+printf '%s\n' "$out" | grep "preflight: ok   the servers' data directory" | sed 's/^/# /'
+printf '%s\n' "$out" | grep -q "data directory $MNT/data .*: writable, [0-9.]* [KMG]*i*B free"
+ok $? "and its free space"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every item done"
+
+db=$SCRATCH/dflt.sqlite
+killed_in_windows "$db"
+ok $? "a campaign run without --data-dir is killed in its windows"
+out=$("$VBENCH" resume --out "$db" 2>&1); rc=$?
+is "$rc" 0 "its resume completes it"
+like "$out" "preflight: ok   the servers' data directory $db.d (the default, FILE.d beside the results): writable" \
+     "and says it checked FILE.d"
 done_testing
