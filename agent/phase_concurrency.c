@@ -132,7 +132,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     vb_window_wire_server(&w, &before, &after);
     vb_window_wire_server_window(&w, &prog.at_start, &after);
     int keep_waits = !waits.error[0];
-    if (keep_waits && waits.profile.timed) {
+    if (keep_waits && waits.profile.timed == 1) {
         /* Waits timed by the server (MariaDB): on CPU is the rest of its statements' time over the same span. */
         if (before.calls >= 0 && after.calls >= 0 && after.exec_s >= before.exec_s) {
             uint64_t waited = 0;

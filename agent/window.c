@@ -60,7 +60,7 @@ void vb_window_wire_waits(vb_window_wire *w, const vb_wait_profile *p) {
     w->msg.n_waits = p->n;
     w->msg.waits = p->n ? w->waitp : NULL;
     w->msg.wait_rounds = p->rounds;
-    w->msg.wait_unit = (char *)(p->timed ? "us" : "session-samples");
+    w->msg.wait_unit = (char *)(p->timed == 2 ? "calls" : p->timed ? "us" : "session-samples");
 }
 
 void vb_window_wire_server_window(vb_window_wire *w, const vb_server_stats *at_start, const vb_server_stats *after) {

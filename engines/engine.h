@@ -142,7 +142,8 @@ typedef struct vb_wait_profile {
     uint64_t rounds;                        /* wait_sample calls that succeeded */
     int timed;                              /* 0: samples are session-samples (what each session did at each call:
                                              * pgvector); 1: microseconds waited, from the server's own timing of its
-                                             * waits (MariaDB), to which the agent adds on CPU as class "CPU" */
+                                             * waits (MariaDB), to which the agent adds on CPU as class "CPU";
+                                             * 2: calls per latency bucket of the server's own statistics (Redis) */
 } vb_wait_profile;
 /* Adds samples of (cls, event) into p (the slot of the pair, a new one, or the last one as "other"). */
 void vb_wait_profile_add(vb_wait_profile *p, const char *cls, const char *event, uint64_t samples);

@@ -54,6 +54,8 @@
 static const char *const rs_params[] = {VB_RESP_ADDR_PARAMS, "table", "quantization", "m", "ef_construction",
                                         "cas", "nothread", "filter_ef", "pipeline", NULL};
 
+#define RS_LAT_BUCKETS 40              /* LATENCY HISTOGRAM: at most 30 buckets (1 us .. 1 s, then +Inf) */
+
 typedef struct rs_state {
     vb_resp_addr addr;
     char key[RS_KEY_MAX + 1];
@@ -64,6 +66,9 @@ typedef struct rs_state {
     size_t dim, capacity;
     vb_vset_add_opts add;              /* what every VADD of this key carries */
     vb_sql_admin admin;                /* a redisContext */
+    /* the wait profile's last reading of LATENCY HISTOGRAM VSIM: calls per bucket (its upper bound in us) */
+    long long lat_bound[RS_LAT_BUCKETS], lat_calls[RS_LAT_BUCKETS];
+    int lat_n;
 } rs_state;
 
 typedef struct rs_conn {
@@ -327,6 +332,88 @@ static int rs_server_stats(void *state, vb_server_stats *out, vb_error *err) {
     return vb_sql_admin_run(&((rs_state *)state)->admin, stats_on, out, err);
 }
 
+/* ---- the latency profile ------------------------------------------------------------------------------- */
+
+/* One reading of LATENCY HISTOGRAM VSIM (RESP2: ["vsim", ["calls", N, "histogram_usec", [b1, c1, b2, c2, ...]]],
+ * c the cumulative calls at or below bound b us, empty buckets left out) as calls per bucket; *n 0 when the server
+ * has no VSIM histogram yet. VB_ERROR for a reply of another shape. */
+static int lat_read(redisContext *rc, long long *bound, long long *calls, int *n, vb_error *err) {
+    vb_resp_argv c;
+    vb_resp_argv_init(&c);
+    vb_resp_arg(&c, "LATENCY");
+    vb_resp_arg(&c, "HISTOGRAM");
+    vb_resp_arg(&c, "vsim");
+    redisReply *r = NULL;
+    int st = vb_resp_run(RS_DOMAIN, rc, &c, &r, err, "LATENCY HISTOGRAM");
+    if (st != VB_OK) return st;
+    *n = 0;
+    const redisReply *h = NULL;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_ARRAY) {
+        const redisReply *m = r->element[1];
+        for (size_t i = 0; i + 1 < m->elements; i += 2)
+            if (m->element[i]->type == REDIS_REPLY_STRING && strcmp(m->element[i]->str, "histogram_usec") == 0 &&
+                m->element[i + 1]->type == REDIS_REPLY_ARRAY)
+                h = m->element[i + 1];
+        if (!h) st = vb_error_set(err, RS_DOMAIN, 1, "redis: LATENCY HISTOGRAM vsim: no histogram_usec in the reply");
+    } else if (!(r->type == REDIS_REPLY_ARRAY && r->elements == 0)) {
+        st = vb_error_set(err, RS_DOMAIN, 1, "redis: LATENCY HISTOGRAM vsim: an unexpected reply (type %d, %zu elements)",
+                          r->type, r->type == REDIS_REPLY_ARRAY ? r->elements : 0);
+    }
+    long long below = 0;
+    for (size_t i = 0; h && st == VB_OK && i + 1 < h->elements && *n < RS_LAT_BUCKETS; i += 2) {
+        if (h->element[i]->type != REDIS_REPLY_INTEGER || h->element[i + 1]->type != REDIS_REPLY_INTEGER) {
+            st = vb_error_set(err, RS_DOMAIN, 1, "redis: LATENCY HISTOGRAM vsim: a bucket that is not two integers");
+            break;
+        }
+        bound[*n] = h->element[i]->integer;
+        calls[*n] = h->element[i + 1]->integer - below;   /* cumulative -> this bucket's own */
+        below = h->element[i + 1]->integer;
+        (*n)++;
+    }
+    freeReplyObject(r);
+    return st;
+}
+
+typedef struct lat_arg {
+    rs_state *s;
+    vb_wait_profile *acc;   /* NULL: the baseline only */
+} lat_arg;
+
+static int lat_on(void *conn, void *arg, vb_error *err) {
+    lat_arg *a = arg;
+    rs_state *s = a->s;
+    long long bound[RS_LAT_BUCKETS], calls[RS_LAT_BUCKETS];
+    int n = 0;
+    int st = lat_read(conn, bound, calls, &n, err);
+    if (st != VB_OK) return st;
+    for (int i = 0; a->acc && i < n; i++) {
+        long long before = 0;
+        for (int j = 0; j < s->lat_n; j++)
+            if (s->lat_bound[j] == bound[i]) before = s->lat_calls[j];
+        if (calls[i] > before) {
+            char event[48];
+            snprintf(event, sizeof event, "<= %lld us", bound[i]);
+            vb_wait_profile_add(a->acc, "VSIM latency", event, (uint64_t)(calls[i] - before));
+        }
+    }
+    memcpy(s->lat_bound, bound, sizeof bound);
+    memcpy(s->lat_calls, calls, sizeof calls);
+    s->lat_n = n;
+    return VB_OK;
+}
+
+/* engine.h wait_sample, for Redis: a single-threaded server has no waits to name, so its profile is its own latency
+ * statistics (the issue's "where the version has them": LATENCY HISTOGRAM, Redis 7+, latency-tracking on by
+ * default): the VSIM calls that ended since the last call, per latency bucket (class "VSIM latency", event "<= B us",
+ * acc->timed 2: the samples count calls). The probe (acc NULL) takes the baseline. */
+static int rs_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
+    rs_state *s = state;
+    if (!acc) s->lat_n = 0;
+    else acc->timed = 2;
+    lat_arg a = {s, acc};
+    return vb_sql_admin_run(&s->admin, lat_on, &a, err);
+}
+
 /* ---- writes ------------------------------------------------------------------------------------------- */
 
 /* Pipelines VADD per row (engines/resp_common.h's pipe), followed by VSETATTR "" for a row without a tag when
@@ -440,4 +527,5 @@ const vb_engine_ops vb_engine_redis = {
     .sizes = rs_sizes,
     .counters = rs_counters,
     .server_stats = rs_server_stats,
+    .wait_sample = rs_wait_sample,
 };

@@ -570,10 +570,23 @@ static int timegoes(doc *d, vb_error *err) {
                      given == 1 ? "was" : "were", busy,
                      busy >= 0.9 * given ? "saturated" : busy >= 0.5 * given ? "partly idle" : "mostly idle");
         }
-        if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+        const char *wunit = (const char *)sqlite3_column_text(st, 9);
+        if (wunit && strcmp(wunit, "calls") == 0) {
+            /* a latency histogram (Redis): its percentiles, not a CPU share */
+            sqlite3_stmt *l = NULL;
+            if (sqlite3_prepare_v2(db, "SELECT calls, p50_us_at_most, p99_us_at_most FROM v_server_latency WHERE engine = ? "
+                                       "AND clients = ? LIMIT 1", -1, &l, NULL) == SQLITE_OK) {
+                sqlite3_bind_text(l, 1, e, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_int(l, 2, n);
+                if (sqlite3_step(l) == SQLITE_ROW)
+                    snprintf(waits, sizeof waits, "; its own latency statistics (LATENCY HISTOGRAM) put half of its %lld "
+                             "searches at or under %lld us and 99 %% at or under %lld us", sqlite3_column_int64(l, 0),
+                             sqlite3_column_int64(l, 1), sqlite3_column_int64(l, 2));
+            }
+            sqlite3_finalize(l);
+        } else if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
             const char *top = (const char *)sqlite3_column_text(st, 8);
-            const char *unit = (const char *)sqlite3_column_text(st, 9);
-            int timed = unit && strcmp(unit, "us") == 0;
+            int timed = wunit && strcmp(wunit, "us") == 0;
             snprintf(waits, sizeof waits, "; %s %.0f %% %s on CPU%s%s",
                      timed ? "of its statements' time (performance_schema's timing)" : "of its sampled sessions",
                      100 * sqlite3_column_double(st, 7), timed ? "was" : "were", top ? ", the main wait " : "",

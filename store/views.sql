@@ -402,8 +402,9 @@ CREATE VIEW v_server_count AS
 
 -- The wait profile per concurrency window: each class and event's share of the window's samples (they sum to 1 per
 -- window), and per class (v_window_wait_classes). unit: what samples count, session-samples (pgvector: a session
--- seen at a round) or us (MariaDB: microseconds waited as performance_schema timed them, CPU the rest of the
--- statements' time); NULL in files from before it was recorded (session-samples).
+-- seen at a round), us (MariaDB: microseconds waited as performance_schema timed them, CPU the rest of the
+-- statements' time) or calls (Redis: VSIM calls per bucket of its LATENCY HISTOGRAM, class 'VSIM latency', event
+-- '<= B us'); NULL in files from before it was recorded (session-samples).
 CREATE VIEW v_window_waits AS
     SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, x.wait_class, x.event, x.samples,
            COALESCE(w.wait_unit, 'session-samples') AS unit, x.rounds, 1.0 * x.samples / (SELECT SUM(y.samples) FROM window_wait AS y WHERE y.result_key = x.result_key)
@@ -417,6 +418,21 @@ CREATE VIEW v_window_wait_classes AS
             ORDER BY t.samples DESC LIMIT 1) AS top_event
     FROM v_window_waits AS v GROUP BY engine, dataset, clients, repeat, wait_class;
 
+-- The server's own latency per concurrency window where its profile is a latency histogram (Redis: LATENCY HISTOGRAM
+-- VSIM, buckets doubling from 1 us): the calls and the bucket bounds that hold half and 99 % of them (an upper bound:
+-- the percentile is at most that many microseconds).
+CREATE VIEW v_server_latency AS
+    WITH b AS (SELECT x.result_key, CAST(substr(x.event, 4) AS INTEGER) AS bound_us, x.samples
+               FROM window_wait AS x JOIN window_result AS w ON w.result_key = x.result_key
+               WHERE w.wait_unit = 'calls' AND x.wait_class = 'VSIM latency'),
+         c AS (SELECT result_key, bound_us, SUM(samples) OVER (PARTITION BY result_key ORDER BY bound_us) AS cum,
+                      SUM(samples) OVER (PARTITION BY result_key) AS total FROM b)
+    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.clients, w.repeat, MAX(c.total) AS calls,
+           MIN(CASE WHEN c.cum >= 0.5 * c.total THEN c.bound_us END) AS p50_us_at_most,
+           MIN(CASE WHEN c.cum >= 0.99 * c.total THEN c.bound_us END) AS p99_us_at_most
+    FROM c JOIN window_result AS w ON w.result_key = c.result_key
+    GROUP BY c.result_key;
+
 -- Where the time goes, per concurrency window with the server's accounting: the client's mean latency split into the
 -- server's execution on CPU, its execution waiting (the wait profile's non-CPU share of it; none when the engine has
 -- no wait profile) and the time outside the server's execution; ms per query, with the cores busy beside them.
@@ -427,11 +443,13 @@ CREATE VIEW v_time_split AS
            c.mean_ms - c.server_ms_per_query AS outside_ms, c.server_share, w.cpu_share, w.top_wait, w.wait_unit,
            c.server_cores_busy, c.server_cores, c.efficiency, c.seq
     FROM v_concurrency AS c
-    LEFT JOIN (SELECT engine, dataset, clients, repeat, SUM(CASE WHEN wait_class = 'CPU' THEN share ELSE 0 END) AS cpu_share,
+    LEFT JOIN (SELECT engine, dataset, clients, repeat,
+                      CASE WHEN MAX(unit) = 'calls' THEN NULL  -- a latency histogram says nothing of CPU and waits
+                           ELSE SUM(CASE WHEN wait_class = 'CPU' THEN share ELSE 0 END) END AS cpu_share,
                       MAX(unit) AS wait_unit,
                       (SELECT t.wait_class || ':' || t.top_event FROM v_window_wait_classes AS t
                        WHERE t.engine = k.engine AND t.dataset = k.dataset AND t.clients = k.clients AND t.repeat = k.repeat
-                         AND t.wait_class <> 'CPU' ORDER BY t.share DESC LIMIT 1) AS top_wait
+                         AND t.wait_class <> 'CPU' AND t.unit <> 'calls' ORDER BY t.share DESC LIMIT 1) AS top_wait
                FROM v_window_wait_classes AS k GROUP BY engine, dataset, clients, repeat) AS w
          ON w.engine = c.engine AND w.dataset = c.dataset AND w.clients = c.clients AND w.repeat = c.repeat
     WHERE c.server_ms_per_query IS NOT NULL AND c.target_rate IS NULL;

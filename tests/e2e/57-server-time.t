@@ -125,6 +125,23 @@ cp "$db" "$SCRATCH/rs-off.sqlite"
 q "$SCRATCH/rs-off.sqlite" "UPDATE window_result SET server_calls = server_calls - 1 WHERE rowid = (SELECT MIN(rowid) FROM window_result)" >/dev/null
 is "$(q "$SCRATCH/rs-off.sqlite" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'server count mismatch'")" "1" \
    "redis: a window whose VSIM count is one below vbench's is a validity finding"
+# Redis's profile is its own latency statistics (LATENCY HISTOGRAM VSIM, read at the start, every 50 ms and after
+# the window): every window has one in calls, its buckets hold exactly the window's VSIM calls (the same span as
+# the server's calls delta), and its percentiles are in the report's sentence.
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE engine = 'redis' AND wait_unit = 'calls' AND wait_rounds > 0")" "6" \
+   "redis: every window has its latency histogram as its profile (unit calls)"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result AS w WHERE server_calls = (SELECT SUM(samples) FROM window_wait AS x
+               WHERE x.result_key = w.result_key AND x.wait_class = 'VSIM latency')")" "6" \
+   "redis: the histogram's buckets hold exactly the window's VSIM calls"
+q "$db" "SELECT engine, clients, calls, p50_us_at_most, p99_us_at_most FROM v_server_latency ORDER BY engine, clients" |
+    sed 's/^/# engine|clients|calls|p50 at most us|p99 at most us: /'
+is "$(q "$db" "SELECT COUNT(*) FROM v_server_latency WHERE p50_us_at_most > 0 AND p50_us_at_most <= p99_us_at_most")" "6" \
+   "redis: v_server_latency gives each window's p50 and p99 bounds"
+"$VBENCH" report "$db" >/dev/null 2>"$SCRATCH/rreport.err"
+ok $? "vbench report of the redis campaign exits 0" || tail -5 "$SCRATCH/rreport.err" | diag
+s=$(grep -o '<p class="timegoes">redis[^<]*' "$SCRATCH/rs-report/report.html" 2>/dev/null | head -1)
+like "$s" "its own latency statistics (LATENCY HISTOGRAM) put half of its" "redis: the sentence gives its server-side percentiles"
+echo "$s" | diag
 like "$(q "$db" "SELECT value FROM manifest WHERE key = 'server.redis.probe_answer'")" "Redis 8.0.2" \
      "the server is trixie's Redis 8.0.2"
 
