@@ -264,24 +264,64 @@ const char *vb_perf_binary(vb_error *err) {
     return bin;
 }
 
-/* The -G name of cgroup for perf: its path below the hierarchy perf opens (a perf_event v1 hierarchy, else the
- * cgroup2 one: /sys/fs/cgroup/unified on a hybrid host, /sys/fs/cgroup on a pure v2 one). */
-static int perf_cgroup_name(const char *cgroup, char *out, size_t len, vb_error *err) {
-    static const char *const roots[] = {"/sys/fs/cgroup/perf_event", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
-    const char *rel = cgroup[0] == '/' ? cgroup + 1 : cgroup;
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        char probe[4200], dir[4200];
-        snprintf(probe, sizeof probe, "%s/cgroup.procs", roots[i]);
-        snprintf(dir, sizeof dir, "%s/%s/cgroup.procs", roots[i], rel);
-        struct stat st;
-        if (stat(probe, &st) == 0 && stat(dir, &st) == 0) {
-            if (i == 2) {   /* the root itself must be cgroup2, not the tmpfs of a v1 layout */
-                snprintf(probe, sizeof probe, "%s/cgroup.controllers", roots[i]);
-                if (stat(probe, &st) != 0) continue;
-            }
-            snprintf(out, len, "%s", rel);
-            return VB_OK;
+/* mkdir -p of an absolute path. */
+static int mkdir_p(const char *path) {
+    char buf[4200];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *q = buf + 1; *q; q++)
+        if (*q == '/') {
+            *q = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+            *q = '/';
         }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Moves every process of the unit's cgroup (read from the first hierarchy that has it) into dst/cgroup.procs. */
+static int move_procs(const char *rel, const char *dst, vb_error *err) {
+    static const char *const from[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/memory",
+                                       "/sys/fs/cgroup"};
+    for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+        char path[4200], to[4200];
+        snprintf(path, sizeof path, "%.200s/%.3900s/cgroup.procs", from[i], rel);
+        FILE *in = fopen(path, "r");
+        if (!in) continue;
+        snprintf(to, sizeof to, "%.4100s/cgroup.procs", dst);
+        int moved = 0, failed = 0;
+        long pid;
+        while (fscanf(in, "%ld", &pid) == 1) {
+            FILE *out = fopen(to, "w");
+            if (out && fprintf(out, "%ld\n", pid) > 0 && fclose(out) == 0) moved++;
+            else failed += out ? (fclose(out), 1) : 1;
+        }
+        fclose(in);
+        if (moved) return VB_OK;
+        return vb_error_set(err, "perf", EPERM, "cannot move the unit's processes (%s) into %s (%d refused)", path,
+                            dst, failed);
+    }
+    return vb_error_set(err, "perf", ENOENT, "the unit's cgroup %s has no cgroup.procs in any hierarchy", rel);
+}
+
+/* The -G name of cgroup for perf: its path below the hierarchy perf opens. perf takes a perf_event v1 hierarchy
+ * when one is mounted, else the cgroup2 one (/sys/fs/cgroup/unified on a hybrid host, /sys/fs/cgroup on a pure v2
+ * one). systemd creates no unit cgroup in a perf_event v1 hierarchy, so there the same path is made and the unit's
+ * processes are moved into it: the processes they fork later (a backend per connection) follow their parent. */
+static int perf_cgroup_name(const char *cgroup, char *out, size_t len, vb_error *err) {
+    const char *rel = cgroup[0] == '/' ? cgroup + 1 : cgroup;
+    char probe[4200], dir[4200];
+    struct stat st;
+    snprintf(out, len, "%s", rel);
+    if (stat("/sys/fs/cgroup/perf_event/cgroup.procs", &st) == 0) {
+        snprintf(dir, sizeof dir, "/sys/fs/cgroup/perf_event/%s", rel);
+        if (mkdir_p(dir) != 0)
+            return vb_error_set(err, "perf", errno, "cannot create the perf_event cgroup %s: %s", dir, strerror(errno));
+        return move_procs(rel, dir, err);
+    }
+    static const char *const v2[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(probe, sizeof probe, "%s/cgroup.controllers", v2[i]);
+        snprintf(dir, sizeof dir, "%s/%s/cgroup.procs", v2[i], rel);
+        if (stat(probe, &st) == 0 && stat(dir, &st) == 0) return VB_OK;
     }
     return vb_error_set(err, "perf", ENOENT, "the unit's cgroup %s is in no hierarchy perf can name (perf_event or cgroup2)",
                         cgroup);
