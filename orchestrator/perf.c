@@ -125,7 +125,7 @@ static int parse_frame(folder *f, const char *s, size_t n) {
         }
     if (open == n) { /* "addr (dso)": no symbol */
         if (s[i] != '(') return 0;
-        open = i + 1;
+        open = i;
     }
     size_t sym_end = open - 1;
     while (sym_end > i && s[sym_end - 1] == ' ') sym_end--;
@@ -138,7 +138,7 @@ static int parse_frame(folder *f, const char *s, size_t n) {
     const char *dso = s + open + 1, *dend = s + n - 1;   /* "[basename of the object]" */
     for (const char *q = dso; q < dend; q++)
         if (*q == '/') dso = q + 1;
-    size_t dn = (size_t)(dend - dso);
+    size_t dn = dend > dso ? (size_t)(dend - dso) : 0;   /* "addr ()": an empty object name */
     if (dn > VB_PERF_MAX_SYMBOL - 2) dn = VB_PERF_MAX_SYMBOL - 2;
     out[0] = '[';
     copy_name(out + 1, dso, dn);

@@ -138,6 +138,12 @@ int main(void) {
     vb_perf_profile_free(&p);
     free(many);
 
+    /* found by tests/fuzz/fuzz_perf_script.c: a frame "addr ()" read past the line (bug-frame-empty-object) */
+    char empty_obj[] = {'p', ' ', '1', ' ', '1', '.', '5', ':', '\n', '\t', '1', ' ', '(', ')'};
+    is_int(vb_perf_fold(empty_obj, sizeof empty_obj, &p, &err), VB_OK, "a frame with an empty object name folds");
+    is_int(count_of(&p, "p;[]"), 1, "named by its (empty) object, nothing read past the line");
+    vb_perf_profile_free(&p);
+
     is_int(fold_str("", &p), VB_OK, "empty input folds");
     is_int(p.samples + p.n_top, 0, "to nothing");
     vb_perf_profile_free(&p);
