@@ -86,6 +86,7 @@ typedef struct server {
      * perf_note says why there is none (perf missing, refused). */
     pid_t perf_pid;
     char perf_item[256], perf_path[PATH_MAX + 128], perf_note[1100];
+    int perf_said;              /* a refusal was reported (once per server) */
 } server;
 
 struct vb_orch {
@@ -838,9 +839,42 @@ static void perf_drop(server *s) {
     s->perf_path[0] = s->perf_item[0] = s->perf_note[0] = '\0';
 }
 
+/* A profile report: the folded profile p (folded: its text) or, without one, the note saying why. */
+static void send_profile(zsock_t *coord, server *s, const char *item_key, double t0, double t1, const vb_perf_profile *p,
+                         const char *folded, const char *note) {
+    Vbench__ServerProfile pr = VBENCH__SERVER_PROFILE__INIT;
+    pr.item_key = (char *)item_key;
+    pr.window_start = t0;
+    pr.window_end = t1;
+    Vbench__ProfileFunction fn[VB_PERF_TOP], *fp[VB_PERF_TOP];
+    size_t n_top = folded && p ? p->n_top : 0;
+    for (size_t i = 0; i < n_top; i++) {
+        vbench__profile_function__init(&fn[i]);
+        fn[i].name = (char *)p->top[i].name;
+        fn[i].samples = p->top[i].samples;
+        fp[i] = &fn[i];
+    }
+    pr.samples = folded && p ? p->samples : 0;
+    pr.n_top = n_top;
+    pr.top = fp;
+    pr.folded = (char *)(folded ? folded : "");
+    pr.note = (char *)(note ? note : "");
+    pr.malformed = p ? p->malformed : 0;
+    pr.dropped = p ? p->dropped : 0;
+    Vbench__ServerReport r = VBENCH__SERVER_REPORT__INIT;
+    r.engine = s->engine;
+    r.unit = s->unit;
+    r.body_case = VBENCH__SERVER_REPORT__BODY_PROFILE;
+    r.profile = &pr;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REPORT;
+    env.server_report = &r;
+    vb_wire_send(coord, NULL, &env, NULL);
+}
+
 /* SERVER_PHASE with perf: records the unit's cgroup for this item, until the next request for the server. A
  * recording perf refuses leaves its reason in perf_note, for the SERVER_PROFILE answer: the item runs anyway. */
-static void perf_begin(server *s, const char *item_key) {
+static void perf_begin(server *s, const char *item_key, zsock_t *coord) {
     perf_drop(s);
     snprintf(s->perf_item, sizeof s->perf_item, "%s", item_key);
     snprintf(s->perf_path, sizeof s->perf_path, "%s/perf-%s.data", s->o->work_dir, s->engine);
@@ -853,16 +887,16 @@ static void perf_begin(server *s, const char *item_key) {
     if (!cg[0]) snprintf(s->perf_note, sizeof s->perf_note, "perf: the unit's cgroup is not known (the server is not ready)");
     else if (vb_perf_record_start(cg, s->perf_path, &s->perf_pid, &err) != VB_OK)
         snprintf(s->perf_note, sizeof s->perf_note, "perf: %s", err.message);
+    if (s->perf_note[0] && !s->perf_said) {   /* said at once: the coordinator's manifest names it */
+        send_profile(coord, s, item_key, 0, 0, NULL, NULL, s->perf_note);
+        s->perf_said = 1;
+    }
 }
 
 /* SERVER_PROFILE: the recording stops and the window's slice is folded; the answer carries the profile or a note.
  * On the main thread: perf script of one window of one cgroup at 99 Hz reads a few thousand samples (see
  * docs/metrics.md for its time), and the next request for the server must find the recording over. */
 static void perf_profile(server *s, const Vbench__ServerRequest *rq, zsock_t *coord) {
-    Vbench__ServerProfile pr = VBENCH__SERVER_PROFILE__INIT;
-    pr.item_key = rq->item_key;
-    pr.window_start = rq->profile_start;
-    pr.window_end = rq->profile_end;
     char note[1200] = "";
     vb_perf_profile p = {0};
     char *folded = NULL;
@@ -885,29 +919,7 @@ static void perf_profile(server *s, const Vbench__ServerRequest *rq, zsock_t *co
             folded = vb_perf_folded_text(&p);
     }
     perf_drop(s);
-    Vbench__ProfileFunction fn[VB_PERF_TOP], *fp[VB_PERF_TOP];
-    for (size_t i = 0; i < p.n_top; i++) {
-        vbench__profile_function__init(&fn[i]);
-        fn[i].name = p.top[i].name;
-        fn[i].samples = p.top[i].samples;
-        fp[i] = &fn[i];
-    }
-    pr.samples = folded ? p.samples : 0;
-    pr.n_top = folded ? p.n_top : 0;
-    pr.top = fp;
-    pr.folded = folded ? folded : "";
-    pr.note = note;
-    pr.malformed = p.malformed;
-    pr.dropped = p.dropped;
-    Vbench__ServerReport r = VBENCH__SERVER_REPORT__INIT;
-    r.engine = s->engine;
-    r.unit = s->unit;
-    r.body_case = VBENCH__SERVER_REPORT__BODY_PROFILE;
-    r.profile = &pr;
-    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
-    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REPORT;
-    env.server_report = &r;
-    vb_wire_send(coord, NULL, &env, NULL);
+    send_profile(coord, s, rq->item_key, rq->profile_start, rq->profile_end, &p, folded, note);
     free(folded);
     vb_perf_profile_free(&p);
 }
@@ -947,7 +959,7 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         perf_profile(s, rq, coord);
     } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_PHASE) {
         announce_item(s, rq->item_key);
-        if (rq->perf && get_state(s) == VB_SERVER_READY) perf_begin(s, rq->item_key);
+        if (rq->perf && get_state(s) == VB_SERVER_READY) perf_begin(s, rq->item_key, coord);
         else perf_drop(s);
         /* The answer is also the coordinator's go for the item: no item starts on a server that died, or that
          * does not answer (op_phase probes it on an operation thread). */

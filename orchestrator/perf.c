@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -362,6 +363,8 @@ int vb_perf_record_start(const char *cgroup, const char *out_path, pid_t *pid, v
         if (nul >= 0) dup2(nul, 0);
         if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
         setpgid(0, 0);   /* a signal to the agent's group (a test's ^C) does not cut the file short */
+        prctl(PR_SET_PDEATHSIG, SIGINT);   /* but an agent that dies (SIGKILL) ends the recording */
+        if (getppid() == 1) _exit(127);
         execl(bin, bin, "record", "-q", "-e", "cpu-clock", "-F", "99", "-a", "-g", "-k", "CLOCK_REALTIME", "-G", cg,
               "-o", out_path, (char *)NULL);
         _exit(127);
