@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Issue 27, "where the curve stops scaling": a concurrency campaign on pgvector (1, 2, 4, 8 clients, the server
-# confined to one CPU so that it saturates) with phases.concurrency.profile: perf, in a namespace booted once
+# Issue 27, "where the curve stops scaling": a concurrency campaign on pgvector (1, 2, 4, 8 clients x 2 repeats, the
+# server confined to one CPU so that it saturates) with phases.concurrency.profile: perf, in a namespace booted once
 # (deploy/systemd-ns). perf records the unit's cgroup during each concurrency item until a window's efficiency falls
 # below 0.5; that window's CPU profile is stored (server_profile): samples > 0, its hottest functions named by
 # postgres' own symbols, the folded stacks kept; vbench show and the report print its top functions; the later
-# windows run without perf (the 8-client point twice: repeat 1 under perf when it is the first below 0.5, repeat 2
-# not, so the run measures perf's cost). Small data (3000 rows, 2 s windows).
+# windows run without perf (the profiled point's other repeat: perf's cost, printed). Then MariaDB the same way
+# (mariadbd's statement path in its stacks), and a campaign whose perf is missing (VBENCH_PERF): the manifest and
+# vbench show say so, every item is done. Small data (3000 rows, 2 s windows).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns-servers.sh"
 vb_ns_servers_boot
@@ -75,6 +76,28 @@ like "$(cat "$html" 2>/dev/null)" "CPU profile of pgvector at $first clients on 
 q "$db" "SELECT w.clients, w.repeat, printf('%.0f', w.qps), CASE WHEN p.item_key IS NOT NULL THEN 'perf' ELSE '' END
          FROM window_result AS w LEFT JOIN server_profile AS p ON p.item_key = w.item_key WHERE w.clients = $first
          ORDER BY w.repeat" | sed 's/^/# clients|repeat|qps|under perf: /'
+
+# MariaDB the same way (one repeat): its profile names mariadbd's own symbols, from the connection thread down
+sed -e 's/^name: pf/name: pd/' -e 's/{name: pgvector, recipe: pgvector}/{name: mariadb, recipe: mariadb}/' \
+    -e 's/repeats: 2/repeats: 1/' "$SCRATCH/pf.yml" >"$SCRATCH/pd.yml"
+md=$SCRATCH/pd.sqlite
+vb_ns_run "$VBENCH" run --profile "$SCRATCH/pd.yml" --out "$md" --quiet >"$SCRATCH/pd.out" 2>"$SCRATCH/pd.err"
+rc=$?
+ok $rc "the campaign on mariadb exits 0" || tail -20 "$SCRATCH/pd.err" | diag
+q "$md" "SELECT clients, printf('%.0f', qps), printf('%.3f', efficiency) FROM v_concurrency ORDER BY seq" |
+    sed 's/^/# mariadb clients|qps|efficiency: /'
+mfirst=$(q "$md" "SELECT clients FROM v_concurrency WHERE efficiency < 0.5 ORDER BY seq LIMIT 1")
+if [ -n "$mfirst" ]; then
+    is "$(q "$md" "SELECT clients FROM server_profile")" "$mfirst" "mariadb: the profile is of its first window below 0.5 ($mfirst clients)"
+    q "$md" "SELECT rank, function, samples, printf('%.3f', share) FROM v_server_profile ORDER BY rank LIMIT 6" |
+        sed 's/^/# mariadb rank|function|self samples|share: /'
+    is "$(q "$md" "SELECT COUNT(*) FROM server_profile WHERE samples > 0 AND folded LIKE '%;do_command;%'
+                   AND folded LIKE '%;mysqld_stmt_execute;%'")" "1" \
+       "mariadb: samples, and the folded stacks name its statement path (do_command, mysqld_stmt_execute)"
+else
+    ok 1 "mariadb: a window fell below 0.5 at 8 clients on one CPU (none did: no profile to check)"
+    q "$md" "SELECT value FROM manifest WHERE key = 'server.mariadb.perf'" | diag
+fi
 
 # perf missing (VBENCH_PERF names no binary): the manifest and show say so, the campaign goes on
 sed -e 's/^name: pf/name: pm/' -e 's/clients: \[1, 2, 4, 8\], repeats: 2/clients: [1, 4], repeats: 1/' "$SCRATCH/pf.yml" >"$SCRATCH/pm.yml"
