@@ -826,15 +826,31 @@ static void announce_item(server *s, const char *item_key) {
 
 /* ---- CPU profiles (orchestrator/perf.h) --------------------------------------------------------------------- */
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)ftw;
+    if (flag == FTW_DP) rmdir(path);
+    else unlink(path);
+    return 0;
+}
+
 /* Ends the item's recording, if one runs, and removes its files. */
 static void perf_drop(server *s) {
     if (s->perf_pid > 0) vb_perf_record_stop(s->perf_pid);
+    if (s->perf_item[0]) {
+        char cg[sizeof s->cgroup];
+        pthread_mutex_lock(&s->lock);
+        snprintf(cg, sizeof cg, "%s", s->cgroup);
+        pthread_mutex_unlock(&s->lock);
+        vb_perf_cgroup_release(cg);
+    }
     s->perf_pid = 0;
     if (s->perf_path[0]) {
         char log[sizeof s->perf_path + 8];
         snprintf(log, sizeof log, "%s.log", s->perf_path);
         unlink(s->perf_path);
         unlink(log);
+        snprintf(log, sizeof log, "%s.buildid", s->perf_path);
+        nftw(log, rm_entry, 16, FTW_DEPTH | FTW_PHYS);   /* perf's build-id cache of the recording */
     }
     s->perf_path[0] = s->perf_item[0] = s->perf_note[0] = '\0';
 }

@@ -265,58 +265,63 @@ const char *vb_perf_binary(vb_error *err) {
     return bin;
 }
 
-/* mkdir -p of an absolute path. */
-static int mkdir_p(const char *path) {
-    char buf[4200];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *q = buf + 1; *q; q++)
-        if (*q == '/') {
-            *q = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-            *q = '/';
-        }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+#define PERF_V1_ROOT "/sys/fs/cgroup/perf_event"
+
+/* The flat perf_event v1 cgroup that stands for a unit's cgroup: PERF_V1_ROOT/vbench-perf-<its last component>. */
+static void v1_name(const char *cgroup, char *out, size_t len) {
+    const char *base = strrchr(cgroup, '/');
+    snprintf(out, len, "vbench-perf-%.200s", base ? base + 1 : cgroup);
 }
 
-/* Moves every process of the unit's cgroup (read from the first hierarchy that has it) into dst/cgroup.procs. */
-static int move_procs(const char *rel, const char *dst, vb_error *err) {
-    static const char *const from[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/memory",
-                                       "/sys/fs/cgroup"};
-    for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
-        char path[4200], to[4200];
-        snprintf(path, sizeof path, "%.200s/%.3900s/cgroup.procs", from[i], rel);
-        FILE *in = fopen(path, "r");
-        if (!in) continue;
-        snprintf(to, sizeof to, "%.4100s/cgroup.procs", dst);
-        int moved = 0, failed = 0;
-        long pid;
-        while (fscanf(in, "%ld", &pid) == 1) {
-            FILE *out = fopen(to, "w");
-            if (out && fprintf(out, "%ld\n", pid) > 0 && fclose(out) == 0) moved++;
-            else failed += out ? (fclose(out), 1) : 1;
-        }
-        fclose(in);
-        if (moved) return VB_OK;
-        return vb_error_set(err, "perf", EPERM, "cannot move the unit's processes (%s) into %s (%d refused)", path,
-                            dst, failed);
+/* Writes every pid listed in from (a cgroup.procs file) into to (another); returns the count moved. */
+static int move_pids(const char *from, const char *to, int *failed) {
+    FILE *in = fopen(from, "r");
+    if (!in) return -1;
+    int moved = 0;
+    long pid;
+    while (fscanf(in, "%ld", &pid) == 1) {
+        FILE *out = fopen(to, "w");
+        if (out && fprintf(out, "%ld\n", pid) > 0 && fclose(out) == 0) moved++;
+        else *failed += out ? (fclose(out), 1) : 1;
     }
-    return vb_error_set(err, "perf", ENOENT, "the unit's cgroup %s has no cgroup.procs in any hierarchy", rel);
+    fclose(in);
+    return moved;
 }
 
 /* The -G name of cgroup for perf: its path below the hierarchy perf opens. perf takes a perf_event v1 hierarchy
  * when one is mounted, else the cgroup2 one (/sys/fs/cgroup/unified on a hybrid host, /sys/fs/cgroup on a pure v2
- * one). systemd creates no unit cgroup in a perf_event v1 hierarchy, so there the same path is made and the unit's
- * processes are moved into it: the processes they fork later (a backend per connection) follow their parent. */
+ * one). systemd creates no unit cgroup in a perf_event v1 hierarchy, so there a flat one is made for the unit and
+ * its processes are moved in (the processes they fork later, a backend per connection, follow their parent);
+ * vb_perf_cgroup_release moves them back and removes it. */
 static int perf_cgroup_name(const char *cgroup, char *out, size_t len, vb_error *err) {
     const char *rel = cgroup[0] == '/' ? cgroup + 1 : cgroup;
     char probe[4200], dir[4200];
     struct stat st;
     snprintf(out, len, "%s", rel);
-    if (stat("/sys/fs/cgroup/perf_event/cgroup.procs", &st) == 0) {
-        snprintf(dir, sizeof dir, "/sys/fs/cgroup/perf_event/%s", rel);
-        if (mkdir_p(dir) != 0)
+    if (stat(PERF_V1_ROOT "/cgroup.procs", &st) == 0) {
+        char name[256];
+        v1_name(cgroup, name, sizeof name);
+        snprintf(dir, sizeof dir, PERF_V1_ROOT "/%s", name);
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
             return vb_error_set(err, "perf", errno, "cannot create the perf_event cgroup %s: %s", dir, strerror(errno));
-        return move_procs(rel, dir, err);
+        static const char *const from[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/memory",
+                                           "/sys/fs/cgroup"};
+        char to[4300];
+        snprintf(to, sizeof to, "%s/cgroup.procs", dir);
+        for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+            snprintf(probe, sizeof probe, "%.200s/%.3900s/cgroup.procs", from[i], rel);
+            int failed = 0, moved = move_pids(probe, to, &failed);
+            if (moved < 0) continue;
+            if (moved > 0) {
+                snprintf(out, len, "%s", name);
+                return VB_OK;
+            }
+            rmdir(dir);
+            return vb_error_set(err, "perf", EPERM, "cannot move the unit's processes (%s) into %s (%d refused)", probe,
+                                dir, failed);
+        }
+        rmdir(dir);
+        return vb_error_set(err, "perf", ENOENT, "the unit's cgroup %s has no cgroup.procs in any hierarchy", cgroup);
     }
     static const char *const v2[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
     for (size_t i = 0; i < 2; i++) {
@@ -326,6 +331,17 @@ static int perf_cgroup_name(const char *cgroup, char *out, size_t len, vb_error 
     }
     return vb_error_set(err, "perf", ENOENT, "the unit's cgroup %s is in no hierarchy perf can name (perf_event or cgroup2)",
                         cgroup);
+}
+
+void vb_perf_cgroup_release(const char *cgroup) {
+    if (!cgroup || !cgroup[0]) return;
+    char name[256], dir[512], from[600];
+    v1_name(cgroup, name, sizeof name);
+    snprintf(dir, sizeof dir, PERF_V1_ROOT "/%s", name);
+    snprintf(from, sizeof from, "%s/cgroup.procs", dir);
+    int failed = 0;
+    if (move_pids(from, PERF_V1_ROOT "/cgroup.procs", &failed) < 0) return;   /* none was made */
+    rmdir(dir);
 }
 
 static void sleep_ms(long ms) {
@@ -362,6 +378,11 @@ int vb_perf_record_start(const char *cgroup, const char *out_path, pid_t *pid, v
         int nul = open("/dev/null", O_RDONLY);
         if (nul >= 0) dup2(nul, 0);
         if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+        /* perf's build-id cache beside the recording, not in $HOME (unset under systemd: it would be /.debug) */
+        char cache[4200];
+        snprintf(cache, sizeof cache, "%s.buildid", out_path);
+        setenv("PERF_BUILDID_DIR", cache, 1);
+        setenv("HOME", cache, 1);   /* perf makes $HOME/.debug whatever the variable says */
         setpgid(0, 0);   /* a signal to the agent's group (a test's ^C) does not cut the file short */
         prctl(PR_SET_PDEATHSIG, SIGINT);   /* but an agent that dies (SIGKILL) ends the recording */
         if (getppid() == 1) _exit(127);
@@ -412,6 +433,10 @@ int vb_perf_slice(const char *path, double t0, double t1, vb_perf_profile *p, vb
         dup2(fds[1], 1);
         if (nul >= 0) dup2(nul, 0), dup2(nul, 2);
         close(fds[0]);
+        char cache[4200];
+        snprintf(cache, sizeof cache, "%s.buildid", path);
+        setenv("PERF_BUILDID_DIR", cache, 1);
+        setenv("HOME", cache, 1);   /* perf makes $HOME/.debug whatever the variable says */
         execl(bin, bin, "script", "-i", path, "--time", range, "-F", "comm,tid,time,ip,sym,dso", (char *)NULL);
         _exit(127);
     }

@@ -61,6 +61,10 @@ const char *vb_perf_binary(vb_error *err);
  * its own message is the error. */
 int vb_perf_record_start(const char *cgroup, const char *out_path, pid_t *pid, vb_error *err);
 
+/* Undoes what vb_perf_record_start did to the cgroup layout: on a perf_event v1 hierarchy, the unit's processes go
+ * back to its root and the flat cgroup made for them is removed. Nothing elsewhere. */
+void vb_perf_cgroup_release(const char *cgroup);
+
 /* Ends a recording (SIGINT, perf writes its file and exits; SIGKILL after 10 s). */
 void vb_perf_record_stop(pid_t pid);
 

@@ -113,4 +113,7 @@ like "$("$VBENCH" show "$SCRATCH/pm.sqlite" 2>&1)" "perf is not installed" "vben
 is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
    "no server unit is left running"
 ok "$(pgrep -x perf >/dev/null; [ $? -ne 0 ]; echo $?)" "no perf process is left running"
+# on this host perf opens a perf_event v1 hierarchy: the orchestrator's flat cgroup for the unit is gone again
+is "$(vb_ns_run sh -c 'ls -d /sys/fs/cgroup/perf_event/vbench-perf-* 2>/dev/null | wc -l')" "0" \
+   "no perf_event cgroup of the orchestrator is left"
 done_testing
