@@ -237,7 +237,7 @@ FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 # What the targets link: the decoding modules (not the engines: clang 14 has no _Float16 for pgvector's halfvec)
 # and the results store (store/), which fuzz_wire drives.
-FUZZ_LIB_OBJ := $(filter $(addprefix $(BUILD)/,util/% metrics/% datasets/% config/% proto/% gen/%),$(LIB_OBJ))
+FUZZ_LIB_OBJ := $(filter $(addprefix $(BUILD)/,util/% metrics/% datasets/% config/% proto/% gen/% orchestrator/perf.o),$(LIB_OBJ))
 FUZZ_EXTRA   := $(STORE_OBJ)
 
 .PHONY: fuzz fuzz-deps fuzz-targets fuzz-bins fuzz-corpus fuzz-merge fuzz-seeds

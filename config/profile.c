@@ -54,6 +54,7 @@ typedef struct field {
 
 static const char *const on_resume_choices[] = {"continue", "restart", NULL};
 static const char *const loop_choices[] = {"closed", "open", NULL};
+static const char *const cpu_profile_choices[] = {"off", "perf", NULL};
 
 static const field build_fields[] = {
     {"load_batch", F_INT, 1, 1000000, "1000", NULL},
@@ -85,6 +86,9 @@ static const field concurrency_fields[] = {
     {"warmup_s", F_DOUBLE, 0, 3600, "5", NULL},
     {"mode", F_ENUM, 0, 0, "closed", loop_choices},
     {"target_rate", F_DOUBLE, 0.001, 1e9, NULL, NULL},
+    /* profile: perf records the server's cgroup during the concurrency items and keeps the CPU profile of the first
+     * window whose efficiency falls below 0.5 (orchestrator/perf.h); absent or off: no perf */
+    {"profile", F_ENUM, 0, 0, NULL, cpu_profile_choices},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range

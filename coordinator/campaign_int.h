@@ -98,6 +98,10 @@ typedef struct server {
     unsigned cold_attempt;
     long long cold_files, cold_bytes;
     double cold_restart_s;
+    /* CPU profiles (phases.concurrency.profile: perf): the item perf records (-1 none), the item whose window's
+     * profile was asked for (-1 none) and that window. */
+    int perf_item, perf_asked;
+    vb_store_profile_window perf_window;
 } server;
 
 typedef struct local_agent {
@@ -231,6 +235,9 @@ peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer);
 void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value);
 int vb_campaign_server_ready_for(campaign *c, int i);
 int vb_campaign_server_confirmed(campaign *c, int i);
+/* After a concurrency window's result is committed: the CPU profile of its window is asked for when perf recorded
+ * it and its efficiency fell below 0.5 (the first such window of its configuration and dataset). */
+void vb_campaign_server_window_done(campaign *c, int i);
 int vb_campaign_servers_housekeeping(campaign *c);
 int vb_campaign_server_fire(campaign *c, int e, server_ev *ev);
 /* For the Assign of cold_start item i: when its server was restarted cold for this attempt (first: the attempt

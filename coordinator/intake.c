@@ -129,6 +129,7 @@ void vb_campaign_record_result(campaign *c, peer *p, const Vbench__Result *r) {
     vb_campaign_send_ack(c, p, r->result_key, r->attempt);
     if (dup) return;
     print_result(c, r);
+    if (r->body_case == VBENCH__RESULT__BODY_WINDOW) vb_campaign_server_window_done(c, i);
     if (r->completes_item && c->items[i] == ITEM_FAILED) {
         /* Kept for the record, but the item failed before this arrived (its server died): it stays failed. */
         vb_store_item_finish(c->store, r->item_key, "failed", "the item's server died while it ran", NULL);

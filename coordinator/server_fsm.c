@@ -38,6 +38,7 @@
     ROW(st, REPORT_STOPPED, 0, 0, STOPPED, "stopped", A(LOG_REPORT), A(RECORD_STOP)), \
     ROW(st, REPORT_SAMPLES, 0, 0, st, "samples", A(STORE_SAMPLES)), \
     ROW(st, REPORT_SIZES, 0, 0, st, "sizes", A(STORE_SIZES)), \
+    ROW(st, REPORT_PROFILE, 0, 0, st, "a window's CPU profile", A(STORE_PROFILE)), \
     ROW(st, REPORT_OTHER, 0, 0, st, "another report: logged", A(LOG_REPORT))
 
 /* "failed": could not start (or stop, see STOPPING); with limits.on_server_failure: stop the campaign stops. */
@@ -152,6 +153,7 @@ static const vb_server_row rows[] = {
     ROW(DIED, REPORT_STOPPED, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
     ROW(DIED, REPORT_SAMPLES, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
     ROW(DIED, REPORT_SIZES, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
+    ROW(DIED, REPORT_PROFILE, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
     ROW(DIED, REPORT_OTHER, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
     ROW(DIED, START_TIMEOUT, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
     ROW(DIED, STOP_TIMEOUT, 0, 0, DIED, "not a coordinator state", A(REFUSE)),
@@ -174,7 +176,7 @@ const vb_server_row *vb_server_fsm_step(vb_server_state state, vb_server_event e
 
 const char *vb_server_fsm_event_name(vb_server_event e) {
     static const char *const names[] = {"needed", "report_ready", "report_failed", "report_died", "report_stopped",
-                                        "report_samples", "report_sizes", "report_other", "start_timeout",
+                                        "report_samples", "report_sizes", "report_profile", "report_other", "start_timeout",
                                         "stop_timeout", "no_pending", "campaign_end"};
     _Static_assert(sizeof names / sizeof names[0] == VB_SERVER_N_EVENTS, "a name per event");
     return (unsigned)e < VB_SERVER_N_EVENTS ? names[e] : "?";
@@ -185,7 +187,7 @@ const char *vb_server_fsm_action_name(vb_server_action a) {
         "none", "ignore", "refuse", "may_run", "wait", "fail_item", "request_start", "budget_failed", "log_report",
         "take_ready", "record_failure", "server_died", "count_restart", "no_restart", "stop_campaign",
         "record_stop", "store_samples", "store_sizes", "start_timed_out", "stop_timed_out", "request_stop",
-        "request_cold_start"};
+        "request_cold_start", "store_profile"};
     _Static_assert(sizeof names / sizeof names[0] == VB_SERVER_N_ACTIONS, "a name per action");
     return (unsigned)a < VB_SERVER_N_ACTIONS ? names[a] : "?";
 }

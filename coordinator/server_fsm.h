@@ -35,6 +35,7 @@ typedef enum {
     VB_SERVER_EV_REPORT_STOPPED,
     VB_SERVER_EV_REPORT_SAMPLES,
     VB_SERVER_EV_REPORT_SIZES,
+    VB_SERVER_EV_REPORT_PROFILE,  /* the answer to SERVER_PROFILE: a window's CPU profile, or why there is none */
     VB_SERVER_EV_REPORT_OTHER,    /* any other word: logged */
     VB_SERVER_EV_START_TIMEOUT,   /* STARTING for longer than limits.server_start_timeout_s */
     VB_SERVER_EV_STOP_TIMEOUT,    /* STOPPING for longer than 900 s */
@@ -83,6 +84,7 @@ typedef enum {
     VB_SERVER_ACT_REQUEST_STOP,    /* send "stop" to the orchestrator, since := now; say */
     VB_SERVER_ACT_REQUEST_COLD_START, /* as REQUEST_START, but "cold start" (stop if running, evict the data
                                        * directory from the page cache, start) for the item; the item waits */
+    VB_SERVER_ACT_STORE_PROFILE,   /* the window's CPU profile into the store, or its note into the manifest */
     VB_SERVER_N_ACTIONS
 } vb_server_action;
 

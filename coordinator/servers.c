@@ -24,6 +24,7 @@ int vb_campaign_servers_init(campaign *c) {
         c->need_orchestrator |= recipe != NULL;
         c->servers[e].phase_item = c->servers[e].last_item = -1;
         c->servers[e].cold_requested = c->servers[e].cold_item = -1;
+        c->servers[e].perf_item = c->servers[e].perf_asked = -1;
         c->server_of[e] = (int)e;
         for (size_t j = 0; recipe && j < e; j++) {
             const char *rj = vb_campaign_engine_recipe(c, (int)j);
@@ -76,9 +77,16 @@ void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value) {
     b->n++;
 }
 
-static void send_server_request(campaign *c, peer *p, int e, Vbench__ServerAction action, const char *item_key,
-                                const kvbuild *budget) {
+/* The parts of a request only some actions have: SERVER_PHASE's perf, SERVER_PROFILE's window. */
+typedef struct request_extra {
+    int perf;
+    double profile_start, profile_end;
+} request_extra;
+
+static void send_server_request_x(campaign *c, peer *p, int e, Vbench__ServerAction action, const char *item_key,
+                                  const kvbuild *budget, const request_extra *x) {
     Vbench__ServerRequest rq = VBENCH__SERVER_REQUEST__INIT;
+    if (x) rq.perf = x->perf, rq.profile_start = x->profile_start, rq.profile_end = x->profile_end;
     rq.engine = (char *)vb_campaign_server_name(c, e);
     rq.recipe = (char *)vb_campaign_engine_recipe(c, e);
     rq.action = action;
@@ -93,6 +101,78 @@ static void send_server_request(campaign *c, peer *p, int e, Vbench__ServerActio
     env.server_request = &rq;
     vb_campaign_send_to(c, p, &env);
     vb_wire_kv_free(rq.budget, rq.n_budget);
+}
+
+static void send_server_request(campaign *c, peer *p, int e, Vbench__ServerAction action, const char *item_key,
+                                const kvbuild *budget) {
+    send_server_request_x(c, p, e, action, item_key, budget, NULL);
+}
+
+/* ---- CPU profiles (phases.concurrency.profile: perf; docs/metrics.md "CPU profile") ------------------------- */
+
+/* Whether item i runs under perf: a concurrency item of a configuration that asks for it and has no profile on
+ * its dataset yet (the first window whose efficiency falls below 0.5 is profiled, the later ones run without
+ * perf: a repeat of that point measures perf's overhead). */
+static int perf_wanted(campaign *c, int i) {
+    const vb_plan_item *it = &c->plan->items[i];
+    if (it->kind != VB_PHASE_CONCURRENCY) return 0;
+    const char *v = vb_profile_engine_phase_value(c->profile, it->engine, "concurrency", "profile");
+    if (!v || strcmp(v, "perf") != 0) return 0;
+    const server *sv = &c->servers[vb_campaign_server_of(c, (int)it->engine)];
+    if (sv->perf_asked >= 0 && c->plan->items[sv->perf_asked].engine == it->engine &&
+        c->plan->items[sv->perf_asked].dataset == it->dataset)
+        return 0;   /* its profile is asked for and not answered yet */
+    return !vb_store_has_server_profile(c->store, vb_campaign_item_engine(c, i), vb_campaign_item_dataset(c, i));
+}
+
+void vb_campaign_server_window_done(campaign *c, int i) {
+    int e = vb_campaign_server_of(c, (int)c->plan->items[i].engine);
+    if (!vb_campaign_engine_recipe(c, e)) return;
+    server *sv = &c->servers[e];
+    if (sv->perf_item != i) return;
+    vb_store_profile_window w;
+    if (!vb_store_window_for_profile(c->store, c->plan->items[i].key, &w) || !w.has_efficiency || w.efficiency >= 0.5)
+        return;   /* scales (or cannot say): the next request for the server drops the recording */
+    peer *orch = vb_campaign_orchestrator_peer(c, sv->orchestrator);
+    if (!orch) return;
+    sv->perf_item = -1;
+    sv->perf_asked = i;
+    sv->perf_window = w;
+    send_server_request_x(c, orch, e, VBENCH__SERVER_ACTION__SERVER_PROFILE, c->plan->items[i].key, NULL,
+                          &(request_extra){.profile_start = w.start, .profile_end = w.end});
+}
+
+/* The orchestrator's answer: the profile into the store, or its note (perf missing, refused, no sample) into the
+ * manifest and the events; the campaign goes on either way. */
+static void store_profile(campaign *c, int e, const Vbench__ServerProfile *pr) {
+    server *sv = &c->servers[e];
+    const char *name = vb_campaign_server_name(c, e);
+    int i = vb_campaign_item_index(c, pr->item_key);
+    char key[256], text[1400];
+    snprintf(key, sizeof key, "server.%s.perf", name);
+    if (i < 0 || pr->samples == 0) {
+        if (sv->perf_asked == i) sv->perf_asked = -1;   /* the next window below 0.5 is tried */
+        snprintf(text, sizeof text, "no CPU profile: %s", pr->note && *pr->note ? pr->note : "no samples");
+        vb_store_manifest_set(c->store, key, text, NULL);
+        vb_store_event(c->store, VB_EVENT_SERVER, "warn", pr->item_key, "coordinator", "%s server: %s", name, text);
+        vb_console_say(&c->console, "the %s server: %s", name, text);
+        return;
+    }
+    vb_store_profile_window w = sv->perf_asked == i ? sv->perf_window : (vb_store_profile_window){0};
+    vb_error err;
+    if (vb_store_server_profile(c->store, name, vb_campaign_item_engine(c, i), vb_campaign_item_dataset(c, i), &w, pr,
+                                &err) != VB_OK) {
+        vb_console_say(&c->console, "vbench: could not record the CPU profile of %s: %s", pr->item_key, err.message);
+        return;
+    }
+    int o = snprintf(text, sizeof text, "profiled %s (%d clients, efficiency %.2f): %llu samples, hottest", pr->item_key,
+                     w.clients, w.efficiency, (unsigned long long)pr->samples);
+    for (size_t k = 0; k < pr->n_top && k < 3 && o < (int)sizeof text; k++)
+        o += snprintf(text + o, sizeof text - (size_t)o, "%s %s %.0f %%", k ? "," : "", pr->top[k]->name,
+                      100.0 * (double)pr->top[k]->samples / (double)pr->samples);
+    vb_store_manifest_set(c->store, key, text, NULL);
+    vb_console_say(&c->console, "the %s server: %s", name, text);
+    sv->perf_asked = -1;
 }
 
 static void server_set_failure(server *sv, const char *message, const char *tail) {
@@ -226,7 +306,19 @@ int vb_campaign_server_confirmed(campaign *c, int i) {
         sv->phase_item = i;
         sv->phase_ok = 0;
         sv->phase_sent_ns = vb_now_ns();
-        send_server_request(c, orch, e, VBENCH__SERVER_ACTION__SERVER_PHASE, c->plan->items[i].key, NULL);
+        int perf = perf_wanted(c, i);
+        sv->perf_item = perf ? i : -1;
+        if (perf && !vb_store_has_server_profile(c->store, vb_campaign_item_engine(c, i), vb_campaign_item_dataset(c, i))) {
+            char key[256];
+            snprintf(key, sizeof key, "server.%s.perf", vb_campaign_server_name(c, e));
+            char had[64] = "";
+            vb_store_manifest_get(c->store, key, had, sizeof had);
+            if (strncmp(had, "no CPU profile: perf", 20) != 0)   /* a refusal stays said */
+                vb_store_manifest_set(c->store, key, "no CPU profile: no window's efficiency fell below 0.5 (perf "
+                                      "recorded the concurrency items)", NULL);
+        }
+        send_server_request_x(c, orch, e, VBENCH__SERVER_ACTION__SERVER_PHASE, c->plan->items[i].key, NULL,
+                              &(request_extra){.perf = perf});
         return 0;
     }
     if (!sv->phase_ok && vb_now_ns() - sv->phase_sent_ns > 30000000000ull) {
@@ -412,6 +504,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
         case VB_SERVER_ACT_STORE_SAMPLES:
             vb_store_server_samples(c->store, name, v.item_key, r->samples->samples, r->samples->n_samples, NULL);
             break;
+        case VB_SERVER_ACT_STORE_PROFILE: store_profile(c, e, r->profile); break;
         case VB_SERVER_ACT_STORE_SIZES:
             for (size_t i = 0; i < v.n_facts; i++)
                 vb_store_server_size(c->store, name, v.item_key, v.facts[i]->key, atoll(v.facts[i]->value), NULL);
@@ -450,7 +543,8 @@ void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerRepo
         {VBENCH__SERVER_REPORT__BODY_DIED, VB_SERVER_EV_REPORT_DIED},
         {VBENCH__SERVER_REPORT__BODY_STOPPED, VB_SERVER_EV_REPORT_STOPPED},
         {VBENCH__SERVER_REPORT__BODY_SAMPLES, VB_SERVER_EV_REPORT_SAMPLES},
-        {VBENCH__SERVER_REPORT__BODY_SIZES, VB_SERVER_EV_REPORT_SIZES}};
+        {VBENCH__SERVER_REPORT__BODY_SIZES, VB_SERVER_EV_REPORT_SIZES},
+        {VBENCH__SERVER_REPORT__BODY_PROFILE, VB_SERVER_EV_REPORT_PROFILE}};
     server_ev ev = {.kind = VB_SERVER_EV_REPORT_OTHER, .from = p, .report = r};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (r->body_case == kinds[i].body) ev.kind = kinds[i].kind;

@@ -23,6 +23,7 @@
 #include "engines/engine.h"
 #include "orchestrator/image.h"
 #include "orchestrator/isa.h"
+#include "orchestrator/perf.h"
 #include "orchestrator/recipe.h"
 #include "orchestrator/sampler.h"
 #include "orchestrator/units.h"
@@ -80,6 +81,12 @@ typedef struct server {
     atomic_int op_done;
     char action[16], pending[16];
     atomic_int cold;            /* the next start is a cold one (SERVER_COLD_START); op_start takes it */
+    char cgroup[512];           /* the unit's ControlGroup (op_start sets it, under lock) */
+    /* The perf recording of one item (ServerRequest.perf), the main thread's alone: perf_pid > 0 while it runs;
+     * perf_note says why there is none (perf missing, refused). */
+    pid_t perf_pid;
+    char perf_item[256], perf_path[PATH_MAX + 128], perf_note[1100];
+    int perf_said;              /* a refusal was reported (once per server) */
 } server;
 
 struct vb_orch {
@@ -554,6 +561,9 @@ static void op_start(server *s, zsock_t *out) {
     vb_sampler_destroy(&s->sampler);
     s->sent = 0;
     if (!(s->sampler = vb_sampler_new(st.control_group, &so, &err)) || vb_sampler_start(s->sampler, &err)) goto fail;
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->cgroup, sizeof s->cgroup, "%s", st.control_group);
+    pthread_mutex_unlock(&s->lock);
     if (wait_ready(s, u, &connect, version, sizeof version, &err)) goto fail;
 
     kv_addf(&facts, "recipe", "%s", s->recipe->path);
@@ -814,6 +824,122 @@ static void announce_item(server *s, const char *item_key) {
     pthread_mutex_unlock(&s->lock);
 }
 
+/* ---- CPU profiles (orchestrator/perf.h) --------------------------------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)ftw;
+    if (flag == FTW_DP) rmdir(path);
+    else unlink(path);
+    return 0;
+}
+
+/* Ends the item's recording, if one runs, and removes its files. */
+static void perf_drop(server *s) {
+    if (s->perf_pid > 0) vb_perf_record_stop(s->perf_pid);
+    if (s->perf_item[0]) {
+        char cg[sizeof s->cgroup];
+        pthread_mutex_lock(&s->lock);
+        snprintf(cg, sizeof cg, "%s", s->cgroup);
+        pthread_mutex_unlock(&s->lock);
+        vb_perf_cgroup_release(cg);
+    }
+    s->perf_pid = 0;
+    if (s->perf_path[0]) {
+        char log[sizeof s->perf_path + 8];
+        snprintf(log, sizeof log, "%s.log", s->perf_path);
+        unlink(s->perf_path);
+        unlink(log);
+        snprintf(log, sizeof log, "%s.buildid", s->perf_path);
+        nftw(log, rm_entry, 16, FTW_DEPTH | FTW_PHYS);   /* perf's build-id cache of the recording */
+    }
+    s->perf_path[0] = s->perf_item[0] = s->perf_note[0] = '\0';
+}
+
+/* A profile report: the folded profile p (folded: its text) or, without one, the note saying why. */
+static void send_profile(zsock_t *coord, server *s, const char *item_key, double t0, double t1, const vb_perf_profile *p,
+                         const char *folded, const char *note) {
+    Vbench__ServerProfile pr = VBENCH__SERVER_PROFILE__INIT;
+    pr.item_key = (char *)item_key;
+    pr.window_start = t0;
+    pr.window_end = t1;
+    Vbench__ProfileFunction fn[VB_PERF_TOP], *fp[VB_PERF_TOP];
+    size_t n_top = folded && p ? p->n_top : 0;
+    for (size_t i = 0; i < n_top; i++) {
+        vbench__profile_function__init(&fn[i]);
+        fn[i].name = (char *)p->top[i].name;
+        fn[i].samples = p->top[i].samples;
+        fp[i] = &fn[i];
+    }
+    pr.samples = folded && p ? p->samples : 0;
+    pr.n_top = n_top;
+    pr.top = fp;
+    pr.folded = (char *)(folded ? folded : "");
+    pr.note = (char *)(note ? note : "");
+    pr.malformed = p ? p->malformed : 0;
+    pr.dropped = p ? p->dropped : 0;
+    Vbench__ServerReport r = VBENCH__SERVER_REPORT__INIT;
+    r.engine = s->engine;
+    r.unit = s->unit;
+    r.body_case = VBENCH__SERVER_REPORT__BODY_PROFILE;
+    r.profile = &pr;
+    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REPORT;
+    env.server_report = &r;
+    vb_wire_send(coord, NULL, &env, NULL);
+}
+
+/* SERVER_PHASE with perf: records the unit's cgroup for this item, until the next request for the server. A
+ * recording perf refuses leaves its reason in perf_note, for the SERVER_PROFILE answer: the item runs anyway. */
+static void perf_begin(server *s, const char *item_key, zsock_t *coord) {
+    perf_drop(s);
+    snprintf(s->perf_item, sizeof s->perf_item, "%s", item_key);
+    snprintf(s->perf_path, sizeof s->perf_path, "%s/perf-%s.data", s->o->work_dir, s->engine);
+    char cg[sizeof s->cgroup];
+    pthread_mutex_lock(&s->lock);
+    snprintf(cg, sizeof cg, "%s", s->cgroup);
+    pthread_mutex_unlock(&s->lock);
+    vb_error err;
+    vb_error_clear(&err);
+    if (!cg[0]) snprintf(s->perf_note, sizeof s->perf_note, "perf: the unit's cgroup is not known (the server is not ready)");
+    else if (vb_perf_record_start(cg, s->perf_path, &s->perf_pid, &err) != VB_OK)
+        snprintf(s->perf_note, sizeof s->perf_note, "perf: %s", err.message);
+    if (s->perf_note[0] && !s->perf_said) {   /* said at once: the coordinator's manifest names it */
+        send_profile(coord, s, item_key, 0, 0, NULL, NULL, s->perf_note);
+        s->perf_said = 1;
+    }
+}
+
+/* SERVER_PROFILE: the recording stops and the window's slice is folded; the answer carries the profile or a note.
+ * On the main thread: perf script of one window of one cgroup at 99 Hz reads a few thousand samples (see
+ * docs/metrics.md for its time), and the next request for the server must find the recording over. */
+static void perf_profile(server *s, const Vbench__ServerRequest *rq, zsock_t *coord) {
+    char note[1200] = "";
+    vb_perf_profile p = {0};
+    char *folded = NULL;
+    if (strcmp(s->perf_item, rq->item_key) != 0)
+        snprintf(note, sizeof note, "perf: no recording of item %s (perf was not asked for on its phase request)", rq->item_key);
+    else if (s->perf_note[0])
+        snprintf(note, sizeof note, "%s", s->perf_note);
+    else if (rq->profile_start <= 0)
+        snprintf(note, sizeof note, "no window stopped scaling: the recording is dropped");
+    else {
+        vb_perf_record_stop(s->perf_pid);
+        s->perf_pid = 0;
+        vb_error err;
+        vb_error_clear(&err);
+        if (vb_perf_slice(s->perf_path, rq->profile_start, rq->profile_end, &p, &err) != VB_OK)
+            snprintf(note, sizeof note, "perf: %s", err.message);
+        else if (!p.samples)
+            snprintf(note, sizeof note, "perf: no sample of the unit's cgroup in the window");
+        else
+            folded = vb_perf_folded_text(&p);
+    }
+    perf_drop(s);
+    send_profile(coord, s, rq->item_key, rq->profile_start, rq->profile_end, &p, folded, note);
+    free(folded);
+    vb_perf_profile_free(&p);
+}
+
 void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord) {
     server *s = find_server(o, rq->engine, 1);
     if (!s) {
@@ -842,10 +968,15 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         atomic_store(&s->cold, cold);
         run_op(s, "start");
     } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_STOP) {
+        perf_drop(s);
         check_died(o, s); /* a death during the last item is reported before the stop */
         run_op(s, "stop");
+    } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_PROFILE) {
+        perf_profile(s, rq, coord);
     } else if (rq->action == VBENCH__SERVER_ACTION__SERVER_PHASE) {
         announce_item(s, rq->item_key);
+        if (rq->perf && get_state(s) == VB_SERVER_READY) perf_begin(s, rq->item_key, coord);
+        else perf_drop(s);
         /* The answer is also the coordinator's go for the item: no item starts on a server that died, or that
          * does not answer (op_phase probes it on an operation thread). */
         if (!check_died(o, s) && get_state(s) == VB_SERVER_READY && s->recipe) {
@@ -941,6 +1072,7 @@ void vb_orch_destroy(vb_orch **op) {
                 continue;
             }
         }
+        perf_drop(s);
         vb_sampler_destroy(&s->sampler);
         vb_recipe_destroy(&s->recipe);
         kv_clear(&s->budget);

@@ -166,6 +166,7 @@ const char *vb_wire_log_level_name(Vbench__LogLevel l) {
 
 const char *vb_wire_server_action_name(Vbench__ServerAction a) {
     static const char *const names[] = {"start", "phase", "stop", "cold start"};
+    if (a == VBENCH__SERVER_ACTION__SERVER_PROFILE) return "profile";
     return NAME_OF(names, a);
 }
 
@@ -177,6 +178,7 @@ const char *vb_wire_server_report_name(const Vbench__ServerReport *r) {
     case VBENCH__SERVER_REPORT__BODY_STOPPED: return "stopped";
     case VBENCH__SERVER_REPORT__BODY_SAMPLES: return "samples";
     case VBENCH__SERVER_REPORT__BODY_SIZES: return "sizes";
+    case VBENCH__SERVER_REPORT__BODY_PROFILE: return "profile";
     default: return "none";
     }
 }

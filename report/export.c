@@ -24,7 +24,7 @@ static const char *const views[] = {"v_build", "v_recall_sweep", "v_recall_targe
                                     "v_churn", "v_streaming", "v_streaming_cost", "v_servers", "v_server_phase", "v_validity", NULL};
 static const char *const tables[] = {"campaign", "plan", "agent", "build_result", "sweep_result", "window_result",
                                      "filtered_result", "cold_start_result", "cold_start_query", "churn_result",
-                                     "streaming_result", "server_log", "server_size", "event", NULL};
+                                     "streaming_result", "server_log", "server_size", "server_profile", "server_profile_function", "event", NULL};
 
 /* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled; lines end in CRLF. */
 static void csv_field(FILE *f, const char *s) {

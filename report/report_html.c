@@ -546,6 +546,44 @@ static int reproduce(doc *d, vb_error *err) {
                ? VB_ERROR : VB_OK;
 }
 
+/* The CPU profile of the first window that stopped scaling (phases.concurrency.profile: perf), per configuration:
+ * a sentence with its hottest functions and the table of its top 10; where there is none, what perf did (the
+ * manifest's server.NAME.perf). */
+static int cpu_profile(doc *d, vb_error *err) {
+    sqlite3 *db = d->rs->runs[0].db;
+    sqlite3_stmt *st;
+    int profiles = 0;
+    const char *sql = "SELECT engine, dataset, clients, efficiency, window_samples, group_concat(printf('%s %.0f %%', "
+                      "function, 100 * share), ', ') FROM (SELECT * FROM v_server_profile WHERE rank <= 5 ORDER BY "
+                      "engine, dataset, rank) GROUP BY engine, dataset";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return VB_OK;   /* an older file: no view */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        profiles++;
+        para(d, "timegoes", "CPU profile of %s at %d clients on %s, the first window whose efficiency fell below 0.5 "
+                            "(%.2f): %d samples of the server's cgroup (perf, 99 Hz); the hottest functions by self "
+                            "samples: %s.", (const char *)sqlite3_column_text(st, 0), sqlite3_column_int(st, 2),
+             (const char *)sqlite3_column_text(st, 1), sqlite3_column_double(st, 3), sqlite3_column_int(st, 4),
+             (const char *)sqlite3_column_text(st, 5));
+    }
+    sqlite3_finalize(st);
+    if (profiles && table(d, "v_server_profile", "SELECT {label} AS series, dataset, clients, rank, function, samples, "
+                                                 "share FROM v_server_profile WHERE rank <= 10", err) < 0)
+        return VB_ERROR;
+    if (sqlite3_prepare_v2(db, "SELECT substr(key, 8, length(key) - 12), value FROM manifest WHERE key LIKE "
+                               "'server.%.perf' AND value LIKE 'no CPU profile%' ORDER BY key", -1, &st, NULL) != SQLITE_OK)
+        return VB_OK;
+    int notes = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && !profiles) {
+        notes++;
+        para(d, "none", "%s: %s.", (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    if (!profiles && !notes)
+        para(d, "none", "No CPU profile was asked for (phases.concurrency.profile: perf records the server during the "
+                        "concurrency items and keeps the first window whose efficiency falls below 0.5).");
+    return VB_OK;
+}
+
 /* "Where the time goes": the stacked bars, one sentence per configuration computed from its largest client count
  * (the first run's windows), and the table of v_time_split. */
 static int timegoes(doc *d, vb_error *err) {
@@ -602,8 +640,7 @@ static int timegoes(doc *d, vb_error *err) {
                                   "server_cpu_ms, server_wait_ms, outside_ms, server_share, cpu_share, top_wait, "
                                   "server_cores_busy, server_cores FROM v_time_split", err) < 0)
         return VB_ERROR;
-    para(d, "none", "No CPU profile (perf) is taken: that part of issue 27 is not built yet.");
-    return VB_OK;
+    return cpu_profile(d, err);
 }
 
 static const char *css =

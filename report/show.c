@@ -16,7 +16,8 @@ typedef struct report_table {
 /* The cost tables exist only with a cost in the profile, the streaming ones only with a streaming phase: without
  * rows they have no key in show --json either. */
 static int optional(const report_table *t) {
-    return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0;
+    return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
+           strncmp(t->name, "cpu_profile", 11) == 0;
 }
 
 static const report_table tables[] = {
@@ -86,6 +87,13 @@ static const report_table tables[] = {
      "SELECT engine, phase, command, SUM(sent) AS sent, SUM(server) AS server, counted_as, "
      "SUM(agrees) || ' of ' || COUNT(*) AS results_agreeing FROM v_server_count GROUP BY engine, phase, command "
      "ORDER BY MIN(rowid)"},
+    /* phases.concurrency.profile: perf (docs/metrics.md "CPU profile"): only when asked for */
+    {"cpu_profile", "CPU profile of the first window that stopped scaling (perf, the server's cgroup; self samples)",
+     "SELECT engine, dataset, clients, printf('%.3f', efficiency) AS efficiency, window_samples, rank, function, "
+     "samples, share FROM v_server_profile WHERE rank <= 10"},
+    {"cpu_profile_notes", "CPU profile: what perf did per server",
+     "SELECT substr(key, 8, length(key) - 12) AS server, value AS note FROM manifest WHERE key LIKE 'server.%.perf' "
+     "ORDER BY key"},
     {"validity", "Validity (what makes a number less than it seems)",
      "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
     /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */

@@ -316,6 +316,33 @@ CREATE TABLE IF NOT EXISTS window_wait (
     PRIMARY KEY (result_key, wait_class, event)
 );
 
+-- The CPU profile of the first concurrency window whose efficiency fell below 0.5 (phases.concurrency.profile:
+-- perf; orchestrator/perf.h): perf's samples of the server unit's cgroup in the window, folded ("comm;outer;...;leaf
+-- N" per line, most samples first), one per configuration and dataset. server_profile_function: its hottest
+-- functions by self samples (the frame on top of the stack).
+CREATE TABLE IF NOT EXISTS server_profile (
+    item_key        TEXT PRIMARY KEY REFERENCES plan(key),
+    engine          TEXT NOT NULL,          -- the server's name
+    config          TEXT NOT NULL,          -- the configuration's label
+    dataset         TEXT NOT NULL,
+    clients         INTEGER NOT NULL,
+    efficiency      REAL,                   -- the window's, when it was picked (v_concurrency)
+    window_start    REAL NOT NULL,          -- epoch seconds
+    window_end      REAL NOT NULL,
+    samples         INTEGER NOT NULL,
+    malformed       INTEGER NOT NULL,       -- lines of perf script output the parser did not understand
+    dropped         INTEGER NOT NULL,       -- samples beyond the cap of distinct stacks
+    folded          TEXT NOT NULL,
+    recorded_at     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS server_profile_function (
+    item_key        TEXT NOT NULL REFERENCES server_profile(item_key),
+    rank            INTEGER NOT NULL,       -- 1: the hottest
+    function        TEXT NOT NULL,          -- its symbol; [object] where the binary carries none
+    samples         INTEGER NOT NULL,       -- self samples
+    PRIMARY KEY (item_key, rank)
+);
+
 -- Everything said during the campaign: failures with the engine's own text, interruptions, resumes.
 CREATE TABLE IF NOT EXISTS event (
     id              INTEGER PRIMARY KEY,

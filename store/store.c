@@ -154,6 +154,10 @@ static const struct {
     {"window_result", "server_window_calls", "INTEGER"},
     {"window_result", "server_window_exec_s", "REAL"},
     {"window_result", "wait_unit", "TEXT"},   /* issue 27: MariaDB's wait profile is timed, pgvector's sampled */
+    /* issue 27: tables added later, by a column each, so that a read-only open of an older file copies it into
+     * memory, where schema.sql creates them (show and report read them); CREATE TABLE made them before this runs */
+    {"server_profile", "folded", "TEXT"},
+    {"server_profile_function", "function", "TEXT"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -1701,4 +1705,79 @@ void vb_store_backup_tick(vb_store *s) {
     s->next_backup = time(NULL) + (time_t)s->backup_every_s;
     vb_error err;
     if (vb_store_backup(s, &err) != VB_OK) vb_store_event(s, VB_EVENT_BACKUP_FAILED, "warn", NULL, "coordinator", "%s", err.message);
+}
+
+/* ---- CPU profiles (server_profile) -------------------------------------------------------------------------- */
+
+int vb_store_server_profile(vb_store *s, const char *engine, const char *config, const char *dataset,
+                            const vb_store_profile_window *w, const Vbench__ServerProfile *pr, vb_error *err) {
+    char now[40];
+    vb_store_now(now, sizeof now);
+    if (exec(s, "BEGIN IMMEDIATE", err)) return s->last;
+    sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO server_profile (item_key, engine, config, dataset, clients, "
+                                  "efficiency, window_start, window_end, samples, malformed, dropped, folded, "
+                                  "recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    if (!st) return rollback(s), s->last;
+    bind_text(st, 1, pr->item_key);
+    bind_text(st, 2, engine);
+    bind_text(st, 3, config);
+    bind_text(st, 4, dataset);
+    sqlite3_bind_int(st, 5, w->clients);
+    if (w->has_efficiency) sqlite3_bind_double(st, 6, w->efficiency);
+    sqlite3_bind_double(st, 7, pr->window_start);
+    sqlite3_bind_double(st, 8, pr->window_end);
+    sqlite3_bind_int64(st, 9, (sqlite3_int64)pr->samples);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)pr->malformed);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)pr->dropped);
+    bind_text(st, 12, pr->folded ? pr->folded : "");
+    bind_text(st, 13, now);
+    if (run(s, st, err, "recording a server profile")) return rollback(s), s->last;
+    if (!(st = prepare(s, "DELETE FROM server_profile_function WHERE item_key = ?", err))) return rollback(s), s->last;
+    bind_text(st, 1, pr->item_key);
+    if (run(s, st, err, "recording a server profile")) return rollback(s), s->last;
+    for (size_t i = 0; i < pr->n_top; i++) {
+        if (!(st = prepare(s, "INSERT INTO server_profile_function (item_key, rank, function, samples) VALUES (?,?,?,?)",
+                           err)))
+            return rollback(s), s->last;
+        bind_text(st, 1, pr->item_key);
+        sqlite3_bind_int(st, 2, (int)i + 1);
+        bind_text(st, 3, pr->top[i]->name);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)pr->top[i]->samples);
+        if (run(s, st, err, "recording a server profile")) return rollback(s), s->last;
+    }
+    return commit(s, err);
+}
+
+int vb_store_has_server_profile(vb_store *s, const char *config, const char *dataset) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM server_profile WHERE config = ? AND dataset = ?", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    bind_text(st, 1, config);
+    bind_text(st, 2, dataset);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+int vb_store_window_for_profile(vb_store *s, const char *item_key, vb_store_profile_window *w) {
+    memset(w, 0, sizeof *w);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT w.clients, w.window_start, w.window_s, v.efficiency FROM window_result AS w "
+                           "LEFT JOIN v_concurrency AS v ON v.engine = COALESCE(w.config, w.engine) AND v.dataset = "
+                           "w.dataset AND v.clients = w.clients AND v.repeat = w.repeat AND v.qps = w.qps "
+                           "AND v.target_rate IS w.target_rate WHERE w.item_key = ? AND w.window_start > 0 LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    bind_text(st, 1, item_key);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        w->clients = sqlite3_column_int(st, 0);
+        w->start = sqlite3_column_double(st, 1);
+        w->end = w->start + sqlite3_column_double(st, 2);
+        w->has_efficiency = sqlite3_column_type(st, 3) != SQLITE_NULL;
+        w->efficiency = sqlite3_column_double(st, 3);
+    }
+    sqlite3_finalize(st);
+    return found;
 }

@@ -187,6 +187,23 @@ int vb_store_server_size(vb_store *s, const char *engine, const char *item_key, 
 int vb_store_server_log(vb_store *s, const char *engine, const char *unit, const char *state, const char *message,
                         const char *log_tail, vb_error *err);
 
+/* A concurrency window as the CPU profile picks it (phases.concurrency.profile: perf): its clients, its span on the
+ * agent's wall clock and its efficiency (v_concurrency; has_efficiency 0 where the view shows none). */
+typedef struct vb_store_profile_window {
+    int clients;
+    double start, end;
+    int has_efficiency;
+    double efficiency;
+} vb_store_profile_window;
+
+/* The window of item_key's stored result; 0 when there is none (or it has no window_start). */
+int vb_store_window_for_profile(vb_store *s, const char *item_key, vb_store_profile_window *w);
+/* Whether configuration config has a CPU profile on dataset (one per configuration and dataset). */
+int vb_store_has_server_profile(vb_store *s, const char *config, const char *dataset);
+/* A window's CPU profile (server_profile and its functions), in one transaction; replaces one of the same item. */
+int vb_store_server_profile(vb_store *s, const char *engine, const char *config, const char *dataset,
+                            const vb_store_profile_window *w, const Vbench__ServerProfile *pr, vb_error *err);
+
 /* UTC ISO-8601 timestamp with milliseconds, for the at/recorded_at columns. */
 void vb_store_now(char *buf, size_t len);
 

@@ -433,6 +433,13 @@ CREATE VIEW v_server_latency AS
     FROM c JOIN window_result AS w ON w.result_key = c.result_key
     GROUP BY c.result_key;
 
+-- The CPU profile of the window where scaling stopped: its hottest functions and their share of its samples.
+CREATE VIEW v_server_profile AS
+    SELECT p.config AS engine, p.dataset, p.clients, p.efficiency, p.samples AS window_samples, f.rank, f.function,
+           f.samples, 1.0 * f.samples / p.samples AS share, p.item_key
+    FROM server_profile AS p JOIN server_profile_function AS f ON f.item_key = p.item_key
+    ORDER BY p.config, p.dataset, f.rank;
+
 -- Where the time goes, per concurrency window with the server's accounting: the client's mean latency split into the
 -- server's execution on CPU, its execution waiting (the wait profile's non-CPU share of it; none when the engine has
 -- no wait profile) and the time outside the server's execution; ms per query, with the cores busy beside them.

@@ -210,8 +210,27 @@ static void gen_wire(void) {
     srep.body_case = VBENCH__SERVER_REPORT__BODY_SAMPLES;
     srep.samples = &samples;
     put_env("server-samples.pb", &env);
+    Vbench__ProfileFunction fn = VBENCH__PROFILE_FUNCTION__INIT, *fnp = &fn;
+    fn.name = "ExecScan";
+    fn.samples = 12;
+    Vbench__ServerProfile prof = VBENCH__SERVER_PROFILE__INIT;
+    prof.item_key = assign.item_key;
+    prof.window_start = 1.7e9;
+    prof.window_end = 1.7e9 + 2;
+    prof.samples = 12;
+    prof.n_top = 1;
+    prof.top = &fnp;
+    prof.folded = "postgres;PostgresMain;ExecScan 12\n";
+    srep.body_case = VBENCH__SERVER_REPORT__BODY_PROFILE;
+    srep.profile = &prof;
+    put_env("server-profile.pb", &env);
     srep.body_case = VBENCH__SERVER_REPORT__BODY__NOT_SET;
     put_env("broken-server-report-no-body.pb", &env);
+    env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REQUEST;
+    srq.action = VBENCH__SERVER_ACTION__SERVER_PROFILE;
+    srq.profile_start = 1.7e9;
+    srq.profile_end = 1.7e9 + 2;
+    put_env("server-request-profile.pb", &env);
 
     /* results: one of each kind, for items of the dev plan */
     Vbench__Result res = VBENCH__RESULT__INIT;

@@ -74,6 +74,7 @@ static outcome legacy(vb_server_state st, vb_server_event ev, unsigned f) {
         return DO(REQUEST_START), o;
     case VB_SERVER_EV_REPORT_SAMPLES: return DO(STORE_SAMPLES), o;
     case VB_SERVER_EV_REPORT_SIZES: return DO(STORE_SIZES), o;
+    case VB_SERVER_EV_REPORT_PROFILE: return DO(STORE_PROFILE), o;
     case VB_SERVER_EV_REPORT_READY:
     case VB_SERVER_EV_REPORT_FAILED:
     case VB_SERVER_EV_REPORT_DIED:
@@ -278,6 +279,7 @@ static void test_scenarios(void) {
     walk(sc, &pg, E(NEEDED), restart, "may_run", S(READY));
     walk(sc, &pg, E(REPORT_SIZES), restart, "store_sizes", S(READY));
     walk(sc, &pg, E(REPORT_SAMPLES), restart, "store_samples", S(READY));
+    walk(sc, &pg, E(REPORT_PROFILE), restart, "store_profile", S(READY));
     walk(sc, &maria, E(NEEDED), restart | F(OTHER_UP), "wait", S(NONE));
     walk(sc, &pg, E(NO_PENDING), restart, "request_stop", S(STOPPING));
     walk(sc, &maria, E(NEEDED), restart | F(OTHER_UP), "wait", S(NONE));

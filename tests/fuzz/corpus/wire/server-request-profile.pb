@@ -1,0 +1,2 @@
+j'
+pgvectorJvbench-dev-pgvector.service
