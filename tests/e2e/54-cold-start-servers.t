@@ -61,9 +61,12 @@ for e in pgvector mariadb; do
     is "$(q "$db" "SELECT ratio_first > 5 FROM cold_start_result WHERE engine = '$e'")" "1" \
        "$e: the first query after the cold restart is much slower than the warm median (x$(q "$db" "SELECT printf('%.1f',
         ratio_first) FROM cold_start_result WHERE engine = '$e'"), asked > 5)"
-    is "$(q "$db" "SELECT q.rolling_p50_ms > c.warm_p50_ms FROM cold_start_query AS q JOIN cold_start_result AS c
-                   USING (result_key) WHERE c.engine = '$e' AND q.pass = 'cold' AND q.n = 10")" "1" \
-       "$e: the median of the first 10 cold queries is above the warm median"
+    # The median of the first 10 cold queries is shown, not compared: 1.9-3.4 times the warm median on a quiet host,
+    # it fell under it on pgvector in a make test whose other lane loaded the host (2026-12-02): with 3,000 x 16 rows
+    # the index is cached after a query or two, so eight of those ten are warm queries and the host's noise decides.
+    q "$db" "SELECT printf('%.3f', q.rolling_p50_ms) || ' ms against a warm median of ' || printf('%.3f', c.warm_p50_ms)
+             FROM cold_start_query AS q JOIN cold_start_result AS c USING (result_key)
+             WHERE c.engine = '$e' AND q.pass = 'cold' AND q.n = 10" | sed "s/^/# $e: the median of the first 10 cold queries: /"
     is "$(q "$db" "SELECT errors FROM cold_start_result WHERE engine = '$e'")" "0" "$e: no query failed"
 done
 is "$(q "$db" "SELECT applicable || ' ' || (reason LIKE '%embedded%') FROM cold_start_result WHERE engine = 'hnswlib'")" \
