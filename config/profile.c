@@ -89,6 +89,8 @@ static const field concurrency_fields[] = {
     /* profile: perf records the server's cgroup during the concurrency items and keeps the CPU profile of the first
      * window whose efficiency falls below 0.5 (orchestrator/perf.h); absent or off: no perf */
     {"profile", F_ENUM, 0, 0, NULL, cpu_profile_choices},
+    /* profile_clients: the client count whose first window is profiled, whatever its efficiency (with profile) */
+    {"profile_clients", F_INT, 1, 4096, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range

@@ -110,6 +110,13 @@ static void send_server_request(campaign *c, peer *p, int e, Vbench__ServerActio
 
 /* ---- CPU profiles (phases.concurrency.profile: perf; docs/metrics.md "CPU profile") ------------------------- */
 
+/* phases.concurrency.profile_clients of item i's configuration: the client count to profile (0: none named, the
+ * first window whose efficiency falls below 0.5 is) */
+static long profile_clients(campaign *c, int i) {
+    const char *v = vb_profile_engine_phase_value(c->profile, c->plan->items[i].engine, "concurrency", "profile_clients");
+    return v ? strtol(v, NULL, 10) : 0;
+}
+
 /* Whether item i runs under perf: a concurrency item of a configuration that asks for it and has no profile on
  * its dataset yet (the first window whose efficiency falls below 0.5 is profiled, the later ones run without
  * perf: a repeat of that point measures perf's overhead). */
@@ -131,8 +138,10 @@ void vb_campaign_server_window_done(campaign *c, int i) {
     server *sv = &c->servers[e];
     if (sv->perf_item != i) return;
     vb_store_profile_window w;
-    if (!vb_store_window_for_profile(c->store, c->plan->items[i].key, &w) || !w.has_efficiency || w.efficiency >= 0.5)
-        return;   /* scales (or cannot say): the next request for the server drops the recording */
+    long named = profile_clients(c, i);
+    if (!vb_store_window_for_profile(c->store, c->plan->items[i].key, &w)) return;
+    if (named > 0 ? c->plan->items[i].p.clients != named : !w.has_efficiency || w.efficiency >= 0.5)
+        return;   /* not the window named, or it scales (or cannot say): the next request drops the recording */
     peer *orch = vb_campaign_orchestrator_peer(c, sv->orchestrator);
     if (!orch) return;
     sv->perf_item = -1;
@@ -313,9 +322,16 @@ int vb_campaign_server_confirmed(campaign *c, int i) {
             snprintf(key, sizeof key, "server.%s.perf", vb_campaign_server_name(c, e));
             char had[64] = "";
             vb_store_manifest_get(c->store, key, had, sizeof had);
+            char none[160];
+            long named = profile_clients(c, i);
+            if (named > 0)
+                snprintf(none, sizeof none, "no CPU profile: no window at %ld clients (profile_clients) was measured "
+                         "(perf recorded the concurrency items)", named);
+            else
+                snprintf(none, sizeof none, "no CPU profile: no window's efficiency fell below 0.5 (perf recorded the "
+                         "concurrency items)");
             if (strncmp(had, "no CPU profile: perf", 20) != 0)   /* a refusal stays said */
-                vb_store_manifest_set(c->store, key, "no CPU profile: no window's efficiency fell below 0.5 (perf "
-                                      "recorded the concurrency items)", NULL);
+                vb_store_manifest_set(c->store, key, none, NULL);
         }
         send_server_request_x(c, orch, e, VBENCH__SERVER_ACTION__SERVER_PHASE, c->plan->items[i].key, NULL,
                               &(request_extra){.perf = perf});

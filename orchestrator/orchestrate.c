@@ -82,6 +82,8 @@ typedef struct server {
     char action[16], pending[16];
     atomic_int cold;            /* the next start is a cold one (SERVER_COLD_START); op_start takes it */
     char cgroup[512];           /* the unit's ControlGroup (op_start sets it, under lock) */
+    char image_root[PATH_MAX];  /* the unit's root directory (its image), "" on the host: perf's symbol files */
+    atomic_int main_pid;        /* the unit's MainPID once it answered (unit_facts), 0 before */
     /* The perf recording of one item (ServerRequest.perf), the main thread's alone: perf_pid > 0 while it runs;
      * perf_note says why there is none (perf missing, refused). */
     pid_t perf_pid;
@@ -334,6 +336,7 @@ static void unit_facts(server *s, vb_units *u, kvlist *facts) {
     if (vb_unit_property_string(u, s->unit, "RootDirectory", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.root_directory", "%s", buf);
     vb_unit_state st;
     if (vb_unit_state_get(u, s->unit, &st, &e) == VB_OK && st.main_pid > 0) {
+        atomic_store(&s->main_pid, (int)st.main_pid);
         /* What the server itself sees: its /dev/shm and its CPU mask, read through its own /proc entry. */
         char path[64];
         struct statvfs vfs;
@@ -462,6 +465,7 @@ static void op_start(server *s, zsock_t *out) {
         (s->recipe->image && (find_image(o, s->recipe->image, image, sizeof image, &err) ||
                               vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))))
         goto fail;
+    snprintf(s->image_root, sizeof s->image_root, "%s", s->recipe->image ? image : "");
     if (!s->recipe->image) {
         /* Binaries on the host (built from a tag): the host's user, the data directory at its own path. */
         image[0] = '\0';
@@ -927,7 +931,14 @@ static void perf_profile(server *s, const Vbench__ServerRequest *rq, zsock_t *co
         s->perf_pid = 0;
         vb_error err;
         vb_error_clear(&err);
-        if (vb_perf_slice(s->perf_path, rq->profile_start, rq->profile_end, &p, &err) != VB_OK)
+        /* perf reads the unit's files, not the host's (other builds: wrong names). Through the main process's
+         * /proc/PID/root, a path that names the image from the host and "/" from inside the unit's mount namespace,
+         * where perf goes for a process still alive; the image's directory when there is no such process. */
+        char symfs[PATH_MAX];
+        int mp = atomic_load(&s->main_pid);
+        if (s->image_root[0] && mp > 0) snprintf(symfs, sizeof symfs, "/proc/%d/root", mp);
+        else snprintf(symfs, sizeof symfs, "%s", s->image_root);
+        if (vb_perf_slice(s->perf_path, symfs, rq->profile_start, rq->profile_end, &p, &err) != VB_OK)
             snprintf(note, sizeof note, "perf: %s", err.message);
         else if (!p.samples)
             snprintf(note, sizeof note, "perf: no sample of the unit's cgroup in the window");

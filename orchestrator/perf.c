@@ -415,7 +415,7 @@ void vb_perf_record_stop(pid_t pid) {
     waitpid(pid, NULL, 0);
 }
 
-int vb_perf_slice(const char *path, double t0, double t1, vb_perf_profile *p, vb_error *err) {
+int vb_perf_slice(const char *path, const char *symfs, double t0, double t1, vb_perf_profile *p, vb_error *err) {
     memset(p, 0, sizeof *p);
     const char *bin = vb_perf_binary(err);
     if (!bin) return VB_ERROR;
@@ -437,7 +437,13 @@ int vb_perf_slice(const char *path, double t0, double t1, vb_perf_profile *p, vb
         snprintf(cache, sizeof cache, "%s.buildid", path);
         setenv("PERF_BUILDID_DIR", cache, 1);
         setenv("HOME", cache, 1);   /* perf makes $HOME/.debug whatever the variable says */
-        execl(bin, bin, "script", "-i", path, "--time", range, "-F", "comm,tid,time,ip,sym,dso", (char *)NULL);
+        char sf[4200];
+        snprintf(sf, sizeof sf, "--symfs=%s", symfs ? symfs : "");
+        if (symfs && *symfs)
+            execl(bin, bin, "script", "-i", path, sf, "--kallsyms=/proc/kallsyms", "--time", range, "-F",
+                  "comm,tid,time,ip,sym,dso", (char *)NULL);
+        else
+            execl(bin, bin, "script", "-i", path, "--time", range, "-F", "comm,tid,time,ip,sym,dso", (char *)NULL);
         _exit(127);
     }
     close(fds[1]);

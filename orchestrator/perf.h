@@ -68,7 +68,8 @@ void vb_perf_cgroup_release(const char *cgroup);
 /* Ends a recording (SIGINT, perf writes its file and exits; SIGKILL after 10 s). */
 void vb_perf_record_stop(pid_t pid);
 
-/* Folds the samples of the recording at path between the wall-clock times t0 and t1 (epoch seconds) into p. */
-int vb_perf_slice(const char *path, double t0, double t1, vb_perf_profile *p, vb_error *err);
+/* Folds the samples of the recording at path between the wall-clock times t0 and t1 (epoch seconds) into p. symfs
+ * (may be NULL or ""): the root the unit's files are under (its image), where perf reads their symbols. */
+int vb_perf_slice(const char *path, const char *symfs, double t0, double t1, vb_perf_profile *p, vb_error *err);
 
 #endif
