@@ -12,6 +12,7 @@
 # BEFORE INSERT trigger that sleeps 2 ms a row (about 900 rows/s over two connections here), and another sleeps
 # 6 s at the start of each CREATE INDEX. Before: pgvector's load started from the first row on every resume.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/load-checkpoint.sh"
 . "$(dirname "$0")/pg-server.sh"
 vb_ensure_image db-trixie
 reason=$(vb_pg_skip_reason)
@@ -63,7 +64,6 @@ db=$SCRATCH/load.sqlite
 profile pg-load-checkpoint vbload "$ROWS" >"$SCRATCH/load.yml"
 "$VBENCH" run --profile "$SCRATCH/load.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt" &
 run=$!
-ckpt() { q "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $1" 2>/dev/null || echo 0; }
 killed_at=""
 for a in $(seq 1 $KILLS); do
     from=$((a == 1 ? 0 : $(ckpt $((a - 1)))))
@@ -83,19 +83,7 @@ is "$WAIT_RC" "0" "the last resume completes the campaign"
 [ "$WAIT_RC" = 0 ] || sed 's/^/#   /' "$SCRATCH/run.txt" | tail -20
 is "$(q "$db" "SELECT status || ' ' || attempts FROM plan WHERE phase = 'build'")" "done $((KILLS + 1))" \
    "the build is done after $((KILLS + 1)) attempts, each counted"
-for a in $(seq 2 $((KILLS + 1))); do
-    want=$(ckpt $((a - 1)))
-    [ "$want" -gt 0 ]; ok $? "attempt $((a - 1)) left a checkpoint ($want rows)"
-    got=$(q "$db" "SELECT message FROM event WHERE message LIKE '%continuing the load from its checkpoint at row%' ORDER BY id LIMIT 1 OFFSET $((a - 2))" |
-          sed -n 's/.*checkpoint at row \([0-9]*\):.*/\1/p')
-    is "$got" "$want" "attempt $a continued the COPY at row $want, the checkpoint, not at row 0"
-    first=$(q "$db" "SELECT MIN(rows) FROM load_checkpoint WHERE attempt = $a")
-    [ -z "$first" ] || [ "$first" -gt "$want" ]
-    ok $? "attempt $a's checkpoints start past it (${first:-none} > $want)"
-done
-q "$db" "SELECT message FROM event WHERE message LIKE '%continuing the load%'" | sed 's/^/# /'
-is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE '%loading from the first row%'")" "0" \
-   "no attempt went back to the first row"
+vb_load_continued $KILLS "the COPY"
 is "$(pg_oid vbload)" "$oid" "the server's table is the one the first attempt made (oid $oid): never dropped"
 is "$(pg_rows vbload)" "$ROWS $ROWS" "the server's table holds every row once (COUNT, COUNT DISTINCT id)"
 is "$(pg_index vbload)" "1" "the HNSW index is there, built after the load"

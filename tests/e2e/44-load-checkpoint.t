@@ -9,6 +9,7 @@
 # row's load time is the sum of the attempts' load work, its attempts are counted, and `show` says so.
 # Before: each resume dropped the table and loaded from the first row.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/load-checkpoint.sh"
 . "$(dirname "$0")/mariadb-server.sh"
 vb_ensure_image db-trixie
 reason=
@@ -42,7 +43,6 @@ limits: {max_attempts: 5}
 YML
 "$VBENCH" run --profile "$SCRATCH/load.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt" &
 run=$!
-ckpt() { q "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $1" 2>/dev/null || echo 0; }
 killed_at=""
 for a in $(seq 1 $KILLS); do
     # Killed once this attempt's checkpoints are 1,500 rows past where it started (the rows of the attempt before).
@@ -64,19 +64,7 @@ is "$(q "$db" "SELECT status || ' ' || attempts FROM plan WHERE phase = 'build'"
    "the build is done after $((KILLS + 1)) attempts, each counted"
 
 # Each resumed attempt started at the last checkpoint of the attempt before it, said by the agent.
-for a in $(seq 2 $((KILLS + 1))); do
-    want=$(ckpt $((a - 1)))
-    [ "$want" -gt 0 ]; ok $? "attempt $((a - 1)) left a checkpoint ($want rows)"
-    got=$(q "$db" "SELECT message FROM event WHERE message LIKE '%continuing the load from its checkpoint at row%' ORDER BY id LIMIT 1 OFFSET $((a - 2))" |
-          sed -n 's/.*checkpoint at row \([0-9]*\):.*/\1/p')
-    is "$got" "$want" "attempt $a continued the load at row $want, the checkpoint, not at row 0"
-    first=$(q "$db" "SELECT MIN(rows) FROM load_checkpoint WHERE attempt = $a")
-    [ -z "$first" ] || [ "$first" -gt "$want" ]
-    ok $? "attempt $a's checkpoints start past it (${first:-none} > $want)"
-done
-q "$db" "SELECT message FROM event WHERE message LIKE '%continuing the load%'" | sed 's/^/# /'
-is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE '%loading from the first row%'")" "0" \
-   "no attempt went back to the first row"
+vb_load_continued $KILLS "the load"
 is "$(my_ident "$tbl")" "$ident" "the server's table is the one the first attempt made ($ident): never dropped"
 is "$(my_rows "$tbl")" "$ROWS $ROWS" "the server's table holds every row once (COUNT, COUNT DISTINCT id)"
 is "$(q "$db" "SELECT COUNT(*) || ' ' || rows || ' ' || attempts FROM build_result")" "1 $ROWS $((KILLS + 1))" \
