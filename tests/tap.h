@@ -20,14 +20,15 @@ static int tap_n, tap_failed;
 
 static inline int tap_ok_(int pass, const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static inline int tap_ok_(int pass, const char *file, int line, const char *fmt, ...) {
+    char name[4096];
     va_list ap;
-    tap_n++;
-    printf("%sok %d - ", pass ? "" : "not ", tap_n);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
-    printf("\n");
-    if (!pass) {
+    tap_n++;
+    printf("%sok %d - %s\n", pass ? "" : "not ", tap_n, name);
+    /* A failing check marked "# TODO reason" is a known defect, not a failure (TAP): said, not counted. */
+    if (!pass && !strstr(name, "# TODO")) {
         tap_failed++;
         printf("#   failed at %s:%d\n", file, line);
         /* The digest tests/run-suite prints before prove's summary (see tests/e2e/lib.sh, fail_log). */
@@ -38,11 +39,7 @@ static inline int tap_ok_(int pass, const char *file, int line, const char *fmt,
         exe[len > 0 ? len : 0] = '\0';
         const char *prog = strrchr(exe, '/'), *base = strrchr(file, '/');
         if (f) {
-            fprintf(f, "%s\tnot ok %d - ", prog ? prog + 1 : "?", tap_n);
-            va_start(ap, fmt);
-            vfprintf(f, fmt, ap);
-            va_end(ap);
-            fprintf(f, " (%s:%d)\n", base ? base + 1 : file, line);
+            fprintf(f, "%s\tnot ok %d - %s (%s:%d)\n", prog ? prog + 1 : "?", tap_n, name, base ? base + 1 : file, line);
             fclose(f);
         }
     }
