@@ -245,6 +245,19 @@ static int pg_command(PGconn *pg, const char *sql, vb_error *err) {
     return rc;
 }
 
+/* Runs one query that must return exactly one row: VB_OK with the result in *out (PQclear by the caller), else
+ * the failure named by what. */
+static int pg_row(PGconn *pg, const char *sql, const char *what, PGresult **out, vb_error *err) {
+    PGresult *r = pg_exec(pg, sql);
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        *out = r;
+        return VB_OK;
+    }
+    int rc = pg_fail(pg, r, err, what);
+    PQclear(r);
+    return rc;
+}
+
 /* ---- parameters and connections ------------------------------------------------------------------------ */
 
 static void pg_close(void *state) {
@@ -699,17 +712,14 @@ static int sizes_on(void *conn, void *arg, vb_error *err) {
              "SELECT coalesce(pg_relation_size(to_regclass('%s')), -1), pg_table_size('%s'), "
              "(SELECT count(*) FROM %s)",
              a->s->index, a->s->table, a->s->table);
-    PGresult *r = pg_exec(conn, sql);
-    int rc = VB_OK;
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-        rc = pg_fail(conn, r, err, "sizes");
-    } else {
-        a->out->index_bytes = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-        a->out->table_bytes = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
-        a->out->rows = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
-    }
+    PGresult *r;
+    int rc = pg_row(conn, sql, "sizes", &r, err);
+    if (rc != VB_OK) return rc;
+    a->out->index_bytes = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    a->out->table_bytes = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+    a->out->rows = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
     PQclear(r);
-    return rc;
+    return VB_OK;
 }
 
 /* Index bytes (pg_relation_size of the HNSW index, -1 without one), table bytes (pg_table_size: heap, TOAST,
@@ -729,24 +739,19 @@ typedef struct stats_arg {
  * first use; the recipe preloads it (shared_preload_libraries). */
 static int stats_on(void *conn, void *arg, vb_error *err) {
     stats_arg *a = arg;
-    PGresult *r = pg_exec(conn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? VB_OK : pg_fail(conn, r, err, "CREATE EXTENSION pg_stat_statements");
-    PQclear(r);
+    int rc = pg_command(conn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", err);
     if (rc != VB_OK) return rc;
     char sql[512];
     snprintf(sql, sizeof sql,
              "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
              "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
              "AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%'", a->s->table);
-    r = pg_exec(conn, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-        rc = pg_fail(conn, r, err, "pg_stat_statements");
-    } else {
-        a->out->calls = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-        a->out->exec_s = strtod(PQgetvalue(r, 0, 1), NULL) / 1e3;
-    }
+    PGresult *r;
+    if ((rc = pg_row(conn, sql, "pg_stat_statements", &r, err)) != VB_OK) return rc;
+    a->out->calls = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    a->out->exec_s = strtod(PQgetvalue(r, 0, 1), NULL) / 1e3;
     PQclear(r);
-    return rc;
+    return VB_OK;
 }
 
 typedef struct wait_arg {
@@ -794,16 +799,14 @@ typedef struct version_arg {
 
 static int version_on(void *conn, void *arg, vb_error *err) {
     version_arg *a = arg;
-    PGresult *r = pg_exec(conn, "SELECT current_setting('server_version'), "
-                               "(SELECT extversion FROM pg_extension WHERE extname = 'vector')");
-    int rc = VB_OK;
-    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-        rc = pg_fail(conn, r, err, "version");
-    else
-        snprintf(a->buf, a->len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0),
-                 PQgetisnull(r, 0, 1) ? "(not installed)" : PQgetvalue(r, 0, 1));
+    PGresult *r;
+    int rc = pg_row(conn, "SELECT current_setting('server_version'), "
+                          "(SELECT extversion FROM pg_extension WHERE extname = 'vector')", "version", &r, err);
+    if (rc != VB_OK) return rc;
+    snprintf(a->buf, a->len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0),
+             PQgetisnull(r, 0, 1) ? "(not installed)" : PQgetvalue(r, 0, 1));
     PQclear(r);
-    return rc;
+    return VB_OK;
 }
 
 /* "PostgreSQL 17.x (...), pgvector 0.8.0" (the extension version installed in the database). */
