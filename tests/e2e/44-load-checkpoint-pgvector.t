@@ -64,19 +64,13 @@ db=$SCRATCH/load.sqlite
 profile pg-load-checkpoint vbload "$ROWS" >"$SCRATCH/load.yml"
 "$VBENCH" run --profile "$SCRATCH/load.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt" &
 run=$!
-killed_at=""
-for a in $(seq 1 $KILLS); do
-    from=$((a == 1 ? 0 : $(ckpt $((a - 1)))))
-    wait_sql "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $a" $((from + 1500)) 120
-    ok $? "attempt $a: the COPY checkpointed 1,500 rows past row $from"
-    kill -9 $run
-    wait $run 2>/dev/null
-    killed_at="$killed_at $(ckpt $a) (server $(pg_rows vbload | cut -d' ' -f1))"
-    [ $a -eq 1 ] && oid=$(pg_oid vbload)
-    is "$(pg_index vbload)" "0" "attempt $a was killed during the load: no index yet"
-    "$VBENCH" resume --out "$db" --quiet 2>>"$SCRATCH/run.txt" &
-    run=$!
-done
+# after a kill: the server's rows, its table's oid after the first, and no index yet
+after_kill() {
+    kill_note="(server $(pg_rows vbload | cut -d' ' -f1))"
+    [ "$1" -eq 1 ] && oid=$(pg_oid vbload)
+    is "$(pg_index vbload)" "0" "attempt $1 was killed during the load: no index yet"
+}
+vb_load_kills $KILLS "the COPY" after_kill
 echo "# killed with the last checkpoints at rows:$killed_at; server table oid $oid"
 wait_pid $run 300
 is "$WAIT_RC" "0" "the last resume completes the campaign"

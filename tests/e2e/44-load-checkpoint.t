@@ -43,19 +43,9 @@ limits: {max_attempts: 5}
 YML
 "$VBENCH" run --profile "$SCRATCH/load.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt" &
 run=$!
-killed_at=""
-for a in $(seq 1 $KILLS); do
-    # Killed once this attempt's checkpoints are 1,500 rows past where it started (the rows of the attempt before).
-    from=$((a == 1 ? 0 : $(ckpt $((a - 1)))))
-    wait_sql "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $a" $((from + 1500)) 120
-    ok $? "attempt $a: the load checkpointed 1,500 rows past row $from"
-    kill -9 $run
-    wait $run 2>/dev/null
-    killed_at="$killed_at $(ckpt $a)"
-    [ $a -eq 1 ] && { tbl=$(my_table); ident=$(my_ident "$tbl"); }
-    "$VBENCH" resume --out "$db" --quiet 2>>"$SCRATCH/run.txt" &
-    run=$!
-done
+# after a kill: the server's table as the first attempt made it (its identity is checked after the resumes)
+after_kill() { [ "$1" -eq 1 ] && { tbl=$(my_table); ident=$(my_ident "$tbl"); }; true; }
+vb_load_kills $KILLS "the load" after_kill
 echo "# killed with the last checkpoints at rows:$killed_at; server table $tbl ($ident)"
 wait_pid $run 300
 is "$WAIT_RC" "0" "the last resume completes the campaign"

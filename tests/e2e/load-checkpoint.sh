@@ -3,6 +3,28 @@
 # ckpt A: the last checkpoint of attempt A (rows), 0 when none.
 ckpt() { q "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $1" 2>/dev/null || echo 0; }
 
+# vb_load_kills KILLS WHAT AFTER: with the campaign running as $run, KILLS times: wait until this attempt's
+# checkpoints are 1,500 rows past where it started (the rows of the attempt before), SIGKILL the coordinator, call
+# AFTER with the attempt's number (its checks, in this shell; what it leaves in $kill_note is added to $killed_at
+# after the checkpoint), resume
+# it in the background as $run again. Then the last resume runs as $run; $killed_at lists where each attempt stopped.
+vb_load_kills() {
+    local kills=$1 what=$2 after=$3 a from
+    killed_at=""
+    for a in $(seq 1 "$kills"); do
+        from=$((a == 1 ? 0 : $(ckpt $((a - 1)))))
+        wait_sql "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $a" $((from + 1500)) 120
+        ok $? "attempt $a: $what checkpointed 1,500 rows past row $from"
+        kill -9 $run
+        wait $run 2>/dev/null
+        kill_note=""
+        "$after" "$a"
+        killed_at="$killed_at $(ckpt $a)${kill_note:+ $kill_note}"
+        "$VBENCH" resume --out "$db" --quiet 2>>"$SCRATCH/run.txt" &
+        run=$!
+    done
+}
+
 # vb_load_continued KILLS WHAT: each resumed attempt 2 .. KILLS+1 started at the last checkpoint of the attempt
 # before it, said by the agent ("continuing the load from its checkpoint at row N"), its own checkpoints past it;
 # no attempt loaded from the first row. WHAT names the load in the checks ("the load", "the COPY").
