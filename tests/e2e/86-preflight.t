@@ -60,19 +60,9 @@ like "$out" "--cpus \"0,$bad\" names CPUs this host does not have online ($bad)"
 [ ! -e "$SCRATCH/cpus.sqlite" ]; ok $? "... before the database is created"
 
 # A resume without --data-dir: the campaign's recorded data directory is the one checked.
-cat >"$SCRATCH/dd.yml" <<'YML'
-name: datadir
-datasets:
-  - {name: synth-tiny, source: synthetic, rows: 2000, queries: 40, dim: 16, clusters: 8, metric: euclidean, seed: 5}
-engines:
-  - name: hnswlib
-phases:
-  build: {}
-  concurrency: {clients: [1, 2, 3, 4], window_s: 1, repeats: 1, warmup_s: 0}
-YML
-killed_in_windows() { # killed_in_windows DB [--data-dir DIR]: a run of dd.yml SIGKILLed in its first window
+killed_in_windows() { # killed_in_windows DB [--data-dir DIR]: a run of tests/profiles/data-dir.yml SIGKILLed in its first window
     local db=$1; shift
-    "$VBENCH" run --profile "$SCRATCH/dd.yml" --out "$db" "$@" --quiet 2>>"$SCRATCH/dd.txt" &
+    "$VBENCH" run --profile "$(dirname "$0")/../profiles/data-dir.yml" --out "$db" "$@" --quiet 2>>"$SCRATCH/dd.txt" &
     local pid=$!
     wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
     local rc=$?

@@ -14,22 +14,12 @@ db=$SCRATCH/res/dd.sqlite
 mkdir -p "$SCRATCH/res"
 [ "$(stat -c %d "$data")" != "$(stat -c %d "$SCRATCH/res")" ]
 ok $? "the data directory and the results are on different file systems"
-cat >"$SCRATCH/dd.yml" <<'YML'
-name: datadir
-datasets:
-  - {name: synth-tiny, source: synthetic, rows: 2000, queries: 40, dim: 16, clusters: 8, metric: euclidean, seed: 5}
-engines:
-  - name: hnswlib
-phases:
-  build: {}
-  concurrency: {clients: [1, 2, 3, 4], window_s: 1, repeats: 1, warmup_s: 0}
-YML
-out=$("$VBENCH" run --profile "$SCRATCH/dd.yml" --out "$SCRATCH/res/never.sqlite" --data-dir /proc/nope/dd --quiet 2>&1)
+out=$("$VBENCH" run --profile "$(dirname "$0")/../profiles/data-dir.yml" --out "$SCRATCH/res/never.sqlite" --data-dir /proc/nope/dd --quiet 2>&1)
 is "$?" "2" "a --data-dir that cannot be made is refused" 
 like "$out" "--data-dir /proc/nope/dd: cannot create it" "... naming it"
 [ ! -e "$SCRATCH/res/never.sqlite" ]; ok $? "... before the results file is made"
 
-"$VBENCH" run --profile "$SCRATCH/dd.yml" --out "$db" --data-dir "$data/agents" --quiet 2>"$SCRATCH/run.txt" &
+"$VBENCH" run --profile "$(dirname "$0")/../profiles/data-dir.yml" --out "$db" --data-dir "$data/agents" --quiet 2>"$SCRATCH/run.txt" &
 run=$!
 wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'running' AND phase = 'concurrency'" 1 60
 ok $? "the campaign is in its windows"
