@@ -22,7 +22,9 @@
  *
  * Fault injection for the tests (VBENCH_AGENT_FAULT): "crash-after-final:N" / "crash-after-result:N" kill this
  * process with SIGKILL right after the N-th Done/Failed (resp. Result) was written to the outbox and before it
- * was sent: the worst moment for a crash, made reproducible. VBENCH_AGENT_PROTOCOL=N says protocol N in Hello
+ * was sent: the worst moment for a crash, made reproducible. "stop-after-final:N" stops it (SIGSTOP) at the same
+ * moment instead, until a SIGCONT: a test does something between two items that the agent cannot outrun
+ * (tests/e2e/42-server-restart-wait.t kills the server there). VBENCH_AGENT_PROTOCOL=N says protocol N in Hello
  * instead of VB_PROTOCOL_VERSION, to play an agent of another version (tests/e2e/86-protocol-version.t). */
 #include <czmq.h>
 #include <ctype.h>
@@ -87,7 +89,7 @@ typedef struct agent {
     char *notes[16];       /* outbox files set aside at start: told to the coordinator after the Welcome */
     int n_notes;
     char fault[32];        /* VBENCH_AGENT_FAULT: the kind, and after which occurrence */
-    int fault_n, fault_seen;
+    int fault_n, fault_seen, fault_stop;   /* fault_stop: SIGSTOP instead of SIGKILL (stop-after-final) */
     vb_orch *orch;         /* the orchestrator role, when this agent has it */
     const char *recipes_dir, *images_dir, *bus_address;
     uint64_t last_sent_ns, last_heard_ns, last_hello_ns, socket_ns;
@@ -215,8 +217,10 @@ static void on_outbox_report(void *arg, const char *path, const char *why) {
 static void fault_point(agent *a, const char *kind) {
     if (!a->fault[0] || strcmp(a->fault, kind) != 0) return;
     if (++a->fault_seen == a->fault_n) {
-        fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT: crashing after the outbox write of %s %d\n", kind, a->fault_n);
-        kill(getpid(), SIGKILL);
+        int stop = a->fault_stop;
+        fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT: %s after the outbox write of %s %d\n",
+                stop ? "stopping (SIGSTOP, until a SIGCONT)" : "crashing", kind, a->fault_n);
+        kill(getpid(), stop ? SIGSTOP : SIGKILL);
     }
 }
 
@@ -623,9 +627,13 @@ int main(int argc, char **argv) {
         const char *colon = strchr(fault, ':');
         a.fault_n = colon ? atoi(colon + 1) : 0;
         snprintf(a.fault, sizeof a.fault, "%.*s", colon ? (int)(colon - fault) : 0, fault);
+        if (strcmp(a.fault, "stop-after-final") == 0) {
+            a.fault_stop = 1;
+            snprintf(a.fault, sizeof a.fault, "crash-after-final");   /* the same moment, another signal */
+        }
         if ((strcmp(a.fault, "crash-after-final") != 0 && strcmp(a.fault, "crash-after-result") != 0) || a.fault_n < 1) {
-            fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT=%s: expected crash-after-final:N or crash-after-result:N\n",
-                    fault);
+            fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT=%s: expected crash-after-final:N, crash-after-result:N "
+                    "or stop-after-final:N\n", fault);
             return 2;
         }
     }

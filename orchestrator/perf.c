@@ -386,8 +386,12 @@ int vb_perf_record_start(const char *cgroup, const char *out_path, pid_t *pid, v
         setpgid(0, 0);   /* a signal to the agent's group (a test's ^C) does not cut the file short */
         prctl(PR_SET_PDEATHSIG, SIGINT);   /* but an agent that dies (SIGKILL) ends the recording */
         if (getppid() == 1) _exit(127);
-        execl(bin, bin, "record", "-q", "-e", "cpu-clock", "-F", "99", "-a", "-g", "-k", "CLOCK_REALTIME", "-G", cg,
-              "-o", out_path, (char *)NULL);
+        /* -B -N: no build-ids and no build-id cache. perf reads a build-id through the sampled process's mount
+         * namespace while it lives; for a backend that has exited it reads the host's file at the same path, another
+         * build, and perf script then names that process's frames from the host's copy (CI, 2da3027: __gconv in a
+         * kNN scan despite --symfs). Without build-ids perf script reads only --symfs's file: the unit's image. */
+        execl(bin, bin, "record", "-q", "-B", "-N", "-e", "cpu-clock", "-F", "99", "-a", "-g", "-k", "CLOCK_REALTIME",
+              "-G", cg, "-o", out_path, (char *)NULL);
         _exit(127);
     }
     /* perf refuses at once (perf_event_paranoid without root, an unknown cgroup): wait for it to settle */
