@@ -15,7 +15,7 @@ if [ -z "${VB_REQUIRED:-}" ]; then
 fi
 SCRATCH=$(mktemp -d /tmp/vbench-test.XXXXXX)
 export VBENCH_CACHE="$SCRATCH/cache"
-trap '[ -n "$VB_KEEP_SCRATCH" ] || rm -rf "$SCRATCH"' EXIT
+trap '[ -n "${VB_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 
 # fail_note LINE: a failed check's explanation, in the TAP (stdout) and on stderr: prove shows a test's stderr but
 # not its TAP, so a CI log then names the failed check and says why, not only its number.
