@@ -94,6 +94,13 @@ static const report_table tables[] = {
     {"cpu_profile_notes", "CPU profile: what perf did per server",
      "SELECT substr(key, 8, length(key) - 12) AS server, value AS note FROM manifest WHERE key LIKE 'server.%.perf' "
      "ORDER BY key"},
+    /* the campaign's wall time per configuration and phase against the estimate (docs/metrics.md "Campaign time") */
+    {"campaign_time", "Where the campaign's time went (each item's seconds per phase, the gaps between items, against "
+                      "the estimate printed before it started)",
+     "SELECT engine, part, items, printf('%.1f', seconds) AS seconds, printf('%.1f %%', 100.0 * share) AS share, "
+     "IIF(estimated_s IS NULL, NULL, printf('%.1f', estimated_s)) AS estimated_s, "
+     "IIF(estimated_s > 0, printf('%.2f', seconds / estimated_s), NULL) AS actual_over_estimate, detail "
+     "FROM v_campaign_time"},
     {"validity", "Validity (what makes a number less than it seems)",
      "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
     /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */

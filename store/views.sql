@@ -658,3 +658,50 @@ CREATE VIEW v_cost_build AS
          JOIN (SELECT CAST(value AS REAL) AS per_hour,
                       COALESCE((SELECT value FROM manifest WHERE key = 'cost.currency'), '') AS currency
                FROM manifest WHERE key = 'cost.per_hour' AND CAST(value AS REAL) > 0) AS c;
+
+-- Where a campaign's wall time went (docs/metrics.md "Campaign time"): one row per engine configuration and phase,
+-- the items' own seconds (started_at to finished_at of their last attempt) beside the seconds the estimate gave them
+-- before the campaign started (manifest estimate.items); a build's row says how much of it was the load, the index
+-- and the rest of the item (the dataset, the ground truth, the sizes, the first query). Then, per configuration, the
+-- time between its items: every gap before one of its items, in the order the items started, so the gap before its
+-- first item holds its server's start (server.E.ready_s) and the previous server's stop. A last row per campaign: its
+-- wall time from creation to its end (or its last update while it runs), the items' sum and what lay after the last
+-- item. Gaps count from 0 (items that overlap, on several client agents, add up past the wall time).
+CREATE VIEW v_campaign_time AS
+    WITH i AS (
+        SELECT p.key, p.seq, p.engine, p.phase,
+               (julianday(p.finished_at) - julianday(p.started_at)) * 86400.0 AS s,
+               MAX(0, (julianday(p.started_at) - julianday(COALESCE(
+                   LAG(p.finished_at) OVER (ORDER BY p.started_at, p.seq),
+                   (SELECT created_at FROM campaign)))) * 86400.0) AS gap_before,
+               est.value AS est_s
+        FROM plan AS p
+             LEFT JOIN json_each((SELECT value FROM manifest WHERE key = 'estimate.items')) AS est ON est.key = p.key
+        WHERE p.started_at IS NOT NULL AND p.finished_at IS NOT NULL),
+    c AS (SELECT created_at, COALESCE(finished_at, updated_at) AS ended_at, runs,
+                 (julianday(COALESCE(finished_at, updated_at)) - julianday(created_at)) * 86400.0 AS wall_s
+          FROM campaign)
+    SELECT engine, phase AS part, COUNT(*) AS items, SUM(s) AS seconds, SUM(s) / (SELECT wall_s FROM c) AS share,
+           SUM(est_s) AS estimated_s,
+           CASE WHEN phase = 'build' THEN
+               (SELECT printf('load %.2f s, index %.2f s, the rest %.2f s', SUM(b.load_s), SUM(b.build_s),
+                              SUM(i2.s) - SUM(b.load_s) - SUM(b.build_s))
+                FROM i AS i2 JOIN build_result AS b ON b.item_key = i2.key WHERE i2.engine = i.engine) END AS detail,
+           MIN(seq) AS seq
+    FROM i GROUP BY engine, phase
+    UNION ALL
+    SELECT engine, 'between items', COUNT(*), SUM(gap_before), SUM(gap_before) / (SELECT wall_s FROM c), NULL,
+           (SELECT printf('server start %s s', m.value) FROM manifest AS m
+            WHERE m.key = 'server.' || i.engine || '.ready_s'),
+           MAX(seq) + 0.5
+    FROM i GROUP BY engine
+    UNION ALL
+    SELECT '(campaign)', 'wall time', (SELECT COUNT(*) FROM i), c.wall_s, 1.0,
+           (SELECT CAST(value AS REAL) FROM manifest WHERE key = 'estimate.total_s'),
+           printf('items %.1f s, between items %.1f s, after the last item %.1f s; %d run%s',
+                  (SELECT SUM(s) FROM i), (SELECT SUM(gap_before) FROM i),
+                  MAX(0, (julianday(c.ended_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0),
+                  c.runs, IIF(c.runs = 1, '', 's')),
+           1e18
+    FROM c
+    ORDER BY seq;

@@ -95,4 +95,33 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'client CPU sat
 ! grep -q "(0 rows/s)" "$SCRATCH/err.txt"; ok $? "no churn stage printed as '(0 rows/s)'"
 is "$(grep -c "churn.* maintain: none, the engine has no maintenance step" "$SCRATCH/err.txt")" "2" \
    "churn: the maintenance the embedded engines do not have is said as such"
+
+# Where the campaign's time went (v_campaign_time, docs/metrics.md "Campaign time"): the items' seconds, the gaps
+# between them and the time after the last item add up to the wall time; a row per engine and phase, each with as
+# many items as the plan has and the estimate's seconds for them; a build's detail splits it exactly.
+is "$(q "$db" "SELECT printf('%.2f', c.seconds - (SELECT SUM(seconds) FROM v_campaign_time WHERE engine <> '(campaign)')
+                - (SELECT MAX(0, (julianday(finished_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0)
+                   FROM campaign)) FROM v_campaign_time AS c WHERE c.engine = '(campaign)'")" "0.00" \
+   "campaign time: items + between items + after the last item = the wall time"
+is "$(q "$db" "SELECT COUNT(*) FROM v_campaign_time AS t
+               WHERE t.part NOT IN ('between items', 'wall time')
+                 AND t.items = (SELECT COUNT(*) FROM plan WHERE engine = t.engine AND phase = t.part)
+                 AND t.estimated_s > 0")" "$(q "$db" "SELECT COUNT(DISTINCT engine || '/' || phase) FROM plan")" \
+   "campaign time: one row per engine and phase, with every item of it and the estimate's seconds"
+# (the manifest keeps each item's estimate to 0.1 s: at most 0.05 s of rounding an item)
+is "$(q "$db" "SELECT COUNT(*) FROM (SELECT engine, SUM(estimated_s) AS est, SUM(items) AS n FROM v_campaign_time
+               WHERE engine <> '(campaign)' AND part <> 'between items' GROUP BY engine) AS t
+               WHERE abs(t.est - (SELECT value FROM manifest WHERE key = 'estimate.engine.' || t.engine || '_s'))
+                     <= 0.05 * t.n + 1e-9")" "2" \
+   "campaign time: each engine's estimated seconds add up to the estimate it printed"
+/usr/bin/python3 - "$(q "$db" "SELECT seconds || ' ' || detail FROM v_campaign_time WHERE part = 'build'")" <<'PY'
+import re, sys
+for line in sys.argv[1].splitlines():
+    total = float(line.split()[0])
+    load, index, rest = (float(x) for x in re.findall(r"(-?[0-9.]+) s", line))
+    assert abs(load + index + rest - total) < 0.015, line
+    assert load >= 0 and index >= 0 and rest >= 0, line
+PY
+ok $? "campaign time: a build's load, index and the rest add up to its item's seconds"
+like "$("$VBENCH" show "$db")" "Where the campaign's time went" "vbench show prints where the campaign's time went"
 done_testing
