@@ -99,7 +99,7 @@ unit: $(UNIT_BIN)
 # failure naming its cause, and the line before prove's summary counts the skips by reason.
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
 E2E_ALL   := $(sort $(wildcard tests/e2e/*.t))
-E2E_FIRST := $(wildcard tests/e2e/62-orchestrator.t tests/e2e/96-matrix-servers.t tests/e2e/10-dev-campaign.t \
+E2E_FIRST := $(wildcard tests/e2e/62-orchestrator.t tests/e2e/96-matrix-servers.t tests/e2e/06-readme.t \
                           tests/e2e/63-conformance.t tests/e2e/90-report.t tests/e2e/40-churn-limit.t)
 test: test-deps
 	@$(MAKE) --no-print-directory binaries unit

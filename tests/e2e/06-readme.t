@@ -4,7 +4,8 @@
 # this build's binaries (bin/vbench is $VB_BIN/vbench): run dev, show, show --json, status, report, run --check.
 # `vbench image build` runs as root (a no-op when the image is cached). The server campaign under
 # deploy/systemd-ns is the one tests/e2e/62-orchestrator.t runs (checked: the same command line there); the two
-# commands of "Two commands" are what `make fresh-check` runs on a fresh root.
+# commands of "Two commands" are what `make fresh-check` runs on a fresh root. The dev campaign it runs is checked in
+# full by dev-campaign.sh (results, manifest, show, status, concurrency, the campaign's time).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 README=$ROOT/README.md
@@ -54,7 +55,10 @@ while IFS= read -r c; do
         "bin/vbench run --profile dev")
             db=$(ls "$tour"/results.db/dev-*.sqlite 2>/dev/null | head -1)
             [ -n "$db" ]; ok $? "it wrote results.db/dev-YYYYmmdd-HHMMSS.sqlite"
-            like "$(cat "$SCRATCH/cmd.out")" "Recall sweep" "and printed the tables" ;;
+            like "$(cat "$SCRATCH/cmd.out")" "Recall sweep" "and printed the tables"
+            # what the campaign measured and recorded: dev-campaign.sh's checks, on this run
+            cp "$SCRATCH/cmd.out" "$SCRATCH/out.txt"; cp "$SCRATCH/cmd.err" "$SCRATCH/err.txt"
+            . "$(dirname "$0")/dev-campaign.sh" ;;
         "bin/vbench show --json")
             python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$SCRATCH/cmd.out"
             ok $? "show --json prints one JSON document" ;;

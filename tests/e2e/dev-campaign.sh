@@ -1,11 +1,8 @@
-#!/usr/bin/env bash
-# README command one, end to end: the dev profile on the embedded engines, into a real SQLite file, with the
-# coordinator and the agent as separate processes over ZeroMQ.
-. "$(dirname "$0")/lib.sh"
-db="$SCRATCH/dev.sqlite"
-
-"$VBENCH" run --profile dev --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
-rc=$?
+# The checks of the dev campaign (README command one: the dev profile on the embedded engines, into a real SQLite
+# file, with the coordinator and the agent as separate processes over ZeroMQ), sourced by 06-readme.t right after it
+# runs the README's `bin/vbench run --profile dev` as written: one campaign serves both (it was run twice, here and
+# in 06). Expects: $db the campaign's database, $rc the run's exit status, $SCRATCH/out.txt and $SCRATCH/err.txt its
+# standard output and error.
 ok $rc "vbench run --profile dev exits 0"
 [ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
 
@@ -124,4 +121,3 @@ for line in sys.argv[1].splitlines():
 PY
 ok $? "campaign time: a build's load, index and the rest add up to its item's seconds"
 like "$("$VBENCH" show "$db")" "Where the campaign's time went" "vbench show prints where the campaign's time went"
-done_testing
