@@ -9,7 +9,8 @@ need gnuplot chromium /usr/bin/python3 tar
     skip_all "python3-pil is not installed (bash deploy/install-deps --with-tests installs it)"
 ARTIFACTS=${VB_ARTIFACTS:-$(cd "$(dirname "$0")/../.." && pwd)/results.db/artifacts}
 
-profile() { # profile NAME M SEED
+profile() { # profile NAME M SEED [sweep]: with sweep, only the build and the recall sweep (runb and runc serve the
+             # two-database reports below, whose checks read the series' labels and the recall-QPS chart's caption)
     cat > "$SCRATCH/$1.yml" <<YML
 name: $1
 description: "report test: 2k synthetic vectors, embedded engines, every phase, short windows, 2 repeats."
@@ -23,14 +24,16 @@ resources: {layout: small}
 phases:
   build:
   recall_sweep: {ef_search: [10, 20, 40, 80, 200]}
+YML
+    [ "${4:-}" = sweep ] || cat >> "$SCRATCH/$1.yml" <<YML
   concurrency: {clients: [1, 2, 4], window_s: 1, repeats: 2, warmup_s: 0.1, ef_search: 40}
   filtered: {selectivity: [0.1, 0.01], queries: 50, ef_search: 40}
   churn: {fraction: 0.1, limit_s: 60, queries: 100, ef_search: 40}
 YML
 }
 profile runa 8 1
-profile runb 16 1
-profile runc 8 2
+profile runb 16 1 sweep
+profile runc 8 2 sweep
 for r in runa runb runc; do
     "$VBENCH" run --profile "$SCRATCH/$r.yml" --out "$SCRATCH/$r.sqlite" --quiet 2>"$SCRATCH/$r.err"
     ok $? "campaign $r runs" || sed 's/^/#   /' "$SCRATCH/$r.err" | tail -5
