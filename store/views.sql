@@ -665,8 +665,8 @@ CREATE VIEW v_cost_build AS
 -- and the rest of the item (the dataset, the ground truth, the sizes, the first query). Then, per configuration, the
 -- time between its items: every gap before one of its items, in the order the items started, so the gap before its
 -- first item holds its server's start (server.E.ready_s) and the previous server's stop. A last row per campaign: its
--- wall time from creation to its end (or its last update while it runs), the items' sum and what lay after the last
--- item. Gaps count from 0 (items that overlap, on several client agents, add up past the wall time).
+-- wall time from creation to its end (while it runs, or after its coordinator was killed: to the last thing it
+-- recorded, an item's start or end or an event), the items' sum and what lay after the last item. Gaps count from 0 (items that overlap, on several client agents, add up past the wall time).
 CREATE VIEW v_campaign_time AS
     WITH i AS (
         SELECT p.key, p.seq, p.engine, p.phase,
@@ -678,9 +678,13 @@ CREATE VIEW v_campaign_time AS
         FROM plan AS p
              LEFT JOIN json_each((SELECT value FROM manifest WHERE key = 'estimate.items')) AS est ON est.key = p.key
         WHERE p.started_at IS NOT NULL AND p.finished_at IS NOT NULL),
-    c AS (SELECT created_at, COALESCE(finished_at, updated_at) AS ended_at, runs,
-                 (julianday(COALESCE(finished_at, updated_at)) - julianday(created_at)) * 86400.0 AS wall_s
-          FROM campaign)
+    e AS (SELECT created_at, runs,
+                 COALESCE(finished_at, (SELECT MAX(t) FROM (SELECT updated_at AS t FROM campaign
+                                                            UNION ALL SELECT MAX(started_at) FROM plan
+                                                            UNION ALL SELECT MAX(finished_at) FROM plan
+                                                            UNION ALL SELECT MAX(at) FROM event))) AS ended_at
+          FROM campaign),
+    c AS (SELECT created_at, ended_at, runs, (julianday(ended_at) - julianday(created_at)) * 86400.0 AS wall_s FROM e)
     SELECT engine, phase AS part, COUNT(*) AS items, SUM(s) AS seconds, SUM(s) / (SELECT wall_s FROM c) AS share,
            SUM(est_s) AS estimated_s,
            CASE WHEN phase = 'build' THEN
@@ -698,7 +702,7 @@ CREATE VIEW v_campaign_time AS
     UNION ALL
     SELECT '(campaign)', 'wall time', (SELECT COUNT(*) FROM i), c.wall_s, 1.0,
            (SELECT CAST(value AS REAL) FROM manifest WHERE key = 'estimate.total_s'),
-           printf('items %.1f s, between items %.1f s, after the last item %.1f s; %d run%s',
+           printf('items %.1f s, between items %.1f s, since the last item ended %.1f s; %d run%s',
                   (SELECT SUM(s) FROM i), (SELECT SUM(gap_before) FROM i),
                   MAX(0, (julianday(c.ended_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0),
                   c.runs, IIF(c.runs = 1, '', 's')),

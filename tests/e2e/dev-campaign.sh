@@ -121,3 +121,10 @@ for line in sys.argv[1].splitlines():
 PY
 ok $? "campaign time: a build's load, index and the rest add up to its item's seconds"
 like "$("$VBENCH" show "$db")" "Where the campaign's time went" "vbench show prints where the campaign's time went"
+# A campaign whose coordinator is still running (or was killed) has no finished_at, and its updated_at is its start:
+# its wall time reaches the last thing it recorded (here the last event), not 0.
+cp "$db" "$SCRATCH/running.sqlite"
+sqlite3 "$SCRATCH/running.sqlite" "UPDATE campaign SET finished_at = NULL, updated_at = created_at, status = 'running'"
+is "$(q "$SCRATCH/running.sqlite" "SELECT printf('%.3f', seconds) FROM v_campaign_time WHERE engine = '(campaign)'")" \
+   "$(q "$db" "SELECT printf('%.3f', (julianday(MAX(at)) - julianday((SELECT created_at FROM campaign))) * 86400.0)
+               FROM event")" "campaign time of a campaign still running: its wall time reaches its last event"
