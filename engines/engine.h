@@ -223,6 +223,11 @@ typedef struct vb_engine_ops {
      * connection of its own (not the clients'). acc NULL: a probe, samples nothing: VB_OK when sampling is on,
      * VB_ERROR with the reason when it is not (a configuration that turns it off). */
     int (*wait_sample)(void *state, vb_wait_profile *acc, vb_error *err);
+    /* Embedded engines: the bytes the engine keeps in the client agent's own memory (anonymous: it cannot be paged
+     * out) for rows x dim under the profile's parameters, for the preflight. NULL: nothing that grows with the rows
+     * (the test engines). The memory-mapped corpus is not counted: it is page cache, which the kernel reclaims and
+     * the agent reads through once (docs/benchmarks.md "The stand at scale"). */
+    double (*client_bytes)(const vb_kv *params, size_t n_params, double rows, double dim);
 } vb_engine_ops;
 
 typedef struct vb_engine vb_engine;

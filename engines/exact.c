@@ -502,6 +502,13 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
     return VB_OK;
 }
 
+/* The private copy: per row its vector, id, tag, alive flag and norm, and the id map's entries (id and row, 16
+ * bytes; the map doubles to keep its load under one half: up to four entries a row). */
+static double exact_client_bytes(const vb_kv *params, size_t n_params, double rows, double dim) {
+    (void)params, (void)n_params;
+    return rows * (dim * 4 + 8 + 4 + 1 + 8 + 4 * 16);
+}
+
 const vb_engine_ops vb_engine_exact = {
     .name = "exact",
     .description = "brute force over a private copy of the rows (rows x dim x 4 bytes of anonymous memory in the "
@@ -522,4 +529,5 @@ const vb_engine_ops vb_engine_exact = {
     .remove = exact_remove,
     .insert = exact_load,
     .sizes = exact_sizes,
+    .client_bytes = exact_client_bytes,
 };

@@ -212,6 +212,14 @@ static int hnsw_search(void *conn, const float *query, int k, const vb_filter *f
     return vb_hnsw_search(s->index, query, k, c->ef, on ? pass_filter : NULL, (void *)filter, ids_out, n_out, err);
 }
 
+/* hnswlib's level-0 element (the vector, 2 x M neighbour ids and their count, the label), its per-element lock,
+ * level and upper-link pointer, and the label map: 100,000 x 768 at M 16 reported 3,220 B/row of index, the
+ * element alone, to which the lock (40) and the map entry (about 32) add. */
+static double hnsw_client_bytes(const vb_kv *params, size_t n_params, double rows, double dim) {
+    double m = atof(vb_kv_get(params, n_params, "m", "16"));
+    return rows * (dim * 4 + 2 * m * 4 + 4 + 8 + 40 + 16 + 32);
+}
+
 const vb_engine_ops vb_engine_hnswlib = {
     .name = "hnswlib",
     .description = "HNSW in process through hnswlib: the algorithm with no database around it",
@@ -232,4 +240,5 @@ const vb_engine_ops vb_engine_hnswlib = {
     .remove = hnsw_remove,
     .insert = hnsw_insert,
     .sizes = hnsw_sizes,
+    .client_bytes = hnsw_client_bytes,
 };

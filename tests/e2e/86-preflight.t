@@ -98,4 +98,28 @@ out=$("$VBENCH" resume --out "$db" 2>&1); rc=$?
 is "$rc" 0 "its resume completes it"
 like "$out" "preflight: ok   the servers' data directory $db.d (the default, FILE.d beside the results): writable" \
      "and says it checked FILE.d"
+
+# The client's memory (issue 29): what an embedded engine keeps in the client's own memory must fit the host; the
+# memory-mapped corpus need not (before, a 5M x 768 campaign of the null engine, which keeps nothing per row, was
+# refused as "corpus 14.3 GiB + graph 15.2 GiB"). A synthetic corpus a quarter larger than this host's memory:
+mem_kib=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)   # kB: mawk's printf %d stops at 2^31 - 1
+rows=$((mem_kib * 1024 / 256 * 5 / 4))
+cat >"$SCRATCH/huge.yml" <<YML
+name: huge
+datasets:
+  - {name: synth-huge, source: synthetic, rows: $rows, queries: 100, dim: 64, metric: euclidean}
+engines:
+  - {name: "null"}
+  - {name: exact}
+  - {name: hnswlib, m: 16}
+phases:
+  build: {}
+YML
+out=$("$VBENCH" run --check --profile "$SCRATCH/huge.yml" --out "$SCRATCH/huge.sqlite" 2>&1)
+like "$out" "preflight: ok   dataset synth-huge: $rows x 64" "the preflight ran on a corpus of $rows x 64 (larger than memory)"
+! grep -q "memory: null" <<<"$out"; ok $? "null keeps nothing per row: a corpus larger than memory is no memory failure for it"
+like "$out" "FAIL memory: exact on synth-huge keeps about" "exact's private copy of a corpus larger than memory is refused"
+like "$out" "(its private copy of the rows) in the client's own memory, more than this host's" "naming what it keeps"
+like "$out" "FAIL memory: hnswlib on synth-huge keeps about" "and so is hnswlib's graph"
+[ ! -e "$SCRATCH/huge.sqlite" ]; ok $? "and --check created nothing"
 done_testing
