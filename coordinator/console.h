@@ -18,7 +18,12 @@ typedef struct vb_console {
     char item[320];             /* "[3/36] dev/pgvector/synth/build" */
     char stage[64];
     uint64_t done, total;
-    double rate;
+    double rate;                /* the agent's: done over the stage's seconds so far */
+    /* The stage's recent progress, one sample a second at most: the line shows the rate over the last minute, so a
+     * rate that falls as the work goes on (a graph that grows on insert) is not hidden by its average since the
+     * start, and neither is the ETA made from it. */
+    struct { uint64_t t_ns, done; } recent[64];
+    int n_recent, first_recent;
 } vb_console;
 
 /* Writes to out (stderr for the coordinator); tty: out is a terminal. */
@@ -31,6 +36,11 @@ void vb_console_clear(vb_console *k);
 void vb_console_item(vb_console *k, int seq, size_t n, const char *key);
 /* The running item's stage and counts (a Progress message); printed when due. */
 void vb_console_progress(vb_console *k, const char *stage, uint64_t done, uint64_t total, double rate);
+/* The same at time now_ns (vb_now_ns; tests give their own). */
+void vb_console_progress_at(vb_console *k, const char *stage, uint64_t done, uint64_t total, double rate, uint64_t now_ns);
+/* The rate the line shows: done per second over the last 60 s of the stage's samples, once they span 10 s;
+ * before that, the agent's rate. */
+double vb_console_rate(const vb_console *k);
 /* No item runs: nothing more to show until the next vb_console_item. */
 void vb_console_idle(vb_console *k);
 /* Prints the progress line if an item runs and it is due (force: now). */
