@@ -315,6 +315,16 @@ static void receive_turn(campaign *c, zpoller_t *poller, int ms) {
     }
 }
 
+/* Stopping: the running item's agents are told to abort, and the item goes back to pending as interrupted (its
+ * attempt is no longer current, so nothing it sends after is recorded). Nothing when no item runs. */
+static void abort_running(campaign *c, const vb_error *err) {
+    if (c->running < 0) return;
+    for (size_t i = 0; i < c->n_peers; i++)
+        vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_ABORT, .p = &c->peers[i], .item = c->running,
+                                  .reason = VBENCH__ABORT_REASON__ABORT_COORDINATOR_STOPPING});
+    vb_campaign_interrupt_item(c, c->running, zsys_interrupted ? "the coordinator was interrupted" : err->message, 0);
+}
+
 int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     campaign c = {.o = o, .running = -1};
     vb_console_init(&c.console, stderr, o->quiet, isatty(2));
@@ -433,6 +443,11 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             vb_watchdog_tick(wd);
         }
     }
+    /* An interrupted campaign's running item is aborted and marked interrupted before its server is stopped: the
+     * agent's work fails as the server goes away ("Lost connection"), and that failure, read while the servers
+     * stop, was recorded as the item's own: a build failed for a Ctrl-C, the rest of its engine skipped, and
+     * resume ran none of them. Now that failure belongs to an attempt that is no longer current: not recorded. */
+    if (interrupted) abort_running(&c, err);
     /* Servers still up: stop them (an interrupted campaign's servers too; resume starts them again and reuses
      * their data directories). Up to 120 s, answering the orchestrator's messages meanwhile. */
     uint64_t stop_deadline = vb_now_ns() + 120ull * 1000000000ull;
@@ -473,12 +488,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
     }
     if (interrupted) {
         const char *store_failure = vb_store_failure(c.store);
-        if (c.running >= 0) {
-            for (size_t i = 0; i < c.n_peers; i++)
-                vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_ABORT, .p = &c.peers[i], .item = c.running,
-                                           .reason = VBENCH__ABORT_REASON__ABORT_COORDINATOR_STOPPING});
-            vb_campaign_interrupt_item(&c, c.running, zsys_interrupted ? "the coordinator was interrupted" : err->message, 0);
-        }
+        abort_running(&c, err);
         vb_store_set_status(c.store, "interrupted", NULL);
         vb_store_event(c.store, VB_EVENT_CAMPAIGN_INTERRUPTED, "warn", NULL, "coordinator",
                        "campaign interrupted%s%s", zsys_interrupted ? "" : ": ",

@@ -10,6 +10,8 @@
 #   2. an OOM kill at start: MariaDB under resources.server_memory: 64MB is killed by its memory cgroup before
 #      it answers; the failure is named as an OOM from the cgroup's counter, with the limit and the advice.
 #      Before: "ended before it answered (result signal, status 9)" on a cgroup-v1 host.
+#   3. Ctrl-C during a server's load: the build is interrupted (not failed: its server is stopped only after the
+#      item is), and a plain `vbench resume` continues the load from its checkpoint and runs the rest.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,7 +48,7 @@ k: 10
 datasets: [{name: t, source: synthetic, rows: 2000, queries: 100, dim: 16, metric: euclidean, seed: 4}]
 engines:
   - {name: pgvector, recipe: pgvector, m: 8, ef_construction: 32}
-  - {name: exact}
+  - {name: exact, phases: {concurrency: {window_s: 1}}}   # its windows only need to run (8 s each: 16 s for nothing)
 phases:
   build: {}
   concurrency: {clients: [2, 1], window_s: 8, repeats: 1, warmup_s: 0.2, ef_search: 40}
@@ -109,5 +111,44 @@ like "$(q "$db" "SELECT message FROM server_log WHERE engine = 'mariadb' AND sta
      "the server log says OOM too"
 is "$(q "$db" "SELECT status FROM plan WHERE key = 'oom/exact/t/build'")" "done" "the next engine runs"
 [ "$T_FAILED" -eq "$failed_before" ] || { q "$db" "SELECT key, status, error FROM plan"; tail -20 "$SCRATCH/oom.err"; } | diag
+
+# --- 3. Ctrl-C during a server's load ------------------------------------------------------------------------
+# SIGINT to the coordinator while MariaDB (started by the orchestrator) loads: the campaign stops with its server,
+# the build is interrupted, not failed, and a plain `vbench resume` (no --retry-failed) continues the load from its
+# checkpoint and runs the rest. Before: the server was stopped first, the agent's INSERT lost its connection, and
+# that failure was recorded as the build's ("Lost connection to server during query"), its sweep skipped, and
+# resume ran nothing of MariaDB (seen on the million-row campaign, docs/results-million-96.md).
+failed_before=$T_FAILED
+db=$SCRATCH/int.sqlite
+cat >"$SCRATCH/int.yml" <<'YML'
+name: int
+k: 10
+datasets: [{name: t, source: synthetic, rows: 10000, queries: 50, dim: 32, clusters: 16, metric: euclidean, seed: 5}]
+engines: [{name: mariadb, recipe: mariadb, m: 16}]
+phases:
+  build: {load_connections: 2, load_batch: 10}
+  recall_sweep: {ef_search: [40]}
+YML
+run_in "$VBENCH" run --profile "$SCRATCH/int.yml" --out "$db" --quiet >/dev/null 2>"$SCRATCH/int.err" &
+runpid=$!
+# interrupted once the load has passed a checkpoint (the load sends one about every second)
+wait_sql "$db" "SELECT COUNT(*) FROM load_checkpoint" 2 300
+ok $? "the load into MariaDB has passed its checkpoints"
+coord=$(pgrep -f -- "^$VBENCH run .*--out $db" | head -1)   # the coordinator itself, not the nsenter that started it
+[ -n "$coord" ] && kill -INT "$coord"
+ok $? "SIGINT to the coordinator (PID $coord) during the load"
+wait $runpid
+is "$?" "2" "the campaign stops as interrupted (exit 2)"
+is "$(q "$db" "SELECT status FROM plan WHERE phase = 'build'")" "interrupted" "the build is interrupted, not failed"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status IN ('failed', 'skipped')")" "0" "nothing failed or skipped"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'item_failed'")" "0" "no item_failed event"
+run_in "$VBENCH" resume --out "$db" --quiet >/dev/null 2>"$SCRATCH/int-resume.err"
+is "$?" "0" "a plain vbench resume completes the campaign"
+is "$(q "$db" "SELECT group_concat(status || ' ' || attempts, ', ') FROM plan ORDER BY seq")" "done 2, done 1" \
+   "the build done on its second attempt, the sweep point on its first"
+is "$(q "$db" "SELECT rows || ' ' || attempts FROM build_result")" "10000 2" "one build row of 10000 rows, its load over 2 attempts"
+like "$(q "$db" "SELECT message FROM event WHERE kind = 'agent_log'")" "continuing the load from its checkpoint at row" \
+     "the second attempt continued the load from its checkpoint"
+[ "$T_FAILED" -eq "$failed_before" ] || { q "$db" "SELECT key, status, error FROM plan"; q "$db" "SELECT kind, message FROM event"; tail -20 "$SCRATCH/int.err" "$SCRATCH/int-resume.err"; } | diag
 
 done_testing
