@@ -688,9 +688,12 @@ CREATE VIEW v_campaign_time AS
     SELECT engine, phase AS part, COUNT(*) AS items, SUM(s) AS seconds, SUM(s) / (SELECT wall_s FROM c) AS share,
            SUM(est_s) AS estimated_s,
            CASE WHEN phase = 'build' THEN
-               (SELECT printf('load %.2f s, index %.2f s, the rest %.2f s', SUM(b.load_s), SUM(b.build_s),
-                              SUM(i2.s) - SUM(b.load_s) - SUM(b.build_s))
-                FROM i AS i2 JOIN build_result AS b ON b.item_key = i2.key WHERE i2.engine = i.engine) END AS detail,
+               COALESCE((SELECT printf('load %.2f s, index %.2f s, the rest %.2f s', SUM(b.load_s), SUM(b.build_s),
+                                       SUM(i2.s) - SUM(b.load_s) - SUM(b.build_s))
+                         FROM i AS i2 JOIN build_result AS b ON b.item_key = i2.key WHERE i2.engine = i.engine
+                         HAVING COUNT(*) > 0),
+                        (SELECT 'no build result: ' || group_concat(p2.status || ' (' || COALESCE(p2.error, '-') || ')', '; ')
+                         FROM plan AS p2 WHERE p2.engine = i.engine AND p2.phase = 'build')) END AS detail,
            MIN(seq) AS seq
     FROM i GROUP BY engine, phase
     UNION ALL
