@@ -126,12 +126,20 @@ vb_ns_start "$SCRATCH" "$ROOT"
 ok $? "systemd boots in a namespace"
 [ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
 m() { q "$1" "SELECT value FROM manifest WHERE key = '$2'"; }
+# The three campaigns below check where each server came from and how it was built (manifest, findings, report),
+# none of which depends on the corpus: dev's profile on a quarter of its rows at 32 dimensions and shorter windows
+# (every phase still runs; 1 % of 5,000 rows is 50, above k).
+small_dev() {
+    sed -e 's/^    rows: 20000$/    rows: 5000/' -e 's/^    dim: 96$/    dim: 32/' -e 's/^    queries: 500$/    queries: 200/' \
+        -e 's/synth-angular-20k/synth-angular-5k-32/' -e 's/churn: {fraction: 0.1, limit_s: 600, queries: 500,/churn: {fraction: 0.1, limit_s: 600, queries: 200,/' \
+        -e 's/window_s: 2, repeats: 1, warmup_s: 0.5/window_s: 1, repeats: 1, warmup_s: 0.2/' "$@"
+}
 # A recipe directory where pgvector runs from the layer (the user's way to benchmark a build of their own).
 mkdir -p "$SCRATCH/engines"
 sed "s/^    packaged: {image: db-trixie}$/    packaged: {image: $LAYER}/" "$ROOT/deploy/engines/pgvector.yml" >"$SCRATCH/engines/pgvector.yml"
 grep -q "packaged: {image: $LAYER}" "$SCRATCH/engines/pgvector.yml"; ok $? "a recipe that runs pgvector from the layer"
 sed -e 's/^name: dev$/name: dev-layer/' -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' \
-    "$ROOT/profiles/dev.yml" >"$SCRATCH/layer.yml"
+    "$ROOT/profiles/dev.yml" | small_dev >"$SCRATCH/layer.yml"
 ldb=$SCRATCH/layer.sqlite
 vb_ns_run env VBENCH_RECIPES="$SCRATCH/engines" "$VBENCH" run --profile "$SCRATCH/layer.yml" --engines pgvector \
     --out "$ldb" >/dev/null 2>"$SCRATCH/layer-run.err"
@@ -163,8 +171,10 @@ fi
 
 # --- 2. two pgvector versions from Debian's packages, side by side ---------------------------------------------
 sed -e 's/^name: dev$/name: dev-pgv087/' -e 's/^    recipe: pgvector$/    recipe: pgvector pgvector_version=0.8.7/' \
-    "$ROOT/profiles/dev.yml" >"$SCRATCH/dev-pgv087.yml"
+    "$ROOT/profiles/dev.yml" | small_dev >"$SCRATCH/dev-pgv087.yml"
 grep -q 'pgvector_version=0.8.7' "$SCRATCH/dev-pgv087.yml"; ok $? "the dev profile, with pgvector on pgvector_version=0.8.7"
+grep -q '^    rows: 5000$' "$SCRATCH/dev-pgv087.yml" && grep -q 'window_s: 1,' "$SCRATCH/dev-pgv087.yml"
+ok $? "and on 5,000 rows with 1 s windows (small_dev applied)"
 db=$SCRATCH/v087.sqlite
 t0=$(date +%s)
 vb_ns_run "$VBENCH" run --profile "$SCRATCH/dev-pgv087.yml" --engines pgvector --out "$db" >"$SCRATCH/v087.out" 2>"$SCRATCH/v087.err"
@@ -197,7 +207,7 @@ fi
 
 # The packaged 0.8.0 on PostgreSQL 17: its build and recall sweep (what the side-by-side report needs).
 sed -e 's/^name: dev$/name: dev-pgv080/' -e 's/^    recipe: pgvector$/    recipe: pgvector pgvector_version=packaged/' \
-    -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' "$ROOT/profiles/dev.yml" >"$SCRATCH/pkg.yml"
+    -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' "$ROOT/profiles/dev.yml" | small_dev >"$SCRATCH/pkg.yml"
 pkg=$SCRATCH/pkg.sqlite
 vb_ns_run "$VBENCH" run --profile "$SCRATCH/pkg.yml" --engines pgvector --out "$pkg" >/dev/null 2>"$SCRATCH/pkg.err"
 rc=$?; ok $rc "a campaign on the packaged pgvector 0.8.0 exits 0"; [ $rc -eq 0 ] || tail -20 "$SCRATCH/pkg.err" | diag
