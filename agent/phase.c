@@ -294,6 +294,8 @@ int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connec
         atomic_init(&ls[i].done, start - from);
         atomic_fetch_add(&loaded, start - from);
     }
+    /* the rows a continued load found in (its checkpoint): counted as done, but not in this attempt's rate */
+    const uint64_t already_in = atomic_load(&loaded);
     for (int i = 0; i < connections; i++) {
         if (pthread_create(&ls[i].tid, NULL, loader_main, &ls[i]) != 0) {
             ls[i].rc = vb_error_set(&ls[i].err, "agent", 1, "cannot start a loader thread");
@@ -311,7 +313,7 @@ int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connec
         pthread_mutex_unlock(&shared.lock);
         uint64_t done = atomic_load(&loaded), now = vb_now_ns();
         double secs = (double)(now - t0) / 1e9;
-        vb_phase_progress(ctx, "load", done, rows, secs > 0 ? (double)done / secs : 0, 0);
+        vb_phase_progress(ctx, "load", done, rows, secs > 0 ? (double)(done - already_in) / secs : 0, 0);
         if (resume->checkpoints && started == connections && now - last_ckpt >= 1000000000ull) {
             last_ckpt = now;
             size_t common = (size_t)-1;
