@@ -83,7 +83,6 @@ typedef struct server {
     atomic_int cold;            /* the next start is a cold one (SERVER_COLD_START); op_start takes it */
     char cgroup[512];           /* the unit's ControlGroup (op_start sets it, under lock) */
     char image_root[PATH_MAX];  /* the unit's root directory (its image), "" on the host: perf's symbol files */
-    atomic_int main_pid;        /* the unit's MainPID once it answered (unit_facts), 0 before */
     /* The perf recording of one item (ServerRequest.perf), the main thread's alone: perf_pid > 0 while it runs;
      * perf_note says why there is none (perf missing, refused). */
     pid_t perf_pid;
@@ -336,7 +335,6 @@ static void unit_facts(server *s, vb_units *u, kvlist *facts) {
     if (vb_unit_property_string(u, s->unit, "RootDirectory", buf, sizeof buf, &e) == VB_OK) kv_addf(facts, "unit.root_directory", "%s", buf);
     vb_unit_state st;
     if (vb_unit_state_get(u, s->unit, &st, &e) == VB_OK && st.main_pid > 0) {
-        atomic_store(&s->main_pid, (int)st.main_pid);
         /* What the server itself sees: its /dev/shm and its CPU mask, read through its own /proc entry. */
         char path[64];
         struct statvfs vfs;
@@ -931,14 +929,9 @@ static void perf_profile(server *s, const Vbench__ServerRequest *rq, zsock_t *co
         s->perf_pid = 0;
         vb_error err;
         vb_error_clear(&err);
-        /* perf reads the unit's files, not the host's (other builds: wrong names). Through the main process's
-         * /proc/PID/root, a path that names the image from the host and "/" from inside the unit's mount namespace,
-         * where perf goes for a process still alive; the image's directory when there is no such process. */
-        char symfs[PATH_MAX];
-        int mp = atomic_load(&s->main_pid);
-        if (s->image_root[0] && mp > 0) snprintf(symfs, sizeof symfs, "/proc/%d/root", mp);
-        else snprintf(symfs, sizeof symfs, "%s", s->image_root);
-        if (vb_perf_slice(s->perf_path, symfs, rq->profile_start, rq->profile_end, &p, &err) != VB_OK)
+        /* perf reads the unit's files, the image, not the host's (other builds: wrong names); vb_perf_slice keeps
+         * perf script out of the unit's mount namespace, so the image's directory names them for every process. */
+        if (vb_perf_slice(s->perf_path, s->image_root, rq->profile_start, rq->profile_end, &p, &err) != VB_OK)
             snprintf(note, sizeof note, "perf: %s", err.message);
         else if (!p.samples)
             snprintf(note, sizeof note, "perf: no sample of the unit's cgroup in the window");

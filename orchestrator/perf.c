@@ -2,6 +2,7 @@
 #include "orchestrator/perf.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -441,6 +442,12 @@ int vb_perf_slice(const char *path, const char *symfs, double t0, double t1, vb_
         snprintf(cache, sizeof cache, "%s.buildid", path);
         setenv("PERF_BUILDID_DIR", cache, 1);
         setenv("HOME", cache, 1);   /* perf makes $HOME/.debug whatever the variable says */
+        /* perf script enters a live process's mount namespace (setns) to read its files, and what --symfs then
+         * names depends on that namespace and on which processes still live (CI at fb615a4: a kNN scan's frames
+         * named from the host's libc, once). Without CAP_SYS_ADMIN and CAP_SYS_CHROOT it cannot enter: every file
+         * is read at --symfs from here, the unit's image, whatever the process and whether it lives. */
+        prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0);
+        prctl(PR_CAPBSET_DROP, CAP_SYS_CHROOT, 0, 0, 0);
         char sf[4200];
         snprintf(sf, sizeof sf, "--symfs=%s", symfs ? symfs : "");
         if (symfs && *symfs)
