@@ -61,7 +61,7 @@ static void gt_progress(void *arg, uint64_t done, uint64_t total) {
 
 vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries) {
     *gp = (vb_phase_gt_progress){.ctx = ctx, .t0_ns = vb_now_ns(), .n_queries = n_queries};
-    return (vb_gt_opts){.progress = gt_progress, .progress_arg = gp};
+    return (vb_gt_opts){.progress = gt_progress, .progress_arg = gp, .stop = ctx->stop};
 }
 
 int vb_phase_groundtruth(vb_phase_ctx *ctx, vb_session *s, int *computed, vb_error *err) {

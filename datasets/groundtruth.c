@@ -148,6 +148,7 @@ static void *gt_worker_run(void *arg) {
     gt_ctx *c = w->c;
     size_t dim = c->dim, b;
     while ((b = __atomic_fetch_add(&c->next_block, 1, __ATOMIC_RELAXED)) < c->n_blocks) {
+        if (c->opts->stop && atomic_load(c->opts->stop)) break;
         size_t first = b * c->rb, n = c->n_eff - first < c->rb ? c->n_eff - first : c->rb;
         for (size_t j = 0; j < n; j++) w->ids[j] = c->pass ? c->pass[first + j] : (int64_t)(first + j);
         const float *x;
@@ -355,6 +356,13 @@ int vb_groundtruth_compute_opts(const float *corpus, size_t n_rows, const float 
         c.blocks_done = 0;
         c.units_before = (uint64_t)q0 * c.n_eff;
         run_threads(gt_worker_run, w, sizeof *w, n_workers);
+        if (o.stop && atomic_load(o.stop)) {
+            uint64_t rows = c.blocks_done * c.rb < c.n_eff ? c.blocks_done * c.rb : c.n_eff;
+            double done = c.units_total ? (double)(c.units_before + rows * nq) / (double)c.units_total : 0;
+            rc = vb_error_set(err, "groundtruth", EINTR, "stopped at %.1f%% of %zu queries x %zu rows: nothing cached",
+                              100.0 * done, n_queries, c.n_eff);
+            break;
+        }
         size_t nr = threads < nq ? threads : nq;
         for (size_t t = 0; t < nr; t++)
             rr[t] = (gt_rerank){.c = &c, .workers = w, .n_workers = n_workers, .q_begin = nq * t / nr,

@@ -7,6 +7,7 @@
 #ifndef VB_DATASETS_GROUNDTRUTH_H
 #define VB_DATASETS_GROUNDTRUTH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +43,9 @@ typedef struct vb_gt_opts {
      * always from the calling thread, at most once per corpus block it finishes itself. */
     void (*progress)(void *arg, uint64_t done, uint64_t total);
     void *progress_arg;
+    /* May be NULL. Read between corpus blocks: once non-zero, the workers take no more blocks and the call
+     * returns VB_ERROR ("stopped", nothing cached) within a block's time (an abort from the coordinator). */
+    atomic_int *stop;
 } vb_gt_opts;
 
 /* vb_groundtruth_compute with tuning options (opts may be NULL). */

@@ -196,6 +196,76 @@ static void test_progress(void) {
     free(q);
 }
 
+typedef struct stop_after {
+    atomic_int *stop;
+    uint64_t calls, at;
+} stop_after;
+
+static void stop_on_call(void *arg, uint64_t done, uint64_t total) {
+    (void)done, (void)total;
+    stop_after *sa = arg;
+    if (++sa->calls == sa->at) atomic_store(sa->stop, 1);
+}
+
+/* An abort reaches a long ground truth: once the stop flag is set (here from the third progress call, as the agent's
+ * message thread would between two), no worker takes another corpus block, the call fails saying how far it got,
+ * no further progress is reported, and vb_groundtruth_get_opts caches nothing. A flag set before the call stops
+ * every worker before its first block. */
+static void test_stop(void) {
+    enum { N = 20000, NQ = 30, D = 8, K = 5 };
+    float *x = malloc(N * D * sizeof *x), *q = malloc(NQ * D * sizeof *q);
+    for (size_t i = 0; i < N * D; i++) x[i] = (float)(urand() * 2 - 1);
+    for (size_t i = 0; i < NQ * D; i++) q[i] = (float)(urand() * 2 - 1);
+    /* one thread, so that the third progress call is the third block (with more, how many blocks the calling
+     * thread takes itself depends on the machine's load; a flag set before the call covers them, below) */
+    {
+        atomic_int stop = 0;
+        stop_after sa = {.stop = &stop, .at = 3};
+        vb_gt_opts o = {.threads = 1, .row_block = 100, .progress = stop_on_call, .progress_arg = &sa, .stop = &stop};
+        vb_groundtruth gt;
+        vb_error err = {0};
+        ok(vb_groundtruth_compute_opts(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, K, NULL, &o, &gt, &err) == VB_ERROR,
+           "a stop during the work fails the call");
+        contains(err.message, "stopped at 1.5% of 30 queries x 20000 rows", "the error says where it stopped");
+        is_int((long long)sa.calls, 3, "no block after the stop (3 of 200 blocks, then no progress)");
+        vb_groundtruth_free(&gt);
+    }
+    atomic_int stop = 1;
+    stop_after sa = {.stop = &stop};
+    vb_gt_opts o = {.threads = 3, .row_block = 100, .progress = stop_on_call, .progress_arg = &sa, .stop = &stop};
+    vb_groundtruth gt;
+    vb_error err = {0};
+    ok(vb_groundtruth_compute_opts(x, N, q, NQ, D, VB_METRIC_EUCLIDEAN, K, NULL, &o, &gt, &err) == VB_ERROR &&
+           sa.calls == 0, "3 threads, a flag set before the call: no worker takes a block (%llu progress calls)",
+       (unsigned long long)sa.calls);
+    vb_groundtruth_free(&gt);
+    free(x);
+    free(q);
+
+    /* through the cache: a stopped computation leaves no cache file, and the next get computes it whole */
+    char cache[128];
+    snprintf(cache, sizeof cache, "%s/stopcache", tmpdir);
+    vb_synth_params p = {.rows = 3000, .queries = 20, .dim = 8, .clusters = 4, .metric = VB_METRIC_EUCLIDEAN,
+                         .seed = 9};
+    vb_dataset *ds = NULL;
+    ok(vb_dataset_open_synthetic("gtstop", &p, cache, &ds, &err) == VB_OK, "synthetic dataset for the stop test");
+    if (!ds) return;
+    char path[512];
+    ok(vb_groundtruth_path(ds, 10, NULL, "", cache, path, sizeof path, &err) == VB_OK, "cache path");
+    atomic_int st = 1;
+    vb_gt_opts so = {.row_block = 100, .stop = &st};
+    ok(vb_groundtruth_get_opts(ds, 10, NULL, "", cache, &so, &gt, &err) == VB_ERROR, "a stopped get fails");
+    ok(access(path, F_OK) != 0, "and writes no cache file");
+    vb_groundtruth_free(&gt);
+    atomic_store(&st, 0);
+    vb_error_clear(&err);
+    ok(vb_groundtruth_get_opts(ds, 10, NULL, "", cache, &so, &gt, &err) == VB_OK && gt.n_queries == 20,
+       "the next get computes it (%s)", err.message);
+    ok(access(path, F_OK) == 0, "and caches it");
+    vb_groundtruth_free(&gt);
+    vb_dataset_close(&ds);
+}
+
 /* Shipped neighbours: accepted when right (ties at the k-th distance included), refused with the query's id when
  * one neighbour is changed, whichever query it is in, and distances filled for every query. */
 static void test_shipped(void) {
@@ -406,6 +476,7 @@ int main(void) {
     }
     test_against_naive();
     test_progress();
+    test_stop();
     test_shipped();
     test_cache();
     test_extend();
