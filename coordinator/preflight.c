@@ -311,7 +311,7 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
             double corpus = (double)shapes[d].rows * (double)shapes[d].dim * 4;
             double own = ops->client_bytes(prof->engines[e].params, prof->engines[e].n_params, (double)shapes[d].rows,
                                            (double)shapes[d].dim);
-            const char *what = strcmp(adapter, "exact") == 0 ? "its private copy of the rows" : "its graph";
+            const char *what = ops->client_keeps ? ops->client_keeps : "what it keeps of the rows";
             if (own > (double)total && total)
                 line(p, "FAIL", "memory: %s on %s keeps about %s (%s) in the client's own memory, more than this "
                      "host's %s: run it on a smaller dataset or a larger host", prof->engines[e].name,

@@ -228,6 +228,8 @@ typedef struct vb_engine_ops {
      * (the test engines). The memory-mapped corpus is not counted: it is page cache, which the kernel reclaims and
      * the agent reads through once (docs/benchmarks.md "The stand at scale"). */
     double (*client_bytes)(const vb_kv *params, size_t n_params, double rows, double dim);
+    /* What client_bytes counts, as the preflight names it ("its graph, with a copy of each vector"). */
+    const char *client_keeps;
 } vb_engine_ops;
 
 typedef struct vb_engine vb_engine;

@@ -530,4 +530,5 @@ const vb_engine_ops vb_engine_exact = {
     .insert = exact_load,
     .sizes = exact_sizes,
     .client_bytes = exact_client_bytes,
+    .client_keeps = "its private copy of the rows",
 };

@@ -241,4 +241,5 @@ const vb_engine_ops vb_engine_hnswlib = {
     .insert = hnsw_insert,
     .sizes = hnsw_sizes,
     .client_bytes = hnsw_client_bytes,
+    .client_keeps = "its graph, with a copy of each vector",
 };

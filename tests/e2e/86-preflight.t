@@ -121,5 +121,6 @@ like "$out" "preflight: ok   dataset synth-huge: $rows x 64" "the preflight ran 
 like "$out" "FAIL memory: exact on synth-huge keeps about" "exact's private copy of a corpus larger than memory is refused"
 like "$out" "(its private copy of the rows) in the client's own memory, more than this host's" "naming what it keeps"
 like "$out" "FAIL memory: hnswlib on synth-huge keeps about" "and so is hnswlib's graph"
+like "$out" "(its graph, with a copy of each vector) in the client's own memory" "each engine names what it keeps (client_keeps)"
 [ ! -e "$SCRATCH/huge.sqlite" ]; ok $? "and --check created nothing"
 done_testing
