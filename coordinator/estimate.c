@@ -355,6 +355,20 @@ void vb_estimate_campaign_start(vb_store *s, const vb_profile *p, const vb_plan 
         if (!done[i]) json_object_set_new(items, plan->items[i].key, json_real(round(est.item_s[i] * 10) / 10));
     char *js = json_dumps(items, JSON_COMPACT);
     vb_store_manifest_set(s, "estimate.items", js ? js : "{}", NULL);
+    /* The first run's estimate stays as it was printed before the campaign started: a resume estimates only what
+     * is left, and v_campaign_time sets each item against the estimate that came before it ran at all. Written by
+     * the first run only (a file whose first run came before these keys keeps none: the view falls back). */
+    int first = 0;
+    if (sqlite3_prepare_v2(vb_store_db(s), "SELECT runs = 1 AND NOT EXISTS (SELECT 1 FROM manifest WHERE key = "
+                           "'estimate.first.items') FROM campaign", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        first = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (first) {
+        vb_store_manifest_set(s, "estimate.first.items", js ? js : "{}", NULL);
+        snprintf(buf, sizeof buf, "%.1f", est.total_s);
+        vb_store_manifest_set(s, "estimate.first.total_s", buf, NULL);
+    }
     free(js);
     json_decref(items);
     for (size_t e = 0; e < p->n_engines; e++) {

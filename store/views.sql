@@ -661,37 +661,63 @@ CREATE VIEW v_cost_build AS
 
 -- Where a campaign's wall time went (docs/metrics.md "Campaign time"): one row per engine configuration and phase,
 -- the items' own seconds (started_at to finished_at of their last attempt) beside the seconds the estimate gave them
--- before the campaign started (manifest estimate.items); a build's row says how much of it was the load, the index
--- and the rest of the item (the dataset, the ground truth, the sizes, the first query). Then, per configuration, the
--- time between its items: every gap before one of its items, in the order the items started, so the gap before its
--- first item holds its server's start (server.E.ready_s) and the previous server's stop. A last row per campaign: its
--- wall time from creation to its end (while it runs, or after its coordinator was killed: to the last thing it
--- recorded, an item's start or end or an event), the items' sum and what lay after the last item. Gaps count from 0 (items that overlap, on several client agents, add up past the wall time).
+-- before the campaign first started (manifest estimate.first.items; estimate.items, the latest run's, in a file
+-- written before that key existed); a build's row says how much of it was the load, the index and the rest of the
+-- item (the dataset, the ground truth, the sizes, the first query), and for a load continued over attempts how
+-- much of the load was this attempt's. Then, per configuration, the time between its items: every gap before one
+-- of its items, in the order the items started, counted from the end of the item before it or from the start of
+-- the run it began in, so the gap before its first item holds its server's start (server.E.ready_s) and the
+-- previous server's stop. A campaign that ran more than once (vbench resume) has the runs from its creation and
+-- its 'resumed' events, each to the last thing it recorded before the next began: the time between runs is
+-- 'not running'; what the items' last attempts and the gaps do not explain (attempts interrupted, failed or lost,
+-- and the stop of an interrupted run) is 'earlier attempts'. A last row per campaign: its wall time from creation to
+-- its end (while it runs, or after its coordinator was killed: to the last thing it recorded, an item's start or
+-- end or an event), and its parts, which add up to it. Gaps count from 0 (items that overlap, on several client
+-- agents, add up past the wall time; 'earlier attempts' never goes below 0).
 CREATE VIEW v_campaign_time AS
-    WITH i AS (
-        SELECT p.key, p.seq, p.engine, p.phase,
-               (julianday(p.finished_at) - julianday(p.started_at)) * 86400.0 AS s,
-               MAX(0, (julianday(p.started_at) - julianday(COALESCE(
-                   LAG(p.finished_at) OVER (ORDER BY p.started_at, p.seq),
-                   (SELECT created_at FROM campaign)))) * 86400.0) AS gap_before,
-               est.value AS est_s
-        FROM plan AS p
-             LEFT JOIN json_each((SELECT value FROM manifest WHERE key = 'estimate.items')) AS est ON est.key = p.key
-        WHERE p.started_at IS NOT NULL AND p.finished_at IS NOT NULL),
+    WITH rs AS (
+        SELECT t AS started_at, LEAD(t) OVER (ORDER BY t) AS next_at
+        FROM (SELECT created_at AS t FROM campaign UNION ALL SELECT at FROM event WHERE kind = 'resumed')),
+    recs AS (SELECT at AS t FROM event UNION ALL SELECT started_at FROM plan UNION ALL SELECT finished_at FROM plan
+             UNION ALL SELECT recorded_at FROM load_checkpoint),
     e AS (SELECT created_at, runs,
                  COALESCE(finished_at, (SELECT MAX(t) FROM (SELECT updated_at AS t FROM campaign
                                                             UNION ALL SELECT MAX(started_at) FROM plan
                                                             UNION ALL SELECT MAX(finished_at) FROM plan
                                                             UNION ALL SELECT MAX(at) FROM event))) AS ended_at
           FROM campaign),
-    c AS (SELECT created_at, ended_at, runs, (julianday(ended_at) - julianday(created_at)) * 86400.0 AS wall_s FROM e)
+    c AS (SELECT created_at, ended_at, runs, (julianday(ended_at) - julianday(created_at)) * 86400.0 AS wall_s FROM e),
+    idle AS (SELECT COUNT(*) AS n, COALESCE(SUM((julianday(rs.next_at) - julianday(COALESCE(
+                        (SELECT MAX(t) FROM recs WHERE t >= rs.started_at AND t < rs.next_at), rs.started_at))) * 86400.0), 0) AS s
+             FROM rs WHERE rs.next_at IS NOT NULL),
+    est AS (SELECT key, value FROM json_each(COALESCE((SELECT value FROM manifest WHERE key = 'estimate.first.items'),
+                                                      (SELECT value FROM manifest WHERE key = 'estimate.items')))),
+    i AS (
+        SELECT p.key, p.seq, p.engine, p.phase, p.attempts,
+               (julianday(p.finished_at) - julianday(p.started_at)) * 86400.0 AS s,
+               MAX(0, (julianday(p.started_at) - julianday(MAX(COALESCE(
+                   LAG(p.finished_at) OVER (ORDER BY p.started_at, p.seq), (SELECT created_at FROM campaign)),
+                   (SELECT MAX(rs.started_at) FROM rs WHERE rs.started_at <= p.started_at)))) * 86400.0) AS gap_before,
+               est.value AS est_s
+        FROM plan AS p LEFT JOIN est ON est.key = p.key
+        WHERE p.started_at IS NOT NULL AND p.finished_at IS NOT NULL),
+    b AS (SELECT i.engine, i.s, r.load_s, r.build_s, i.attempts,
+                 r.load_s - COALESCE((SELECT MAX(l.load_s) FROM load_checkpoint AS l
+                                      WHERE l.item_key = i.key AND l.attempt < i.attempts), 0) AS load_now
+          FROM i JOIN build_result AS r ON r.item_key = i.key),
+    parts AS (SELECT (SELECT SUM(s) FROM i) AS items, (SELECT SUM(gap_before) FROM i) AS gaps, (SELECT s FROM idle) AS idle,
+                     MAX(0, (julianday(c.ended_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0) AS after
+              FROM c)
     SELECT engine, phase AS part, COUNT(*) AS items, SUM(s) AS seconds, SUM(s) / (SELECT wall_s FROM c) AS share,
            SUM(est_s) AS estimated_s,
            CASE WHEN phase = 'build' THEN
-               COALESCE((SELECT printf('load %.2f s, index %.2f s, the rest %.2f s', SUM(b.load_s), SUM(b.build_s),
-                                       SUM(i2.s) - SUM(b.load_s) - SUM(b.build_s))
-                         FROM i AS i2 JOIN build_result AS b ON b.item_key = i2.key WHERE i2.engine = i.engine
-                         HAVING COUNT(*) > 0),
+               COALESCE((SELECT CASE WHEN SUM(b.load_now) < SUM(b.load_s) - 0.005 THEN
+                                    printf('load %.2f s over %d attempts, %.2f s of it in this one; index %.2f s, the rest %.2f s',
+                                           SUM(b.load_s), MAX(b.attempts), SUM(b.load_now), SUM(b.build_s),
+                                           SUM(b.s) - SUM(b.load_now) - SUM(b.build_s))
+                                ELSE printf('load %.2f s, index %.2f s, the rest %.2f s', SUM(b.load_s), SUM(b.build_s),
+                                            SUM(b.s) - SUM(b.load_s) - SUM(b.build_s)) END
+                         FROM b WHERE b.engine = i.engine HAVING COUNT(*) > 0),
                         (SELECT 'no build result: ' || group_concat(p2.status || ' (' || COALESCE(p2.error, '-') || ')', '; ')
                          FROM plan AS p2 WHERE p2.engine = i.engine AND p2.phase = 'build')) END AS detail,
            MIN(seq) AS seq
@@ -703,12 +729,26 @@ CREATE VIEW v_campaign_time AS
            MAX(seq) + 0.5
     FROM i GROUP BY engine
     UNION ALL
+    SELECT '(campaign)', 'earlier attempts', (SELECT SUM(attempts) - COUNT(*) FROM i),
+           MAX(0, c.wall_s - parts.idle - parts.items - parts.gaps - parts.after),
+           MAX(0, c.wall_s - parts.idle - parts.items - parts.gaps - parts.after) / c.wall_s, NULL,
+           'attempts interrupted, failed or lost before the ones above, and the stops of interrupted runs', 1e18 - 2
+    FROM c, parts
+    WHERE c.runs > 1 OR EXISTS (SELECT 1 FROM plan WHERE attempts > 1)
+    UNION ALL
+    SELECT '(campaign)', 'not running', idle.n, idle.s, idle.s / c.wall_s, NULL,
+           printf('between its %d runs: from the last thing a run recorded to the next one''s start', c.runs), 1e18 - 1
+    FROM c, idle WHERE idle.n > 0
+    UNION ALL
     SELECT '(campaign)', 'wall time', (SELECT COUNT(*) FROM i), c.wall_s, 1.0,
-           (SELECT CAST(value AS REAL) FROM manifest WHERE key = 'estimate.total_s'),
-           printf('items %.1f s, between items %.1f s, since the last item ended %.1f s; %d run%s',
-                  (SELECT SUM(s) FROM i), (SELECT SUM(gap_before) FROM i),
-                  MAX(0, (julianday(c.ended_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0),
-                  c.runs, IIF(c.runs = 1, '', 's')),
+           (SELECT CAST(value AS REAL) FROM manifest
+            WHERE key IN ('estimate.first.total_s', 'estimate.total_s') ORDER BY key = 'estimate.first.total_s' DESC LIMIT 1),
+           printf('items %.1f s, between items %.1f s, %ssince the last item ended %.1f s; %d run%s',
+                  parts.items, parts.gaps,
+                  IIF(c.runs > 1 OR EXISTS (SELECT 1 FROM plan WHERE attempts > 1),
+                      printf('earlier attempts %.1f s, not running %.1f s, ',
+                             MAX(0, c.wall_s - parts.idle - parts.items - parts.gaps - parts.after), parts.idle), ''),
+                  parts.after, c.runs, IIF(c.runs = 1, '', 's')),
            1e18
-    FROM c
+    FROM c, parts
     ORDER BY seq;

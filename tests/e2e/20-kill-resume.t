@@ -41,6 +41,7 @@ wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'" $((done1 + 10))
 ok $? "resumed run makes progress past the first kill"
 kill_coordinator $pid
 
+sleep 2   # the campaign lies stopped at least 2 s: v_campaign_time's 'not running' below
 "$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run3.txt"
 rc=$?
 ok $rc "the second resume completes the campaign"
@@ -53,4 +54,20 @@ is "$(q "$db" "SELECT COUNT(*) FROM (SELECT item_key FROM sweep_result GROUP BY 
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE engine = 'exact' AND printf('%.3f', recall) <> '1.000'")" "0" "exact still has recall 1.000 after resumes"
 n=$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'resumed'")
 is "$n" "2" "each resume is recorded as an event"
+
+# Where the time of a campaign run three times went (v_campaign_time): the items' last attempts, the gaps between
+# items within a run, the attempts cut off by the kills, the time between runs and the time after the last item
+# add up to the wall time; the time between runs has a row of its own (2 gaps, the second at least the 2 s slept);
+# every item is set against the estimate of the first run, which a resume does not overwrite.
+is "$(q "$db" "SELECT printf('%.2f', c.seconds - (SELECT SUM(seconds) FROM v_campaign_time WHERE part <> 'wall time')
+                - (SELECT MAX(0, (julianday(finished_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0)
+                   FROM campaign)) FROM v_campaign_time AS c WHERE c.part = 'wall time'")" "0.00" \
+   "campaign time over 3 runs: items + between items + earlier attempts + not running + after the last item = the wall time"
+is "$(q "$db" "SELECT items || ' ' || (seconds >= 2.0) FROM v_campaign_time WHERE part = 'not running'")" "2 1" \
+   "campaign time: 'not running' holds the 2 gaps between the 3 runs ($(q "$db" "SELECT printf('%.1f', seconds) FROM v_campaign_time WHERE part = 'not running'") s)"
+is "$(q "$db" "SELECT COUNT(*) FROM json_each((SELECT value FROM manifest WHERE key = 'estimate.first.items'))")" \
+   "$(q "$db" "SELECT COUNT(*) FROM plan")" "the first run's estimate is kept whole (estimate.first.items: every item)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_campaign_time WHERE engine <> '(campaign)' AND part <> 'between items'
+               AND estimated_s IS NULL")" "0" "every engine and phase row has the first run's estimate beside it"
+like "$("$VBENCH" show "$db" 2>&1)" "not running" "vbench show names the time between runs"
 done_testing
