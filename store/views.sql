@@ -321,13 +321,21 @@ CREATE VIEW v_progress AS
 -- Per plan item: the server's memory peaks (cgroup, with page cache; RSS summed over its processes, shared
 -- memory once per process; Pss, shared memory once) and CPU seconds.
 CREATE VIEW v_server_phase AS
-    SELECT s.engine, s.item_key AS item, p.phase, p.seq, COUNT(*) AS samples,
-           MAX(s.t) - MIN(s.t) AS seconds,
-           MAX(s.cgroup_bytes) AS peak_cgroup_bytes, MAX(s.rss_bytes) AS peak_rss_bytes,
-           MAX(s.pss_bytes) AS peak_pss_bytes,
-           MAX(s.cpu_s) - MIN(s.cpu_s) AS server_cpu_s
-    FROM server_sample AS s LEFT JOIN plan AS p ON p.key = s.item_key
-    GROUP BY s.engine, s.item_key;
+    WITH d AS (
+        SELECT s.*, LAG(s.t) OVER w AS prev_t, LAG(s.cpu_s) OVER w AS prev_cpu, LAG(s.item_key) OVER w AS prev_item
+        FROM server_sample AS s WINDOW w AS (PARTITION BY s.engine ORDER BY s.t))
+    -- seconds and CPU from one sample to the next of the same item: an item that ran in several attempts, with
+    -- the server started anew for each (a resumed campaign), adds up its attempts, never the time between them
+    -- (a step over 5 s: the server was not sampled) nor a server's CPU counter that began again at 0 (a restart:
+    -- the new life's CPU so far counts)
+    SELECT d.engine, d.item_key AS item, p.phase, p.seq, COUNT(*) AS samples,
+           TOTAL(CASE WHEN d.prev_item IS d.item_key AND d.t - d.prev_t <= 5 THEN d.t - d.prev_t END) AS seconds,
+           MAX(d.cgroup_bytes) AS peak_cgroup_bytes, MAX(d.rss_bytes) AS peak_rss_bytes,
+           MAX(d.pss_bytes) AS peak_pss_bytes,
+           TOTAL(CASE WHEN d.prev_item IS NOT d.item_key OR d.t - d.prev_t > 5 THEN NULL
+                      WHEN d.cpu_s >= d.prev_cpu THEN d.cpu_s - d.prev_cpu ELSE d.cpu_s END) AS server_cpu_s
+    FROM d LEFT JOIN plan AS p ON p.key = d.item_key
+    GROUP BY d.engine, d.item_key;
 
 -- One row per server the orchestrator ran: its confinement as systemd applied it, and its life's peaks.
 CREATE VIEW v_servers AS

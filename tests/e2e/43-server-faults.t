@@ -142,6 +142,7 @@ is "$?" "2" "the campaign stops as interrupted (exit 2)"
 is "$(q "$db" "SELECT status FROM plan WHERE phase = 'build'")" "interrupted" "the build is interrupted, not failed"
 is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status IN ('failed', 'skipped')")" "0" "nothing failed or skipped"
 is "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'item_failed'")" "0" "no item_failed event"
+sleep 6   # the server lies stopped at least 6 s between the runs: v_server_phase below does not count it
 run_in "$VBENCH" resume --out "$db" --quiet >/dev/null 2>"$SCRATCH/int-resume.err"
 is "$?" "0" "a plain vbench resume completes the campaign"
 is "$(q "$db" "SELECT group_concat(status || ' ' || attempts, ', ') FROM plan ORDER BY seq")" "done 2, done 1" \
@@ -149,6 +150,20 @@ is "$(q "$db" "SELECT group_concat(status || ' ' || attempts, ', ') FROM plan OR
 is "$(q "$db" "SELECT rows || ' ' || attempts FROM build_result")" "10000 2" "one build row of 10000 rows, its load over 2 attempts"
 like "$(q "$db" "SELECT message FROM event WHERE kind = 'agent_log'")" "continuing the load from its checkpoint at row" \
      "the second attempt continued the load from its checkpoint"
+# The server's time and CPU during the build (v_server_phase) add up its two lives: the samples of each run, split
+# at the largest step between two samples (the >= 6 s the server lay stopped), each from its first to its last
+# sample; the second life's CPU counter began again at 0. Before, MAX - MIN over both: the stop counted as
+# server time, and the CPU was whichever life ended higher minus the first sample.
+split="WITH s AS (SELECT t, cpu_s, t - LAG(t) OVER (ORDER BY t) AS step FROM server_sample
+                  WHERE item_key = (SELECT key FROM plan WHERE phase = 'build')),
+            g AS (SELECT t AS t2 FROM s ORDER BY step DESC LIMIT 1)
+       SELECT printf('%.2f %.2f', SUM(span), SUM(cpu)) FROM (
+           SELECT MAX(t) - MIN(t) AS span, MAX(cpu_s) - MIN(cpu_s) AS cpu FROM s, g GROUP BY s.t >= g.t2)"
+is "$(q "$db" "SELECT printf('%.2f %.2f', seconds, server_cpu_s + 0) FROM v_server_phase WHERE phase = 'build'")" \
+   "$(q "$db" "$split")" "the build's server seconds and CPU are its two lives' own, the time between them not counted"
+ok "$(q "$db" "SELECT (MAX(t) - MIN(t)) - (SELECT seconds FROM v_server_phase WHERE phase = 'build') >= 6 FROM server_sample
+                WHERE item_key = (SELECT key FROM plan WHERE phase = 'build')" | grep -qx 1; echo $?)" \
+   "the >= 6 s between the runs is not server time of the build"
 [ "$T_FAILED" -eq "$failed_before" ] || { q "$db" "SELECT key, status, error FROM plan"; q "$db" "SELECT kind, message FROM event"; tail -20 "$SCRATCH/int.err" "$SCRATCH/int-resume.err"; } | diag
 
 done_testing
