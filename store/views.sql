@@ -713,9 +713,12 @@ CREATE VIEW v_campaign_time AS
                  r.load_s - COALESCE((SELECT MAX(l.load_s) FROM load_checkpoint AS l
                                       WHERE l.item_key = i.key AND l.attempt < i.attempts), 0) AS load_now
           FROM i JOIN build_result AS r ON r.item_key = i.key),
-    parts AS (SELECT (SELECT SUM(s) FROM i) AS items, (SELECT SUM(gap_before) FROM i) AS gaps, (SELECT s FROM idle) AS idle,
-                     MAX(0, (julianday(c.ended_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0) AS after
-              FROM c)
+    p0 AS (SELECT (SELECT SUM(s) FROM i) AS items, (SELECT SUM(gap_before) FROM i) AS gaps, (SELECT s FROM idle) AS idle,
+                  MAX(0, (julianday(c.ended_at) - julianday((SELECT MAX(finished_at) FROM plan))) * 86400.0) AS after,
+                  c.runs > 1 OR EXISTS (SELECT 1 FROM plan WHERE attempts > 1) AS retried
+           FROM c),
+    -- what the items' last attempts, the gaps, the time between runs and the time after the last item leave
+    parts AS (SELECT p0.*, MAX(0, c.wall_s - p0.idle - p0.items - p0.gaps - p0.after) AS earlier FROM p0, c)
     SELECT engine, phase AS part, COUNT(*) AS items, SUM(s) AS seconds, SUM(s) / (SELECT wall_s FROM c) AS share,
            SUM(est_s) AS estimated_s,
            CASE WHEN phase = 'build' THEN
@@ -738,11 +741,10 @@ CREATE VIEW v_campaign_time AS
     FROM i GROUP BY engine
     UNION ALL
     SELECT '(campaign)', 'earlier attempts', (SELECT SUM(attempts) - COUNT(*) FROM i),
-           MAX(0, c.wall_s - parts.idle - parts.items - parts.gaps - parts.after),
-           MAX(0, c.wall_s - parts.idle - parts.items - parts.gaps - parts.after) / c.wall_s, NULL,
+           parts.earlier, parts.earlier / c.wall_s, NULL,
            'attempts interrupted, failed or lost before the ones above, and the stops of interrupted runs', 1e18 - 2
     FROM c, parts
-    WHERE c.runs > 1 OR EXISTS (SELECT 1 FROM plan WHERE attempts > 1)
+    WHERE parts.retried
     UNION ALL
     SELECT '(campaign)', 'not running', idle.n, idle.s, idle.s / c.wall_s, NULL,
            printf('between its %d runs: from the last thing a run recorded to the next one''s start', c.runs), 1e18 - 1
@@ -753,9 +755,7 @@ CREATE VIEW v_campaign_time AS
             WHERE key IN ('estimate.first.total_s', 'estimate.total_s') ORDER BY key = 'estimate.first.total_s' DESC LIMIT 1),
            printf('items %.1f s, between items %.1f s, %ssince the last item ended %.1f s; %d run%s',
                   parts.items, parts.gaps,
-                  IIF(c.runs > 1 OR EXISTS (SELECT 1 FROM plan WHERE attempts > 1),
-                      printf('earlier attempts %.1f s, not running %.1f s, ',
-                             MAX(0, c.wall_s - parts.idle - parts.items - parts.gaps - parts.after), parts.idle), ''),
+                  IIF(parts.retried, printf('earlier attempts %.1f s, not running %.1f s, ', parts.earlier, parts.idle), ''),
                   parts.after, c.runs, IIF(c.runs = 1, '', 's')),
            1e18
     FROM c, parts
