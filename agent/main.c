@@ -24,7 +24,8 @@
  * process with SIGKILL right after the N-th Done/Failed (resp. Result) was written to the outbox and before it
  * was sent: the worst moment for a crash, made reproducible. "stop-after-final:N" stops it (SIGSTOP) at the same
  * moment instead, until a SIGCONT: a test does something between two items that the agent cannot outrun
- * (tests/e2e/42-server-restart-wait.t kills the server there). VBENCH_AGENT_PROTOCOL=N says protocol N in Hello
+ * (tests/e2e/42-server-restart-wait.t kills the server there); "stop-after-result:N" likewise after the N-th
+ * Result (tests/e2e/20-kill-resume.t kills the coordinator there, so that the next run takes the item over). VBENCH_AGENT_PROTOCOL=N says protocol N in Hello
  * instead of VB_PROTOCOL_VERSION, to play an agent of another version (tests/e2e/86-protocol-version.t). */
 #include <czmq.h>
 #include <ctype.h>
@@ -627,13 +628,15 @@ int main(int argc, char **argv) {
         const char *colon = strchr(fault, ':');
         a.fault_n = colon ? atoi(colon + 1) : 0;
         snprintf(a.fault, sizeof a.fault, "%.*s", colon ? (int)(colon - fault) : 0, fault);
-        if (strcmp(a.fault, "stop-after-final") == 0) {
-            a.fault_stop = 1;
-            snprintf(a.fault, sizeof a.fault, "crash-after-final");   /* the same moment, another signal */
+        if (strncmp(a.fault, "stop-after-", 11) == 0) {
+            a.fault_stop = 1;   /* the same moment as crash-after-..., another signal */
+            char kind[sizeof a.fault];
+            snprintf(kind, sizeof kind, "%s", a.fault + 11);
+            snprintf(a.fault, sizeof a.fault, "crash-after-%s", kind);
         }
         if ((strcmp(a.fault, "crash-after-final") != 0 && strcmp(a.fault, "crash-after-result") != 0) || a.fault_n < 1) {
-            fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT=%s: expected crash-after-final:N, crash-after-result:N "
-                    "or stop-after-final:N\n", fault);
+            fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT=%s: expected crash-after-final:N, crash-after-result:N, "
+                    "stop-after-final:N or stop-after-result:N\n", fault);
             return 2;
         }
     }

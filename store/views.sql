@@ -695,8 +695,14 @@ CREATE VIEW v_campaign_time AS
                                                             UNION ALL SELECT MAX(at) FROM event))) AS ended_at
           FROM campaign),
     c AS (SELECT created_at, ended_at, runs, (julianday(ended_at) - julianday(created_at)) * 86400.0 AS wall_s FROM e),
-    idle AS (SELECT COUNT(*) AS n, COALESCE(SUM((julianday(rs.next_at) - julianday(COALESCE(
-                        (SELECT MAX(t) FROM recs WHERE t >= rs.started_at AND t < rs.next_at), rs.started_at))) * 86400.0), 0) AS s
+    -- A gap between two runs lasts from the last thing the earlier run recorded to the next run's start, unless an
+    -- item's attempt spans it (its agent kept its Done in the outbox, or kept running, and the next run took it
+    -- over): that time is the item's, counted once in its row, so the gap ends where that item began (0 s).
+    idle AS (SELECT COUNT(*) AS n, COALESCE(SUM(MAX(0, (julianday(MIN(rs.next_at, COALESCE(
+                        (SELECT MIN(p.started_at) FROM plan AS p WHERE p.started_at < rs.next_at
+                                                                  AND p.finished_at >= rs.next_at), rs.next_at)))
+                      - julianday(COALESCE((SELECT MAX(t) FROM recs WHERE t >= rs.started_at AND t < rs.next_at),
+                                           rs.started_at))) * 86400.0)), 0) AS s
              FROM rs WHERE rs.next_at IS NOT NULL),
     est AS (SELECT key, value FROM json_each(COALESCE((SELECT value FROM manifest WHERE key = 'estimate.first.items'),
                                                       (SELECT value FROM manifest WHERE key = 'estimate.items')))),
@@ -747,7 +753,7 @@ CREATE VIEW v_campaign_time AS
     WHERE parts.retried
     UNION ALL
     SELECT '(campaign)', 'not running', idle.n, idle.s, idle.s / c.wall_s, NULL,
-           printf('between its %d runs: from the last thing a run recorded to the next one''s start', c.runs), 1e18 - 1
+           printf('between its %d runs: from the last thing a run recorded to the next one''s start (0 s where a taken-over item spans it)', c.runs), 1e18 - 1
     FROM c, idle WHERE idle.n > 0
     UNION ALL
     SELECT '(campaign)', 'wall time', (SELECT COUNT(*) FROM i), c.wall_s, 1.0,
