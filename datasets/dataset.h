@@ -41,6 +41,12 @@ typedef struct vb_dataset {
     int use_shipped_gt;     /* the profile's ground_truth: shipped */
     size_t gt_check;        /* queries the shipped ground truth is checked on (ground_truth_check, default 100) */
     char content_hash[33];  /* 32 hex chars (XXH3-128 of metric, dims, train, test) */
+    /* A real class per row and per query (Fashion-MNIST's 10 labels from its IDX files; a synthetic corpus's
+     * cluster), in [0, n_classes): the filtered phase's class predicates (label_own: the query's own class,
+     * label_other, class = L) select on it. NULL and 0 for a dataset without classes. Owned by the dataset. */
+    const int32_t *train_class;   /* n_train */
+    const int32_t *test_class;    /* n_test */
+    int n_classes;
     struct vb_dataset_private *priv;
 } vb_dataset;
 
