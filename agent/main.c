@@ -630,9 +630,8 @@ int main(int argc, char **argv) {
         snprintf(a.fault, sizeof a.fault, "%.*s", colon ? (int)(colon - fault) : 0, fault);
         if (strncmp(a.fault, "stop-after-", 11) == 0) {
             a.fault_stop = 1;   /* the same moment as crash-after-..., another signal */
-            char kind[sizeof a.fault];
-            snprintf(kind, sizeof kind, "%s", a.fault + 11);
-            snprintf(a.fault, sizeof a.fault, "crash-after-%s", kind);
+            const char *kind = fault + 11;   /* "final" or "result" (checked below) */
+            snprintf(a.fault, sizeof a.fault, "crash-after-%.*s", (int)(colon ? colon - kind : 0), kind);
         }
         if ((strcmp(a.fault, "crash-after-final") != 0 && strcmp(a.fault, "crash-after-result") != 0) || a.fault_n < 1) {
             fprintf(stderr, "vbench-agent: VBENCH_AGENT_FAULT=%s: expected crash-after-final:N, crash-after-result:N, "
