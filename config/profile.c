@@ -42,7 +42,8 @@
 /* Schema */
 
 /* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate) */
-typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST } field_type;
+/* F_ENUM_LIST: one of the choices, or a list of them (filtered.predicate) */
+typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST } field_type;
 
 typedef struct field {
     const char *key;
@@ -93,13 +94,18 @@ static const field concurrency_fields[] = {
     {"profile_clients", F_INT, 1, 4096, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
-/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range
- * (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h) or and (two
- * independent range columns, sqrt(selectivity) each). */
-static const char *const predicate_choices[] = {"range", "equality", "and", NULL};
+/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: one or
+ * a list of: range (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h),
+ * and (two independent range columns, sqrt(selectivity) each), and the class predicates over the dataset's real
+ * classes, whose share is the data's, not a selectivity: label_own (each query's own class), label_other (another
+ * class per query, chosen with class_seed), class (the fixed class `class: L`). Each predicate of the list is run
+ * at every selectivity (the class ones once). */
+static const char *const predicate_choices[] = {"range", "equality", "and", "label_own", "label_other", "class", NULL};
 static const field filtered_fields[] = {
     {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
-    {"predicate", F_ENUM, 0, 0, "range", predicate_choices},
+    {"predicate", F_ENUM_LIST, 0, 0, "range", predicate_choices},
+    {"class", F_INT, 0, 1000000, NULL, NULL},       /* predicate class: the class L every query filters on */
+    {"class_seed", F_INT, 0, 1e9, "1", NULL},       /* predicate label_other: each query's other class */
     {"queries", F_INT, 0, 1e9, "500", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
@@ -440,6 +446,7 @@ static const char *type_name(field_type t) {
     case F_INT_LIST: return "a list of integers";
     case F_DOUBLE_LIST: return "a list of numbers";
     case F_RATE_LIST: return "a list of numbers or max";
+    case F_ENUM_LIST: return "one or a list of";
     case F_BOOL: return "true or false";
     }
     return "?";
@@ -518,7 +525,8 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
 }
 
 static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    field_type item_type = f->type == F_INT_LIST ? F_INT : F_DOUBLE;
+    field_type item_type = f->type == F_INT_LIST ? F_INT : f->type == F_ENUM_LIST ? F_ENUM : F_DOUBLE;
+    if (f->type == F_ENUM_LIST && v && v->type != VB_YAML_SEQ) return conv_scalar(c, f, F_ENUM, v, path);   /* one */
     if (f->type == F_RATE_LIST && v && v->type != VB_YAML_SEQ && v->type == VB_YAML_SCALAR && v->text &&
         strcmp(v->text, "max") == 0)
         return strdup("max");   /* insert_rate: max alone, not in a list */
@@ -570,7 +578,8 @@ static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, cons
 }
 
 static char *convert(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST) ? conv_list(c, f, v, path)
+    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST || f->type == F_ENUM_LIST)
+                  ? conv_list(c, f, v, path)
                                                                    : conv_scalar(c, f, f->type, v, path);
     if (!s && c->err && c->err->message[0] == '\0') oom(c);
     return s;
@@ -924,10 +933,33 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
     return VB_OK;
 }
 
+/* Whether the filtered phase's predicate list names pred. */
+static int has_predicate(const vb_profile_phase *ph, const char *pred) {
+    const char *list = vb_kv_get(ph->params, ph->n_params, "predicate", "range");
+    size_t n = strlen(pred);
+    for (const char *p = list; *p;) {
+        size_t m = strcspn(p, ",");
+        if (m == n && strncmp(p, pred, n) == 0) return 1;
+        p += m + (p[m] == ',');
+    }
+    return 0;
+}
+
 /* equality passes one label of the label column, whose shares are fixed (datasets/dataset.h vb_dataset_label):
- * a selectivity no label has is refused here, naming its line, before anything runs. */
+ * a selectivity no label has is refused here, naming its line, before anything runs. predicate class needs its
+ * class, and the class goes with predicate class only. */
 static int check_predicate(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
-    if (strcmp(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality") != 0) return VB_OK;
+    int has_class = vb_kv_get(ph->params, ph->n_params, "class", NULL) != NULL;
+    const vb_yaml_node *map = sec && sec->type == VB_YAML_MAP ? sec : NULL;
+    if (has_predicate(ph, "class") && !has_class)
+        return fail(c, ph->line, "key 'phases.filtered.class' is missing: predicate class filters every query on "
+                    "one class, which `class: L` names (a class of the dataset, 0 .. its classes - 1)");
+    if (!has_predicate(ph, "class") && has_class) {
+        const vb_yaml_node *v = vb_yaml_map_get(map, "class", NULL);
+        return fail(c, v ? v->line : ph->line, "key 'phases.filtered.class' goes with predicate class only (the "
+                    "other predicates choose no fixed class): add class to the predicate list or remove the key");
+    }
+    if (!has_predicate(ph, "equality")) return VB_OK;
     const vb_yaml_node *sel = vb_yaml_map_get(sec, "selectivity", NULL);
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", vb_kv_get(ph->params, ph->n_params, "selectivity", ""));
