@@ -1510,6 +1510,16 @@ static json_t *json_value(const field *f, const char *v) {
         }
     } else if (f->type == F_BOOL) {
         out = strcmp(v, "true") == 0 ? json_true() : strcmp(v, "false") == 0 ? json_false() : NULL;
+    } else if (f->type == F_ENUM_LIST) {   /* one name stays a string, a list an array of them */
+        if (!strchr(v, ',')) return vb_json_string(v);
+        out = json_array();
+        for (const char *s = v; out && *s;) {
+            size_t n = strcspn(s, ",");
+            char item[64];
+            snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), s);
+            json_array_append_new(out, vb_json_string(item));
+            s += n + (s[n] == ',');
+        }
     } else {
         out = vb_json_number(v);
     }

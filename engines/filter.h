@@ -1,5 +1,6 @@
-/* The filtered phase's predicates (engines/engine.h vb_filter): made once from a kind and a selectivity, tested
- * against a row id (for the ground truth's mask and the check of every returned row), and written in each
+/* The filtered phase's predicates (engines/engine.h vb_filter): made once from a kind and a selectivity (the
+ * synthetic columns) or per query from a class (the class predicates: vb_filter_class_for, vb_filter_class), tested
+ * against a row id and its class (for the ground truth's mask and the check of every returned row), and written in each
  * engine's own language: SQL (pgvector, the MySQL family), a Redis vector-set FILTER expression, a valkey-search
  * query. MongoDB's BSON is built by engines/mongodb_docs.c from the same struct, hnswlib's and exact's callbacks
  * call vb_filter_passes_attrs. One place decides what each kind means. */
