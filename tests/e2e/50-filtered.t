@@ -159,6 +159,11 @@ for k in ("tags_recall", "tags_qps", "own_share", "own_qps", "other_share", "oth
     assert e[k] is not None, k
 PY
 ok $? "show --json: filtered_classes, one row per engine, tags at the selectivity nearest the own class's share"
+"$VBENCH" report "$cdb" >/dev/null 2>"$SCRATCH/cls-report.err"
+ok $? "vbench report of the class campaign exits 0" || tail -5 "$SCRATCH/cls-report.err" | diag
+html=$(cat "$SCRATCH/cls-report/report.html" 2>/dev/null)
+like "$html" "<th>own_recall</th><th>own_qps</th>" "the report's filtered section: own class beside other class and tags"
+like "$html" "<th>tags_selectivity</th>" "with the tags' selectivity"
 "$VBENCH" show --json "$db" | /usr/bin/python3 -c "import json, sys; sys.exit('filtered_classes' in json.load(sys.stdin))"
 ok $? "show --json: no filtered_classes key in a campaign without class predicates"
 

@@ -147,9 +147,9 @@ static void test_registry(void) {
     if (!m || !a || !d) return;
     ok(m->flags & VB_ENGINE_BUILD_ON_INSERT, "mariadb: the graph grows on insert");
     ok(a->flags & VB_ENGINE_BUILD_ON_INSERT, "alisql: the graph grows on insert");
-    unsigned all = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND;
+    unsigned all = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS;
     ok((m->flags & all) == all && (a->flags & all) == all && (d->flags & all) == all,
-       "the family runs range, equality and and");
+       "the family runs range, equality, and and the class filter");
     ok(!strstr(m->description, "not verified"), "mariadb is not marked unverified");
     contains(a->description, "not verified against a server here", "alisql is marked unverified");
     contains(d->description, "not verified against a server here", "doris is marked unverified");
