@@ -106,8 +106,9 @@ typedef struct vb_search_params {
  * A row loaded with tags == NULL has none of the three synthetic columns and passes none of their filters. A row
  * loaded with tags has its tag from the array and its tag2 and label from its id (vb_dataset_tag2 /
  * vb_dataset_label): the adapters store all three (they are functions of the id). A row loaded with classes ==
- * NULL has no class and passes no class filter; with classes, its class is the array's (the column is NULL in
- * SQL, absent from a document or a vector set's attributes). */
+ * NULL has no class and passes no class filter; with classes, its class is the array's (without one the column is
+ * NULL in pgvector, -1 in the MySQL family's NOT NULL column, absent from a document or a vector set's
+ * attributes). */
 typedef enum {
     VB_FILTER_NONE = 0, VB_FILTER_TAG_BELOW = 1, VB_FILTER_LABEL_EQ = 2, VB_FILTER_AND = 3, VB_FILTER_CLASS_EQ = 4
 } vb_filter_kind;
