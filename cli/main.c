@@ -66,6 +66,10 @@ static const char *usage_run =
     "                       float32 copies, each server's data directory and the results; memory and CPUs\n"
     "                       against this host; recipes and images. Prints them and exits (0 ok, 1 a check\n"
     "                       failed), creating nothing. `run` makes the same checks before its first item.\n"
+    "  --probe, --no-probe  calibrate first, or never: engines with no rates measured on this host near the\n"
+    "                       campaign's dimension run a probe of 5,000 rows (FILE.probe.sqlite) whose rates the\n"
+    "                       estimate then uses. By default only when the estimate from default rates is over\n"
+    "                       10 minutes; --check says whether a run would probe\n"
     "  --notify CMD         run CMD (sh -c) when the campaign finishes, fails, expires a limit, is interrupted\n"
     "                       or loses an agent for notify.agent_lost_min (10) minutes: a one-paragraph summary\n"
     "                       on its stdin, VBENCH_EVENT in its environment, at most notify.timeout_s (60 s);\n"
@@ -180,7 +184,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_RECIPES,
        OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL, OPT_MODE,
-       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR };
+       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR, OPT_PROBE, OPT_NO_PROBE };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -194,6 +198,7 @@ static int cmd_run(int argc, char **argv, int resume) {
         {"no-local-agents", no_argument, 0, OPT_NO_LOCAL}, {"mode", required_argument, 0, OPT_MODE},
         {"check", no_argument, 0, OPT_CHECK}, {"notify", required_argument, 0, OPT_NOTIFY},
         {"mirror", required_argument, 0, OPT_MIRROR}, {"no-fetch", no_argument, 0, OPT_NO_FETCH},
+        {"probe", no_argument, 0, OPT_PROBE}, {"no-probe", no_argument, 0, OPT_NO_PROBE},
         {"data-dir", required_argument, 0, OPT_DATA_DIR}, {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
@@ -218,6 +223,8 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_NOTIFY: o.notify = optarg; break;
         case OPT_MIRROR: o.mirror = optarg; break;
         case OPT_NO_FETCH: o.no_fetch = 1; break;
+        case OPT_PROBE: o.probe_mode = 1; break;
+        case OPT_NO_PROBE: o.probe_mode = 2; break;
         case OPT_DATA_DIR: o.data_dir = optarg; break;
         case OPT_MODE: {
             char *end = NULL;
