@@ -102,7 +102,7 @@ static const report_table tables[] = {
      "IIF(estimated_s > 0, printf('%.2f', seconds / estimated_s), NULL) AS actual_over_estimate, detail "
      "FROM v_campaign_time"},
     {"validity", "Validity (what makes a number less than it seems)",
-     "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
+     "SELECT engine, dataset, \"check\", item, detail FROM v_validity"},
     /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */
     {"failures", "Items not done",
      "SELECT key AS item, status, attempts, error FROM plan WHERE status <> 'done' ORDER BY seq"},
@@ -143,47 +143,311 @@ static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error 
     return VB_OK;
 }
 
-/* Text table: widths from a first pass over the rows, then aligned output. */
-static int table_text(sqlite3 *db, const report_table *t, FILE *out, vb_error *err) {
-    sqlite3_stmt *st;
-    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
-    int cols = sqlite3_column_count(st);
-    int *w = calloc((size_t)cols, sizeof *w);
-    for (int i = 0; i < cols; i++) w[i] = (int)strlen(sqlite3_column_name(st, i));
+/* Text tables fit a terminal of VB_SHOW_WIDTH columns unless --wide (pgbench and wrk print a screen a person reads
+ * without scrolling sideways): the printer reads a table's rows first, then leaves out the columns that carry
+ * nothing for this campaign, each named in a note under the table:
+ *   - a column with no value in any row ('-' everywhere);
+ *   - X_min, X_max, X_ci_lo, X_ci_hi equal to X (or '-') in every row: a point run once, an interval not computed;
+ *   - errors, short_answers, late_starts, shortfall_rows, fresh_never at 0 in every row; repeats at 1;
+ *   - dataset, clients, ef_search, queries or predicate with one value in every row: said once in the title line;
+ * shortens a few long headers, and then narrows the longest text columns (details, plans, errors: never a number,
+ * an engine or a dataset) until the line fits: the last column's cells wrap onto lines of their own, any other's
+ * are cut with "...". A table of many numbers still wider is printed in parts, each with the rows' key. --wide (and --json) show every column as it is. */
+#define VB_SHOW_WIDTH 120
+#define CELL_MAX 80    /* --wide: the widest a column gets */
+#define TEXT_MIN 16    /* a text column is cut to no less */
+
+typedef struct grid {
+    int cols, rows;
+    char **name;          /* cols */
+    char **cell;          /* rows x cols */
+    unsigned char *num;   /* rows x cols: numeric */
+    unsigned char *keep;  /* cols */
+    int *w;               /* cols */
+} grid;
+
+static void grid_free(grid *g) {
+    for (int i = 0; g->cell && i < g->rows * g->cols; i++) free(g->cell[i]);
+    for (int i = 0; g->name && i < g->cols; i++) free(g->name[i]);
+    free(g->cell), free(g->num), free(g->name), free(g->keep), free(g->w);
+}
+
+static int grid_read(sqlite3_stmt *st, grid *g) {
+    memset(g, 0, sizeof *g);
+    g->cols = sqlite3_column_count(st);
+    g->name = calloc((size_t)g->cols + 1, sizeof *g->name);
+    g->keep = calloc((size_t)g->cols + 1, 1);
+    g->w = calloc((size_t)g->cols + 1, sizeof *g->w);
+    if (!g->name || !g->keep || !g->w) return -1;
+    for (int i = 0; i < g->cols; i++) {
+        if (!(g->name[i] = strdup(sqlite3_column_name(st, i)))) return -1;
+        g->keep[i] = 1;
+    }
+    size_t cap = 0;
     char cell[512];
-    int rows = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        rows++;
-        for (int i = 0; i < cols; i++) {
+        if ((size_t)(g->rows + 1) * (size_t)g->cols > cap) {
+            cap = cap ? cap * 2 : (size_t)g->cols * 16;
+            char **c = realloc(g->cell, cap * sizeof *c);
+            unsigned char *n = c ? realloc(g->num, cap) : NULL;
+            if (c) g->cell = c;
+            if (!n) return -1;
+            g->num = n;
+        }
+        for (int i = 0; i < g->cols; i++) {
             vb_report_cell(st, i, cell, sizeof cell);
-            int l = (int)strlen(cell);
-            if (l > w[i]) w[i] = l > 80 ? 80 : l;
+            size_t at = (size_t)g->rows * (size_t)g->cols + (size_t)i;
+            g->num[at] = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
+            if (!(g->cell[at] = strdup(cell))) return -1;
+        }
+        g->rows++;
+    }
+    return 0;
+}
+
+static const char *grid_at(const grid *g, int r, int c) { return g->cell[(size_t)r * (size_t)g->cols + (size_t)c]; }
+
+static int column_of(const grid *g, const char *name, size_t len) {
+    for (int i = 0; i < g->cols; i++)
+        if (strlen(g->name[i]) == len && strncmp(g->name[i], name, len) == 0) return i;
+    return -1;
+}
+
+/* Every cell of column c is one of the two texts (b may be NULL), or equal to column base's cell in its row. */
+static int column_all(const grid *g, int c, const char *a, const char *b, int base) {
+    for (int r = 0; r < g->rows; r++) {
+        const char *v = grid_at(g, r, c);
+        if (strcmp(v, a) != 0 && !(b && strcmp(v, b) == 0) && !(base >= 0 && strcmp(v, grid_at(g, r, base)) == 0))
+            return 0;
+    }
+    return 1;
+}
+
+static void note_add(char *notes, size_t len, const char *what, const char *name) {
+    size_t n = strlen(notes);
+    char *at = strstr(notes, what);
+    if (!at) snprintf(notes + n, len - n, "%s%s: %s", n ? "; " : "", what, name);
+    else {   /* another name for a note already there: after its last name */
+        char *end = strchr(at, ';');
+        size_t pos = end ? (size_t)(end - notes) : n, add = strlen(name) + 2;
+        if (n + add + 1 > len) return;
+        memmove(notes + pos + add, notes + pos, n - pos + 1);
+        memcpy(notes + pos, ", ", 2);
+        memcpy(notes + pos + 2, name, add - 2);
+    }
+}
+
+static const char *const short_names[][2] = {
+    {"short_answers", "short"},        {"first_query_s", "first_q_s"},   {"engine_version", "version"},
+    {"fraction_in_call", "in_call"},   {"passing_rows", "passing"},      {"actual_over_estimate", "actual/est"},
+    {"estimated_s", "est_s"},          {"results_agreeing", "agreeing"}, {"client_cpu_s", "client_cpu"},
+};
+
+static int text_width(const grid *g) {
+    int total = 0, n = 0;
+    for (int i = 0; i < g->cols; i++)
+        if (g->keep[i]) total += g->w[i] + (n++ ? 2 : 0);
+    return total;
+}
+
+/* Leaves out and renames as the comment above says; notes gets what was left out, context what every row shares. */
+static void grid_fit(grid *g, char *notes, size_t len, char *context, size_t clen) {
+    static const char *const suffixes[] = {"_min", "_max", "_ci_lo", "_ci_hi"};
+    static const char *const shared[] = {"dataset", "clients", "ef_search", "queries", "predicate"};
+    static const char *const zeros[] = {"errors", "short_answers", "late_starts", "shortfall_rows", "fresh_never"};
+    for (int c = 0; c < g->cols; c++) {
+        const char *nm = g->name[c];
+        size_t l = strlen(nm);
+        if (column_all(g, c, "-", NULL, -1)) {
+            g->keep[c] = 0, note_add(notes, len, "no value", nm);
+            continue;
+        }
+        for (size_t s = 0; s < sizeof suffixes / sizeof *suffixes && g->keep[c]; s++) {
+            size_t sl = strlen(suffixes[s]);
+            int base = l > sl && strcmp(nm + l - sl, suffixes[s]) == 0 ? column_of(g, nm, l - sl) : -1;
+            if (base >= 0 && column_all(g, c, "-", NULL, base)) {
+                char what[96];
+                snprintf(what, sizeof what, "equal to %s (one repeat, no interval)", g->name[base]);
+                g->keep[c] = 0, note_add(notes, len, what, nm);
+            }
+        }
+        for (size_t z = 0; z < sizeof zeros / sizeof *zeros && g->keep[c]; z++)
+            if (strcmp(nm, zeros[z]) == 0 && column_all(g, c, "0", NULL, -1))
+                g->keep[c] = 0, note_add(notes, len, "0 in every row", nm);
+        if (g->keep[c] && strcmp(nm, "repeats") == 0 && column_all(g, c, "1", NULL, -1))
+            g->keep[c] = 0, note_add(notes, len, "1 in every row", nm);
+        /* the context every row shares goes into the title line ("dataset synth-angular-20k") */
+        for (size_t k = 0; k < sizeof shared / sizeof *shared && g->keep[c]; k++)
+            if (strcmp(nm, shared[k]) == 0 && column_all(g, c, grid_at(g, 0, c), NULL, -1)) {
+                size_t n = strlen(context);
+                snprintf(context + n, clen - n, "%s%s %s", n ? ", " : "", nm, grid_at(g, 0, c));
+                g->keep[c] = 0;
+            }
+    }
+    for (int c = 0; c < g->cols; c++)
+        for (size_t k = 0; k < sizeof short_names / sizeof *short_names; k++)
+            if (strcmp(g->name[c], short_names[k][0]) == 0) {
+                char *s = strdup(short_names[k][1]);
+                if (s) free(g->name[c]), g->name[c] = s;
+            }
+}
+
+static void grid_widths(grid *g, int cap) {
+    for (int c = 0; c < g->cols; c++) {
+        g->w[c] = (int)strlen(g->name[c]);
+        for (int r = 0; r < g->rows; r++) {
+            int l = (int)strlen(grid_at(g, r, c));
+            if (l > g->w[c]) g->w[c] = l > cap ? cap : l;
         }
     }
-    if (rows == 0) {
-        free(w);
-        sqlite3_finalize(st);
-        return VB_OK;
+}
+
+/* The widest text column (no numbers in it) over TEXT_MIN, cut until the table fits or none is left to cut. */
+static void grid_cut(grid *g) {
+    for (int over = text_width(g) - VB_SHOW_WIDTH; over > 0; over = text_width(g) - VB_SHOW_WIDTH) {
+        int widest = -1;
+        for (int c = 0; c < g->cols; c++) {
+            int text = 1;
+            for (int r = 0; r < g->rows && text; r++) text = !g->num[(size_t)r * (size_t)g->cols + (size_t)c];
+            int name = strcmp(g->name[c], "engine") == 0 || strcmp(g->name[c], "dataset") == 0;
+            if (g->keep[c] && text && !name && g->w[c] > TEXT_MIN && (widest < 0 || g->w[c] > g->w[widest]))
+                widest = c;
+        }
+        if (widest < 0) return;
+        int w = g->w[widest] - over;
+        g->w[widest] = w < TEXT_MIN ? TEXT_MIN : w;
     }
-    fprintf(out, "\n%s\n", t->title);
-    for (int i = 0; i < cols; i++) fprintf(out, "%s%-*s", i ? "  " : "", w[i], sqlite3_column_name(st, i));
-    fputc('\n', out);
-    for (int i = 0; i < cols; i++) {
-        fprintf(out, "%s", i ? "  " : "");
-        for (int j = 0; j < w[i]; j++) fputc('-', out);
+}
+
+/* text, wrapped at VB_SHOW_WIDTH between words; continuation lines start with indent (of that many columns). */
+static void put_wrapped(FILE *out, const char *text, const char *indent, int indent_w) {
+    int used = 0;
+    for (const char *p = text; *p;) {
+        const char *sp = strchr(p + 1, ' ');
+        int wl = sp ? (int)(sp - p) : (int)strlen(p);
+        if (used > indent_w && used + wl > VB_SHOW_WIDTH) {
+            fprintf(out, "\n%s", indent);
+            used = indent_w;
+            if (*p == ' ') p++, wl--;
+        }
+        fprintf(out, "%.*s", wl, p);
+        used += wl, p += wl;
     }
     fputc('\n', out);
-    sqlite3_reset(st);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        for (int i = 0; i < cols; i++) {
-            vb_report_cell(st, i, cell, sizeof cell);
-            int numeric = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
-            fprintf(out, "%s%*s", i ? "  " : "", numeric ? w[i] : -w[i], cell);
+}
+
+/* A cell of the last column, w wide, wrapped between words onto lines that start at column `at`. */
+static void put_column(FILE *out, const char *text, int w, int at) {
+    int used = 0;
+    for (const char *p = text; *p;) {
+        const char *sp = strchr(p + 1, ' ');
+        int wl = sp ? (int)(sp - p) : (int)strlen(p);
+        if (used > 0 && used + wl > w) {
+            fprintf(out, "\n%*s", at, "");
+            used = 0;
+            if (*p == ' ') p++, wl--;
+        }
+        if (wl > w) wl = w;   /* a word longer than the column: cut where the line ends */
+        fprintf(out, "%.*s", wl, p);
+        used += wl, p += wl;
+    }
+}
+
+/* The header, its rule and every row of the columns `show` marks. The last one is not padded (no trailing blanks)
+ * and its long cells wrap; another column's long cells are cut with "...". */
+static void print_part(FILE *out, const grid *g, const unsigned char *show) {
+    int last = -1, width = 0, n = 0;
+    for (int i = 0; i < g->cols; i++)
+        if (show[i]) last = i, width += g->w[i] + (n++ ? 2 : 0);
+    int first = 1;
+    for (int i = 0; i < g->cols; i++)
+        if (show[i]) fprintf(out, "%s%-*s", first ? "" : "  ", i == last ? 0 : g->w[i], g->name[i]), first = 0;
+    fputc('\n', out);
+    first = 1;
+    for (int i = 0; i < g->cols; i++) {
+        if (!show[i]) continue;
+        fprintf(out, "%s", first ? "" : "  ");
+        first = 0;
+        for (int j = 0; j < g->w[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    for (int r = 0; r < g->rows; r++) {
+        first = 1;
+        for (int i = 0; i < g->cols; i++) {
+            if (!show[i]) continue;
+            const char *cell = grid_at(g, r, i);
+            int numeric = g->num[(size_t)r * (size_t)g->cols + (size_t)i];
+            if ((int)strlen(cell) > g->w[i] && i == last)   /* the last column wraps at its width */
+                fputs(first ? "" : "  ", out), put_column(out, cell, g->w[i], width - g->w[i]);
+            else if ((int)strlen(cell) > g->w[i])   /* cut: the start of the text and "..." */
+                fprintf(out, "%s%.*s...", first ? "" : "  ", g->w[i] - 3, cell);
+            else
+                fprintf(out, "%s%*s", first ? "" : "  ", numeric ? g->w[i] : i == last ? 0 : -g->w[i], cell);
+            first = 0;
         }
         fputc('\n', out);
     }
-    free(w);
+}
+
+static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    grid g;
+    char notes[1024] = "", context[512] = "";
+    if (grid_read(st, &g) != 0) {
+        grid_free(&g);
+        sqlite3_finalize(st);
+        return vb_error_set(err, "results", 1, "out of memory reading the table %s", t->name);
+    }
     sqlite3_finalize(st);
+    if (g.rows == 0) {
+        grid_free(&g);
+        return VB_OK;
+    }
+    if (!wide) grid_fit(&g, notes, sizeof notes, context, sizeof context);
+    grid_widths(&g, CELL_MAX);
+    if (!wide) grid_cut(&g);
+    char title[1200];
+    snprintf(title, sizeof title, "%s%s%s", t->title, context[0] ? ": " : "", context);
+    fputc('\n', out);
+    put_wrapped(out, title, "", 2);
+    if (wide || text_width(&g) <= VB_SHOW_WIDTH) {
+        print_part(out, &g, g.keep);
+    } else {
+        /* Still too wide (many numbers): in parts of at most VB_SHOW_WIDTH columns, each beginning with the row's
+         * key (the engine and what tells its rows apart: clients, ef_search, ...), one after the other. */
+        static const char *const keys[] = {"clients", "ef_search", "selectivity", "predicate", "insert_rate",
+                                           "stage", "phase", "part", "item", "target_rate", "repeat", "dataset"};
+        unsigned char *part = calloc((size_t)g.cols + 1, 1), *key = calloc((size_t)g.cols + 1, 1);
+        int key_w = 0, c = 0;
+        while (c < g.cols && !g.keep[c]) c++;
+        for (int k0 = c; part && key && c < g.cols; c++) {
+            int is_key = c == k0;
+            for (size_t k = 0; k < sizeof keys / sizeof *keys && !is_key && g.keep[c]; k++) is_key = !strcmp(g.name[c], keys[k]);
+            if (!g.keep[c]) continue;
+            if (!is_key) break;
+            key[c] = 1, key_w += g.w[c] + 2;
+        }
+        for (int next = c; part && key && next < g.cols;) {
+            memcpy(part, key, (size_t)g.cols);
+            int used = key_w, added = 0;
+            for (; next < g.cols; next++) {
+                if (!g.keep[next] || key[next]) continue;
+                if (added && used + g.w[next] > VB_SHOW_WIDTH) break;
+                part[next] = 1, used += g.w[next] + 2, added++;
+            }
+            if (!added) break;
+            print_part(out, &g, part);
+            if (next < g.cols) fputc('\n', out);
+        }
+        free(part), free(key);
+    }
+    if (notes[0]) {
+        char note[1200];
+        snprintf(note, sizeof note, "  (not shown: %s; --wide shows them)", notes);
+        put_wrapped(out, note, "   ", 3);
+    }
+    grid_free(&g);
     return VB_OK;
 }
 
@@ -204,12 +468,18 @@ int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
 }
 
 int vb_report_show_with(sqlite3 *db, FILE *out, int json, int windows, vb_error *err) {
+    vb_show_opts o = {.json = json, .windows = windows};
+    return vb_report_show_opts(db, out, &o, err);
+}
+
+int vb_report_show_opts(sqlite3 *db, FILE *out, const vb_show_opts *o, vb_error *err) {
+    int json = o->json, windows = o->windows;
     size_t n = sizeof tables / sizeof tables[0];
     json_t *doc = json ? json_object() : NULL;
     for (size_t i = 0; i < n + (windows ? sizeof window_tables / sizeof window_tables[0] : 0); i++) {
         /* the windows come last, after the items not done */
         const report_table *t = i < n ? &tables[i] : &window_tables[i - n];
-        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, err);
+        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, o->wide, err);
         if (rc) {
             json_decref(doc);
             return VB_ERROR;
@@ -260,7 +530,7 @@ int vb_report_status(sqlite3 *db, const char *path, const vb_lock_holder *holder
                 sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
     sqlite3_finalize(st);
     vb_status_eta_print(db, path, holder->held, out);   /* elapsed, ETA, last result, progress (issue 16) */
-    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, err)) return VB_ERROR;
+    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, 0, err)) return VB_ERROR;
     if (prepare(db, "SELECT at, level, COALESCE(item_key, ''), message FROM "
                     "(SELECT * FROM event ORDER BY id DESC LIMIT 5) ORDER BY id", &st, err))
         return VB_ERROR;

@@ -65,7 +65,7 @@ for t in show["recall_targets"]:
     assert (t["qps_at_0_90"] is None and not meds) or close(t["qps_at_0_90"], max(meds)), (t, meds)
 PY
 ok $? "show --json: medians, ranges and the best QPS at recall >= 0.90 agree with the per-repeat rows; an interval at 5 repeats, none at 3"
-"$VBENCH" show "$db" >"$SCRATCH/show.txt"
+"$VBENCH" show --wide "$db" >"$SCRATCH/show.txt"
 grep -q "repeats  qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/show.txt"
 ok $? "show prints the repeats, the range and the interval"
 db2="$SCRATCH/alt.sqlite"
@@ -176,7 +176,7 @@ for st in ("before", "after"):
 assert c["repeats"] == 5 and c["completed"] == 1, c
 PY
 ok $? "show --json: the sweep's and churn's intervals at 5 repeats; concurrency points are their windows' medians"
-"$VBENCH" show "$db3" >"$SCRATCH/ci.txt"
+"$VBENCH" show --wide "$db3" >"$SCRATCH/ci.txt"
 grep -q "clients  repeats  qps *qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/ci.txt"
 ok $? "show: one concurrency row per point, with the range and the interval columns"
 is "$(grep -c "concurrency_windows\|Concurrency windows" "$SCRATCH/ci.txt")" "0" "show without --windows: no window rows"
