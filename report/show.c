@@ -2,6 +2,7 @@
 #include "report/show.h"
 #include "report/status_eta.h"
 
+#include "report/grid.h"
 #include "report/json_rows.h"
 
 #include <stdlib.h>
@@ -144,166 +145,35 @@ static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error 
 }
 
 /* Text tables fit a terminal of VB_SHOW_WIDTH columns unless --wide (pgbench and wrk print a screen a person reads
- * without scrolling sideways): the printer reads a table's rows first, then leaves out the columns that carry
- * nothing for this campaign, each named in a note under the table:
- *   - a column with no value in any row ('-' everywhere);
- *   - X_min, X_max, X_ci_lo, X_ci_hi equal to X (or '-') in every row: a point run once, an interval not computed;
- *   - errors, short_answers, late_starts, shortfall_rows, fresh_never at 0 in every row; repeats at 1;
- *   - dataset, clients, ef_search, queries or predicate with one value in every row: said once in the title line;
- * shortens a few long headers, and then narrows the longest text columns (details, plans, errors: never a number,
- * an engine or a dataset) until the line fits: the last column's cells wrap onto lines of their own, any other's
- * are cut with "...". A table of many numbers still wider is printed in parts, each with the rows' key. --wide (and --json) show every column as it is. */
+ * without scrolling sideways): the columns that carry nothing for this campaign are left out and named in a note
+ * under the table, what every row shares goes into the title (report/grid.h says which), then the longest text
+ * columns (details, plans, errors: never a number, an engine or a dataset) are narrowed until the line fits: the
+ * last column's cells wrap onto lines of their own, any other's are cut with "...". A table of many numbers still
+ * wider is printed in parts, each with the rows' key. --wide (and --json) show every column as it is. */
 #define VB_SHOW_WIDTH 120
 #define CELL_MAX 80    /* --wide: the widest a column gets */
 #define TEXT_MIN 16    /* a text column is cut to no less */
 
-typedef struct grid {
-    int cols, rows;
-    char **name;          /* cols */
-    char **cell;          /* rows x cols */
-    unsigned char *num;   /* rows x cols: numeric */
-    unsigned char *keep;  /* cols */
-    int *w;               /* cols */
-} grid;
 
-static void grid_free(grid *g) {
-    for (int i = 0; g->cell && i < g->rows * g->cols; i++) free(g->cell[i]);
-    for (int i = 0; g->name && i < g->cols; i++) free(g->name[i]);
-    free(g->cell), free(g->num), free(g->name), free(g->keep), free(g->w);
-}
-
-static int grid_read(sqlite3_stmt *st, grid *g) {
-    memset(g, 0, sizeof *g);
-    g->cols = sqlite3_column_count(st);
-    g->name = calloc((size_t)g->cols + 1, sizeof *g->name);
-    g->keep = calloc((size_t)g->cols + 1, 1);
-    g->w = calloc((size_t)g->cols + 1, sizeof *g->w);
-    if (!g->name || !g->keep || !g->w) return -1;
-    for (int i = 0; i < g->cols; i++) {
-        if (!(g->name[i] = strdup(sqlite3_column_name(st, i)))) return -1;
-        g->keep[i] = 1;
-    }
-    size_t cap = 0;
-    char cell[512];
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if ((size_t)(g->rows + 1) * (size_t)g->cols > cap) {
-            cap = cap ? cap * 2 : (size_t)g->cols * 16;
-            char **c = realloc(g->cell, cap * sizeof *c);
-            unsigned char *n = c ? realloc(g->num, cap) : NULL;
-            if (c) g->cell = c;
-            if (!n) return -1;
-            g->num = n;
-        }
-        for (int i = 0; i < g->cols; i++) {
-            vb_report_cell(st, i, cell, sizeof cell);
-            size_t at = (size_t)g->rows * (size_t)g->cols + (size_t)i;
-            g->num[at] = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
-            if (!(g->cell[at] = strdup(cell))) return -1;
-        }
-        g->rows++;
-    }
-    return 0;
-}
-
-static const char *grid_at(const grid *g, int r, int c) { return g->cell[(size_t)r * (size_t)g->cols + (size_t)c]; }
-
-static int column_of(const grid *g, const char *name, size_t len) {
-    for (int i = 0; i < g->cols; i++)
-        if (strlen(g->name[i]) == len && strncmp(g->name[i], name, len) == 0) return i;
-    return -1;
-}
-
-/* Every cell of column c is one of the two texts (b may be NULL), or equal to column base's cell in its row. */
-static int column_all(const grid *g, int c, const char *a, const char *b, int base) {
-    for (int r = 0; r < g->rows; r++) {
-        const char *v = grid_at(g, r, c);
-        if (strcmp(v, a) != 0 && !(b && strcmp(v, b) == 0) && !(base >= 0 && strcmp(v, grid_at(g, r, base)) == 0))
-            return 0;
-    }
-    return 1;
-}
-
-static void note_add(char *notes, size_t len, const char *what, const char *name) {
-    size_t n = strlen(notes);
-    char *at = strstr(notes, what);
-    if (!at) snprintf(notes + n, len - n, "%s%s: %s", n ? "; " : "", what, name);
-    else {   /* another name for a note already there: after its last name */
-        char *end = strchr(at, ';');
-        size_t pos = end ? (size_t)(end - notes) : n, add = strlen(name) + 2;
-        if (n + add + 1 > len) return;
-        memmove(notes + pos + add, notes + pos, n - pos + 1);
-        memcpy(notes + pos, ", ", 2);
-        memcpy(notes + pos + 2, name, add - 2);
-    }
-}
-
-static const char *const short_names[][2] = {
-    {"short_answers", "short"},        {"first_query_s", "first_q_s"},   {"engine_version", "version"},
-    {"fraction_in_call", "in_call"},   {"passing_rows", "passing"},      {"actual_over_estimate", "actual/est"},
-    {"estimated_s", "est_s"},          {"results_agreeing", "agreeing"}, {"client_cpu_s", "client_cpu"},
-};
-
-static int text_width(const grid *g) {
+static int text_width(const vb_grid *g) {
     int total = 0, n = 0;
     for (int i = 0; i < g->cols; i++)
         if (g->keep[i]) total += g->w[i] + (n++ ? 2 : 0);
     return total;
 }
 
-/* Leaves out and renames as the comment above says; notes gets what was left out, context what every row shares. */
-static void grid_fit(grid *g, char *notes, size_t len, char *context, size_t clen) {
-    static const char *const suffixes[] = {"_min", "_max", "_ci_lo", "_ci_hi"};
-    static const char *const shared[] = {"dataset", "clients", "ef_search", "queries", "predicate"};
-    static const char *const zeros[] = {"errors", "short_answers", "late_starts", "shortfall_rows", "fresh_never"};
-    for (int c = 0; c < g->cols; c++) {
-        const char *nm = g->name[c];
-        size_t l = strlen(nm);
-        if (column_all(g, c, "-", NULL, -1)) {
-            g->keep[c] = 0, note_add(notes, len, "no value", nm);
-            continue;
-        }
-        for (size_t s = 0; s < sizeof suffixes / sizeof *suffixes && g->keep[c]; s++) {
-            size_t sl = strlen(suffixes[s]);
-            int base = l > sl && strcmp(nm + l - sl, suffixes[s]) == 0 ? column_of(g, nm, l - sl) : -1;
-            if (base >= 0 && column_all(g, c, "-", NULL, base)) {
-                char what[96];
-                snprintf(what, sizeof what, "equal to %s (one repeat, no interval)", g->name[base]);
-                g->keep[c] = 0, note_add(notes, len, what, nm);
-            }
-        }
-        for (size_t z = 0; z < sizeof zeros / sizeof *zeros && g->keep[c]; z++)
-            if (strcmp(nm, zeros[z]) == 0 && column_all(g, c, "0", NULL, -1))
-                g->keep[c] = 0, note_add(notes, len, "0 in every row", nm);
-        if (g->keep[c] && strcmp(nm, "repeats") == 0 && column_all(g, c, "1", NULL, -1))
-            g->keep[c] = 0, note_add(notes, len, "1 in every row", nm);
-        /* the context every row shares goes into the title line ("dataset synth-angular-20k") */
-        for (size_t k = 0; k < sizeof shared / sizeof *shared && g->keep[c]; k++)
-            if (strcmp(nm, shared[k]) == 0 && column_all(g, c, grid_at(g, 0, c), NULL, -1)) {
-                size_t n = strlen(context);
-                snprintf(context + n, clen - n, "%s%s %s", n ? ", " : "", nm, grid_at(g, 0, c));
-                g->keep[c] = 0;
-            }
-    }
-    for (int c = 0; c < g->cols; c++)
-        for (size_t k = 0; k < sizeof short_names / sizeof *short_names; k++)
-            if (strcmp(g->name[c], short_names[k][0]) == 0) {
-                char *s = strdup(short_names[k][1]);
-                if (s) free(g->name[c]), g->name[c] = s;
-            }
-}
-
-static void grid_widths(grid *g, int cap) {
+static void grid_widths(vb_grid *g, int cap) {
     for (int c = 0; c < g->cols; c++) {
         g->w[c] = (int)strlen(g->name[c]);
         for (int r = 0; r < g->rows; r++) {
-            int l = (int)strlen(grid_at(g, r, c));
+            int l = (int)strlen(vb_grid_at(g, r, c));
             if (l > g->w[c]) g->w[c] = l > cap ? cap : l;
         }
     }
 }
 
 /* The widest text column (no numbers in it) over TEXT_MIN, cut until the table fits or none is left to cut. */
-static void grid_cut(grid *g) {
+static void grid_cut(vb_grid *g) {
     for (int over = text_width(g) - VB_SHOW_WIDTH; over > 0; over = text_width(g) - VB_SHOW_WIDTH) {
         int widest = -1;
         for (int c = 0; c < g->cols; c++) {
@@ -355,7 +225,7 @@ static void put_column(FILE *out, const char *text, int w, int at) {
 
 /* The header, its rule and every row of the columns `show` marks. The last one is not padded (no trailing blanks)
  * and its long cells wrap; another column's long cells are cut with "...". */
-static void print_part(FILE *out, const grid *g, const unsigned char *show) {
+static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
     int last = -1, width = 0, n = 0;
     for (int i = 0; i < g->cols; i++)
         if (show[i]) last = i, width += g->w[i] + (n++ ? 2 : 0);
@@ -375,7 +245,7 @@ static void print_part(FILE *out, const grid *g, const unsigned char *show) {
         first = 1;
         for (int i = 0; i < g->cols; i++) {
             if (!show[i]) continue;
-            const char *cell = grid_at(g, r, i);
+            const char *cell = vb_grid_at(g, r, i);
             int numeric = g->num[(size_t)r * (size_t)g->cols + (size_t)i];
             if ((int)strlen(cell) > g->w[i] && i == last)   /* the last column wraps at its width */
                 fputs(first ? "" : "  ", out), put_column(out, cell, g->w[i], width - g->w[i]);
@@ -392,19 +262,19 @@ static void print_part(FILE *out, const grid *g, const unsigned char *show) {
 static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, vb_error *err) {
     sqlite3_stmt *st;
     if (prepare(db, t->sql, &st, err)) return VB_ERROR;
-    grid g;
+    vb_grid g;
     char notes[1024] = "", context[512] = "";
-    if (grid_read(st, &g) != 0) {
-        grid_free(&g);
+    if (vb_grid_read(&g, st, NULL) != 0) {
+        vb_grid_free(&g);
         sqlite3_finalize(st);
         return vb_error_set(err, "results", 1, "out of memory reading the table %s", t->name);
     }
     sqlite3_finalize(st);
     if (g.rows == 0) {
-        grid_free(&g);
+        vb_grid_free(&g);
         return VB_OK;
     }
-    if (!wide) grid_fit(&g, notes, sizeof notes, context, sizeof context);
+    if (!wide) vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
     grid_widths(&g, CELL_MAX);
     if (!wide) grid_cut(&g);
     char title[1200];
@@ -447,7 +317,7 @@ static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, v
         snprintf(note, sizeof note, "  (not shown: %s; --wide shows them)", notes);
         put_wrapped(out, note, "   ", 3);
     }
-    grid_free(&g);
+    vb_grid_free(&g);
     return VB_OK;
 }
 
