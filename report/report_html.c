@@ -147,11 +147,21 @@ static int table(doc *d, const char *from, const char *sql, vb_error *err) {
         for (int i = 0; i < g.cols; i++) {
             if (!g.keep[i]) continue;
             const char *cell = vb_grid_at(&g, r, i);
-            /* numbers right-aligned; short texts (names, labels) kept on one line; long ones wrap */
-            fputs(g.num[(size_t)r * (size_t)g.cols + (size_t)i] ? "<td class=\"n\">"
-                  : strlen(cell) > 40                              ? "<td class=\"t\">"
-                                                                   : "<td>", d->html);
-            html_esc(d->html, cell);
+            /* Numbers right-aligned; short texts kept on one line; prose (a text with spaces) over 40 characters
+             * wraps between words (or anywhere, a long token without commas); a long name with commas (a
+             * configuration's label) breaks after its commas first (a dataset's name over three lines, issue 36.15). */
+            int num = g.num[(size_t)r * (size_t)g.cols + (size_t)i], len = (int)strlen(cell);
+            int prose = !num && len > 40 && (strchr(cell, ' ') || !strchr(cell, ','));
+            int label = !num && !prose && len > 24 && strchr(cell, ',');
+            fputs(num ? "<td class=\"n\">" : prose ? "<td class=\"t\">" : label ? "<td class=\"l\">" : "<td>", d->html);
+            if (label)
+                for (const char *p = cell; *p; p++) {
+                    char one[2] = {*p, 0};
+                    html_esc(d->html, one);
+                    if (*p == ',') fputs("<wbr>", d->html);
+                }
+            else
+                html_esc(d->html, cell);
             fputs("</td>", d->html);
             fputc(' ', d->md);
             md_cell(d->md, cell);
@@ -419,14 +429,16 @@ static int asymmetries(doc *d, vb_error *err) {
     h3(d, "Durability");
     para(d, NULL, "Embedded engines keep their index in the client's memory and write nothing durably; a server's "
                   "durability settings, where its manifest records them, are listed beside it.");
+    /* A configuration's server is its entry's ("pgvector[variant=halfvec]" runs on pgvector's: config/profile.h) */
     if (table(d, "plan",
-              "SELECT {label} AS series, CASE WHEN engine IN (SELECT engine FROM server_log) THEN 'server' ELSE "
+              "SELECT {label} AS series, CASE WHEN p.entry IN (SELECT engine FROM server_log) THEN 'server' ELSE "
               "'embedded: in memory, nothing durable' END AS kind, "
-              "(SELECT group_concat(substr(m.key, length('server.' || plan.engine || '.') + 1) || '=' || m.value, ', ') "
-              "FROM manifest AS m WHERE m.key LIKE 'server.' || plan.engine || '.%' AND (m.key LIKE '%fsync%' OR "
+              "(SELECT group_concat(substr(m.key, length('server.' || p.entry || '.') + 1) || '=' || m.value, ', ') "
+              "FROM manifest AS m WHERE m.key LIKE 'server.' || p.entry || '.%' AND (m.key LIKE '%fsync%' OR "
               "m.key LIKE '%synchronous%' OR m.key LIKE '%flush_log%' OR m.key LIKE '%sync_binlog%' OR "
               "m.key LIKE '%doublewrite%' OR m.key LIKE '%wal_level%')) AS durability_settings "
-              "FROM plan GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
+              "FROM (SELECT *, IIF(instr(engine, '[') > 0, substr(engine, 1, instr(engine, '[') - 1), engine) AS entry "
+              "FROM plan) AS p GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
         return VB_ERROR;
     return VB_OK;
 }
@@ -670,7 +682,7 @@ static const char *css =
     "figure{margin:16px 0}figure img{width:100%;height:auto;border:1px solid #eee}"
     "figcaption{font-size:.9em;color:#444}"
     ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85em;margin:8px 0}"
-    "td{white-space:nowrap}td.t{white-space:normal;min-width:16em;overflow-wrap:anywhere}p.ctx,p.note{font-size:.85em;color:#444;margin:4px 0}"
+    "td{white-space:nowrap}td.t{white-space:normal;min-width:12em;overflow-wrap:anywhere}td.l{white-space:normal;overflow-wrap:anywhere}p.ctx,p.note{font-size:.85em;color:#444;margin:4px 0}"
     "th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-all}"
