@@ -16,6 +16,7 @@
 
 #include "datasets/dataset.h"
 #include "datasets/fetch.h"
+#include "datasets/package.h"
 #include "datasets/registry.h"
 #include "datasets/shape.h"
 #include "util/embedded.h"
@@ -59,7 +60,15 @@ static const char *usage_fetch =
     "  --cut ROWS           URL only, a big-ann .fbin/.u8bin/.i8bin file: fetch its first ROWS rows only (Range\n"
     "                       requests for 8 + ROWS x dim x element bytes, dim from its header) and set its header\n"
     "                       to ROWS\n"
+    "  --hdf5               a dataset that a Debian package ships: fetch the publisher's download instead\n"
     "  --quiet              no progress and no notes\n"
+    "\n"
+    "A dataset that a Debian package ships (fashion-mnist-784-euclidean: dataset-fashion-mnist, Fashion-MNIST's IDX\n"
+    "files and their class labels under /usr/share/datasets/fashion-mnist) is taken from the package: as root the\n"
+    "package is installed (apt-get install -y PACKAGE); otherwise the command prints the one apt command that does and\n"
+    "exits 1. When apt has no such package (or with --hdf5, or --mirror and the package not installed), the\n"
+    "publisher's download is fetched as for any other dataset. `vbench run` does the same for a profile's\n"
+    "`registry: NAME`.\n"
     "\n"
     "exit code: 0 here and verified, 1 refused or failed (the message says why and what to do), 2 usage,\n"
     "           3 the transfer broke off after the retries: FILE.part is kept, the same command resumes it\n"
@@ -68,7 +77,8 @@ static const char *usage_fetch =
 static const char *usage_list =
     "usage: vbench dataset list [--files] [--cache-dir DIR]\n"
     "\n"
-    "The registry: each dataset's name, source, shape, metric, size, whether its checksum is published\n"
+    "The registry: each dataset's name, source (deb|hdf5: a Debian package ships it, and it is used when installed;\n"
+    "the cache column then says \"deb PACKAGE (VERSION)\"), shape, metric, size, whether its checksum is published\n"
     "(\"verified\") or not (\"unverified\": recorded at the first fetch), and what the cache holds of it (\"here\",\n"
     "\"recorded\": here with a recorded checksum, \"partial N%\": a download to resume, \"-\"); for a dataset whose\n"
     "files are all here, \"+shape\" when their headers match the registry's shape, \"WRONG SHAPE\" when not (vbench\n"
@@ -95,9 +105,45 @@ static const char *usage_convert =
     "  --name NAME          the files' and dataset's name (default: DIR's last part)\n"
     "  --out DIR            where to write them (default CACHE/datasets)\n";
 
-enum { O_MIRROR = 300, O_CACHE, O_RETRIES, O_SHA, O_SIZE, O_OUTPUT, O_QUIET, O_FILES, O_METRIC, O_NAME, O_OUT, O_CUT };
+enum { O_MIRROR = 300, O_CACHE, O_RETRIES, O_SHA, O_SIZE, O_OUTPUT, O_QUIET, O_FILES, O_METRIC, O_NAME, O_OUT, O_CUT,
+       O_HDF5 };
 
 static int is_url(const char *s) { return strstr(s, "://") != NULL; }
+
+/* A registry dataset that a Debian package ships: installed (as root), or the command that installs it. The exit
+ * code, or -1: take the publisher's download instead (apt has no such package, it could not be installed, or a
+ * mirror was named for a package that is not installed). */
+static int fetch_package(const vb_registry_entry *e, const vb_fetch_opts *fo, int mirror_named) {
+    const vb_registry_package *pk = e->package;
+    char cmd[256], ver[128];
+    vb_package_install_command(pk, cmd, sizeof cmd);
+    if (!vb_package_here(pk)) {
+        if (mirror_named) return -1;
+        if (geteuid() != 0) {
+            fprintf(stderr, "vbench dataset fetch: %s is in Debian's package %s, which is not installed: as root, "
+                            "run\n  %s\n(or `vbench dataset fetch %s --hdf5` for %s's download)\n", e->name, pk->name,
+                    cmd, e->name, e->origin);
+            return 1;
+        }
+        if (!vb_package_installable(pk)) {
+            if (!fo->quiet)
+                fprintf(stderr, "vbench dataset fetch: apt has no package %s here (apt-cache policy %s): fetching "
+                                "%s's download instead\n", pk->name, pk->name, e->origin);
+            return -1;
+        }
+        vb_error err;
+        if (vb_package_install(pk, fo->quiet ? fopen("/dev/null", "w") : stderr, &err) != VB_OK) {
+            fprintf(stderr, "vbench dataset fetch: %s; fetching %s's download instead\n", err.message, e->origin);
+            return -1;
+        }
+    }
+    vb_package_version(pk, ver, sizeof ver);
+    if (!fo->quiet)
+        printf("%s is Debian's package %s %s, installed: its files under %s are the dataset; a profile uses it "
+               "with: datasets: [{name: %s, registry: %s}]\n", e->name, pk->name, ver[0] ? ver : "(version unknown)",
+               pk->dir, e->name, e->name);
+    return 0;
+}
 
 static int cmd_fetch(int argc, char **argv) {
     static const struct option opts[] = {
@@ -105,16 +151,17 @@ static int cmd_fetch(int argc, char **argv) {
         {"retries", required_argument, 0, O_RETRIES}, {"sha256", required_argument, 0, O_SHA},
         {"size", required_argument, 0, O_SIZE},     {"output", required_argument, 0, O_OUTPUT},
         {"quiet", no_argument, 0, O_QUIET},         {"cut", required_argument, 0, O_CUT},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"hdf5", no_argument, 0, O_HDF5},           {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *cache_dir = NULL, *sha = NULL, *output = NULL;
     vb_fetch_opts fo = {.mirror = getenv("VBENCH_MIRROR"), .retries = 5};
     unsigned long long size = 0, cut_rows = 0;
-    int c;
+    int c, hdf5 = 0, mirror_named = fo.mirror != NULL;
     char *end;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case O_MIRROR: fo.mirror = optarg; break;
+        case O_MIRROR: fo.mirror = optarg, mirror_named = 1; break;
         case O_CACHE: cache_dir = optarg; break;
+        case O_HDF5: hdf5 = 1; break;
         case O_RETRIES:
             fo.retries = (int)strtol(optarg, &end, 10);
             if (!*optarg || *end || fo.retries < 0) {
@@ -163,6 +210,15 @@ static int cmd_fetch(int argc, char **argv) {
         fprintf(stderr, "vbench dataset fetch: --sha256, --size, --output and --cut go with a URL; a registry dataset "
                         "has its own\n");
         return 2;
+    }
+    if (hdf5 && (!e || !e->package)) {
+        fprintf(stderr, "vbench dataset fetch: --hdf5 goes with a registry dataset that a Debian package ships "
+                        "(vbench dataset list: source deb|hdf5)\n");
+        return 2;
+    }
+    if (e && e->package && !hdf5) {
+        int r = fetch_package(e, &fo, mirror_named);
+        if (r >= 0) return r;
     }
     unsigned elem = cut_rows ? vb_registry_bin_elem(output ? output : what) : 0;
     if (cut_rows && !elem) {
@@ -246,11 +302,22 @@ static int cmd_list(int argc, char **argv) {
     vb_dataset_cache_dir_name(cache_dir, cache, sizeof cache);
     snprintf(dir, sizeof dir, "%s/datasets", cache);
     if (files) printf("%-30s %-34s %-10s %-10s %-10s %s\n", "dataset", "file", "size", "checksum", "cache", "url");
-    else printf("%-30s %-6s %-20s %-9s %-10s %-10s %s\n", "dataset", "source", "rows x dim, queries", "metric", "size",
+    else printf("%-30s %-9s %-20s %-9s %-10s %-10s %s\n", "dataset", "source", "rows x dim, queries", "metric", "size",
                 "checksum", "cache");
     for (const vb_registry_entry *e = vb_registry_all(); e->name; e++) {
         size_t n = vb_registry_n_files(e);
+        const vb_registry_package *pk = e->package;
+        int pk_here = pk && vb_package_here(pk);
         if (files) {
+            for (size_t i = 0; pk && i < vb_registry_package_n_files(pk); i++) {
+                char p[1024], where[1200];
+                struct stat fst;
+                vb_package_file_path(pk, i, p, sizeof p);
+                snprintf(where, sizeof where, "Debian package %s: %s", pk->name, p);
+                printf("%-30s %-34s %-10s %-10s %-10s %s\n", e->name, pk->files[i].file,
+                       stat(p, &fst) == 0 ? vb_fetch_human((double)fst.st_size, sz, sizeof sz) : "?", "deb",
+                       pk_here ? "installed" : "-", where);
+            }
             for (size_t i = 0; i < n; i++) {
                 const vb_registry_file *f = &e->files[i];
                 file_state(dir, f, st, sizeof st);
@@ -283,11 +350,22 @@ static int cmd_list(int argc, char **argv) {
             snprintf(state + len, sizeof state - len, "%s",
                      vb_registry_check_shape(e, dir, 0, &serr) == VB_OK ? "+shape" : " WRONG SHAPE");
         }
-        printf("%-30s %-6s %-20s %-9s %-10s %-10s %s\n", e->name, e->source, shape, e->metric, sz,
-               vb_registry_verified(e) ? "verified" : "unverified", state);
+        char source[32], pstate[160];
+        snprintf(source, sizeof source, "%s%s", pk ? "deb|" : "", e->source);
+        if (pk_here) {   /* the package is the source: its version, the download's state after it */
+            char ver[96];
+            vb_package_version(pk, ver, sizeof ver);
+            snprintf(pstate, sizeof pstate, "deb %s (%s)%s%s", pk->name, ver[0] ? ver : "?",
+                     strcmp(state, "-") != 0 ? "; hdf5 " : "", strcmp(state, "-") != 0 ? state : "");
+        } else {
+            snprintf(pstate, sizeof pstate, "%s", state);
+        }
+        printf("%-30s %-9s %-20s %-9s %-10s %-10s %s\n", e->name, source, shape, e->metric, sz,
+               pk_here ? "deb" : vb_registry_verified(e) ? "verified" : "unverified", pstate);
     }
     printf("\ncache: %s  (~: estimated from the shape; unverified: no published checksum, recorded at the first "
-           "fetch;\n+shape: every file here and its header matches the registry's shape)\n", dir);
+           "fetch;\n+shape: every file here and its header matches the registry's shape; deb|: a Debian package ships "
+           "it, used when installed,\nchecked by dpkg: vbench dataset fetch NAME installs it)\n", dir);
     return 0;
 }
 

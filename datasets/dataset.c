@@ -8,6 +8,7 @@
  * temporary name, fsynced and renamed, so a reader never sees half a file and two processes may race
  * harmlessly. */
 #include "datasets/dataset.h"
+#include "datasets/idx.h"
 #include "util/mix.h"
 
 #include <errno.h>
@@ -26,7 +27,7 @@
 #include <hdf5.h>
 #include <xxhash.h>
 
-#define VB_DS_MAX_REGIONS 8
+#define VB_DS_MAX_REGIONS 16
 /* The largest matrix a file may declare, in bytes of float32: far beyond any real corpus, far below where
  * rows x cols x 4 (and the cache file's header on top) could wrap around 2^64 and turn a huge shape into a small
  * mapping or buffer that is then written or read as if it were huge. */
@@ -1229,6 +1230,170 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
 fail:
     vb_dataset_close(&ds);
     return VB_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * IDX images and labels (MNIST, Fashion-MNIST: datasets/idx.h) */
+
+/* Converts an IDX images file (checked by datasets/idx.c as it is read) into the cache file `file` as float32
+ * rows, one per image, the pixel values 0..255 as floats (as ann-benchmarks' fashion-mnist-784-euclidean). */
+static int idx_convert(vb_idx *x, const char *path, const char *file, uint64_t key, vb_error *err) {
+    const vb_idx_info *in = vb_idx_info_of(x);
+    size_t dim = in->item_bytes, chunk = ((size_t)1 << 20) / dim + 1;
+    uint8_t *buf = malloc(chunk * dim);
+    if (!buf) return ds_fail(err, "%s: out of memory", path);
+    cache_writer w;
+    float *data;
+    if (cache_begin(&w, file, (size_t)in->items, dim, key, &data, err) != VB_OK) {
+        free(buf);
+        return VB_ERROR;
+    }
+    int rc = VB_OK;
+    for (uint64_t i = 0; i < in->items && rc == VB_OK; i += chunk) {
+        size_t nr = in->items - i < chunk ? (size_t)(in->items - i) : chunk;
+        rc = vb_idx_read(x, buf, nr, err);
+        for (size_t j = 0; rc == VB_OK && j < nr * dim; j++) data[i * dim + j] = (float)buf[j];
+    }
+    if (rc == VB_OK) rc = vb_idx_finish(x, err);
+    free(buf);
+    if (rc != VB_OK) {
+        cache_abort(&w);
+        return VB_ERROR;
+    }
+    return cache_commit(&w, err);
+}
+
+/* Maps an IDX images file's float32 copy from the cache, converting it first when it is not there. */
+static int idx_load_images(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
+                           const float **data, vb_error *err) {
+    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
+    uint64_t key;
+    if (vb_dataset_check_file(path, err) != VB_OK) return VB_ERROR;
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    if (file_key(path, "idx-images", &key, err) != VB_OK) return VB_ERROR;
+    safe_stem(path, stem, sizeof stem);
+    snprintf(file, sizeof file, "%s/idx-%s-%016llx.f32", dir, stem, (unsigned long long)key);
+    int r = cache_try_map(ds, file, key, 0, rows, cols, data, err);
+    if (r != 0) return r == 1 ? VB_OK : VB_ERROR;
+    vb_idx *x;
+    if (vb_idx_open(path, VB_IDX_MAGIC_IMAGES, &x, err) != VB_OK) return VB_ERROR;
+    r = idx_convert(x, path, file, key, err);
+    vb_idx_close(&x);
+    if (r != VB_OK) return VB_ERROR;
+    r = cache_try_map(ds, file, key, 0, rows, cols, data, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 0) return ds_fail(err, "%s: cache file unusable right after writing it", file);
+    return VB_OK;
+}
+
+/* A labels file as the class column of `rows` images (of images_path): one label per image. */
+static int idx_load_labels(vb_dataset *ds, const char *path, const char *images_path, size_t rows,
+                           const int32_t **out, int *max_label, vb_error *err) {
+    int32_t *lab;
+    uint64_t n;
+    if (vb_idx_read_labels(path, &lab, &n, max_label, err) != VB_OK) return VB_ERROR;
+    if (n != rows) {
+        free(lab);
+        return ds_fail(err, "%s: IDX byte 4: %llu labels, but %s holds %zu images (one label per image)", path,
+                       (unsigned long long)n, images_path, rows);
+    }
+    ds_own(ds, lab);
+    *out = lab;
+    return VB_OK;
+}
+
+int vb_dataset_open_idx(const char *train_images, const char *test_images, const char *train_labels,
+                        const char *test_labels, vb_metric metric, const char *cache_dir, vb_dataset **out,
+                        vb_error *err) {
+    *out = NULL;
+    if (metric != VB_METRIC_ANGULAR && metric != VB_METRIC_EUCLIDEAN && metric != VB_METRIC_DOT)
+        return ds_fail(err, "%s: unknown metric %d", train_images, (int)metric);
+    if (!train_labels != !test_labels)
+        return ds_fail(err, "%s: labels for the %s only: the class column needs both label files", train_images,
+                       train_labels ? "corpus" : "queries");
+    vb_dataset *ds = ds_new();
+    if (!ds) return ds_fail(err, "out of memory");
+    char stem[sizeof ds->name];
+    safe_stem(train_images, stem, sizeof stem);
+    snprintf(ds->name, sizeof ds->name, "%s", stem);
+    snprintf(ds->source, sizeof ds->source, "%s", train_images);
+    ds->metric = metric;
+    size_t qdim;
+    int m1 = 0, m2 = 0;
+    if (idx_load_images(ds, train_images, cache_dir, &ds->n_train, &ds->dim, &ds->train, err) != VB_OK) goto fail;
+    if (idx_load_images(ds, test_images, cache_dir, &ds->n_test, &qdim, &ds->test, err) != VB_OK) goto fail;
+    if (qdim != ds->dim) {
+        ds_fail(err, "%s: IDX byte 8: images of %zu pixels, but %s holds images of %zu", test_images, qdim,
+                train_images, ds->dim);
+        goto fail;
+    }
+    if (train_labels) {
+        if (idx_load_labels(ds, train_labels, train_images, ds->n_train, &ds->train_class, &m1, err) != VB_OK ||
+            idx_load_labels(ds, test_labels, test_images, ds->n_test, &ds->test_class, &m2, err) != VB_OK)
+            goto fail;
+        ds->n_classes = (m1 > m2 ? m1 : m2) + 1;
+    }
+    if (ds_hash(ds, err) != VB_OK) goto fail;
+    *out = ds;
+    return VB_OK;
+fail:
+    vb_dataset_close(&ds);
+    return VB_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Seeded subsets of the rows and the queries */
+
+/* Chooses k of n indices in increasing order, the same for the same (seed, stream) on any machine: selection
+ * sampling (Knuth's Algorithm S), each index taken with probability (still needed) / (still left). */
+static void choose_sorted(size_t n, size_t k, uint64_t seed, uint64_t stream, size_t *out) {
+    uint64_t st = vb_mix64(seed ^ vb_mix64(stream));
+    size_t got = 0;
+    for (size_t i = 0; i < n && got < k; i++) {
+        double u = (double)(vb_splitmix64(&st) >> 11) * 0x1.0p-53;
+        if ((double)(n - i) * u < (double)(k - got)) out[got++] = i;
+    }
+}
+
+/* Copies the chosen rows of a rows x width matrix of `elem` bytes per value into memory owned by ds. */
+static const void *pick_rows(vb_dataset *ds, const void *src, size_t width, size_t elem, const size_t *idx, size_t k) {
+    char *dst = malloc(k * width * elem + 1);
+    if (!dst) return NULL;
+    for (size_t i = 0; i < k; i++) memcpy(dst + i * width * elem, (const char *)src + idx[i] * width * elem, width * elem);
+    ds_own(ds, dst);
+    return dst;
+}
+
+int vb_dataset_subset(vb_dataset *ds, size_t rows, size_t queries, uint64_t seed, vb_error *err) {
+    if (rows > ds->n_train)
+        return ds_fail(err, "rows: %zu is more than the %zu rows of %s", rows, ds->n_train, ds->source);
+    if (queries > ds->n_test)
+        return ds_fail(err, "queries: %zu is more than the %zu queries of %s", queries, ds->n_test, ds->source);
+    if (rows == ds->n_train) rows = 0;
+    if (queries == ds->n_test) queries = 0;
+    if (!rows && !queries) return VB_OK;
+    size_t *idx = malloc(((rows > queries ? rows : queries) + 1) * sizeof *idx);
+    if (!idx) return ds_fail(err, "out of memory");
+    int oom = 0;
+    if (rows) {
+        choose_sorted(ds->n_train, rows, seed, 1, idx);
+        oom |= !(ds->train = pick_rows(ds, ds->train, ds->dim, sizeof(float), idx, rows));
+        if (ds->train_class) oom |= !(ds->train_class = pick_rows(ds, ds->train_class, 1, sizeof(int32_t), idx, rows));
+        ds->n_train = rows;
+        /* the file's neighbours are ids of the whole corpus: they say nothing about a subset */
+        ds->neighbors = NULL, ds->distances = NULL, ds->gt_k = 0;
+    }
+    if (queries && !oom) {
+        choose_sorted(ds->n_test, queries, seed, 2, idx);
+        oom |= !(ds->test = pick_rows(ds, ds->test, ds->dim, sizeof(float), idx, queries));
+        if (ds->test_class) oom |= !(ds->test_class = pick_rows(ds, ds->test_class, 1, sizeof(int32_t), idx, queries));
+        if (ds->neighbors) oom |= !(ds->neighbors = pick_rows(ds, ds->neighbors, ds->gt_k, sizeof(int32_t), idx, queries));
+        if (ds->distances) oom |= !(ds->distances = pick_rows(ds, ds->distances, ds->gt_k, sizeof(float), idx, queries));
+        ds->n_test = queries;
+    }
+    free(idx);
+    if (oom) return ds_fail(err, "out of memory for a subset of %zu rows and %zu queries", rows, queries);
+    return ds_hash(ds, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------------
