@@ -574,6 +574,7 @@ int vb_dataset_metric_of(const vb_kv *kv, size_t n, vb_metric *out, vb_error *er
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     int rc = f >= 0 ? h5_read_metric(f, path, out, err) : VB_RETRY;
     if (f >= 0) H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);   /* a failed call's error stack (vb_dataset_hdf5_why) */
     H5Eset_auto2(H5E_DEFAULT, fn, data);
     return rc;
 }
@@ -632,6 +633,69 @@ out:
     return rc;
 }
 
+/* The end-of-file address an HDF5 superblock declares (plus its base address: the bytes the file must have), from
+ * the superblock itself, found at 0, 512, 1024, ... as HDF5 looks for it. Versions 0 and 1: flags and B-tree K values,
+ * then base, free-space, end-of-file addresses; versions 2 and 3: base, extension, end-of-file addresses. 0; 1 when
+ * the file ends inside the superblock (*need: the bytes it would take); -1 when there is no superblock to read. */
+static int h5_superblock_eof(int fd, uint64_t size, unsigned *version, uint64_t *need) {
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    for (uint64_t at = 0; at + 8 <= size && at <= (1ull << 30); at = at ? at * 2 : 512) {
+        unsigned char b[96];
+        ssize_t got = pread(fd, b, sizeof b, (off_t)at);
+        if (got < 8 || memcmp(b, sig, 8) != 0) continue;
+        unsigned v = got > 8 ? b[8] : 0, osz = got > 13 ? (v <= 1 ? b[13] : b[9]) : 8;
+        size_t base_at = v == 0 ? 24 : v == 1 ? 28 : 12;
+        if (v > 3 || (osz != 2 && osz != 4 && osz != 8)) return -1;
+        if (base_at + 3 * (size_t)osz > (size_t)got) {   /* the file ends inside its superblock */
+            *version = v;
+            *need = at + base_at + 3 * (uint64_t)osz;
+            return 1;
+        }
+        uint64_t base = 0, eof = 0;
+        for (unsigned i = 0; i < osz; i++) {   /* little-endian addresses */
+            base |= (uint64_t)b[base_at + i] << (8 * i);
+            eof |= (uint64_t)b[base_at + 2 * osz + i] << (8 * i);
+        }
+        *version = v;
+        *need = base + eof;
+        return 0;
+    }
+    return -1;
+}
+
+/* HDF5's innermost error description (the deepest frame of the error stack), for a message. */
+static herr_t h5_deepest(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    if (e->desc && *e->desc && !*(char *)data) snprintf(data, 256, "%s", e->desc);   /* upward: the innermost first */
+    return 0;
+}
+
+void vb_dataset_hdf5_why(const char *path, char *buf, size_t len) {
+    char deep[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_deepest, deep);
+    /* a failed call leaves its error stack behind: in a thread other than the first, the library then cannot close
+     * at exit ("HDF5: infinite loop closing library"), so every error path clears it */
+    H5Eclear2(H5E_DEFAULT);
+    struct stat st;
+    unsigned v;
+    uint64_t need;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int known = fd >= 0 && fstat(fd, &st) == 0 ? h5_superblock_eof(fd, (uint64_t)st.st_size, &v, &need) : -1;
+    if (fd >= 0) close(fd);
+    if (known == 1)
+        snprintf(buf, len, "truncated: the file has %lld bytes and ends inside its superblock (version %u, at least "
+                 "%llu bytes): an interrupted download or copy? fetch or copy it again", (long long)st.st_size, v,
+                 (unsigned long long)need);
+    else if (known == 0 && (uint64_t)st.st_size < need)
+        snprintf(buf, len, "truncated: the file has %lld bytes, its superblock (version %u) says it ends at byte %llu "
+                 "(%llu bytes missing): an interrupted download or copy? fetch or copy it again", (long long)st.st_size,
+                 v, (unsigned long long)need, (unsigned long long)(need - (uint64_t)st.st_size));
+    else if (deep[0])
+        snprintf(buf, len, "HDF5 says: %s", deep);
+    else
+        snprintf(buf, len, "HDF5 gives no reason");
+}
+
 /* The Debian libhdf5 is the serial build, which is not thread-safe: one HDF5 open at a time per process. */
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -656,9 +720,16 @@ static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset 
     if (!S_ISREG(st.st_mode))
         return ds_fail(err, "%s is %s: a dataset file must be a regular file", path, file_kind(st.st_mode));
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through vb_error, not printed by HDF5 */
-    if (H5Fis_hdf5(path) <= 0) return ds_fail(err, "%s: not an HDF5 file", path);
+    if (H5Fis_hdf5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return ds_fail(err, "%s: not an HDF5 file", path);
+    }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return ds_fail(err, "%s: cannot open as HDF5", path);
+    if (f < 0) {
+        char why[512];
+        vb_dataset_hdf5_why(path, why, sizeof why);
+        return ds_fail(err, "%s: cannot open as HDF5: %s", path, why);
+    }
     vb_dataset *ds = ds_new();
     if (!ds) {
         H5Fclose(f);
@@ -670,6 +741,7 @@ static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset 
     snprintf(ds->source, sizeof ds->source, "%s", path);
     int rc = hdf5_load(ds, f, path, cache_dir, err);
     H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);   /* what a failed call inside left on the error stack (vb_dataset_hdf5_why) */
     if (rc != VB_OK) {
         vb_dataset_close(&ds);
         return VB_ERROR;

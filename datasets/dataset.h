@@ -101,6 +101,10 @@ int vb_dataset_check_file(const char *path, vb_error *err);
  * file: the item says why when it runs); VB_ERROR with err for an unreadable attribute or an unknown word. */
 int vb_dataset_metric_of(const vb_kv *kv, size_t n, vb_metric *out, vb_error *err);
 int vb_dataset_open_file(const char *path, vb_error *err);
+/* After an HDF5 call on path failed: why, into buf. A file shorter than its superblock's end-of-file address says
+ * "truncated" with both sizes; otherwise HDF5's innermost error. Clears HDF5's error stack, which a failed call
+ * leaves behind (in a thread, the library could not close at exit: "HDF5: infinite loop closing library"). */
+void vb_dataset_hdf5_why(const char *path, char *buf, size_t len);
 void vb_dataset_close(vb_dataset **ds);   /* unmaps, frees, sets *ds = NULL; NULL-safe */
 
 /* Resolves the cache directory and creates it (mkdir -p): cache_dir when given, else $VBENCH_CACHE, else

@@ -46,10 +46,15 @@ static int shape_hdf5(const char *path, vb_dataset_shape *out, vb_error *err) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     int rc = VB_OK, ct = 0, cq = 0;
     uint64_t qdim = 0;
-    if (f < 0) rc = vb_error_set(err, "dataset", 1, "%s: not an HDF5 file that can be opened", path);
-    else if (h5_dims(f, "train", &out->rows, &out->dim, &ct) || h5_dims(f, "test", &out->queries, &qdim, &cq))
+    char why[512];
+    if (f < 0) {
+        vb_dataset_hdf5_why(path, why, sizeof why);
+        rc = vb_error_set(err, "dataset", 1, "%s: not an HDF5 file that can be opened: %s", path, why);
+    } else if (h5_dims(f, "train", &out->rows, &out->dim, &ct) || h5_dims(f, "test", &out->queries, &qdim, &cq)) {
         rc = vb_error_set(err, "dataset", 1, "%s: no 2-D arrays \"train\" and \"test\"", path);
+    }
     if (f >= 0) H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);   /* a failed call's error stack (dataset.h vb_dataset_hdf5_why) */
     H5Eset_auto2(H5E_DEFAULT, fn, data);
     if (rc == VB_OK) out->cache_bytes = (ct ? out->rows * out->dim * 4 : 0) + (cq ? out->queries * out->dim * 4 : 0);
     return rc;
