@@ -15,16 +15,22 @@
 #include <unistd.h>
 
 #include "datasets/dataset.h"
+#include "datasets/dataset_spec.h"
 #include "datasets/fetch.h"
+#include "datasets/groundtruth.h"
 #include "datasets/package.h"
 #include "datasets/registry.h"
 #include "datasets/shape.h"
 #include "util/embedded.h"
 #include "util/fs.h"
 
+#include <xxhash.h>
+
 static const char *usage_dataset =
     "usage: vbench dataset fetch NAME|URL [options]   download a dataset into the cache, checked\n"
     "       vbench dataset list [--cache-dir DIR]       the registry, and what the cache holds\n"
+    "       vbench dataset info NAME [options]          what vbench finds in a registry dataset: shape, classes,\n"
+    "                                                   duplicate rows, ties at the k-th neighbour\n"
     "       vbench dataset convert DIR --metric M       VectorDBBench parquet files -> .fbin + .ibin\n"
     "\n"
     "vbench dataset COMMAND --help for each.\n";
@@ -88,6 +94,23 @@ static const char *usage_list =
     "  datasets: [{name: glove, registry: glove-100-angular}]\n"
     "and `vbench run` fetches it when it is missing.\n";
 
+static const char *usage_info =
+    "usage: vbench dataset info NAME [--queries N] [--k K] [--gt-out FILE] [--cache-dir DIR]\n"
+    "\n"
+    "Opens a registry dataset that is here (its Debian package installed, or its files in the cache: vbench dataset\n"
+    "fetch NAME) as a campaign would, and says what vbench finds in it: where it comes from, its shape and metric,\n"
+    "its classes (rows and queries per class) when it has them, the exact duplicate rows in the corpus (each row\n"
+    "equal to an earlier one, byte for byte), the queries equal to a corpus row, and, for a sample of N queries\n"
+    "(default 200, evenly spaced over the query set: query i x count / N), vbench's exact ground truth to K + 1\n"
+    "(datasets/groundtruth.c; K default 10): how many have a tie between the K-th and the (K+1)-th distance\n"
+    "(equal floats), and how many a (K+1)-th within 1e-3 of the K-th (recall counts an answer that close as right,\n"
+    "as ann-benchmarks does, so such a query has more than K right answers).\n"
+    "\n"
+    "  --queries N          the sample's size (1 .. the queries)\n"
+    "  --k K                the neighbour whose ties are counted (1 .. 1000)\n"
+    "  --gt-out FILE        write the sample's ground truth to K: a line per query, its index in the query set\n"
+    "                       then K pairs \"id distance\" (ascending), for checks from outside\n";
+
 static const char *usage_convert =
     "usage: vbench dataset convert DIR --metric angular|euclidean|dot [--name NAME] [--out DIR] [--cache-dir DIR]\n"
     "\n"
@@ -106,7 +129,7 @@ static const char *usage_convert =
     "  --out DIR            where to write them (default CACHE/datasets)\n";
 
 enum { O_MIRROR = 300, O_CACHE, O_RETRIES, O_SHA, O_SIZE, O_OUTPUT, O_QUIET, O_FILES, O_METRIC, O_NAME, O_OUT, O_CUT,
-       O_HDF5 };
+       O_HDF5, O_QUERIES, O_K, O_GT_OUT };
 
 static int is_url(const char *s) { return strstr(s, "://") != NULL; }
 
@@ -369,6 +392,206 @@ static int cmd_list(int argc, char **argv) {
     return 0;
 }
 
+/* ---- info ---------------------------------------------------------------------------------------------------- */
+
+typedef struct row_hash {
+    uint64_t h;
+    size_t i;
+} row_hash;
+
+static int by_hash(const void *a, const void *b) {
+    const row_hash *x = a, *y = b;
+    return x->h < y->h ? -1 : x->h > y->h ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The registry dataset's files as a dataset spec (its package's when installed, else the cache's): n entries in kv,
+ * backed by files[]; 0, or -1 with the reason printed when they are not here. */
+static int info_spec(const vb_registry_entry *e, const char *dir, vb_kv *kv, char files[][PATH_MAX + 320], size_t *n) {
+    size_t k = 0;
+    kv[k++] = (vb_kv){"name", e->name};
+    if (e->package && vb_package_here(e->package)) {
+        kv[k++] = (vb_kv){"source", e->package->source};
+        kv[k++] = (vb_kv){"metric", e->metric};
+        for (size_t i = 0; i < vb_registry_package_n_files(e->package); i++) {
+            vb_package_file_path(e->package, i, files[i], sizeof files[i]);
+            kv[k++] = (vb_kv){e->package->files[i].key, files[i]};
+        }
+        *n = k;
+        return 0;
+    }
+    kv[k++] = (vb_kv){"source", e->source};
+    if (strcmp(e->source, "hdf5") != 0) kv[k++] = (vb_kv){"metric", e->metric};
+    for (size_t i = 0; i < vb_registry_n_files(e); i++) {
+        struct stat st;
+        snprintf(files[i], sizeof files[i], "%s/%s", dir, e->files[i].file);
+        if (stat(files[i], &st) != 0) {
+            fprintf(stderr, "vbench dataset info: %s is not here (%s is missing): vbench dataset fetch %s\n", e->name,
+                    files[i], e->name);
+            return -1;
+        }
+        kv[k++] = (vb_kv){e->files[i].key, files[i]};
+    }
+    *n = k;
+    return 0;
+}
+
+/* Rows of a equal to an earlier row of a (dups), and rows of b equal to a row of a (cross), byte for byte: rows are
+ * hashed, sorted by hash, and equal hashes compared in full. */
+static int count_equal_rows(const vb_dataset *ds, size_t *dups, size_t *cross) {
+    size_t bytes = ds->dim * sizeof(float);
+    row_hash *h = malloc((ds->n_train ? ds->n_train : 1) * sizeof *h);
+    if (!h) return -1;
+    for (size_t i = 0; i < ds->n_train; i++) h[i] = (row_hash){XXH3_64bits(ds->train + i * ds->dim, bytes), i};
+    qsort(h, ds->n_train, sizeof *h, by_hash);
+    *dups = 0;
+    for (size_t i = 1; i < ds->n_train; i++)
+        for (size_t j = i; j-- > 0 && h[j].h == h[i].h;)
+            if (memcmp(ds->train + h[i].i * ds->dim, ds->train + h[j].i * ds->dim, bytes) == 0) {
+                (*dups)++;
+                break;
+            }
+    *cross = 0;
+    for (size_t q = 0; q < ds->n_test; q++) {
+        row_hash key = {XXH3_64bits(ds->test + q * ds->dim, bytes), 0};
+        size_t lo = 0, hi = ds->n_train;   /* the first entry with this hash */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (h[mid].h < key.h) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < ds->n_train && h[lo].h == key.h; lo++)
+            if (memcmp(ds->test + q * ds->dim, ds->train + h[lo].i * ds->dim, bytes) == 0) {
+                (*cross)++;
+                break;
+            }
+    }
+    free(h);
+    return 0;
+}
+
+static int cmd_info(int argc, char **argv) {
+    static const struct option opts[] = {{"cache-dir", required_argument, 0, O_CACHE}, {"queries", required_argument, 0, O_QUERIES},
+                                         {"k", required_argument, 0, O_K}, {"gt-out", required_argument, 0, O_GT_OUT},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *cache_dir = NULL, *gt_out = NULL;
+    long sample = 200, k = 10;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_CACHE: cache_dir = optarg; break;
+        case O_QUERIES:
+        case O_K: {
+            long v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || (c == O_K && v > 1000)) {
+                fprintf(stderr, "vbench dataset info: --%s takes a number from 1%s, not \"%s\"\n",
+                        c == O_K ? "k" : "queries", c == O_K ? " to 1000" : "", optarg);
+                return 2;
+            }
+            *(c == O_K ? &k : &sample) = v;
+            break;
+        }
+        case O_GT_OUT: gt_out = optarg; break;
+        case 'h': fputs(usage_info, stdout); return 0;
+        default: fputs(usage_info, stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "vbench dataset info: needs one NAME (vbench dataset list)\n\n%s", usage_info);
+        return 2;
+    }
+    const vb_registry_entry *e = vb_registry_find(argv[optind]);
+    if (!e) {
+        fprintf(stderr, "vbench dataset info: no dataset \"%s\" in the registry (vbench dataset list)\n", argv[optind]);
+        return 1;
+    }
+    char cache[PATH_MAX], dir[PATH_MAX + 16], files[VB_REGISTRY_MAX_PKG_FILES + VB_REGISTRY_MAX_FILES][PATH_MAX + 320];
+    vb_kv kv[12];
+    size_t nkv;
+    vb_error err;
+    vb_error_clear(&err);
+    if (vb_dataset_cache_dir(cache_dir, cache, sizeof cache, &err)) {
+        fprintf(stderr, "vbench dataset info: %s\n", err.message);
+        return 1;
+    }
+    snprintf(dir, sizeof dir, "%s/datasets", cache);
+    if (info_spec(e, dir, kv, files, &nkv)) return 1;
+    vb_dataset *ds = NULL;
+    if (vb_dataset_open_spec(kv, nkv, cache, &ds, &err) != VB_OK) {
+        fprintf(stderr, "vbench dataset info: %s\n", err.message);
+        return 1;
+    }
+    char ver[128] = "";
+    if (e->package && vb_package_here(e->package)) vb_package_version(e->package, ver, sizeof ver);
+    printf("dataset      %s\n", e->name);
+    if (ver[0]) printf("source       Debian package %s %s (%s, IDX)\n", e->package->name, ver, e->package->dir);
+    else printf("source       %s (%s, %s)\n", e->origin, dir, e->source);
+    printf("shape        %zu rows x %zu, %zu queries, %s\n", ds->n_train, ds->dim, ds->n_test, vb_metric_name(ds->metric));
+    printf("content      %s\n", ds->content_hash);
+    if (ds->n_classes > 0) {
+        printf("classes      %d (rows / queries per class:", ds->n_classes);
+        for (int cl = 0; cl < ds->n_classes; cl++) {
+            size_t r = 0, q = 0;
+            for (size_t i = 0; i < ds->n_train; i++) r += ds->train_class[i] == cl;
+            for (size_t i = 0; i < ds->n_test; i++) q += ds->test_class[i] == cl;
+            printf(" %d: %zu/%zu", cl, r, q);
+        }
+        printf(")\n");
+    }
+    size_t dups = 0, cross = 0;
+    if (count_equal_rows(ds, &dups, &cross) == 0)
+        printf("duplicates   %zu corpus rows equal to an earlier corpus row; %zu queries equal to a corpus row\n", dups,
+               cross);
+    if ((size_t)sample > ds->n_test) sample = (long)ds->n_test;
+    if ((size_t)k >= ds->n_train) k = (long)ds->n_train - 1;
+    float *qs = malloc((size_t)sample * ds->dim * sizeof *qs);
+    size_t *qi = malloc((size_t)sample * sizeof *qi);
+    vb_groundtruth gt = {0};
+    int rc = 0;
+    if (!qs || !qi) {
+        fprintf(stderr, "vbench dataset info: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (long i = 0; i < sample; i++) {
+        qi[i] = (size_t)i * ds->n_test / (size_t)sample;
+        memcpy(qs + (size_t)i * ds->dim, ds->test + qi[i] * ds->dim, ds->dim * sizeof *qs);
+    }
+    if (vb_groundtruth_compute(ds->train, ds->n_train, qs, (size_t)sample, ds->dim, ds->metric, (size_t)k + 1, NULL, 0,
+                               &gt, &err) != VB_OK) {
+        fprintf(stderr, "vbench dataset info: %s\n", err.message);
+        rc = 1;
+        goto out;
+    }
+    size_t ties = 0, near = 0, K = (size_t)k + 1;
+    for (long q = 0; q < sample; q++) {
+        float dk = gt.dists[(size_t)q * K + (size_t)k - 1], dk1 = gt.dists[(size_t)q * K + (size_t)k];
+        ties += dk == dk1;
+        near += dk1 <= dk + 1e-3f;
+    }
+    printf("ties         %zu of %ld sampled queries have the %ld-th and %ld-th distance equal; %zu have the %ld-th within "
+           "1e-3 of the %ld-th (vbench's exact ground truth, datasets/groundtruth.c)\n", ties, sample, k, k + 1, near, k + 1, k);
+    if (gt_out) {
+        FILE *f = fopen(gt_out, "w");
+        for (long q = 0; f && q < sample; q++) {
+            fprintf(f, "%zu", qi[q]);
+            for (long j = 0; j < k; j++)
+                fprintf(f, " %lld %.9g", (long long)gt.ids[(size_t)q * K + (size_t)j], gt.dists[(size_t)q * K + (size_t)j]);
+            fputc('\n', f);
+        }
+        if (!f || fclose(f) != 0) {
+            fprintf(stderr, "vbench dataset info: cannot write %s: %s\n", gt_out, strerror(errno));
+            rc = 1;
+        }
+    }
+out:
+    vb_groundtruth_free(&gt);
+    free(qs);
+    free(qi);
+    vb_dataset_close(&ds);
+    return rc;
+}
+
 /* ---- convert ------------------------------------------------------------------------------------------------- */
 
 #define HYPARQUET "hyparquet@1.33.0"   /* checked with `npm view hyparquet`: pure JavaScript, no dependencies */
@@ -511,6 +734,7 @@ int vb_cmd_dataset(int argc, char **argv) {
     if (strcmp(sub, "fetch") == 0) return cmd_fetch(argc, argv);
     if (strcmp(sub, "list") == 0) return cmd_list(argc, argv);
     if (strcmp(sub, "convert") == 0) return cmd_convert(argc, argv);
+    if (strcmp(sub, "info") == 0) return cmd_info(argc, argv);
     fprintf(stderr, "vbench dataset: unknown command \"%s\"\n\n%s", sub, usage_dataset);
     return 2;
 }

@@ -234,6 +234,11 @@ int vb_idx_finish(vb_idx *x, vb_error *err) {
     size_t got;
     uint64_t at = x->pos;
     if (stream_read(x, &c, 1, &got, err) != VB_OK) return VB_ERROR;   /* for gzip: on to the trailer's check */
+    /* more data in a gzip stream: corrupt bytes inflate to anything, so the stream's own check (read to its end)
+     * says more than "too long" when it fails */
+    unsigned char scratch[16384];
+    for (size_t more = got; x->gz && more;)
+        if (stream_read(x, scratch, sizeof scratch, &more, err) != VB_OK) return VB_ERROR;
     if (got)
         return idx_fail(err, "%s: IDX byte %llu: data goes on after the %llu items of %zu bytes the header declares",
                         x->path, (unsigned long long)at, (unsigned long long)x->info.items, x->info.item_bytes);
