@@ -292,6 +292,15 @@ else
     else
         skip "setpriv is not here (util-linux): the fetch as another user is not tried"
     fi
+    # run --no-fetch: neither the package nor the download is here, and neither is fetched
+    printf 'name: nf\ndatasets:\n  - {name: fm, registry: fashion-mnist-784-euclidean}\nengines:\n  - {name: exact}\nphases:\n  build:\n' \
+        >"$SCRATCH/nf.yml"
+    out=$("$VBENCH" run --profile "$SCRATCH/nf.yml" --out "$SCRATCH/nf.sqlite" --cache-dir "$SCRATCH/cache-fm" --no-fetch \
+        --quiet 2>&1)
+    is "$?" "2" "run --no-fetch without the package and the download is refused"
+    like "$out" "or install Debian's package that ships it (apt-get install -y $pkg)" "naming the package's apt command too"
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'
+    is "$?" "1" "--no-fetch installed nothing"
     "$VBENCH" dataset fetch fashion-mnist-784-euclidean --cache-dir "$SCRATCH/cache-fm" >"$SCRATCH/o-fm1" 2>"$SCRATCH/e-fm1"
     rc=$?
     ok $rc "as root, vbench dataset fetch fashion-mnist-784-euclidean exits 0"

@@ -2,7 +2,8 @@
  * plain), read back as float32 rows and class columns; broken ones refused with the file and the byte offset
  * named: truncated in the header and in the data, a gzip stream cut short, a wrong magic, a label count that is
  * not the image count, corrupted gzip data (an invalid block, a wrong CRC), bytes after the data, a dimension of 0,
- * queries of another image size. */
+ * queries of another image size. Then the seeded subset of rows and queries (vb_dataset_subset) and source idx in a
+ * profile entry (dataset_spec.h) with its key checks. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,6 +18,7 @@
 #include <zlib.h>
 
 #include "datasets/dataset.h"
+#include "datasets/dataset_spec.h"
 #include "datasets/idx.h"
 #include "tests/tap.h"
 
@@ -243,6 +245,77 @@ int main(void) {
         free(b);
         refused(TI, p, NULL, NULL, p, (const char *const[]){"images of 20 pixels", "images of 15", NULL},
                 "queries of another image size");
+    }
+    {   /* a seeded subset (dataset.h vb_dataset_subset): rows and queries chosen by the seed, in file order, with
+         * their classes; the same seed the same rows, another seed other rows; more than there is refused */
+        vb_dataset *a = NULL, *b = NULL, *c = NULL;
+        ok(vb_dataset_open_idx(TI, QI, TL, QL, VB_METRIC_EUCLIDEAN, cache, &a, &err) == VB_OK &&
+           vb_dataset_open_idx(TI, QI, TL, QL, VB_METRIC_EUCLIDEAN, cache, &b, &err) == VB_OK &&
+           vb_dataset_open_idx(TI, QI, TL, QL, VB_METRIC_EUCLIDEAN, cache, &c, &err) == VB_OK, "three copies open");
+        if (a && b && c) {
+            char full[33];
+            snprintf(full, sizeof full, "%s", a->content_hash);
+            ok(vb_dataset_subset(a, 3, 2, 42, &err) == VB_OK, "subset: 3 of 6 rows, 2 of 4 queries (%s)", err.message);
+            ok(vb_dataset_subset(b, 3, 2, 42, &err) == VB_OK, "the same subset again");
+            is_int(a->n_train, 3, "subset: 3 rows");
+            is_int(a->n_test, 2, "subset: 2 queries");
+            ok(strcmp(a->content_hash, full) != 0, "the subset has its own content hash (its own ground truth)");
+            is_str(a->content_hash, b->content_hash, "the same seed takes the same rows and queries");
+            /* each chosen row is a row of the file, in file order, with its own class */
+            int rows_ok = 1;
+            long last = -1;
+            for (size_t i = 0; i < 3; i++) {
+                long found = -1;
+                for (size_t r = 0; r < 6 && found < 0; r++)
+                    if (memcmp(a->train + i * 15, c->train + r * 15, 15 * sizeof(float)) == 0) found = (long)r;
+                rows_ok &= found > last && a->train_class[i] == c->train_class[found];
+                last = found;
+            }
+            ok(rows_ok, "the subset's rows are rows of the file, in file order, each with its own class");
+            int seeds_differ = 0;
+            for (uint64_t seed = 1; seed < 20 && !seeds_differ; seed++) {
+                vb_dataset *d = NULL;
+                vb_dataset_open_idx(TI, QI, TL, QL, VB_METRIC_EUCLIDEAN, cache, &d, &err);
+                if (d && vb_dataset_subset(d, 3, 2, seed, &err) == VB_OK)
+                    seeds_differ = strcmp(d->content_hash, a->content_hash) != 0;
+                vb_dataset_close(&d);
+            }
+            ok(seeds_differ, "another seed takes other rows");
+            ok(vb_dataset_subset(c, 7, 0, 42, &err) == VB_ERROR, "7 rows of 6 are refused");
+            contains(err.message, "rows: 7 is more than the 6 rows", "saying how many there are");
+            ok(vb_dataset_subset(c, 6, 4, 42, &err) == VB_OK && strcmp(c->content_hash, full) == 0,
+               "the whole count is no subset: the dataset as it is");
+        }
+        vb_dataset_close(&a), vb_dataset_close(&b), vb_dataset_close(&c);
+    }
+    {   /* the profile entry: source idx, its keys, subsets (dataset_spec.h) */
+        vb_kv kv[] = {{"name", "fm"}, {"source", "idx"}, {"metric", "euclidean"}, {"path", TI}, {"queries_path", QI},
+                      {"labels_path", TL}, {"queries_labels_path", QL}, {"rows", "4"}, {"queries", "3"}, {"seed", "7"}};
+        vb_dataset *d = NULL;
+        ok(vb_dataset_open_spec(kv, 10, cache, &d, &err) == VB_OK, "source idx opens from a profile entry (%s)",
+           err.message);
+        if (d) {
+            is_int(d->n_train * 10 + d->n_test, 43, "rows: 4 and queries: 3 take a subset of the files");
+            ok(d->train_class && d->n_classes == 10, "with the class column");
+        }
+        vb_dataset_close(&d);
+        const char *key = NULL;
+        vb_kv one_label[] = {{"name", "fm"}, {"source", "idx"}, {"path", TI}, {"labels_path", TL}};
+        ok(vb_dataset_spec_check(one_label, 4, 0, &key, &err) == VB_ERROR && key && !strcmp(key, "queries_labels_path"),
+           "labels_path without queries_labels_path is refused at the profile's check, naming the missing key");
+        vb_kv h5_labels[] = {{"name", "x"}, {"path", "/x/a.hdf5"}, {"labels_path", TL}};
+        ok(vb_dataset_spec_check(h5_labels, 3, 0, &key, &err) == VB_ERROR && !strcmp(key, "labels_path"),
+           "a label file on an HDF5 source is refused");
+        vb_kv reg0[] = {{"name", "fm"}, {"registry", "fashion-mnist-784-euclidean"}, {"rows", "0"}};
+        ok(vb_dataset_spec_check(reg0, 3, 0, &key, &err) == VB_ERROR && !strcmp(key, "rows"),
+           "rows: 0 on a registry dataset is refused at the profile's check");
+        vb_kv reg_big[] = {{"name", "fm"}, {"registry", "fashion-mnist-784-euclidean"}, {"queries", "10001"}};
+        ok(vb_dataset_spec_check(reg_big, 3, 0, &key, &err) == VB_ERROR && !strcmp(key, "queries"),
+           "more queries than the registry dataset has are refused at the profile's check");
+        contains(err.message, "10001 is more than the 10000 queries of fashion-mnist-784-euclidean", "with both counts");
+        vb_kv shipped[] = {{"name", "x"}, {"path", "/x/a.hdf5"}, {"ground_truth", "shipped"}, {"rows", "100"}};
+        ok(vb_dataset_spec_check(shipped, 4, 0, &key, &err) == VB_ERROR && !strcmp(key, "ground_truth"),
+           "shipped neighbours with a row subset are refused");
     }
     {   /* the reader alone: labels read whole, then finish */
         int32_t *lab = NULL;
