@@ -360,6 +360,16 @@ static int cmd_list(int argc, char **argv) {
         snprintf(sz, sizeof sz, "%s", "");
         vb_fetch_human((double)vb_registry_expected_bytes(e), sz + (all_sized ? 0 : 1), sizeof sz - 1);
         if (!all_sized) sz[0] = '~';
+        if (pk_here) {   /* the installed package's files, as they are */
+            double bytes = 0;
+            for (size_t i = 0; i < vb_registry_package_n_files(pk); i++) {
+                char p[1024];
+                struct stat fst;
+                vb_package_file_path(pk, i, p, sizeof p);
+                if (stat(p, &fst) == 0) bytes += (double)fst.st_size;
+            }
+            vb_fetch_human(bytes, sz, sizeof sz);
+        }
         /* the dataset's state: the first file that is not here says it */
         for (size_t i = 0; i < n; i++) {
             file_state(dir, &e->files[i], st, sizeof st);

@@ -9,7 +9,8 @@
  * that was not published by the dataset's maintainers, and none is known to this tree today. Where they are not
  * known (0 / NULL), the fetch says the file is unverified, checks the size against what the server announces,
  * and records the checksum of the first complete download beside the file (FILE.sha256, sha256sum's format):
- * later fetches and copies are checked against that. */
+ * later fetches and copies are checked against that. An entry may also name a Debian package that ships the
+ * dataset (vb_registry_package below), which is its source where it is installed or can be. */
 #ifndef VB_DATASETS_REGISTRY_H
 #define VB_DATASETS_REGISTRY_H
 
