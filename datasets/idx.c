@@ -204,6 +204,24 @@ int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
     }
     x->info.items = x->info.dims[0];
     x->info.item_bytes = (size_t)(total / x->info.items);
+    /* Before anything is allocated for the data: can the file hold what the header declares? A plain file must be
+     * that long (the same message as when its end is read); deflate inflates 1032 bytes per byte at most. */
+    struct stat st;
+    if (fstat(x->fd, &st) == 0) {
+        uint64_t size = (uint64_t)st.st_size, declared = hlen + total;
+        if (!x->gz && size < declared) {
+            idx_fail(err, "%s: truncated at IDX byte %llu (in item %llu of %llu): the header declares %llu bytes", path,
+                     (unsigned long long)size, (unsigned long long)((size - hlen) / x->info.item_bytes),
+                     (unsigned long long)x->info.items, (unsigned long long)declared);
+            goto fail;
+        }
+        if (x->gz && total / 1032 > size) {
+            idx_fail(err, "%s: truncated: IDX byte 4: the header declares %llu bytes of data, more than a gzip file of "
+                     "%llu bytes can hold (deflate: 1032 to 1 at most)", path, (unsigned long long)total,
+                     (unsigned long long)size);
+            goto fail;
+        }
+    }
     *out = x;
     return VB_OK;
 fail:

@@ -10,8 +10,9 @@
  * A file is read as a stream, gzipped (zlib checks the gzip trailer's CRC and length) or plain (told by the gzip
  * signature 1f 8b). Every error names the file and the byte offset: in the IDX data ("IDX byte N", what the header
  * counts), and for a broken gzip stream also in the file ("file byte N"). Refused: a wrong magic, a dimension of 0 or
- * a product too large, data shorter than the header declares (truncated at the header or in the data), bytes after
- * the declared data, and corrupt or cut gzip data. */
+ * a product too large, data shorter than the header declares (truncated at the header or in the data: a plain file
+ * shorter than its header declares, or a gzip file too small to inflate to it, is refused at the header, before
+ * anything is allocated for the data), bytes after the declared data, and corrupt or cut gzip data. */
 #ifndef VB_DATASETS_IDX_H
 #define VB_DATASETS_IDX_H
 

@@ -227,6 +227,24 @@ int main(void) {
         refused(p, QI, NULL, NULL, p, (const char *const[]){"IDX byte 106: data goes on after the 6 items", NULL},
                 "bytes after the data");
     }
+    {   /* a header that declares far more than the file can hold: refused at the header, nothing allocated */
+        unsigned char h[8];
+        be32(h, VB_IDX_MAGIC_LABELS);
+        be32(h + 4, 4000000000u);
+        const char *p = in_tmp("huge-count.gz");
+        write_gz(p, h, 8);
+        int32_t *lab = NULL;
+        uint64_t n = 0;
+        int mx = 0;
+        ok(vb_idx_read_labels(p, &lab, &n, &mx, &err) == VB_ERROR && !lab, "4e9 labels declared in a tiny gzip file: refused");
+        contains(err.message, "IDX byte 4: the header declares 4000000000 bytes of data, more than a gzip file of",
+                 "at the header, saying the file cannot hold it");
+        const char *pp = in_tmp("huge-count");
+        write_plain(pp, h, 8);
+        ok(vb_idx_read_labels(pp, &lab, &n, &mx, &err) == VB_ERROR && !lab, "the same in a plain file: refused");
+        contains(err.message, "truncated at IDX byte 8 (in item 0 of 4000000000): the header declares 4000000008 bytes",
+                 "where the file ends and what the header declares");
+    }
     {   /* a dimension of 0 */
         uint32_t dz[3] = {6, 0, 5};
         size_t lz;
