@@ -479,6 +479,12 @@ static int count_equal_rows(const vb_dataset *ds, size_t *dups, size_t *cross) {
     return 0;
 }
 
+/* "st", "nd", "rd" or "th" after n. */
+static const char *ordinal(long n) {
+    if (n % 100 >= 11 && n % 100 <= 13) return "th";
+    return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
 static int cmd_info(int argc, char **argv) {
     static const struct option opts[] = {{"cache-dir", required_argument, 0, O_CACHE}, {"queries", required_argument, 0, O_QUERIES},
                                          {"k", required_argument, 0, O_K}, {"gt-out", required_argument, 0, O_GT_OUT},
@@ -579,8 +585,9 @@ static int cmd_info(int argc, char **argv) {
         ties += dk == dk1;
         near += dk1 <= dk + 1e-3f;
     }
-    printf("ties         %zu of %ld sampled queries have the %ld-th and %ld-th distance equal; %zu have the %ld-th within "
-           "1e-3 of the %ld-th (vbench's exact ground truth, datasets/groundtruth.c)\n", ties, sample, k, k + 1, near, k + 1, k);
+    printf("ties         %zu of %ld sampled queries have the %ld%s and %ld%s distance equal; %zu have the %ld%s within "
+           "1e-3 of the %ld%s (vbench's exact ground truth, datasets/groundtruth.c)\n", ties, sample, k, ordinal(k),
+           k + 1, ordinal(k + 1), near, k + 1, ordinal(k + 1), k, ordinal(k));
     if (gt_out) {
         FILE *f = fopen(gt_out, "w");
         for (long q = 0; f && q < sample; q++) {

@@ -323,6 +323,11 @@ else
     like "$(cat "$SCRATCH/info")" "classes      10 (rows / queries per class: 0: 6000/1000" "info: 10 classes of 6000 rows and 1000 queries"
     like "$(cat "$SCRATCH/info")" "duplicates   0 corpus rows equal to an earlier corpus row; 0 queries equal to a corpus row" \
         "info: no duplicate row and no query equal to a row (as measured from outside, issue 35)"
+    like "$(cat "$SCRATCH/info")" "ties         0 of 50 sampled queries have the 100th and 101st distance equal" \
+        "info: no tie between the 100th and the 101st neighbour of 50 queries"
+    like "$("$VBENCH" dataset info fashion-mnist-784-euclidean --cache-dir "$SCRATCH/cache-fm" 2>&1)" \
+        "ties         0 of 200 sampled queries have the 10th and 11th distance equal; 0 have the 11th within 1e-3 of the 10th" \
+        "info: no tie at the 10th neighbour of 200 queries (as measured from outside, issue 35)"
     cat >"$SCRATCH/gtcheck.py" <<'PY'
 import gzip, sys, numpy as np
 def idx_images(path):
