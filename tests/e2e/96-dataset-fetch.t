@@ -315,6 +315,13 @@ else
     like "$("$VBENCH" dataset list --cache-dir "$SCRATCH/cache-fm" | grep '^fashion-mnist-784-euclidean ')" \
         "deb $pkg ($ver)" "and the installed package's version"
 
+    # --hdf5: ann-benchmarks' download instead of the package (from an empty mirror here: the attempt is what is seen)
+    mkdir -p "$SCRATCH/empty-mirror"
+    "$VBENCH" dataset fetch fashion-mnist-784-euclidean --hdf5 --mirror "$SCRATCH/empty-mirror" --retries 0 \
+        --cache-dir "$SCRATCH/cache-fm" >/dev/null 2>"$SCRATCH/e-fm-h5"
+    is "$?" "1" "--hdf5 takes the publisher's download even with the package installed (none in an empty mirror)"
+    like "$(cat "$SCRATCH/e-fm-h5")" "empty-mirror/fashion-mnist-784-euclidean.hdf5" "it looked for the HDF5 file"
+
     # vbench's exact ground truth (datasets/groundtruth.c) to k = 100 for 50 queries against numpy's brute force
     "$VBENCH" dataset info fashion-mnist-784-euclidean --queries 50 --k 100 --gt-out "$SCRATCH/gt100.txt" \
         --cache-dir "$SCRATCH/cache-fm" >"$SCRATCH/info" 2>"$SCRATCH/info.err"
