@@ -155,7 +155,10 @@ static int fetch_package(const vb_registry_entry *e, const vb_fetch_opts *fo, in
             return -1;
         }
         vb_error err;
-        if (vb_package_install(pk, fo->quiet ? fopen("/dev/null", "w") : stderr, &err) != VB_OK) {
+        FILE *say = fo->quiet ? fopen("/dev/null", "w") : stderr;
+        int rc = vb_package_install(pk, say ? say : stderr, &err);
+        if (say && say != stderr) fclose(say);
+        if (rc != VB_OK) {
             fprintf(stderr, "vbench dataset fetch: %s; fetching %s's download instead\n", err.message, e->origin);
             return -1;
         }

@@ -25,7 +25,10 @@ static int from_package(vb_profile_dataset *ds, const vb_registry_entry *e, cons
         if (o->no_fetch || mirror || geteuid() != 0 || !vb_package_installable(pk)) return 0;
         if (!o->quiet) fprintf(stderr, "dataset '%s': registry dataset %s is in Debian's package %s\n", ds->name,
                                e->name, pk->name);
-        if (vb_package_install(pk, o->quiet ? NULL : stderr, err) != VB_OK) {
+        FILE *say = o->quiet ? fopen("/dev/null", "w") : stderr;   /* apt's own output */
+        int rc = vb_package_install(pk, say ? say : stderr, err);
+        if (say && say != stderr) fclose(say);
+        if (rc != VB_OK) {
             if (!o->quiet) fprintf(stderr, "dataset '%s': %s; taking the download instead\n", ds->name, err->message);
             return 0;
         }
