@@ -110,6 +110,11 @@ int vb_dataset_shape_of(const vb_kv *kv, size_t n, const char *cache_dir, vb_dat
     long rows = atol(vb_kv_get(kv, n, "rows", "0")), q = atol(vb_kv_get(kv, n, "queries", "0"));
     if (rows > 0 && (uint64_t)rows < out->rows) out->rows = (uint64_t)rows;
     if (q > 0 && (uint64_t)q < out->queries) out->queries = (uint64_t)q;
+    if (out->rows != out->file_rows || out->queries != out->file_queries) {
+        size_t len = strlen(out->from);
+        snprintf(out->from + len, sizeof out->from - len, ", a seeded subset of %llu rows and %llu queries",
+                 (unsigned long long)out->file_rows, (unsigned long long)out->file_queries);
+    }
     return VB_OK;
 }
 
@@ -123,7 +128,7 @@ static int shape_full(const vb_kv *kv, size_t n, const char *cache_dir, vb_datas
         if (e->package && vb_package_here(e->package)) {   /* its Debian package's files: nothing to fetch */
             out->rows = e->rows, out->queries = e->queries, out->dim = e->dim;
             out->cache_bytes = (e->rows + e->queries) * e->dim * 4;
-            snprintf(out->from, sizeof out->from, "registry (Debian package %s)", e->package->name);
+            snprintf(out->from, sizeof out->from, "Debian package %s", e->package->name);
             return VB_OK;
         }
         /* every file in the cache: its shape from its headers, as if the profile named the files */

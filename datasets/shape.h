@@ -18,7 +18,8 @@ typedef struct vb_dataset_shape {
     uint64_t fetch_bytes;   /* a registry file not downloaded yet: what the download needs in the cache */
     uint64_t cache_bytes;   /* what opening it writes into the cache: the synthetic corpus, or the float32
                              * conversion of a chunked / non-float32 HDF5 array or a .fvecs/.bvecs/.u8bin file */
-    char from[80];          /* "profile", "file header", "registry", "registry (Debian package NAME)" */
+    char from[160];         /* "profile", "file header", "registry", "Debian package NAME", then ", a seeded subset
+                             * of R rows and Q queries" when the profile takes one */
 } vb_dataset_shape;
 
 /* The shape of the profile entry kv (dataset_spec.h keys, plus `registry`). cache_dir: the resolved dataset
