@@ -128,6 +128,10 @@ int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **
             return check_fail(err, key, "groundtruth_path", "\"%s\" is neither .ivecs nor .ibin", gtpath);
         return VB_OK;
     }
+    const char *lpath = vb_kv_get(kv, n, "labels_path", NULL), *qlpath = vb_kv_get(kv, n, "queries_labels_path", NULL);
+    if ((lpath || qlpath) && strcmp(s->name, "idx") != 0)
+        return check_fail(err, key, lpath ? "labels_path" : "queries_labels_path", "only source idx takes label "
+                          "files (source %s)", s->name);
     if (s->ext && gtuse && strcmp(gtuse, "shipped") == 0 && vb_kv_get(kv, n, "rows", NULL))
         return check_fail(err, key, "ground_truth", "shipped neighbours are ids of the whole corpus, not of a "
                           "subset of its rows (rows:): drop rows: or take ground_truth: compute");
@@ -144,7 +148,6 @@ int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **
         return check_fail(err, key, "path", "\"%s\" does not end in %s, the extension of source %s", path, s->ext,
                           s->name);
     if (complete && (!path || !*path)) return check_fail(err, key, "path", "required for source %s", s->name);
-    const char *lpath = vb_kv_get(kv, n, "labels_path", NULL), *qlpath = vb_kv_get(kv, n, "queries_labels_path", NULL);
     if (strcmp(s->name, "idx") == 0) { /* images: path and queries_path; labels (optional, both): the class column */
         if (gtpath)
             return check_fail(err, key, "groundtruth_path", "source idx takes no ground-truth file (vbench computes "
@@ -159,9 +162,6 @@ int vb_dataset_spec_check(const vb_kv *kv, size_t n, int complete, const char **
                               "queries_labels_path go together (the class of every row and of every query)");
         return VB_OK;
     }
-    if (lpath || qlpath)
-        return check_fail(err, key, lpath ? "labels_path" : "queries_labels_path", "only source idx takes label "
-                          "files (source %s)", s->name);
     if (!s->gt_ext) { /* hdf5: one file holding everything */
         if (gtpath)
             return check_fail(err, key, "groundtruth_path",

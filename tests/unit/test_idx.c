@@ -324,6 +324,9 @@ int main(void) {
         vb_kv h5_labels[] = {{"name", "x"}, {"path", "/x/a.hdf5"}, {"labels_path", TL}};
         ok(vb_dataset_spec_check(h5_labels, 3, 0, &key, &err) == VB_ERROR && !strcmp(key, "labels_path"),
            "a label file on an HDF5 source is refused");
+        vb_kv synth_labels[] = {{"name", "s"}, {"source", "synthetic"}, {"metric", "angular"}, {"labels_path", TL}};
+        ok(vb_dataset_spec_check(synth_labels, 4, 0, &key, &err) == VB_ERROR && !strcmp(key, "labels_path"),
+           "a label file on a synthetic dataset is refused (found by fuzz_dataset_spec: it was accepted and ignored)");
         vb_kv reg0[] = {{"name", "fm"}, {"registry", "fashion-mnist-784-euclidean"}, {"rows", "0"}};
         ok(vb_dataset_spec_check(reg0, 3, 0, &key, &err) == VB_ERROR && !strcmp(key, "rows"),
            "rows: 0 on a registry dataset is refused at the profile's check");
