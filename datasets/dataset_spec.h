@@ -1,10 +1,13 @@
 /* Opening a dataset from its profile entry (key/value form), the way the agent receives it.
  *
- * Keys: name (required), source = synthetic | hdf5 | fvecs | bvecs | fbin | u8bin (inferred from the extension
- * of path when absent), path (every source but synthetic), queries_path (fvecs/bvecs/fbin/u8bin, the same
- * extension as path), groundtruth_path (optional given neighbours: .ivecs for fvecs/bvecs, .ibin for
- * fbin/u8bin), metric (required for synthetic and the vector files; hdf5 reads its "distance" attribute), and
- * for synthetic: rows, queries, dim, clusters, seed. Errors name the key. */
+ * Keys: name (required), source = synthetic | hdf5 | fvecs | bvecs | fbin | u8bin | idx (inferred from the
+ * extension of path when absent; idx must be said), path (every source but synthetic), queries_path
+ * (fvecs/bvecs/fbin/u8bin, the same extension as path; idx: the query images), groundtruth_path (optional given
+ * neighbours: .ivecs for fvecs/bvecs, .ibin for fbin/u8bin), labels_path and queries_labels_path (idx only,
+ * optional, both or neither: the IDX label files, the class column), metric (required for synthetic, the vector
+ * files and idx; hdf5 reads its "distance" attribute), and for synthetic: rows, queries, dim, clusters, seed.
+ * For a dataset read from files, rows and queries take a seeded subset (seed, default 42) of the corpus and of the
+ * queries (vb_dataset_subset). Errors name the key. */
 #ifndef VB_DATASETS_DATASET_SPEC_H
 #define VB_DATASETS_DATASET_SPEC_H
 
