@@ -146,9 +146,10 @@ static const char *usage_engines = "usage: vbench engines\n\nLists the engine ad
 static const char *usage_keys =
     "usage: vbench keys NAME [--dir DIR] [--force]\n"
     "\n"
-    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP (README: Multi-host security).\n"
-    "DIR/NAME.key holds both keys (mode 0600): it stays on this host. DIR/NAME.pub holds the public key: an\n"
-    "agent's goes into the coordinator's --allow directory, the coordinator's is every agent's --server-key.\n"
+    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP\n"
+    "(docs/deployment.md: Multi-host security). DIR/NAME.key holds both keys (mode 0600): it stays on this\n"
+    "host. DIR/NAME.pub holds the public key: an agent's goes into the coordinator's --allow directory, the\n"
+    "coordinator's is every agent's --server-key.\n"
     "\n"
     "  --dir DIR            where to write the two files (default: the current directory; created mode 0700)\n"
     "  --force              replace an existing pair (whoever trusted the old public key is locked out)\n"
