@@ -206,11 +206,23 @@ static const field *const phase_fields[VB_PHASE__COUNT] = {
     cold_start_fields,
 };
 
+static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
+
 static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
                                        "phases", "limits",      "resources", "transport", "notify",
                                        "server_pass", "cost", NULL};
-/* Dataset keys whose values must be non-negative integers (the synthetic generator's parameters). */
-static const char *const dataset_int_keys[] = {"rows", "queries", "dim", "clusters", "seed", NULL};
+/* "12", "-5": digits after an optional minus (a number out of range is refused as such, with the range). */
+static int is_whole_number(const char *s) {
+    s += *s == '-';
+    return *s && s[strspn(s, "0123456789")] == '\0';
+}
+
+/* Dataset keys whose values are whole numbers in a range (the synthetic generator's): datasets/dataset_spec.h. */
+static const vb_dataset_spec_int *dataset_int_key(const char *key) {
+    for (const vb_dataset_spec_int *f = vb_dataset_spec_ints; f->key; f++)
+        if (strcmp(f->key, key) == 0) return f;
+    return NULL;
+}
 
 static const field *field_find(const field *fields, const char *key) {
     for (const field *f = fields; f->key; f++)
@@ -466,12 +478,12 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
     case F_INT: {
         errno = 0;
         long x = strtol(s, &end, 10);
-        if (errno || end == s || *end != '\0') {
+        if ((errno && errno != ERANGE) || end == s || *end != '\0') {
             fail(c, v->line, "key '%s': expected an integer, got %s", path, vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
-        if ((double)x < f->min || (double)x > f->max) {
-            fail(c, v->line, "key '%s': %ld is outside [%ld, %ld]", path, x, (long)f->min, (long)f->max);
+        if (errno == ERANGE || (double)x < f->min || (double)x > f->max) {   /* beyond a long: outside too */
+            fail(c, v->line, "key '%s': %s is outside [%ld, %ld]", path, s, (long)f->min, (long)f->max);
             return NULL;
         }
         snprintf(buf, sizeof buf, "%ld", x);
@@ -480,11 +492,11 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
     case F_DOUBLE: {
         errno = 0;
         double x = strtod(s, &end);
-        if (errno || end == s || *end != '\0' || !isfinite(x)) {
+        if (end == s || *end != '\0' || isnan(x)) {
             fail(c, v->line, "key '%s': expected a number, got %s", path, vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
-        if (x < f->min || x > f->max) {
+        if (isinf(x) || x < f->min || x > f->max) {   /* 1e400 too (inf; 1e-400 reads as 0, checked as 0) */
             char a[32], b[32];
             fmt_double(f->min, a, sizeof a);
             fmt_double(f->max, b, sizeof b);
@@ -663,15 +675,20 @@ static int check_datasets(const ctx *c, const vb_yaml_node *root, vb_profile *p)
         for (size_t j = 0; j < e->n && rc == VB_OK; j++) {
             const char *k = e->keys[j];
             const vb_yaml_node *v = e->items[j];
+            const vb_dataset_spec_int *fi = NULL;
+            long x;
             if (!in_list(vb_dataset_spec_keys, k)) {
                 rc = fail(c, e->key_lines[j], "unknown key 'datasets[%zu].%s' (known in 'datasets': %s)", i, k,
                           join_names(vb_dataset_spec_keys, known, sizeof known));
             } else if (!is_scalar_value(v)) {
                 rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a value, got %s", i, k,
                           vb_yaml_describe(v, got, sizeof got));
-            } else if (in_list(dataset_int_keys, k) && v->text[strspn(v->text, "0123456789")] != '\0') {
-                rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a non-negative integer, got %s", i, k,
-                          vb_yaml_describe(v, got, sizeof got));
+            } else if ((fi = dataset_int_key(k)) && !is_whole_number(v->text)) {
+                rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a non-negative integer (%ld to %ld), got %s",
+                          i, k, fi->min, fi->max, vb_yaml_describe(v, got, sizeof got));
+            } else if (fi && (errno = 0, x = strtol(v->text, NULL, 10), errno || x < fi->min || x > fi->max)) {
+                rc = fail(c, v->line, "key 'datasets[%zu].%s': %s is outside [%ld, %ld]", i, k, v->text, fi->min,
+                          fi->max);
             } else if (kv_add(&kv, k, strdup(v->text)) != 0) {
                 rc = oom(c);
             }
@@ -1110,7 +1127,6 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
         return fail(c, name->line, "key 'name': '%s' is not a valid name (%s)", name->text, NAME_RULE);
     if (!(p->name = strdup(name->text))) return oom(c);
 
-    static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
     const vb_yaml_node *kv = vb_yaml_map_get(root, "k", NULL);
     char *ks = kv ? convert(c, &k_field, kv, "k") : strdup(k_field.def);
     if (!ks) return VB_ERROR;
@@ -1241,6 +1257,51 @@ static void builtin_init(void) {
         n++;
     }
     builtin_names[n] = NULL;
+}
+
+static size_t numeric_add(vb_profile_numeric_key *out, size_t cap, size_t n, const char *path, int list,
+                          int integer, double min, double max) {
+    if (n < cap) {
+        vb_profile_numeric_key *k = &out[n];
+        snprintf(k->path, sizeof k->path, "%s", path);
+        k->list = list;
+        k->integer = integer;
+        k->min = min;
+        k->max = max;
+    }
+    return n + 1;
+}
+
+static size_t numeric_fields(vb_profile_numeric_key *out, size_t cap, size_t n, const char *section,
+                             const field *fields) {
+    char path[64];
+    for (const field *f = fields; f->key; f++) {
+        if (f->type == F_STRING || f->type == F_ENUM || f->type == F_BOOL) continue;
+        snprintf(path, sizeof path, "%s.%s", section, f->key);
+        n = numeric_add(out, cap, n, path, f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST,
+                        f->type == F_INT || f->type == F_INT_LIST, f->min, f->max);
+    }
+    return n;
+}
+
+size_t vb_profile_numeric_keys(vb_profile_numeric_key *out, size_t cap) {
+    static const struct {
+        const char *section;
+        const field *fields;
+    } sections[] = {{"limits", limits_fields}, {"notify", notify_fields}, {"cost", cost_fields}};
+    char path[64];
+    size_t n = numeric_add(out, cap, 0, "k", 0, 1, k_field.min, k_field.max);
+    for (const vb_dataset_spec_int *f = vb_dataset_spec_ints; f->key; f++) {
+        snprintf(path, sizeof path, "datasets[].%s", f->key);
+        n = numeric_add(out, cap, n, path, 0, 1, (double)f->min, (double)f->max);
+    }
+    for (int i = 0; i < VB_PHASE__COUNT; i++) {
+        snprintf(path, sizeof path, "phases.%s", vb_phase_name((vb_phase_kind)i));
+        n = numeric_fields(out, cap, n, path, phase_fields[i]);
+    }
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        n = numeric_fields(out, cap, n, sections[i].section, sections[i].fields);
+    return n;
 }
 
 const char *const *vb_profile_builtin_names(void) {

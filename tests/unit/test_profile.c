@@ -1,6 +1,7 @@
 /* Self-test of config/: YAML tree, profile validation (every error names file, line and key), defaults, JSON
  * for the manifest, engine selection and plan expansion with stable keys, for the built-in profiles too. */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1013,12 +1014,76 @@ static void test_streaming(void) {
                  "required with mode: open");
 }
 
+/* Every numeric key of the schema, as vb_profile_numeric_keys lists it with its bounds, is refused just below its
+ * minimum and just above its maximum at load (issue 36.11: rows: 0 passed the check and failed the build after the
+ * results file was made): the message names the file, the line and the key and says the value is outside. */
+/* snprintf for the walk below, whose buffers are sized for its short texts (vsnprintf: no truncation warning
+ * for values the compiler cannot bound). */
+static void fmt(char *buf, size_t len, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, len, f, ap);
+    va_end(ap);
+}
+
+static void test_numeric_bounds(void) {
+    vb_profile_numeric_key keys[256];
+    size_t n = vb_profile_numeric_keys(keys, 256);
+    ok(n > 40 && n <= 256, "the schema lists its numeric keys (%zu)", n);
+    int seen_rows = 0, seen_k = 0, seen_sel = 0;
+    for (size_t i = 0; i < n && i < 256; i++) {
+        const vb_profile_numeric_key *key = &keys[i];
+        seen_rows |= strcmp(key->path, "datasets[].rows") == 0;
+        seen_k |= strcmp(key->path, "k") == 0;
+        seen_sel |= strcmp(key->path, "phases.filtered.selectivity") == 0;
+        for (int side = 0; side < 2; side++) {
+            char val[64], text[2048], want[160], name[160];
+            double v = side == 0 ? (key->integer ? key->min - 1 : key->min > 0 ? key->min / 2 : key->min - 1)
+                                 : (key->integer ? key->max + 1 : key->max > 0 ? key->max * 2 : key->max + 1);
+            if (snprintf(val, sizeof val, key->integer ? "%.0f" : "%.6g", v) >= (int)sizeof val) continue;
+            const char *dot = strrchr(key->path, '.'), *leaf = dot ? dot + 1 : key->path;
+            char item[96];
+            if (snprintf(item, sizeof item, key->list ? "[%s]" : "%s", val) >= (int)sizeof item) continue;
+            int line;
+            if (strcmp(key->path, "k") == 0) {
+                fmt(text, sizeof text, "name: t\nk: %s\n", item);
+                line = 2;
+                fmt(want, sizeof want, "key 'k'");
+            } else if (strncmp(key->path, "datasets[].", 11) == 0) {
+                fmt(text, sizeof text, "name: t\nk: 10\ndatasets:\n  - name: d1\n    source: synthetic\n"
+                    "    %s: %s\n", leaf, item);
+                line = 6;
+                fmt(want, sizeof want, "key 'datasets[0].%s'", leaf);
+            } else if (strncmp(key->path, "phases.build.", 13) == 0) {
+                fmt(text, sizeof text, BASE_HEAD "    %s: %s\n", leaf, item);
+                line = 12;
+                fmt(want, sizeof want, "key '%s%s'", key->path, key->list ? "[0]" : "");
+            } else if (strncmp(key->path, "phases.", 7) == 0) {
+                char phase[64];
+                fmt(phase, sizeof phase, "%.*s", (int)(dot - key->path - 7), key->path + 7);
+                fmt(text, sizeof text, BASE_HEAD "  %s:\n    %s: %s\n", phase, leaf, item);
+                line = 13;
+                fmt(want, sizeof want, "key '%s%s'", key->path, key->list ? "[0]" : "");
+            } else {
+                fmt(text, sizeof text, BASE_HEAD "%.*s:\n  %s: %s\n", (int)(dot - key->path), key->path, leaf, item);
+                line = 13;
+                fmt(want, sizeof want, "key '%s%s'", key->path, key->list ? "[0]" : "");
+            }
+            fmt(name, sizeof name, "%s: %s (%s its %s)", key->path, val, side ? "above" : "below",
+                     side ? "maximum" : "minimum");
+            expect_error(name, text, line, want, "is outside");
+        }
+    }
+    ok(seen_rows && seen_k && seen_sel, "the walk covers the dataset keys, k and the phases' lists");
+}
+
 int main(void) {
     test_yaml_tree();
     test_builtin();
     test_dev_defaults();
     test_defaults_and_order();
     test_errors();
+    test_numeric_bounds();
     test_cost();
     test_dataset_files();
     test_select_engines();
