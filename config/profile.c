@@ -41,8 +41,9 @@
 /* ---------------------------------------------------------------------------------------------------------- */
 /* Schema */
 
-/* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate) */
-typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST } field_type;
+/* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate); F_ENUM_LIST: a list of choices
+ * (filtered.predicate). Every list type takes one value alone too, as a list of one ("insert_rate: 2000"). */
+typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST } field_type;
 
 typedef struct field {
     const char *key;
@@ -95,11 +96,12 @@ static const field concurrency_fields[] = {
 };
 /* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range
  * (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h) or and (two
- * independent range columns, sqrt(selectivity) each). */
+ * independent range columns, sqrt(selectivity) each); a list of them is an axis of the phase, like selectivity
+ * (one item per predicate and selectivity: config/plan.c). */
 static const char *const predicate_choices[] = {"range", "equality", "and", NULL};
 static const field filtered_fields[] = {
     {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
-    {"predicate", F_ENUM, 0, 0, "range", predicate_choices},
+    {"predicate", F_ENUM_LIST, 0, 0, "range", predicate_choices},
     {"queries", F_INT, 0, 1e9, "500", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
@@ -222,6 +224,14 @@ static const vb_dataset_spec_int *dataset_int_key(const char *key) {
     for (const vb_dataset_spec_int *f = vb_dataset_spec_ints; f->key; f++)
         if (strcmp(f->key, key) == 0) return f;
     return NULL;
+}
+
+/* Whether the canonical list text "a,b,c" holds the word w. */
+static int list_has(const char *list, const char *w) {
+    size_t n = strlen(w);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, w, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
 }
 
 static const field *field_find(const field *fields, const char *key) {
@@ -452,6 +462,7 @@ static const char *type_name(field_type t) {
     case F_INT_LIST: return "a list of integers";
     case F_DOUBLE_LIST: return "a list of numbers";
     case F_RATE_LIST: return "a list of numbers or max";
+    case F_ENUM_LIST: return "a name or a list of names";
     case F_BOOL: return "true or false";
     }
     return "?";
@@ -530,10 +541,11 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
 }
 
 static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    field_type item_type = f->type == F_INT_LIST ? F_INT : F_DOUBLE;
+    field_type item_type = f->type == F_INT_LIST ? F_INT : f->type == F_ENUM_LIST ? F_ENUM : F_DOUBLE;
     if (f->type == F_RATE_LIST && v && v->type != VB_YAML_SEQ && v->type == VB_YAML_SCALAR && v->text &&
         strcmp(v->text, "max") == 0)
         return strdup("max");   /* insert_rate: max alone, not in a list */
+    if (is_scalar_value(v)) return conv_scalar(c, f, item_type, v, path);   /* one value: a list of one */
     char got[64];
     if (!v || v->type != VB_YAML_SEQ || v->n == 0) {
         fail(c, v ? v->line : 0, "key '%s': expected %s, got %s", path, type_name(f->type),
@@ -582,8 +594,8 @@ static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, cons
 }
 
 static char *convert(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST) ? conv_list(c, f, v, path)
-                                                                   : conv_scalar(c, f, f->type, v, path);
+    int list = f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST || f->type == F_ENUM_LIST;
+    char *s = list ? conv_list(c, f, v, path) : conv_scalar(c, f, f->type, v, path);
     if (!s && c->err && c->err->message[0] == '\0') oom(c);
     return s;
 }
@@ -944,7 +956,7 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
 /* equality passes one label of the label column, whose shares are fixed (datasets/dataset.h vb_dataset_label):
  * a selectivity no label has is refused here, naming its line, before anything runs. */
 static int check_predicate(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
-    if (strcmp(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality") != 0) return VB_OK;
+    if (!list_has(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality")) return VB_OK;
     const vb_yaml_node *sel = vb_yaml_map_get(sec, "selectivity", NULL);
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", vb_kv_get(ph->params, ph->n_params, "selectivity", ""));
@@ -1276,7 +1288,7 @@ static size_t numeric_fields(vb_profile_numeric_key *out, size_t cap, size_t n, 
                              const field *fields) {
     char path[64];
     for (const field *f = fields; f->key; f++) {
-        if (f->type == F_STRING || f->type == F_ENUM || f->type == F_BOOL) continue;
+        if (f->type == F_STRING || f->type == F_ENUM || f->type == F_BOOL || f->type == F_ENUM_LIST) continue;
         snprintf(path, sizeof path, "%s.%s", section, f->key);
         n = numeric_add(out, cap, n, path, f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST,
                         f->type == F_INT || f->type == F_INT_LIST, f->min, f->max);
