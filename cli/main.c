@@ -137,8 +137,9 @@ static const char *usage_image =
     "\n"
     "build: makes the engine image NAME (deploy/images/NAME.list) with debootstrap, a Debian root file system the\n"
     "orchestrator runs servers from, cached in $VBENCH_IMAGES (default /var/cache/vbench/images) under a key\n"
-    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root; about\n"
-    "3 minutes and 1 GB for db-trixie (MariaDB 11.8, PostgreSQL 17 + pgvector 0.8).\n"
+    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root (and\n"
+    "installs debootstrap with apt-get when it is missing); about 3 minutes and 1 GB for db-trixie (MariaDB\n"
+    "11.8, PostgreSQL 17 + pgvector 0.8).\n"
     "path: prints where the image is; exit 1 when it is not built.\n";
 
 static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
