@@ -3,8 +3,8 @@
 # (issue 36.10: make bench-client-pg stopped at once, "vb_image_path: command not found", and nothing noticed).
 # Each runs through make, exactly as a user types it, with the size knobs of its script (bench/*.sh): bench-gt
 # (2,000 x 16 against numpy), bench-client (1 client, 0.2 s windows), bench-client-pg (1 client, 1 round of 1 s
-# against a throwaway PostgreSQL 17 + pgvector from the engine image: root), bench-scale (2,000 rows), bench-report
-# (2 engines' results). Numbers are not checked (they are the host's): each ran, exited 0 and printed its table.
+# against a throwaway PostgreSQL 17 + pgvector from the engine image, 300 interleaved pairs: root), bench-scale
+# (2,000 rows), bench-report (2 engines' results). Numbers are not checked (they are the host's): each ran, exited 0 and printed its table.
 . "$(dirname "$0")/lib.sh"
 need make python3 sqlite3
 ROOT=$VB_ROOT
@@ -30,13 +30,16 @@ if [ "$(id -u)" -ne 0 ]; then
     skip "bench-client-pg needs root (a throwaway server in a mount namespace, chrooted in the engine image)"
 else
     vb_ensure_image db-trixie
-    BENCH_CLIENTS=1 BENCH_ROUNDS=1 BENCH_ROWS=2000 BENCH_WINDOW=1 BENCH_WARMUP=1 bench bench-client-pg
+    BENCH_CLIENTS=1 BENCH_ROUNDS=1 BENCH_ROWS=2000 BENCH_WINDOW=1 BENCH_WARMUP=1 BENCH_PAIRS=300 bench bench-client-pg
     is "$RC" 0 "make bench-client-pg (1 client, 1 round of 1 s, 2,000 rows) exits 0"
     unlike "$OUT" "command not found" "bench-client-pg: every shell function it calls is defined"
     like "$OUT" "vbench/pgbench: pooled  median [95 % CI]" "bench-client-pg prints its table"
     row=$(grep -E '^ +1 \| +[0-9]+ +[0-9.]+ +[0-9.]+ \| +[0-9]+ ' "$SCRATCH/bench-client-pg.out")
     [ -n "$row" ]; ok $? "bench-client-pg: a row for 1 client with vbench's and pgbench's numbers"
     like "$OUT" "failed queries: vbench 0, pgbench 0, python 0" "bench-client-pg: no query failed"
+    pair='^  (no io bound|io_timeout_s 3600).* vbench +[0-9.]+ us, pgbench +[0-9.]+ us per query: vbench/pgbench [0-9.]+$'
+    n=$(grep -cE "$pair" "$SCRATCH/bench-client-pg.out")
+    is "$n" 2 "bench-client-pg: the driver call alone, interleaved with pgbench's, without and with the io bound"
 fi
 
 BENCH_SCALE_ROWS=2000 BENCH_SCALE_QUERIES=50 BENCH_SCALE_DIM=8 BENCH_SCALE_DIR=$SCRATCH/scale bench bench-scale
