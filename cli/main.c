@@ -145,8 +145,9 @@ static const char *usage_image =
     "\n"
     "build: makes the engine image NAME (deploy/images/NAME.list) with debootstrap, a Debian root file system the\n"
     "orchestrator runs servers from, cached in $VBENCH_IMAGES (default /var/cache/vbench/images) under a key\n"
-    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root; about\n"
-    "3 minutes and 1 GB for db-trixie (MariaDB 11.8, PostgreSQL 17 + pgvector 0.8).\n"
+    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root (and\n"
+    "installs debootstrap with apt-get when it is missing); about 3 minutes and 1 GB for db-trixie (MariaDB\n"
+    "11.8, PostgreSQL 17 + pgvector 0.8).\n"
     "path: prints where the image is; exit 1 when it is not built.\n";
 
 static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
@@ -154,9 +155,10 @@ static const char *usage_engines = "usage: vbench engines\n\nLists the engine ad
 static const char *usage_keys =
     "usage: vbench keys NAME [--dir DIR] [--force]\n"
     "\n"
-    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP (README: Multi-host security).\n"
-    "DIR/NAME.key holds both keys (mode 0600): it stays on this host. DIR/NAME.pub holds the public key: an\n"
-    "agent's goes into the coordinator's --allow directory, the coordinator's is every agent's --server-key.\n"
+    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP\n"
+    "(docs/deployment.md: Multi-host security). DIR/NAME.key holds both keys (mode 0600): it stays on this\n"
+    "host. DIR/NAME.pub holds the public key: an agent's goes into the coordinator's --allow directory, the\n"
+    "coordinator's is every agent's --server-key.\n"
     "\n"
     "  --dir DIR            where to write the two files (default: the current directory; created mode 0700)\n"
     "  --force              replace an existing pair (whoever trusted the old public key is locked out)\n"

@@ -305,28 +305,36 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         return VB_OK;
     }
     case VB_PHASE_FILTERED: {
-        /* range keeps its keys ("selectivity=0.1"); the other predicates name theirs ("predicate=and,selectivity=..") */
-        const char *pred = vb_kv_get(ph->params, ph->n_params, "predicate", "range");
-        int range = strcmp(pred, "range") == 0;
+        /* predicate x selectivity, predicates outer, in the profile's order. range keeps its keys
+         * ("selectivity=0.1"); the other predicates name theirs ("predicate=and,selectivity=..") */
+        char preds[256], *pred_list[8], *save = NULL;
+        int np = 0;
+        snprintf(preds, sizeof preds, "%s", vb_kv_get(ph->params, ph->n_params, "predicate", "range"));
+        for (char *tok = strtok_r(preds, ",", &save); tok && np < 8; tok = strtok_r(NULL, ",", &save))
+            pred_list[np++] = tok;
         if ((n = split_list(b, ph, "selectivity", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
-        for (int i = 0; i < n; i++)
-            for (long r = 1; r <= repeats; r++) {
-                int o = snprintf(point, point_len, "%s%s%s", range ? "" : "predicate=", range ? "" : pred,
-                                 range ? "" : ",");
-                snprintf(point + o, point_len - (size_t)o, "selectivity=%s", list[i]);
-                char rep[24];
-                snprintf(rep, sizeof rep, "%ld", r);
-                if (repeats > 1) snprintf(point + strlen(point), point_len - strlen(point), ",repeat=%s", rep);
-                if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
-                it->p.repeat = r;
-                if (repeats > 1 && point_add(b, it, "repeat", rep)) return VB_ERROR;
-                it->p.predicate = range ? 0 : strcmp(pred, "equality") == 0 ? 2 : 3;
-                if ((!range && point_add(b, it, "predicate", pred)) || point_add(b, it, "selectivity", list[i]) ||
-                    parse_double(b, it, "selectivity", list[i], &it->p.selectivity) ||
-                    take_long(b, it, ph, "queries", 1, &it->p.queries) ||
-                    take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
-                    return VB_ERROR;
-            }
+        for (int pi = 0; pi < np; pi++) {
+            const char *pred = pred_list[pi];
+            int range = strcmp(pred, "range") == 0;
+            for (int i = 0; i < n; i++)
+                for (long r = 1; r <= repeats; r++) {
+                    int o = snprintf(point, point_len, "%s%s%s", range ? "" : "predicate=", range ? "" : pred,
+                                     range ? "" : ",");
+                    snprintf(point + o, point_len - (size_t)o, "selectivity=%s", list[i]);
+                    char rep[24];
+                    snprintf(rep, sizeof rep, "%ld", r);
+                    if (repeats > 1) snprintf(point + strlen(point), point_len - strlen(point), ",repeat=%s", rep);
+                    if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
+                    it->p.repeat = r;
+                    if (repeats > 1 && point_add(b, it, "repeat", rep)) return VB_ERROR;
+                    it->p.predicate = range ? 0 : strcmp(pred, "equality") == 0 ? 2 : 3;
+                    if ((!range && point_add(b, it, "predicate", pred)) || point_add(b, it, "selectivity", list[i]) ||
+                        parse_double(b, it, "selectivity", list[i], &it->p.selectivity) ||
+                        take_long(b, it, ph, "queries", 1, &it->p.queries) ||
+                        take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
+                        return VB_ERROR;
+                }
+        }
         return VB_OK;
     }
     case VB_PHASE_CHURN:

@@ -127,4 +127,17 @@ char *vb_profile_to_json(const vb_profile *p);
 /* Names of the profiles compiled in ("dev", "smoke", "tuned-complete"); NULL-terminated, static. */
 const char *const *vb_profile_builtin_names(void);
 
+/* One numeric key of the profile's schema with the bounds the loader holds it to (a value outside them is refused
+ * at its line, naming the key, before anything is created): path as a profile writes it ("k",
+ * "limits.max_attempts", "phases.filtered.selectivity", "datasets[].rows"); list: the key takes a list of such
+ * numbers (one alone is accepted too); integer: whole numbers only. The schema is config/profile.c's tables and
+ * datasets/dataset_spec.h's vb_dataset_spec_ints; this lists them for the tests that walk every bound. */
+typedef struct vb_profile_numeric_key {
+    char path[64];
+    int list, integer;
+    double min, max;
+} vb_profile_numeric_key;
+/* Writes up to cap keys into out; returns how many the schema has (more than cap: call again with more room). */
+size_t vb_profile_numeric_keys(vb_profile_numeric_key *out, size_t cap);
+
 #endif

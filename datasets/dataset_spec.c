@@ -14,6 +14,15 @@ const char *const vb_dataset_spec_keys[] = {"name",  "source", "path", "queries_
                                             "seed",  "registry", "ground_truth", "ground_truth_check",
                                             "labels_path", "queries_labels_path", NULL};
 
+const vb_dataset_spec_int vb_dataset_spec_ints[] = {
+    {"rows", 1, 1000000000L, 10000},
+    {"queries", 1, 10000000L, 1000},
+    {"dim", 1, VB_DATASET_MAX_DIM, 128},
+    {"clusters", 0, 1000000L, 0},
+    {"seed", 0, __LONG_MAX__, 42},
+    {NULL, 0, 0, 0},
+};
+
 /* The sources, their file extensions and the ground-truth files they take. */
 typedef struct spec_src {
     const char *name;
@@ -188,19 +197,17 @@ static int spec_synthetic(const vb_kv *kv, size_t n, const char *name, const cha
     if (!metric) return vb_error_set(err, "dataset", 1, "metric: required for a synthetic dataset");
     if (vb_metric_parse(metric, &p.metric) != 0)
         return vb_error_set(err, "dataset", 1, "metric: unknown metric (angular, euclidean, dot) \"%s\"", metric);
-    long rows, queries, dim, clusters, seed;
+    long v[5];   /* rows, queries, dim, clusters, seed: vb_dataset_spec_ints' order */
     /* the caller prefixes the dataset's name to these messages, as to the generator's */
-    if (vb_kv_get_long(kv, n, "rows", 10000, 1, 1000000000L, &rows, err) != VB_OK ||
-        vb_kv_get_long(kv, n, "queries", 1000, 1, 10000000L, &queries, err) != VB_OK ||
-        vb_kv_get_long(kv, n, "dim", 128, 1, VB_DATASET_MAX_DIM, &dim, err) != VB_OK ||
-        vb_kv_get_long(kv, n, "clusters", 0, 0, 1000000L, &clusters, err) != VB_OK ||
-        vb_kv_get_long(kv, n, "seed", 42, 0, __LONG_MAX__, &seed, err) != VB_OK)
-        return VB_ERROR;
-    p.rows = (size_t)rows;
-    p.queries = (size_t)queries;
-    p.dim = (size_t)dim;
-    p.clusters = (size_t)clusters;
-    p.seed = (uint64_t)seed;
+    for (int i = 0; i < 5; i++) {
+        const vb_dataset_spec_int *f = &vb_dataset_spec_ints[i];
+        if (vb_kv_get_long(kv, n, f->key, f->def, f->min, f->max, &v[i], err) != VB_OK) return VB_ERROR;
+    }
+    p.rows = (size_t)v[0];
+    p.queries = (size_t)v[1];
+    p.dim = (size_t)v[2];
+    p.clusters = (size_t)v[3];
+    p.seed = (uint64_t)v[4];
     return vb_dataset_open_synthetic(name, &p, cache_dir, out, err);
 }
 

@@ -17,6 +17,15 @@
 /* NULL-terminated list of the accepted keys (for profile validation). */
 extern const char *const vb_dataset_spec_keys[];
 
+/* The whole-number keys (the synthetic generator's), each with its range and default: the one place both the
+ * profile loader (which refuses a value outside the range at its line, before anything is created) and the
+ * generator read them. Ends with a NULL key. */
+typedef struct vb_dataset_spec_int {
+    const char *key;
+    long min, max, def;
+} vb_dataset_spec_int;
+extern const vb_dataset_spec_int vb_dataset_spec_ints[];
+
 /* The checks that need no file: the source is known (or told by the extension of path), path, queries_path and
  * groundtruth_path have the extensions the source takes. complete = 0 checks only the keys that are present
  * (what the profile loader does: a missing key is reported when the dataset is opened); complete = 1 also

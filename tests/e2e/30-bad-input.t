@@ -29,6 +29,19 @@ out=$("$VBENCH" run --profile "$SCRATCH/bad2.yml" --out "$SCRATCH/bad2.sqlite" 2
 like "$out" "bad2.yml:6" "a wrong type names the line"
 like "$out" "rows" "a wrong type names the key"
 
+# A number outside its range is refused at its line before anything is made (issue 36.11: rows: 0 passed the
+# check, the results folder and file were created, and only the build failed): no folder, no file.
+sed -e 's/rowz: 1000/rows: 0/' "$SCRATCH/bad.yml" >"$SCRATCH/bad0.yml"
+out=$("$VBENCH" run --profile "$SCRATCH/bad0.yml" --out "$SCRATCH/new-folder/r.sqlite" 2>&1)
+rc=$?
+is "$rc" "2" "rows: 0 exits 2, as a malformed profile"
+like "$out" "bad0.yml:6: key 'datasets[0].rows': 0 is outside [1, 1000000000]" "rows: 0 is refused naming the line, the key and the range"
+[ ! -e "$SCRATCH/new-folder" ]; ok $? "rows: 0 creates neither the results file nor its folder"
+sed -e 's/rowz: 1000/dim: 70000/' "$SCRATCH/bad.yml" >"$SCRATCH/bad0.yml"
+out=$("$VBENCH" run --profile "$SCRATCH/bad0.yml" --out "$SCRATCH/new-folder/r.sqlite" 2>&1)
+like "$out" "bad0.yml:6: key 'datasets[0].dim': 70000 is outside [1, 65536]" "dim above its maximum is refused at its line"
+[ ! -e "$SCRATCH/new-folder" ]; ok $? "and nothing is created"
+
 # An unknown engine parameter names its line too.
 printf 'name: p\ndatasets:\n  - name: t\n    source: synthetic\n    rows: 100\n    dim: 4\n    metric: euclidean\nengines:\n  - name: hnswlib\n    mm: 16\nphases:\n  build: {}\n' >"$SCRATCH/bad3.yml"
 out=$("$VBENCH" run --profile "$SCRATCH/bad3.yml" --out "$SCRATCH/bad3.sqlite" 2>&1)

@@ -68,10 +68,8 @@ unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
 }
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
-# vb_image_path NAME: the directory of the engine image NAME as its recipe builds it today (deploy/image-build
-# --path-only, the same cache and key), or nothing when it is not built. Never a glob: an older build of the same
-# name may still be in the cache.
-vb_image_path() { bash "$VB_ROOT/deploy/image-build" --path-only "$1" 2>/dev/null; }
+# vb_image_path NAME: the engine image's directory (image-path.sh, shared with the server helpers).
+. "$VB_ROOT/tests/e2e/image-path.sh"
 # vb_ensure_image NAME...: makes sure the engine images exist (builds one on first use: a few minutes, cached
 # afterwards), so the server tests run on a fresh machine instead of skipping. Only root can build them; others get
 # what exists (and their tests skip, saying why). As root an image that cannot be built fails the test at once,
