@@ -131,6 +131,24 @@ assert sorted({r["build"] for r in d["tables"]["sweep_result"]}) == [1, 2, 3]
 ' "$SCRATCH/json/results.json"
 ok $? "export json: the spread view, and the build of every sweep row"
 
+if /usr/bin/python3 -c 'import h5py' 2>/dev/null; then
+    "$VBENCH" export "$db" --format annb -o "$SCRATCH/annb" --quiet
+    q "$db" -json "SELECT config, build, load_s + build_s AS bt FROM build_result" >"$SCRATCH/builds.json"
+    /usr/bin/python3 - "$SCRATCH/annb" "$SCRATCH/builds.json" <<'PY'
+import glob, h5py, json, re, sys
+builds = {(b["config"], b["build"]): b["bt"] for b in json.load(open(sys.argv[2]))}
+files = glob.glob(sys.argv[1] + "/results/*/*/*/*.hdf5")
+assert len(files) == 12, files   # 2 configurations x 2 ef_search x 3 builds: a file per build
+for fn in files:
+    a = h5py.File(fn, "r").attrs
+    key = a["vbench_result_key"]
+    config, build = key.split("/")[1], int(re.search(r"build=(\d+)", key).group(1))
+    assert abs(a["build_time"] - builds[(config, build)]) < 1e-9, (fn, key, a["build_time"], builds)
+PY
+    ok $? "export annb: a file per build, its build_time the build its sweep row searched"
+else
+    ok 1 "export annb: python3-h5py is not installed (bash deploy/install-deps --with-tests installs it)"
+fi
 "$VBENCH" report "$db" -o "$SCRATCH/rep" --quiet
 ok $? "vbench report exits 0"
 grep -q "covers the spread across query repeats only" "$SCRATCH/rep/report.md"
