@@ -157,4 +157,36 @@ grep -q "hnswlib on s was built 3 times" "$SCRATCH/rep/report.md"
 ok $? "the report says how many times each configuration was built, and its spread"
 grep -q "| series | dataset | clients | ef_search | builds | repeats | recall_mean | recall_min | recall_max" "$SCRATCH/rep/report.md"
 ok $? "the report has the spread table"
+# Which spread the interval covers: two builds of five query repeats each. The sweep's bootstrap interval resamples
+# the last build's repeats only: with build 1's QPS made 100 times larger in a copy of the database, the interval
+# stays within build 2's range (pooled, half of its values would be build 1's and it would reach them).
+db3="$SCRATCH/ci.sqlite"
+cat >"$SCRATCH/ci.yml" <<'YML'
+name: ci
+k: 10
+datasets:
+  - {name: s, source: synthetic, rows: 1000, queries: 50, dim: 8, clusters: 4, metric: euclidean, seed: 2}
+engines:
+  - {name: hnswlib, m: 8, build_repeats: 2}
+phases:
+  build:
+  recall_sweep: {ef_search: [10], repeats: 5}
+YML
+"$VBENCH" run --profile "$SCRATCH/ci.yml" --out "$db3" --quiet 2>"$SCRATCH/run3.txt"
+ok $? "two builds of five repeats run"
+cp "$db3" "$SCRATCH/ci2.sqlite"
+q "$SCRATCH/ci2.sqlite" "UPDATE sweep_result SET qps = qps * 100 WHERE build = 1"
+"$VBENCH" show --json "$SCRATCH/ci2.sqlite" >"$SCRATCH/ci.json"
+q "$SCRATCH/ci2.sqlite" -json "SELECT build, qps FROM sweep_result" >"$SCRATCH/ciraw.json"
+python3 - "$SCRATCH/ci.json" "$SCRATCH/ciraw.json" <<'PY'
+import json, sys
+(r,) = json.load(open(sys.argv[1]))["recall_sweep"]
+raw = json.load(open(sys.argv[2]))
+last = [x["qps"] for x in raw if x["build"] == 2]
+assert len(last) == 5 and r["builds"] == 2 and r["repeats"] == 10, (r, raw)
+assert r["qps_ci_lo"] is not None, r
+eps = 1e-9 * max(last)   # show --json writes 10 significant digits
+assert min(last) - eps <= r["qps_ci_lo"] <= r["qps_ci_hi"] <= max(last) + eps, ("the interval is build 2's repeats'", r, last)
+PY
+ok $? "the sweep's interval covers the query repeats of one build (the last), not the builds pooled"
 done_testing
