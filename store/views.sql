@@ -665,6 +665,17 @@ CREATE VIEW v_validity AS
         AND (p.key = r.key OR p.started_at >= e.at)
     WHERE e.kind = 'agent_log' AND e.message LIKE '%the server lost the table%'
     UNION ALL
+    -- build_repeats: an item found the index of another build than its own (only a change of plan order gets there)
+    -- and the agent built its build again, untimed: that item and the later ones of its build measured an index
+    -- that is not the one its build row timed (the agent's event says "this item measures build")
+    SELECT DISTINCT p.engine, p.dataset, p.key, 'measured after a rebuild',
+           printf('measured on build %d made again untimed at %s (item %s found another build''s index): the build row of build %d is of the index before',
+                  COALESCE(r.build, 1), e.at, e.item_key, COALESCE(r.build, 1))
+    FROM event AS e JOIN plan AS r ON r.key = e.item_key
+    JOIN plan AS p ON p.engine = r.engine AND p.dataset = r.dataset AND p.phase <> 'build' AND p.status = 'done'
+        AND p.build IS r.build AND (p.key = r.key OR p.started_at >= e.at)
+    WHERE e.kind = 'agent_log' AND e.message LIKE '%this item measures build%'
+    UNION ALL
     SELECT sp.engine, NULL, sp.item, 'memory pressure',
            printf('server cgroup memory peaked at %.1f MiB, %.0f %% of its limit', sp.peak_cgroup_bytes / 1048576.0,
                   100.0 * sp.peak_cgroup_bytes / CAST(m.value AS REAL))

@@ -157,6 +157,15 @@ grep -q "hnswlib on s was built 3 times" "$SCRATCH/rep/report.md"
 ok $? "the report says how many times each configuration was built, and its spread"
 grep -q "| series | dataset | clients | ef_search | builds | repeats | recall_mean | recall_min | recall_max" "$SCRATCH/rep/report.md"
 ok $? "the report has the spread table"
+# The validity finding when an item found another build's index and the agent built its build again untimed (the
+# agent's warning, agent/phase_build.c; only a change of plan order gets there, so it is played here in a copy):
+# that item and the later items of its build, not the next build's.
+cp "$db" "$SCRATCH/v.sqlite"
+k='br/hnswlib/s/recall_sweep/ef_search=40,repeat=1,build=2'
+q "$SCRATCH/v.sqlite" "INSERT INTO event (at, level, kind, item_key, source, message) SELECT started_at, 'warn', 'agent_log', key, 'agent', 'hnswlib on s: the index is build 1, this item measures build 2; rebuilding it untimed, the recorded build row stands' FROM plan WHERE key = '$k'"
+is "$(q "$SCRATCH/v.sqlite" "SELECT group_concat(item, ' ') FROM (SELECT item FROM v_validity WHERE \"check\" = 'measured after a rebuild' ORDER BY item)")" \
+   "$k br/hnswlib/s/recall_sweep/ef_search=40,repeat=2,build=2" \
+   "validity: an item that found another build's index, and the later ones of its build, measured an untimed rebuild"
 # Which spread the interval covers: two builds of five query repeats each. The sweep's bootstrap interval resamples
 # the last build's repeats only: with build 1's QPS made 100 times larger in a copy of the database, the interval
 # stays within build 2's range (pooled, half of its values would be build 1's and it would reach them).

@@ -52,6 +52,8 @@ typedef struct build_out {
     Vbench__BuildResult b;
 } build_out;
 
+static char last_warning[512];
+
 /* Runs phase `phase` of engine on the session kept between calls (close: closed afterwards), as build `build` of
  * the configuration; returns the phase's rc, *warned = the warnings it logged. */
 static int run_on_session(const char *engine, Vbench__Phase phase, long build, int close, int *warned) {
@@ -75,7 +77,10 @@ static int run_on_session(const char *engine, Vbench__Phase phase, long build, i
     vb_error werr;
     *warned = 0;
     while ((env = vb_wire_recv(pull, NULL, &werr))) {
-        if (env->body_case == VBENCH__ENVELOPE__BODY_LOG && env->log->level == VBENCH__LOG_LEVEL__LOG_WARN) (*warned)++;
+        if (env->body_case == VBENCH__ENVELOPE__BODY_LOG && env->log->level == VBENCH__LOG_LEVEL__LOG_WARN) {
+            (*warned)++;
+            snprintf(last_warning, sizeof last_warning, "%s", env->log->message ? env->log->message : "");
+        }
         vb_wire_free(env);
     }
     if (close) vb_session_close(&session);
@@ -174,6 +179,8 @@ int main(void) {
     ok(run_on_session("test-build", VBENCH__PHASE__PHASE_RECALL_SWEEP, 3, 0, &warned) == VB_OK && warned == 1,
        "build_repeats: an item of build 3 on build 2's index: built again, with a warning");
     is_int(atomic_load(&build_calls), calls + 2, "build_repeats: the build step ran for it");
+    /* v_validity's 'measured after a rebuild' finds the warning by these words */
+    contains(last_warning, "this item measures build 3", "build_repeats: the warning names the build");
     ok(run_on_session("test-build", VBENCH__PHASE__PHASE_RECALL_SWEEP, 3, 1, &warned) == VB_OK && warned == 0,
        "build_repeats: the next item of build 3 finds build 3");
 
