@@ -280,11 +280,14 @@ static int summary(doc *d, vb_error *err) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "best at recall >= 0.90: %s, >= 0.95: %s, >= 0.99: "
                                       "%s (1 client). ", a, b, c);
             }
-            if (step_double(db, "build_result", "SELECT load_s, build_s, index_bytes, rows FROM build_result "
-                            "WHERE {label} = ?1", label, v, 4) && !isnan(v[0])) {
+            /* several builds (build_repeats): their mean, said so */
+            if (step_double(db, "build_result", "SELECT AVG(load_s), AVG(build_s), AVG(index_bytes), MAX(rows), "
+                            "COUNT(*) FROM build_result WHERE {label} = ?1", label, v, 5) && !isnan(v[0])) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "Load %.2f s, index build %.2f s", v[0], v[1]);
                 if (!isnan(v[2])) o += (size_t)snprintf(text + o, sizeof text - o, ", index %.1f MiB", v[2] / 1048576.0);
-                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows. ", v[3]);
+                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows", v[3]);
+                if (v[4] > 1) o += (size_t)snprintf(text + o, sizeof text - o, " (the mean of %.0f builds)", v[4]);
+                o += (size_t)snprintf(text + o, sizeof text - o, ". ");
             }
             if (step_double(db, "v_concurrency", "SELECT MAX(clients) FROM v_concurrency WHERE {label} = ?1 AND "
                             "target_rate IS NULL", label, v, 1) && !isnan(v[0]) && v[0] > 1) {

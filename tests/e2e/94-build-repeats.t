@@ -154,6 +154,8 @@ fi
 ok $? "vbench report exits 0"
 grep -q "covers the spread across query repeats only" "$SCRATCH/rep/report.md"
 ok $? "the report says the interval covers the spread across query repeats, not across builds"
+grep -q "^- \*\*hnswlib\*\*: .*for 4000 rows (the mean of 3 builds)\. " "$SCRATCH/rep/report.md"
+ok $? "the summary's build cost is the mean of the builds, said so"
 grep -q "hnswlib on s was built 3 times" "$SCRATCH/rep/report.md"
 ok $? "the report says how many times each configuration was built, and its spread"
 grep -q "| series | dataset | clients | ef_search | builds | repeats | recall_mean | recall_min | recall_max" "$SCRATCH/rep/report.md"
