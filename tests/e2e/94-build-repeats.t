@@ -158,7 +158,7 @@ grep -q "^- \*\*hnswlib\*\*: .*for 4000 rows (the mean of 3 builds)\. " "$SCRATC
 ok $? "the summary's build cost is the mean of the builds, said so"
 grep -q "hnswlib on s was built 3 times" "$SCRATCH/rep/report.md"
 ok $? "the report says how many times each configuration was built, and its spread"
-grep -q "| series | dataset | clients | ef_search | builds | repeats | recall_mean | recall_min | recall_max" "$SCRATCH/rep/report.md"
+grep -q "| series | ef_search | builds | repeats | recall_mean | recall_min | recall_max | qps_mean | qps_min | qps_max | across_builds | across_repeats |" "$SCRATCH/rep/report.md"
 ok $? "the report has the spread table"
 # The validity finding when an item found another build's index and the agent built its build again untimed (the
 # agent's warning, agent/phase_build.c; only a change of plan order gets there, so it is played here in a copy):
@@ -169,6 +169,23 @@ q "$SCRATCH/v.sqlite" "INSERT INTO event (at, level, kind, item_key, source, mes
 is "$(q "$SCRATCH/v.sqlite" "SELECT group_concat(item, ' ') FROM (SELECT item FROM v_validity WHERE \"check\" = 'measured after a rebuild' ORDER BY item)")" \
    "$k br/hnswlib/s/recall_sweep/ef_search=40,repeat=2,build=2" \
    "validity: an item that found another build's index, and the later ones of its build, measured an untimed rebuild"
+# The calibration probe (coordinator/calibrate.c) measures rates: it builds a configuration once, whatever its
+# build_repeats (the sleep engine: no rates measured on this host, so --probe probes it).
+cat >"$SCRATCH/cal.yml" <<'YML'
+name: cal
+datasets:
+  - {name: synth-cal, source: synthetic, rows: 500, queries: 20, dim: 8, metric: euclidean}
+engines:
+  - {name: sleep, service_us: 50, build_repeats: 2}
+phases:
+  build: {}
+  recall_sweep: {ef_search: [10]}
+YML
+VBENCH_CACHE="$SCRATCH/cal-cache" "$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/cal.sqlite" --probe --quiet \
+    >"$SCRATCH/cal.out" 2>"$SCRATCH/cal.err"
+ok $? "a campaign of build_repeats 2 with its calibration probe runs"
+is "$(q "$SCRATCH/cal.sqlite.probe.sqlite" "SELECT COUNT(*) FROM build_result") $(q "$SCRATCH/cal.sqlite" "SELECT COUNT(*) FROM build_result")" \
+   "1 2" "the probe builds once, the campaign twice"
 # Which spread the interval covers: two builds of five query repeats each. The sweep's bootstrap interval resamples
 # the last build's repeats only: with build 1's QPS made 100 times larger in a copy of the database, the interval
 # stays within build 2's range (pooled, half of its values would be build 1's and it would reach them).
