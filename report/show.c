@@ -32,7 +32,7 @@ static const report_table tables[] = {
      "queries, short_answers, "
      "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi, builds FROM v_recall_sweep_ci"},
     /* build_repeats (v_build_spread): compact, within 120 columns; the CI of the sweep above covers the repeats */
-    {"build_spread", "Spread across builds (build_repeats; rep_spread: the widest QPS range of one build's repeats)",
+    {"build_spread", "Spread across builds (build_repeats; rep_spread: the widest QPS range within one build)",
      "SELECT engine, dataset, clients, ef_search AS ef, builds, recall_mean AS recall, "
      "printf('%.4f-%.4f', recall_min, recall_max) AS recall_range, qps_mean AS qps, "
      "printf('%.0f-%.0f', qps_min, qps_max) AS qps_range, printf('%.1f %%', 100 * qps_spread) AS build_spread, "
