@@ -779,6 +779,13 @@ static int engine_overrides(const ctx *c, const vb_yaml_node *root, const vb_yam
     return VB_OK;
 }
 
+/* build_repeats: a whole number of builds, 1 (one build, as without the key) to VB_PROFILE_MAX_BUILD_REPEATS. */
+static int valid_build_repeats(const char *text) {
+    char *end;
+    long n = strtol(text, &end, 10);
+    return text[0] >= '0' && text[0] <= '9' && *end == '\0' && n >= 1 && n <= VB_PROFILE_MAX_BUILD_REPEATS;
+}
+
 /* Checks one engine entry: scalars, or lists of values (matrix axes, each value a name-like token because it
  * becomes part of the label and of plan keys). Returns the number of configurations, 0 on error. */
 static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) {
@@ -819,6 +826,10 @@ static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) 
         if (strcmp(k, "engine") == 0 && !valid_name(v->text))
             return fail(c, v->line, "key 'engines[%zu].engine': '%s' is not a valid engine name (%s)", i, v->text,
                         NAME_RULE), 0;
+        if (strcmp(k, "build_repeats") == 0 && !valid_build_repeats(v->text))
+            return fail(c, v->line, "key 'engines[%zu].build_repeats': expected an integer from 1 to %d (the index is "
+                        "built that many times, the recall sweep run on each build), got '%s'", i,
+                        VB_PROFILE_MAX_BUILD_REPEATS, v->text), 0;
     }
     return configs;
 }
@@ -859,8 +870,11 @@ static void share_builds(vb_profile *p, int churns) {
     for (size_t e = 0; e < p->n_engines; e++) {
         vb_profile_engine *en = &p->engines[e];
         en->build_of = e;
-        for (size_t j = 0; j < e && !churns; j++) {
+        /* a configuration built several times (build_repeats) sweeps each of its builds before the next one
+         * replaces it: another configuration cannot search "its" index without its own builds */
+        for (size_t j = 0; j < e && !churns && vb_profile_engine_build_repeats(en) == 1; j++) {
             const vb_profile_engine *o = &p->engines[j];
+            if (vb_profile_engine_build_repeats(o) != 1) continue;
             if (o->build_of == j && strcmp(o->entry, en->entry) == 0 && strcmp(o->adapter, en->adapter) == 0 &&
                 same_build_params(o, en)) {
                 int same = 1;   /* the build phase's own settings, when an engine has them */
@@ -1377,8 +1391,13 @@ int vb_profile_engine_is_optional(const vb_profile_engine *e) {
     return strcmp(vb_kv_get(e->params, e->n_params, "optional", "false"), "true") == 0;
 }
 
+int vb_profile_engine_build_repeats(const vb_profile_engine *e) {
+    return atoi(vb_kv_get(e->params, e->n_params, "build_repeats", "1"));   /* checked by the loader */
+}
+
 int vb_profile_engine_param_is_general(const char *key) {
-    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0 || strcmp(key, "engine") == 0;
+    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0 || strcmp(key, "engine") == 0 ||
+           strcmp(key, "build_repeats") == 0;
 }
 
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {

@@ -80,11 +80,15 @@ void vb_profile_destroy(vb_profile **p);
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err);
 
 /* General engine keys, not passed to the adapter: `recipe` (the orchestrator starts the server from
- * deploy/engines/RECIPE.yml on its host), `optional` (run only when --engines names it) and `engine` (the
- * adapter, when the entry's name is not one). */
+ * deploy/engines/RECIPE.yml on its host), `optional` (run only when --engines names it), `engine` (the
+ * adapter, when the entry's name is not one) and `build_repeats` (vb_profile_engine_build_repeats). */
 const char *vb_profile_engine_recipe(const vb_profile_engine *e);   /* NULL: no server to start */
 int vb_profile_engine_is_optional(const vb_profile_engine *e);
 int vb_profile_engine_param_is_general(const char *key);
+/* How many times the configuration's index is built (`build_repeats: N`, 1 to VB_PROFILE_MAX_BUILD_REPEATS,
+ * default 1): HNSW builds are not deterministic, so the recall sweep runs on each build (config/plan.h). */
+#define VB_PROFILE_MAX_BUILD_REPEATS 20
+int vb_profile_engine_build_repeats(const vb_profile_engine *e);
 
 const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *kind); /* NULL when absent */
 /* The canonical value of phases.KIND.KEY: the profile's, or the field's default when the profile has no such

@@ -314,9 +314,14 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s%s", n ? " | " : "", p->engines[e].name,
                                   out->engine_s[e] > 0 ? vb_duration_approx(out->engine_s[e], a, sizeof a) : "?",
                                   out->engine_s[e] > 0 ? " + ?" : "");
-        else if (out->engine_s[e] > 0 || !done)
-            n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s", n ? " | " : "", p->engines[e].name,
-                                  vb_duration_approx(out->engine_s[e], a, sizeof a));
+        else if (out->engine_s[e] > 0 || !done) {
+            /* build_repeats: the repeated builds (and the sweep on each) are items of the plan, counted above */
+            int builds = vb_profile_engine_build_repeats(&p->engines[e]);
+            char nb[32] = "";
+            if (builds > 1) snprintf(nb, sizeof nb, " (%d builds)", builds);
+            n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s%s %s", n ? " | " : "", p->engines[e].name,
+                                  nb, vb_duration_approx(out->engine_s[e], a, sizeof a));
+        }
     }
     if (n < sizeof out->line)
         snprintf(out->line + n, sizeof out->line - n, "%stotal %s%s", n ? " | " : "",

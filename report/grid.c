@@ -130,7 +130,9 @@ void vb_grid_fit(vb_grid *g, char *notes, size_t len, char *context, size_t clen
         for (size_t z = 0; z < sizeof zeros / sizeof *zeros && g->keep[c]; z++)
             if (strcmp(nm, zeros[z]) == 0 && column_all(g, c, "0", -1))
                 g->keep[c] = 0, note_add(notes, len, "0 in every row", nm);
-        if (g->keep[c] && strcmp(nm, "repeats") == 0 && column_all(g, c, "1", -1))
+        /* one repeat, one build (build_repeats): nothing to say */
+        if (g->keep[c] && (strcmp(nm, "repeats") == 0 || strcmp(nm, "builds") == 0 || strcmp(nm, "build") == 0) &&
+            column_all(g, c, "1", -1))
             g->keep[c] = 0, note_add(notes, len, "1 in every row", nm);
         for (size_t k = 0; k < sizeof shared / sizeof *shared && g->keep[c]; k++)
             if (strcmp(nm, shared[k]) == 0 && column_all(g, c, vb_grid_at(g, 0, c), -1)) {

@@ -280,11 +280,14 @@ static int summary(doc *d, vb_error *err) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "best at recall >= 0.90: %s, >= 0.95: %s, >= 0.99: "
                                       "%s (1 client). ", a, b, c);
             }
-            if (step_double(db, "build_result", "SELECT load_s, build_s, index_bytes, rows FROM build_result "
-                            "WHERE {label} = ?1", label, v, 4) && !isnan(v[0])) {
+            /* several builds (build_repeats): their mean, said so */
+            if (step_double(db, "build_result", "SELECT AVG(load_s), AVG(build_s), AVG(index_bytes), MAX(rows), "
+                            "COUNT(*) FROM build_result WHERE {label} = ?1", label, v, 5) && !isnan(v[0])) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "Load %.2f s, index build %.2f s", v[0], v[1]);
                 if (!isnan(v[2])) o += (size_t)snprintf(text + o, sizeof text - o, ", index %.1f MiB", v[2] / 1048576.0);
-                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows. ", v[3]);
+                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows", v[3]);
+                if (v[4] > 1) o += (size_t)snprintf(text + o, sizeof text - o, " (the mean of %.0f builds)", v[4]);
+                o += (size_t)snprintf(text + o, sizeof text - o, ". ");
             }
             if (step_double(db, "v_concurrency", "SELECT MAX(clients) FROM v_concurrency WHERE {label} = ?1 AND "
                             "target_rate IS NULL", label, v, 1) && !isnan(v[0]) && v[0] > 1) {
@@ -615,6 +618,40 @@ static int cpu_profile(doc *d, vb_error *err) {
     return VB_OK;
 }
 
+/* Which spread the sweep's interval covers, and the spread across builds (build_repeats): one sentence per
+ * configuration built several times (its widest spread of recall and of QPS across builds against the widest of its
+ * query repeats), then v_build_spread. */
+static int build_spread(doc *d, vb_error *err) {
+    para(d, NULL, "qps_ci_lo / qps_ci_hi above: the bootstrap 95 %% interval of a point's median QPS over its query "
+                  "repeats (from 5 repeats). It covers the spread across query repeats only, those of one build (the "
+                  "last, when the index was built several times): not the spread across builds, which the next table "
+                  "shows as the range of the builds' own values (build_repeats; a handful of builds gives no interval).");
+    sqlite3 *db = d->rs->runs[0].db;
+    sqlite3_stmt *st;
+    const char *sql = "SELECT engine, dataset, MAX(builds), MAX(recall_max - recall_min), MAX(qps_spread), "
+                      "MAX(qps_repeat_spread) FROM v_build_spread GROUP BY engine, dataset ORDER BY MIN(seq)";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return VB_OK;   /* an older file: no view */
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        n++;
+        char rep[96] = "one repeat per build: no spread across repeats to set beside it";
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+            snprintf(rep, sizeof rep, "against at most %.1f %% across the query repeats of one build",
+                     100 * sqlite3_column_double(st, 5));
+        para(d, NULL, "%s on %s was built %d times, the recall sweep run on each build: recall differs by up to "
+                      "%.4f between builds, QPS by up to %.1f %% of its mean (%s).",
+             (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+             sqlite3_column_int(st, 2), sqlite3_column_double(st, 3), 100 * sqlite3_column_double(st, 4), rep);
+    }
+    sqlite3_finalize(st);
+    if (!n) return VB_OK;
+    return table(d, "v_build_spread", "SELECT {label} AS series, dataset, clients, ef_search, builds, repeats, "
+                 "recall_mean, recall_min, recall_max, qps_mean, qps_min, qps_max, "
+                 "printf('%.1f %%', 100 * qps_spread) AS across_builds, "
+                 "IIF(qps_repeat_spread IS NULL, NULL, printf('%.1f %%', 100 * qps_repeat_spread)) AS across_repeats "
+                 "FROM v_build_spread", err) < 0 ? VB_ERROR : VB_OK;
+}
+
 /* "Where the time goes": the stacked bars, one sentence per configuration computed from its largest client count
  * (the first run's windows), and the table of v_time_split. */
 static int timegoes(doc *d, vb_error *err) {
@@ -736,11 +773,12 @@ static int body(doc *d, vb_error *err) {
                                 "id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, queries, short_answers, "
                                 "errors, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
+            if (!rc) rc = build_spread(d, err);
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);
-            if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, first_query_s, "
-                                              "rows_per_s, index_bytes, table_bytes, client_cpu_s, engine_version "
-                                              "FROM v_build", err) < 0;
+            if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, build, rows, load_s, build_s, "
+                                              "first_query_s, rows_per_s, index_bytes, table_bytes, client_cpu_s, "
+                                              "engine_version FROM v_build", err) < 0;
             if (!rc) rc = table(d, "v_cost_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, per_hour, "
                                 "currency, build_cost FROM v_cost_build", err) < 0;
         } else if (strcmp(id, "concurrency") == 0) {

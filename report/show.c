@@ -18,7 +18,7 @@ typedef struct report_table {
  * rows they have no key in show --json either. */
 static int optional(const report_table *t) {
     return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
-           strncmp(t->name, "cpu_profile", 11) == 0;
+           strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0;
 }
 
 static const report_table tables[] = {
@@ -26,11 +26,18 @@ static const report_table tables[] = {
      "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
      "client_cpu_s, engine_version, "
      /* a load continued from its checkpoint: load_s is the sum of its attempts' work, said so */
-     "IIF(attempts > 1, printf('load %.0f s over %d attempts', load_s, attempts), NULL) AS attempts FROM v_build"},
+     "IIF(attempts > 1, printf('load %.0f s over %d attempts', load_s, attempts), NULL) AS attempts, build FROM v_build"},
     {"recall_sweep", "Recall sweep (one client, every query once; with a clients list, a window per client count)",
      "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
      "queries, short_answers, "
-     "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci"},
+     "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi, builds FROM v_recall_sweep_ci"},
+    /* build_repeats (v_build_spread): compact, within 120 columns; the CI of the sweep above covers the repeats */
+    {"build_spread", "Spread across builds (build_repeats; rep_spread: the widest QPS range within one build)",
+     "SELECT engine, dataset, clients, ef_search AS ef, builds, recall_mean AS recall, "
+     "printf('%.4f-%.4f', recall_min, recall_max) AS recall_range, qps_mean AS qps, "
+     "printf('%.0f-%.0f', qps_min, qps_max) AS qps_range, printf('%.1f %%', 100 * qps_spread) AS build_spread, "
+     "IIF(qps_repeat_spread IS NULL, '-', printf('%.1f %%', 100 * qps_repeat_spread)) AS rep_spread "
+     "FROM v_build_spread"},
     {"recall_targets", "Best QPS whose recall passes",
      "SELECT engine, dataset, clients, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
     /* one row per point, medians over its repeats (the windows: `show --windows`, v_concurrency) */

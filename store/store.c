@@ -158,6 +158,9 @@ static const struct {
      * memory, where schema.sql creates them (show and report read them); CREATE TABLE made them before this runs */
     {"server_profile", "folded", "TEXT"},
     {"server_profile_function", "function", "TEXT"},
+    {"plan", "build", "INTEGER"},           /* issue 35: build_repeats, which build each item and result is on */
+    {"build_result", "build", "INTEGER"},
+    {"sweep_result", "build", "INTEGER"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -550,7 +553,8 @@ int vb_store_init_campaign(vb_store *s, const vb_profile *p, const char *engines
         const vb_plan_item *it = &plan->items[i];
         char point[512];
         point_text(it, point, sizeof point);
-        st = prepare(s, "INSERT INTO plan (key, seq, phase, engine, dataset, point) VALUES (?, ?, ?, ?, ?, ?)", err);
+        st = prepare(s, "INSERT INTO plan (key, seq, phase, engine, dataset, point, build) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     err);
         if (!st) goto fail;
         bind_text(st, 1, it->key);
         sqlite3_bind_int(st, 2, it->seq);
@@ -558,6 +562,7 @@ int vb_store_init_campaign(vb_store *s, const vb_profile *p, const char *engines
         bind_text(st, 4, p->engines[it->engine].name);
         bind_text(st, 5, p->datasets[it->dataset].name);
         bind_text(st, 6, point);
+        sqlite3_bind_int64(st, 7, it->p.build > 0 ? it->p.build : 1);
         if (run(s, st, err, "recording the plan")) goto fail;
     }
     return commit(s, err);
@@ -1323,7 +1328,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     default: break;
     }
     if (rc == VB_STORE_OK && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
-        /* the configuration's label is its plan item's engine (the adapter may run several configurations) */
+        /* the configuration's label is its plan item's engine (the adapter may run several configurations); a build
+         * and a sweep point name the build of the index they are (build_repeats), their item's */
         const char *table = r->body_case == VBENCH__RESULT__BODY_BUILD      ? "build_result"
                           : r->body_case == VBENCH__RESULT__BODY_SWEEP      ? "sweep_result"
                           : r->body_case == VBENCH__RESULT__BODY_WINDOW     ? "window_result"
@@ -1331,9 +1337,10 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
                           : r->body_case == VBENCH__RESULT__BODY_STREAMING  ? "streaming_result"
                           : r->body_case == VBENCH__RESULT__BODY_COLD_START ? "cold_start_result"
                                                                             : "churn_result";
-        char sql[160];
-        snprintf(sql, sizeof sql, "UPDATE %s SET config = (SELECT engine FROM plan WHERE key = ?) WHERE result_key = ?",
-                 table);
+        int builds = r->body_case == VBENCH__RESULT__BODY_BUILD || r->body_case == VBENCH__RESULT__BODY_SWEEP;
+        char sql[200];
+        snprintf(sql, sizeof sql, "UPDATE %s SET (config%s) = (SELECT engine%s FROM plan WHERE key = ?) WHERE "
+                 "result_key = ?", table, builds ? ", build" : "", builds ? ", build" : "");
         sqlite3_stmt *st = prepare(s, sql, err);
         if (!st) rc = s->last;
         else {

@@ -5,9 +5,11 @@
 -- label in config; an older file has no config, and its engine was the label).
 
 -- attempts: the attempts whose load work load_s sums (a load continued from its checkpoint after restarts).
+-- build: which build of the configuration (profile build_repeats: one row per build, 1..N; 1 in an older file).
 CREATE VIEW v_build AS
     SELECT COALESCE(b.config, b.engine) AS engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
-           b.table_bytes, b.client_cpu_s, b.engine_version, COALESCE(b.attempts, 1) AS attempts
+           b.table_bytes, b.client_cpu_s, b.engine_version, COALESCE(b.attempts, 1) AS attempts,
+           COALESCE(b.build, 1) AS build
     FROM build_result AS b JOIN plan ON plan.key = b.item_key
     ORDER BY plan.seq;
 
@@ -15,13 +17,15 @@ CREATE VIEW v_build AS
 -- QPS and the latency percentiles are the medians of the repeats (the mean of the middle two for an even count),
 -- qps_min / qps_max their range; recall and overlap the mean, rounded to 12 places so that three repeats of recall
 -- 0.9 average to 0.9 and pass the 0.90 floor of v_recall_targets (a float sum can land at 0.8999999999999999);
--- counts summed. One repeat: the row as it was.
+-- counts summed. One repeat: the row as it was. With several builds (build_repeats) the point pools every build's
+-- repeats (repeats counts them all; builds says how many builds); v_build_spread shows the builds apart.
 -- The per-repeat rows stay in sweep_result.
 CREATE VIEW v_recall_sweep AS
     WITH r AS (
         SELECT COALESCE(s.config, s.engine) AS engine, s.dataset, s.ef_search, s.clients, s.recall, s.id_overlap,
                s.qps, s.mean_ms, s.p50_ms, s.p95_ms, s.p99_ms, s.p999_ms, s.queries, s.short_answers, s.errors,
-               s.duplicate_answers, plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
+               s.duplicate_answers, plan.seq, COALESCE(s.build, 1) AS build, COUNT(*) OVER w AS n,
+               ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
                ROW_NUMBER() OVER (w ORDER BY s.mean_ms) AS rmean,
                ROW_NUMBER() OVER (w ORDER BY s.p50_ms) AS r50, ROW_NUMBER() OVER (w ORDER BY s.p95_ms) AS r95,
                ROW_NUMBER() OVER (w ORDER BY s.p99_ms) AS r99, ROW_NUMBER() OVER (w ORDER BY s.p999_ms) AS r999
@@ -36,9 +40,38 @@ CREATE VIEW v_recall_sweep AS
            AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
            MAX(queries) AS queries, SUM(short_answers) AS short_answers, SUM(errors) AS errors,
            SUM(duplicate_answers) AS duplicate_answers, clients, COUNT(*) AS repeats, MIN(qps) AS qps_min,
-           MAX(qps) AS qps_max, MIN(seq) AS seq
+           MAX(qps) AS qps_max, MIN(seq) AS seq, COUNT(DISTINCT build) AS builds
     FROM r
     GROUP BY engine, dataset, ef_search, clients
+    ORDER BY MIN(seq);
+
+-- The spread across builds (profile build_repeats: HNSW builds are not deterministic), one row per sweep point of a
+-- configuration built more than once, beside the spread across query repeats. Each build's point first: recall the
+-- mean over its repeats, QPS the median of its repeats (as v_recall_sweep), qps_rep_min / qps_rep_max the range of
+-- its repeats. Then across the builds: recall_mean the mean of the builds' recalls, recall_min / recall_max their
+-- range; qps_mean, qps_min / qps_max likewise over the builds' median QPS; qps_spread = (qps_max - qps_min) /
+-- qps_mean, the relative spread across builds, against qps_repeat_spread, the widest relative range of one build's
+-- query repeats (NULL with one repeat per build). No interval: a handful of builds is too few for one.
+CREATE VIEW v_build_spread AS
+    WITH r AS (
+        SELECT COALESCE(s.config, s.engine) AS engine, s.dataset, s.ef_search, s.clients, COALESCE(s.build, 1) AS build,
+               s.recall, s.qps, plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq
+        FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
+        WINDOW w AS (PARTITION BY COALESCE(s.config, s.engine), s.dataset, s.ef_search, s.clients, COALESCE(s.build, 1))),
+    b AS (
+        SELECT engine, dataset, ef_search, clients, build, AVG(recall) AS recall,
+               AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps, MIN(qps) AS qps_rep_min,
+               MAX(qps) AS qps_rep_max, COUNT(*) AS repeats, MIN(seq) AS seq
+        FROM r GROUP BY engine, dataset, ef_search, clients, build)
+    SELECT engine, dataset, ef_search, clients, COUNT(*) AS builds, MIN(repeats) AS repeats,
+           ROUND(AVG(recall), 12) AS recall_mean, MIN(recall) AS recall_min, MAX(recall) AS recall_max,
+           AVG(qps) AS qps_mean, MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+           (MAX(qps) - MIN(qps)) / NULLIF(AVG(qps), 0) AS qps_spread,
+           IIF(MIN(repeats) > 1, MAX((qps_rep_max - qps_rep_min) / NULLIF(qps, 0)), NULL) AS qps_repeat_spread,
+           MIN(seq) AS seq
+    FROM b
+    GROUP BY engine, dataset, ef_search, clients
+    HAVING COUNT(*) > 1
     ORDER BY MIN(seq);
 
 -- "Best QPS whose recall still passes" 0.90 / 0.95 / 0.99, per configuration, dataset and client count (NULL:
@@ -246,7 +279,9 @@ CREATE VIEW v_churn AS
     ORDER BY MIN(plan.seq);
 
 -- The bootstrap 95 % interval of the median QPS of every repeated point (metrics/bootstrap.h: 2000 resamples, a
--- fixed seed; NULL below 5 repeats), beside the point's row. TEMP views on vbench's own connections only: they
+-- fixed seed; NULL below 5 repeats), beside the point's row. It covers the spread across query repeats only: with
+-- several builds (build_repeats) the sweep's interval resamples the repeats of the last build (the one the later
+-- phases measure), never the builds pooled; the spread across builds is v_build_spread's. TEMP views on vbench's own connections only: they
 -- call vbench's SQL functions vb_median_ci_lo / vb_median_ci_hi (store/views.c), which the sqlite3 shell
 -- has not got, so they are never stored in the file (the points' views above are).
 CREATE TEMP VIEW v_recall_sweep_ci AS
@@ -254,7 +289,11 @@ CREATE TEMP VIEW v_recall_sweep_ci AS
     FROM v_recall_sweep AS v LEFT JOIN
          (SELECT COALESCE(config, engine) AS engine, dataset, ef_search, clients, vb_median_ci_lo(qps) AS qps_ci_lo,
                  vb_median_ci_hi(qps) AS qps_ci_hi
-          FROM sweep_result GROUP BY 1, 2, 3, 4) AS c
+          FROM sweep_result AS s
+          WHERE COALESCE(build, 1) = (SELECT MAX(COALESCE(x.build, 1)) FROM sweep_result AS x
+                                      WHERE COALESCE(x.config, x.engine) = COALESCE(s.config, s.engine)
+                                        AND x.dataset = s.dataset)
+          GROUP BY 1, 2, 3, 4) AS c
          ON c.engine = v.engine AND c.dataset = v.dataset AND c.ef_search = v.ef_search AND c.clients = v.clients
     ORDER BY v.seq;
 
@@ -625,6 +664,17 @@ CREATE VIEW v_validity AS
     JOIN plan AS p ON p.engine = r.engine AND p.dataset = r.dataset AND p.phase <> 'build' AND p.status = 'done'
         AND (p.key = r.key OR p.started_at >= e.at)
     WHERE e.kind = 'agent_log' AND e.message LIKE '%the server lost the table%'
+    UNION ALL
+    -- build_repeats: an item found the index of another build than its own (only a change of plan order gets there)
+    -- and the agent built its build again, untimed: that item and the later ones of its build measured an index
+    -- that is not the one its build row timed (the agent's event says "this item measures build")
+    SELECT DISTINCT p.engine, p.dataset, p.key, 'measured after a rebuild',
+           printf('measured on build %d made again untimed at %s (item %s found another build''s index): the build row of build %d is of the index before',
+                  COALESCE(r.build, 1), e.at, e.item_key, COALESCE(r.build, 1))
+    FROM event AS e JOIN plan AS r ON r.key = e.item_key
+    JOIN plan AS p ON p.engine = r.engine AND p.dataset = r.dataset AND p.phase <> 'build' AND p.status = 'done'
+        AND p.build IS r.build AND (p.key = r.key OR p.started_at >= e.at)
+    WHERE e.kind = 'agent_log' AND e.message LIKE '%this item measures build%'
     UNION ALL
     SELECT sp.engine, NULL, sp.item, 'memory pressure',
            printf('server cgroup memory peaked at %.1f MiB, %.0f %% of its limit', sp.peak_cgroup_bytes / 1048576.0,

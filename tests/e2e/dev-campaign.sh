@@ -69,7 +69,7 @@ like "$out" "Best QPS whose recall passes" "vbench show prints the recall target
 # out is named under its table, --wide shows every column, --json is the same with or without it.
 is "$(printf '%s\n' "$out" | awk 'length($0) > 120' | wc -l)" 0 \
    "vbench show fits 120 columns (widest line: $(printf '%s\n' "$out" | awk '{ if (length($0) > m) m = length($0) } END { print m }'))"
-like "$out" "(not shown: 0 in every row: short_answers, errors; 1 in every row: repeats; equal to qps (one repeat, no interval):" \
+like "$out" "(not shown: 0 in every row: short_answers, errors; 1 in every row: repeats, builds; equal to qps (one repeat, no" \
      "a column left out is named under its table, with why"
 like "$out" "Recall sweep (one client, every query once; with a clients list, a window per client count): dataset synth-angular-20k," \
      "the dataset every row shares is said once in the title"

@@ -489,6 +489,83 @@ static void test_repeats(void) {
                  "  recall_sweep: {repeats: 0}\n", 5, "key 'phases.recall_sweep.repeats'", "outside");
 }
 
+/* build_repeats: N on an engine entry: build 1 and the sweep on it, build 2 and its sweep, ..., then the other phases
+ * on the last build; the keys name the build (",build=B"), the items carry it typed; 1 plans exactly what no key
+ * plans; 0, -1, a word, a fraction and a list are refused at the key's line; a configuration built several times
+ * shares no build. */
+static void test_build_repeats(void) {
+    vb_error err = {0};
+    const char *fmt = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: a\n%s  - name: b\n"
+                      "phases:\n  build:\n  recall_sweep: {ef_search: [10, 20], repeats: 2}\n"
+                      "  concurrency: {clients: [1]}\n";
+    char text[1024];
+    snprintf(text, sizeof text, fmt, "    build_repeats: 3\n");
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "build_repeats: parses")) return;
+    is_int(vb_profile_engine_build_repeats(&p->engines[0]), 3, "build_repeats: read");
+    is_int(vb_profile_engine_build_repeats(&p->engines[1]), 1, "build_repeats: absent, one build");
+    ok(vb_profile_engine_param_is_general("build_repeats"), "build_repeats: a general key, not the adapter's");
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "build_repeats: plan builds")) {
+        /* a: 3 x (build + 2 x 2 sweep items) + 3 concurrency repeats = 18; b: 1 + 4 + 3 = 8 */
+        is_int(plan->n_items, 26, "build_repeats: three builds with a sweep each, one concurrency");
+        is_str(plan->items[0].key, "t/a/d/build/build=1", "build_repeats: the build's key names it");
+        is_str(plan->items[1].key, "t/a/d/recall_sweep/ef_search=10,repeat=1,build=1",
+               "build_repeats: the sweep on build 1 follows it");
+        is_str(plan->items[5].key, "t/a/d/build/build=2", "build_repeats: then build 2");
+        is_str(plan->items[10].key, "t/a/d/build/build=3", "build_repeats: then build 3");
+        is_str(plan->items[14].key, "t/a/d/recall_sweep/ef_search=20,repeat=2,build=3", "build_repeats: its last point");
+        is_int(plan->items[14].p.build, 3, "build_repeats: the build typed");
+        is_int(plan->items[14].p.repeat, 2, "build_repeats: the query repeat kept");
+        is_str(plan->items[15].key, "t/a/d/concurrency/clients=1,repeat=1", "build_repeats: other phases keep their keys");
+        is_int(plan->items[15].p.build, 3, "build_repeats: and run on the last build");
+        is_str(plan->items[18].key, "t/b/d/build", "build_repeats: 1 (absent) plans the keys of today");
+        is_int(plan->items[18].p.build, 1, "build_repeats: one build is build 1");
+        int named = 0;
+        for (size_t k = 0; k < plan->items[6].n_point; k++)
+            named += strcmp(plan->items[6].point[k].key, "build") == 0 && strcmp(plan->items[6].point[k].value, "2") == 0;
+        is_int(named, 1, "build_repeats: the point text names the build");
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+
+    /* 1 is what no key is: the same plan, key for key */
+    vb_plan *one = NULL, *none = NULL;
+    vb_profile *p1 = NULL, *p0 = NULL;
+    snprintf(text, sizeof text, fmt, "    build_repeats: 1\n");
+    p1 = parse(text, &err);
+    snprintf(text, sizeof text, fmt, "");
+    p0 = parse(text, &err);
+    if (ok(p1 && p0 && vb_plan_build(p1, &one, &err) == VB_OK && vb_plan_build(p0, &none, &err) == VB_OK,
+           "build_repeats 1: plans")) {
+        int same = one->n_items == none->n_items;
+        for (size_t i = 0; same && i < one->n_items; i++) same = strcmp(one->items[i].key, none->items[i].key) == 0;
+        ok(same, "build_repeats 1: the plan of a profile without the key (%zu items)", one->n_items);
+    }
+    vb_plan_destroy(&one);
+    vb_plan_destroy(&none);
+    vb_profile_destroy(&p1);
+    vb_profile_destroy(&p0);
+
+    /* refused at the key's line (line 5: the entry's second line) */
+    const char *bad[] = {"0", "-1", "three", "2.5", "21", "[2, 3]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[64], name[64];
+        snprintf(line, sizeof line, "    build_repeats: %s\n", bad[i]);
+        snprintf(text, sizeof text, fmt, line);
+        snprintf(name, sizeof name, "build_repeats: %s", bad[i]);
+        expect_error(name, text, 5, "key 'engines[0].build_repeats'", i == 5 ? "expected a value" : "from 1 to 20");
+    }
+
+    /* a configuration built several times shares no build (iterative_scan would otherwise share one) */
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    iterative_scan: [off, relaxed_order]\n"
+              "    build_repeats: 2\nphases:\n  build:\n  recall_sweep: {ef_search: [10]}\n", &err);
+    if (ok(p != NULL, "build_repeats with a search-time matrix: parses"))
+        ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 1,
+           "build_repeats with a search-time matrix: each configuration builds its own");
+    vb_profile_destroy(&p);
+}
+
 /* The recall sweep at several client counts: one item per (clients, ef_search, repeat), client counts slowest, the
  * key naming the client count, the window typed (defaults 10 s and 2 s); an engine may have its own clients list;
  * window_s without clients is refused at its line. */
@@ -1158,6 +1235,7 @@ int main(void) {
     test_engine_phases();
     test_shared_builds();
     test_repeats();
+    test_build_repeats();
     test_sweep_clients();
     test_json();
     test_plan_dev();
