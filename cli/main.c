@@ -123,12 +123,16 @@ static const char *usage_status =
     "(exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
 static const char *usage_show =
-    "usage: vbench show [--json] [--windows] [--out FILE | FILE]\n"
+    "usage: vbench show [--json] [--windows] [--recall] [--worst N] [--out FILE | FILE]\n"
     "\n"
     "Prints the result tables (build, recall_sweep, recall_targets, failures). --json prints the same tables\n"
     "as one JSON object with an array per table. A repeated point is one row: the median over its repeats, the\n"
     "range (qps_min, qps_max) and from 5 repeats the bootstrap 95 % interval of the median QPS (qps_ci_lo,\n"
     "qps_ci_hi). --windows adds every concurrency window, one row per repeat (table concurrency_windows).\n"
+    "--recall adds the distribution of per-query recall of every measured point: min, p1, p10, p50 (nearest\n"
+    "rank), the shares of queries at recall 0 and below 0.5 (table recall_distribution; --json always has it).\n"
+    "--worst N adds the N hardest queries of every measured point, by query index with their recall, and says\n"
+    "which points kept no per-query answers (table worst_queries).\n"
     "Reads FILE without writing it; refuses a file that is not a\n"
     "vbench results database, or a damaged one (exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
@@ -180,7 +184,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_RECIPES,
        OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL, OPT_MODE,
-       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR };
+       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR, OPT_RECALL, OPT_WORST };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -287,11 +291,12 @@ static int cmd_run(int argc, char **argv, int resume) {
     return code;
 }
 
-/* json, windows: show's flags (NULL: refused, as for status). */
-static int open_for_reading(int argc, char **argv, const char *usage, int *json, int *windows, vb_store **store,
+/* show: show's flags (NULL: refused, as for status). */
+static int open_for_reading(int argc, char **argv, const char *usage, vb_show_opts *show, vb_store **store,
                             sqlite3 **db, char *path_out, size_t path_len) {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"json", no_argument, 0, OPT_JSON},
-                                         {"windows", no_argument, 0, OPT_WINDOWS}, {"help", no_argument, 0, 'h'},
+                                         {"windows", no_argument, 0, OPT_WINDOWS}, {"recall", no_argument, 0, OPT_RECALL},
+                                         {"worst", required_argument, 0, OPT_WORST}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     char path[PATH_MAX] = "";
     int c;
@@ -299,18 +304,25 @@ static int open_for_reading(int argc, char **argv, const char *usage, int *json,
         switch (c) {
         case OPT_OUT: snprintf(path, sizeof path, "%s", optarg); break;
         case OPT_JSON:
-            if (!json) {
-                fputs(usage, stderr);
-                return 2;
-            }
-            *json = 1;
-            break;
         case OPT_WINDOWS:
-            if (!windows) {
+        case OPT_RECALL:
+        case OPT_WORST:
+            if (!show) {
                 fputs(usage, stderr);
                 return 2;
             }
-            *windows = 1;
+            if (c == OPT_JSON) show->json = 1;
+            else if (c == OPT_WINDOWS) show->windows = 1;
+            else if (c == OPT_RECALL) show->recall = 1;
+            else {
+                char *end = NULL;
+                long n = strtol(optarg, &end, 10);
+                if (!*optarg || *end || n < 1 || n > 100000) {
+                    fprintf(stderr, "vbench: --worst takes a number of queries (1 to 100000), not \"%s\"\n", optarg);
+                    return 2;
+                }
+                show->worst = n;
+            }
             break;
         case 'h': fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return 2;
@@ -374,18 +386,17 @@ static int cmd_status(int argc, char **argv) {
 }
 
 static int cmd_show(int argc, char **argv, int status) {
-    int json = 0, windows = 0;
+    vb_show_opts show = {0};
     sqlite3 *db = NULL;
     vb_store *store = NULL;
     char path[PATH_MAX];
-    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json,
-                              status ? NULL : &windows, &store, &db,
+    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &show, &store, &db,
                               path, sizeof path);
     if (rc) return rc < 0 ? 0 : rc;
     vb_error err;
     vb_lock_holder holder;
     if (status) vb_lock_probe(path, &holder);
-    rc = status ? vb_report_status(db, path, &holder, stdout, &err) : vb_report_show_with(db, stdout, json, windows, &err);
+    rc = status ? vb_report_status(db, path, &holder, stdout, &err) : vb_report_show_with_opts(db, stdout, &show, &err);
     vb_store_close(&store);
     if (rc) {
         fprintf(stderr, "vbench: %s\n", err.message);
