@@ -704,6 +704,16 @@ static int body(doc *d, vb_error *err) {
                                 "id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, queries, short_answers, "
                                 "errors, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
+            /* the distribution of per-query recall of every measured point (each repeat its own row) */
+            if (!rc) {
+                h3(d, "Recall distribution per measured point");
+                para(d, NULL, "Per-query recall@k: the minimum, the nearest-rank p1, p10 and p50 over the queries, and "
+                              "the shares of the queries at recall 0 and below 0.5. `vbench show --worst N` names the "
+                              "hardest queries of each point.");
+                rc = table(d, "v_recall_dist", "SELECT {label} AS series, dataset, phase, point, recall, recall_min, "
+                           "recall_p1, recall_p10, recall_p50, zero_share, below_half_share, queries FROM v_recall_dist",
+                           err) < 0;
+            }
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);
             if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, first_query_s, "
