@@ -380,7 +380,7 @@ static int chart_recall_distribution(vb_report_set *rs, vb_error *err) {
             for (size_t j = 0; j < m; j++) {
                 sum += ds[i].v[j];
                 if (j + 1 == m || ds[i].v[j + 1] != ds[i].v[j])   /* the last of equal values: the CDF's step */
-                    vb_chart_row(c, "%.9g %.9g", ds[i].v[j], (double)(j + 1) / (double)m);
+                    vb_chart_row(c, "%.6g %.9g", ds[i].v[j], (double)(j + 1) / (double)m);   /* float32: 6 digits */
             }
             vb_chart_plot(c, "data index %d using 1:2 with steps lw 2 lc %zu title '%s (mean %.4f, %zu queries)'", b,
                           drawn + 1, q(ds[i].name, qb, sizeof qb), sum / (double)m, m);
