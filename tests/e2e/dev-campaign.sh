@@ -114,6 +114,9 @@ assert all(abs(float(c[7]) - r[q]) < 5e-5 for c, q in zip(rows, worst)), rows
 print("# worst 5 at ef_search 10:", ", ".join("query %d %.1f" % (q, r[q]) for q in worst))
 PY
 ok $? "hnswlib ef_search 10: the per-query values average to the mean, give the recorded percentiles, and show --worst 5 names their 5 lowest"
+is "$(grep -c "queries at recall 0 behind the mean" "$SCRATCH/err.txt")" "$(q "$db" "SELECT COUNT(*) FROM recall_dist WHERE zero_share > 0")" \
+   "the terminal says each point with queries at recall 0 as it happens ($(q "$db" "SELECT COUNT(*) FROM recall_dist WHERE zero_share > 0") points), never for exact"
+! grep "queries at recall 0 behind the mean" "$SCRATCH/err.txt" | grep -q "/exact/"; ok $? "exact: no point with a query at recall 0 on the terminal"
 out=$("$VBENCH" show "$db")
 like "$out" "recall_p10  zero_share" "vbench show's recall sweep has the p10 and zero-share columns"
 like "$("$VBENCH" show --recall "$db")" "Recall distribution per measured point" "vbench show --recall prints the distribution table"
