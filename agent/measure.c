@@ -313,6 +313,10 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         out->client_cpu_s = res.client_cpu_s;
         out->latency = res.latency;
         res.latency = NULL;
+    } else {   /* the window's own scoring may have kept its per-query recall before a later step failed */
+        free(out->query_recall);
+        out->query_recall = NULL;
+        out->query_recall_len = 0;
     }
     vb_workload_result_free(&res);
     return rc;
