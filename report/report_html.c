@@ -251,6 +251,17 @@ static int summary(doc *d, vb_error *err) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "best at recall >= 0.90: %s, >= 0.95: %s, >= 0.99: "
                                       "%s (1 client). ", a, b, c);
             }
+            /* the distribution behind the means (docs/metrics.md "Recall distribution"): at the lowest ef_search, and
+             * how far up the sweep some query still gets nothing right */
+            if (step_double(db, "v_recall_sweep", "SELECT ef_search, recall_p10, zero_share, (SELECT MAX(ef_search) FROM "
+                            "v_recall_sweep WHERE {label} = ?1 AND clients = 1 AND zero_share > 0) FROM v_recall_sweep "
+                            "WHERE {label} = ?1 AND clients = 1 AND recall_p10 IS NOT NULL ORDER BY ef_search LIMIT 1",
+                            label, v, 4) && !isnan(v[0])) {
+                o += (size_t)snprintf(text + o, sizeof text - o, "Per-query recall at ef_search %.0f: p10 %.4f, %.1f %% "
+                                      "of the queries at recall 0", v[0], v[1], 100 * v[2]);
+                if (isnan(v[3])) o += (size_t)snprintf(text + o, sizeof text - o, ". ");
+                else o += (size_t)snprintf(text + o, sizeof text - o, "; a query at 0 up to ef_search %.0f. ", v[3]);
+            }
             if (step_double(db, "build_result", "SELECT load_s, build_s, index_bytes, rows FROM build_result "
                             "WHERE {label} = ?1", label, v, 4) && !isnan(v[0])) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "Load %.2f s, index build %.2f s", v[0], v[1]);

@@ -129,6 +129,10 @@ like "$html" "vbench run --profile" "reproduce gives the command"
 # Recall as a distribution (issue 35): the CDF of per-query recall per engine at the sweep's lowest ef_search, with its
 # caption, and the table of every measured point's percentiles and shares.
 recsec=$(sed -n '/<section id="recall">/,/<\/section>/p' "$dir/report.html")
+like "$html" "Per-query recall at ef_search 10: p10 1.0000, 0.0 % of the queries at recall 0." \
+     "the summary gives exact's per-query recall at the lowest ef_search: p10 1, none at 0"
+like "$html" "Per-query recall at ef_search 10: p10 $(q "$SCRATCH/runa.sqlite" "SELECT printf('%.4f', recall_p10) FROM v_recall_sweep WHERE engine = 'hnswlib' AND ef_search = 10")" \
+     "and hnswlib's, from v_recall_sweep"
 like "$recsec" '<figure id="chart-recall-distribution">' "the recall section has the recall distribution chart"
 like "$recsec" "Per-query recall at ef_search 10 (1 client)" "drawn at the lowest ef_search of the sweep"
 like "$recsec" "at x = 0: the queries with nothing right" "with its caption"
