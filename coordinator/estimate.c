@@ -154,7 +154,9 @@ static rates rates_for(const char *engine, double dim, double rows, const char *
         if (h.filtered_qps > 0) r.filtered = h.filtered_qps * s;
         r.measured = 1;
         r0 = (double)h.rows;
-        size_t n = (size_t)snprintf(basis, blen, "measured here %s (campaign %s, %ld x %ld", h.recorded_at,
+        /* a calibration probe's campaign is named probe-NAME (coordinator/calibrate.h) */
+        size_t n = (size_t)snprintf(basis, blen, "%s here %s (campaign %s, %ld x %ld",
+                                    strncmp(h.campaign, "probe-", 6) == 0 ? "probed" : "measured", h.recorded_at,
                                     h.campaign, h.rows, h.dim);
         if (n < blen) n += (size_t)snprintf(basis + n, blen - n, h.n_runs > 1 ? "; median of %d campaigns)" : ")",
                                             h.n_runs);

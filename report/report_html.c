@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "report/grid.h"
 #include "report/show.h"
 #include "report/report_runs.h"
 #include "util/versions.h"
@@ -85,65 +86,93 @@ static void pre(doc *d, const char *text) {
 }
 
 /* A table from SQL ({label} expanded) over every run, with a leading run column when there are several. Returns
- * the rows written. */
+ * the rows written. As `vbench show` does (report/grid.h), the columns that carry nothing for these runs are named
+ * in a note under the table instead of shown, and what every row shares is said once above it, so a table of four
+ * series fits the page; the exports (`vbench export`) keep every column. */
 static int table(doc *d, const char *from, const char *sql, vb_error *err) {
     vb_report_set *rs = d->rs;
-    int rows = 0;
+    vb_grid g;
+    int begun = 0;
     for (size_t r = 0; r < rs->n; r++) {
         char *q = vb_report_sql(rs->runs[r].db, from, sql);
         sqlite3_stmt *st;
         int rc = sqlite3_prepare_v2(rs->runs[r].db, q, -1, &st, NULL);
         free(q);
-        if (rc != SQLITE_OK)
+        if (rc != SQLITE_OK) {
+            if (begun) vb_grid_free(&g);
             return vb_error_set(err, "report", 1, "%s: reading %s: %s (is this a vbench results database?)",
                                 rs->runs[r].path, from, sqlite3_errmsg(rs->runs[r].db));
-        int cols = sqlite3_column_count(st);
-        char cell[1024];
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (rows == 0) {
-                fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
-                fputs("|", d->md);
-                if (rs->n > 1) fputs("<th>run</th>", d->html), fputs(" run |", d->md);
-                for (int i = 0; i < cols; i++) {
-                    fputs("<th>", d->html);
-                    html_esc(d->html, sqlite3_column_name(st, i));
-                    fputs("</th>", d->html);
-                    fprintf(d->md, " %s |", sqlite3_column_name(st, i));
-                }
-                fputs("</tr>\n", d->html);
-                fputs("\n|", d->md);
-                for (int i = 0; i < cols + (rs->n > 1); i++) fputs("---|", d->md);
-                fputc('\n', d->md);
-            }
-            rows++;
-            fputs("<tr>", d->html);
-            fputs("|", d->md);
-            if (rs->n > 1) {
-                fputs("<td>", d->html);
-                html_esc(d->html, rs->runs[r].name);
-                fputs("</td>", d->html);
-                fprintf(d->md, " %s |", rs->runs[r].name);
-            }
-            for (int i = 0; i < cols; i++) {
-                vb_report_cell(st, i, cell, sizeof cell);
-                int num = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
-                fputs(num ? "<td class=\"n\">" : "<td>", d->html);
-                html_esc(d->html, cell);
-                fputs("</td>", d->html);
-                fputc(' ', d->md);
-                md_cell(d->md, cell);
-                fputs(" |", d->md);
-            }
-            fputs("</tr>\n", d->html);
-            fputc('\n', d->md);
         }
+        if (!begun && vb_grid_begin(&g, st, rs->n > 1 ? "run" : NULL) != 0) {
+            sqlite3_finalize(st);
+            vb_grid_free(&g);
+            return vb_error_set(err, "report", 1, "out of memory reading %s", from);
+        }
+        begun = 1;
+        rc = vb_grid_add_rows(&g, st, rs->runs[r].name);
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
+        if (rc != SQLITE_DONE) {
+            vb_grid_free(&g);
             return vb_error_set(err, "report", 1, "%s: reading %s: %s", rs->runs[r].path, from,
-                                sqlite3_errmsg(rs->runs[r].db));
+                                rc < 0 ? "out of memory" : sqlite3_errmsg(rs->runs[r].db));
+        }
     }
-    if (rows) fputs("</table></div>\n", d->html), fputc('\n', d->md);
-    else para(d, "none", "No rows.");
+    int rows = begun ? g.rows : 0;
+    if (!rows) {
+        if (begun) vb_grid_free(&g);
+        para(d, "none", "No rows.");
+        return 0;
+    }
+    char notes[1024], context[512];
+    vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
+    if (context[0]) para(d, "ctx", "%s", context);
+    fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
+    fputs("|", d->md);
+    int cols = 0;
+    for (int i = 0; i < g.cols; i++) {
+        if (!g.keep[i]) continue;
+        cols++;
+        fputs("<th>", d->html);
+        html_esc(d->html, g.name[i]);
+        fputs("</th>", d->html);
+        fprintf(d->md, " %s |", g.name[i]);
+    }
+    fputs("</tr>\n", d->html);
+    fputs("\n|", d->md);
+    for (int i = 0; i < cols; i++) fputs("---|", d->md);
+    fputc('\n', d->md);
+    for (int r = 0; r < g.rows; r++) {
+        fputs("<tr>", d->html);
+        fputs("|", d->md);
+        for (int i = 0; i < g.cols; i++) {
+            if (!g.keep[i]) continue;
+            const char *cell = vb_grid_at(&g, r, i);
+            /* Numbers right-aligned; short texts kept on one line; prose (a text with spaces) over 40 characters
+             * wraps between words (or anywhere, a long token without commas); a long name with commas (a
+             * configuration's label) breaks after its commas first (a dataset's name over three lines, issue 36.15). */
+            int num = g.num[(size_t)r * (size_t)g.cols + (size_t)i], len = (int)strlen(cell);
+            int prose = !num && len > 40 && (strchr(cell, ' ') || !strchr(cell, ','));
+            int label = !num && !prose && len > 24 && strchr(cell, ',');
+            fputs(num ? "<td class=\"n\">" : prose ? "<td class=\"t\">" : label ? "<td class=\"l\">" : "<td>", d->html);
+            if (label)
+                for (const char *p = cell; *p; p++) {
+                    char one[2] = {*p, 0};
+                    html_esc(d->html, one);
+                    if (*p == ',') fputs("<wbr>", d->html);
+                }
+            else
+                html_esc(d->html, cell);
+            fputs("</td>", d->html);
+            fputc(' ', d->md);
+            md_cell(d->md, cell);
+            fputs(" |", d->md);
+        }
+        fputs("</tr>\n", d->html);
+        fputc('\n', d->md);
+    }
+    fputs("</table></div>\n", d->html), fputc('\n', d->md);
+    if (notes[0]) para(d, "note", "Not shown: %s.", notes);
+    vb_grid_free(&g);
     return rows;
 }
 
@@ -411,14 +440,16 @@ static int asymmetries(doc *d, vb_error *err) {
     h3(d, "Durability");
     para(d, NULL, "Embedded engines keep their index in the client's memory and write nothing durably; a server's "
                   "durability settings, where its manifest records them, are listed beside it.");
+    /* A configuration's server is its entry's ("pgvector[variant=halfvec]" runs on pgvector's: config/profile.h) */
     if (table(d, "plan",
-              "SELECT {label} AS series, CASE WHEN engine IN (SELECT engine FROM server_log) THEN 'server' ELSE "
+              "SELECT {label} AS series, CASE WHEN p.entry IN (SELECT engine FROM server_log) THEN 'server' ELSE "
               "'embedded: in memory, nothing durable' END AS kind, "
-              "(SELECT group_concat(substr(m.key, length('server.' || plan.engine || '.') + 1) || '=' || m.value, ', ') "
-              "FROM manifest AS m WHERE m.key LIKE 'server.' || plan.engine || '.%' AND (m.key LIKE '%fsync%' OR "
+              "(SELECT group_concat(substr(m.key, length('server.' || p.entry || '.') + 1) || '=' || m.value, ', ') "
+              "FROM manifest AS m WHERE m.key LIKE 'server.' || p.entry || '.%' AND (m.key LIKE '%fsync%' OR "
               "m.key LIKE '%synchronous%' OR m.key LIKE '%flush_log%' OR m.key LIKE '%sync_binlog%' OR "
               "m.key LIKE '%doublewrite%' OR m.key LIKE '%wal_level%')) AS durability_settings "
-              "FROM plan GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
+              "FROM (SELECT *, IIF(instr(engine, '[') > 0, substr(engine, 1, instr(engine, '[') - 1), engine) AS entry "
+              "FROM plan) AS p GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
         return VB_ERROR;
     return VB_OK;
 }
@@ -662,6 +693,7 @@ static const char *css =
     "figure{margin:16px 0}figure img{width:100%;height:auto;border:1px solid #eee}"
     "figcaption{font-size:.9em;color:#444}"
     ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85em;margin:8px 0}"
+    "td{white-space:nowrap}td.t{white-space:normal;min-width:12em;overflow-wrap:anywhere}td.l{white-space:normal;overflow-wrap:anywhere}p.ctx,p.note{font-size:.85em;color:#444;margin:4px 0}"
     "th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-all}"

@@ -2,6 +2,7 @@
 #include "report/show.h"
 #include "report/status_eta.h"
 
+#include "report/grid.h"
 #include "report/json_rows.h"
 
 #include <math.h>
@@ -106,7 +107,7 @@ static const report_table tables[] = {
      "IIF(estimated_s > 0, printf('%.2f', seconds / estimated_s), NULL) AS actual_over_estimate, detail "
      "FROM v_campaign_time"},
     {"validity", "Validity (what makes a number less than it seems)",
-     "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
+     "SELECT engine, dataset, \"check\", item, detail FROM v_validity"},
     /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */
     {"failures", "Items not done",
      "SELECT key AS item, status, attempts, error FROM plan WHERE status <> 'done' ORDER BY seq"},
@@ -147,47 +148,180 @@ static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error 
     return VB_OK;
 }
 
-/* Text table: widths from a first pass over the rows, then aligned output. */
-static int table_text(sqlite3 *db, const report_table *t, FILE *out, vb_error *err) {
-    sqlite3_stmt *st;
-    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
-    int cols = sqlite3_column_count(st);
-    int *w = calloc((size_t)cols, sizeof *w);
-    for (int i = 0; i < cols; i++) w[i] = (int)strlen(sqlite3_column_name(st, i));
-    char cell[512];
-    int rows = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        rows++;
-        for (int i = 0; i < cols; i++) {
-            vb_report_cell(st, i, cell, sizeof cell);
-            int l = (int)strlen(cell);
-            if (l > w[i]) w[i] = l > 80 ? 80 : l;
+/* Text tables fit a terminal of VB_SHOW_WIDTH columns unless --wide (pgbench and wrk print a screen a person reads
+ * without scrolling sideways): the columns that carry nothing for this campaign are left out and named in a note
+ * under the table, what every row shares goes into the title (report/grid.h says which), then the longest text
+ * columns (details, plans, errors: never a number, an engine or a dataset) are narrowed until the line fits: the
+ * last column's cells wrap onto lines of their own, any other's are cut with "...". A table of many numbers still
+ * wider is printed in parts, each with the rows' key. --wide (and --json) show every column as it is. */
+#define VB_SHOW_WIDTH 120
+#define CELL_MAX 80    /* --wide: the widest a column gets */
+#define TEXT_MIN 16    /* a text column is cut to no less */
+
+
+static int text_width(const vb_grid *g) {
+    int total = 0, n = 0;
+    for (int i = 0; i < g->cols; i++)
+        if (g->keep[i]) total += g->w[i] + (n++ ? 2 : 0);
+    return total;
+}
+
+static void grid_widths(vb_grid *g, int cap) {
+    for (int c = 0; c < g->cols; c++) {
+        g->w[c] = (int)strlen(g->name[c]);
+        for (int r = 0; r < g->rows; r++) {
+            int l = (int)strlen(vb_grid_at(g, r, c));
+            if (l > g->w[c]) g->w[c] = l > cap ? cap : l;
         }
     }
-    if (rows == 0) {
-        free(w);
-        sqlite3_finalize(st);
-        return VB_OK;
+}
+
+/* The widest text column (no numbers in it) over TEXT_MIN, cut until the table fits or none is left to cut. */
+static void grid_cut(vb_grid *g) {
+    for (int over = text_width(g) - VB_SHOW_WIDTH; over > 0; over = text_width(g) - VB_SHOW_WIDTH) {
+        int widest = -1;
+        for (int c = 0; c < g->cols; c++) {
+            int text = 1;
+            for (int r = 0; r < g->rows && text; r++) text = !g->num[(size_t)r * (size_t)g->cols + (size_t)c];
+            int name = strcmp(g->name[c], "engine") == 0 || strcmp(g->name[c], "dataset") == 0;
+            if (g->keep[c] && text && !name && g->w[c] > TEXT_MIN && (widest < 0 || g->w[c] > g->w[widest]))
+                widest = c;
+        }
+        if (widest < 0) return;
+        int w = g->w[widest] - over;
+        g->w[widest] = w < TEXT_MIN ? TEXT_MIN : w;
     }
-    fprintf(out, "\n%s\n", t->title);
-    for (int i = 0; i < cols; i++) fprintf(out, "%s%-*s", i ? "  " : "", w[i], sqlite3_column_name(st, i));
-    fputc('\n', out);
-    for (int i = 0; i < cols; i++) {
-        fprintf(out, "%s", i ? "  " : "");
-        for (int j = 0; j < w[i]; j++) fputc('-', out);
+}
+
+/* text, wrapped at VB_SHOW_WIDTH between words; continuation lines start with indent (of that many columns). */
+static void put_wrapped(FILE *out, const char *text, const char *indent, int indent_w) {
+    int used = 0;
+    for (const char *p = text; *p;) {
+        const char *sp = strchr(p + 1, ' ');
+        int wl = sp ? (int)(sp - p) : (int)strlen(p);
+        if (used > indent_w && used + wl > VB_SHOW_WIDTH) {
+            fprintf(out, "\n%s", indent);
+            used = indent_w;
+            if (*p == ' ') p++, wl--;
+        }
+        fprintf(out, "%.*s", wl, p);
+        used += wl, p += wl;
     }
     fputc('\n', out);
-    sqlite3_reset(st);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        for (int i = 0; i < cols; i++) {
-            vb_report_cell(st, i, cell, sizeof cell);
-            int numeric = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
-            fprintf(out, "%s%*s", i ? "  " : "", numeric ? w[i] : -w[i], cell);
+}
+
+/* A cell of the last column, w wide, wrapped between words onto lines that start at column `at`. */
+static void put_column(FILE *out, const char *text, int w, int at) {
+    int used = 0;
+    for (const char *p = text; *p;) {
+        const char *sp = strchr(p + 1, ' ');
+        int wl = sp ? (int)(sp - p) : (int)strlen(p);
+        if (used > 0 && used + wl > w) {
+            fprintf(out, "\n%*s", at, "");
+            used = 0;
+            if (*p == ' ') p++, wl--;
+        }
+        if (wl > w) wl = w;   /* a word longer than the column: cut where the line ends */
+        fprintf(out, "%.*s", wl, p);
+        used += wl, p += wl;
+    }
+}
+
+/* The header, its rule and every row of the columns `show` marks. The last one is not padded (no trailing blanks)
+ * and its long cells wrap; another column's long cells are cut with "...". */
+static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
+    int last = -1, width = 0, n = 0;
+    for (int i = 0; i < g->cols; i++)
+        if (show[i]) last = i, width += g->w[i] + (n++ ? 2 : 0);
+    int first = 1;
+    for (int i = 0; i < g->cols; i++)
+        if (show[i]) fprintf(out, "%s%-*s", first ? "" : "  ", i == last ? 0 : g->w[i], g->name[i]), first = 0;
+    fputc('\n', out);
+    first = 1;
+    for (int i = 0; i < g->cols; i++) {
+        if (!show[i]) continue;
+        fprintf(out, "%s", first ? "" : "  ");
+        first = 0;
+        for (int j = 0; j < g->w[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    for (int r = 0; r < g->rows; r++) {
+        first = 1;
+        for (int i = 0; i < g->cols; i++) {
+            if (!show[i]) continue;
+            const char *cell = vb_grid_at(g, r, i);
+            int numeric = g->num[(size_t)r * (size_t)g->cols + (size_t)i];
+            if ((int)strlen(cell) > g->w[i] && i == last)   /* the last column wraps at its width */
+                fputs(first ? "" : "  ", out), put_column(out, cell, g->w[i], width - g->w[i]);
+            else if ((int)strlen(cell) > g->w[i])   /* cut: the start of the text and "..." */
+                fprintf(out, "%s%.*s...", first ? "" : "  ", g->w[i] - 3, cell);
+            else
+                fprintf(out, "%s%*s", first ? "" : "  ", numeric ? g->w[i] : i == last ? 0 : -g->w[i], cell);
+            first = 0;
         }
         fputc('\n', out);
     }
-    free(w);
+}
+
+static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    vb_grid g;
+    char notes[1024] = "", context[512] = "";
+    if (vb_grid_read(&g, st, NULL) != 0) {
+        vb_grid_free(&g);
+        sqlite3_finalize(st);
+        return vb_error_set(err, "results", 1, "out of memory reading the table %s", t->name);
+    }
     sqlite3_finalize(st);
+    if (g.rows == 0) {
+        vb_grid_free(&g);
+        return VB_OK;
+    }
+    if (!wide) vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
+    grid_widths(&g, CELL_MAX);
+    if (!wide) grid_cut(&g);
+    char title[1200];
+    snprintf(title, sizeof title, "%s%s%s", t->title, context[0] ? ": " : "", context);
+    fputc('\n', out);
+    put_wrapped(out, title, "", 2);
+    if (wide || text_width(&g) <= VB_SHOW_WIDTH) {
+        print_part(out, &g, g.keep);
+    } else {
+        /* Still too wide (many numbers): in parts of at most VB_SHOW_WIDTH columns, each beginning with the row's
+         * key (the engine and what tells its rows apart: clients, ef_search, ...), one after the other. */
+        static const char *const keys[] = {"clients", "ef_search", "selectivity", "predicate", "insert_rate",
+                                           "stage", "phase", "part", "item", "target_rate", "repeat", "dataset"};
+        unsigned char *part = calloc((size_t)g.cols + 1, 1), *key = calloc((size_t)g.cols + 1, 1);
+        int key_w = 0, c = 0;
+        while (c < g.cols && !g.keep[c]) c++;
+        for (int k0 = c; part && key && c < g.cols; c++) {
+            int is_key = c == k0;
+            for (size_t k = 0; k < sizeof keys / sizeof *keys && !is_key && g.keep[c]; k++) is_key = !strcmp(g.name[c], keys[k]);
+            if (!g.keep[c]) continue;
+            if (!is_key) break;
+            key[c] = 1, key_w += g.w[c] + 2;
+        }
+        for (int next = c; part && key && next < g.cols;) {
+            memcpy(part, key, (size_t)g.cols);
+            int used = key_w, added = 0;
+            for (; next < g.cols; next++) {
+                if (!g.keep[next] || key[next]) continue;
+                if (added && used + g.w[next] > VB_SHOW_WIDTH) break;
+                part[next] = 1, used += g.w[next] + 2, added++;
+            }
+            if (!added) break;
+            print_part(out, &g, part);
+            if (next < g.cols) fputc('\n', out);
+        }
+        free(part), free(key);
+    }
+    if (notes[0]) {
+        char note[1200];
+        snprintf(note, sizeof note, "  (not shown: %s; --wide shows them)", notes);
+        put_wrapped(out, note, "   ", 3);
+    }
+    vb_grid_free(&g);
     return VB_OK;
 }
 
@@ -207,8 +341,9 @@ static const report_table window_tables[] = {
 static const report_table recall_tables[] = {
     {"recall_distribution", "Recall distribution per measured point (per-query recall: nearest-rank percentiles, "
                             "shares of the queries at recall 0 and below 0.5)",
-     "SELECT engine, dataset, phase, point, recall, recall_min, recall_p1, recall_p10, recall_p50, zero_share, "
-     "below_half_share, queries FROM v_recall_dist"},
+     /* short names (the table says what they are of), so that a point's row fits 120 columns */
+     "SELECT engine, dataset, phase, point, recall, recall_min AS min, recall_p1 AS p1, recall_p10 AS p10, "
+     "recall_p50 AS p50, zero_share, below_half_share AS below_half, queries FROM v_recall_dist"},
 };
 
 int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
@@ -217,7 +352,7 @@ int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
 
 int vb_report_show_with(sqlite3 *db, FILE *out, int json, int windows, vb_error *err) {
     vb_show_opts o = {.json = json, .windows = windows};
-    return vb_report_show_with_opts(db, out, &o, err);
+    return vb_report_show_opts(db, out, &o, err);
 }
 
 static int cmp_worst(const void *a, const void *b, void *arg) {
@@ -246,9 +381,10 @@ static int worst_add(worst_rows *w, const char *const v[WORST_COLS], vb_error *e
     return VB_OK;
 }
 
-/* The rows aligned as table_text aligns a table: numbers (mean_recall, rank, query, recall) to the right. */
+/* The rows aligned as table_text aligns a table: numbers (mean, rank, query, recall) to the right. Narrow enough for
+ * 120 columns with names of the dev campaign's length (the last column holds "kept", "not kept" or a short note). */
 static void worst_print(const worst_rows *w, FILE *out) {
-    static const char *const head[WORST_COLS] = {"engine", "dataset", "phase", "point", "mean_recall", "rank", "query",
+    static const char *const head[WORST_COLS] = {"engine", "dataset", "phase", "point", "mean", "rank", "query",
                                                  "recall", "answers"};
     int width[WORST_COLS];
     for (int i = 0; i < WORST_COLS; i++) {
@@ -256,7 +392,8 @@ static void worst_print(const worst_rows *w, FILE *out) {
         for (size_t r = 0; r < w->n; r++)
             if ((int)strlen(w->cell[r][i]) > width[i]) width[i] = (int)strlen(w->cell[r][i]);
     }
-    for (int i = 0; i < WORST_COLS; i++) fprintf(out, "%s%-*s", i ? "  " : "", width[i], head[i]);
+    for (int i = 0; i < WORST_COLS; i++)   /* the last column unpadded: no trailing blanks */
+        fprintf(out, "%s%-*s", i ? "  " : "", i == WORST_COLS - 1 ? 0 : width[i], head[i]);
     fputc('\n', out);
     for (int i = 0; i < WORST_COLS; i++) {
         fputs(i ? "  " : "", out);
@@ -265,7 +402,8 @@ static void worst_print(const worst_rows *w, FILE *out) {
     fputc('\n', out);
     for (size_t r = 0; r < w->n; r++) {
         for (int i = 0; i < WORST_COLS; i++)
-            fprintf(out, "%s%*s", i ? "  " : "", i >= 4 && i <= 7 ? width[i] : -width[i], w->cell[r][i]);
+            fprintf(out, "%s%*s", i ? "  " : "", i >= 4 && i <= 7 ? width[i] : i == WORST_COLS - 1 ? 0 : -width[i],
+                    w->cell[r][i]);
         fputc('\n', out);
     }
 }
@@ -309,7 +447,7 @@ static int worst_queries(sqlite3 *db, FILE *out, json_t *doc, long n, vb_error *
         char meanbuf[32], rank[24], query[24], rec[32];
         snprintf(meanbuf, sizeof meanbuf, "%.4f", mean);
         /* no per-query values (the agent keeps none over VB_WIRE_QUERY_RECALL_MAX queries), or none below 1: one row */
-        const char *note = m == 0 ? "no per-query recall kept" : r[idx[0]] >= 1.0f ? "every query at recall 1" : NULL;
+        const char *note = m == 0 ? "no per-query values" : r[idx[0]] >= 1.0f ? "all at recall 1" : NULL;
         if (note) {
             if (rows)
                 json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:f, s:n, s:n, s:n, s:s, s:s}", "engine",
@@ -353,15 +491,15 @@ static int worst_queries(sqlite3 *db, FILE *out, json_t *doc, long n, vb_error *
             worst_print(&text, out);
         if (without_answers)
             fputs("answers \"not kept\": the point kept no per-query answers (the rows each query returned), only each "
-                  "query's recall. The recall sweep keeps them unless the profile says `answers: false` (vbench export "
-                  "--format annb writes them out); filtered, churn and streaming points and the sweep's windows of "
+                  "query's recall.\nThe recall sweep keeps them unless the profile says `answers: false` (vbench export "
+                  "--format annb writes them\nout); filtered, churn and streaming points and the sweep's windows of "
                   "several clients never do.\n", out);
     }
     free(text.cell);
     return rc;
 }
 
-int vb_report_show_with_opts(sqlite3 *db, FILE *out, const vb_show_opts *o, vb_error *err) {
+int vb_report_show_opts(sqlite3 *db, FILE *out, const vb_show_opts *o, vb_error *err) {
     int json = o->json, windows = o->windows;
     size_t n = sizeof tables / sizeof tables[0], nw = windows ? sizeof window_tables / sizeof window_tables[0] : 0;
     size_t nr = json || o->recall ? sizeof recall_tables / sizeof recall_tables[0] : 0;
@@ -369,7 +507,7 @@ int vb_report_show_with_opts(sqlite3 *db, FILE *out, const vb_show_opts *o, vb_e
     for (size_t i = 0; i < n + nw + nr; i++) {
         /* the windows come last, after the items not done; then the recall distribution */
         const report_table *t = i < n ? &tables[i] : i < n + nw ? &window_tables[i - n] : &recall_tables[i - n - nw];
-        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, err);
+        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, o->wide, err);
         if (rc) {
             json_decref(doc);
             return VB_ERROR;
@@ -424,7 +562,7 @@ int vb_report_status(sqlite3 *db, const char *path, const vb_lock_holder *holder
                 sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
     sqlite3_finalize(st);
     vb_status_eta_print(db, path, holder->held, out);   /* elapsed, ETA, last result, progress (issue 16) */
-    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, err)) return VB_ERROR;
+    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, 0, err)) return VB_ERROR;
     if (prepare(db, "SELECT at, level, COALESCE(item_key, ''), message FROM "
                     "(SELECT * FROM event ORDER BY id DESC LIMIT 5) ORDER BY id", &st, err))
         return VB_ERROR;

@@ -56,4 +56,45 @@ load=$(q "$SCRATCH/cache/history.sqlite" "SELECT load_rows_s > 0 FROM measured W
 is "$load" 1 "... with a load rate"
 chk=$("$VBENCH" run --profile "$SCRATCH/est.yml" --out "$SCRATCH/again.sqlite" --check 2>&1)
 like "$chk" "hnswlib: measured here" "the next estimate uses the measured rates"
+# The calibration probe (issue 36.6, coordinator/calibrate.h). The sleep engine has no default rates (the unknown
+# engine's: 500 QPS at ef_search 100 and dimension 128, time per query taken as proportional to ef_search), so
+# 30,000 queries at ef_search 800 and 1000 estimate at 13 minutes from defaults while it answers in 50 us
+# whatever ef_search says: a long default estimate on a host with no history, which `run` probes first.
+cat >"$SCRATCH/cal.yml" <<'YML'
+name: cal
+datasets:
+  - {name: synth-cal, source: synthetic, rows: 2000, queries: 30000, dim: 128, metric: euclidean}
+engines:
+  - {name: sleep, service_us: 50}
+phases:
+  build: {}
+  recall_sweep: {ef_search: [800, 1000]}
+YML
+export VBENCH_CACHE="$SCRATCH/cal-cache"
+chk=$("$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/cal.sqlite" --check 2>&1)
+like "$chk" "sleep: default rates" "calibration: a host with no history estimates from default rates"
+like "$chk" "calibration: nothing measured on this host for sleep; \`run\` probes it first" \
+     "--check says the run will probe the engine first (the default estimate is over 10 minutes)"
+is "$(ls "$SCRATCH" | grep -c '^cal\.sqlite')" 0 "--check creates nothing, the probe's files neither"
+"$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/nop.sqlite" --no-probe --check >/dev/null 2>&1
+"$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/cal.sqlite" >"$SCRATCH/cal.out" 2>"$SCRATCH/cal.err"
+is "$?" 0 "the calibrated campaign finishes"
+like "$(cat "$SCRATCH/cal.err")" "calibrating: probed sleep in" "run says it probed the engine before estimating"
+is "$(q "$SCRATCH/cal.sqlite.probe.sqlite" "SELECT status || ' ' || runs FROM campaign") $(q "$SCRATCH/cal.sqlite.probe.sqlite" "SELECT COUNT(*) FROM build_result WHERE rows = 5000")" \
+   "finished 1 1" "the probe is a campaign of its own beside the results: 5,000 rows built (FILE.probe.sqlite)"
+is "$(q "$VBENCH_CACHE/history.sqlite" "SELECT COUNT(*) FROM measured WHERE campaign = 'probe-cal' AND dim = 128 AND sweep_qps100 > 0")" 1 \
+   "the probe's rates are in the history under its own campaign name"
+like "$(q "$SCRATCH/cal.sqlite" "SELECT value FROM manifest WHERE key = 'estimate.basis.sleep'")" "probed here" \
+     "the campaign's estimate is from the probe's rates, and says so"
+like "$(q "$SCRATCH/cal.sqlite" "SELECT value FROM manifest WHERE key = 'estimate.probe'")" "probed sleep in" \
+     "the manifest records the probe"
+probed=$(q "$SCRATCH/cal.sqlite" "SELECT value FROM manifest WHERE key = 'estimate.total_s'")
+default=$(printf '%s\n' "$chk" | sed -n 's/^estimate: .*total ~\(.*\)$/\1/p')
+awk -v p="$probed" 'BEGIN { exit !(p < 300) }'
+ok $? "the probed estimate ($probed s) is under half of the 10 minutes the default one was over ($default)"
+chk2=$("$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/cal2.sqlite" --check 2>&1)
+unlike "$chk2" "calibration:" "the next campaign on this host needs no probe (its rates are measured)"
+"$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/cal.sqlite" >/dev/null 2>&1
+is "$(q "$SCRATCH/cal.sqlite.probe.sqlite" "SELECT COUNT(*) FROM campaign")" 1 \
+   "a run refused because FILE exists probes nothing and leaves the earlier probe as it was"
 done_testing

@@ -130,7 +130,7 @@ for fn in sorted(glob.glob(os.path.join(d, "out/results/*/*/*/*.hdf5"))):
     rows = [r for r in worst if (r["engine"], r["dataset"], r["phase"], r["point"]) ==
             (engine, dataset, "recall_sweep", "ef_search %d, 1 client" % ef)]
     if min(per) == 1.0:
-        assert len(rows) == 1 and rows[0]["note"] == "every query at recall 1", (fn, rows)
+        assert len(rows) == 1 and rows[0]["note"] == "all at recall 1", (fn, rows)
         continue
     want = sorted(range(len(per)), key=lambda i: (per[i], i))[:5]
     assert [r["query"] for r in rows] == want, (fn, [r["query"] for r in rows], want)

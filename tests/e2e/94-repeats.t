@@ -79,7 +79,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_recall_sweep AS v WHERE v.recall_min = (SE
 is "$(q "$db" "SELECT COUNT(*) FROM v_filtered WHERE recall_p50 IS NOT NULL AND recall_min <= recall_p1
                AND recall_p1 <= recall_p10 AND recall_p10 <= recall_p50")" "2" \
    "v_filtered: the distribution of each repeated point, in order"
-"$VBENCH" show "$db" >"$SCRATCH/show.txt"
+"$VBENCH" show --wide "$db" >"$SCRATCH/show.txt"
 grep -q "repeats  qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/show.txt"
 ok $? "show prints the repeats, the range and the interval"
 db2="$SCRATCH/alt.sqlite"
@@ -190,7 +190,7 @@ for st in ("before", "after"):
 assert c["repeats"] == 5 and c["completed"] == 1, c
 PY
 ok $? "show --json: the sweep's and churn's intervals at 5 repeats; concurrency points are their windows' medians"
-"$VBENCH" show "$db3" >"$SCRATCH/ci.txt"
+"$VBENCH" show --wide "$db3" >"$SCRATCH/ci.txt"
 grep -q "clients  repeats  qps *qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/ci.txt"
 ok $? "show: one concurrency row per point, with the range and the interval columns"
 is "$(grep -c "concurrency_windows\|Concurrency windows" "$SCRATCH/ci.txt")" "0" "show without --windows: no window rows"
