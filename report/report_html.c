@@ -751,11 +751,12 @@ static int body(doc *d, vb_error *err) {
             if (!rc) {
                 h3(d, "Recall distribution per measured point");
                 para(d, NULL, "Per-query recall@k: the minimum, the nearest-rank p1, p10 and p50 over the queries, and "
-                              "the shares of the queries at recall 0 and below 0.5. `vbench show --worst N` names the "
-                              "hardest queries of each point.");
-                rc = table(d, "v_recall_dist", "SELECT {label} AS series, dataset, phase, point, recall, recall_min, "
-                           "recall_p1, recall_p10, recall_p50, zero_share, below_half_share, queries FROM v_recall_dist",
-                           err) < 0;
+                              "the shares of the queries at recall 0 (zero_share) and below 0.5 (below_half); recall is "
+                              "the mean. `vbench show --worst N` names the hardest queries of each point.");
+                /* short names, as show --recall's: the heading says what they are of */
+                rc = table(d, "v_recall_dist", "SELECT {label} AS series, dataset, phase, point, recall, recall_min AS "
+                           "min, recall_p1 AS p1, recall_p10 AS p10, recall_p50 AS p50, zero_share, below_half_share AS "
+                           "below_half, queries FROM v_recall_dist", err) < 0;
             }
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);

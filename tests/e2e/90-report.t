@@ -137,7 +137,7 @@ like "$recsec" '<figure id="chart-recall-distribution">' "the recall section has
 like "$recsec" "Per-query recall at ef_search 10 (1 client)" "drawn at the lowest ef_search of the sweep"
 like "$recsec" "at x = 0: the queries with nothing right" "with its caption"
 like "$recsec" "Recall distribution per measured point" "and the distribution table"
-like "$recsec" "<th>recall_p10</th><th>recall_p50</th><th>zero_share</th>" "whose columns are the percentiles and shares"
+like "$recsec" "<th>p10</th><th>p50</th><th>zero_share</th><th>below_half</th>" "whose columns are the percentiles and shares"
 /usr/bin/python3 - "$dir/charts/recall-distribution.dat" <<'PY'
 import sys
 blocks = [b for b in open(sys.argv[1]).read().split("\n\n\n") if b.strip()]
