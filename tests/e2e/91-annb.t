@@ -154,4 +154,7 @@ out=$("$VBENCH" export "$SCRATCH/off.sqlite" --format annb -o "$SCRATCH/off" 2>&
 like "$out" "sweep_result.answers" "and names what is missing"
 like "$("$VBENCH" show --worst 3 "$SCRATCH/off.sqlite")" 'answers "not kept": the point kept no per-query answers' \
    "show --worst says when a point kept no per-query answers"
+out=$("$VBENCH" show --worst 0 "$SCRATCH/off.sqlite" 2>&1)
+is "$?" "2" "show --worst 0 is refused (exit 2)"
+like "$out" 'vbench: --worst takes a number of queries (1 to 100000), not "0"' "naming the option and the value"
 done_testing
