@@ -556,6 +556,13 @@ CREATE VIEW v_validity AS
                   filter, passing_rows)
     FROM filtered_result WHERE short_answers > 0
     UNION ALL
+    -- a mean that hides queries with nothing right (issue 35, docs/metrics.md "Recall distribution"): a point whose
+    -- mean recall passes 0.9 while some of its queries get recall 0 (one row per result; repeats each their own)
+    SELECT engine, dataset, item_key, 'queries at recall 0',
+           printf('%d of %d queries at recall 0 behind a mean recall of %.4f (%s, %s; p10 %.4f): show --worst names them',
+                  CAST(round(zero_share * queries) AS INTEGER), queries, recall, phase, point, recall_p10)
+    FROM v_recall_dist WHERE zero_share > 0 AND recall >= 0.9
+    UNION ALL
     -- an engine that returns the same row twice in one answer (MariaDB 11.8.9 in filtered answers): the answer is
     -- scored on its distinct ids, so each repeat is a miss (metrics/recall.h), counted here and not an error
     SELECT COALESCE(config, engine), dataset, item_key, 'duplicate ids',

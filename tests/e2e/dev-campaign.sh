@@ -131,6 +131,13 @@ ok $? "hnswlib ef_search 10: the per-query values average to the mean, give the 
 is "$(grep -c "queries at recall 0 behind the mean" "$SCRATCH/err.txt")" "$(q "$db" "SELECT COUNT(*) FROM recall_dist WHERE zero_share > 0")" \
    "the terminal says each point with queries at recall 0 as it happens ($(q "$db" "SELECT COUNT(*) FROM recall_dist WHERE zero_share > 0") points), never for exact"
 ! grep "queries at recall 0 behind the mean" "$SCRATCH/err.txt" | grep -q "/exact/"; ok $? "exact: no point with a query at recall 0 on the terminal"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'queries at recall 0'")" \
+   "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE zero_share > 0 AND recall >= 0.9")" \
+   "validity: every point whose mean recall passes 0.9 with queries at recall 0 behind it is a finding ($(q "$db" "SELECT
+    COUNT(*) FROM v_recall_dist WHERE zero_share > 0 AND recall >= 0.9") here)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'queries at recall 0' AND (engine = 'exact'
+               OR detail NOT GLOB '[0-9]* of [0-9]* queries at recall 0 behind a mean recall of 0.9*')")" "0" \
+   "validity: none for exact; the finding says how many queries of how many, and the mean"
 out=$("$VBENCH" show "$db")
 like "$out" "recall_p10  zero_share" "vbench show's recall sweep has the p10 and zero-share columns"
 like "$("$VBENCH" show --recall "$db")" "Recall distribution per measured point" "vbench show --recall prints the distribution table"
