@@ -183,7 +183,18 @@ char *vb_calibrate_profile_text(const vb_profile *p, const char *entries, const 
     put_node(&t, phases ? vb_yaml_map_get(phases, "build", NULL) : NULL);
     put(&t, "\n");
     if (vb_profile_phase_find(p, "recall_sweep")) put(&t, "  recall_sweep: {ef_search: [100], queries: 200}\n");
-    if (vb_profile_phase_find(p, "filtered")) put(&t, "  filtered: {selectivity: [0.1], queries: 100, ef_search: 100}\n");
+    /* filtered at the campaign's own selectivities and predicate: its rate falls steeply with the selectivity on
+     * some engines (coordinator/history.h vb_history_filtered) */
+    const vb_yaml_node *fl = phases ? vb_yaml_map_get(phases, "filtered", NULL) : NULL;
+    if (vb_profile_phase_find(p, "filtered")) {
+        const vb_yaml_node *sel = fl ? vb_yaml_map_get(fl, "selectivity", NULL) : NULL;
+        const vb_yaml_node *pred = fl ? vb_yaml_map_get(fl, "predicate", NULL) : NULL;
+        put(&t, "  filtered: {selectivity: ");
+        if (sel) put_node(&t, sel);
+        else put(&t, "[0.1]");
+        if (pred) put(&t, ", predicate: "), put_node(&t, pred);
+        put(&t, ", queries: 100, ef_search: 100}\n");
+    }
     if (vb_profile_phase_find(p, "churn")) put(&t, "  churn: {fraction: 0.1, queries: 100, ef_search: 100}\n");
     vb_yaml_free(root);
     if (t.oom) {

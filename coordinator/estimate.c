@@ -262,7 +262,13 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             s += point_num(it, "warmup_s", 5) + point_num(it, "window_s", 60) + ITEM_OVERHEAD_S;
             break;
         case VB_PHASE_FILTERED: {
-            double fq = r.filtered * 100.0 / (ef > 0 ? ef : 100);
+            double fq = r.filtered * 100.0 / (ef > 0 ? ef : 100), sel = point_num(it, "selectivity", 0.1);
+            /* measured at this selectivity (or around it) on this host: that rate, taken to this shape */
+            vb_history_filtered_rate fr;
+            const char *pred = vb_kv_get(it->point, it->n_point, "predicate", "range");
+            if (vb_history_filtered(cache_dir, engine, (long)dim, pred, sel, &fr) && fr.dim > 0)
+                fq = fr.qps100 * (double)fr.dim / dim * pow((double)fr.rows / rows, GRAPH_ROWS_EXP) * 100.0 /
+                     (ef > 0 ? ef : 100);
             if (strcmp(engine, "exact") == 0) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
                  ITEM_OVERHEAD_S;

@@ -97,4 +97,36 @@ unlike "$chk2" "calibration:" "the next campaign on this host needs no probe (it
 "$VBENCH" run --profile "$SCRATCH/cal.yml" --out "$SCRATCH/cal.sqlite" >/dev/null 2>&1
 is "$(q "$SCRATCH/cal.sqlite.probe.sqlite" "SELECT COUNT(*) FROM campaign")" 1 \
    "a run refused because FILE exists probes nothing and leaves the earlier probe as it was"
+
+# Filtered QPS per selectivity (coordinator/history.h vb_history_filtered): a history whose hnswlib answered 1,000
+# filtered queries/s at 10 % and 100 at 1 % (ef_search 100, this very shape) estimates 100 queries at 10 % as
+# 0.1 s, at 1 % as 1 s, at 3 % as 1/3 s (log-linear between them: 300/s), each + 0.1 s for the item. One filtered rate for
+# every selectivity, as before, put MariaDB's 1 % item at 16x under its time.
+export VBENCH_CACHE="$SCRATCH/fsel-cache"
+mkdir -p "$VBENCH_CACHE"
+sqlite3 "$VBENCH_CACHE/history.sqlite" "
+  CREATE TABLE measured (engine TEXT NOT NULL, dataset TEXT NOT NULL, dim INTEGER NOT NULL, rows INTEGER NOT NULL,
+    campaign TEXT, recorded_at TEXT NOT NULL, load_rows_s REAL, build_rows_s REAL, insert_rows_s REAL,
+    sweep_qps100 REAL, filtered_qps REAL, client_qps REAL, bytes_per_row REAL);
+  CREATE TABLE measured_filtered (engine TEXT NOT NULL, dataset TEXT NOT NULL, dim INTEGER NOT NULL,
+    rows INTEGER NOT NULL, campaign TEXT, recorded_at TEXT NOT NULL, predicate TEXT NOT NULL,
+    selectivity REAL NOT NULL, qps100 REAL NOT NULL);
+  INSERT INTO measured VALUES ('hnswlib', 'x', 16, 3000, 'made', '2026-01-01T00:00:00Z', 50000, NULL, 50000, 5000, 500, NULL, NULL);
+  INSERT INTO measured_filtered VALUES ('hnswlib', 'x', 16, 3000, 'made', '2026-01-01T00:00:00Z', 'range', 0.1, 1000);
+  INSERT INTO measured_filtered VALUES ('hnswlib', 'x', 16, 3000, 'made', '2026-01-01T00:00:00Z', 'range', 0.01, 100);"
+cat >"$SCRATCH/fsel.yml" <<'YML'
+name: fsel
+datasets: [{name: s, source: synthetic, rows: 3000, queries: 100, dim: 16, metric: euclidean}]
+engines: [{name: hnswlib, m: 8, ef_construction: 32}]
+phases:
+  build: {}
+  filtered: {selectivity: [0.1, 0.03, 0.01], queries: 100, ef_search: 100}
+YML
+"$VBENCH" run --profile "$SCRATCH/fsel.yml" --out "$SCRATCH/fsel.sqlite" --quiet
+# (estimate.items keeps tenths of a second)
+est() { q "$SCRATCH/fsel.sqlite" "SELECT printf('%.1f', j.value) FROM manifest AS m, json_each(m.value) AS j WHERE m.key = 'estimate.items' AND j.key LIKE '%selectivity=$1'"; }
+is "$(est 0.1) $(est 0.03) $(est 0.01)" "0.2 0.4 1.1" \
+   "the filtered items' estimates follow the QPS measured at each selectivity (log-linear between them)"
+is "$(q "$VBENCH_CACHE/history.sqlite" "SELECT COUNT(*) FROM measured_filtered WHERE campaign = 'fsel' AND selectivity IN (0.1, 0.03, 0.01) AND qps100 > 0")" 3 \
+   "the campaign's filtered QPS per selectivity goes into the history"
 done_testing
