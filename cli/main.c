@@ -127,7 +127,7 @@ static const char *usage_status =
     "(exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
 static const char *usage_show =
-    "usage: vbench show [--json] [--windows] [--wide] [--out FILE | FILE]\n"
+    "usage: vbench show [--json] [--windows] [--wide] [--recall] [--worst N] [--out FILE | FILE]\n"
     "\n"
     "Prints the result tables (build, recall_sweep, recall_targets, failures). --json prints the same tables\n"
     "as one JSON object with an array per table. A repeated point is one row: the median over its repeats, the\n"
@@ -137,6 +137,10 @@ static const char *usage_show =
     "or interval equal to its median, errors 0 everywhere, one repeat) is named under its table instead, a value\n"
     "every row shares (dataset, clients, ...) goes into the title, and long texts are cut with \"...\". --wide\n"
     "shows every column as it is; --json is never cut.\n"
+    "--recall adds the distribution of per-query recall of every measured point: min, p1, p10, p50 (nearest\n"
+    "rank), the shares of queries at recall 0 and below 0.5 (table recall_distribution; --json always has it).\n"
+    "--worst N adds the N hardest queries of every measured point, by query index with their recall, and says\n"
+    "which points kept no per-query answers (table worst_queries).\n"
     "Reads FILE without writing it; refuses a file that is not a\n"
     "vbench results database, or a damaged one (exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
@@ -190,7 +194,7 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
 
 enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_WIDE, OPT_RECIPES,
        OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL, OPT_MODE,
-       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR, OPT_PROBE, OPT_NO_PROBE };
+       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR, OPT_PROBE, OPT_NO_PROBE, OPT_RECALL, OPT_WORST };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -305,6 +309,7 @@ static int open_for_reading(int argc, char **argv, const char *usage, vb_show_op
                             sqlite3 **db, char *path_out, size_t path_len) {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"json", no_argument, 0, OPT_JSON},
                                          {"windows", no_argument, 0, OPT_WINDOWS}, {"wide", no_argument, 0, OPT_WIDE},
+                                         {"recall", no_argument, 0, OPT_RECALL}, {"worst", required_argument, 0, OPT_WORST},
                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     char path[PATH_MAX] = "";
     int c;
@@ -314,13 +319,25 @@ static int open_for_reading(int argc, char **argv, const char *usage, vb_show_op
         case OPT_JSON:
         case OPT_WINDOWS:
         case OPT_WIDE:
+        case OPT_RECALL:
+        case OPT_WORST:
             if (!show) {
                 fputs(usage, stderr);
                 return 2;
             }
             if (c == OPT_JSON) show->json = 1;
             else if (c == OPT_WINDOWS) show->windows = 1;
-            else show->wide = 1;
+            else if (c == OPT_WIDE) show->wide = 1;
+            else if (c == OPT_RECALL) show->recall = 1;
+            else {
+                char *end = NULL;
+                long n = strtol(optarg, &end, 10);
+                if (!*optarg || *end || n < 1 || n > 100000) {
+                    fprintf(stderr, "vbench: --worst takes a number of queries (1 to 100000), not \"%s\"\n", optarg);
+                    return 2;
+                }
+                show->worst = n;
+            }
             break;
         case 'h': fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return 2;

@@ -108,7 +108,8 @@ static const char *const short_names[][2] = {
 
 void vb_grid_fit(vb_grid *g, char *notes, size_t len, char *context, size_t clen) {
     static const char *const suffixes[] = {"_min", "_max", "_ci_lo", "_ci_hi"};
-    static const char *const zeros[] = {"errors", "short_answers", "late_starts", "shortfall_rows", "fresh_never"};
+    static const char *const zeros[] = {"errors", "short_answers", "late_starts", "shortfall_rows", "fresh_never",
+                                        "zero_share"};
     static const char *const shared[] = {"dataset", "clients", "ef_search", "queries", "predicate"};
     notes[0] = context[0] = '\0';
     for (int c = 0; c < g->cols && g->rows > 0; c++) {

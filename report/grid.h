@@ -3,8 +3,8 @@
  * campaign, each named in a note (vb_grid_fit):
  *   - a column with no value in any row ('-' everywhere);
  *   - X_min, X_max, X_ci_lo, X_ci_hi equal to X (or '-') in every row: a point run once, an interval not computed;
- *   - errors, short_answers, late_starts, shortfall_rows, fresh_never at 0 in every row; repeats, builds and build
- *     (build_repeats) at 1;
+ *   - errors, short_answers, late_starts, shortfall_rows, fresh_never, zero_share at 0 in every row; repeats,
+ *     builds and build (build_repeats) at 1;
  *   - dataset, clients, ef_search, queries or predicate with one value in every row: said once, in the context
  *     line (the title), instead of on every row;
  * and shortens a few long headers (short_answers -> short, ...). Cells are formatted by vb_report_cell. */

@@ -280,6 +280,17 @@ static int summary(doc *d, vb_error *err) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "best at recall >= 0.90: %s, >= 0.95: %s, >= 0.99: "
                                       "%s (1 client). ", a, b, c);
             }
+            /* the distribution behind the means (docs/metrics.md "Recall distribution"): at the lowest ef_search, and
+             * how far up the sweep some query still gets nothing right */
+            if (step_double(db, "v_recall_sweep", "SELECT ef_search, recall_p10, zero_share, (SELECT MAX(ef_search) FROM "
+                            "v_recall_sweep WHERE {label} = ?1 AND clients = 1 AND zero_share > 0) FROM v_recall_sweep "
+                            "WHERE {label} = ?1 AND clients = 1 AND recall_p10 IS NOT NULL ORDER BY ef_search LIMIT 1",
+                            label, v, 4) && !isnan(v[0])) {
+                o += (size_t)snprintf(text + o, sizeof text - o, "Per-query recall at ef_search %.0f: p10 %.4f, %.1f %% "
+                                      "of the queries at recall 0", v[0], v[1], 100 * v[2]);
+                if (isnan(v[3])) o += (size_t)snprintf(text + o, sizeof text - o, ". ");
+                else o += (size_t)snprintf(text + o, sizeof text - o, "; a query at 0 up to ef_search %.0f. ", v[3]);
+            }
             /* several builds (build_repeats): their mean, said so */
             if (step_double(db, "build_result", "SELECT AVG(load_s), AVG(build_s), AVG(index_bytes), MAX(rows), "
                             "COUNT(*) FROM build_result WHERE {label} = ?1", label, v, 5) && !isnan(v[0])) {
@@ -774,6 +785,17 @@ static int body(doc *d, vb_error *err) {
                                 "errors, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
             if (!rc) rc = build_spread(d, err);
+            /* the distribution of per-query recall of every measured point (each repeat its own row) */
+            if (!rc) {
+                h3(d, "Recall distribution per measured point");
+                para(d, NULL, "Per-query recall@k: the minimum, the nearest-rank p1, p10 and p50 over the queries, and "
+                              "the shares of the queries at recall 0 (zero_share) and below 0.5 (below_half); recall is "
+                              "the mean. `vbench show --worst N` names the hardest queries of each point.");
+                /* short names, as show --recall's: the heading says what they are of */
+                rc = table(d, "v_recall_dist", "SELECT {label} AS series, dataset, phase, point, recall, recall_min AS "
+                           "min, recall_p1 AS p1, recall_p10 AS p10, recall_p50 AS p50, zero_share, below_half_share AS "
+                           "below_half, queries FROM v_recall_dist", err) < 0;
+            }
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);
             if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, build, rows, load_s, build_s, "

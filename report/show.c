@@ -5,6 +5,8 @@
 #include "report/grid.h"
 #include "report/json_rows.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +30,9 @@ static const report_table tables[] = {
      /* a load continued from its checkpoint: load_s is the sum of its attempts' work, said so */
      "IIF(attempts > 1, printf('load %.0f s over %d attempts', load_s, attempts), NULL) AS attempts, build FROM v_build"},
     {"recall_sweep", "Recall sweep (one client, every query once; with a clients list, a window per client count)",
-     "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+     /* recall_p10 and zero_share: the distribution in brief (all of it: `show --recall`) */
+     "SELECT engine, dataset, clients, ef_search, recall, recall_p10, zero_share, id_overlap, qps, mean_ms, p50_ms, "
+     "p95_ms, p99_ms, p999_ms, "
      "queries, short_answers, "
      "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi, builds FROM v_recall_sweep_ci"},
     /* build_repeats (v_build_spread): compact, within 120 columns; the CI of the sweep above covers the repeats */
@@ -340,6 +344,15 @@ static const report_table window_tables[] = {
      "ORDER BY engine, dataset, clients, repeat, share DESC"},
 };
 
+/* `show --recall` (and always in show --json): the distribution of per-query recall of every measured point. */
+static const report_table recall_tables[] = {
+    {"recall_distribution", "Recall distribution per measured point (per-query recall: nearest-rank percentiles, "
+                            "shares of the queries at recall 0 and below 0.5)",
+     /* short names (the table says what they are of), so that a point's row fits 120 columns */
+     "SELECT engine, dataset, phase, point, recall, recall_min AS min, recall_p1 AS p1, recall_p10 AS p10, "
+     "recall_p50 AS p50, zero_share, below_half_share AS below_half, queries FROM v_recall_dist"},
+};
+
 int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
     return vb_report_show_with(db, out, json, 0, err);
 }
@@ -349,18 +362,167 @@ int vb_report_show_with(sqlite3 *db, FILE *out, int json, int windows, vb_error 
     return vb_report_show_opts(db, out, &o, err);
 }
 
+static int cmp_worst(const void *a, const void *b, void *arg) {
+    const float *r = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (r[x] != r[y]) return r[x] < r[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* One row of `show --worst` as text cells (the JSON rows are built apart, typed). */
+#define WORST_COLS 9
+typedef struct worst_rows {
+    char (*cell)[WORST_COLS][96];
+    size_t n, cap;
+} worst_rows;
+
+static int worst_add(worst_rows *w, const char *const v[WORST_COLS], vb_error *err) {
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        void *grown = realloc(w->cell, cap * sizeof *w->cell);
+        if (!grown) return vb_error_set(err, "results", 1, "out of memory for show --worst");
+        w->cell = grown, w->cap = cap;
+    }
+    for (int i = 0; i < WORST_COLS; i++) snprintf(w->cell[w->n][i], sizeof w->cell[w->n][i], "%s", v[i]);
+    w->n++;
+    return VB_OK;
+}
+
+/* The rows aligned as table_text aligns a table: numbers (mean, rank, query, recall) to the right. Narrow enough for
+ * 120 columns with names of the dev campaign's length (the last column holds "kept", "not kept" or a short note). */
+static void worst_print(const worst_rows *w, FILE *out) {
+    static const char *const head[WORST_COLS] = {"engine", "dataset", "phase", "point", "mean", "rank", "query",
+                                                 "recall", "answers"};
+    int width[WORST_COLS];
+    for (int i = 0; i < WORST_COLS; i++) {
+        width[i] = (int)strlen(head[i]);
+        for (size_t r = 0; r < w->n; r++)
+            if ((int)strlen(w->cell[r][i]) > width[i]) width[i] = (int)strlen(w->cell[r][i]);
+    }
+    for (int i = 0; i < WORST_COLS; i++)   /* the last column unpadded: no trailing blanks */
+        fprintf(out, "%s%-*s", i ? "  " : "", i == WORST_COLS - 1 ? 0 : width[i], head[i]);
+    fputc('\n', out);
+    for (int i = 0; i < WORST_COLS; i++) {
+        fputs(i ? "  " : "", out);
+        for (int j = 0; j < width[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    for (size_t r = 0; r < w->n; r++) {
+        for (int i = 0; i < WORST_COLS; i++)
+            fprintf(out, "%s%*s", i ? "  " : "", i >= 4 && i <= 7 ? width[i] : i == WORST_COLS - 1 ? 0 : -width[i],
+                    w->cell[r][i]);
+        fputc('\n', out);
+    }
+}
+
+/* `show --worst N`: per measured point, the n queries of lowest recall (ties: the lower query index first), read
+ * from the per-query recall the agent scored (recall_dist.query_recall). A point without them gets one row that
+ * says so; the answers column says whether the point kept its answers (the returned rows), so a reader knows
+ * whether what a hard query got can be looked at too. Text, or into doc the JSON array worst_queries. */
+static int worst_queries(sqlite3 *db, FILE *out, json_t *doc, long n, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT v.engine, v.dataset, v.phase, v.point, v.recall, d.query_recall, v.answers "
+                    "FROM v_recall_dist AS v JOIN recall_dist AS d ON d.result_key = v.result_key", &st, err))
+        return VB_ERROR;
+    json_t *rows = doc ? json_array() : NULL;
+    worst_rows text = {0};
+    int without_answers = 0, points = 0, rc = VB_OK;
+    while (rc == VB_OK && sqlite3_step(st) == SQLITE_ROW) {
+        const char *engine = (const char *)sqlite3_column_text(st, 0), *dataset = (const char *)sqlite3_column_text(st, 1),
+                   *phase = (const char *)sqlite3_column_text(st, 2), *point = (const char *)sqlite3_column_text(st, 3);
+        double mean = sqlite3_column_double(st, 4);
+        const uint8_t *blob = sqlite3_column_blob(st, 5);
+        size_t nq = (size_t)sqlite3_column_bytes(st, 5) / 4;
+        const char *kept = sqlite3_column_int(st, 6) ? "kept" : "not kept";
+        without_answers |= !sqlite3_column_int(st, 6);
+        points++;
+        float *r = malloc((nq ? nq : 1) * sizeof *r);
+        uint32_t *idx = malloc((nq ? nq : 1) * sizeof *idx);
+        if (!r || !idx) {
+            free(r), free(idx);
+            rc = vb_error_set(err, "results", 1, "out of memory for the recall of %zu queries", nq);
+            break;
+        }
+        size_t m = 0;
+        for (size_t i = 0; i < nq; i++) {   /* float32 little-endian, NaN: not answered */
+            const uint8_t *p = blob + 4 * i;
+            uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+            memcpy(&r[i], &v, sizeof v);
+            if (!isnan(r[i])) idx[m++] = (uint32_t)i;
+        }
+        qsort_r(idx, m, sizeof *idx, cmp_worst, r);
+        char meanbuf[32], rank[24], query[24], rec[32];
+        snprintf(meanbuf, sizeof meanbuf, "%.4f", mean);
+        /* no per-query values (the agent keeps none over VB_WIRE_QUERY_RECALL_MAX queries), or none below 1: one row */
+        const char *note = m == 0 ? "no per-query values" : r[idx[0]] >= 1.0f ? "all at recall 1" : NULL;
+        if (note) {
+            if (rows)
+                json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:f, s:n, s:n, s:n, s:s, s:s}", "engine",
+                                                      engine, "dataset", dataset, "phase", phase, "point", point,
+                                                      "mean_recall", mean, "rank", "query", "recall", "answers", kept,
+                                                      "note", note));
+            else {
+                const char *v[WORST_COLS] = {engine, dataset, phase, point, meanbuf, "-", "-", "-", note};
+                rc = worst_add(&text, v, err);
+            }
+        }
+        for (size_t j = 0; !note && j < m && (long)j < n && rc == VB_OK; j++) {
+            if (rows) {
+                json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:f, s:s}", "engine", engine,
+                                                      "dataset", dataset, "phase", phase, "point", point, "mean_recall",
+                                                      mean, "rank", (json_int_t)(j + 1), "query", (json_int_t)idx[j],
+                                                      "recall", (double)r[idx[j]], "answers", kept));
+                continue;
+            }
+            snprintf(rank, sizeof rank, "%zu", j + 1);
+            snprintf(query, sizeof query, "%u", idx[j]);
+            snprintf(rec, sizeof rec, "%.4f", (double)r[idx[j]]);
+            const char *v[WORST_COLS] = {engine, dataset, phase, point, meanbuf, rank, query, rec, kept};
+            rc = worst_add(&text, v, err);
+        }
+        free(r), free(idx);
+    }
+    sqlite3_finalize(st);
+    if (rows) {
+        if (rc == VB_OK) json_object_set_new(doc, "worst_queries", rows);
+        else json_decref(rows);
+        return rc;
+    }
+    if (rc == VB_OK) {
+        fprintf(out, "\nHardest queries of each measured point (the %ld of lowest recall; query: its index in the query "
+                     "set)\n", n);
+        if (points == 0)
+            fputs("no measured point has per-query recall (a database from an older vbench keeps the mean recall "
+                  "only)\n", out);
+        else
+            worst_print(&text, out);
+        if (without_answers)
+            fputs("answers \"not kept\": the point kept no per-query answers (the rows each query returned), only each "
+                  "query's recall.\nThe recall sweep keeps them unless the profile says `answers: false` (vbench export "
+                  "--format annb writes them\nout); filtered, churn and streaming points and the sweep's windows of "
+                  "several clients never do.\n", out);
+    }
+    free(text.cell);
+    return rc;
+}
+
 int vb_report_show_opts(sqlite3 *db, FILE *out, const vb_show_opts *o, vb_error *err) {
     int json = o->json, windows = o->windows;
-    size_t n = sizeof tables / sizeof tables[0];
+    size_t n = sizeof tables / sizeof tables[0], nw = windows ? sizeof window_tables / sizeof window_tables[0] : 0;
+    size_t nr = json || o->recall ? sizeof recall_tables / sizeof recall_tables[0] : 0;
     json_t *doc = json ? json_object() : NULL;
-    for (size_t i = 0; i < n + (windows ? sizeof window_tables / sizeof window_tables[0] : 0); i++) {
-        /* the windows come last, after the items not done */
-        const report_table *t = i < n ? &tables[i] : &window_tables[i - n];
+    for (size_t i = 0; i < n + nw + nr; i++) {
+        /* the windows come last, after the items not done; then the recall distribution */
+        const report_table *t = i < n ? &tables[i] : i < n + nw ? &window_tables[i - n] : &recall_tables[i - n - nw];
         int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, o->wide, err);
         if (rc) {
             json_decref(doc);
             return VB_ERROR;
         }
+    }
+    if (o->worst > 0 && worst_queries(db, out, doc, o->worst, err)) {
+        json_decref(doc);
+        return VB_ERROR;
     }
     if (json) {
         int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));

@@ -322,6 +322,25 @@ CREATE TABLE IF NOT EXISTS window_wait (
     PRIMARY KEY (result_key, wait_class, event)
 );
 
+-- The distribution of per-query recall of each measured point (proto Measurement, metrics/recall.h): one row per
+-- result that scored recall (a sweep point, a filtered point, churn before / after, a streaming window), beside its
+-- mean recall in that result's own table. Percentiles are nearest-rank over the exact per-query values
+-- (docs/metrics.md "Recall distribution"); queries: those they are over (a window: the ones it answered).
+-- query_recall: every query's recall in query order, float32 little-endian, NaN: not answered; NULL: not kept.
+-- A result from an older agent has no row here.
+CREATE TABLE IF NOT EXISTS recall_dist (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    queries         INTEGER NOT NULL,
+    recall_min      REAL NOT NULL,
+    recall_p1       REAL NOT NULL,
+    recall_p10      REAL NOT NULL,
+    recall_p50      REAL NOT NULL,
+    zero_share      REAL NOT NULL,          -- of the queries: recall exactly 0
+    below_half_share REAL NOT NULL,         -- recall < 0.5
+    query_recall    BLOB
+);
+
 -- The CPU profile of the first concurrency window whose efficiency fell below 0.5 (phases.concurrency.profile:
 -- perf; orchestrator/perf.h): perf's samples of the server unit's cgroup in the window, folded ("comm;outer;...;leaf
 -- N" per line, most samples first), one per configuration and dataset. server_profile_function: its hottest
