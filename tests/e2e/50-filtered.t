@@ -99,6 +99,30 @@ sed 's/0.005, 0.01/0.007, 0.01/' "$SCRATCH/p-equality.yml" > "$SCRATCH/p-bad.yml
 like "$(cat "$SCRATCH/p-bad.err")" "p-bad.yml:" "naming the file"
 like "$(cat "$SCRATCH/p-bad.err")" "phases.filtered.selectivity[1]" "and the key"
 
+# Issue 36.13: the predicates as an axis of one campaign (predicate: [range, equality, and]), and one value where a
+# list goes (ef_search: 40 in the sweep): one item per predicate and selectivity, keys as one predicate has them.
+cat >"$SCRATCH/p-axis.yml" <<YML
+name: pred-axis
+k: 10
+datasets:
+  - {name: synth-angular-5k, source: synthetic, rows: 5000, queries: 50, dim: 16, clusters: 8, metric: angular, seed: 1}
+engines:
+  - {name: exact}
+phases:
+  build:
+  recall_sweep: {ef_search: 40, queries: 20}
+  filtered: {predicate: [range, equality, and], selectivity: [0.01, 0.1], queries: 20, ef_search: 40}
+YML
+"$VBENCH" run --profile "$SCRATCH/p-axis.yml" --out "$SCRATCH/p-axis.sqlite" --quiet 2>"$SCRATCH/p-axis.err"
+ok $? "predicate: [range, equality, and] and ef_search: 40 (one value): the campaign runs" ||
+    tail -5 "$SCRATCH/p-axis.err" | diag
+is "$(q "$SCRATCH/p-axis.sqlite" "SELECT group_concat(key, ' ') FROM (SELECT key FROM plan WHERE phase = 'filtered' ORDER BY seq)")" \
+   "pred-axis/exact/synth-angular-5k/filtered/selectivity=0.01 pred-axis/exact/synth-angular-5k/filtered/selectivity=0.1 pred-axis/exact/synth-angular-5k/filtered/predicate=equality,selectivity=0.01 pred-axis/exact/synth-angular-5k/filtered/predicate=equality,selectivity=0.1 pred-axis/exact/synth-angular-5k/filtered/predicate=and,selectivity=0.01 pred-axis/exact/synth-angular-5k/filtered/predicate=and,selectivity=0.1" \
+   "one plan item per predicate and selectivity, predicates in the profile's order, range's keys without predicate="
+is "$(q "$SCRATCH/p-axis.sqlite" "SELECT group_concat(predicate || ':' || selectivity || ':' || recall, ' ') FROM (SELECT * FROM filtered_result ORDER BY predicate, selectivity)")" \
+   "and:0.01:1.0 and:0.1:1.0 equality:0.01:1.0 equality:0.1:1.0 range:0.01:1.0 range:0.1:1.0" \
+   "a result per predicate and selectivity, exact's recall 1 in each"
+is "$(q "$SCRATCH/p-axis.sqlite" "SELECT COUNT(*) FROM sweep_result WHERE ef_search = 40")" "1" "ef_search: 40 is one sweep point"
 # Issue 35: the class predicates over the dataset's real classes (a synthetic corpus's clusters): each query filters
 # on its own class (label_own), on another class chosen per query (label_other) or on class 2 for all, beside the
 # range filter over independent tags; one filter per query, the ground truth per query over exactly the rows of its

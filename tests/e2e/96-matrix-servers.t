@@ -116,6 +116,15 @@ for c in 'pgvector[variant=vector,iterative_scan=off]' 'pgvector[variant=vector,
     n=$(grep -cF "$c " "$SCRATCH/show.txt")
     [ "$n" -ge 3 ]; ok $? "show has labelled rows of $c ($n: two sweep points and the filtered point at least)"
 done
+# --- the report of a matrix of server engines (issue 36.15) -------------------------------------------------------
+"$VBENCH" report "$db" -o "$SCRATCH/report" --quiet
+ok $? "vbench report of the six configurations"
+dur=$(sed -n '/>Durability</,/<\/table>/p' "$SCRATCH/report/report.html" | sed 's/<wbr>//g; s/<td [^>]*>/<td>/g')
+like "$dur" "<td>pgvector[variant=halfvec,iterative_scan=off]</td><td>server</td>" \
+     "Durability: a matrix configuration is its entry's server (it was called embedded)"
+! grep -q 'embedded' <<<"$dur"; ok $? "Durability: no configuration of these two servers is called embedded"
+over=$(vb_report_overflow "$SCRATCH/report/report.html"); rc=$?
+[ $rc -eq 0 ] && [ -z "$over" ]; ok $? "every table of the report fits its page in Chromium at 1400 px${over:+: $over}"
 is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
    "no server unit is left running"
 vb_ns_stop
