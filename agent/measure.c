@@ -14,22 +14,26 @@
 #include "metrics/recall.h"
 #include "proto/wire.h"
 
-/* Every returned row must pass the filter (and be a corpus row); the first that does not is an engine error. */
+/* Every returned row must pass its query's filter (and be a corpus row); the first that does not is an engine error.
+ * filters: one per query, or NULL for f for every query. */
 static int check_filter(const vb_session *s, const vb_workload_result *res, size_t nq, const vb_filter *f,
-                        vb_error *err) {
+                        const vb_filter *filters, vb_error *err) {
+    const int32_t *cls = s->ds->train_class;
     for (size_t i = 0; i < nq; i++) {
+        if (filters) f = &filters[i];
         const int64_t *ids = res->answers + i * (size_t)s->k;
         for (int j = 0; j < res->n_answer[i]; j++) {
             if (ids[j] < 0 || (uint64_t)ids[j] >= s->ds->n_train)
                 return vb_error_set(err, "engine", 1, "%s returned row %lld for query %zu: not a row of the corpus "
                                     "(%zu rows)", s->engine_name, (long long)ids[j], i, s->ds->n_train);
-            if (!vb_filter_passes(f, ids[j])) {
+            if (!vb_filter_passes(f, ids[j], cls ? cls[ids[j]] : -1)) {
                 char text[96];
                 vb_filter_text(f, text, sizeof text);
-                return vb_error_set(err, "engine", 1, "%s returned row %lld for query %zu (tag %d, tag2 %d, label %d), "
-                                    "which fails the filter %s: a filtered search must return passing rows only",
-                                    s->engine_name, (long long)ids[j], i, (int)vb_dataset_tag(ids[j]),
-                                    (int)vb_dataset_tag2(ids[j]), (int)vb_dataset_label(ids[j]), text);
+                return vb_error_set(err, "engine", 1, "%s returned row %lld for query %zu (tag %d, tag2 %d, label %d, "
+                                    "class %d), which fails the filter %s: a filtered search must return passing rows "
+                                    "only", s->engine_name, (long long)ids[j], i, (int)vb_dataset_tag(ids[j]),
+                                    (int)vb_dataset_tag2(ids[j]), (int)vb_dataset_label(ids[j]),
+                                    cls ? (int)cls[ids[j]] : -1, text);
             }
         }
     }
@@ -110,7 +114,8 @@ static void explain(vb_session *s, int ef_search, const vb_filter *filter, vb_me
 }
 
 static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
-                   const vb_groundtruth *gt, int with_answers, vb_measure *out, vb_error *err) {
+                   const vb_filter *filters, const vb_groundtruth *gt, int with_answers, vb_measure *out,
+                   vb_error *err) {
     memset(out, 0, sizeof *out);
     out->index_used = -1;
     if (n_queries == 0 || n_queries > s->ds->n_test) n_queries = s->ds->n_test;
@@ -121,6 +126,8 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
         .queries_budget = n_queries, .stop = ctx->stop,
     };
     if (filter) cfg.filter = *filter;
+    cfg.filters = filters;
+    if (filters) filter = &filters[0];   /* the plan of the first query's filter: the others differ in a value */
     explain(s, ef_search, filter, out);
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK) return VB_ERROR;
@@ -128,7 +135,8 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
     if (ctx->stop && atomic_load(ctx->stop)) rc = vb_error_set(err, "agent", 1, "aborted");
     else if (res.errors == n_queries)
         rc = vb_error_set(err, "engine", 1, "%s: every query failed: %s", s->engine_name, res.first_error);
-    if (rc == VB_OK && filter && filter->kind == VB_FILTER_TAG_BELOW) rc = check_filter(s, &res, n_queries, filter, err);
+    if (rc == VB_OK && filter && (filter->kind == VB_FILTER_TAG_BELOW || filter->kind == VB_FILTER_CLASS_EQ))
+        rc = check_filter(s, &res, n_queries, filter, filters, err);
     vb_recall_sum sum = {0};
     double *per_query = rc == VB_OK ? malloc(n_queries * sizeof *per_query) : NULL;
     if (rc == VB_OK && !per_query) rc = vb_error_set(err, "agent", 1, "out of memory scoring %zu queries", n_queries);
@@ -169,12 +177,17 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
 
 int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
-    return measure(ctx, s, ef_search, n_queries, filter, gt, 0, out, err);
+    return measure(ctx, s, ef_search, n_queries, filter, NULL, gt, 0, out, err);
+}
+
+int vb_measure_run_filters(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filters,
+                           const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
+    return measure(ctx, s, ef_search, n_queries, NULL, filters, gt, 0, out, err);
 }
 
 int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries,
                            const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
-    return measure(ctx, s, ef_search, n_queries, NULL, gt, 1, out, err);
+    return measure(ctx, s, ef_search, n_queries, NULL, NULL, gt, 1, out, err);
 }
 
 /* Scores one answer of query qi; the first answer with a repeated id becomes the example. */

@@ -52,6 +52,9 @@ typedef struct vb_measure {
  * engine, ef_search, the query and the row. A repeated id is not invalid: it is counted (duplicate_answers). */
 int vb_measure_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_groundtruth *gt, vb_measure *out, vb_error *err);
+/* vb_measure_run with one filter per query (filters[i] for query i, n_queries of them: the class predicates). */
+int vb_measure_run_filters(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filters,
+                           const vb_groundtruth *gt, vb_measure *out, vb_error *err);
 /* vb_measure_run that also keeps every query's answer (ids, distances recomputed with vb_distance, time) in
  * out->answers, for the ann-benchmarks export. */
 int vb_measure_run_answers(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries,

@@ -214,7 +214,9 @@ static void *loader_main(void *arg) {
             tags[i] = vb_dataset_tag(ids[i]);
         }
         const float *v = l->ds->train + row * l->ds->dim;
-        l->rc = row < l->upsert_to ? vb_conn_insert(c, ids, v, tags, n, &l->err) : vb_conn_load(c, ids, v, tags, n, &l->err);
+        const int32_t *cl = l->ds->train_class ? l->ds->train_class + row : NULL;   /* the rows' real classes */
+        l->rc = row < l->upsert_to ? vb_conn_insert(c, ids, v, tags, cl, n, &l->err)
+                                   : vb_conn_load(c, ids, v, tags, cl, n, &l->err);
         if (l->rc == VB_OK) atomic_store(&l->done, row + n - l->from);
         atomic_fetch_add(l->loaded, n);
     }

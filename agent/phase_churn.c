@@ -63,18 +63,23 @@ static int insert_range(churn *c, size_t from, size_t to, int report, size_t *do
     const vb_dataset *ds = c->s->ds;
     size_t b = (size_t)c->batch;
     float *vecs = malloc(b * ds->dim * sizeof *vecs);
-    int32_t *tags = malloc(b * sizeof *tags);
+    int32_t *tags = malloc(b * sizeof *tags), *classes = ds->train_class ? malloc(b * sizeof *classes) : NULL;
     uint64_t last_ckpt = vb_now_ns();
     int rc = VB_OK;
     *done = from;
+    if (!vecs || !tags || (ds->train_class && !classes)) {
+        free(vecs), free(tags), free(classes);
+        return vb_error_set(err, "agent", 1, "out of memory for an insert batch of %zu rows", b);
+    }
     for (size_t i = from; i < to; i += b) {
         if (c->ctx->stop && atomic_load(c->ctx->stop)) break;
         size_t n = i + b <= to ? b : to - i;
         for (size_t j = 0; j < n; j++) {
             memcpy(vecs + j * ds->dim, ds->train + (size_t)c->ids[i + j] * ds->dim, ds->dim * sizeof *vecs);
             tags[j] = vb_dataset_tag(c->ids[i + j]);
+            if (classes) classes[j] = ds->train_class[c->ids[i + j]];
         }
-        if ((rc = vb_conn_insert(c->conn, c->ids + i, vecs, tags, n, err)) != VB_OK) break;
+        if ((rc = vb_conn_insert(c->conn, c->ids + i, vecs, tags, classes, n, err)) != VB_OK) break;
         *done = i + n;
         c->s->churn_reinserted = *done;
         if (!report) continue;
@@ -102,6 +107,7 @@ static int insert_range(churn *c, size_t from, size_t to, int report, size_t *do
     }
     free(vecs);
     free(tags);
+    free(classes);
     return rc;
 }
 

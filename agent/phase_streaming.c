@@ -100,7 +100,8 @@ static void *writer_main(void *arg) {
         }
         pthread_rwlock_rdlock(&st->count_lock);   /* a wait here is the phase thread reading the counts: lag */
         uint64_t start = vb_now_ns();
-        rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, n, &err);
+        const int32_t *cl = ds->train_class ? ds->train_class + row : NULL;
+        rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, cl, n, &err);
         /* a transient failure (a lost connection) is retried once on a new connection: the batch is never skipped */
         if (rc == VB_RETRY) {
             pthread_mutex_lock(&st->lock);
@@ -108,7 +109,7 @@ static void *writer_main(void *arg) {
             pthread_mutex_unlock(&st->lock);
             vb_conn_close(&c);
             rc = vb_engine_connect(st->s->engine, &c, &err);
-            if (rc == VB_OK) rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, n, &err);
+            if (rc == VB_OK) rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, cl, n, &err);
         }
         uint64_t ack = vb_now_ns();
         pthread_rwlock_unlock(&st->count_lock);

@@ -85,6 +85,11 @@ typedef struct worker {
     char first_error[1024];
 } __attribute__((aligned(64))) worker;
 
+
+/* The filter query qi searches with: its own under a per-query predicate (cfg->filters), else the run's. */
+static inline const vb_filter *query_filter(const vb_workload_config *cfg, size_t qi) {
+    return cfg->filters ? &cfg->filters[qi] : &cfg->filter;
+}
 static int stop_requested(atomic_int *stop) {
     return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
 }
@@ -195,7 +200,7 @@ static void run_budget(worker *w) {
         }
         int n = 0;
         s = vb_now_ns();
-        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter,
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, query_filter(cfg, qi),
                                 w->sh->answers + qi * k, &n, &qerr);
         e = vb_now_ns();
         in_call += e - s;
@@ -304,7 +309,7 @@ static void run_window(worker *w) {
             cpu0 = vb_thread_cpu_ns();
         }
         int n = 0;
-        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, dst, &n, &qerr);
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, query_filter(cfg, qi), dst, &n, &qerr);
         uint64_t e = last = vb_now_ns();
         if (lock) pthread_mutex_unlock(lock);
         uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;
@@ -406,7 +411,7 @@ static void run_open(worker *w) {
             }
         }
         int n = 0;
-        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, &cfg->filter, dst, &n, &qerr);
+        int rc = vb_conn_search(w->conn, cfg->queries + qi * cfg->dim, cfg->k, query_filter(cfg, qi), dst, &n, &qerr);
         uint64_t e = vb_now_ns();
         if (lock) pthread_mutex_unlock(lock);
         uint64_t lo = s > t0 ? s : t0, hi = e < t1 ? e : t1;

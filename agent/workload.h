@@ -48,6 +48,9 @@ typedef struct vb_workload_config {
     int k;
     vb_search_params search;     /* applied on each connection before the barrier */
     vb_filter filter;
+    /* NULL, or one filter per query (n_queries of them; query i searches with filters[i] instead of filter): the
+     * class predicates, whose class differs per query (engines/filter.h). Borrowed for the run. */
+    const vb_filter *filters;
     size_t queries_budget;       /* > 0: run each of the first `queries_budget` queries once, keep answers */
     uint64_t window_ns;          /* > 0: timed window */
     uint64_t warmup_ns;          /* queries before the window starts, not counted */

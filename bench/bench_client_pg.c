@@ -97,7 +97,7 @@ static int do_load(const char *host, const char *password, size_t rows, size_t d
             tags[i] = (int32_t)((done + i) % 100);
             for (size_t j = 0; j < dim; j++) vecs[i * dim + j] = next_float(&s);
         }
-        rc = vb_conn_load(c, ids, vecs, tags, n, &err);
+        rc = vb_conn_load(c, ids, vecs, tags, NULL, n, &err);
     }
     vb_conn_close(&c);
     if (rc == VB_OK) rc = vb_engine_build(e, &err);

@@ -6,6 +6,7 @@
  * (on resume) yields the same keys; each item's point carries every value the agent needs to run it, typed
  * (vb_point, parsed here and nowhere else) and as text (the plan table's point column). */
 #include "config/plan.h"
+#include "engines/filter.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -319,34 +320,46 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         return VB_OK;
     }
     case VB_PHASE_FILTERED: {
-        /* predicate x selectivity, predicates outer, in the profile's order. range keeps its keys
-         * ("selectivity=0.1"); the other predicates name theirs ("predicate=and,selectivity=..") */
+        /* one item per (predicate, selectivity, repeat); range keeps its keys ("selectivity=0.1"), the other
+         * predicates name theirs ("predicate=and,selectivity=.."); the class predicates have no selectivity (their
+         * share is the data's): "predicate=label_own", "predicate=class,class=3" */
         char preds[256], *pred_list[8], *save = NULL;
-        int np = 0;
         snprintf(preds, sizeof preds, "%s", vb_kv_get(ph->params, ph->n_params, "predicate", "range"));
+        int np = 0;
         for (char *tok = strtok_r(preds, ",", &save); tok && np < 8; tok = strtok_r(NULL, ",", &save))
             pred_list[np++] = tok;
         if ((n = split_list(b, ph, "selectivity", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
         for (int pi = 0; pi < np; pi++) {
             const char *pred = pred_list[pi];
-            int range = strcmp(pred, "range") == 0;
-            for (int i = 0; i < n; i++)
+            int code = vb_filter_predicate_parse(pred), range = code == VB_PRED_RANGE;
+            int by_class = vb_filter_predicate_is_class(code);
+            if (code < 0) return vb_error_set(b->err, "plan", 1, "phase 'filtered': unknown predicate '%s'", pred);
+            const char *cls = vb_kv_get(ph->params, ph->n_params, "class", "0");
+            for (int i = 0; i < (by_class ? 1 : n); i++)
                 for (long r = 1; r <= repeats; r++) {
-                    int o = snprintf(point, point_len, "%s%s%s", range ? "" : "predicate=", range ? "" : pred,
-                                     range ? "" : ",");
-                    snprintf(point + o, point_len - (size_t)o, "selectivity=%s", list[i]);
+                    if (by_class)
+                        snprintf(point, point_len, "predicate=%s%s%s", pred, code == VB_PRED_CLASS ? ",class=" : "",
+                                 code == VB_PRED_CLASS ? cls : "");
+                    else if (range)
+                        snprintf(point, point_len, "selectivity=%s", list[i]);
+                    else
+                        snprintf(point, point_len, "predicate=%s,selectivity=%s", pred, list[i]);
                     char rep[24];
                     snprintf(rep, sizeof rep, "%ld", r);
                     if (repeats > 1) snprintf(point + strlen(point), point_len - strlen(point), ",repeat=%s", rep);
                     if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
                     it->p.repeat = r;
                     if (repeats > 1 && point_add(b, it, "repeat", rep)) return VB_ERROR;
-                    it->p.predicate = range ? 0 : strcmp(pred, "equality") == 0 ? 2 : 3;
-                    if ((!range && point_add(b, it, "predicate", pred)) || point_add(b, it, "selectivity", list[i]) ||
-                        parse_double(b, it, "selectivity", list[i], &it->p.selectivity) ||
+                    it->p.predicate = range ? 0 : code;
+                    if ((!range && point_add(b, it, "predicate", pred)) ||
+                        (!by_class && (point_add(b, it, "selectivity", list[i]) ||
+                                       parse_double(b, it, "selectivity", list[i], &it->p.selectivity))) ||
+                        (code == VB_PRED_CLASS && point_add(b, it, "class", cls)) ||
                         take_long(b, it, ph, "queries", 1, &it->p.queries) ||
                         take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
                         return VB_ERROR;
+                    it->p.filter_class = atoi(cls);
+                    it->p.class_seed = atol(vb_kv_get(ph->params, ph->n_params, "class_seed", "1"));
                 }
         }
         return VB_OK;

@@ -61,7 +61,9 @@ typedef struct vb_point {
     double window_s, warmup_s, target_rate;                 /* target_rate: open loop only */
     vb_point_loop mode;
     double selectivity;                                     /* filtered */
-    int predicate;                  /* filtered: vb_filter_kind (engines/engine.h); 0 = range, as before */
+    int predicate;                  /* filtered: vb_filter_predicate (engines/filter.h); 0 = range, as before */
+    int filter_class;               /* filtered, predicate class: the class L */
+    long class_seed;                /* filtered, predicate label_other: the seed of each query's other class */
     double fraction;                                        /* churn */
     long insert_batch, limit_s;
     vb_on_resume on_resume;

@@ -94,14 +94,18 @@ static const field concurrency_fields[] = {
     {"profile_clients", F_INT, 1, 4096, NULL, NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
-/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range
- * (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h) or and (two
- * independent range columns, sqrt(selectivity) each); a list of them is an axis of the phase, like selectivity
- * (one item per predicate and selectivity: config/plan.c). */
-static const char *const predicate_choices[] = {"range", "equality", "and", NULL};
+/* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: one or
+ * a list of: range (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h),
+ * and (two independent range columns, sqrt(selectivity) each), and the class predicates over the dataset's real
+ * classes, whose share is the data's, not a selectivity: label_own (each query's own class), label_other (another
+ * class per query, chosen with class_seed), class (the fixed class `class: L`). Each predicate of the list is run
+ * at every selectivity (the class ones once). */
+static const char *const predicate_choices[] = {"range", "equality", "and", "label_own", "label_other", "class", NULL};
 static const field filtered_fields[] = {
     {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
     {"predicate", F_ENUM_LIST, 0, 0, "range", predicate_choices},
+    {"class", F_INT, 0, 1000000, NULL, NULL},       /* predicate class: the class L every query filters on */
+    {"class_seed", F_INT, 0, 1e9, "1", NULL},       /* predicate label_other: each query's other class */
     {"queries", F_INT, 0, 1e9, "500", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
@@ -968,8 +972,19 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
 }
 
 /* equality passes one label of the label column, whose shares are fixed (datasets/dataset.h vb_dataset_label):
- * a selectivity no label has is refused here, naming its line, before anything runs. */
+ * a selectivity no label has is refused here, naming its line, before anything runs. predicate class needs its
+ * class, and the class goes with predicate class only. */
 static int check_predicate(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
+    int has_class = vb_kv_get(ph->params, ph->n_params, "class", NULL) != NULL;
+    const vb_yaml_node *map = sec && sec->type == VB_YAML_MAP ? sec : NULL;
+    if (list_has(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "class") && !has_class)
+        return fail(c, ph->line, "key 'phases.filtered.class' is missing: predicate class filters every query on "
+                    "one class, which `class: L` names (a class of the dataset, 0 .. its classes - 1)");
+    if (!list_has(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "class") && has_class) {
+        const vb_yaml_node *v = vb_yaml_map_get(map, "class", NULL);
+        return fail(c, v ? v->line : ph->line, "key 'phases.filtered.class' goes with predicate class only (the "
+                    "other predicates choose no fixed class): add class to the predicate list or remove the key");
+    }
     if (!list_has(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality")) return VB_OK;
     const vb_yaml_node *sel = vb_yaml_map_get(sec, "selectivity", NULL);
     char buf[1024];
@@ -1570,6 +1585,16 @@ static json_t *json_value(const field *f, const char *v) {
         }
     } else if (f->type == F_BOOL) {
         out = strcmp(v, "true") == 0 ? json_true() : strcmp(v, "false") == 0 ? json_false() : NULL;
+    } else if (f->type == F_ENUM_LIST) {   /* one name stays a string, a list an array of them */
+        if (!strchr(v, ',')) return vb_json_string(v);
+        out = json_array();
+        for (const char *s = v; out && *s;) {
+            size_t n = strcspn(s, ",");
+            char item[64];
+            snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), s);
+            json_array_append_new(out, vb_json_string(item));
+            s += n + (s[n] == ',');
+        }
     } else {
         out = vb_json_number(v);
     }

@@ -56,12 +56,12 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
 /* One of the filtered phase's predicates against every engine's filter kinds (engines/engine.h VB_ENGINE_FILTER*):
  * an engine that cannot run it is refused before anything starts, naming the engine and the predicate. */
 static int check_predicate_kind(const vb_profile *p, const vb_profile_phase *ph, const char *pred, vb_error *err) {
-    int kind = vb_filter_kind_parse(pred);
-    for (size_t i = 0; i < p->n_engines && kind > 0; i++) {
+    vb_filter_kind kind = vb_filter_predicate_kind(vb_filter_predicate_parse(pred));   /* the class ones: class */
+    for (size_t i = 0; i < p->n_engines && kind != VB_FILTER_NONE; i++) {
         const vb_engine_ops *ops = vb_engine_find(p->engines[i].adapter);
-        if (!ops || (ops->flags & vb_filter_kind_flag((vb_filter_kind)kind))) continue;
+        if (!ops || (ops->flags & vb_filter_kind_flag(kind))) continue;
         char has[64] = "";
-        for (int f = VB_FILTER_TAG_BELOW; f <= VB_FILTER_AND; f++)
+        for (int f = VB_FILTER_TAG_BELOW; f < VB_FILTER_KINDS; f++)
             if (ops->flags & vb_filter_kind_flag((vb_filter_kind)f))
                 snprintf(has + strlen(has), sizeof has - strlen(has), "%s%s", has[0] ? ", " : "",
                          vb_filter_kind_name((vb_filter_kind)f));

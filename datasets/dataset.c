@@ -887,19 +887,26 @@ static void synth_model_free(synth_model *m) {
     free(m->cum);
 }
 
-VB_STRICT_FP static void synth_row(const synth_model *m, uint64_t stream, size_t row, float *out, double *tmp) {
-    size_t dim = m->p->dim;
-    rng r;
-    rng_seed(&r, m->p->seed, stream, row);
-    double u = rng_uniform(&r) * m->cum[m->clusters - 1];
-    size_t lo = 0, hi = m->clusters - 1;
+/* The cluster a row is drawn from: the first draw of its stream, against the cumulative weights. The row's class
+ * (vb_dataset train_class / test_class) is this cluster, found again by synth_classes without the vectors. */
+VB_STRICT_FP static size_t synth_cluster(const double *cum, size_t clusters, rng *r) {
+    double u = rng_uniform(r) * cum[clusters - 1];
+    size_t lo = 0, hi = clusters - 1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->cum[mid] > u)
+        if (cum[mid] > u)
             hi = mid;
         else
             lo = mid + 1;
     }
+    return lo;
+}
+
+VB_STRICT_FP static void synth_row(const synth_model *m, uint64_t stream, size_t row, float *out, double *tmp) {
+    size_t dim = m->p->dim;
+    rng r;
+    rng_seed(&r, m->p->seed, stream, row);
+    size_t lo = synth_cluster(m->cum, m->clusters, &r);
     const double *cen = m->centre + lo * dim, *spr = m->spread + lo * dim;
     double norm2 = 0.0;
     for (size_t d = 0; d < dim; d++) {
@@ -991,6 +998,37 @@ out:
     return rc;
 }
 
+/* The class of every row and query: the cluster each was drawn from (the first draw of its stream, as synth_row
+ * takes it), so a class filter over a synthetic corpus selects whole clusters as a real label selects a category.
+ * Cheap beside the vectors (one draw per row), so it is recomputed at every open instead of cached. */
+VB_STRICT_FP static int synth_classes(vb_dataset *ds, const vb_synth_params *p, size_t clusters, vb_error *err) {
+    if (clusters > INT32_MAX) return ds_fail(err, "synthetic '%s': %zu clusters are too many classes", ds->name, clusters);
+    double *cum = malloc(clusters * sizeof(double));
+    int32_t *train = malloc(p->rows * sizeof(int32_t)), *test = malloc(p->queries * sizeof(int32_t));
+    if (!cum || !train || !test || ds->priv->n_owned + 2 > VB_DS_MAX_REGIONS) {
+        free(cum), free(train), free(test);
+        return ds_fail(err, "synthetic '%s': out of memory for the class columns", ds->name);
+    }
+    double total = 0.0;   /* the weights synth_model_init gives the clusters */
+    for (size_t c = 0; c < clusters; c++) cum[c] = total += 1.0 / (double)(c + 1);
+    rng r;
+    for (size_t i = 0; i < p->rows; i++) {
+        rng_seed(&r, p->seed, STREAM_TRAIN, i);
+        train[i] = (int32_t)synth_cluster(cum, clusters, &r);
+    }
+    for (size_t i = 0; i < p->queries; i++) {
+        rng_seed(&r, p->seed, STREAM_TEST, i);
+        test[i] = (int32_t)synth_cluster(cum, clusters, &r);
+    }
+    free(cum);
+    ds_own(ds, train);
+    ds_own(ds, test);
+    ds->train_class = train;
+    ds->test_class = test;
+    ds->n_classes = (int)clusters;
+    return VB_OK;
+}
+
 int vb_dataset_open_synthetic(const char *name, const vb_synth_params *p, const char *cache_dir, vb_dataset **out,
                               vb_error *err) {
     *out = NULL;
@@ -1025,7 +1063,7 @@ int vb_dataset_open_synthetic(const char *name, const vb_synth_params *p, const 
         if (a == 1 && b == 1 && r1 == p->rows && r2 == p->queries) {
             ds->n_train = r1;
             ds->n_test = r2;
-            if (ds_hash(ds, err) != VB_OK) goto fail;
+            if (ds_hash(ds, err) != VB_OK || synth_classes(ds, p, clusters, err) != VB_OK) goto fail;
             *out = ds;
             return VB_OK;
         }

@@ -684,3 +684,75 @@ int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask,
     }
     return VB_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Per-query class filters: each query over the rows of its own filter class. */
+
+int vb_groundtruth_by_class(const vb_dataset *ds, size_t k, const int32_t *query_class, const char *tag,
+                            const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    size_t nq = ds->n_test, nt = ds->n_train;
+    if (!ds->train_class)
+        return vb_error_set(err, "groundtruth", 1, "%s has no classes: a class filter selects nothing", ds->name);
+    /* the file: the content hash, k, the tag, and a hash of both class columns (which rows each query may see) */
+    char dir[PATH_MAX], path[PATH_MAX + 256], safe[41];
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    size_t j = 0;
+    for (const char *p = tag ? tag : ""; *p && j < sizeof safe - 1; p++)
+        safe[j++] = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' ? *p : '_';
+    safe[j] = '\0';
+    uint64_t h = XXH3_64bits(query_class, nq * sizeof *query_class) ^
+                 (XXH3_64bits(ds->train_class, nt * sizeof *ds->train_class) * 0x9e3779b97f4a7c15ull);
+    snprintf(path, sizeof path, "%s/gt-%s-k%zu-cls-%s-%016llx.bin", dir, ds->content_hash, k, safe,
+             (unsigned long long)h);
+    gt_hdr hd = {.n_queries = nq, .k = k, .mask_hash = h};
+    memcpy(hd.magic, GT_MAGIC, 8);
+    memcpy(hd.content_hash, ds->content_hash, 32);
+    if (gt_load(path, &hd, out) == VB_OK) return VB_OK;
+
+    out->n_queries = nq;
+    out->k = k;
+    out->ids = malloc((nq * k > 0 ? nq * k : 1) * sizeof *out->ids);
+    out->dists = malloc((nq * k > 0 ? nq * k : 1) * sizeof *out->dists);
+    uint8_t *mask = malloc(nt ? nt : 1), *done = calloc(nq ? nq : 1, 1);
+    size_t *group = malloc((nq ? nq : 1) * sizeof *group);
+    float *qv = malloc((nq ? nq : 1) * ds->dim * sizeof *qv);
+    int rc = out->ids && out->dists && mask && done && group && qv
+                 ? VB_OK
+                 : vb_error_set(err, "groundtruth", 1, "out of memory for the class ground truth of %s", ds->name);
+    for (size_t q = 0; q < nq * k && rc == VB_OK; q++) out->ids[q] = -1, out->dists[q] = INFINITY;
+    /* one masked computation per distinct class, over the queries that filter on it */
+    for (size_t q0 = 0; q0 < nq && rc == VB_OK; q0++) {
+        int32_t c = query_class[q0];
+        if (done[q0] || c < 0) continue;
+        size_t n = 0;
+        for (size_t q = q0; q < nq; q++)
+            if (!done[q] && query_class[q] == c) {
+                done[q] = 1;
+                memcpy(qv + n * ds->dim, ds->test + q * ds->dim, ds->dim * sizeof *qv);
+                group[n++] = q;
+            }
+        for (size_t r = 0; r < nt; r++) mask[r] = ds->train_class[r] == c;
+        vb_groundtruth part;
+        rc = vb_groundtruth_compute_opts(ds->train, nt, qv, n, ds->dim, ds->metric, k, mask, opts, &part, err);
+        if (rc != VB_OK) {
+            vb_error_prefix(err, "class %d ground truth for %s (k=%zu)", (int)c, ds->name, k);
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            memcpy(out->ids + group[i] * k, part.ids + i * k, k * sizeof *out->ids);
+            memcpy(out->dists + group[i] * k, part.dists + i * k, k * sizeof *out->dists);
+        }
+        vb_groundtruth_free(&part);
+    }
+    free(mask);
+    free(done);
+    free(group);
+    free(qv);
+    if (rc == VB_OK && gt_store(path, &hd, out, err) != VB_OK) {
+        vb_error_prefix(err, "class ground truth cache for %s", ds->name);
+        rc = VB_ERROR;
+    }
+    if (rc != VB_OK) vb_groundtruth_free(out);
+    return rc;
+}

@@ -89,6 +89,14 @@ int vb_groundtruth_from_shipped(const vb_dataset *ds, size_t k, size_t sample, v
 int vb_groundtruth_get_opts(const vb_dataset *ds, size_t k, const uint8_t *mask, const char *mask_tag,
                             const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err);
 
+/* The filtered ground truth of per-query class filters (the filtered phase's label_own / label_other / class):
+ * query i over exactly the rows whose class (ds->train_class) is query_class[i] (n_test entries; < 0: no row
+ * passes, the query's ids stay -1). Queries are grouped by class, one masked computation per distinct class over
+ * its queries, so the work is the sum over classes of queries x rows of that class. Cached like
+ * vb_groundtruth_get under the tag and a hash of both class columns. VB_ERROR when ds has no classes. */
+int vb_groundtruth_by_class(const vb_dataset *ds, size_t k, const int32_t *query_class, const char *tag,
+                            const char *cache_dir, const vb_gt_opts *opts, vb_groundtruth *out, vb_error *err);
+
 void vb_groundtruth_free(vb_groundtruth *gt);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "datasets/dataset.h"
 #include "datasets/distance.h"
+#include "engines/filter.h"
 
 #define K 10
 #define EF_LOW 10
@@ -28,8 +29,8 @@ typedef struct script {
     vb_engine *e;
     size_t n, dim, nq;
     float *vecs, *queries, *centres;
-    int32_t *tags;
-    uint8_t *tagged, *alive;
+    int32_t *tags, *classes, *qclass;   /* classes: the centre each row was drawn from (qclass: each query's) */
+    uint8_t *tagged, *alive;            /* tagged: loaded with a tag and a class (the last tenth has neither) */
     int64_t *ids;
     vb_table_spec spec;
     int bad_status;       /* ops that returned something else than OK / ERROR / RETRY, or failed without a message */
@@ -84,10 +85,14 @@ static uint64_t rng_next(void) {
 static double rng_unit(void) { return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0; }
 static float rng_normal(void) { return (float)(sqrt(-2.0 * log(rng_unit())) * cos(6.283185307179586 * rng_unit())); }
 
-/* n points of dim around 16 centres; the queries come from the same centres. */
-static void make_points(float *v, size_t n, size_t dim, const float *centres) {
+#define CLASSES 16   /* the centres, and each point's class is its centre (the real class column of a dataset) */
+
+/* n points of dim around CLASSES centres; the queries come from the same centres. cls (may be NULL): each point's. */
+static void make_points(float *v, size_t n, size_t dim, const float *centres, int32_t *cls) {
     for (size_t i = 0; i < n; i++) {
-        const float *c = centres + (rng_next() % 16) * dim;
+        size_t k = rng_next() % CLASSES;
+        const float *c = centres + k * dim;
+        if (cls) cls[i] = (int32_t)k;
         for (size_t j = 0; j < dim; j++) v[i * dim + j] = c[j] + 1.5f * rng_normal();
     }
 }
@@ -102,11 +107,18 @@ static int by_distance(const void *a, const void *b) {
     return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->id > y->id) - (x->id < y->id);
 }
 
-/* The exact top k over live rows (passing tag < below when filtered); returns the count. */
-static int exact(script *s, const float *q, int filtered, int32_t below, int64_t *out, hit *scratch) {
+/* Whether model row i passes f (NULL: no filter; the script filters by tag < N and by class). */
+static int passes(const script *s, size_t i, const vb_filter *f) {
+    if (!f || f->kind == VB_FILTER_NONE) return 1;
+    if (!s->tagged[i]) return 0;
+    return f->kind == VB_FILTER_CLASS_EQ ? s->classes[i] == f->cls : s->tags[i] < f->tag_below;
+}
+
+/* The exact top k over live rows passing f; returns the count. */
+static int exact(script *s, const float *q, const vb_filter *f, int64_t *out, hit *scratch) {
     size_t m = 0;
     for (size_t i = 0; i < s->n; i++) {
-        if (!s->alive[i] || (filtered && (!s->tagged[i] || s->tags[i] >= below))) continue;
+        if (!s->alive[i] || !passes(s, i, f)) continue;
         scratch[m].d = vb_distance(s->spec.metric, q, s->vecs + i * s->dim, s->dim);
         scratch[m++].id = s->ids[i];
     }
@@ -125,10 +137,9 @@ typedef struct verdict {
     double hits, total, worst;   /* worst: largest relative step back in distance */
 } verdict;
 
-static void judge(script *s, const float *q, const int64_t *got, int n, int filtered, int32_t below, verdict *v,
-                  hit *scratch) {
+static void judge(script *s, const float *q, const int64_t *got, int n, const vb_filter *f, verdict *v, hit *scratch) {
     int64_t want[K];
-    int nw = exact(s, q, filtered, below, want, scratch);
+    int nw = exact(s, q, f, want, scratch);
     double prev = -INFINITY;
     int distinct = 0;
     for (int i = 0; i < n; i++) {
@@ -137,7 +148,7 @@ static void judge(script *s, const float *q, const int64_t *got, int n, int filt
             v->dead++;
             continue;
         }
-        if (filtered && (!s->tagged[r] || s->tags[r] >= below)) v->unfit++;
+        if (!passes(s, (size_t)r, f)) v->unfit++;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = got[j] == got[i];
         if (seen) {
@@ -161,22 +172,31 @@ static void judge(script *s, const float *q, const int64_t *got, int n, int filt
 
 /* ---- engine calls ------------------------------------------------------------------------------------- */
 
-/* The queries through conn; recall and every fault of the answers in *v. VB_OK or the first failure. */
-static int run_queries(script *s, vb_conn *c, const float *qs, size_t nq, const vb_filter *f, verdict *v,
-                       vb_error *err) {
+/* The queries through conn; recall and every fault of the answers in *v. VB_OK or the first failure. by_class:
+ * query i filters on a class of its own, its own centre's (1) or another one (2), instead of f. */
+static int run_queries_by(script *s, vb_conn *c, const float *qs, size_t nq, const vb_filter *f, int by_class,
+                          verdict *v, vb_error *err) {
     memset(v, 0, sizeof *v);
     hit *scratch = malloc(s->n * sizeof *scratch);
     int rc = scratch ? VB_OK : vb_error_set(err, "conformance", 1, "out of memory");
-    int filtered = f && f->kind == VB_FILTER_TAG_BELOW;
     for (size_t i = 0; rc == VB_OK && i < nq; i++) {
         int64_t got[K];
         int n = -1;
-        rc = st(s, vb_conn_search(c, qs + i * s->dim, K, f, got, &n, err), err);
+        vb_filter own = vb_filter_class(by_class == 1 ? s->qclass[i]
+                                                      : (int32_t)((s->qclass[i] + 1 + (int32_t)(i % (CLASSES - 1))) %
+                                                                  CLASSES));
+        const vb_filter *fi = by_class ? &own : f;
+        rc = st(s, vb_conn_search(c, qs + i * s->dim, K, fi, got, &n, err), err);
         if (rc == VB_OK && (n < 0 || n > K)) rc = vb_error_set(err, "conformance", 1, "search wrote %d ids", n);
-        if (rc == VB_OK) judge(s, qs + i * s->dim, got, n, filtered, filtered ? f->tag_below : 0, v, scratch);
+        if (rc == VB_OK) judge(s, qs + i * s->dim, got, n, fi, v, scratch);
     }
     free(scratch);
     return rc;
+}
+
+static int run_queries(script *s, vb_conn *c, const float *qs, size_t nq, const vb_filter *f, verdict *v,
+                       vb_error *err) {
+    return run_queries_by(s, c, qs, nq, f, 0, v, err);
 }
 
 static double recall(const verdict *v) { return v->total > 0 ? v->hits / v->total : 1.0; }
@@ -319,7 +339,8 @@ static void *load_slice(void *arg) {
         size_t end = i + 250 < l->to ? i + 250 : l->to;
         if (i < l->untagged_from && end > l->untagged_from) end = l->untagged_from;
         const int32_t *t = i >= l->untagged_from ? NULL : s->tags + i;
-        l->rc = st(s, vb_conn_load(c, s->ids + i, s->vecs + i * s->dim, t, end - i, &l->err), &l->err);
+        const int32_t *cl = i >= l->untagged_from ? NULL : s->classes + i;
+        l->rc = st(s, vb_conn_load(c, s->ids + i, s->vecs + i * s->dim, t, cl, end - i, &l->err), &l->err);
         i = end;
     }
     vb_conn_close(&c);
@@ -476,8 +497,8 @@ static void main_case(script *s) {
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < 2; i++)
         if (l[i].rc != VB_OK) note(s, "loader %d: %s", i, l[i].err.message);
-    if (!check(s, l[0].rc == VB_OK && l[1].rc == VB_OK, "load %zu rows on two connections at once (%zu without a tag)",
-               s->n, s->n - untagged))
+    if (!check(s, l[0].rc == VB_OK && l[1].rc == VB_OK,
+               "load %zu rows on two connections at once (%zu without a tag and a class)", s->n, s->n - untagged))
         return;
     for (size_t i = 0; i < s->n; i++) s->alive[i] = 1;
     rc = st(s, vb_engine_build(s->e, &err), &err);
@@ -559,6 +580,36 @@ static void main_case(script *s) {
         check(s, tries > 0 && passed == 0,
               "a row without a tag never passes a tag filter, not even tag < INT32_MAX: %d of %d did", passed, tries);
     }
+    /* The class filter (the dataset's real class column, a query's own class or another): every answer passes,
+     * exact answers are judged against the model's rows of that class, rows without a class never pass. */
+    if (!(ops->flags & VB_ENGINE_FILTER_CLASS)) {
+        skip(s, "the class filter", "the engine has no class filter (no VB_ENGINE_FILTER_CLASS)");
+    } else {
+        plan_ok(s, "after the load", &(vb_filter){.kind = VB_FILTER_CLASS_EQ, .cls = 0});
+        verdict own, other;
+        rc = run_queries_by(s, a, s->queries, s->nq, NULL, 1, &own, &err);
+        if (rc == VB_OK) rc = run_queries_by(s, a, s->queries, s->nq, NULL, 2, &other, &err);
+        if (check(s, rc == VB_OK, "class-filtered searches, each query on its own class and on another (%s)",
+                  rc ? err.message : "ok")) {
+            answers_ok(s, &own, "own class", 1);
+            answers_ok(s, &other, "another class", 1);
+            note(s, "class filters: recall@%d %.3f on the query's own class (%d short), %.3f on another (%d short)", K,
+                 recall(&own), own.short_answers, recall(&other), other.short_answers);
+            check(s, recall(&own) >= 0.5, "the class filter keeps the query's class: recall@%d %.3f (>= 0.5)", K,
+                  recall(&own));
+            if (vb_engine_ops_of(s->e)->flags & VB_ENGINE_EMBEDDED)
+                check(s, recall(&other) >= 0.5, "another class's rows, far from the query, are found: recall@%d %.3f "
+                      "(>= 0.5; an embedded engine's graph walk goes on past rows that fail)", K, recall(&other));
+        }
+        int passed = 0, tries = 0;
+        for (int r = 0; r < 20 && u - r >= 0 && !s->tagged[u - r]; r++, tries++) {
+            vb_filter fc = vb_filter_class(s->classes[u - r]);
+            passed += returns(s, a, s->vecs + (size_t)(u - r) * s->dim, &fc, u - r) != 0;
+        }
+        check(s, tries > 0 && passed == 0,
+              "a row loaded without a class never passes a class filter, even its centre's: %d of %d did", passed,
+              tries);
+    }
     /* The metric: a stored vector scaled by 3 is at angular distance 0 from itself, far in euclidean terms. */
     if (s->spec.metric == VB_METRIC_ANGULAR) {
         float *q = malloc(s->dim * sizeof *q);
@@ -594,27 +645,32 @@ static void main_case(script *s) {
     int64_t up[NU];
     float *nv = malloc(NU * s->dim * sizeof *nv);
     int32_t zero[NU] = {0};   /* every element 0 */
+    int32_t fresh[NU];        /* a class no row had: the upsert replaces the class with the vector */
+    for (int i = 0; i < NU; i++) fresh[i] = CLASSES;
     float *old = malloc(NU * s->dim * sizeof *old);
     for (int i = 0; i < NU; i++) {
         up[i] = 11 + 10 * i;   /* live (not a multiple of 10) and tagged (below the untagged tenth) */
         memcpy(old + i * s->dim, s->vecs + (size_t)up[i] * s->dim, s->dim * sizeof *old);
     }
-    make_points(nv, NU, s->dim, s->centres);   /* new places inside the data, where the graph leads */
-    rc = st(s, vb_conn_insert(b, up, nv, zero, NU, &err), &err);
+    make_points(nv, NU, s->dim, s->centres, NULL);   /* new places inside the data, where the graph leads */
+    rc = st(s, vb_conn_insert(b, up, nv, zero, fresh, NU, &err), &err);
     if (check(s, rc == VB_OK, "insert of %d live ids is an upsert, not an error (%s)", NU, rc ? err.message : "ok")) {
         for (int i = 0; i < NU; i++) {
             memcpy(s->vecs + (size_t)up[i] * s->dim, nv + i * s->dim, s->dim * sizeof *nv);
             s->tags[up[i]] = 0;
+            s->classes[up[i]] = CLASSES;
         }
         rows_ok(s, "after the upsert (no row added)");
         if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the upsert", &(vb_filter){.kind = VB_FILTER_TAG_BELOW, .tag_below = 1});
         int left = 0;
-        misses moved = {0}, retagged = {0};
-        vb_filter t1 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1};
+        misses moved = {0}, retagged = {0}, reclassed = {0};
+        vb_filter t1 = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 1}, c1 = vb_filter_class(CLASSES);
         for (int i = 0; i < NU; i++) {
             seek(s, a, nv + i * s->dim, NULL, up[i], old + i * s->dim, &moved);
             left += first_id(s, a, old + i * s->dim, NULL) != up[i];
             if (ops->flags & VB_ENGINE_FILTER) seek(s, a, nv + i * s->dim, &t1, up[i], nv + i * s->dim, &retagged);
+            if (ops->flags & VB_ENGINE_FILTER_CLASS)
+                seek(s, a, nv + i * s->dim, &c1, up[i], nv + i * s->dim, &reclassed);
         }
         /* Found at the new place (the upserted rows are the graph's last inserts, its least connected: seek); an
          * upsert that left the vector in place is a lost update. A stale copy at the old place is never allowed. */
@@ -622,6 +678,9 @@ static void main_case(script *s) {
         check(s, left == NU, "and no longer at their old ones: another row comes first there (%d of %d)", left, NU);
         if (ops->flags & VB_ENGINE_FILTER)
             misses_check(s, &retagged, "their new tag 0 passes tag < 1 (the tag was replaced too)");
+        if (ops->flags & VB_ENGINE_FILTER_CLASS)
+            misses_check(s, &reclassed, "their new class passes class = 16, a class no row had (the class was "
+                         "replaced too)");
     }
     free(nv);
     free(old);
@@ -629,14 +688,16 @@ static void main_case(script *s) {
     /* Insert of removed ids: they come back (tagged and untagged ones in two calls). */
     size_t nt = 0;
     while (nt < nr && s->tagged[gone[nt]]) nt++;
-    int32_t *gt = malloc((nr + 1) * sizeof *gt);
+    int32_t *gt = malloc((nr + 1) * sizeof *gt), *gc = malloc((nr + 1) * sizeof *gc);
     float *gv = malloc((nr + 1) * s->dim * sizeof *gv);
     for (size_t i = 0; i < nr; i++) {
         gt[i] = s->tags[gone[i]];
+        gc[i] = s->classes[gone[i]];
         memcpy(gv + i * s->dim, s->vecs + (size_t)gone[i] * s->dim, s->dim * sizeof *gv);
     }
-    rc = st(s, vb_conn_insert(b, gone, gv, gt, nt, &err), &err);
-    if (rc == VB_OK && nt < nr) rc = st(s, vb_conn_insert(b, gone + nt, gv + nt * s->dim, NULL, nr - nt, &err), &err);
+    rc = st(s, vb_conn_insert(b, gone, gv, gt, gc, nt, &err), &err);
+    if (rc == VB_OK && nt < nr)
+        rc = st(s, vb_conn_insert(b, gone + nt, gv + nt * s->dim, NULL, NULL, nr - nt, &err), &err);
     if (check(s, rc == VB_OK, "insert of the %zu removed ids brings them back (%s)", nr, rc ? err.message : "ok")) {
         for (size_t i = 0; i < nr; i++) s->alive[gone[i]] = 1;
         rows_ok(s, "after the reinsert");
@@ -650,6 +711,7 @@ static void main_case(script *s) {
               recall(&v));
     }
     free(gt);
+    free(gc);
     free(gv);
     free(gone);
 
@@ -689,15 +751,17 @@ int vb_conformance_run(const vb_conformance_opts *o, const vb_conformance_report
     s.queries = malloc(s.nq * s.dim * sizeof *s.queries);
     s.ids = malloc(s.n * sizeof *s.ids);
     s.tags = malloc(s.n * sizeof *s.tags);
+    s.classes = malloc(s.n * sizeof *s.classes);
+    s.qclass = malloc(s.nq * sizeof *s.qclass);
     s.tagged = malloc(s.n);
     s.alive = calloc(s.n, 1);
-    if (!centres || !s.vecs || !s.queries || !s.ids || !s.tags || !s.tagged || !s.alive) {
+    if (!centres || !s.vecs || !s.queries || !s.ids || !s.tags || !s.classes || !s.qclass || !s.tagged || !s.alive) {
         check(&s, 0, "out of memory for %zu x %zu", s.n, s.dim);
         goto done;
     }
     for (size_t i = 0; i < 16 * s.dim; i++) centres[i] = 2.0f * rng_normal();
-    make_points(s.vecs, s.n, s.dim, centres);
-    make_points(s.queries, s.nq, s.dim, centres);
+    make_points(s.vecs, s.n, s.dim, centres, s.classes);
+    make_points(s.queries, s.nq, s.dim, centres, s.qclass);
     for (size_t i = 0; i < s.n; i++) {
         s.ids[i] = (int64_t)i;
         s.tags[i] = vb_dataset_tag(s.ids[i]);
@@ -719,6 +783,8 @@ done:
     free(s.queries);
     free(s.ids);
     free(s.tags);
+    free(s.classes);
+    free(s.qclass);
     free(s.tagged);
     free(s.alive);
     return s.failed;

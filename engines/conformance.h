@@ -3,8 +3,9 @@
  * One script, run through the public wrappers against any registered engine: open, version, create, a parallel
  * load (one connection per thread, some rows without a tag), build, sizes, searches checked against a brute-force
  * answer computed here (k distinct live ids, closest first for the table's metric, recall), ef_search per
- * connection, the tag filter (rows without a tag never pass it, yet unfiltered searches find them), remove (and
- * remove of absent ids), insert of a live id (an upsert: vector and tag replaced, no new row), insert of removed
+ * connection, the tag filter (rows without a tag never pass it, yet unfiltered searches find them), the class filter
+ * (each query on its own class and on another; rows without a class never pass it), remove (and remove of absent
+ * ids), insert of a live id (an upsert: vector, tag and class replaced, no new row), insert of removed
  * ids (they come back), concurrent searches on two connections, errors as classes, and, for a server engine when
  * the caller can restart the server, VB_RETRY and recovery after the restart.
  *

@@ -352,11 +352,11 @@ void vb_conn_sent_flush(vb_conn *c) {
     c->searches = 0;
 }
 
-int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                 vb_error *err) {
+int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                 size_t n, vb_error *err) {
     error_reset(err);
     atomic_fetch_add_explicit(&c->engine->sent_writes, n, memory_order_relaxed);
-    return finish(c->ops->load(c->conn, ids, vecs, tags, n, err), err, c->ops, "load");
+    return finish(c->ops->load(c->conn, ids, vecs, tags, classes, n, err), err, c->ops, "load");
 }
 
 int vb_conn_set_search(vb_conn *c, const vb_search_params *p, vb_error *err) {
@@ -372,9 +372,10 @@ static int __attribute__((noinline, cold)) no_filter(const vb_conn *c, vb_error 
 /* The hot path: one capability branch, the op, one branch on its status. */
 int vb_conn_search(vb_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
                    vb_error *err) {
-    static const unsigned kind_flag[4] = {0, VB_ENGINE_FILTER, VB_ENGINE_FILTER_EQ, VB_ENGINE_FILTER_AND};
+    static const unsigned kind_flag[VB_FILTER_KINDS] = {0, VB_ENGINE_FILTER, VB_ENGINE_FILTER_EQ, VB_ENGINE_FILTER_AND,
+                                                        VB_ENGINE_FILTER_CLASS};
     if (__builtin_expect(filter && filter->kind != VB_FILTER_NONE &&
-                             ((unsigned)filter->kind > VB_FILTER_AND || !(c->flags & kind_flag[filter->kind])), 0))
+                             ((unsigned)filter->kind >= VB_FILTER_KINDS || !(c->flags & kind_flag[filter->kind])), 0))
         return no_filter(c, err);
     if (err) err->message[0] = err->domain[0] = '\0';
     c->searches++;
@@ -388,10 +389,10 @@ int vb_conn_remove(vb_conn *c, const int64_t *ids, size_t n, vb_error *err) {
     return finish(c->ops->remove(c->conn, ids, n, err), err, c->ops, "remove");
 }
 
-int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                   vb_error *err) {
+int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                   size_t n, vb_error *err) {
     if (!c->ops->insert) return vb_error_set(err, "engine", 1, "engine %s does not support insert", c->ops->name);
     error_reset(err);
     atomic_fetch_add_explicit(&c->engine->sent_writes, n, memory_order_relaxed);
-    return finish(c->ops->insert(c->conn, ids, vecs, tags, n, err), err, c->ops, "insert");
+    return finish(c->ops->insert(c->conn, ids, vecs, tags, classes, n, err), err, c->ops, "insert");
 }

@@ -35,18 +35,22 @@
  *   remove    ids that are absent (never loaded, or removed already) are skipped, not an error.
  *   tags      tags == NULL means "no tag" for every row of the call: such a row is a real row (unfiltered
  *             searches find it, sizes count it) that never passes a tag filter.
+ *   classes   the row's real class (vb_dataset train_class: a label of the data, e.g. Fashion-MNIST's ten), stored
+ *             beside the tags and selected on by VB_FILTER_CLASS_EQ; classes == NULL means "no class" for every
+ *             row of the call (a dataset without classes): such a row never passes a class filter. An insert
+ *             replaces the class with the vector.
  * Search.
  *   search    writes at most k distinct ids into ids_out, closest first for the table's metric (ties in any
  *             order), and their count into *n_out; fewer than k only when fewer rows qualify (or the engine's
  *             search gives up, e.g. a filter its graph walk cannot satisfy). A removed row never appears; with a
- *             filter, only rows whose tag < tag_below.
+ *             filter, only rows that pass it (vb_filter below).
  *   set_search belongs to ITS connection (a session setting, never a global one): two connections search at
  *             different ef_search at the same time, each with its own, until its next set_search.
  *
  * Memory. Ops write results into the caller's buffers (ids_out, buf, plan, stage, out) and never return memory
  *   for the caller to free; the handles made by open and connect are released by close and disconnect (through
  *   vb_engine_close and vb_conn_close, which also null the caller's pointer). Input arrays (ids, vecs, tags,
- *   query) are borrowed for the duration of the call only.
+ *   classes, query) are borrowed for the duration of the call only.
  *
  * Threads. One connection per client thread: a vb_conn is used by one thread at a time and owns everything per
  *   client (socket, prepared statements, ef_search, buffers). Engine ops may run while connections work (the
@@ -90,21 +94,31 @@ typedef struct vb_search_params {
     int ef_search;
 } vb_search_params;
 
-/* A row filter over the deterministic attribute columns every tagged row carries (datasets/dataset.h): tag
- * (vb_dataset_tag), tag2 (vb_dataset_tag2) and label (vb_dataset_label). The three predicate kinds of the
- * filtered phase (engines/filter.h makes one from a selectivity and writes it in each engine's language):
+/* A row filter over the attribute columns a row carries: the deterministic synthetic columns of every tagged row
+ * (datasets/dataset.h): tag (vb_dataset_tag), tag2 (vb_dataset_tag2) and label (vb_dataset_label); and the
+ * dataset's real class (the load's classes array). The predicate kinds of the filtered phase (engines/filter.h
+ * makes one and writes it in each engine's language):
  *   VB_FILTER_TAG_BELOW  range:    tag < tag_below
  *   VB_FILTER_LABEL_EQ   equality: label = label
  *   VB_FILTER_AND        and:      tag < tag_below AND tag2 < tag2_below (independent columns: shares multiply)
- * A row loaded with tags == NULL has none of the three columns and passes no filter. A row loaded with tags has
- * its tag from the array and its tag2 and label from its id (vb_dataset_tag2 / vb_dataset_label): the adapters
- * store all three (the load's signature stays one tag array; the other two are functions of the id). */
-typedef enum { VB_FILTER_NONE = 0, VB_FILTER_TAG_BELOW = 1, VB_FILTER_LABEL_EQ = 2, VB_FILTER_AND = 3 } vb_filter_kind;
+ *   VB_FILTER_CLASS_EQ   class:    class = cls (the predicates label_own, label_other and class = L all search
+ *                                  with it; the first two choose cls per query, so the filter differs per call)
+ * A row loaded with tags == NULL has none of the three synthetic columns and passes none of their filters. A row
+ * loaded with tags has its tag from the array and its tag2 and label from its id (vb_dataset_tag2 /
+ * vb_dataset_label): the adapters store all three (they are functions of the id). A row loaded with classes ==
+ * NULL has no class and passes no class filter; with classes, its class is the array's (without one the column is
+ * NULL in pgvector, -1 in the MySQL family's NOT NULL column, absent from a document or a vector set's
+ * attributes). */
+typedef enum {
+    VB_FILTER_NONE = 0, VB_FILTER_TAG_BELOW = 1, VB_FILTER_LABEL_EQ = 2, VB_FILTER_AND = 3, VB_FILTER_CLASS_EQ = 4
+} vb_filter_kind;
+#define VB_FILTER_KINDS 5         /* kinds 0 .. VB_FILTER_CLASS_EQ */
 typedef struct vb_filter {
     vb_filter_kind kind;
     int32_t tag_below;        /* TAG_BELOW, AND */
     int32_t label;            /* LABEL_EQ */
     int32_t tag2_below;       /* AND */
+    int32_t cls;              /* CLASS_EQ */
 } vb_filter;
 
 /* The server's own cumulative counts of the commands it ran (since it started, or since its statistics were last
@@ -163,6 +177,7 @@ enum {
     VB_ENGINE_FILTER = 1u << 2,           /* search honours vb_filter: the range kind (VB_FILTER_TAG_BELOW) */
     VB_ENGINE_FILTER_EQ = 1u << 8,        /* and the equality kind (VB_FILTER_LABEL_EQ) */
     VB_ENGINE_FILTER_AND = 1u << 9,       /* and the and kind (VB_FILTER_AND) */
+    VB_ENGINE_FILTER_CLASS = 1u << 13,    /* stores the load's classes and honours VB_FILTER_CLASS_EQ */
     VB_ENGINE_LOAD_RESUMES = 1u << 12,    /* a server engine whose index is built after the load (build): the
                                            * load's committed batches stay in the table over a restart, and a
                                            * load can continue into it with insert (upserts) before the build;
@@ -188,8 +203,9 @@ typedef struct vb_engine_ops {
     /* A new connection for one client thread; VB_RETRY while the server cannot be reached. */
     int (*connect)(void *state, void **conn, vb_error *err);
     void (*disconnect)(void *conn);
-    /* New ids only (bulk); tags may be NULL (rows without a tag). */
-    int (*load)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+    /* New ids only (bulk); tags may be NULL (rows without a tag), classes too (rows without a class). */
+    int (*load)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                size_t n, vb_error *err);
     /* This connection's search parameters, kept until its next set_search. */
     int (*set_search)(void *conn, const vb_search_params *p, vb_error *err);
     /* Writes up to k distinct ids, closest first, into ids_out and their count into *n_out. */
@@ -203,7 +219,8 @@ typedef struct vb_engine_ops {
     int (*persist)(void *state, vb_error *err);                 /* make state durable for attach */
     int (*remove)(void *conn, const int64_t *ids, size_t n, vb_error *err);          /* absent ids: skipped */
     /* An upsert: live ids are replaced, removed ids come back, new ids are added. */
-    int (*insert)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+    int (*insert)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                  size_t n, vb_error *err);
     int (*maintain)(void *state, vb_error *err);               /* VACUUM and the like, after churn */
     int (*sizes)(void *state, vb_sizes *out, vb_error *err);
     /* The query plan the server uses for the kNN query at ef_search with filter (may be NULL): *uses_index = 1
@@ -278,13 +295,14 @@ void vb_conn_close(vb_conn **c);
  * 0: for a long-lived connection beside the measured ones (the streaming phase's freshness probe), whose searches
  * must be in the counts of each result it spans. Not for the hot path (an atomic add). */
 void vb_conn_sent_flush(vb_conn *c);
-int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err);
+int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                 size_t n, vb_error *err);
 int vb_conn_set_search(vb_conn *c, const vb_search_params *p, vb_error *err);
 int vb_conn_search(vb_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
                    vb_error *err);
 int vb_conn_remove(vb_conn *c, const int64_t *ids, size_t n, vb_error *err);
-int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                   vb_error *err);
+int vb_conn_insert(vb_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                   size_t n, vb_error *err);
 
 /* Built-in engines (engines/<name>.c|cc). */
 extern const vb_engine_ops vb_engine_hnswlib;

@@ -7,8 +7,9 @@
  * revives it in place. A read/write lock lets any number of searches run together; writes take it exclusively
  * (this engine is a reference, not a contender, so the lock on the search path is acceptable).
  *
- * Files: persist writes <data_dir>/exact.rows (dim, metric, then the live rows); attach reloads it when the dim
- * and metric match the table spec. */
+ * Files: persist writes <data_dir>/exact.rows (dim, metric, then the live rows: id, tag, class, vector); attach
+ * reloads it when the dim and metric match the table spec (a file of the first format, without the class, loads
+ * its rows without a class). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -23,9 +24,11 @@
 #include "datasets/dataset.h"
 
 #define EXACT_NO_TAG INT32_MAX   /* rows loaded without a tag never pass a tag filter */
+#define EXACT_NO_CLASS (-1)      /* rows loaded without a class never pass a class filter */
 #define EXACT_EMPTY SIZE_MAX     /* empty slot of the id map */
 
-static const char exact_magic[8] = {'V', 'B', 'E', 'X', 'A', 'C', 'T', '1'};
+static const char exact_magic[8] = {'V', 'B', 'E', 'X', 'A', 'C', 'T', '2'};
+static const char exact_magic_v1[8] = {'V', 'B', 'E', 'X', 'A', 'C', 'T', '1'};   /* rows without a class */
 
 typedef struct exact_state {
     pthread_rwlock_t lock;
@@ -37,6 +40,7 @@ typedef struct exact_state {
     size_t n, cap, live;
     int64_t *ids;
     int32_t *tags;
+    int32_t *classes;
     uint8_t *alive;
     double *norms;               /* sqrt(sum x^2) per row, for angular */
     float *vecs;
@@ -83,6 +87,7 @@ static void map_put(exact_state *s, int64_t id, size_t row) {
 static void free_rows(exact_state *s) {
     free(s->ids);
     free(s->tags);
+    free(s->classes);
     free(s->alive);
     free(s->norms);
     free(s->vecs);
@@ -90,6 +95,7 @@ static void free_rows(exact_state *s) {
     free(s->map_rows);
     s->ids = NULL;
     s->tags = NULL;
+    s->classes = NULL;
     s->alive = NULL;
     s->norms = NULL;
     s->vecs = NULL;
@@ -107,7 +113,9 @@ static int reserve(exact_state *s, size_t want, vb_error *err) {
         if (ids) s->ids = ids;
         int32_t *tags = ids ? realloc(s->tags, cap * sizeof *tags) : NULL;
         if (tags) s->tags = tags;
-        uint8_t *alive = tags ? realloc(s->alive, cap) : NULL;
+        int32_t *classes = tags ? realloc(s->classes, cap * sizeof *classes) : NULL;
+        if (classes) s->classes = classes;
+        uint8_t *alive = classes ? realloc(s->alive, cap) : NULL;
         if (alive) s->alive = alive;
         double *norms = alive ? realloc(s->norms, cap * sizeof *norms) : NULL;
         if (norms) s->norms = norms;
@@ -138,8 +146,8 @@ static int reserve(exact_state *s, size_t want, vb_error *err) {
 }
 
 /* Inserts or overwrites rows; a removed id comes back in its old row. Caller holds the write lock. */
-static int upsert(exact_state *s, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                  vb_error *err) {
+static int upsert(exact_state *s, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                  size_t n, vb_error *err) {
     if (reserve(s, s->n + n, err) != VB_OK) return VB_ERROR;
     for (size_t i = 0; i < n; i++) {
         size_t r = map_find(s, ids[i]);
@@ -155,6 +163,7 @@ static int upsert(exact_state *s, const int64_t *ids, const float *vecs, const i
         memcpy(s->vecs + r * s->dim, v, s->dim * sizeof *v);
         s->norms[r] = sqrt(nn);
         s->tags[r] = tags ? tags[i] : EXACT_NO_TAG;
+        s->classes[r] = classes ? classes[i] : EXACT_NO_CLASS;
         if (!s->alive[r]) s->live++;
         s->alive[r] = 1;
     }
@@ -239,7 +248,7 @@ static int exact_persist(void *state, vb_error *err) {
     for (size_t r = 0; ok && r < s->n; r++) {
         if (!s->alive[r]) continue;
         ok = fwrite(&s->ids[r], sizeof s->ids[r], 1, f) == 1 && fwrite(&s->tags[r], sizeof s->tags[r], 1, f) == 1 &&
-             fwrite(s->vecs + r * s->dim, sizeof(float), s->dim, f) == s->dim;
+             fwrite(&s->classes[r], sizeof s->classes[r], 1, f) == 1 && fwrite(s->vecs + r * s->dim, sizeof(float), s->dim, f) == s->dim;
     }
     pthread_rwlock_unlock(&s->lock);
     ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -270,7 +279,9 @@ static int exact_attach(void *state, const vb_table_spec *spec, int *found, vb_e
     char magic[8];
     uint32_t head[2];
     uint64_t dims[2];
-    if (fread(magic, sizeof magic, 1, f) != 1 || memcmp(magic, exact_magic, sizeof magic) != 0 ||
+    int v1 = 0;
+    if (fread(magic, sizeof magic, 1, f) != 1 ||
+        (memcmp(magic, exact_magic, sizeof magic) != 0 && !(v1 = memcmp(magic, exact_magic_v1, sizeof magic) == 0)) ||
         fread(head, sizeof head, 1, f) != 1 || fread(dims, sizeof dims, 1, f) != 1) {
         fclose(f);
         return vb_error_set(err, "exact", 1, "exact: %s is not an exact.rows file (or is truncated)", path);
@@ -292,13 +303,13 @@ static int exact_attach(void *state, const vb_table_spec *spec, int *found, vb_e
     int rc = reserve(s, want ? want : 1, err);
     for (uint64_t i = 0; rc == VB_OK && i < dims[1]; i++) {
         int64_t id;
-        int32_t tag;
+        int32_t tag, cls = EXACT_NO_CLASS;
         if (fread(&id, sizeof id, 1, f) != 1 || fread(&tag, sizeof tag, 1, f) != 1 ||
-            fread(vec, sizeof *vec, spec->dim, f) != spec->dim)
+            (!v1 && fread(&cls, sizeof cls, 1, f) != 1) || fread(vec, sizeof *vec, spec->dim, f) != spec->dim)
             rc = vb_error_set(err, "exact", 1, "exact: %s is truncated at row %llu of %llu", path,
                               (unsigned long long)i, (unsigned long long)dims[1]);
         else
-            rc = upsert(s, &id, vec, &tag, 1, err);
+            rc = upsert(s, &id, vec, &tag, &cls, 1, err);
     }
     if (rc != VB_OK) free_rows(s);
     s->ready = rc == VB_OK;
@@ -344,20 +355,20 @@ static void exact_disconnect(void *conn) {
     free(c);
 }
 
-static int exact_write(exact_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                       vb_error *err) {
+static int exact_write(exact_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags,
+                       const int32_t *classes, size_t n, vb_error *err) {
     exact_state *s = c->s;
     pthread_rwlock_wrlock(&s->lock);
-    int rc = s->ready ? upsert(s, ids, vecs, tags, n, err)
+    int rc = s->ready ? upsert(s, ids, vecs, tags, classes, n, err)
                       : vb_error_set(err, "exact", 1, "exact: no table: create or attach first");
     pthread_rwlock_unlock(&s->lock);
     return rc;
 }
 
 /* Load and insert are the same upsert: a present id is overwritten, a removed one revived. */
-static int exact_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                      vb_error *err) {
-    return exact_write(conn, ids, vecs, tags, n, err);
+static int exact_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                      size_t n, vb_error *err) {
+    return exact_write(conn, ids, vecs, tags, classes, n, err);
 }
 
 /* Tombstones rows; absent or already removed ids are skipped (a repeated batch is not an error). */
@@ -451,10 +462,12 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
     *n_out = 0;
     if (k <= 0) return VB_OK;
     int use_filter = filter && filter->kind != VB_FILTER_NONE;
-    if (use_filter && filter->kind > VB_FILTER_AND)
+    if (use_filter && (unsigned)filter->kind >= VB_FILTER_KINDS)
         return vb_error_set(err, "exact", 1, "exact: unknown filter kind %d", (int)filter->kind);
     int32_t below = use_filter ? filter->tag_below : 0;
     int range = use_filter && filter->kind == VB_FILTER_TAG_BELOW;
+    int by_class = use_filter && filter->kind == VB_FILTER_CLASS_EQ;
+    int32_t cls = by_class ? filter->cls : 0;
     if (k > c->heap_cap) {
         exact_hit *h = realloc(c->heap, (size_t)k * sizeof *h);
         if (!h) return vb_error_set(err, "exact", 1, "exact: out of memory for k = %d", k);
@@ -475,11 +488,13 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
     int n = 0;
     for (size_t r = 0; r < s->n; r++) {
         if (!s->alive[r]) continue;
-        /* the range on the stored tag; the other kinds also read tag2 and the label of the row's id */
+        /* the range on the stored tag, the class on the stored class; the other kinds also read tag2 and the label
+         * of the row's id */
         if (range && s->tags[r] >= below) continue;
-        if (use_filter && !range && (s->tags[r] == EXACT_NO_TAG ||
+        if (by_class && (s->classes[r] != cls || cls < 0)) continue;
+        if (use_filter && !range && !by_class && (s->tags[r] == EXACT_NO_TAG ||
                                      !vb_filter_passes_attrs(filter, s->tags[r], vb_dataset_tag2(s->ids[r]),
-                                                             vb_dataset_label(s->ids[r]))))
+                                                             vb_dataset_label(s->ids[r]), EXACT_NO_CLASS)))
             continue;
         exact_hit hit = {row_distance(s, r, query, qnorm), s->ids[r]};
         if (hit.d != hit.d) hit.d = INFINITY;   /* NaN (NaN input) ranks last, never breaks the heap order */
@@ -502,18 +517,18 @@ static int exact_search(void *conn, const float *query, int k, const vb_filter *
     return VB_OK;
 }
 
-/* The private copy: per row its vector, id, tag, alive flag and norm, and the id map's entries (id and row, 16
- * bytes; the map doubles to keep its load under one half: up to four entries a row). */
+/* The private copy: per row its vector, id, tag, class, alive flag and norm, and the id map's entries (id and row,
+ * 16 bytes; the map doubles to keep its load under one half: up to four entries a row). */
 static double exact_client_bytes(const vb_kv *params, size_t n_params, double rows, double dim) {
     (void)params, (void)n_params;
-    return rows * (dim * 4 + 8 + 4 + 1 + 8 + 4 * 16);
+    return rows * (dim * 4 + 8 + 4 + 4 + 1 + 8 + 4 * 16);
 }
 
 const vb_engine_ops vb_engine_exact = {
     .name = "exact",
     .description = "brute force over a private copy of the rows (rows x dim x 4 bytes of anonymous memory in the "
                    "client, beside the mapped corpus): exact answers, ties broken by id",
-    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
+    .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = exact_params,
     .open = exact_open,
     .close = exact_close,

@@ -7,13 +7,13 @@
  *   threads          threads one load call splits its batch over (default 1); several connections may also
  *                    load at once, hnswlib's addPoint is thread-safe
  * An engine parameter overrides the table spec. The index has exactly spec->capacity slots and ids must lie in
- * [0, capacity) (they index the tag column); removed slots are reused by later inserts, so churn never grows it.
+ * [0, capacity) (they index the tag and class columns); removed slots are reused by later inserts, so churn never grows it.
  *
  * set_search sets ef on the connection (the engine contract: a session setting); each search passes it to the
  * shim, which never changes the ef hnswlib keeps in the index. Until set_search, hnswlib's default ef of 10.
  *
  * Files: persist writes <data_dir>/hnswlib.index (hnswlib's own format) and <data_dir>/hnswlib.meta (dim,
- * metric, m, ef_construction, index size, tags); attach reuses them only when they match the table spec. */
+ * metric, m, ef_construction, index size, tags, classes); attach reuses them only when they match the table spec. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,19 +164,21 @@ static inline int need_index(const hnsw_state *s, vb_error *err) {
     return s->index ? VB_OK : vb_error_set(err, "hnswlib", 1, "hnswlib: no index: create or attach first");
 }
 
-static int hnsw_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+static int hnsw_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n,
                      vb_error *err) {
     hnsw_state *s = ((hnsw_conn *)conn)->s;
     if (need_index(s, err) != VB_OK) return VB_ERROR;
-    return vb_hnsw_add(s->index, ids, vecs, tags, n, (int)s->threads, err);
+    return vb_hnsw_add(s->index, ids, vecs, tags, classes, n, (int)s->threads, err);
 }
 
 /* Churn inserts: one thread per call (the phase measures its own insert rate), deleted slots reused. */
-static int hnsw_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
+static int hnsw_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags,
+                       const int32_t *classes, size_t n,
                        vb_error *err) {
     hnsw_state *s = ((hnsw_conn *)conn)->s;
     if (need_index(s, err) != VB_OK) return VB_ERROR;
-    return vb_hnsw_add(s->index, ids, vecs, tags, n, 1, err);
+    return vb_hnsw_add(s->index, ids, vecs, tags, classes, n, 1, err);
 }
 
 /* markDelete: the row leaves every later answer; its slot waits for an insert. Absent ids are skipped. */
@@ -194,11 +196,17 @@ static int hnsw_set_search(void *conn, const vb_search_params *p, vb_error *err)
     return VB_OK;
 }
 
-/* hnswlib's filter callback: the row's stored tag, its tag2 and label from its id (engines/engine.h vb_filter). */
-static int pass_filter(void *arg, int64_t id, int32_t tag) {
+/* hnswlib's filter callback: the row's stored tag and class, its tag2 and label from its id (engines/engine.h
+ * vb_filter); a row without a tag passes none of the tag kinds. */
+static int pass_filter(void *arg, int64_t id, int32_t tag, int32_t cls) {
     const vb_filter *f = arg;
-    return f->kind == VB_FILTER_TAG_BELOW ? tag < f->tag_below
-                                          : vb_filter_passes_attrs(f, tag, vb_dataset_tag2(id), vb_dataset_label(id));
+    switch (f->kind) {
+    case VB_FILTER_TAG_BELOW: return tag < f->tag_below;
+    case VB_FILTER_CLASS_EQ: return cls != VB_HNSW_NO_CLASS && cls == f->cls;
+    default:
+        return tag != VB_HNSW_NO_TAG &&
+               vb_filter_passes_attrs(f, tag, vb_dataset_tag2(id), vb_dataset_label(id), VB_HNSW_NO_CLASS);
+    }
 }
 
 static int hnsw_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
@@ -207,7 +215,7 @@ static int hnsw_search(void *conn, const float *query, int k, const vb_filter *f
     hnsw_state *s = c->s;
     if (__builtin_expect(!s->index, 0)) return need_index(s, err);
     int on = filter && filter->kind != VB_FILTER_NONE;
-    if (__builtin_expect(on && filter->kind > VB_FILTER_AND, 0))
+    if (__builtin_expect(on && (unsigned)filter->kind >= VB_FILTER_KINDS, 0))
         return vb_error_set(err, "hnswlib", 1, "hnswlib: unknown filter kind %d", (int)filter->kind);
     return vb_hnsw_search(s->index, query, k, c->ef, on ? pass_filter : NULL, (void *)filter, ids_out, n_out, err);
 }
@@ -217,14 +225,14 @@ static int hnsw_search(void *conn, const float *query, int k, const vb_filter *f
  * element alone, to which the lock (40) and the map entry (about 32) add. */
 static double hnsw_client_bytes(const vb_kv *params, size_t n_params, double rows, double dim) {
     double m = atof(vb_kv_get(params, n_params, "m", "16"));
-    return rows * (dim * 4 + 2 * m * 4 + 4 + 8 + 40 + 16 + 32);
+    return rows * (dim * 4 + 2 * m * 4 + 4 + 4 + 8 + 40 + 16 + 32);
 }
 
 const vb_engine_ops vb_engine_hnswlib = {
     .name = "hnswlib",
     .description = "HNSW in process through hnswlib: the algorithm with no database around it",
     .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ |
-             VB_ENGINE_FILTER_AND,
+             VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = hnsw_params,
     .open = hnsw_open,
     .close = hnsw_close,

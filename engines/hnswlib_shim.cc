@@ -53,12 +53,14 @@ using Index = hnswlib::HierarchicalNSW<float>;
 using hnswlib::labeltype;
 using hnswlib::tableint;
 
-/* Tag of a row loaded without one: no "tag < x" filter passes it. */
-constexpr int32_t NO_TAG = INT32_MAX;
+/* Tag of a row loaded without one: no "tag < x" filter passes it; class of a row loaded without one. */
+constexpr int32_t NO_TAG = VB_HNSW_NO_TAG;
+constexpr int32_t NO_CLASS = VB_HNSW_NO_CLASS;
 
-constexpr char META_MAGIC[8] = {'V', 'B', 'H', 'N', 'S', 'W', '0', '1'};
+constexpr char META_MAGIC[8] = {'V', 'B', 'H', 'N', 'S', 'W', '0', '2'};
+constexpr char META_MAGIC_V1[8] = {'V', 'B', 'H', 'N', 'S', 'W', '0', '1'};   /* tags only: rows without a class */
 
-/* The sidecar header; tags (n_tags int32) follow it. */
+/* The sidecar header; tags (n_tags int32) follow it, then (META_MAGIC 02) as many classes. */
 struct MetaHeader {
     char magic[8];
     uint32_t metric;
@@ -70,21 +72,23 @@ struct MetaHeader {
     uint64_t n_tags;
 };
 
-/* The caller's predicate over a row's id and tag (vb_hnsw_pass), as hnswlib's filter functor; labels outside
- * the tag array and rows loaded without a tag fail without asking it. Relaxed loads: tags are written before the
- * row becomes visible and never change under a running search in vbench's phases. */
+/* The caller's predicate over a row's id, tag and class (vb_hnsw_pass), as hnswlib's filter functor; labels
+ * outside the tag array and rows loaded with neither a tag nor a class fail without asking it. Relaxed loads: tags
+ * and classes are written before the row becomes visible and never change under a running search in vbench's
+ * phases. */
 class CallbackFilter : public hnswlib::BaseFilterFunctor {
  public:
-    CallbackFilter(const std::atomic<int32_t> *tags, size_t n, vb_hnsw_pass pass, void *arg)
-        : tags_(tags), n_(n), pass_(pass), arg_(arg) {}
+    CallbackFilter(const std::atomic<int32_t> *tags, const std::atomic<int32_t> *classes, size_t n, vb_hnsw_pass pass,
+                   void *arg)
+        : tags_(tags), classes_(classes), n_(n), pass_(pass), arg_(arg) {}
     bool operator()(labeltype id) override {
         if (id >= n_) return false;
-        int32_t tag = tags_[id].load(std::memory_order_relaxed);
-        return tag != NO_TAG && pass_(arg_, (int64_t)id, tag) != 0;
+        int32_t tag = tags_[id].load(std::memory_order_relaxed), cls = classes_[id].load(std::memory_order_relaxed);
+        return (tag != NO_TAG || cls != NO_CLASS) && pass_(arg_, (int64_t)id, tag, cls) != 0;
     }
 
  private:
-    const std::atomic<int32_t> *tags_;
+    const std::atomic<int32_t> *tags_, *classes_;
     size_t n_;
     vb_hnsw_pass pass_;
     void *arg_;
@@ -139,6 +143,7 @@ struct vb_hnsw {
     std::unique_ptr<hnswlib::SpaceInterface<float>> space;
     std::unique_ptr<Index> index;
     std::unique_ptr<std::atomic<int32_t>[]> tags;   /* indexed by label, n_tags entries, never resized */
+    std::unique_ptr<std::atomic<int32_t>[]> classes;   /* the same, the row's class */
     size_t n_tags = 0;
 
     /* For angular, a unit-length copy of v in buf (a zero vector stays zero, as vb_distance treats it as
@@ -155,21 +160,26 @@ struct vb_hnsw {
 
     void alloc_tags(size_t n) {
         tags.reset(new std::atomic<int32_t>[n]);
+        classes.reset(new std::atomic<int32_t>[n]);
         n_tags = n;
-        for (size_t i = 0; i < n; i++) tags[i].store(NO_TAG, std::memory_order_relaxed);
+        for (size_t i = 0; i < n; i++) {
+            tags[i].store(NO_TAG, std::memory_order_relaxed);
+            classes[i].store(NO_CLASS, std::memory_order_relaxed);
+        }
     }
 
-    void add_one(labeltype label, const float *vec, int32_t tag);
+    void add_one(labeltype label, const float *vec, int32_t tag, int32_t cls);
     bool remove_one(labeltype label);
 };
 
 /* One row, under the label's lock (hnswlib's label lock table), so two threads never work on one id. */
-void vb_hnsw::add_one(labeltype label, const float *vec, int32_t tag) {
+void vb_hnsw::add_one(labeltype label, const float *vec, int32_t tag, int32_t cls) {
     thread_local std::vector<float> buf;
     const float *v = prepare(vec, buf);
     Index &ix = *index;
     std::unique_lock<std::mutex> lock_label(ix.getLabelOpMutex(label));
     tags[label].store(tag, std::memory_order_relaxed);
+    classes[label].store(cls, std::memory_order_relaxed);
 
     /* Present: a live row is updated in place; a removed one takes its own slot back if no new id took it. */
     tableint slot = 0;
@@ -277,8 +287,8 @@ void vb_hnsw_destroy(vb_hnsw **h) {
     *h = nullptr;
 }
 
-int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, int threads,
-                vb_error *err) {
+int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                size_t n, int threads, vb_error *err) {
     /* Ids are checked up front so a bad batch changes nothing. */
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || (uint64_t)ids[i] >= h->n_tags)
@@ -297,7 +307,8 @@ int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t
                 if (start >= n || failed.load(std::memory_order_relaxed)) return;
                 size_t end = start + chunk < n ? start + chunk : n;
                 for (i = start; i < end; i++)
-                    h->add_one((labeltype)ids[i], vecs + i * h->dim, tags ? tags[i] : NO_TAG);
+                    h->add_one((labeltype)ids[i], vecs + i * h->dim, tags ? tags[i] : NO_TAG,
+                               classes ? classes[i] : NO_CLASS);
             }
         } catch (const std::exception &e) {
             std::lock_guard<std::mutex> g(first_lock);
@@ -351,7 +362,7 @@ int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, vb_hnsw_pass p
         const float *q = h->prepare(query, buf);
         std::priority_queue<std::pair<float, labeltype>> r;
         if (pass) {
-            CallbackFilter f(h->tags.get(), h->n_tags, pass, pass_arg);
+            CallbackFilter f(h->tags.get(), h->classes.get(), h->n_tags, pass, pass_arg);
             r = h->index->searchKnn(q, width, &f);
         } else {
             r = h->index->searchKnn(q, width);
@@ -396,10 +407,13 @@ int vb_hnsw_save(vb_hnsw *h, const char *index_path, const char *meta_path, vb_e
         mh.index_file_bytes = (uint64_t)want;
         mh.n_tags = h->n_tags;
         std::vector<int32_t> tags(h->n_tags);
+        std::vector<int32_t> classes(h->n_tags);
         for (size_t i = 0; i < h->n_tags; i++) tags[i] = h->tags[i].load(std::memory_order_relaxed);
+        for (size_t i = 0; i < h->n_tags; i++) classes[i] = h->classes[i].load(std::memory_order_relaxed);
         FILE *f = fopen(meta_tmp.c_str(), "wb");
         bool ok = f && fwrite(&mh, sizeof mh, 1, f) == 1 &&
                   (tags.empty() || fwrite(tags.data(), sizeof(int32_t), tags.size(), f) == tags.size()) &&
+                  (classes.empty() || fwrite(classes.data(), sizeof(int32_t), classes.size(), f) == classes.size()) &&
                   fflush(f) == 0 && fsync(fileno(f)) == 0;
         int e = errno;
         if (f && fclose(f) != 0 && ok) {
@@ -435,7 +449,10 @@ int vb_hnsw_open(const char *index_path, const char *meta_path, size_t dim, vb_m
     FILE *f = fopen(meta_path, "rb");
     if (!f) return fail(err, "opening %s: %s", meta_path, strerror(errno));
     MetaHeader mh;
-    if (fread(&mh, sizeof mh, 1, f) != 1 || memcmp(mh.magic, META_MAGIC, sizeof mh.magic) != 0) {
+    bool v1 = false;
+    if (fread(&mh, sizeof mh, 1, f) != 1 ||
+        (memcmp(mh.magic, META_MAGIC, sizeof mh.magic) != 0 &&
+         !(v1 = memcmp(mh.magic, META_MAGIC_V1, sizeof mh.magic) == 0))) {
         fclose(f);
         return fail(err, "%s is not a vbench hnswlib sidecar (or is truncated)", meta_path);
     }
@@ -451,11 +468,15 @@ int vb_hnsw_open(const char *index_path, const char *meta_path, size_t dim, vb_m
                     index_path, size, meta_path, (unsigned long long)mh.index_file_bytes);
     }
     try {
-        std::vector<int32_t> saved(mh.n_tags);
+        std::vector<int32_t> saved(mh.n_tags), saved_classes(v1 ? 0 : mh.n_tags);
         bool ok = saved.empty() || fread(saved.data(), sizeof(int32_t), saved.size(), f) == saved.size();
+        ok = ok && (saved_classes.empty() ||
+                    fread(saved_classes.data(), sizeof(int32_t), saved_classes.size(), f) == saved_classes.size());
         fclose(f);
         f = nullptr;
-        if (!ok) return fail(err, "%s: truncated tag array (%llu expected)", meta_path, (unsigned long long)mh.n_tags);
+        if (!ok)
+            return fail(err, "%s: truncated tag or class array (%llu each expected)", meta_path,
+                        (unsigned long long)mh.n_tags);
         std::unique_ptr<vb_hnsw> h(new vb_hnsw);
         h->dim = dim;
         h->metric = metric;
@@ -470,6 +491,8 @@ int vb_hnsw_open(const char *index_path, const char *meta_path, size_t dim, vb_m
         size_t n_tags = h->index->getMaxElements() > mh.n_tags ? h->index->getMaxElements() : (size_t)mh.n_tags;
         h->alloc_tags(n_tags);
         for (size_t i = 0; i < saved.size(); i++) h->tags[i].store(saved[i], std::memory_order_relaxed);
+        for (size_t i = 0; i < saved_classes.size(); i++)
+            h->classes[i].store(saved_classes[i], std::memory_order_relaxed);
         *out = h.release();
         *found = 1;
         return VB_OK;
@@ -497,7 +520,7 @@ void vb_hnsw_get_stats(vb_hnsw *h, vb_hnsw_stats *out) {
     out->deleted = deleted;
     out->capacity = ix.getMaxElements();
     out->file_bytes = ix.indexFileSize();
-    out->memory_bytes = ix.getMaxElements() * per_slot + upper + lookup + h->n_tags * sizeof(int32_t);
+    out->memory_bytes = ix.getMaxElements() * per_slot + upper + lookup + h->n_tags * 2 * sizeof(int32_t);
     out->vector_bytes = out->rows * h->dim * sizeof(float);
 }
 

@@ -1,7 +1,7 @@
 /* A C interface over the header-only hnswlib (Debian trixie's 0.8.0), used by engines/hnswlib.c.
  *
  * One vb_hnsw is one hnswlib::HierarchicalNSW<float> plus what hnswlib does not keep: the metric (angular is
- * served as inner product over normalised vectors), a tag per label for filtered search, and the file format
+ * served as inner product over normalised vectors), a tag and a class per label for filtered search, and the file format
  * of the small sidecar that lets attach verify a saved index before trusting it. Every C++ exception is caught
  * in the shim and returned as a vb_error; nothing throws across this interface.
  *
@@ -37,6 +37,9 @@ typedef struct vb_hnsw_stats {
  * is written against, overridable at build time with -DVB_HNSWLIB_VERSION=... Static string. */
 const char *vb_hnsw_version(void);
 
+#define VB_HNSW_NO_TAG INT32_MAX   /* the tag of a row added without one */
+#define VB_HNSW_NO_CLASS (-1)      /* the class of a row added without one */
+
 /* Creates an empty index of `capacity` slots. Ids given to add must lie in [0, capacity): tags are kept in an
  * array indexed by id. *out is freed with vb_hnsw_destroy. */
 int vb_hnsw_create(size_t dim, vb_metric metric, size_t capacity, int m, int ef_construction, vb_hnsw **out,
@@ -54,16 +57,17 @@ void vb_hnsw_destroy(vb_hnsw **h);
 
 /* Adds n rows (vecs is n x dim), split over `threads` threads when n is large enough. An id that is present
  * is updated; an id that was removed gets its own slot back; a new id takes a deleted slot when one is free,
- * else a new slot. tags may be NULL: such rows never pass a tag filter. */
-int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, int threads,
-                vb_error *err);
+ * else a new slot. tags may be NULL: such rows have VB_HNSW_NO_TAG; classes too (VB_HNSW_NO_CLASS). */
+int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                size_t n, int threads, vb_error *err);
 
 /* Marks rows deleted. Ids that are absent or already removed are skipped, so a repeated batch (a resumed
  * churn) is not an error; *removed (may be NULL) counts the rows that were live. */
 int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb_error *err);
 
-/* The filter callback: non-zero when the row (its id and stored tag) passes. Called from the graph walk. */
-typedef int (*vb_hnsw_pass)(void *arg, int64_t id, int32_t tag);
+/* The filter callback: non-zero when the row (its id, stored tag and class) passes. Called from the graph walk,
+ * for rows that have a tag or a class (VB_HNSW_NO_TAG / VB_HNSW_NO_CLASS for the one they lack). */
+typedef int (*vb_hnsw_pass)(void *arg, int64_t id, int32_t tag, int32_t cls);
 
 /* Writes up to k ids, closest first, into ids_out and their count into *n_out, walking the base layer with
  * max(ef, k) candidates (hnswlib's ef). With pass non-NULL, only tagged rows for which pass(pass_arg, id, tag)
@@ -71,7 +75,7 @@ typedef int (*vb_hnsw_pass)(void *arg, int64_t id, int32_t tag);
 int vb_hnsw_search(vb_hnsw *h, const float *query, int k, int ef, vb_hnsw_pass pass, void *pass_arg,
                    int64_t *ids_out, int *n_out, vb_error *err);
 
-/* Saves the index and its sidecar (dim, metric, m, ef_construction, file size, tags), each written to a
+/* Saves the index and its sidecar (dim, metric, m, ef_construction, file size, tags, classes), each written to a
  * temporary name and renamed; the sidecar goes last, so a crash in between leaves no sidecar and open
  * reports found = 0 rather than a half-written index. */
 int vb_hnsw_save(vb_hnsw *h, const char *index_path, const char *meta_path, vb_error *err);

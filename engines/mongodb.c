@@ -4,9 +4,9 @@
  * documentation's examples by tests/unit/test_mongodb.c, and the replies it parses are the documentation's
  * shapes. `vbench engines` says so.
  *
- * Rows are documents {_id: id, tag: t, tag2: t2, label: l, v: BinData(9, float32 vector)} in DATABASE.COLLECTION, loaded with
+ * Rows are documents {_id: id, tag: t, tag2: t2, label: l, class: c, v: BinData(9, float32 vector)} in DATABASE.COLLECTION, loaded with
  * insertMany (unordered) on each loader's own client. build creates the vectorSearch index (createSearchIndexes:
- * vector field v with numDimensions, similarity and quantization scalar|none; filter fields tag, tag2, label and _id) and polls
+ * vector field v with numDimensions, similarity and quantization scalar|none; filter fields tag, tag2, label, class and _id) and polls
  * $listSearchIndexes until it is READY and queryable: the search process builds it asynchronously, and that wait
  * is the build time. A search is the aggregation [{$vectorSearch: {index, path, queryVector, numCandidates,
  * limit: k, filter: {tag: {$lt: N}} (or {label: {$eq: L}}, {$and: [...]})}}, {$project: {_id: 1}}]; numCandidates is the profile parameter
@@ -353,7 +353,8 @@ static int mg_version(void *state, char *buf, size_t len, vb_error *err) {
 
 /* ---- writes ------------------------------------------------------------------------------------------ */
 
-static int mg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+static int mg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                   size_t n, vb_error *err) {
     mg_conn *c = conn;
     mg_state *s = c->s;
     if (!s->ready) return vb_error_set(err, MG_DOMAIN, 1, "mongodb: no collection: create first");
@@ -365,7 +366,8 @@ static int mg_load(void *conn, const int64_t *ids, const float *vecs, const int3
         for (size_t i = 0; i < m; i++) {
             bson_init(&docs[i]);
             int32_t attrs[3] = {tags ? tags[at + i] : 0, vb_dataset_tag2(ids[at + i]), vb_dataset_label(ids[at + i])};
-            vb_mongo_row(&docs[i], ids[at + i], vecs + (at + i) * s->dim, s->dim, tags ? attrs : NULL);
+            vb_mongo_row(&docs[i], ids[at + i], vecs + (at + i) * s->dim, s->dim, tags ? attrs : NULL,
+                         classes ? classes + at + i : NULL);
             ptrs[i] = &docs[i];
         }
         bson_t opts = BSON_INITIALIZER;
@@ -425,7 +427,8 @@ static int wait_caught_up(mg_conn *c, const int64_t *ids, const float *q, size_t
 }
 
 /* replaceOne {_id} upsert per row, one unordered bulk: live ids are replaced (tag and vector), others added. */
-static int mg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+static int mg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
     mg_conn *c = conn;
     mg_state *s = c->s;
     if (!s->ready) return vb_error_set(err, MG_DOMAIN, 1, "mongodb: no collection: create first");
@@ -440,7 +443,7 @@ static int mg_insert(void *conn, const int64_t *ids, const float *vecs, const in
         bson_t sel = BSON_INITIALIZER, doc = BSON_INITIALIZER;
         vb_mongo_id_selector(&sel, ids[i]);
         int32_t attrs[3] = {tags ? tags[i] : 0, vb_dataset_tag2(ids[i]), vb_dataset_label(ids[i])};
-        vb_mongo_row(&doc, ids[i], vecs + i * s->dim, s->dim, tags ? attrs : NULL);
+        vb_mongo_row(&doc, ids[i], vecs + i * s->dim, s->dim, tags ? attrs : NULL, classes ? classes + i : NULL);
         if (!mongoc_bulk_operation_replace_one_with_opts(bulk, &sel, &doc, &upsert, &be)) rc = mg_fail(&be, err, "replaceOne");
         bson_destroy(&sel);
         bson_destroy(&doc);
@@ -489,7 +492,7 @@ static int mg_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, MG_DOMAIN, 1, "mongodb: no collection: create first");
-    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
+    if (filter && (unsigned)filter->kind >= VB_FILTER_KINDS)
         return vb_error_set(err, MG_DOMAIN, 1, "mongodb: unknown filter kind %d", (int)filter->kind);
     bson_t pipeline = BSON_INITIALIZER;
     vb_mongo_search_pipeline(&pipeline, s->index, query, s->dim, k, num_candidates(c, k), filter);
@@ -510,7 +513,7 @@ const vb_engine_ops vb_engine_mongodb = {
     .name = "mongodb",
     .description = "Percona Search for MongoDB ($vectorSearch, scalar quantization) over libmongoc (written from "
                    "the documentation; not verified against a server here)",
-    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = mg_params,
     .open = mg_open,
     .close = mg_close,

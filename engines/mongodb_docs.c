@@ -42,13 +42,14 @@ const char *vb_mongo_similarity(vb_metric m) {
     return NULL;
 }
 
-void vb_mongo_row(bson_t *doc, int64_t id, const float *v, size_t dim, const int32_t attrs[3]) {
+void vb_mongo_row(bson_t *doc, int64_t id, const float *v, size_t dim, const int32_t attrs[3], const int32_t *cls) {
     BSON_APPEND_INT64(doc, "_id", id);
     if (attrs) {
         BSON_APPEND_INT32(doc, "tag", attrs[0]);
         BSON_APPEND_INT32(doc, "tag2", attrs[1]);
         BSON_APPEND_INT32(doc, "label", attrs[2]);
     }
+    if (cls) BSON_APPEND_INT32(doc, "class", *cls);
     vb_mongo_append_vector(doc, "v", v, dim);
 }
 
@@ -70,8 +71,9 @@ void vb_mongo_create_index_cmd(bson_t *cmd, const char *coll, const char *index,
     BSON_APPEND_UTF8(&vec, "quantization", quantization);
     bson_append_document_end(&fields, &vec);
     /* the filter columns (engines/engine.h vb_filter), and _id for the catch-up probe */
-    static const char *const keys[] = {"1", "2", "3", "4"}, *const paths[] = {"tag", "tag2", "label", "_id"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const keys[] = {"1", "2", "3", "4", "5"},
+                             *const paths[] = {"tag", "tag2", "label", "class", "_id"};
+    for (int i = 0; i < 5; i++) {
         BSON_APPEND_DOCUMENT_BEGIN(&fields, keys[i], &field);
         BSON_APPEND_UTF8(&field, "type", "filter");
         BSON_APPEND_UTF8(&field, "path", paths[i]);
@@ -126,6 +128,7 @@ void vb_mongo_filter(bson_t *doc, const vb_filter *f) {
     switch (f ? f->kind : VB_FILTER_NONE) {
     case VB_FILTER_TAG_BELOW: compare(doc, "tag", "$lt", f->tag_below); break;
     case VB_FILTER_LABEL_EQ: compare(doc, "label", "$eq", f->label); break;
+    case VB_FILTER_CLASS_EQ: compare(doc, "class", "$eq", f->cls); break;
     case VB_FILTER_AND:
         BSON_APPEND_ARRAY_BEGIN(doc, "$and", &all);
         BSON_APPEND_DOCUMENT_BEGIN(&all, "0", &one);

@@ -6,17 +6,18 @@
  *   vector       BSON binary subtype 9 ("vector"), dtype byte 0x27 (float32), padding byte 0, then the floats
  *                little-endian: the packed form the documentation recommends for ingest and for queryVector
  *   row          {_id: <int64 id>, tag: <int32>, tag2: <int32>, label: <int32> (absent for a row without a tag),
- *                v: <vector>}
+ *                class: <int32> (absent for a row without a class), v: <vector>}
  *   index        {createSearchIndexes: COLL, indexes: [{name: INDEX, type: "vectorSearch", definition: {fields: [
  *                  {type: "vector", path: "v", numDimensions: d, similarity: euclidean|cosine|dotProduct,
  *                   quantization: scalar|none}, {type: "filter", path: "tag"}, {type: "filter", path: "tag2"},
- *                   {type: "filter", path: "label"}, {type: "filter", path: "_id"}]}}]}
+ *                   {type: "filter", path: "label"}, {type: "filter", path: "class"}, {type: "filter", path: "_id"}]}}]}
  *                (_id is a filter field so that the adapter can ask which of the rows it just wrote the index
  *                answers for: its wait for the search index to catch up after churn)
  *   list         [{$listSearchIndexes: {name: INDEX}}]: status (PENDING, BUILDING, READY, FAILED, STALE,
  *                DOES_NOT_EXIST) and queryable
  *   search       [{$vectorSearch: {index, path: "v", queryVector: <vector>, numCandidates, limit: k,
- *                  filter: {tag: {$lt: N}} | {label: {$eq: L}} | {$and: [{tag: {$lt: A}}, {tag2: {$lt: B}}]}}},
+ *                  filter: {tag: {$lt: N}} | {label: {$eq: L}} | {$and: [{tag: {$lt: A}}, {tag2: {$lt: B}}]}
+ *                          | {class: {$eq: C}}}},
  *                 {$project: {_id: 1}}]
  *   probe        the same stage with exact: true and filter {_id: {$in: ids}}: which of ids the index holds
  *   delete       filter {_id: {$in: ids}}
@@ -48,15 +49,17 @@ long vb_mongo_vector_decode(const uint8_t *data, uint32_t len, float *out, size_
 /* "euclidean", "cosine", "dotProduct", or NULL for a metric vector search has no similarity for. */
 const char *vb_mongo_similarity(vb_metric m);
 
-/* The row document (doc initialised by the caller). attrs: the row's tag, tag2 and label; NULL: no such members. */
-void vb_mongo_row(bson_t *doc, int64_t id, const float *v, size_t dim, const int32_t attrs[3]);
+/* The row document (doc initialised by the caller). attrs: the row's tag, tag2 and label; NULL: no such members.
+ * cls: its class; NULL: no class member. */
+void vb_mongo_row(bson_t *doc, int64_t id, const float *v, size_t dim, const int32_t attrs[3], const int32_t *cls);
 /* The createSearchIndexes command. quantization: "scalar" or "none". */
 void vb_mongo_create_index_cmd(bson_t *cmd, const char *coll, const char *index, size_t dim, vb_metric metric,
                                const char *quantization);
 void vb_mongo_drop_index_cmd(bson_t *cmd, const char *coll, const char *index);
 void vb_mongo_list_indexes_pipeline(bson_t *pipeline, const char *index);
 /* The $vectorSearch filter of f into doc (MQL on filter fields): range {tag: {$lt: N}}, equality
- * {label: {$eq: L}}, and {$and: [{tag: {$lt: A}}, {tag2: {$lt: B}}]}; nothing for NULL or VB_FILTER_NONE. */
+ * {label: {$eq: L}}, and {$and: [{tag: {$lt: A}}, {tag2: {$lt: B}}]}, class {class: {$eq: C}}; nothing for NULL or
+ * VB_FILTER_NONE. */
 void vb_mongo_filter(bson_t *doc, const vb_filter *f);
 /* The kNN pipeline; filter NULL or VB_FILTER_NONE: no filter. */
 void vb_mongo_search_pipeline(bson_t *pipeline, const char *index, const float *q, size_t dim, int k,

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #define MY_NO_TAG 2147483647   /* rows loaded without a tag never pass a tag filter */
+#define MY_NO_CLASS (-1)       /* rows loaded without a class never pass a class filter (classes are >= 0) */
 #define DEADLOCK_BUDGET_S 300.0 /* retries of one insert batch after deadlocks before the load fails */
 
 typedef struct my_state {
@@ -124,18 +125,21 @@ int vb_mysql_sql_create(vb_mysql_dialect d, const char *table, const vb_table_sp
     if (d == VB_MYSQL_MARIADB)
         return put(buf, len, &u, err, "CREATE TABLE",
                    "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                   "class INT NOT NULL, "
                    "v VECTOR(%zu) NOT NULL, "
                    "VECTOR INDEX (v) M=%d DISTANCE=%s) ENGINE=InnoDB",
                    table, spec->dim, spec->m, spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine");
     if (d == VB_MYSQL_ALISQL)
         return put(buf, len, &u, err, "CREATE TABLE",
                    "CREATE TABLE `%s` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                   "class INT NOT NULL, "
                    "v VECTOR(%zu) NOT NULL, "
                    "VECTOR INDEX vi(v) M=%d DISTANCE=%s EF_CONSTRUCTION=%d) ENGINE=InnoDB",
                    table, spec->dim, spec->m, spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine",
                    spec->ef_construction);
     return put(buf, len, &u, err, "CREATE TABLE",
                "CREATE TABLE `%s` (id BIGINT NOT NULL, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
+                   "class INT NOT NULL, "
                "v ARRAY<FLOAT> NOT NULL, "
                "INDEX idx_v (v) USING ANN PROPERTIES(\"index_type\"=\"hnsw\", \"metric_type\"=\"%s\", "
                "\"dim\"=\"%zu\", \"max_degree\"=\"%d\", \"ef_construction\"=\"%d\")) ENGINE=OLAP "
@@ -165,10 +169,13 @@ static int put_array(char *buf, size_t len, size_t *u, const float *v, size_t di
 }
 
 /* The WHERE of a prepared kNN statement per filter mode (0 none, else the vb_filter_kind), the bounds as `?`
- * before the vector's: range tag < ?, equality label = ?, and tag < ? AND tag2 < ?. */
-static const char *const knn_where[4] = {"", " WHERE tag < ?", " WHERE label = ?", " WHERE tag < ? AND tag2 < ?"};
+ * before the vector's: range tag < ?, equality label = ?, and tag < ? AND tag2 < ?, class class = ?. */
+static const char *const knn_where[VB_FILTER_KINDS] = {"", " WHERE tag < ?", " WHERE label = ?",
+                                                       " WHERE tag < ? AND tag2 < ?", " WHERE class = ?"};
 
-static int filter_mode(const vb_filter *f) { return f && f->kind > VB_FILTER_NONE && f->kind <= VB_FILTER_AND ? (int)f->kind : 0; }
+static int filter_mode(const vb_filter *f) {
+    return f && f->kind > VB_FILTER_NONE && (unsigned)f->kind < VB_FILTER_KINDS ? (int)f->kind : 0;
+}
 
 /* MariaDB: SELECT ... ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT k (the index is used for ORDER BY distance
  * LIMIT; a WHERE is applied to the rows the index walk yields). AliSQL: the same functions (VEC_DISTANCE,
@@ -201,6 +208,7 @@ static int filter_bounds(const vb_filter *f, int32_t out[2]) {
     case VB_FILTER_TAG_BELOW: out[0] = f->tag_below; return 1;
     case VB_FILTER_LABEL_EQ: out[0] = f->label; return 1;
     case VB_FILTER_AND: out[0] = f->tag_below, out[1] = f->tag2_below; return 2;
+    case VB_FILTER_CLASS_EQ: out[0] = f->cls; return 1;
     default: return 0;
     }
 }
@@ -238,11 +246,12 @@ int vb_mysql_sql_delete(vb_mysql_dialect d, const char *table, const int64_t *id
 int vb_mysql_sql_insert(vb_mysql_dialect d, const char *table, size_t n, char *buf, size_t len, vb_error *err) {
     size_t u = 0;
     if (d == VB_MYSQL_DORIS) return vb_error_set(err, "engine", 1, "doris: rows are inserted as literals");
-    if (put(buf, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, tag2, label, v) VALUES ", table)) return VB_ERROR;
+    if (put(buf, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, tag2, label, class, v) VALUES ", table))
+        return VB_ERROR;
     for (size_t i = 0; i < n; i++)
-        if (put(buf, len, &u, err, "INSERT", "%s(?, ?, ?, ?, ?)", i ? ", " : "")) return VB_ERROR;
+        if (put(buf, len, &u, err, "INSERT", "%s(?, ?, ?, ?, ?, ?)", i ? ", " : "")) return VB_ERROR;
     return put(buf, len, &u, err, "INSERT", " ON DUPLICATE KEY UPDATE tag = VALUES(tag), tag2 = VALUES(tag2), "
-               "label = VALUES(label), v = VALUES(v)");
+               "label = VALUES(label), class = VALUES(class), v = VALUES(v)");
 }
 
 /* ---- errors and connections ------------------------------------------------------------------------ */
@@ -512,17 +521,20 @@ static int prepare(my_conn *c, MYSQL_STMT **st, const char *sql, vb_error *err) 
 
 static int32_t tag_of(const int32_t *tags, size_t i) { return tags ? tags[i] : MY_NO_TAG; }
 
-/* A row's three attribute columns (engines/engine.h vb_filter): tag from the array, tag2 and label from the id;
- * a row loaded without tags gets MY_NO_TAG in all three and passes no filter. */
-static void attrs_of(const int64_t *ids, const int32_t *tags, size_t i, int32_t out[3]) {
+/* A row's four attribute columns (engines/engine.h vb_filter): tag from the array, tag2 and label from the id,
+ * class from the classes; a row loaded without tags gets MY_NO_TAG in the first three and passes none of their
+ * filters, a row without a class MY_NO_CLASS. */
+#define MY_ATTRS 4
+static void attrs_of(const int64_t *ids, const int32_t *tags, const int32_t *classes, size_t i, int32_t out[MY_ATTRS]) {
     out[0] = tag_of(tags, i);
     out[1] = tags ? vb_dataset_tag2(ids[i]) : MY_NO_TAG;
     out[2] = tags ? vb_dataset_label(ids[i]) : MY_NO_TAG;
+    out[3] = classes ? classes[i] : MY_NO_CLASS;
 }
 
 /* One prepared multi-row upsert of n rows. */
-static int insert_prepared(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                           vb_error *err) {
+static int insert_prepared(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags,
+                           const int32_t *classes, size_t n, vb_error *err) {
     my_state *s = c->s;
     if (!c->insert || c->insert_n != n) {
         size_t len = 192 + 24 * n + strlen(s->table);
@@ -531,21 +543,21 @@ static int insert_prepared(my_conn *c, const int64_t *ids, const float *vecs, co
             return VB_ERROR;
         c->insert_n = n;
     }
-    if (binds_reserve(c, 5 * n, err)) return VB_ERROR;
-    int32_t *attrs = malloc(3 * n * sizeof *attrs);
+    if (binds_reserve(c, (2 + MY_ATTRS) * n, err)) return VB_ERROR;
+    int32_t *attrs = malloc(MY_ATTRS * n * sizeof *attrs);
     if (!attrs) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
     for (size_t i = 0; i < n; i++) {
-        MYSQL_BIND *b = c->binds + 5 * i;
-        attrs_of(ids, tags, i, attrs + 3 * i);
+        MYSQL_BIND *b = c->binds + (2 + MY_ATTRS) * i;
+        attrs_of(ids, tags, classes, i, attrs + MY_ATTRS * i);
         b[0].buffer_type = MYSQL_TYPE_LONGLONG;
         b[0].buffer = (void *)(ids + i);
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < MY_ATTRS; j++) {
             b[1 + j].buffer_type = MYSQL_TYPE_LONG;
-            b[1 + j].buffer = attrs + 3 * i + j;
+            b[1 + j].buffer = attrs + MY_ATTRS * i + j;
         }
-        b[4].buffer_type = MYSQL_TYPE_BLOB;
-        b[4].buffer = (void *)(vecs + i * s->dim);
-        b[4].buffer_length = (unsigned long)(s->dim * sizeof(float));
+        b[1 + MY_ATTRS].buffer_type = MYSQL_TYPE_BLOB;
+        b[1 + MY_ATTRS].buffer = (void *)(vecs + i * s->dim);
+        b[1 + MY_ATTRS].buffer_length = (unsigned long)(s->dim * sizeof(float));
     }
     int rc = VB_OK;
     if (mysql_stmt_bind_param(c->insert, c->binds)) rc = stmt_fail(s, c->insert, "bind INSERT", err);
@@ -555,31 +567,31 @@ static int insert_prepared(my_conn *c, const int64_t *ids, const float *vecs, co
 }
 
 /* Doris: a text multi-row INSERT with array literals (stream load, an HTTP PUT, is not implemented). */
-static int insert_doris(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                        vb_error *err) {
+static int insert_doris(my_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags,
+                        const int32_t *classes, size_t n, vb_error *err) {
     my_state *s = c->s;
-    size_t len = 256 + n * (72 + s->dim * 18), u = 0;
+    size_t len = 256 + n * (84 + s->dim * 18), u = 0;
     if (text_reserve(c, len, err)) return VB_ERROR;
-    if (put(c->text, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, tag2, label, v) VALUES ", s->table))
+    if (put(c->text, len, &u, err, "INSERT", "INSERT INTO `%s` (id, tag, tag2, label, class, v) VALUES ", s->table))
         return VB_ERROR;
-    int32_t a[3];
+    int32_t a[MY_ATTRS];
     for (size_t i = 0; i < n; i++)
-        if ((attrs_of(ids, tags, i, a), 0) ||
-            put(c->text, len, &u, err, "INSERT", "%s(%lld, %d, %d, %d, ", i ? ", " : "", (long long)ids[i], (int)a[0],
-                (int)a[1], (int)a[2]) ||
+        if ((attrs_of(ids, tags, classes, i, a), 0) ||
+            put(c->text, len, &u, err, "INSERT", "%s(%lld, %d, %d, %d, %d, ", i ? ", " : "", (long long)ids[i],
+                (int)a[0], (int)a[1], (int)a[2], (int)a[3]) ||
             put_array(c->text, len, &u, vecs + i * s->dim, s->dim, s->metric == VB_METRIC_ANGULAR, err) ||
             put(c->text, len, &u, err, "INSERT", ")"))
             return VB_ERROR;
     return run(s, c->my, c->text, err);
 }
 
-static int family_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                       vb_error *err) {
+static int family_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags,
+                       const int32_t *classes, size_t n, vb_error *err) {
     my_conn *c = conn;
     if (!c->s->dim) return vb_error_set(err, "engine", 1, "%s: load before create", c->s->name);
     for (size_t at = 0; at < n;) {
         size_t m = n - at < (size_t)c->s->insert_batch ? n - at : (size_t)c->s->insert_batch;
-        const int32_t *t = tags ? tags + at : NULL;
+        const int32_t *t = tags ? tags + at : NULL, *cl = classes ? classes + at : NULL;
         int rc;
         /* Concurrent inserts into one MHNSW graph deadlock (error 1213, the statement rolled back whole under
          * autocommit): the batch is sent again, as the server asks. With 8 load connections on 100k rows they
@@ -589,8 +601,8 @@ static int family_load(void *conn, const int64_t *ids, const float *vecs, const 
         unsigned backoff_ms = 1;
         double waited = 0;
         for (int attempt = 0;; attempt++) {
-            rc = c->s->d == VB_MYSQL_DORIS ? insert_doris(c, ids + at, vecs + at * c->s->dim, t, m, err)
-                                           : insert_prepared(c, ids + at, vecs + at * c->s->dim, t, m, err);
+            rc = c->s->d == VB_MYSQL_DORIS ? insert_doris(c, ids + at, vecs + at * c->s->dim, t, cl, m, err)
+                                           : insert_prepared(c, ids + at, vecs + at * c->s->dim, t, cl, m, err);
             if (rc != VB_ERROR || (err->code != ER_LOCK_DEADLOCK && err->code != ER_LOCK_WAIT_TIMEOUT)) break;
             if (waited >= DEADLOCK_BUDGET_S) {
                 vb_error_prefix(err, "an insert batch deadlocked %d times in %.0f s of retries", attempt + 1, waited);
@@ -671,7 +683,7 @@ static int family_search(void *conn, const float *query, int k, const vb_filter 
     my_state *s = c->s;
     *n_out = 0;
     if (s->d == VB_MYSQL_DORIS) return search_doris(c, query, k, filter, ids_out, n_out, err);
-    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
+    if (filter && (unsigned)filter->kind >= VB_FILTER_KINDS)
         return vb_error_set(err, "engine", 1, "%s: unknown filter kind %d", s->name, (int)filter->kind);
     int mode = filter_mode(filter);
     MYSQL_STMT *stmt = vb_sql_knn_get(&c->knn, mode, k, stmt_close, NULL), **st = &stmt;
@@ -754,8 +766,7 @@ static int admin_ints(my_state *s, const char *sql, long long *vals, int n, vb_e
 }
 
 /* found = 1 when the table holds spec->capacity rows (or up to spec->attach_missing fewer, in a churn) and SHOW
- * CREATE TABLE has the vector column of spec's
- * dimension and a vector index with spec's M and distance: a finished build from an earlier run (a resumed
+ * CREATE TABLE has the class column, the vector column of spec's dimension and a vector index with spec's M and distance: a finished build from an earlier run (a resumed
  * campaign, or an agent whose session was closed). MariaDB and AliSQL; Doris always rebuilds. */
 static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
     my_state *s = state;
@@ -784,7 +795,9 @@ static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_
     snprintf(col, sizeof col, "vector(%zu)", spec->dim);
     snprintf(m, sizeof m, "m=%d", spec->m);
     snprintf(dist, sizeof dist, "distance=%s", spec->metric == VB_METRIC_EUCLIDEAN ? "euclidean" : "cosine");
-    int match = strstr(create, col) && strstr(create, "vector key") && strstr(create, m) && strstr(create, dist);
+    /* a table made before the class column (issue 35) is another schema */
+    int match = strstr(create, col) && strstr(create, "vector key") && strstr(create, m) && strstr(create, dist) &&
+                strstr(create, " class int");
     free(create);
     if (!match) return VB_OK;
     long long rows = -1;
@@ -1032,13 +1045,16 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
 
 const vb_engine_ops vb_engine_mariadb =
     FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, mariadb_params, mariadb_open,
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
+                   VB_ENGINE_FILTER_CLASS, mariadb_params, mariadb_open,
                my_wait_sample);
 const vb_engine_ops vb_engine_alisql =
     FAMILY_OPS("alisql", "AliSQL 8.0 VIDX HNSW over Connector/C (statements from the documentation; not verified "
                "against a server here)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, alisql_params, alisql_open, NULL);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
+                   VB_ENGINE_FILTER_CLASS, alisql_params, alisql_open, NULL);
 const vb_engine_ops vb_engine_doris =
     FAMILY_OPS("doris", "Apache Doris 4.0 ANN index over the MySQL protocol, INSERT for bulk data (statements from "
                "the documentation; not verified against a server here)",
-               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND, doris_params, doris_open, NULL);
+               VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
+                   VB_ENGINE_FILTER_CLASS, doris_params, doris_open, NULL);

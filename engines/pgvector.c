@@ -1,12 +1,14 @@
 /* The "pgvector" engine: PostgreSQL + pgvector 0.8 through libpq.
  *
- * The table is (id bigint primary key, tag integer, embedding vector(d)) or halfvec(d) (param variant). Loading
+ * The table is (id bigint primary key, tag integer, tag2 integer, label integer, class integer, embedding
+ * vector(d)) or halfvec(d) (param variant): the attribute columns of engines/engine.h vb_filter, NULL for a row
+ * loaded without tags (tag, tag2, label) or without classes (class). Loading
  * is binary COPY on each loader connection, so several loaders run in parallel; the HNSW index is built after the
  * load (CREATE INDEX ... USING hnsw (embedding <opclass>) WITH (m, ef_construction)) under the profile's
  * maintenance_work_mem and max_parallel_maintenance_workers, then the table is analysed so the planner has
  * statistics. A search is one prepared statement per connection, executed with the query vector as a binary
  * parameter and binary results:
- *     SELECT id FROM t ORDER BY embedding <op> $1 LIMIT k             (filter: WHERE tag < $2)
+ *     SELECT id FROM t ORDER BY embedding <op> $1 LIMIT k             (filter: WHERE tag < $2, class = $2, ...)
  * with <op> <-> (euclidean, vector_l2_ops), <=> (angular, vector_cosine_ops), <#> (dot: the negative inner
  * product, vector_ip_ops); halfvec_* opclasses for the halfvec variant. hnsw.ef_search, hnsw.iterative_scan and
  * hnsw.max_scan_tuples are session settings applied on every connection. Churn is DELETE ... WHERE id = ANY($1)
@@ -416,10 +418,15 @@ static int check_metric(vb_metric m, vb_error *err) {
 }
 
 /* The kNN query text for the connection's table; the filter mode (0, or a vb_filter_kind) adds its WHERE with
- * the bounds as parameters: range WHERE tag < $2, equality WHERE label = $2, and WHERE tag < $2 AND tag2 < $3. */
-static const char *const knn_where[4] = {"", " WHERE tag < $2", " WHERE label = $2", " WHERE tag < $2 AND tag2 < $3"};
+ * the bounds as parameters: range WHERE tag < $2, equality WHERE label = $2, and WHERE tag < $2 AND tag2 < $3,
+ * class WHERE class = $2. */
+static const char *const knn_where[VB_FILTER_KINDS] = {"", " WHERE tag < $2", " WHERE label = $2",
+                                                       " WHERE tag < $2 AND tag2 < $3", " WHERE class = $2"};
+static const char *const knn_names[VB_FILTER_KINDS] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and",
+                                                       "vb_knn_class"};
 static void knn_sql(const pg_state *s, int k, int filtered, char *buf, size_t len) {
-    snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table, knn_where[filtered & 3],
+    snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table,
+             knn_where[filtered >= 0 && filtered < VB_FILTER_KINDS ? filtered : 0],
              metric_op(s->metric), k);
 }
 
@@ -559,7 +566,7 @@ static int create_on(void *conn, void *arg, vb_error *err) {
     snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", s->table);
     if ((rc = pg_command(conn, sql, err)) != VB_OK) return rc;
     snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint PRIMARY KEY, tag integer, tag2 integer, label integer, "
-             "embedding %s(%zu))", s->table,
+             "class integer, embedding %s(%zu))", s->table,
              s->halfvec ? "halfvec" : "vector", s->dim);
     return pg_command(conn, sql, err);
 }
@@ -601,6 +608,12 @@ static int attach_on(void *conn, void *arg, vb_error *err) {
                          "WHERE attrelid = to_regclass($1) AND attname = 'embedding' AND NOT attisdropped",
                          s->table, got, sizeof got, err);
     if (rc != VB_OK || strcmp(got, want) != 0) return rc;
+    /* A table made before the class column (issue 35) is another schema: not ours to reuse. */
+    char has_class[8];
+    if ((rc = query_value(conn, "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass($1) AND "
+                          "attname = 'class' AND NOT attisdropped", s->table, has_class, sizeof has_class, err)) != VB_OK ||
+        strcmp(has_class, "1") != 0)
+        return rc;
     /* A load in progress (attach_missing >= capacity) has no index yet: the build makes it after the load. */
     if (a->missing < a->capacity &&
         ((rc = query_value(conn, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err)) != VB_OK ||
@@ -818,7 +831,7 @@ static int pg_version(void *state, char *buf, size_t len, vb_error *err) {
 /* The filter's parameters after the vector ($2, $3), in network order at p; returns how many (0..2). */
 static int put_bounds(char *p, const vb_filter *f) {
     if (!f || f->kind == VB_FILTER_NONE) return 0;
-    put32(p, (uint32_t)(f->kind == VB_FILTER_LABEL_EQ ? f->label : f->tag_below));
+    put32(p, (uint32_t)(f->kind == VB_FILTER_LABEL_EQ ? f->label : f->kind == VB_FILTER_CLASS_EQ ? f->cls : f->tag_below));
     if (f->kind != VB_FILTER_AND) return 1;
     put32(p + 4, (uint32_t)f->tag2_below);
     return 2;
@@ -828,17 +841,17 @@ static int put_bounds(char *p, const vb_filter *f) {
 
 /* Binary COPY of n rows into table; the whole batch is one COPY statement. The connection is ready. */
 static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const float *vecs, const int32_t *tags,
-                     size_t n, vb_error *err) {
+                     const int32_t *classes, size_t n, vb_error *err) {
     pg_state *s = c->s;
     int rc = VB_OK;
-    size_t row = 2 + 4 + 8 + 3 * (4 + 4) + 4 + vec_bytes(s);
+    size_t row = 2 + 4 + 8 + 4 * (4 + 4) + 4 + vec_bytes(s);
     if (grow(c, 19 + n * row + 2, err) != VB_OK) return VB_ERROR;
     char *p = c->buf;
     memcpy(p, "PGCOPY\n\377\r\n\0", 11);
     p = put32(p + 11, 0);   /* flags */
     p = put32(p, 0);        /* header extension length */
     for (size_t i = 0; i < n; i++) {
-        p = put16(p, 5);
+        p = put16(p, 6);
         p = put32(p, 8);
         p = put64(p, (uint64_t)ids[i]);
         if (tags) { /* tag from the array; tag2 and label from the id (engines/engine.h vb_filter) */
@@ -849,12 +862,16 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
             /* NULL attributes: never pass a filter */
             p = put32(p, 0xffffffffu), p = put32(p, 0xffffffffu), p = put32(p, 0xffffffffu);
         }
+        if (classes)
+            p = put32(p, 4), p = put32(p, (uint32_t)classes[i]);
+        else
+            p = put32(p, 0xffffffffu);   /* NULL: no class */
         p = put32(p, (uint32_t)vec_bytes(s));
         p = put_vec(s, p, vecs + i * s->dim);
     }
     p = put16(p, 0xffff);
     char sql[256];
-    snprintf(sql, sizeof sql, "COPY %s (id, tag, tag2, label, embedding) FROM STDIN WITH (FORMAT binary)", table);
+    snprintf(sql, sizeof sql, "COPY %s (id, tag, tag2, label, class, embedding) FROM STDIN WITH (FORMAT binary)", table);
     PGresult *r = pg_exec(c->pg, sql);
     if (PQresultStatus(r) != PGRES_COPY_IN) {
         rc = pg_fail(c->pg, r, err, "COPY");
@@ -883,19 +900,19 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
 }
 
 /* New ids, straight into the table (the bulk path). */
-static int pg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                   vb_error *err) {
+static int pg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                   size_t n, vb_error *err) {
     pg_conn *c = conn;
     if (!c->s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
     int rc = conn_ready(c, err);
-    return rc == VB_OK ? copy_rows(c, c->s->table, ids, vecs, tags, n, err) : rc;
+    return rc == VB_OK ? copy_rows(c, c->s->table, ids, vecs, tags, classes, n, err) : rc;
 }
 
 /* The upsert of the engine contract: COPY into the connection's staging table, then one INSERT ... ON CONFLICT
  * into the table, in one transaction (the staging rows go at COMMIT). A live id gets the new vector and tag, a
  * removed or new id is added. */
-static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                     vb_error *err) {
+static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
     pg_conn *c = conn;
     pg_state *s = c->s;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
@@ -903,19 +920,19 @@ static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const in
     char sql[512];
     if (rc == VB_OK && !c->staged) {
         snprintf(sql, sizeof sql,
-                 "CREATE TEMP TABLE vb_stage (id bigint, tag integer, tag2 integer, label integer, embedding %s(%zu)) "
+                 "CREATE TEMP TABLE vb_stage (id bigint, tag integer, tag2 integer, label integer, class integer, embedding %s(%zu)) "
                  "ON COMMIT DELETE ROWS",
                  s->halfvec ? "halfvec" : "vector", s->dim);
         if ((rc = pg_command(c->pg, sql, err)) == VB_OK) c->staged = 1;
     }
     if (rc != VB_OK) return rc;
     if ((rc = pg_command(c->pg, "BEGIN", err)) != VB_OK) return rc;
-    rc = copy_rows(c, "vb_stage", ids, vecs, tags, n, err);
+    rc = copy_rows(c, "vb_stage", ids, vecs, tags, classes, n, err);
     if (rc == VB_OK) {
         snprintf(sql, sizeof sql,
-                 "INSERT INTO %s (id, tag, tag2, label, embedding) SELECT id, tag, tag2, label, embedding FROM vb_stage "
-                 "ON CONFLICT (id) DO UPDATE SET tag = EXCLUDED.tag, tag2 = EXCLUDED.tag2, label = EXCLUDED.label, "
-                 "embedding = EXCLUDED.embedding",
+                 "INSERT INTO %s (id, tag, tag2, label, class, embedding) SELECT id, tag, tag2, label, class, "
+                 "embedding FROM vb_stage ON CONFLICT (id) DO UPDATE SET tag = EXCLUDED.tag, tag2 = EXCLUDED.tag2, "
+                 "label = EXCLUDED.label, class = EXCLUDED.class, embedding = EXCLUDED.embedding",
                  s->table);
         rc = pg_command(c->pg, sql, err);
     }
@@ -971,13 +988,12 @@ static void deallocate(void *ctx, void *stmt) {
 /* Prepares the kNN statement for k once per connection (again when k changes). */
 static int prepare_knn(pg_conn *c, int k, int filtered, vb_error *err) {
     if (vb_sql_knn_get(&c->knn, filtered, k, deallocate, c)) return VB_OK;
-    static const char *const names[4] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and"};
     char sql[512];
     knn_sql(c->s, k, filtered, sql, sizeof sql);
-    PGresult *r = pg_prepare(c->pg, names[filtered], sql);
+    PGresult *r = pg_prepare(c->pg, knn_names[filtered], sql);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_COMMAND_OK) rc = pg_fail(c->pg, r, err, "PREPARE");
-    else vb_sql_knn_put(&c->knn, filtered, k, (void *)names[filtered]);
+    else vb_sql_knn_put(&c->knn, filtered, k, (void *)knn_names[filtered]);
     PQclear(r);
     return rc;
 }
@@ -990,9 +1006,8 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
     int filtered = filter ? (int)filter->kind : 0;
-    if (filtered < 0 || filtered > VB_FILTER_AND)
+    if (filtered < 0 || filtered >= VB_FILTER_KINDS)
         return vb_error_set(err, PG_DOMAIN, 1, "pgvector: unknown filter kind %d", (int)filter->kind);
-    static const char *const names[4] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and"};
     int rc = conn_ready(c, err);
     if (rc == VB_OK) rc = prepare_knn(c, k, filtered, err);
     if (rc != VB_OK) return rc;
@@ -1001,7 +1016,7 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
     int nb = put_bounds(tag, filter);
     const char *values[3] = {c->buf, tag, tag + 4};
     int lengths[3] = {(int)vec_bytes(s), 4, 4}, formats[3] = {1, 1, 1};
-    PGresult *r = pg_exec_prepared(c->pg, names[filtered], 1 + nb, values, lengths, formats, 1);
+    PGresult *r = pg_exec_prepared(c->pg, knn_names[filtered], 1 + nb, values, lengths, formats, 1);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         rc = pg_fail(c->pg, r, err, "kNN query");
     } else {
@@ -1063,7 +1078,7 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
     if ((rc = check_spec(s, spec, err)) != VB_OK || (rc = pg_connect(s, &conn, err)) != VB_OK) return rc;
     pg_conn *c = conn;
     vb_search_params sp = {ef_search};
-    int filtered = filter && filter->kind <= VB_FILTER_AND ? (int)filter->kind : 0;
+    int filtered = filter && (unsigned)filter->kind < VB_FILTER_KINDS ? (int)filter->kind : 0;
     float *ones = vb_sql_ones(s->dim);
     if (!ones) rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
     if (rc == VB_OK && (rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 8, err)) == VB_OK) {
@@ -1102,7 +1117,8 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
 const vb_engine_ops vb_engine_pgvector = {
     .name = "pgvector",
     .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
-    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_LOAD_RESUMES,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
+             VB_ENGINE_LOAD_RESUMES,
     .param_names = pg_params,
     .open = pg_open,
     .close = pg_close,

@@ -4,15 +4,16 @@
  * One key per configuration (the `table` parameter, which a matrix gives each configuration its own of), one
  * element per row named by its id in decimal, the tag as a JSON attribute. The commands (engines/redis_vset.h
  * builds them, tests/unit/test_redis.c checks their shape):
- *     load     VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF efc M m [SETATTR {"tag":N,"tag2":M,"label":L}]
+ *     load     VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF efc M m [SETATTR {"tag":N,"tag2":M,"label":L,
+ *              "class":C}]
  *              pipelined (`pipeline` commands deep) on each loader connection: the graph grows on insert, so there
  *              is no separate build (VB_ENGINE_BUILD_ON_INSERT); CAS moves the candidate search into a thread
  *     search   VSIM KEY FP32 <blob> COUNT k EF ef [FILTER ".tag < N" | ".label == L" | ".tag < A and .tag2 < B"
- *              [FILTER-EF f]] [NOTHREAD]
+ *              | ".class == C" [FILTER-EF f]] [NOTHREAD]
  *              EF is part of each query, so ef_search belongs to the connection by construction; NOTHREAD runs
  *              the search in the server's main thread (VSIM is threaded by default)
  *     churn    VREM KEY <id> (an absent id answers 0: skipped) and VADD again (an upsert: a live element gets the
- *              new vector and attribute; a row inserted without a tag has its old attribute dropped by
+ *              new vector and attribute; a row inserted without a tag or class has its old attribute dropped by
  *              VSETATTR KEY <id> ""); both are synchronous, so a removed row is never found once remove returns
  *     sizes    MEMORY USAGE KEY as the index (graph, vectors and attributes live in the one key), the rest of
  *              INFO memory's used_memory as the table, VCARD as the rows
@@ -416,10 +417,10 @@ static int rs_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
 
 /* ---- writes ------------------------------------------------------------------------------------------- */
 
-/* Pipelines VADD per row (engines/resp_common.h's pipe), followed by VSETATTR "" for a row without a tag when
- * untag is set (an upsert must not keep an old attribute). */
-static int write_rows(rs_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, int untag,
-                      vb_error *err) {
+/* Pipelines VADD per row (engines/resp_common.h's pipe), followed by VSETATTR "" for a row without a tag or class
+ * when untag is set (an upsert must not keep an old attribute). */
+static int write_rows(rs_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                      size_t n, int untag, vb_error *err) {
     rs_state *s = c->s;
     vb_resp_pipe p;
     vb_resp_pipe_init(&p, RS_DOMAIN, c->rc, (size_t)s->pipeline);
@@ -428,9 +429,10 @@ static int write_rows(rs_conn *c, const int64_t *ids, const float *vecs, const i
         vb_resp_argv a;
         vb_vset_element(ids[i], element, sizeof element);
         int32_t attrs[3] = {tags ? tags[i] : 0, vb_dataset_tag2(ids[i]), vb_dataset_label(ids[i])};
-        vb_vset_add_cmd(&a, s->key, vecs + i * s->dim, s->dim, element, &s->add, tags ? attrs : NULL);
+        vb_vset_add_cmd(&a, s->key, vecs + i * s->dim, s->dim, element, &s->add, tags ? attrs : NULL,
+                        classes ? classes + i : NULL);
         vb_resp_pipe_add(&p, &a, err);
-        if (!tags && untag) {
+        if (!tags && !classes && untag) {
             vb_vset_untag_cmd(&a, s->key, element);
             vb_resp_pipe_add(&p, &a, err);
         }
@@ -438,20 +440,21 @@ static int write_rows(rs_conn *c, const int64_t *ids, const float *vecs, const i
     return vb_resp_pipe_finish(&p, err);
 }
 
-static int rs_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+static int rs_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                   size_t n, vb_error *err) {
     rs_conn *c = conn;
     if (!c->s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
     int st = vb_resp_ready(&c->s->addr, &c->rc, err);
-    return st == VB_OK ? write_rows(c, ids, vecs, tags, n, 0, err) : st;
+    return st == VB_OK ? write_rows(c, ids, vecs, tags, classes, n, 0, err) : st;
 }
 
 /* VADD of a live element replaces its vector (and, with SETATTR, its attribute); of a removed or new one adds it. */
-static int rs_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                     vb_error *err) {
+static int rs_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
     rs_conn *c = conn;
     if (!c->s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
     int st = vb_resp_ready(&c->s->addr, &c->rc, err);
-    return st == VB_OK ? write_rows(c, ids, vecs, tags, n, 1, err) : st;
+    return st == VB_OK ? write_rows(c, ids, vecs, tags, classes, n, 1, err) : st;
 }
 
 /* VREM of the elements, pipelined; an absent one answers 0 and is skipped. */
@@ -490,7 +493,7 @@ static int rs_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, RS_DOMAIN, 1, "redis: no vector set: create or attach first");
-    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
+    if (filter && (unsigned)filter->kind >= VB_FILTER_KINDS)
         return vb_error_set(err, RS_DOMAIN, 1, "redis: unknown filter kind %d", (int)filter->kind);
     int st = vb_resp_ready(&s->addr, &c->rc, err);
     if (st != VB_OK) return st;
@@ -509,7 +512,8 @@ const vb_engine_ops vb_engine_redis = {
     .name = "redis",
     .description = "Redis 8 vector sets over hiredis (VADD / VSIM, HNSW per key, int8 / float32 / binary storage, "
                    "cosine only; verified against Debian's redis-server 8.0)",
-    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_BUILD_ON_INSERT,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
+             VB_ENGINE_BUILD_ON_INSERT,
     .param_names = rs_params,
     .metrics = VB_METRIC_BIT(VB_METRIC_ANGULAR),
     .open = rs_open,

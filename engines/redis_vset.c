@@ -33,7 +33,7 @@ const char *vb_vset_element(int64_t id, char *buf, size_t len) {
 }
 
 void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const char *element,
-                     const vb_vset_add_opts *o, const int32_t attrs[3]) {
+                     const vb_vset_add_opts *o, const int32_t attrs[3], const int32_t *cls) {
     vb_resp_argv_init(a);
     vb_resp_arg(a, "VADD");
     vb_resp_arg(a, key);
@@ -50,10 +50,17 @@ void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t di
         vb_resp_arg(a, "M");
         vb_resp_argf(a, "%d", o->m);
     }
-    if (attrs) {
+    if (attrs && cls) {
+        vb_resp_arg(a, "SETATTR");
+        vb_resp_argf(a, "{\"tag\":%" PRId32 ",\"tag2\":%" PRId32 ",\"label\":%" PRId32 ",\"class\":%" PRId32 "}",
+                     attrs[0], attrs[1], attrs[2], *cls);
+    } else if (attrs) {
         vb_resp_arg(a, "SETATTR");
         vb_resp_argf(a, "{\"tag\":%" PRId32 ",\"tag2\":%" PRId32 ",\"label\":%" PRId32 "}", attrs[0], attrs[1],
                      attrs[2]);
+    } else if (cls) {
+        vb_resp_arg(a, "SETATTR");
+        vb_resp_argf(a, "{\"class\":%" PRId32 "}", *cls);
     }
 }
 

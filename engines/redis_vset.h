@@ -4,12 +4,12 @@
  * the same bytes against the real server.
  *
  *   add      VADD KEY FP32 <blob> <id> [CAS] Q8|NOQUANT|BIN EF <ef_construction> M <m>
- *            [SETATTR {"tag":N,"tag2":M,"label":L}]   (the three attribute columns of engines/engine.h vb_filter)
+ *            [SETATTR {"tag":N,"tag2":M,"label":L,"class":C}]   (the attribute columns of engines/engine.h vb_filter)
  *            (the element is the row id in decimal; the vector little-endian float32, as FP32 wants it)
- *   untag    VSETATTR KEY <id> ""        (an upsert of a row without a tag drops its old attribute)
+ *   untag    VSETATTR KEY <id> ""        (an upsert of a row without a tag or class drops its old attribute)
  *   remove   VREM KEY <id>               (1 removed, 0 absent)
  *   search   VSIM KEY FP32 <blob> COUNT k [EF ef] [FILTER <expr> [FILTER-EF f]] [NOTHREAD]
- *            (expr from engines/filter.h vb_filter_redis_expr: ".tag < N", ".label == L", ".tag < A and .tag2 < B")
+ *            (expr from engines/filter.h vb_filter_redis_expr: ".tag < N", ".label == L", ".tag < A and .tag2 < B", ".class == C")
  *            (the reply: the elements, most similar first)
  *   info     VINFO KEY: quant-type (int8, f32, bin), hnsw-m, vector-dim, size
  *
@@ -41,9 +41,10 @@ typedef struct vb_vset_add_opts {
 } vb_vset_add_opts;
 
 /* The commands, into a (initialised here). Strings passed in are borrowed by a until it is sent. attrs: the row's
- * tag, tag2 and label (SETATTR), or NULL for a row without them (no SETATTR). */
+ * tag, tag2 and label, or NULL for a row without them; cls: its class, or NULL for a row without one. SETATTR
+ * carries the ones given ({"tag":N,"tag2":M,"label":L,"class":C}); neither: no SETATTR. */
 void vb_vset_add_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const char *element,
-                     const vb_vset_add_opts *o, const int32_t attrs[3]);
+                     const vb_vset_add_opts *o, const int32_t attrs[3], const int32_t *cls);
 void vb_vset_untag_cmd(vb_resp_argv *a, const char *key, const char *element);
 void vb_vset_rem_cmd(vb_resp_argv *a, const char *key, const char *element);
 

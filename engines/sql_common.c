@@ -76,7 +76,7 @@ int vb_sql_admin_run(vb_sql_admin *a, int (*fn)(void *conn, void *arg, vb_error 
 /* ---- the kNN statement cache --------------------------------------------------------------------------- */
 
 void *vb_sql_knn_get(vb_sql_knn_cache *c, int filtered, int k, vb_sql_stmt_release release, void *ctx) {
-    int i = filtered >= 0 && filtered < 4 ? filtered : 1;
+    int i = filtered >= 0 && filtered < VB_FILTER_KINDS ? filtered : 1;
     if (c->stmt[i] && c->k[i] == k) return c->stmt[i];
     if (c->stmt[i] && release) release(ctx, c->stmt[i]);
     c->stmt[i] = NULL;
@@ -85,13 +85,13 @@ void *vb_sql_knn_get(vb_sql_knn_cache *c, int filtered, int k, vb_sql_stmt_relea
 }
 
 void vb_sql_knn_put(vb_sql_knn_cache *c, int filtered, int k, void *stmt) {
-    int i = filtered >= 0 && filtered < 4 ? filtered : 1;
+    int i = filtered >= 0 && filtered < VB_FILTER_KINDS ? filtered : 1;
     c->stmt[i] = stmt;
     c->k[i] = stmt ? k : 0;
 }
 
 void vb_sql_knn_clear(vb_sql_knn_cache *c, vb_sql_stmt_release release, void *ctx) {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < VB_FILTER_KINDS; i++) {
         if (c->stmt[i] && release) release(ctx, c->stmt[i]);
         c->stmt[i] = NULL;
         c->k[i] = 0;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "util/error.h"
+#include "engines/engine.h"
 
 /* ---- errors ------------------------------------------------------------------------------------------ */
 
@@ -69,14 +70,15 @@ int vb_sql_admin_run(vb_sql_admin *a, int (*fn)(void *conn, void *arg, vb_error 
 /* ---- the kNN statement cache of one connection ------------------------------------------------------- */
 
 typedef struct vb_sql_knn_cache {
-    int k[4];          /* per filter mode (0 unfiltered, else the vb_filter_kind): the k it was prepared for, 0 = none */
-    void *stmt[4];     /* the library's handle (a MYSQL_STMT *, a statement name) */
+    int k[VB_FILTER_KINDS];      /* per filter mode (0 unfiltered, else the vb_filter_kind): the k it was prepared
+                                  * for, 0 = none */
+    void *stmt[VB_FILTER_KINDS];     /* the library's handle (a MYSQL_STMT *, a statement name) */
 } vb_sql_knn_cache;
 
 /* Releases one prepared statement (closes it, DEALLOCATEs it). */
 typedef void (*vb_sql_stmt_release)(void *ctx, void *stmt);
 
-/* The statement prepared for (filtered, k), filtered 0 (none) or a vb_filter_kind (1..3), or NULL when one must be prepared (first use, or k changed: the
+/* The statement prepared for (filtered, k), filtered 0 (none) or a vb_filter_kind (1..4), or NULL when one must be prepared (first use, or k changed: the
  * old one is released then). */
 void *vb_sql_knn_get(vb_sql_knn_cache *c, int filtered, int k, vb_sql_stmt_release release, void *ctx);
 void vb_sql_knn_put(vb_sql_knn_cache *c, int filtered, int k, void *stmt);

@@ -118,10 +118,10 @@ static int testing_connect(void *state, void **conn, vb_error *err) {
 
 static void testing_disconnect(void *conn) { free(conn); }
 
-static int testing_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                        vb_error *err) {
+static int testing_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                        size_t n, vb_error *err) {
     (void)vecs;
-    (void)tags;
+    (void)tags, (void)classes;
     (void)err;
     testing_state *s = ((testing_conn *)conn)->s;
     pthread_mutex_lock(&s->load_lock);
@@ -135,14 +135,14 @@ static int testing_load(void *conn, const int64_t *ids, const float *vecs, const
 
 /* sleep's insert: insert_us per call (a slow writer for the streaming phase's lag: tests/e2e/46-streaming.t), then
  * as load. */
-static int sleep_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                        vb_error *err) {
+static int sleep_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                        size_t n, vb_error *err) {
     uint64_t ns = ((testing_conn *)conn)->s->insert_ns;
     if (ns) {
         struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
         while (nanosleep(&ts, &ts) != 0) {}
     }
-    return testing_load(conn, ids, vecs, tags, n, err);
+    return testing_load(conn, ids, vecs, tags, classes, n, err);
 }
 
 /* Rows are not tracked one by one: a removed id may still be answered. */

@@ -6,10 +6,10 @@
  * connection, error and pipeline code is engines/resp_common.c, shared with the redis adapter and exercised against
  * a real Redis 8 there.
  *
- * A row is a HASH at PREFIX<id> with four members: "v", the vector as little-endian float32 bytes (the module's
- * FLOAT32 format), and "tag", "tag2" and "label", the filter columns (engines/engine.h vb_filter) as decimal
- * numbers (absent for a row without a tag). The index is
- *     FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC
+ * A row is a HASH at PREFIX<id> with five members: "v", the vector as little-endian float32 bytes (the module's
+ * FLOAT32 format), and "tag", "tag2", "label" and "class", the filter columns (engines/engine.h vb_filter) as
+ * decimal numbers (the first three absent for a row without a tag, class for a row without a class). The index is
+ *     FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC class NUMERIC
  *         v VECTOR HNSW 12 TYPE FLOAT32 DIM d DISTANCE_METRIC L2|COSINE|IP M m EF_CONSTRUCTION efc INITIAL_CAP n
  * made by build, after the load: the rows go in as pipelined HSETs with no index over them (fast), then FT.CREATE
  * starts the module's backfill, and build returns only when FT.INFO says it is finished (state "ready",
@@ -17,7 +17,7 @@
  * first_query_s mean what they mean for the other engines. A search is
  *     FT.SEARCH IDX "*=>[KNN k @v $q EF_RUNTIME ef]" PARAMS 2 q BLOB NOCONTENT LIMIT 0 k DIALECT 2
  * with the filter in parentheses in place of "*" (vb_filter_valkey_query: "(@tag:[-inf (N])", "(@label:[L L])",
- * "(@tag:[-inf (A] @tag2:[-inf (B])"; a row without the members never passes one).
+ * "(@tag:[-inf (A] @tag2:[-inf (B])", "(@class:[C C])"; a row without the members never passes one).
  * NOCONTENT answers are the keys, closest first. EF_RUNTIME is part of each query, so ef_search belongs to the
  * connection by construction. Churn is DEL (absent keys are no error) and HSET (an upsert by nature; a row
  * inserted without a tag loses its old attribute members by HDEL first); both wait until the index has caught up
@@ -505,10 +505,11 @@ static int vk_version(void *state, char *buf, size_t len, vb_error *err) {
 
 /* ---- writes ------------------------------------------------------------------------------------------- */
 
-/* Pipelines the rows (engines/resp_common.h's pipe, `pipeline` commands deep): HSET PREFIX<id> v BLOB [tag T],
- * preceded by HDEL ... tag when replace_tag is set and the row has no tag (an upsert must not keep an old tag). */
-static int write_rows(vk_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                      int replace_tag, vb_error *err) {
+/* Pipelines the rows (engines/resp_common.h's pipe, `pipeline` commands deep): HSET PREFIX<id> v BLOB [tag T ...]
+ * [class C], preceded by HDEL ... tag ... class when replace_tag is set and the row lacks a tag or a class (an
+ * upsert must not keep an old one). */
+static int write_rows(vk_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                      size_t n, int replace_tag, vb_error *err) {
     vk_state *s = c->s;
     vb_resp_pipe p;
     vb_resp_pipe_init(&p, VK_DOMAIN, c->rc, (size_t)s->pipeline);
@@ -516,22 +517,23 @@ static int write_rows(vk_conn *c, const int64_t *ids, const float *vecs, const i
         char key[VK_NAME_MAX + 24];
         vb_resp_argv a;
         vb_valkey_key(s->prefix, ids[i], key, sizeof key);
-        if (!tags && replace_tag) {
+        if ((!tags || !classes) && replace_tag) {
             vb_valkey_untag_cmd(&a, key);
             vb_resp_pipe_add(&p, &a, err);
         }
         int32_t attrs[3] = {tags ? tags[i] : 0, vb_dataset_tag2(ids[i]), vb_dataset_label(ids[i])};
-        vb_valkey_hset_cmd(&a, key, vecs + i * s->dim, s->dim, tags ? attrs : NULL);
+        vb_valkey_hset_cmd(&a, key, vecs + i * s->dim, s->dim, tags ? attrs : NULL, classes ? classes + i : NULL);
         vb_resp_pipe_add(&p, &a, err);
     }
     return vb_resp_pipe_finish(&p, err);
 }
 
-static int vk_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+static int vk_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                   size_t n, vb_error *err) {
     vk_conn *c = conn;
     if (!c->s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
     int st = vb_resp_ready(&c->s->addr, &c->rc, err);
-    return st == VB_OK ? write_rows(c, ids, vecs, tags, n, 0, err) : st;
+    return st == VB_OK ? write_rows(c, ids, vecs, tags, classes, n, 0, err) : st;
 }
 
 /* The wait after churn, on this connection: once it returns the index answers with the new rows. Before build
@@ -544,12 +546,12 @@ static int churn_wait(vk_conn *c, vb_error *err) {
 }
 
 /* HSET replaces the members of a live key and makes a new or removed one: an upsert. */
-static int vk_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n,
-                     vb_error *err) {
+static int vk_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
     vk_conn *c = conn;
     if (!c->s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
     int st = vb_resp_ready(&c->s->addr, &c->rc, err);
-    if (st == VB_OK) st = write_rows(c, ids, vecs, tags, n, 1, err);
+    if (st == VB_OK) st = write_rows(c, ids, vecs, tags, classes, n, 1, err);
     return st == VB_OK ? churn_wait(c, err) : st;
 }
 
@@ -590,7 +592,7 @@ static int vk_search(void *conn, const float *query, int k, const vb_filter *fil
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
-    if (filter && (filter->kind < VB_FILTER_NONE || filter->kind > VB_FILTER_AND))
+    if (filter && (unsigned)filter->kind >= VB_FILTER_KINDS)
         return vb_error_set(err, VK_DOMAIN, 1, "valkey: unknown filter kind %d", (int)filter->kind);
     int st = vb_resp_ready(&s->addr, &c->rc, err);
     if (st != VB_OK) return st;
@@ -607,7 +609,7 @@ const vb_engine_ops vb_engine_valkey = {
     .name = "valkey",
     .description = "Valkey + valkey-search HNSW over hiredis (HASH rows, FT.CREATE after the load, FT.SEARCH KNN); "
                    "written from the documentation; no server with the search module on this machine",
-    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND,
+    .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = vk_params,
     .open = vk_open,
     .close = vk_close,

@@ -33,8 +33,8 @@ void vb_valkey_create_cmd(vb_resp_argv *a, const char *index, const char *prefix
     for (size_t i = 0; i < sizeof head / sizeof *head; i++) vb_resp_arg(a, head[i]);
     vb_resp_arg(a, prefix);
     vb_resp_arg(a, "SCHEMA");
-    static const char *const attrs[] = {"tag", "tag2", "label"};   /* engines/engine.h vb_filter's columns */
-    for (int i = 0; i < 3; i++) {
+    static const char *const attrs[] = {"tag", "tag2", "label", "class"};   /* engines/engine.h vb_filter's columns */
+    for (int i = 0; i < 4; i++) {
         vb_resp_arg(a, attrs[i]);
         vb_resp_arg(a, "NUMERIC");
     }
@@ -66,7 +66,8 @@ void vb_valkey_drop_cmd(vb_resp_argv *a, const char *index) { two(a, "FT.DROPIND
 void vb_valkey_info_cmd(vb_resp_argv *a, const char *index) { two(a, "FT.INFO", index); }
 void vb_valkey_del_cmd(vb_resp_argv *a, const char *key) { two(a, "DEL", key); }
 
-void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t attrs[3]) {
+void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t attrs[3],
+                        const int32_t *cls) {
     two(a, "HSET", key);
     vb_resp_arg(a, "v");
     vb_resp_arg_bin(a, v, dim * sizeof(float));
@@ -78,6 +79,10 @@ void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t
         vb_resp_arg(a, "label");
         vb_resp_argf(a, "%" PRId32, attrs[2]);
     }
+    if (cls) {
+        vb_resp_arg(a, "class");
+        vb_resp_argf(a, "%" PRId32, *cls);
+    }
 }
 
 void vb_valkey_untag_cmd(vb_resp_argv *a, const char *key) {
@@ -85,6 +90,7 @@ void vb_valkey_untag_cmd(vb_resp_argv *a, const char *key) {
     vb_resp_arg(a, "tag");
     vb_resp_arg(a, "tag2");
     vb_resp_arg(a, "label");
+    vb_resp_arg(a, "class");
 }
 
 int vb_valkey_search_cmd(vb_resp_argv *a, const char *index, const float *q, size_t dim, int k, int ef_search,

@@ -3,12 +3,12 @@
  * valkey-search's documented syntax and feed the parsers replies shaped like the documentation's. No Valkey with
  * the search module runs on this machine (Debian ships Valkey without it): these are the checks.
  *
- *   row          HSET PREFIX<id> v <FLOAT32 blob> [tag <N> tag2 <M> label <L>]   (the vector as little-endian
- *                float32 bytes; the three attribute columns of engines/engine.h vb_filter)
- *   untag        HDEL PREFIX<id> tag tag2 label                 (an upsert of a row without a tag)
+ *   row          HSET PREFIX<id> v <FLOAT32 blob> [tag <N> tag2 <M> label <L>] [class <C>]   (the vector as
+ *                little-endian float32 bytes; the attribute columns of engines/engine.h vb_filter)
+ *   untag        HDEL PREFIX<id> tag tag2 label class           (an upsert of a row without a tag or a class)
  *   remove       DEL PREFIX<id>
  *   index        FT.CREATE IDX ON HASH PREFIX 1 PREFIX SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC
- *                    v VECTOR HNSW 12 TYPE FLOAT32 DIM d DISTANCE_METRIC L2|COSINE|IP M m EF_CONSTRUCTION e
+ *                    class NUMERIC v VECTOR HNSW 12 TYPE FLOAT32 DIM d DISTANCE_METRIC L2|COSINE|IP M m EF_CONSTRUCTION e
  *                    INITIAL_CAP n
  *   drop         FT.DROPINDEX IDX
  *   info         FT.INFO IDX: state, num_docs, hash_indexing_failures, mutation_queue_size,
@@ -16,7 +16,7 @@
  *   search       FT.SEARCH IDX "*=>[KNN k @v $q EF_RUNTIME ef]" PARAMS 2 q <blob> NOCONTENT LIMIT 0 k DIALECT 2
  *                with the filter in parentheses in place of "*" (engines/filter.h vb_filter_valkey_query): range
  *                "(@tag:[-inf (N])" (an exclusive bound), equality "(@label:[L L])", and the two ranges separated by a
- *                space (an intersection) "(@tag:[-inf (A] @tag2:[-inf (B])"; the reply
+ *                space (an intersection) "(@tag:[-inf (A] @tag2:[-inf (B])", class "(@class:[C C])"; the reply
  *                of NOCONTENT is [total, key, key, ...], closest first */
 #ifndef VB_ENGINES_VALKEY_DOCS_H
 #define VB_ENGINES_VALKEY_DOCS_H
@@ -43,8 +43,9 @@ void vb_valkey_create_cmd(vb_resp_argv *a, const char *index, const char *prefix
                           int ef_construction, size_t initial_cap);
 void vb_valkey_drop_cmd(vb_resp_argv *a, const char *index);
 void vb_valkey_info_cmd(vb_resp_argv *a, const char *index);
-/* attrs: the row's tag, tag2 and label, or NULL: no attribute members. */
-void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t attrs[3]);
+/* attrs: the row's tag, tag2 and label, or NULL: no such members; cls: its class, or NULL: no class member. */
+void vb_valkey_hset_cmd(vb_resp_argv *a, const char *key, const float *v, size_t dim, const int32_t attrs[3],
+                        const int32_t *cls);
 void vb_valkey_untag_cmd(vb_resp_argv *a, const char *key);
 void vb_valkey_del_cmd(vb_resp_argv *a, const char *key);
 /* ef_search 0: no EF_RUNTIME (the index's default); filter NULL or VB_FILTER_NONE: no filter. VB_ERROR when the

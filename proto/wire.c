@@ -206,6 +206,8 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->target_rate = p->target_rate;
     w->selectivity = p->selectivity;
     w->predicate = (uint32_t)p->predicate;
+    w->filter_class = (int32_t)p->filter_class;
+    w->class_seed = (uint64_t)p->class_seed;
     w->fraction = p->fraction;
     w->insert_batch = (uint32_t)p->insert_batch;
     w->limit_s = (uint32_t)p->limit_s;
@@ -242,6 +244,8 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->target_rate = w->target_rate;
     p->selectivity = w->selectivity;
     p->predicate = (int)w->predicate;
+    p->filter_class = w->filter_class;
+    p->class_seed = (long)w->class_seed;
     p->fraction = w->fraction;
     p->insert_batch = w->insert_batch;
     p->limit_s = w->limit_s;

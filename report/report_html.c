@@ -823,6 +823,11 @@ static int body(doc *d, vb_error *err) {
                                 "qps_ci_hi, CASE index_used WHEN 1 THEN 'index' WHEN 0 THEN 'exact scan' "
                                 "ELSE 'no plan (the engine has no EXPLAIN)' END AS plan_ran, plan FROM v_filtered_ci",
                                 err) < 0;
+            /* the class predicates (issue 35): what a filter that follows the data does, beside one that does not */
+            if (!rc) rc = table(d, "v_filtered_classes", "SELECT {label} AS series, dataset, ef_search, "
+                                "tags_selectivity, tags_recall, tags_qps, tags_short_answers, own_share, own_recall, "
+                                "own_qps, own_short_answers, other_share, other_recall, other_qps, other_short_answers "
+                                "FROM v_filtered_classes", err) < 0;
         } else if (strcmp(id, "cold_start") == 0) {
             para(d, NULL, "A cold_start item stops its engine's server, evicts every file of the server's data "
                  "directory from the page cache and starts it again, then runs the first queries one at a time, then "

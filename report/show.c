@@ -20,7 +20,8 @@ typedef struct report_table {
  * rows they have no key in show --json either. */
 static int optional(const report_table *t) {
     return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
-           strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0;
+           strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0 ||
+           strcmp(t->name, "filtered_classes") == 0;
 }
 
 static const report_table tables[] = {
@@ -54,9 +55,15 @@ static const report_table tables[] = {
      "p50_ms, p95_ms, p99_ms, p999_ms, late_starts, lag_p99_ms, in_flight, client_cpu_s FROM v_concurrency_points_ci "
      "WHERE target_rate IS NOT NULL"},
     {"filtered", "Filtered search (1 client)",
-     "SELECT engine, dataset, predicate, selectivity, passing_rows, recall, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
-     "short_answers, queries, repeats, qps_min, "
+     "SELECT engine, dataset, predicate, selectivity, passing_rows, passed_share, recall, qps, mean_ms, p50_ms, p95_ms, "
+     "p99_ms, p999_ms, short_answers, queries, repeats, qps_min, "
      "qps_max, qps_ci_lo, qps_ci_hi, index_used, plan FROM v_filtered_ci"},
+    /* only with the class predicates (issue 35): independent tags against the query's own class and another */
+    {"filtered_classes", "Filtered search: independent tags, the query's own class and another class side by side "
+                         "(tags at the selectivity nearest the own class's share)",
+     "SELECT engine, dataset, ef_search, tags_selectivity, tags_recall, tags_qps, tags_short_answers, own_share, "
+     "own_recall, own_qps, own_short_answers, other_share, other_recall, other_qps, other_short_answers, queries "
+     "FROM v_filtered_classes"},
     /* measured, or not applicable with the reason (an embedded engine): never absent (docs/metrics.md "Cold start") */
     {"cold_start", "Cold start (1 client: the first queries after a restart with the data files evicted from the page "
                    "cache, against the same queries warm)",

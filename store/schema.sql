@@ -190,7 +190,10 @@ CREATE TABLE IF NOT EXISTS filtered_result (
     selectivity     REAL NOT NULL,
     passing_rows    INTEGER NOT NULL,
     filter          TEXT,
-    predicate       TEXT,                   -- range, equality, and (engines/filter.h); NULL: range (older file)
+    predicate       TEXT,                   -- range, equality, and, label_own, label_other, class (engines/filter.h);
+                                            -- NULL: range (older file)
+    passed_share    REAL,                   -- the mean over the queries of the share of rows passing each one's
+                                            -- filter (per query for the class predicates); NULL: older file
     ef_search       INTEGER NOT NULL,
     queries         INTEGER NOT NULL,
     recall          REAL NOT NULL,

@@ -145,6 +145,7 @@ static const struct {
     {"churn_result", "config", "TEXT"},
     {"churn_result", "repeat", "INTEGER"},  /* issue 14: churn's before / after measured several times */
     {"filtered_result", "predicate", "TEXT"},  /* issue 26: range, equality, and */
+    {"filtered_result", "passed_share", "REAL"},  /* issue 35: the share passed, per query for the class filters */
     {"build_result", "attempts", "INTEGER"},   /* issue 28: a load continued from its checkpoint */
     {"window_result", "edge_queries", "INTEGER"},  /* issue 27: every query sent is in the window's counts */
     {"window_result", "server_calls", "INTEGER"},  /* issue 27: the server's own accounting */
@@ -950,7 +951,8 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
         "INSERT INTO filtered_result (result_key, item_key, engine, dataset, selectivity, passing_rows, filter, "
         "ef_search, queries, recall, id_overlap, short_answers, duplicate_answers, duplicate_example, errors, "
         "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, "
-        "recorded_at, index_used, plan, predicate) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "recorded_at, index_used, plan, predicate, passed_share) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
@@ -965,6 +967,8 @@ static int insert_filtered(vb_store *s, const Vbench__Result *r, const char *eng
         bind_text(st, i++, now);
         bind_index_used(st, &i, m);
         bind_text(st, i++, w->predicate && w->predicate[0] ? w->predicate : "range");
+        if (w->passed_share > 0) sqlite3_bind_double(st, i++, w->passed_share);
+        else sqlite3_bind_null(st, i++);   /* an older agent's result: not sent */
         rc = run(s, st, err, "recording a filtered result");
     }
     free(lat.blob);

@@ -222,7 +222,7 @@ CREATE VIEW v_concurrency_points AS
 CREATE VIEW v_filtered AS
     WITH r AS (
         SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, COALESCE(f.predicate, 'range') AS predicate,
-               f.filter, f.index_used, f.plan, f.selectivity, f.passing_rows, f.ef_search,
+               f.filter, f.index_used, f.plan, f.selectivity, f.passing_rows, f.passed_share, f.ef_search,
                f.recall, f.id_overlap, f.qps, f.mean_ms, f.p50_ms, f.p95_ms, f.p99_ms, f.p999_ms, f.short_answers,
                f.queries, f.errors, f.duplicate_answers, d.recall_min, d.recall_p1, d.recall_p10, d.recall_p50,
                d.zero_share, d.below_half_share,
@@ -233,7 +233,8 @@ CREATE VIEW v_filtered AS
         FROM filtered_result AS f JOIN plan ON plan.key = f.item_key LEFT JOIN recall_dist AS d ON d.result_key = f.result_key
         WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, COALESCE(f.predicate, 'range'),
                      f.selectivity, f.ef_search))
-    SELECT engine, dataset, predicate, MAX(filter) AS filter, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
+    SELECT engine, dataset, predicate, MAX(filter) AS filter, selectivity, MAX(passing_rows) AS passing_rows,
+           MAX(passed_share) AS passed_share, ef_search, ROUND(AVG(recall), 12) AS recall,
            ROUND(AVG(id_overlap), 12) AS id_overlap, AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
            AVG(CASE WHEN rmean IN ((n + 1) / 2, (n + 2) / 2) THEN mean_ms END) AS mean_ms,
            AVG(CASE WHEN r50 IN ((n + 1) / 2, (n + 2) / 2) THEN p50_ms END) AS p50_ms,
@@ -252,6 +253,33 @@ CREATE VIEW v_filtered AS
     FROM r
     GROUP BY engine, dataset, predicate, selectivity, ef_search
     ORDER BY MIN(seq);
+
+-- Independent tags against real classes (issue 35), per engine, dataset and ef_search: the filter on the query's
+-- own class (label_own: keeps its neighbourhood) and on another class (label_other: its true neighbours are all
+-- far away) beside the range filter over tags independent of the vectors at the selectivity nearest the own
+-- class's mean share (run `range` at that selectivity for a like-for-like row). One row per label_own point.
+CREATE VIEW v_filtered_classes AS
+    WITH tags AS (SELECT * FROM v_filtered WHERE predicate = 'range'),
+         own AS (SELECT * FROM v_filtered WHERE predicate = 'label_own'),
+         other AS (SELECT * FROM v_filtered WHERE predicate = 'label_other'),
+         near AS (SELECT o.engine, o.dataset, o.ef_search, t.selectivity,
+                         ROW_NUMBER() OVER (PARTITION BY o.engine, o.dataset, o.ef_search
+                                            ORDER BY abs(t.selectivity - o.passed_share), t.selectivity) AS rank
+                  FROM own AS o JOIN tags AS t
+                       ON t.engine = o.engine AND t.dataset = o.dataset AND t.ef_search = o.ef_search)
+    SELECT o.engine, o.dataset, o.ef_search,
+           t.selectivity AS tags_selectivity, t.recall AS tags_recall, t.qps AS tags_qps,
+           t.short_answers AS tags_short_answers,
+           o.passed_share AS own_share, o.recall AS own_recall, o.qps AS own_qps, o.short_answers AS own_short_answers,
+           x.passed_share AS other_share, x.recall AS other_recall, x.qps AS other_qps,
+           x.short_answers AS other_short_answers, o.queries
+    FROM own AS o
+    LEFT JOIN other AS x ON x.engine = o.engine AND x.dataset = o.dataset AND x.ef_search = o.ef_search
+    LEFT JOIN near AS nr ON nr.engine = o.engine AND nr.dataset = o.dataset AND nr.ef_search = o.ef_search
+         AND nr.rank = 1
+    LEFT JOIN tags AS t ON t.engine = o.engine AND t.dataset = o.dataset AND t.ef_search = o.ef_search
+         AND t.selectivity = nr.selectivity
+    ORDER BY o.seq;
 
 -- One row per cold_start item (docs/metrics.md "Cold start"), measured or not applicable (status; reason says why).
 -- warm_after: the queries until the rolling median of rolling_window cold queries came within tolerance (10 %) of

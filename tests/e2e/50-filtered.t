@@ -123,5 +123,81 @@ is "$(q "$SCRATCH/p-axis.sqlite" "SELECT group_concat(predicate || ':' || select
    "and:0.01:1.0 and:0.1:1.0 equality:0.01:1.0 equality:0.1:1.0 range:0.01:1.0 range:0.1:1.0" \
    "a result per predicate and selectivity, exact's recall 1 in each"
 is "$(q "$SCRATCH/p-axis.sqlite" "SELECT COUNT(*) FROM sweep_result WHERE ef_search = 40")" "1" "ef_search: 40 is one sweep point"
+# Issue 35: the class predicates over the dataset's real classes (a synthetic corpus's clusters): each query filters
+# on its own class (label_own), on another class chosen per query (label_other) or on class 2 for all, beside the
+# range filter over independent tags; one filter per query, the ground truth per query over exactly the rows of its
+# class. exact must score 1 on each: its answers are the exact top k over the passing rows, so a ground truth with a
+# row of another class in it would score it below 1 (and the phase checks every returned row against its query's
+# filter).
+cat >"$SCRATCH/cls.yml" <<'YML'
+name: classes
+k: 10
+datasets:
+  - {name: synth-10-clusters, source: synthetic, rows: 5000, queries: 100, dim: 32, clusters: 10, metric: euclidean, seed: 3}
+engines:
+  - {name: hnswlib, m: 8, ef_construction: 40}
+  - {name: exact}
+phases:
+  build:
+  filtered: {predicate: [range, label_own, label_other, class], class: 2, selectivity: [0.1, 0.2], queries: 100, ef_search: 40}
+YML
+cdb="$SCRATCH/cls.sqlite"
+"$VBENCH" run --profile "$SCRATCH/cls.yml" --out "$cdb" --quiet 2>"$SCRATCH/cls.err"
+ok $? "class predicates: the campaign runs" || tail -5 "$SCRATCH/cls.err" | sed 's/^/#   /'
+is "$(q "$cdb" "SELECT group_concat(key, '|') FROM (SELECT substr(key, instr(key, 'filtered/') + 9) AS key FROM plan
+                WHERE key LIKE '%/exact/%/filtered/%' ORDER BY seq)")" \
+   "selectivity=0.1|selectivity=0.2|predicate=label_own|predicate=label_other|predicate=class,class=2" \
+   "the plan: range at each selectivity, each class predicate once"
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'exact' AND predicate IN ('label_own', 'label_other', 'class')
+                AND recall = 1 AND short_answers = 0 AND queries = 100")" "3" \
+   "exact: recall exactly 1 and no short answers on label_own, label_other and class = 2"
+is "$(q "$cdb" "SELECT group_concat(filter, '|') FROM (SELECT filter FROM filtered_result WHERE engine = 'exact'
+                AND predicate <> 'range' ORDER BY predicate)")" \
+   "class = 2|class = another class per query (seed 1)|class = the query's class" "the filter each records"
+own=$(q "$cdb" "SELECT passed_share FROM filtered_result WHERE engine = 'exact' AND predicate = 'label_own'")
+other=$(q "$cdb" "SELECT passed_share FROM filtered_result WHERE engine = 'exact' AND predicate = 'label_other'")
+python3 -c "import sys; o, x = float('$own'), float('$other'); sys.exit(0 if 0.1 < o < 0.4 and 0 < x < o else 1)"
+ok $? "the mean share passed is recorded: own class $own (power-law clusters: big ones hold most queries), another $other"
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE selectivity = passed_share AND predicate <> 'range'")" "6" \
+   "a class predicate's selectivity is the share it passed (nothing was asked for)"
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE predicate = 'range' AND abs(passed_share * 5000 - passing_rows) < 1e-6")" "4" \
+   "range records its passed share too: passing rows over the corpus"
+q "$cdb" "SELECT engine, predicate, printf('%.4f', passed_share), recall, short_answers, printf('%.0f', qps) FROM filtered_result
+          ORDER BY engine, predicate" | sed 's/^/# classes: /'
+hl=$(q "$cdb" "SELECT recall FROM filtered_result WHERE engine = 'hnswlib' AND predicate = 'label_other'")
+[ -n "$hl" ]; ok $? "hnswlib label_other: recall measured ($hl)"
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'hnswlib' AND predicate = 'label_own' AND recall >= 0.9")" "1" \
+   "hnswlib label_own: recall >= 0.9 (the own class keeps the graph's neighbourhood)"
+out=$("$VBENCH" show "$cdb")
+like "$out" "independent tags, the query's own class and another class side by side" "vbench show: the side-by-side table"
+"$VBENCH" show --json "$cdb" >"$SCRATCH/cls.json"
+/usr/bin/python3 - "$SCRATCH/cls.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["engine"]: r for r in d["filtered_classes"]}
+assert set(rows) == {"hnswlib", "exact"}, rows
+e = rows["exact"]
+assert e["own_recall"] == 1 and e["other_recall"] == 1, e
+assert e["tags_selectivity"] == min((0.1, 0.2), key=lambda s: abs(s - e["own_share"])), e
+for k in ("tags_recall", "tags_qps", "own_share", "own_qps", "other_share", "other_qps", "other_short_answers"):
+    assert e[k] is not None, k
+PY
+ok $? "show --json: filtered_classes, one row per engine, tags at the selectivity nearest the own class's share"
+"$VBENCH" report "$cdb" >/dev/null 2>"$SCRATCH/cls-report.err"
+ok $? "vbench report of the class campaign exits 0" || tail -5 "$SCRATCH/cls-report.err" | diag
+html=$(cat "$SCRATCH/cls-report/report.html" 2>/dev/null)
+like "$html" "<th>own_recall</th><th>own_qps</th>" "the report's filtered section: own class beside other class and tags"
+like "$html" "<th>tags_selectivity</th>" "with the tags' selectivity"
+"$VBENCH" show --json "$db" | /usr/bin/python3 -c "import json, sys; sys.exit('filtered_classes' in json.load(sys.stdin))"
+ok $? "show --json: no filtered_classes key in a campaign without class predicates"
+
+sed 's/, class: 2//' "$SCRATCH/cls.yml" >"$SCRATCH/cls-bad.yml"
+"$VBENCH" run --profile "$SCRATCH/cls-bad.yml" --out "$SCRATCH/cls-bad.sqlite" --quiet 2>"$SCRATCH/cls-bad.err"
+[ $? -ne 0 ]; ok $? "predicate class without class: refused"
+like "$(cat "$SCRATCH/cls-bad.err")" "phases.filtered.class' is missing" "naming the key"
+sed 's/predicate: \[range, label_own, label_other, class\]/predicate: label_own/' "$SCRATCH/cls.yml" >"$SCRATCH/cls-bad2.yml"
+"$VBENCH" run --profile "$SCRATCH/cls-bad2.yml" --out "$SCRATCH/cls-bad2.sqlite" --quiet 2>"$SCRATCH/cls-bad2.err"
+[ $? -ne 0 ]; ok $? "class without predicate class: refused"
+like "$(cat "$SCRATCH/cls-bad2.err")" "cls-bad2.yml:" "naming the file"
 
 done_testing

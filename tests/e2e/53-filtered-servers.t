@@ -4,7 +4,8 @@
 # namespace booted once (deploy/systemd-ns). Per point: recall against the exact ground truth over the rows that
 # pass the predicate, short answers counted, the plan the server chose (EXPLAIN: the vector index or an exact
 # scan); the report's filtered table says which plan ran and draws the selectivity chart. Small data (3000 rows,
-# 20 queries a point) so that the three campaigns take a few minutes on two cores.
+# 20 queries a point) so that the three campaigns take a few minutes on two cores. Then the class predicates of issue
+# 35 on the three servers (Redis too), beside exact.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ns-servers.sh"
 vb_ns_servers_boot
@@ -66,6 +67,52 @@ like "$(cat "$html" 2>/dev/null)" "plan_ran" "the report's filtered table has a 
 n=$(grep -Ec '<td>(index|exact scan)</td>' "$html" 2>/dev/null)
 [ "${n:-0}" -ge 12 ]; ok $? "naming index or exact scan at every server point ($n cells)"
 ls "$SCRATCH/f-range-report/charts/" | grep -q filtered; ok $? "the selectivity chart is drawn"
+
+# Issue 35: the class predicates on every server engine that runs here (pgvector, MariaDB, Redis vector sets), beside
+# exact in the same campaign: an angular corpus (Redis compares by cosine only) whose 8 clusters are its classes.
+# Each engine stores the class of every row and runs label_own (each query on its own class) and label_other (each
+# on another class): one filter per query, every returned row checked against its query's class by the phase (the
+# item fails otherwise), recall scored against the exact ground truth per query over the rows of its class, which
+# exact reproduces (recall 1). Range at 0.2 (about the own class's share) is the independent-tags row beside them.
+cat >"$SCRATCH/cls.yml" <<YML
+name: fs-classes
+k: 10
+datasets:
+  - {name: fc, source: synthetic, rows: 3000, queries: 40, dim: 16, clusters: 8, metric: angular, seed: 5}
+engines:
+  - {name: pgvector, recipe: pgvector}
+  - {name: mariadb, recipe: mariadb}
+  - {name: redis, recipe: redis, m: 16, ef_construction: 64}
+  - {name: exact}
+phases:
+  build:
+  filtered: {predicate: [range, label_own, label_other], selectivity: [0.2], queries: 20, ef_search: 40}
+YML
+cdb=$SCRATCH/cls.sqlite
+vb_ns_campaign "$SCRATCH/cls.yml" "$cdb" "class predicates: the campaign on pgvector, mariadb, redis and exact"
+q "$cdb" "SELECT engine, predicate, printf('%.3f', passed_share), printf('%.3f', recall), short_answers, printf('%.0f', qps),
+          CASE index_used WHEN 1 THEN 'index' WHEN 0 THEN 'exact scan' ELSE '-' END, filter
+          FROM filtered_result ORDER BY engine, predicate" | sed 's/^/# classes: /'
+for e in pgvector mariadb redis exact; do
+    is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE engine = '$e' AND predicate IN ('label_own', 'label_other')
+                    AND queries = 20 AND errors = 0 AND recall IS NOT NULL AND short_answers IS NOT NULL")" "2" \
+       "$e: label_own and label_other ran, 20 queries each, no errors, every returned row of the query's class"
+done
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'exact' AND predicate <> 'range' AND recall = 1
+                AND short_answers = 0")" "2" "exact: recall exactly 1 on both (the ground truth is per query, over its class)"
+is "$(q "$cdb" "SELECT COUNT(DISTINCT predicate || ':' || passed_share) FROM filtered_result")" "3" \
+   "the four engines agree on the share each predicate passes (one ground truth per predicate)"
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE predicate = 'label_own' AND recall >= 0.9")" "4" \
+   "label_own keeps the query's neighbourhood: recall >= 0.9 on every engine"
+is "$(q "$cdb" "SELECT COUNT(*) FROM filtered_result WHERE engine IN ('pgvector', 'mariadb') AND predicate <> 'range'
+                AND index_used IN (0, 1) AND plan <> ''")" "4" "pgvector and MariaDB record the plan each class filter ran"
+like "$(q "$cdb" "SELECT group_concat(plan) FROM filtered_result WHERE engine = 'pgvector' AND predicate = 'label_own'")" \
+     "class = " "pgvector's plan filters on the class column"
+out=$("$VBENCH" show "$cdb")
+like "$out" "the query's own class and another class side by side" "vbench show: the side-by-side table"
+is "$(q "$cdb" "SELECT COUNT(*) FROM v_filtered_classes WHERE tags_selectivity = 0.2 AND own_recall IS NOT NULL
+                AND other_recall IS NOT NULL")" "4" "one side-by-side row per engine: tags, own class, other class"
+
 is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
    "no server unit is left running"
 

@@ -130,7 +130,7 @@ static int fill(vb_engine *e, const vb_table_spec *spec, const fixture *f, vb_er
     if (rc == VB_OK) rc = vb_engine_connect(e, &c, err);
     for (size_t i = 0; rc == VB_OK && i < f->n; i += 500) {
         size_t m = f->n - i < 500 ? f->n - i : 500;
-        rc = vb_conn_load(c, f->ids + i, f->vecs + i * f->d, f->tags + i, m, err);
+        rc = vb_conn_load(c, f->ids + i, f->vecs + i * f->d, f->tags + i, NULL, m, err);
     }
     vb_conn_close(&c);
     if (rc == VB_OK) rc = vb_engine_build(e, err);

@@ -661,7 +661,7 @@ static void test_progress_and_config(void) {
     ok(vb_conn_search(c, g_queries, K, NULL, ids, &n, &err) == VB_OK && n == K && ids[0] == 0 && ids[K - 1] == K - 1,
        "null: nothing loaded, answers 0 .. k-1");
     int64_t load_ids[3] = {70, 71, 72};
-    ok(vb_conn_load(c, load_ids, g_queries, NULL, 3, &err) == VB_OK, "null: load");
+    ok(vb_conn_load(c, load_ids, g_queries, NULL, NULL, 3, &err) == VB_OK, "null: load");
     ok(vb_conn_search(c, g_queries, K, NULL, ids, &n, &err) == VB_OK && n == 3 && ids[0] == 70 && ids[2] == 72,
        "null: answers the loaded ids (3 of k = 10: a short answer)");
     char ver[128];

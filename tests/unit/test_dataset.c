@@ -94,16 +94,36 @@ static void test_synthetic(void) {
     ok(memcmp(a->test, a->train, 40 * 4) != 0, "queries are not corpus rows");
     /* clustered, not uniform noise: the nearest row is much closer than the average row (relative contrast) */
     double contrast = 0;
+    size_t nn_same_class = 0;
     for (size_t i = 0; i < a->n_test; i++) {
         double nn = INFINITY, sum = 0;
+        size_t nn_row = 0;
         for (size_t r = 0; r < a->n_train; r++) {
             double dd = vb_distance(VB_METRIC_EUCLIDEAN, a->test + i * a->dim, a->train + r * a->dim, a->dim);
             sum += dd;
-            if (dd < nn) nn = dd;
+            if (dd < nn) nn = dd, nn_row = r;
         }
         contrast += sum / (double)a->n_train / nn / (double)a->n_test;
+        if (a->train_class && a->test_class) nn_same_class += a->train_class[nn_row] == a->test_class[i];
     }
     ok(contrast > 1.5 && contrast < 20, "mean relative contrast %.2f shows cluster structure", contrast);
+
+    /* The class of a row and of a query is the cluster it was drawn from (the class filters select on it). */
+    ok(a->train_class && a->test_class && a->n_classes == 12, "12 clusters: a class per row and per query, 12 classes");
+    if (a->train_class && b->train_class && a->test_class && b->test_class) {
+        size_t bad = 0, used[12] = {0};
+        for (size_t r = 0; r < a->n_train; r++) {
+            bad += a->train_class[r] < 0 || a->train_class[r] >= 12;
+            if (a->train_class[r] >= 0 && a->train_class[r] < 12) used[a->train_class[r]]++;
+        }
+        is_int(bad, 0, "every row's class is in 0 .. 11");
+        ok(used[0] > used[11] && used[11] > 0, "cluster sizes follow the power law (class 0: %zu rows, 11: %zu)",
+           used[0], used[11]);
+        ok(memcmp(a->train_class, b->train_class, 3000 * 4) == 0 && memcmp(a->test_class, b->test_class, 50 * 4) == 0,
+           "same seed, same classes");
+        ok(nn_same_class >= 40, "a query's nearest row is of its class for %zu of 50 (the class is the cluster)",
+           nn_same_class);
+    }
 
     vb_synth_params p2 = p;
     p2.seed = 8;
@@ -122,6 +142,8 @@ static void test_synthetic(void) {
     is_int(same, nb, "cache files were not rewritten (same inodes)");
     if (a2) {
         is_str(a2->content_hash, a->content_hash, "reused cache has the same hash");
+        ok(a2->train_class && memcmp(a2->train_class, a->train_class, 3000 * 4) == 0,
+           "the classes of a dataset opened from the cache are the generator's");
         is_str(a2->name, "again", "name is the caller's");
     }
     vb_dataset_close(&a2);

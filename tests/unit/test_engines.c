@@ -148,11 +148,12 @@ static int mute_connect(void *state, void **conn, vb_error *err) {
     return VB_OK;
 }
 static void mute_disconnect(void *conn) { (void)conn; }
-static int mute_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+static int mute_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
     (void)conn;
     (void)ids;
     (void)vecs;
-    (void)tags;
+    (void)tags, (void)classes;
     (void)n;
     return vb_error_set(err, "mute", 7, "disk on fire");
 }
@@ -261,7 +262,7 @@ static void test_registry(void) {
     vb_filter f = {.kind = VB_FILTER_TAG_BELOW, .tag_below = 100};
     is_int(vb_conn_search(c, q, K, &f, ids, &got, &err), VB_ERROR, "filter refused by an engine without FILTER");
     contains(err.message, "filtered search", "message says why");
-    is_int(vb_conn_load(c, ids, q, NULL, 0, &err), VB_ERROR, "load fails");
+    is_int(vb_conn_load(c, ids, q, NULL, NULL, 0, &err), VB_ERROR, "load fails");
     is_str(err.message, "disk on fire", "the engine's own message is kept");
     is_str(err.domain, "mute", "and its domain");
     vb_search_params sp = {10};
@@ -269,7 +270,7 @@ static void test_registry(void) {
     contains(err.message, "unknown status 42", "and says so");
     is_int(vb_conn_remove(c, ids, 1, &err), VB_ERROR, "remove without the op fails");
     contains(err.message, "does not support remove", "and says so");
-    is_int(vb_conn_insert(c, ids, q, NULL, 1, &err), VB_ERROR, "insert without the op fails");
+    is_int(vb_conn_insert(c, ids, q, NULL, NULL, 1, &err), VB_ERROR, "insert without the op fails");
     vb_conn_close(&c);
     ok(c == NULL, "conn_close nulls the pointer");
     vb_engine_close(&e);
@@ -312,8 +313,8 @@ static void test_exact_metric(vb_metric metric) {
     ok(vb_engine_open("exact", NULL, &e, &err) == VB_OK && vb_engine_create(e, &spec, &err) == VB_OK &&
            vb_engine_connect(e, &c, &err) == VB_OK,
        "exact %s: open, create, connect", mn);
-    ok(vb_conn_load(c, cp.ids, cp.vecs, cp.tags, 1000, &err) == VB_OK &&
-           vb_conn_load(c, cp.ids + 1000, cp.vecs + 1000 * 16, cp.tags + 1000, 1000, &err) == VB_OK,
+    ok(vb_conn_load(c, cp.ids, cp.vecs, cp.tags, NULL, 1000, &err) == VB_OK &&
+           vb_conn_load(c, cp.ids + 1000, cp.vecs + 1000 * 16, cp.tags + 1000, NULL, 1000, &err) == VB_OK,
        "exact %s: load in two batches", mn);
     ok(exact_matches(c, &cp, qs, 40, -1, NULL), "exact %s: answers equal the naive scan", mn);
     int short_n = 0;
@@ -343,7 +344,7 @@ static void test_exact_metric(vb_metric metric) {
         rt[i] = cp.tags[rm[i]];
         cp.alive[rm[i]] = 1;
     }
-    is_int(vb_conn_insert(c, rm, rv, rt, 200, &err), VB_OK, nm("exact %s: insert them back", mn));
+    is_int(vb_conn_insert(c, rm, rv, rt, NULL, 200, &err), VB_OK, nm("exact %s: insert them back", mn));
     ok(exact_matches(c, &cp, qs, 40, -1, NULL), "exact %s: answers after insert equal the naive scan", mn);
     vb_engine_sizes(e, &sz, &err);
     is_int(sz.rows, 2000, nm("exact %s: all rows live again", mn));
@@ -372,7 +373,7 @@ static void test_exact_misc(const char *dir) {
     /* Equal distances: the same vector under ids 9, 3, 5, and a farther one. */
     float v[4 * 3] = {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 4};
     int64_t vid[4] = {9, 3, 5, 1};
-    vb_conn_load(c, vid, v, NULL, 4, &err);
+    vb_conn_load(c, vid, v, NULL, NULL, 4, &err);
     is_int(vb_conn_search(c, q, K, NULL, ids, &n, &err), VB_OK, "exact: search with k > rows");
     is_int(n, 4, "exact: returns every row");
     ok(ids[0] == 3 && ids[1] == 5 && ids[2] == 9 && ids[3] == 1, "exact: ties broken by id (3 5 9, then 1)");
@@ -504,7 +505,7 @@ static void *load_thread(void *arg) {
     j->rc = vb_engine_connect(j->e, &c, &err);
     for (size_t i = j->from; j->rc == VB_OK && i < j->to; i += 100) {
         size_t n = j->to - i < 100 ? j->to - i : 100;
-        j->rc = vb_conn_load(c, j->cp->ids + i, j->cp->vecs + i * j->cp->dim, j->cp->tags + i, n, &err);
+        j->rc = vb_conn_load(c, j->cp->ids + i, j->cp->vecs + i * j->cp->dim, j->cp->tags + i, NULL, n, &err);
     }
     vb_conn_close(&c);
     return NULL;
@@ -524,7 +525,7 @@ static void test_hnswlib_main(const char *dir) {
     is_int(vb_engine_open("hnswlib", &cfg, &e, &err), VB_OK, "hnswlib: open");
     is_int(vb_engine_create(e, &spec, &err), VB_OK, "hnswlib: create");
     is_int(vb_engine_connect(e, &c, &err), VB_OK, "hnswlib: connect");
-    is_int(vb_conn_load(c, cp.ids, cp.vecs, cp.tags, N, &err), VB_OK, "hnswlib: load 5000 rows on 4 threads");
+    is_int(vb_conn_load(c, cp.ids, cp.vecs, cp.tags, NULL, N, &err), VB_OK, "hnswlib: load 5000 rows on 4 threads");
     char ver[64];
     vb_engine_version(e, ver, sizeof ver, &err);
     is_str(ver, "hnswlib 0.8.0", "hnswlib: version");
@@ -637,7 +638,7 @@ static void test_hnswlib_main(const char *dir) {
         rt[i] = cp.tags[rm[i]];
         cp.alive[rm[i]] = 1;
     }
-    is_int(vb_conn_insert(c, rm, rv, rt, 500, &err), VB_OK, "hnswlib: insert the removed rows again");
+    is_int(vb_conn_insert(c, rm, rv, rt, NULL, 500, &err), VB_OK, "hnswlib: insert the removed rows again");
     vb_engine_sizes(e, &sz, &err);
     is_int(sz.rows, (long long)N, "hnswlib: every row live again");
     bad = 0;
@@ -660,10 +661,10 @@ static void test_hnswlib_main(const char *dir) {
     /* 1000 new ids take the 500 freed slots and 500 new ones; then the 500 removed ids come back once more,
      * now without their old slots (new ids took them): 6000 rows fit the 6000 slots only because of reuse. */
     for (size_t i = N; i < CAP; i++) cp.alive[i] = 1;
-    is_int(vb_conn_insert(c, cp.ids + N, cp.vecs + N * D, cp.tags + N, CAP - N, &err), VB_OK,
+    is_int(vb_conn_insert(c, cp.ids + N, cp.vecs + N * D, cp.tags + N, NULL, CAP - N, &err), VB_OK,
            "hnswlib: insert 1000 new ids into 500 freed and 500 unused slots");
     for (int i = 0; i < 500; i++) cp.alive[rm[i]] = 1;
-    is_int(vb_conn_insert(c, rm, rv, rt, 500, &err), VB_OK, "hnswlib: the removed ids again, into the last slots");
+    is_int(vb_conn_insert(c, rm, rv, rt, NULL, 500, &err), VB_OK, "hnswlib: the removed ids again, into the last slots");
     vb_engine_sizes(e, &sz, &err);
     is_int(sz.rows, (long long)CAP, "hnswlib: 6000 live rows in 6000 slots");
     bad = 0;
@@ -680,7 +681,7 @@ static void test_hnswlib_main(const char *dir) {
     int64_t upd = 1;
     float *nv = malloc(D * sizeof *nv);
     for (size_t j = 0; j < D; j++) nv[j] = cp.vecs[2 * D + j] + 0.001f;
-    is_int(vb_conn_insert(c, &upd, nv, cp.tags + 1, 1, &err), VB_OK, "hnswlib: insert of a live id updates it");
+    is_int(vb_conn_insert(c, &upd, nv, cp.tags + 1, NULL, 1, &err), VB_OK, "hnswlib: insert of a live id updates it");
     memcpy(cp.vecs + D, nv, D * sizeof *nv);
     vb_conn_search(c, nv, 2, NULL, one, &n, &err);
     ok(n == 2 && (one[0] == 1 || one[1] == 1), "hnswlib: the updated row answers for its new vector");
@@ -689,7 +690,7 @@ static void test_hnswlib_main(const char *dir) {
     free(nv);
 
     int64_t extra = (int64_t)CAP;
-    is_int(vb_conn_insert(c, &extra, cp.vecs, cp.tags, 1, &err), VB_ERROR, "hnswlib: id at capacity refused");
+    is_int(vb_conn_insert(c, &extra, cp.vecs, cp.tags, NULL, 1, &err), VB_ERROR, "hnswlib: id at capacity refused");
     contains(err.message, "6000", "and the message names it");
     contains(err.message, "capacity", "and says why");
     free(rv);
@@ -753,7 +754,7 @@ static void test_hnswlib_errors(void) {
     is_int(vb_conn_search(c, q, K, NULL, ids, &n, &err), VB_OK, "hnswlib: search on an empty index");
     is_int(n, 0, "hnswlib: returns nothing");
     int64_t neg = -1;
-    is_int(vb_conn_load(c, &neg, q, NULL, 1, &err), VB_ERROR, "hnswlib: negative id refused");
+    is_int(vb_conn_load(c, &neg, q, NULL, NULL, 1, &err), VB_ERROR, "hnswlib: negative id refused");
     vb_search_params sp = {0};
     is_int(vb_conn_set_search(c, &sp, &err), VB_ERROR, "hnswlib: ef 0 refused");
     vb_conn_close(&c);

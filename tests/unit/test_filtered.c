@@ -9,7 +9,10 @@
  *   test-nofilter    exact without VB_ENGINE_FILTER: the phase must refuse it with a clear message;
  *   test-dup         exact, but every third answer of a connection returns its 8th row again on the 10th (what
  *                    MariaDB 11.8.9 did in some filtered answers): the item must succeed, score each repeat as a
- *                    miss and count the answers with one (duplicate_answers, and the first as an example). */
+ *                    miss and count the answers with one (duplicate_answers, and the first as an example).
+ * The class predicates (label_own, label_other, class = L) run on the same synthetic corpus, whose 32 clusters are
+ * its classes: exact must score exactly 1 on each, the ground truth must hold only rows of each query's class, and
+ * the post-filtering engine shows what another class does to a search that filters after its scan. */
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -18,7 +21,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <math.h>
+
 #include "agent/phase.h"
+#include "datasets/distance.h"
+#include "engines/filter.h"
 #include "datasets/groundtruth.h"
 #include "proto/wire.h"
 #include "tests/tap.h"
@@ -67,14 +74,17 @@ static void w_disconnect(void *conn) {
     free(c->cand);
     free(c);
 }
-static int w_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
-    return vb_engine_exact.load(((wconn *)conn)->inner, ids, vecs, tags, n, err);
+static int w_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                  size_t n, vb_error *err) {
+    return vb_engine_exact.load(((wconn *)conn)->inner, ids, vecs, tags, classes, n, err);
 }
 static int w_set_search(void *conn, const vb_search_params *p, vb_error *err) {
     (void)err;
     ((wconn *)conn)->ef = p->ef_search;
     return VB_OK;
 }
+static vb_session *session;   /* the agent's session of the current engine (its dataset: the classes) */
+
 /* Post-filter: the ef_search nearest rows of the whole table, then only those that pass, at most k. */
 static int pf_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
                      vb_error *err) {
@@ -89,8 +99,11 @@ static int pf_search(void *conn, const float *query, int k, const vb_filter *fil
     int n = 0;
     if (vb_engine_exact.search(c->inner, query, want, NULL, c->cand, &n, err) != VB_OK) return VB_ERROR;
     int m = 0;
+    const int32_t *cls = session && session->ds ? session->ds->train_class : NULL;   /* this engine's session */
     for (int i = 0; i < n && m < k; i++)
-        if (!filter || filter->kind == VB_FILTER_NONE || vb_dataset_tag(c->cand[i]) < filter->tag_below)
+        if (!filter || filter->kind == VB_FILTER_NONE ||
+            (filter->kind == VB_FILTER_CLASS_EQ ? cls && cls[c->cand[i]] == filter->cls
+                                                : vb_dataset_tag(c->cand[i]) < filter->tag_below))
             ids_out[m++] = c->cand[i];
     *n_out = m;
     return VB_OK;
@@ -157,7 +170,7 @@ typedef struct item_out {
     char result_key[256];
     Vbench__FilteredResult f;  /* scalars copied; filter below */
     Vbench__Measurement m;     /* scalars copied; latency and duplicate_example below */
-    char filter[64];
+    char filter[64], predicate[32];
     char duplicate_example[128];
     uint64_t hist_total;
     size_t hist_buckets;
@@ -166,7 +179,6 @@ typedef struct item_out {
 } item_out;
 
 static zsock_t *pull, *push;
-static vb_session *session;
 static atomic_int stop_flag;
 
 static const vb_kv dataset_kv[] = {
@@ -242,6 +254,58 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
            engine, selectivity, o->rc, (unsigned long long)o->f.passing_rows, o->m.recall, o->m.id_overlap,
            (unsigned long long)o->m.short_answers, (unsigned long long)o->m.errors, o->m.qps,
            o->rc ? ", error: " : "", o->rc ? o->err.message : "");
+}
+
+/* Runs one item of a class predicate (label_own, label_other, class with cls), as the plan makes it. */
+static void run_class_item(const char *engine, int pred, int cls, const char *queries, const char *ef, item_out *o) {
+    memset(o, 0, sizeof *o);
+    char key[256];
+    snprintf(key, sizeof key, "test/%s/synth-filtered/filtered/predicate=%s", engine, vb_filter_predicate_name(pred));
+    Vbench__Assign a = VBENCH__ASSIGN__INIT;
+    a.item_key = key;
+    a.phase = VBENCH__PHASE__PHASE_FILTERED;
+    a.engine = (char *)engine;
+    a.dataset = "synth-filtered";
+    a.k = K;
+    vb_point point = {.predicate = pred, .filter_class = cls, .class_seed = 1, .queries = atol(queries),
+                      .ef_search = atol(ef), .load_connections = 2, .load_batch = 1000};
+    int hnsw = strcmp(engine, "hnswlib") == 0;
+    vb_phase_ctx ctx = {
+        .assign = &a, .point = point,
+        .engine_params = hnsw ? (vb_kv *)hnsw_kv : NULL, .n_engine_params = hnsw ? 2 : 0,
+        .dataset_params = (vb_kv *)dataset_kv, .n_dataset_params = sizeof dataset_kv / sizeof dataset_kv[0],
+        .session = &session, .out = push, .stop = &stop_flag, .agent_id = "test",
+        .work_dir = work_dir, .cache_dir = cache_dir,
+    };
+    vb_error_clear(&o->err);
+    o->rc = vb_phase_lookup(VBENCH__PHASE__PHASE_FILTERED)(&ctx, &o->err);
+    if (o->rc != VB_OK) vb_session_close(&session);
+    vb_error werr;
+    Vbench__Envelope *env;
+    while ((env = vb_wire_recv(pull, NULL, &werr))) {
+        if (env->body_case == VBENCH__ENVELOPE__BODY_RESULT && env->result->body_case == VBENCH__RESULT__BODY_FILTERED) {
+            const Vbench__FilteredResult *f = env->result->filtered;
+            o->results++;
+            o->completes += env->result->completes_item;
+            o->f = *f;
+            o->f.filter = NULL;
+            o->f.m = NULL;
+            o->f.predicate = NULL;
+            snprintf(o->filter, sizeof o->filter, "%s", f->filter);
+            snprintf(o->predicate, sizeof o->predicate, "%s", f->predicate ? f->predicate : "");
+            if (f->m) {
+                o->m = *f->m;
+                o->m.latency = NULL;
+                o->m.plan = NULL;
+                o->m.duplicate_example = NULL;
+            }
+        }
+        vb_wire_free(env);
+    }
+    printf("#   %s %s: rc %d, passed share %.4f (%llu rows), recall %.4f, short %llu, qps %.0f%s%s\n", engine,
+           vb_filter_predicate_name(pred), o->rc, o->f.passed_share, (unsigned long long)o->f.passing_rows,
+           o->m.recall, (unsigned long long)o->m.short_answers, o->m.qps, o->rc ? ", error: " : "",
+           o->rc ? o->err.message : "");
 }
 
 /* Rows passing "tag < below", counted here from vb_dataset_tag, independently of the phase. */
@@ -402,6 +466,97 @@ static void test_refusals(void) {
     contains(o.err.message, "selectivity", "selectivity 0: message names the key");
 }
 
+/* The class predicates on the synthetic corpus: its clusters are its classes. */
+static void test_classes(void) {
+    item_out o;
+    run_class_item("exact", VB_PRED_LABEL_OWN, 0, "200", "100", &o);
+    ok(o.rc == VB_OK && o.results == 1 && o.completes == 1, "exact label_own: one result that completes the item");
+    ok(session && session->ds->train_class && session->ds->n_classes == 32,
+       "the synthetic corpus has a class per row: its 32 clusters");
+    if (!session || !session->ds->train_class) return;
+    const vb_dataset *ds = session->ds;
+    size_t count[32] = {0};
+    for (size_t r = 0; r < ds->n_train; r++) count[ds->train_class[r]]++;
+    double own = 0;   /* the mean share over the 200 queries of the rows of each one's class, counted here */
+    for (size_t q = 0; q < 200; q++) own += (double)count[ds->test_class[q]] / (double)ds->n_train / 200;
+    ok(o.m.recall == 1.0 && o.m.short_answers == 0, "exact label_own: recall exactly 1 (%.17g), no short answers",
+       o.m.recall);
+    is_str(o.predicate, "label_own", "label_own: the result names its predicate");
+    is_str(o.filter, "class = the query's class", "label_own: the filter text says it is per query");
+    is_double(o.f.passed_share, own, 1e-12, "label_own: passed_share is the mean share of each query's class");
+    is_double(o.f.selectivity, own, 1e-12, "label_own: and the point's selectivity (nothing was asked for)");
+    ok(own > 0.03 && own < 0.5, "label_own passes %.3f of the rows on average (32 clusters of power-law sizes)", own);
+
+    run_class_item("exact", VB_PRED_LABEL_OTHER, 0, "200", "100", &o);
+    ok(o.rc == VB_OK && o.m.recall == 1.0 && o.m.short_answers == 0,
+       "exact label_other: recall exactly 1 (%.17g), no short answers", o.m.recall);
+    is_str(o.predicate, "label_other", "label_other: the result names its predicate");
+    run_class_item("exact", VB_PRED_CLASS, 3, "200", "100", &o);
+    ok(o.rc == VB_OK && o.m.recall == 1.0, "exact class = 3: recall exactly 1 (%.17g)", o.m.recall);
+    is_int(o.f.passing_rows, count[3], "class = 3: passing rows are the rows of class 3");
+    is_str(o.filter, "class = 3", "class = 3: filter text");
+
+    /* The per-query ground truth: every true neighbour is a row of the class the query filters on, and it is the
+     * exact top k over those rows (a brute force over them here agrees on the k-th distance). */
+    int32_t *qc = malloc(ds->n_test * sizeof *qc);
+    for (size_t q = 0; q < ds->n_test; q++)
+        qc[q] = vb_filter_class_for(VB_PRED_LABEL_OTHER, ds->test_class[q], 0, ds->n_classes, q, 1);
+    vb_groundtruth gt;
+    vb_error err;
+    int rc = vb_groundtruth_by_class(ds, K, qc, "label_other", cache_dir, NULL, &gt, &err);
+    size_t bad = 0, same = 0, off = 0;
+    for (size_t q = 0; rc == VB_OK && q < ds->n_test; q++) {
+        same += qc[q] == ds->test_class[q];
+        double kth = INFINITY;   /* the k-th distance over the rows of class qc[q], by brute force */
+        double best[K];
+        int nb = 0;
+        for (size_t r = 0; r < ds->n_train; r++) {
+            if (ds->train_class[r] != qc[q]) continue;
+            double d = vb_distance(ds->metric, ds->test + q * ds->dim, ds->train + r * ds->dim, ds->dim);
+            if (nb < K) best[nb++] = d;
+            else {
+                int w = 0;
+                for (int i = 1; i < K; i++) if (best[i] > best[w]) w = i;
+                if (d < best[w]) best[w] = d;
+            }
+        }
+        for (int i = 0; i < nb; i++) kth = i == 0 || best[i] > kth ? best[i] : kth;
+        for (size_t j = 0; j < K; j++) {
+            int64_t id = gt.ids[q * K + j];
+            bad += id < 0 || ds->train_class[id] != qc[q];
+        }
+        off += fabs((double)gt.dists[q * K + K - 1] - kth) > 1e-5 * (1 + fabs(kth));
+    }
+    ok(rc == VB_OK && bad == 0, "class ground truth: every true neighbour is of the query's filter class (%zu not)", bad);
+    is_int(same, 0, "label_other: no query filters on its own class");
+    is_int(off, 0, "class ground truth: the k-th distance is the brute force's over the class's rows");
+    if (rc == VB_OK) vb_groundtruth_free(&gt);
+    free(qc);
+
+    /* hnswlib walks its graph past rows that fail the filter: its own class is near, another class far. */
+    run_class_item("hnswlib", VB_PRED_LABEL_OWN, 0, "200", "100", &o);
+    ok(o.rc == VB_OK && o.m.recall >= 0.9, "hnswlib label_own: recall high (%.4f)", o.m.recall);
+    double hown = o.m.recall;
+    run_class_item("hnswlib", VB_PRED_LABEL_OTHER, 0, "200", "100", &o);
+    ok(o.rc == VB_OK && o.m.recall >= 0 && o.m.recall <= 1, "hnswlib label_other: recall measured (%.4f; own class "
+       "%.4f), every returned row of the other class (checked by the phase)", o.m.recall, hown);
+
+    /* A post-filter after a scan of ef candidates: the own class is among them, another class is not. */
+    run_class_item("test-postfilter", VB_PRED_LABEL_OWN, 0, "200", "100", &o);
+    ok(o.rc == VB_OK && o.m.recall > 0.9, "post-filter label_own, ef 100: recall high (%.4f)", o.m.recall);
+    run_class_item("test-postfilter", VB_PRED_LABEL_OTHER, 0, "200", "100", &o);
+    ok(o.rc == VB_OK && o.m.short_answers >= 150 && o.m.recall < 0.3,
+       "post-filter label_other, ef 100: mostly short answers (%llu of 200), recall low (%.4f)",
+       (unsigned long long)o.m.short_answers, o.m.recall);
+
+    run_class_item("test-leaky", VB_PRED_LABEL_OTHER, 0, "50", "40", &o);
+    ok(o.rc == VB_ERROR && o.results == 0, "leaky engine on label_other: the item fails, nothing recorded");
+    contains(o.err.message, "which fails the filter class = ", "leaky engine: the message names the class filter");
+    run_class_item("exact", VB_PRED_CLASS, 32, "50", "40", &o);
+    ok(o.rc == VB_ERROR, "class = 32 refused: the corpus has classes 0 .. 31");
+    contains(o.err.message, "class 32 is not a class of synth-filtered (0 .. 31)", "class = 32: message says so");
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
@@ -428,6 +583,7 @@ int main(void) {
     test_postfilter();
     test_duplicates();
     test_refusals();
+    test_classes();
     vb_session_close(&session);
     zsock_destroy(&push);
     zsock_destroy(&pull);

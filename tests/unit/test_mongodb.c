@@ -57,16 +57,23 @@ int main(void) {
     float v3[3] = {1.0f, 2.0f, 3.0f};
     int32_t attrs[3] = {42, 17, 3};
     bson_t row = BSON_INITIALIZER;
-    vb_mongo_row(&row, 7, v3, 3, attrs);
+    vb_mongo_row(&row, 7, v3, 3, attrs, NULL);
     same(&row, "{\"_id\": {\"$numberLong\": \"7\"}, \"tag\": 42, \"tag2\": 17, \"label\": 3, \"v\": {\"$binary\": "
                "{\"base64\": \"JwAAAIA/AAAAQAAAQEA=\", \"subType\": \"09\"}}}",
          "row: {_id: int64, tag, tag2, label: int32, v: BinData(9, float32)}");
     bson_destroy(&row);
     bson_init(&row);
-    vb_mongo_row(&row, 8, v3, 3, NULL);
+    vb_mongo_row(&row, 8, v3, 3, NULL, NULL);
     same(&row, "{\"_id\": {\"$numberLong\": \"8\"}, \"v\": {\"$binary\": {\"base64\": \"JwAAAIA/AAAAQAAAQEA=\", "
                "\"subType\": \"09\"}}}",
          "row without a tag: no tag member (never passes a tag filter)");
+    bson_destroy(&row);
+    bson_init(&row);
+    int32_t cls = 5;
+    vb_mongo_row(&row, 9, v3, 3, attrs, &cls);
+    same(&row, "{\"_id\": {\"$numberLong\": \"9\"}, \"tag\": 42, \"tag2\": 17, \"label\": 3, \"class\": 5, \"v\": "
+               "{\"$binary\": {\"base64\": \"JwAAAIA/AAAAQAAAQEA=\", \"subType\": \"09\"}}}",
+         "row with a class: class: int32 after the tag columns");
     bson_destroy(&row);
     bson_t sel = BSON_INITIALIZER;
     vb_mongo_id_selector(&sel, 9);
@@ -93,7 +100,8 @@ int main(void) {
                  "\"type\": \"vectorSearch\", \"definition\": {\"fields\": [{\"type\": \"vector\", \"path\": \"v\", "
                  "\"numDimensions\": 768, \"similarity\": \"%s\", \"quantization\": \"%s\"}, "
                  "{\"type\": \"filter\", \"path\": \"tag\"}, {\"type\": \"filter\", \"path\": \"tag2\"}, "
-                 "{\"type\": \"filter\", \"path\": \"label\"}, {\"type\": \"filter\", \"path\": \"_id\"}]}}]}",
+                 "{\"type\": \"filter\", \"path\": \"label\"}, {\"type\": \"filter\", \"path\": \"class\"}, "
+                 "{\"type\": \"filter\", \"path\": \"_id\"}]}}]}",
                  idx[i].sim, idx[i].q);
         same(&cmd, want, idx[i].sim);
         bson_destroy(&cmd);
@@ -126,6 +134,11 @@ int main(void) {
     /* the $vectorSearch filter's MQL operators on indexed filter fields: $eq, $lt, $and of an array of clauses */
     vb_filter eq = {.kind = VB_FILTER_LABEL_EQ, .label = 3}, both = {.kind = VB_FILTER_AND, .tag_below = 316, .tag2_below = 317};
     bson_t f = BSON_INITIALIZER;
+    vb_filter own = {.kind = VB_FILTER_CLASS_EQ, .cls = 4};
+    vb_mongo_filter(&f, &own);
+    same(&f, "{\"class\": {\"$eq\": 4}}", "class: {class: {$eq: C}}");
+    bson_destroy(&f);
+    bson_init(&f);
     vb_mongo_filter(&f, &eq);
     same(&f, "{\"label\": {\"$eq\": 3}}", "equality: {label: {$eq: L}}");
     bson_destroy(&f);

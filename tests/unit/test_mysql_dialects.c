@@ -24,22 +24,22 @@ static void test_create(void) {
     vb_table_spec an = {.dim = 3, .metric = VB_METRIC_ANGULAR, .capacity = 1000, .m = 8, .ef_construction = 64};
     ok(vb_mysql_sql_create(VB_MYSQL_MARIADB, "t", &eu, buf, sizeof buf, &err) == VB_OK, "mariadb CREATE builds");
     is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
-                "v VECTOR(96) NOT NULL, "
+                "class INT NOT NULL, v VECTOR(96) NOT NULL, "
                 "VECTOR INDEX (v) M=16 DISTANCE=euclidean) ENGINE=InnoDB",
            "mariadb CREATE TABLE euclidean");
     vb_mysql_sql_create(VB_MYSQL_MARIADB, "t", &an, buf, sizeof buf, &err);
     is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
-                "v VECTOR(3) NOT NULL, "
+                "class INT NOT NULL, v VECTOR(3) NOT NULL, "
                 "VECTOR INDEX (v) M=8 DISTANCE=cosine) ENGINE=InnoDB",
            "mariadb CREATE TABLE angular -> DISTANCE=cosine");
     vb_mysql_sql_create(VB_MYSQL_ALISQL, "t", &an, buf, sizeof buf, &err);
     is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL PRIMARY KEY, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
-                "v VECTOR(3) NOT NULL, "
+                "class INT NOT NULL, v VECTOR(3) NOT NULL, "
                 "VECTOR INDEX vi(v) M=8 DISTANCE=cosine EF_CONSTRUCTION=64) ENGINE=InnoDB",
            "alisql CREATE TABLE with a named VECTOR INDEX");
     vb_mysql_sql_create(VB_MYSQL_DORIS, "t", &eu, buf, sizeof buf, &err);
     is_str(buf, "CREATE TABLE `t` (id BIGINT NOT NULL, tag INT NOT NULL, tag2 INT NOT NULL, label INT NOT NULL, "
-                "v ARRAY<FLOAT> NOT NULL, "
+                "class INT NOT NULL, v ARRAY<FLOAT> NOT NULL, "
                 "INDEX idx_v (v) USING ANN PROPERTIES(\"index_type\"=\"hnsw\", \"metric_type\"=\"l2_distance\", "
                 "\"dim\"=\"96\", \"max_degree\"=\"16\", \"ef_construction\"=\"128\")) ENGINE=OLAP "
                 "DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 1 PROPERTIES (\"replication_num\"=\"1\")",
@@ -65,6 +65,10 @@ static void test_search(void) {
     vb_filter eq = {.kind = VB_FILTER_LABEL_EQ, .label = 3};
     vb_filter both = {.kind = VB_FILTER_AND, .tag_below = 316, .tag2_below = 316};
     vb_filter none = {.kind = VB_FILTER_NONE};
+    vb_filter cls = {.kind = VB_FILTER_CLASS_EQ, .cls = 7};
+    vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, &cls, NULL, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` WHERE class = ? ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 10",
+           "mariadb class filter: class = ? before the vector");
     vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, NULL, NULL, 3, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` ORDER BY VEC_DISTANCE_EUCLIDEAN(v, ?) LIMIT 10", "mariadb search");
     vb_mysql_sql_search(VB_MYSQL_MARIADB, "t", VB_METRIC_EUCLIDEAN, 10, &none, NULL, 3, buf, sizeof buf, &err);
@@ -97,6 +101,9 @@ static void test_search(void) {
     is_str(buf, "SELECT id FROM `t` WHERE tag < 316 AND tag2 < 316 ORDER BY l2_distance_approximate(v, [1,0.5,-2]) "
                 "LIMIT 10",
            "doris and as a literal WHERE");
+    vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_EUCLIDEAN, 10, &cls, q, 3, buf, sizeof buf, &err);
+    is_str(buf, "SELECT id FROM `t` WHERE class = 7 ORDER BY l2_distance_approximate(v, [1,0.5,-2]) LIMIT 10",
+           "doris class filter as a literal WHERE");
     float u[2] = {3.0f, 4.0f};
     vb_mysql_sql_search(VB_MYSQL_DORIS, "t", VB_METRIC_ANGULAR, 5, NULL, u, 2, buf, sizeof buf, &err);
     is_str(buf, "SELECT id FROM `t` ORDER BY inner_product_approximate(v, [0.600000024,0.800000012]) DESC LIMIT 5",
@@ -126,9 +133,10 @@ static void test_rows(void) {
     vb_mysql_sql_delete(VB_MYSQL_DORIS, "t", ids, 3, buf, sizeof buf, &err);
     is_str(buf, "DELETE FROM `t` WHERE id IN (7, 8, 9)", "doris delete, literals");
     vb_mysql_sql_insert(VB_MYSQL_MARIADB, "t", 2, buf, sizeof buf, &err);
-    is_str(buf, "INSERT INTO `t` (id, tag, tag2, label, v) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON DUPLICATE KEY "
-                "UPDATE tag = VALUES(tag), tag2 = VALUES(tag2), label = VALUES(label), v = VALUES(v)",
-           "mariadb multi-row upsert of the three attribute columns with binary vector parameters");
+    is_str(buf, "INSERT INTO `t` (id, tag, tag2, label, class, v) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) ON "
+                "DUPLICATE KEY UPDATE tag = VALUES(tag), tag2 = VALUES(tag2), label = VALUES(label), "
+                "class = VALUES(class), v = VALUES(v)",
+           "mariadb multi-row upsert of the four attribute columns (class too) with binary vector parameters");
     ok(vb_mysql_sql_insert(VB_MYSQL_DORIS, "t", 2, buf, sizeof buf, &err) == VB_ERROR,
        "doris rows go as literals, not prepared");
 }
@@ -139,9 +147,9 @@ static void test_registry(void) {
     if (!m || !a || !d) return;
     ok(m->flags & VB_ENGINE_BUILD_ON_INSERT, "mariadb: the graph grows on insert");
     ok(a->flags & VB_ENGINE_BUILD_ON_INSERT, "alisql: the graph grows on insert");
-    unsigned all = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND;
+    unsigned all = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS;
     ok((m->flags & all) == all && (a->flags & all) == all && (d->flags & all) == all,
-       "the family runs range, equality and and");
+       "the family runs range, equality, and and the class filter");
     ok(!strstr(m->description, "not verified"), "mariadb is not marked unverified");
     contains(a->description, "not verified against a server here", "alisql is marked unverified");
     contains(d->description, "not verified against a server here", "doris is marked unverified");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/plan.h"
+#include "engines/filter.h"
 #include "config/profile.h"
 #include "config/yaml_tree.h"
 #include "tests/tap.h"
@@ -487,6 +488,44 @@ static void test_repeats(void) {
     vb_profile_destroy(&p);
     expect_error("repeats out of range", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
                  "  recall_sweep: {repeats: 0}\n", 5, "key 'phases.recall_sweep.repeats'", "outside");
+}
+
+/* The filtered phase's predicate list (issue 35): each predicate of the list at every selectivity, the class ones once
+ * each with their own keys and typed fields; class: L with predicate class only; an unknown name refused at its
+ * line; equality's selectivities still checked against the label shares when it is in a list. */
+static void test_predicates(void) {
+    vb_error err = {0};
+    vb_profile *p = parse("name: t\ndatasets: [{name: d}]\nengines: [{name: exact}]\nphases:\n  build:\n"
+                          "  filtered: {predicate: [range, and, label_own, label_other, class], class: 3, "
+                          "class_seed: 9, selectivity: [0.1, 0.01]}\n", &err);
+    if (!ok(p != NULL, "predicate list: parses (%s)", err.message)) return;
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "predicate list: plan builds")) {
+        is_int(plan->n_items, 1 + 2 + 2 + 3, "predicate list: build, range and and at two selectivities, three class "
+               "predicates once");
+        is_str(plan->items[1].key, "t/exact/d/filtered/selectivity=0.1", "range keeps its keys");
+        is_str(plan->items[3].key, "t/exact/d/filtered/predicate=and,selectivity=0.1", "and names its predicate");
+        is_str(plan->items[5].key, "t/exact/d/filtered/predicate=label_own", "label_own: no selectivity in the key");
+        is_str(plan->items[6].key, "t/exact/d/filtered/predicate=label_other", "label_other");
+        is_str(plan->items[7].key, "t/exact/d/filtered/predicate=class,class=3", "class names its class");
+        ok(plan->items[5].p.predicate == VB_PRED_LABEL_OWN && plan->items[6].p.predicate == VB_PRED_LABEL_OTHER &&
+               plan->items[7].p.predicate == VB_PRED_CLASS && plan->items[1].p.predicate == 0,
+           "the predicates are typed (range stays 0)");
+        ok(plan->items[7].p.filter_class == 3 && plan->items[6].p.class_seed == 9 && plan->items[5].p.selectivity == 0,
+           "class 3 and class_seed 9 are typed; a class predicate asks for no selectivity");
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    expect_error("predicate class without class", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
+                 "  filtered: {predicate: class}\n", 5, "key 'phases.filtered.class' is missing", "class: L");
+    expect_error("class without predicate class", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
+                 "  filtered: {predicate: [range, label_own],\n    class: 2}\n", 6, "phases.filtered.class",
+                 "predicate class only");
+    expect_error("an unknown predicate in a list", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
+                 "  filtered:\n    predicate: [range,\n      label]\n", 7, "phases.filtered.predicate[1]", "label_own");
+    expect_error("equality in a list: selectivities are label shares", "name: t\ndatasets: [{name: d}]\n"
+                 "engines: [{name: e}]\nphases:\n  filtered:\n    predicate: [label_own, equality]\n"
+                 "    selectivity: [0.1, 0.3]\n", 7, "selectivity[1]", "no label's share");
 }
 
 /* build_repeats: N on an engine entry: build 1 and the sweep on it, build 2 and its sweep, ..., then the other phases
@@ -1244,6 +1283,7 @@ int main(void) {
     test_concurrency_loop();
     test_streaming();
     test_plan_too_large();
+    test_predicates();
     test_load_file();
     return done_testing();
 }

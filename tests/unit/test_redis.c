@@ -28,19 +28,26 @@ int main(void) {
 
     /* ---- VADD */
     vb_vset_add_opts o = {.quant = VB_VSET_Q8, .ef_construction = 200, .m = 16, .cas = 0};
-    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, attrs);
+    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, attrs, NULL);
     is_str(text(&a), "VADD vb FP32 <8 bytes> 123 Q8 EF 200 M 16 SETATTR {\"tag\":7,\"tag2\":42,\"label\":3}",
            "VADD: FP32 blob, the element, the quantization, EF, M and tag, tag2 and label as top-level JSON attributes");
     static const unsigned char le[] = {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0xC0};
     ok(a.binary[3] && a.len[3] == 8 && memcmp(a.argv[3], le, 8) == 0,
        "VADD: FP32 is the little-endian float32 bytes of [1, -2]");
     o.quant = VB_VSET_NOQUANT, o.cas = 1;
-    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, NULL);
+    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, NULL, NULL);
     is_str(text(&a), "VADD vb FP32 <8 bytes> 123 CAS NOQUANT EF 200 M 16",
            "VADD with CAS and NOQUANT; a row without a tag gets no SETATTR");
     o = (vb_vset_add_opts){.quant = VB_VSET_BIN};
-    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, NULL);
+    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, NULL, NULL);
     is_str(text(&a), "VADD vb FP32 <8 bytes> 123 BIN", "VADD BIN with the server's EF and M (0: not sent)");
+    int32_t cls = 5;
+    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, attrs, &cls);
+    is_str(text(&a), "VADD vb FP32 <8 bytes> 123 BIN SETATTR {\"tag\":7,\"tag2\":42,\"label\":3,\"class\":5}",
+           "VADD of a row with a class: class joins the JSON attributes");
+    vb_vset_add_cmd(&a, "vb", v, 2, el, &o, NULL, &cls);
+    is_str(text(&a), "VADD vb FP32 <8 bytes> 123 BIN SETATTR {\"class\":5}",
+           "VADD of a row with a class and no tag: the class alone");
     vb_vset_untag_cmd(&a, "vb", el);
     is_str(text(&a), "VSETATTR vb 123 ''", "an upsert without a tag: VSETATTR key element \"\" drops the attribute");
     vb_vset_rem_cmd(&a, "vb", el);
@@ -71,6 +78,10 @@ int main(void) {
     vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
     is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40 FILTER '.tag < 316 and .tag2 < 317'",
            "VSIM and: two comparisons joined by and, one argument");
+    vb_filter own = {.kind = VB_FILTER_CLASS_EQ, .cls = 4};
+    s = (vb_vset_sim_opts){.ef_search = 40, .filter = &own};
+    vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);
+    is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40 FILTER '.class == 4'", "VSIM class: .class == C");
     vb_filter none = {.kind = VB_FILTER_NONE};
     s = (vb_vset_sim_opts){.ef_search = 40, .filter = &none};
     vb_vset_sim_cmd(&a, "vb", v, 2, 10, &s, &serr);

@@ -33,8 +33,9 @@ int main(void) {
      * [M value] [EF_CONSTRUCTION value]" */
     vb_valkey_create_cmd(&a, "vbench_idx", "vbench:", 3, VB_METRIC_ANGULAR, 16, 200, 1000);
     is_str(text(&a), "FT.CREATE vbench_idx ON HASH PREFIX 1 vbench: SCHEMA tag NUMERIC tag2 NUMERIC label NUMERIC "
-                     "v VECTOR HNSW 12 TYPE FLOAT32 DIM 3 DISTANCE_METRIC COSINE M 16 EF_CONSTRUCTION 200 INITIAL_CAP 1000",
-           "FT.CREATE: a HASH index over the prefix, NUMERIC tag, tag2 and label, and an HNSW FLOAT32 vector field");
+                     "class NUMERIC v VECTOR HNSW 12 TYPE FLOAT32 DIM 3 DISTANCE_METRIC COSINE M 16 EF_CONSTRUCTION 200 INITIAL_CAP 1000",
+           "FT.CREATE: a HASH index over the prefix, NUMERIC tag, tag2, label and class, and an HNSW FLOAT32 vector "
+           "field");
     int hnsw = find_arg(&a, "HNSW");
     ok(hnsw > 0 && atoi(a.argv[hnsw + 1]) == a.argc - hnsw - 2,
        "FT.CREATE: attr_count (%s) is the number of names and values after it (%d)", hnsw > 0 ? a.argv[hnsw + 1] : "?",
@@ -59,16 +60,23 @@ int main(void) {
     int32_t attrs[3] = {42, 17, 3};
     vb_valkey_key("vbench:", 7, key, sizeof key);
     is_str(key, "vbench:7", "a row's key is the prefix and its id");
-    vb_valkey_hset_cmd(&a, key, v, 3, attrs);
+    vb_valkey_hset_cmd(&a, key, v, 3, attrs, NULL);
     is_str(text(&a), "HSET vbench:7 v <12 bytes> tag 42 tag2 17 label 3",
            "HSET: the vector member and the three attribute members");
     static const unsigned char le[] = {0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40};
     ok(a.len[3] == sizeof le && memcmp(a.argv[3], le, sizeof le) == 0,
        "HSET: [1, 2, 3] is sent as the IEEE 754 little-endian bytes 0000803F 00000040 00004040");
-    vb_valkey_hset_cmd(&a, key, v, 3, NULL);
+    vb_valkey_hset_cmd(&a, key, v, 3, NULL, NULL);
     is_str(text(&a), "HSET vbench:7 v <12 bytes>", "HSET of a row without a tag: no tag member (never passes the filter)");
+    int32_t cls = 5;
+    vb_valkey_hset_cmd(&a, key, v, 3, attrs, &cls);
+    is_str(text(&a), "HSET vbench:7 v <12 bytes> tag 42 tag2 17 label 3 class 5",
+           "HSET of a row with a class: the class member after the three attribute members");
+    vb_valkey_hset_cmd(&a, key, v, 3, NULL, &cls);
+    is_str(text(&a), "HSET vbench:7 v <12 bytes> class 5", "HSET of a row with a class and no tag: the class alone");
     vb_valkey_untag_cmd(&a, key);
-    is_str(text(&a), "HDEL vbench:7 tag tag2 label", "an upsert without a tag drops the old members: HDEL key field...");
+    is_str(text(&a), "HDEL vbench:7 tag tag2 label class",
+           "an upsert without a tag or a class drops the old members: HDEL key field...");
     vb_valkey_del_cmd(&a, key);
     is_str(text(&a), "DEL vbench:7", "remove: DEL key (an absent key answers 0, no error)");
 
@@ -100,8 +108,13 @@ int main(void) {
     vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 5, 100, &both, &serr);
     is_str(a.argv[2], "(@tag:[-inf (316] @tag2:[-inf (317])=>[KNN 5 @v $q EF_RUNTIME 100]",
            "FT.SEARCH and: two ranges separated by a space (an intersection) in one group");
+    vb_filter own = {.kind = VB_FILTER_CLASS_EQ, .cls = 4};
+    vb_valkey_search_cmd(&a, "vbench_idx", v, 3, 5, 100, &own, &serr);
+    is_str(a.argv[2], "(@class:[4 4])=>[KNN 5 @v $q EF_RUNTIME 100]",
+           "FT.SEARCH class = 4: the inclusive numeric range [4 4] on the class member");
     const vb_engine_ops *vk = vb_engine_find("valkey");
-    ok(vk && (vk->flags & VB_ENGINE_FILTER_EQ) && (vk->flags & VB_ENGINE_FILTER_AND), "valkey runs equality and and");
+    ok(vk && (vk->flags & VB_ENGINE_FILTER_EQ) && (vk->flags & VB_ENGINE_FILTER_AND) &&
+           (vk->flags & VB_ENGINE_FILTER_CLASS), "valkey runs equality, and, and the class filter");
 
     /* ---- replies */
     int64_t ids[10];

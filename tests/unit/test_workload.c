@@ -92,11 +92,12 @@ static void t_disconnect(void *conn) {
     free(conn);
     atomic_fetch_add(&g_disconnects, 1);
 }
-static int t_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, size_t n, vb_error *err) {
+static int t_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                  size_t n, vb_error *err) {
     (void)conn;
     (void)ids;
     (void)vecs;
-    (void)tags;
+    (void)tags, (void)classes;
     (void)n;
     (void)err;
     return VB_OK;
