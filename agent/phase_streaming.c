@@ -214,8 +214,21 @@ static void interval_take(stream *st, interval *iv, uint64_t now) {
     pthread_mutex_unlock(&st->lock);
 }
 
+/* The rows acknowledged and due when a window's clock ended (vb_measure_stream_window's at_end): the rows acknowledged
+ * during the window are those, not the ones acknowledged by the time its answers were scored (issue 36.1). */
+typedef struct window_end {
+    stream *st;
+    size_t acked, due;
+} window_end;
+
+static void on_window_end(void *arg) {
+    window_end *we = arg;
+    we->acked = atomic_load(&we->st->acked);
+    we->due = we->st->initial + rows_due(we->st, vb_now_ns());
+}
+
 static void send_window(stream *st, const interval *iv, int stage_index, double stage, int at_rest, size_t visible,
-                        size_t acked_after, const vb_measure *m, int clients) {
+                        const window_end *we, const vb_measure *m, int clients) {
     vb_phase_ctx *ctx = st->ctx;
     vb_measure_wire mw;
     vb_measure_to_wire(m, &mw);
@@ -234,7 +247,9 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     r.m = &mw.msg;
     r.clients = (uint32_t)clients;
     r.fresh_rows_found = m->fresh_found;
-    r.rows_during_window = acked_after - visible;
+    r.rows_during_window = we->acked > visible ? we->acked - visible : 0;
+    r.rows_scheduled_window_end = st->rate > 0 ? we->due - st->initial : we->acked - st->initial;
+    r.fresh_row_max = m->fresh_max;
     r.interval_s = (double)(iv->end_ns - iv->start_ns) / 1e9;
     r.rows_inserted = iv->acked_end - iv->acked_start;
     r.rows_scheduled = st->rate > 0 ? iv->due_end - iv->due_start : r.rows_inserted;
@@ -396,14 +411,14 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
         gt = next;
         gt_rows = visible;
         vb_measure m;
+        window_end we = {&st, visible, visible};
         char label[64];
         snprintf(label, sizeof label, at_rest ? "window at rest" : "window at stage %g", stage);
         vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)p->n_stages + 1, 0, 1);
         rc = vb_measure_stream_window(ctx, s, (int)p->ef_search, (int)p->clients, p->window_s,
                                       p->mode == VB_POINT_OPEN, p->target_rate, visible, &gt,
-                                      s->have_gt ? &s->gt : NULL, &m, err);
-        if (rc == VB_OK)
-            send_window(&st, &iv, j + 1, stage, at_rest, visible, atomic_load(&st.acked), &m, (int)p->clients);
+                                      s->have_gt ? &s->gt : NULL, on_window_end, &we, &m, err);
+        if (rc == VB_OK) send_window(&st, &iv, j + 1, stage, at_rest, visible, &we, &m, (int)p->clients);
         vb_measure_free(&m);
         if (rc != VB_OK) break;
         /* restart the interval at this window's start */

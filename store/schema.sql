@@ -437,6 +437,8 @@ CREATE TABLE IF NOT EXISTS streaming_result (
     rows_inserted_total INTEGER NOT NULL,
     rows_scheduled_total INTEGER NOT NULL,
     recall_full     REAL,                   -- the same answers against the full corpus's ground truth (contrast)
+    rows_scheduled_window_end INTEGER,      -- rows due since the stream began when the window ended (issue 36.1)
+    fresh_row_max   INTEGER,                -- the largest fresh id returned in the window; NULL none
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );

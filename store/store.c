@@ -158,6 +158,8 @@ static const struct {
      * memory, where schema.sql creates them (show and report read them); CREATE TABLE made them before this runs */
     {"server_profile", "folded", "TEXT"},
     {"server_profile_function", "function", "TEXT"},
+    {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
+    {"streaming_result", "fresh_row_max", "INTEGER"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -1069,8 +1071,9 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
         "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, latency_hist, fresh_rows_found, "
         "rows_during_window, rows_scheduled, rows_inserted, interval_s, offered_rows_s, achieved_rows_s, "
         "insert_p50_ms, insert_p99_ms, max_lag_s, fresh_probes, fresh_never, fresh_p50_ms, fresh_p99_ms, "
-        "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, rows_scheduled_window_end, "
+        "fresh_row_max, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -1111,6 +1114,15 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted_total);
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_total);
             bind_double_or_null(st, i++, w->recall_full < 0, w->recall_full);
+            /* 0 from an agent before issue 36.1, which did not send them */
+            if (w->rows_scheduled_window_end > 0)
+                sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_window_end);
+            else
+                sqlite3_bind_null(st, i++);
+            if (w->fresh_rows_found > 0 && w->fresh_row_max > 0)
+                sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_row_max);
+            else
+                sqlite3_bind_null(st, i++);
             bind_text(st, i++, agent);
             bind_text(st, i++, now);
             rc = run(s, st, err, "recording a streaming window");

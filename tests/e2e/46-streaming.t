@@ -55,6 +55,15 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'hnswlib' AND at_
    "hnswlib keeps up: achieved = offered within one batch: $(q "$db" "SELECT group_concat(printf('%.0f/%.0f', achieved_rows_s, offered_rows_s), ' ') FROM v_streaming WHERE engine = 'hnswlib' AND at_rest = 0 AND rows_inserted > 0") (exact: $(q "$db" "SELECT group_concat(printf('%.0f/%.0f', achieved_rows_s, offered_rows_s), ' ') FROM v_streaming WHERE engine = 'exact' AND at_rest = 0 AND rows_inserted > 0"))"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE rows_during_window > 0 AND engine = 'hnswlib'")" "4" \
    "hnswlib: the windows of stages 0.6 - 0.9 ran while rows were inserted"
+# Issue 36.1: the rows acknowledged during a window are counted when its clock ends, not after its answers were
+# scored: the writer never runs ahead of its schedule, so they stay within the rows due by the window's end, and every
+# fresh row a window returned is among them (up to the one batch whose call was in flight at the end).
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND rows_inserted_total + rows_during_window <= rows_scheduled_window_end")" "10" \
+   "exact, hnswlib: rows acknowledged by each window's end within the rows due then: $(q "$db" "SELECT group_concat(engine || ' ' || (rows_inserted_total + rows_during_window) || '/' || rows_scheduled_window_end, ', ') FROM v_streaming WHERE at_rest = 0")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND (fresh_rows_found = 0 OR fresh_row_max < rows_visible + rows_during_window + 50)")" "10" \
+   "exact, hnswlib: the fresh rows found are rows acknowledged during the window: $(q "$db" "SELECT group_concat(engine || ' ' || fresh_rows_found || ' found, up to row ' || COALESCE(fresh_row_max, '-') || ' of ' || rows_visible || ' + ' || rows_during_window, ', ') FROM v_streaming WHERE at_rest = 0")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'exact' AND rows_during_window >= 50 AND fresh_rows_found = 0")" "0" \
+   "exact: every window during which a batch or more arrived returned some of its rows"
 is "$(q "$db" "SELECT SUM(fresh_probes) > 0, SUM(fresh_never) FROM v_streaming WHERE engine = 'hnswlib'" | tr '|' ' ')" "1 0" \
    "hnswlib (synchronous): freshness probes found every row: p50 $(q "$db" "SELECT group_concat(printf('%.3f', fresh_p50_ms), ' ') FROM v_streaming WHERE engine = 'hnswlib' AND fresh_probes > 0") ms"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming_cost WHERE throughput_ratio > 0 AND p99_ratio > 0")" "2" \
@@ -162,6 +171,19 @@ like "$(q "$db" "SELECT \"check\" || ': ' || detail FROM v_validity")" "insert r
      "slow writer: the validity section says the insert rate was not kept"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE insert_p50_ms BETWEEN 19 AND 60")" "2" \
    "slow writer: insert latency shows the 20 ms calls: $(q "$db" "SELECT group_concat(printf('%.1f', insert_p50_ms), ' ') FROM v_streaming WHERE insert_p50_ms IS NOT NULL") ms"
+
+# Issue 36.1, on a window whose answers take long to collect: a 300 ms search (sleep) begun inside a 0.45 s window
+# ends 150 ms after it, while the writer keeps its 600 rows/s; those rows are not the window's.
+db="$SCRATCH/edge.sqlite"
+profile edge "  - name: sleep
+    service_us: 300000" "{insert_rate: [600], insert_batch: 10, stages: [0.6, 0.8, 1], window_s: 0.45, clients: 1}" \
+    >"$SCRATCH/edge.yml"
+"$VBENCH" run --profile "$SCRATCH/edge.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "long searches: vbench run exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND rows_during_window > 0 AND rows_inserted_total + rows_during_window <= rows_scheduled_window_end")" "2" \
+   "long searches: the rows during each window are those acknowledged by its end: $(q "$db" "SELECT group_concat((rows_inserted_total + rows_during_window) || ' acknowledged, ' || rows_scheduled_window_end || ' due', '; ') FROM v_streaming WHERE at_rest = 0")"
 
 # The item's limit: the slow writer needs 4 s for its 2000 rows; limit_s 1 stops it after the first stage's window.
 db="$SCRATCH/limit.sqlite"
