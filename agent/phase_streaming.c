@@ -56,7 +56,8 @@ typedef struct stream {
     vb_histogram *insert_lat;    /* this interval's insert calls */
     vb_histogram *fresh;         /* this interval's found probes: ack -> returned */
     uint64_t fresh_probes, fresh_never, insert_errors;
-    uint64_t max_lag_ns;
+    uint64_t max_lag_ns;         /* the stream's largest lag so far */
+    uint64_t interval_lag_ns;    /* this interval's largest lag */
     int64_t probe_id;            /* the latest batch's first row, and when it was acknowledged */
     uint64_t probe_ack_ns;
     int writer_rc;
@@ -117,6 +118,7 @@ static void *writer_main(void *arg) {
         pthread_mutex_lock(&st->lock);
         vb_histogram_record(st->insert_lat, ack - start);
         if (due && start > due && start - due > st->max_lag_ns) st->max_lag_ns = start - due;
+        if (due && start > due && start - due > st->interval_lag_ns) st->interval_lag_ns = start - due;
         st->probe_id = (int64_t)row;
         st->probe_ack_ns = ack;
         pthread_cond_signal(&st->acked_cond);
@@ -196,7 +198,7 @@ typedef struct interval {
     uint64_t start_ns, end_ns;
     size_t acked_start, acked_end, due_start, due_end;
     vb_histogram *insert_lat, *fresh;
-    uint64_t fresh_probes, fresh_never, insert_errors, max_lag_ns;
+    uint64_t fresh_probes, fresh_never, insert_errors, max_lag_ns, interval_lag_ns;
 } interval;
 
 static void interval_take(stream *st, interval *iv, uint64_t now) {
@@ -211,6 +213,8 @@ static void interval_take(stream *st, interval *iv, uint64_t now) {
     iv->fresh_probes = st->fresh_probes, iv->fresh_never = st->fresh_never, iv->insert_errors = st->insert_errors;
     st->fresh_probes = st->fresh_never = st->insert_errors = 0;
     iv->max_lag_ns = st->max_lag_ns;
+    iv->interval_lag_ns = st->interval_lag_ns;
+    st->interval_lag_ns = 0;
     pthread_mutex_unlock(&st->lock);
 }
 
@@ -257,6 +261,7 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     r.achieved_rows_s = r.interval_s > 0 ? (double)r.rows_inserted / r.interval_s : 0;
     r.insert_latency = &ih;
     r.max_lag_s = (double)iv->max_lag_ns / 1e9;
+    r.interval_max_lag_s = (double)iv->interval_lag_ns / 1e9;
     r.fresh_probes = iv->fresh_probes;
     r.fresh_never = iv->fresh_never;
     r.freshness = &fh;

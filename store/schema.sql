@@ -439,6 +439,7 @@ CREATE TABLE IF NOT EXISTS streaming_result (
     recall_full     REAL,                   -- the same answers against the full corpus's ground truth (contrast)
     rows_scheduled_window_end INTEGER,      -- rows due since the stream began when the window ended (issue 36.1)
     fresh_row_max   INTEGER,                -- the largest fresh id returned in the window; NULL none
+    interval_max_lag_s REAL,                -- the interval's largest lag (max_lag_s: the stream's so far)
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );

@@ -160,6 +160,7 @@ static const struct {
     {"server_profile_function", "function", "TEXT"},
     {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
     {"streaming_result", "fresh_row_max", "INTEGER"},
+    {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -1072,8 +1073,8 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
         "rows_during_window, rows_scheduled, rows_inserted, interval_s, offered_rows_s, achieved_rows_s, "
         "insert_p50_ms, insert_p99_ms, max_lag_s, fresh_probes, fresh_never, fresh_p50_ms, fresh_p99_ms, "
         "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, rows_scheduled_window_end, "
-        "fresh_row_max, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "fresh_row_max, interval_max_lag_s, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -1123,6 +1124,7 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
                 sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_row_max);
             else
                 sqlite3_bind_null(st, i++);
+            bind_double_or_null(st, i++, w->rows_scheduled_window_end == 0, w->interval_max_lag_s);
             bind_text(st, i++, agent);
             bind_text(st, i++, now);
             rc = run(s, st, err, "recording a streaming window");

@@ -153,11 +153,12 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE rows_during_window > 0 AND
    "open loop, exact: every window during which rows arrived returned some of them: $(q "$db" "SELECT group_concat(fresh_rows_found, ' ') FROM v_streaming WHERE rows_during_window > 0") fresh rows found"
 
 # A writer that cannot keep the rate: 10 rows per call at 20 ms a call is at most 500 rows/s; 2000 are offered. The
-# first stage comes after 200 rows (0.4 s at 500 rows/s), while the schedule still has rows due (it ends at 1 s).
+# first stage comes after 200 rows (0.4 s at 500 rows/s), while the schedule still has rows due (it ends at 1 s);
+# stages 0.7 and 0.85 come after it ended, still 1400 and 900 rows behind; stage 1 only when every row is in.
 db="$SCRATCH/slow.sqlite"
 profile slow "  - name: sleep
     service_us: 200
-    insert_us: 20000" "{insert_rate: [2000], insert_batch: 10, stages: [0.55, 1], window_s: 0.3, clients: 1}" \
+    insert_us: 20000" "{insert_rate: [2000], insert_batch: 10, stages: [0.55, 0.7, 0.85, 1], window_s: 0.3, clients: 1}" \
     >"$SCRATCH/slow.yml"
 "$VBENCH" run --profile "$SCRATCH/slow.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
 rc=$?
@@ -169,7 +170,12 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND max_lag_s 
    "slow writer: the largest lag is measured ($(q "$db" "SELECT printf('%.2f', max_lag_s) FROM v_streaming WHERE at_rest = 1") s) and no batch was skipped (2000 of 2000 rows)"
 like "$(q "$db" "SELECT \"check\" || ': ' || detail FROM v_validity")" "insert rate not kept: " \
      "slow writer: the validity section says the insert rate was not kept"
-is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE insert_p50_ms BETWEEN 19 AND 60")" "2" \
+# issue 36.3: every stage behind is a finding with its own shortfall and lag, not only the first
+is "$(q "$db" "SELECT group_concat(printf('%g', stage), ' ') FROM v_streaming WHERE shortfall_rows > 100 AND at_rest = 0")" "0.55 0.7 0.85" \
+   "slow writer: stages 0.55, 0.7 and 0.85 began behind the schedule: $(q "$db" "SELECT group_concat(shortfall_rows, ' ') FROM v_streaming WHERE at_rest = 0") rows"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'insert rate not kept' AND detail LIKE '%largest lag in the stage%'")" "3" \
+   "slow writer: a finding for each stage behind, with its lag: $(q "$db" "SELECT detail FROM v_validity WHERE \"check\" = 'insert rate not kept'" | tr '\n' ';')"
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE insert_p50_ms BETWEEN 19 AND 60")" "4" \
    "slow writer: insert latency shows the 20 ms calls: $(q "$db" "SELECT group_concat(printf('%.1f', insert_p50_ms), ' ') FROM v_streaming WHERE insert_p50_ms IS NOT NULL") ms"
 
 # Issue 36.2: exact's writer keeps its offered rate while four clients search all the time. With a lock that preferred
