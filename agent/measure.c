@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/window.h"
+#include "util/clock.h"
 #include "agent/workload.h"
 #include "datasets/dataset.h"
 #include "metrics/recall.h"
@@ -96,6 +97,20 @@ static void explain(vb_session *s, int ef_search, const vb_filter *filter, vb_me
     }
 }
 
+/* A budget run's progress for the coordinator: "queries", done of the budget, with the rate so far (issue 36.4: a
+ * filtered item's line stayed at 0 of its queries for minutes on a slow server). */
+typedef struct budget_progress {
+    vb_phase_ctx *ctx;
+    uint64_t t0_ns;
+} budget_progress;
+
+static void on_budget_progress(void *arg, int in_window, uint64_t done, uint64_t total) {
+    (void)in_window;
+    budget_progress *bp = arg;
+    double secs = (double)(vb_now_ns() - bp->t0_ns) / 1e9;
+    vb_phase_progress(bp->ctx, "queries", done, total, secs > 0 ? (double)done / secs : 0, done >= total);
+}
+
 static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_groundtruth *gt, int with_answers, vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
@@ -109,6 +124,8 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
     };
     if (filter) cfg.filter = *filter;
     explain(s, ef_search, filter, out);
+    budget_progress bp = {ctx, vb_now_ns()};
+    cfg.progress = on_budget_progress, cfg.progress_arg = &bp;
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK) return VB_ERROR;
     int rc = VB_OK;
