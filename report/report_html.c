@@ -400,14 +400,16 @@ static int asymmetries(doc *d, vb_error *err) {
     h3(d, "Durability");
     para(d, NULL, "Embedded engines keep their index in the client's memory and write nothing durably; a server's "
                   "durability settings, where its manifest records them, are listed beside it.");
+    /* a configuration's series runs on its entry's server (v_series_entry): pgvector[variant=vector] on pgvector's */
     if (table(d, "plan",
-              "SELECT {label} AS series, CASE WHEN engine IN (SELECT engine FROM server_log) THEN 'server' ELSE "
+              "SELECT {label} AS series, CASE WHEN plan.server IN (SELECT engine FROM server_log) THEN 'server' ELSE "
               "'embedded: in memory, nothing durable' END AS kind, "
-              "(SELECT group_concat(substr(m.key, length('server.' || plan.engine || '.') + 1) || '=' || m.value, ', ') "
-              "FROM manifest AS m WHERE m.key LIKE 'server.' || plan.engine || '.%' AND (m.key LIKE '%fsync%' OR "
+              "(SELECT group_concat(substr(m.key, length('server.' || plan.server || '.') + 1) || '=' || m.value, ', ') "
+              "FROM manifest AS m WHERE m.key LIKE 'server.' || plan.server || '.%' AND (m.key LIKE '%fsync%' OR "
               "m.key LIKE '%synchronous%' OR m.key LIKE '%flush_log%' OR m.key LIKE '%sync_binlog%' OR "
               "m.key LIKE '%doublewrite%' OR m.key LIKE '%wal_level%')) AS durability_settings "
-              "FROM plan GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
+              "FROM (SELECT p.*, COALESCE(se.entry, p.engine) AS server FROM plan AS p "
+              "LEFT JOIN v_series_entry AS se ON se.series = p.engine) AS plan GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
         return VB_ERROR;
     return VB_OK;
 }

@@ -123,9 +123,11 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     plan            TEXT,                   -- EXPLAIN's text
     duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- answers that returned an id twice (repeats scored as misses)
     duplicate_example TEXT,                 -- the first: 'query 164: id 46667 at rows 5 and 7' (rows 0-based)
-    answers         BLOB                    -- every query's answer, for the annb export; NULL when not kept.
+    answers         BLOB,                   -- every query's answer, for the annb export; NULL when not kept.
                                             -- Little-endian: 'VBA1', u32 queries, u32 k, u32 metric, then per query: f32
                                             -- seconds, k x (u32 row id, f32 distance); a missing row: 0xFFFFFFFF, +inf
+    warmup_queries  INTEGER,                -- the warm-up before the sweep's first point (not counted); NULL: none
+    warmup_s        REAL
 );
 
 -- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (docs/design.md §4).

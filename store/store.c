@@ -158,6 +158,8 @@ static const struct {
      * memory, where schema.sql creates them (show and report read them); CREATE TABLE made them before this runs */
     {"server_profile", "folded", "TEXT"},
     {"server_profile_function", "function", "TEXT"},
+    {"sweep_result", "warmup_queries", "INTEGER"},  /* issue 36.5: the sweep's first point warmed the engine */
+    {"sweep_result", "warmup_s", "REAL"},
     {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
     {"streaming_result", "fresh_row_max", "INTEGER"},
     {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
@@ -838,7 +840,7 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
         "INSERT INTO sweep_result (result_key, item_key, engine, dataset, ef_search, clients, queries, recall, "
         "id_overlap, short_answers, duplicate_answers, duplicate_example, errors, elapsed_s, qps, mean_ms, p50_ms, "
         "p95_ms, p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at, index_used, plan, "
-        "answers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "answers, warmup_queries, warmup_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -852,6 +854,13 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
         /* Kept as the agent sent it; report/export_annb.c checks its shape when it reads it. */
         if (w->answers.len > 0) sqlite3_bind_blob(st, i++, w->answers.data, (int)w->answers.len, SQLITE_STATIC);
         else sqlite3_bind_null(st, i++);
+        if (w->warmup_queries > 0) {
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->warmup_queries);
+            sqlite3_bind_double(st, i++, w->warmup_s);
+        } else {
+            sqlite3_bind_null(st, i++);
+            sqlite3_bind_null(st, i++);
+        }
         rc = run(s, st, err, "recording a recall sweep result");
     }
     free(lat.blob);

@@ -359,9 +359,23 @@ CREATE VIEW v_servers AS
 -- the extension created; before that, the readiness probe's), the package or the tarball and its sha256, the
 -- compiler flags and target ISA of the build, and the widest SIMD its vector kernels use against the widest the
 -- host of the server has (the orchestrator's facts, orchestrator/orchestrate.c).
+-- Each series (a configuration's label, or an engine entry's name) and the engine entry it belongs to, which names
+-- its server (server_log.engine, the manifest's server.ENTRY.*): pgvector[variant=halfvec] runs on the server of
+-- entry pgvector. From the resolved profile; a file without one has no rows (a series is then its own entry).
+CREATE VIEW v_series_entry AS
+    SELECT je.value ->> '$.name' AS series, COALESCE(je.value ->> '$.entry', je.value ->> '$.name') AS entry
+    FROM manifest AS m, json_each(m.value, '$.engines') AS je
+    WHERE m.key = 'profile.resolved' AND json_valid(m.value);
+
+-- The version: what the build recorded (engine.SERIES.version, read by the agent once the index was built, so with
+-- the extension the build created), of the entry or of any of its configurations (issue 36.7: a matrix series
+-- records its own key); the readiness probe's answer only when no build recorded one (it ran before any build:
+-- pgvector's extension was not created yet).
 CREATE VIEW v_engine_provenance AS
     SELECT e.engine,
            COALESCE(MAX(CASE WHEN m.key = 'engine.' || e.engine || '.version' THEN m.value END),
+                    (SELECT MAX(x.value) FROM v_series_entry AS se JOIN manifest AS x
+                         ON x.key = 'engine.' || se.series || '.version' WHERE se.entry = e.engine),
                     MAX(CASE WHEN m.key = 'server.' || e.engine || '.probe_answer' THEN m.value END)) AS server_version,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.provenance.source' THEN m.value END) AS source,
            MAX(CASE WHEN m.key = 'server.' || e.engine || '.image.name' THEN m.value END) AS image,
