@@ -7,7 +7,7 @@ CC       ?= cc
 CXX      ?= g++
 OPT      ?= -O2
 SAN      ?=
-PKGS     := libzmq libczmq libprotobuf-c sqlite3 yaml-0.1 libxxhash libsystemd libmariadb libpq jansson hiredis libmongoc-1.0 libcurl libcrypto libarchive
+PKGS     := libzmq libczmq libprotobuf-c sqlite3 yaml-0.1 libxxhash libsystemd libmariadb libpq jansson hiredis libmongoc-1.0 libcurl libcrypto libarchive zlib
 HDF5_DIR := /usr/lib/x86_64-linux-gnu/hdf5/serial
 CPPFLAGS += -D_GNU_SOURCE -I. -I$(BUILD)/gen -I$(HDF5_DIR)/include $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS   += -std=gnu11 $(OPT) -g -Wall -Wextra -pthread $(SAN)

@@ -47,6 +47,19 @@ static void put_f32(uint8_t *p, float f) {
     put_u32(p, v);
 }
 
+/* The per-query recall of a measurement (NaN: not answered) into its distribution and its wire form
+ * (Measurement.query_recall: float32 little-endian per query, kept up to VB_WIRE_QUERY_RECALL_MAX). */
+static int keep_query_recall(vb_measure *out, const double *per_query, size_t n, vb_error *err) {
+    if (vb_recall_dist_of(per_query, n, &out->dist, err)) return VB_ERROR;
+    if (n == 0 || 4 * n > VB_WIRE_QUERY_RECALL_MAX) return VB_OK;
+    uint8_t *b = malloc(4 * n);
+    if (!b) return VB_OK;   /* the distribution stands without the per-query values */
+    for (size_t i = 0; i < n; i++) put_f32(b + 4 * i, (float)per_query[i]);
+    out->query_recall = b;
+    out->query_recall_len = 4 * n;
+    return VB_OK;
+}
+
 /* The answers blob (layout in proto/vbench.proto, SweepResult.answers). Distances are recomputed here, after the
  * timed loop, with the function recall uses, so the exported distances are the ones recall was scored on. */
 static void keep_answers(const vb_session *s, const vb_workload_result *res, size_t nq, vb_measure *out) {
@@ -134,6 +147,8 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
         rc = vb_error_set(err, "engine", 1, "%s: every query failed: %s", s->engine_name, res.first_error);
     if (rc == VB_OK && filter && filter->kind == VB_FILTER_TAG_BELOW) rc = check_filter(s, &res, n_queries, filter, err);
     vb_recall_sum sum = {0};
+    double *per_query = rc == VB_OK ? malloc(n_queries * sizeof *per_query) : NULL;
+    if (rc == VB_OK && !per_query) rc = vb_error_set(err, "agent", 1, "out of memory scoring %zu queries", n_queries);
     for (size_t i = 0; i < n_queries && rc == VB_OK; i++) {
         vb_recall_one one;
         rc = vb_recall_query(s->ds->train, s->ds->n_train, s->ds->dim, s->ds->metric, s->ds->test + i * s->ds->dim,
@@ -147,7 +162,10 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
             snprintf(out->duplicate_example, sizeof out->duplicate_example, "query %zu: id %lld at rows %d and %d", i,
                      (long long)one.duplicate_id, one.duplicate_rows[0], one.duplicate_rows[1]);
         vb_recall_sum_add(&sum, &one);
+        per_query[i] = one.recall;
     }
+    if (rc == VB_OK) rc = keep_query_recall(out, per_query, n_queries, err);
+    free(per_query);
     if (rc == VB_OK) {
         out->queries = n_queries;
         out->short_answers = sum.short_answers;
@@ -204,8 +222,9 @@ static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_se
                         vb_measure *out, vb_error *err) {
     const size_t nq = s->ds->n_test, k = (size_t)s->k;
     double *ex_recall = calloc(nq, sizeof *ex_recall), *ex_overlap = calloc(nq, sizeof *ex_overlap);
+    double *per_query = malloc(nq * sizeof *per_query);   /* NaN: not answered in the window */
     uint64_t *ex_n = calloc(nq, sizeof *ex_n);
-    int rc = ex_recall && ex_overlap && ex_n ? VB_OK : vb_error_set(err, "agent", 1, "out of memory scoring %zu "
+    int rc = ex_recall && ex_overlap && ex_n && per_query ? VB_OK : vb_error_set(err, "agent", 1, "out of memory scoring %zu "
                                                                      "queries", nq);
     vb_recall_one one;
     for (size_t j = 0; j < res->n_extra && rc == VB_OK; j++) {
@@ -219,6 +238,7 @@ static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_se
     double recall_sum = 0, overlap_sum = 0;
     for (size_t qi = 0; qi < nq && rc == VB_OK; qi++) {
         uint64_t c = res->answer_count[qi];
+        per_query[qi] = NAN;
         if (c == 0 && ex_n[qi] == 0) continue;
         double r = 0, o = 0;
         if (c > 0) {
@@ -232,13 +252,15 @@ static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_se
             o = ((double)c * o + ex_overlap[qi]) / (double)(c + ex_n[qi]);
         }
         recall_sum += r, overlap_sum += o;
+        per_query[qi] = r;
         out->covered++;
     }
     if (rc == VB_OK && out->covered) {
         out->recall = recall_sum / (double)out->covered;
         out->id_overlap = overlap_sum / (double)out->covered;
+        rc = keep_query_recall(out, per_query, nq, err);
     }
-    free(ex_recall), free(ex_overlap), free(ex_n);
+    free(ex_recall), free(ex_overlap), free(ex_n), free(per_query);
     return rc;
 }
 
@@ -328,6 +350,7 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         memset(&full, 0, sizeof full);
         rc = score_window(s, sx->gt_full, ef_search, &res, &full, err);
         out->recall_full = full.recall;
+        free(full.query_recall);
     }
     if (rc == VB_OK) {
         out->queries = res.queries;
@@ -338,6 +361,10 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         out->client_cpu_s = res.client_cpu_s;
         out->latency = res.latency;
         res.latency = NULL;
+    } else {   /* the window's own scoring may have kept its per-query recall before a later step failed */
+        free(out->query_recall);
+        out->query_recall = NULL;
+        out->query_recall_len = 0;
     }
     vb_workload_result_free(&res);
     return rc;
@@ -348,6 +375,8 @@ void vb_measure_free(vb_measure *m) {
     vb_histogram_destroy(&m->latency);
     free(m->answers);
     m->answers = NULL;
+    free(m->query_recall);
+    m->query_recall = NULL;
 }
 
 void vb_measure_to_wire(const vb_measure *m, vb_measure_wire *w) {
@@ -368,6 +397,15 @@ void vb_measure_to_wire(const vb_measure *m, vb_measure_wire *w) {
     /* the wire's 0 / 1 / 2: not known / scans the vector index / does not */
     w->msg.index_used = m->index_used == 1 ? 1 : m->index_used == 0 ? 2 : 0;
     w->msg.plan = (char *)m->plan;
+    w->msg.recall_queries = m->dist.queries;
+    w->msg.recall_min = m->dist.min;
+    w->msg.recall_p1 = m->dist.p1;
+    w->msg.recall_p10 = m->dist.p10;
+    w->msg.recall_p50 = m->dist.p50;
+    w->msg.recall_zero_share = m->dist.zero_share;
+    w->msg.recall_below_half_share = m->dist.below_half_share;
+    w->msg.query_recall.data = m->query_recall;
+    w->msg.query_recall.len = m->query_recall_len;
 }
 
 void vb_measure_wire_free(vb_measure_wire *w) {

@@ -8,6 +8,7 @@
 #include "datasets/groundtruth.h"
 #include "engines/engine.h"
 #include "metrics/histogram.h"
+#include "metrics/recall.h"
 
 typedef struct vb_measure {
     uint64_t queries, short_answers, errors;
@@ -37,6 +38,13 @@ typedef struct vb_measure {
     /* and, for contrast, the same answers scored against the full corpus's ground truth (what a stage would score
      * if its ground truth ignored which rows are visible); -1 when not asked for */
     double recall_full;
+    /* The distribution of per-query recall (metrics/recall.h) over the queries scored (a window: those it
+     * answered, each by the mean of its answers), and every query's recall in query order as the wire's
+     * Measurement.query_recall lays it out (float32 little-endian, NaN: not answered), owned; NULL when over
+     * VB_WIRE_QUERY_RECALL_MAX (the distribution is then still there). */
+    vb_recall_dist dist;
+    uint8_t *query_recall;
+    size_t query_recall_len;
 } vb_measure;
 
 /* Runs queries [0, n_queries) of the session's query set at ef_search with the filter (may be NULL) and scores

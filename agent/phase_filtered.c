@@ -13,7 +13,7 @@
  * metrics/recall.h defines it (short answers count their missing rows as misses; a row that repeats an id is a
  * miss too, and the answers with one are counted apart as duplicate_answers, a validity finding).
  *
- * Short answers are the point of this phase (docs/design.md §3.4): an engine that filters after a fixed-size
+ * Short answers are the point of this phase (docs/design.md §3, filtered): an engine that filters after a fixed-size
  * candidate scan (pgvector 0.8 without iterative scan) answers at full speed and without an error, but with
  * one or two rows at 1 %. short_answers counts the answers with fewer distinct rows than the filtered ground truth
  * holds for that query: k whenever at least k rows pass, which is every query at the profile's selectivities. */

@@ -20,6 +20,10 @@ typedef struct vb_session {
     vb_engine *engine;
     vb_table_spec spec;
     int ready;                 /* the index holds the corpus and answers queries */
+    /* Which build of the configuration (Point.build, profile build_repeats) the index is: set by the build item and
+     * by a rebuild; 0 when the session attached to what a server or the agent's files kept over a restart, which
+     * is the last build done (items run in plan order, each build's sweep before the next build). */
+    long build;
     /* What churn did to this index since it was built, attached or rebuilt in this process. An embedded
      * engine reopened after a restart is back at its persisted build state: churn_deleted = 0, reinserted 0. */
     int churn_deleted;

@@ -22,6 +22,12 @@
 #      rounds, the median of the per-round ratios (round i of vbench against round i of pgbench, run next to each
 #      other) with a bootstrap 95 % interval, python / pgbench; client CPU per query; each client's own spread
 #      (highest / lowest QPS of its rounds: the host's noise); then the goal (vbench >= 0.97 x pgbench) per count.
+#   4. the driver call alone, load-proof (bench_client_pg pair): on one thread, query by query, vbench's call and
+#      pgbench's statement alternate (BENCH_PAIRS pairs, the order swapped every pair), once as the bench's windows
+#      run it (no io bound) and once with io_timeout_s 3600 (the bounded wait a campaign's default
+#      limits.phase_timeout_s turns on). Separate windows on a shared host move by 1.3-2x between rounds (the
+#      spread column); calls that alternate within microseconds see the same host, so this ratio shows whether
+#      vbench's own path (engine, libpq calls, the bounded wait) costs more than pgbench's per query.
 # Layout (BENCH_LAYOUT): split (default) puts the server and the clients on separate CPUs, as the stand runs them
 # (docs/design.md §1: the client pinned to its cores, the server unit to its own; here the budget's `small` split: the
 # clients get the last fifth of the CPUs, at least one, the server the rest), so a client's cost shows as its own
@@ -35,7 +41,7 @@
 #        BENCH_WINDOW (whole seconds per round, 2),
 #        BENCH_WARMUP (whole seconds, 1), BENCH_ROWS (20000), BENCH_DIM (96), BENCH_QUERIES (8, at most 128:
 #        pgbench's script limit; few, so that pgbench's lazy per-connection PREPARE of each script, about
-#        0.15 ms of server time each, happens in the warm-up even at 32 clients), BENCH_EF (40)
+#        0.15 ms of server time each, happens in the warm-up even at 32 clients), BENCH_EF (40), BENCH_PAIRS (3000)
 set -u
 BIN=${1:?usage: bench_client_pg.sh path/to/bench_client_pg}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +54,7 @@ ROWS=${BENCH_ROWS:-20000}
 DIM=${BENCH_DIM:-96}
 NQ=${BENCH_QUERIES:-8}
 EF=${BENCH_EF:-40}
+PAIRS=${BENCH_PAIRS:-3000}
 PY=/usr/bin/python3
 PGBENCH=$(command -v pgbench || true)
 
@@ -330,4 +337,18 @@ print("rounds (round i of vbench against round i of pgbench, seconds apart), 95 
 print("(2000 resamples, seeded); cpu us/query: the client's CPU time over its whole run / every query it ran")
 print("(vbench: its worker threads; pgbench, python: the whole process).")
 PYEOF
+
+# The driver call alone, interleaved query by query on one thread (step 4 above).
+echo
+echo "driver call alone, vbench's and pgbench's alternating query by query on one thread ($PAIRS pairs after 200"
+echo "warm-up, the same query vector in a pair, the order swapped every pair; load-proof where windows are not):"
+for bound in 0 3600; do
+    res=$("${CL[@]}" "$BIN" pair --host "$DIR" --password "$PW" --queries-in "$SCRATCH/queries.txt" --rows "$ROWS" \
+          --pairs "$PAIRS" --ef-search "$EF" --io-timeout "$bound") || { echo "bench-client-pg: pair failed" >&2; rc=1; }
+    # RESULT pair PAIRS VBENCH_US PGBENCH_US RATIO ERRORS
+    set -- $res
+    [ "${1:-}" = RESULT ] && printf '  %-42s vbench %8.1f us, pgbench %8.1f us per query: vbench/pgbench %s\n' \
+        "$([ $bound = 0 ] && echo "no io bound (as the windows above)" || echo "io_timeout_s $bound (a campaign's wait)")" \
+        "$4" "$5" "$6"
+done
 exit $rc

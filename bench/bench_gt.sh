@@ -4,13 +4,18 @@
 # checks that both find the same neighbours, and prints one table. Also prints which BLAS numpy really loaded.
 #
 # usage: sh bench/bench_gt.sh path/to/bench_gt [bench_gt options, e.g. --rows 20000]
-# env:   BENCH_GT_DIR (default /tmp/vbench-bench-gt), BENCH_GT_REPEAT (runs per measurement, default 3)
+# env:   BENCH_GT_DIR (default /tmp/vbench-bench-gt), BENCH_GT_REPEAT (runs per measurement, default 3),
+#        BENCH_GT_ROWS, BENCH_GT_QUERIES, BENCH_GT_DIM (bench_gt's --rows, --queries, --dim: 100000, 1000, 768 unset;
+#        make bench-gt passes no options, so these size it; tests/e2e/07-bench-smoke.t runs it at 2,000 x 16)
 set -eu
 BIN=${1:?usage: bench_gt.sh path/to/bench_gt [options]}
 shift
 DIR=${BENCH_GT_DIR:-/tmp/vbench-bench-gt}
 REPEAT=${BENCH_GT_REPEAT:-3}
 PY=/usr/bin/python3   # Debian's python: it has numpy (the python3 on PATH may not)
+[ -n "${BENCH_GT_DIM:-}" ] && set -- --dim "$BENCH_GT_DIM" "$@"
+[ -n "${BENCH_GT_QUERIES:-}" ] && set -- --queries "$BENCH_GT_QUERIES" "$@"
+[ -n "${BENCH_GT_ROWS:-}" ] && set -- --rows "$BENCH_GT_ROWS" "$@"
 mkdir -p "$DIR"
 
 echo "== vbench (C): $BIN --dir $DIR --repeat $REPEAT $*"

@@ -3,8 +3,12 @@
 # 2,000 synthetic vectors), then 40 engines x (100 sweep points + 100 concurrency windows + 50 filtered points) =
 # 10,000 result rows added to its database by SQL, then `vbench report` timed. A benchmark, not a test: it prints
 # the time and the verdict.  usage: sh bench/bench_report.sh [BIN]
+# env: BENCH_REPORT_ENGINES (default 40: 250 results each; fewer for a smoke run, e.g. tests/e2e/07-bench-smoke.t's 2;
+#      the 10 s verdict is for the default's 10,000 results)
 set -eu
 BIN=${1:-bin}
+ENGINES=${BENCH_REPORT_ENGINES:-40}
+case $ENGINES in ''|*[!0-9]*|0) echo "bench-report: BENCH_REPORT_ENGINES must be a whole number from 1, not '$ENGINES'" >&2; exit 2 ;; esac
 dir=$(mktemp -d /tmp/vbench-bench-report.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 cat > "$dir/p.yml" <<'YML'
@@ -19,9 +23,9 @@ phases:
   recall_sweep: {ef_search: [10, 40]}
 YML
 VBENCH_CACHE="$dir/cache" "$BIN/vbench" run --profile "$dir/p.yml" --out "$dir/r.sqlite" --quiet
-sqlite3 "$dir/r.sqlite" <<'SQL'
+sqlite3 "$dir/r.sqlite" <<SQL
 CREATE TEMP TABLE pts AS
-WITH RECURSIVE e(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM e WHERE i < 40),
+WITH RECURSIVE e(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM e WHERE i < $ENGINES),
      n(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM n WHERE j < 100)
 SELECT printf('eng%02d', i) AS engine, j, ph, printf('b/eng%02d/%s/%d', i, ph, j) AS key,
        100000 + i * 1000 + (ph = 'w') * 200 + (ph = 'f') * 400 + j AS seq

@@ -66,6 +66,10 @@ static const char *usage_run =
     "                       float32 copies, each server's data directory and the results; memory and CPUs\n"
     "                       against this host; recipes and images. Prints them and exits (0 ok, 1 a check\n"
     "                       failed), creating nothing. `run` makes the same checks before its first item.\n"
+    "  --probe, --no-probe  calibrate first, or never: engines with no rates measured on this host near the\n"
+    "                       campaign's dimension run a probe of 5,000 rows (FILE.probe.sqlite) whose rates the\n"
+    "                       estimate then uses. By default only when the estimate from default rates is over\n"
+    "                       10 minutes; --check says whether a run would probe\n"
     "  --notify CMD         run CMD (sh -c) when the campaign finishes, fails, expires a limit, is interrupted\n"
     "                       or loses an agent for notify.agent_lost_min (10) minutes: a one-paragraph summary\n"
     "                       on its stdin, VBENCH_EVENT in its environment, at most notify.timeout_s (60 s);\n"
@@ -123,12 +127,20 @@ static const char *usage_status =
     "(exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
 static const char *usage_show =
-    "usage: vbench show [--json] [--windows] [--out FILE | FILE]\n"
+    "usage: vbench show [--json] [--windows] [--wide] [--recall] [--worst N] [--out FILE | FILE]\n"
     "\n"
     "Prints the result tables (build, recall_sweep, recall_targets, failures). --json prints the same tables\n"
     "as one JSON object with an array per table. A repeated point is one row: the median over its repeats, the\n"
     "range (qps_min, qps_max) and from 5 repeats the bootstrap 95 % interval of the median QPS (qps_ci_lo,\n"
     "qps_ci_hi). --windows adds every concurrency window, one row per repeat (table concurrency_windows).\n"
+    "The tables fit 120 columns: a column with nothing to say for this campaign (no value in any row, a range\n"
+    "or interval equal to its median, errors 0 everywhere, one repeat) is named under its table instead, a value\n"
+    "every row shares (dataset, clients, ...) goes into the title, and long texts are cut with \"...\". --wide\n"
+    "shows every column as it is; --json is never cut.\n"
+    "--recall adds the distribution of per-query recall of every measured point: min, p1, p10, p50 (nearest\n"
+    "rank), the shares of queries at recall 0 and below 0.5 (table recall_distribution; --json always has it).\n"
+    "--worst N adds the N hardest queries of every measured point, by query index with their recall, and says\n"
+    "which points kept no per-query answers (table worst_queries).\n"
     "Reads FILE without writing it; refuses a file that is not a\n"
     "vbench results database, or a damaged one (exit 2). Default FILE: the newest results.db/*.sqlite.\n";
 
@@ -137,8 +149,9 @@ static const char *usage_image =
     "\n"
     "build: makes the engine image NAME (deploy/images/NAME.list) with debootstrap, a Debian root file system the\n"
     "orchestrator runs servers from, cached in $VBENCH_IMAGES (default /var/cache/vbench/images) under a key\n"
-    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root; about\n"
-    "3 minutes and 1 GB for db-trixie (MariaDB 11.8, PostgreSQL 17 + pgvector 0.8).\n"
+    "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root (and\n"
+    "installs debootstrap with apt-get when it is missing); about 3 minutes and 1 GB for db-trixie (MariaDB\n"
+    "11.8, PostgreSQL 17 + pgvector 0.8).\n"
     "path: prints where the image is; exit 1 when it is not built.\n";
 
 static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
@@ -146,9 +159,10 @@ static const char *usage_engines = "usage: vbench engines\n\nLists the engine ad
 static const char *usage_keys =
     "usage: vbench keys NAME [--dir DIR] [--force]\n"
     "\n"
-    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP (README: Multi-host security).\n"
-    "DIR/NAME.key holds both keys (mode 0600): it stays on this host. DIR/NAME.pub holds the public key: an\n"
-    "agent's goes into the coordinator's --allow directory, the coordinator's is every agent's --server-key.\n"
+    "Makes a CURVE key pair for a coordinator or an agent that talk over TCP\n"
+    "(docs/deployment.md: Multi-host security). DIR/NAME.key holds both keys (mode 0600): it stays on this\n"
+    "host. DIR/NAME.pub holds the public key: an agent's goes into the coordinator's --allow directory, the\n"
+    "coordinator's is every agent's --server-key.\n"
     "\n"
     "  --dir DIR            where to write the two files (default: the current directory; created mode 0700)\n"
     "  --force              replace an existing pair (whoever trusted the old public key is locked out)\n"
@@ -178,9 +192,9 @@ static void join_args(int argc, char **argv, char *out, size_t len) {
         used += (size_t)snprintf(out + used, len - used, "%s%s", i ? " " : "", argv[i]);
 }
 
-enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_RECIPES,
+enum { OPT_PROFILE = 256, OPT_ENGINES, OPT_OUT, OPT_CPUS, OPT_CACHE, OPT_QUIET, OPT_RETRY, OPT_JSON, OPT_WINDOWS, OPT_WIDE, OPT_RECIPES,
        OPT_IMAGES, OPT_BUS, OPT_DIR, OPT_FORCE, OPT_LISTEN, OPT_CERT, OPT_ALLOW, OPT_NO_LOCAL, OPT_MODE,
-       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR };
+       OPT_CHECK, OPT_NOTIFY, OPT_MIRROR, OPT_NO_FETCH, OPT_DATA_DIR, OPT_PROBE, OPT_NO_PROBE, OPT_RECALL, OPT_WORST };
 
 static int cmd_run(int argc, char **argv, int resume) {
     static const struct option opts[] = {
@@ -194,6 +208,7 @@ static int cmd_run(int argc, char **argv, int resume) {
         {"no-local-agents", no_argument, 0, OPT_NO_LOCAL}, {"mode", required_argument, 0, OPT_MODE},
         {"check", no_argument, 0, OPT_CHECK}, {"notify", required_argument, 0, OPT_NOTIFY},
         {"mirror", required_argument, 0, OPT_MIRROR}, {"no-fetch", no_argument, 0, OPT_NO_FETCH},
+        {"probe", no_argument, 0, OPT_PROBE}, {"no-probe", no_argument, 0, OPT_NO_PROBE},
         {"data-dir", required_argument, 0, OPT_DATA_DIR}, {0, 0, 0, 0}};
     vb_campaign_opts o = {.resume = resume};
     char out[PATH_MAX] = "", agent[PATH_MAX], cmdline[4096];
@@ -218,6 +233,8 @@ static int cmd_run(int argc, char **argv, int resume) {
         case OPT_NOTIFY: o.notify = optarg; break;
         case OPT_MIRROR: o.mirror = optarg; break;
         case OPT_NO_FETCH: o.no_fetch = 1; break;
+        case OPT_PROBE: o.probe_mode = 1; break;
+        case OPT_NO_PROBE: o.probe_mode = 2; break;
         case OPT_DATA_DIR: o.data_dir = optarg; break;
         case OPT_MODE: {
             char *end = NULL;
@@ -287,30 +304,40 @@ static int cmd_run(int argc, char **argv, int resume) {
     return code;
 }
 
-/* json, windows: show's flags (NULL: refused, as for status). */
-static int open_for_reading(int argc, char **argv, const char *usage, int *json, int *windows, vb_store **store,
+/* show: show's flags (NULL: refused, as for status). */
+static int open_for_reading(int argc, char **argv, const char *usage, vb_show_opts *show, vb_store **store,
                             sqlite3 **db, char *path_out, size_t path_len) {
     static const struct option opts[] = {{"out", required_argument, 0, OPT_OUT}, {"json", no_argument, 0, OPT_JSON},
-                                         {"windows", no_argument, 0, OPT_WINDOWS}, {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+                                         {"windows", no_argument, 0, OPT_WINDOWS}, {"wide", no_argument, 0, OPT_WIDE},
+                                         {"recall", no_argument, 0, OPT_RECALL}, {"worst", required_argument, 0, OPT_WORST},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     char path[PATH_MAX] = "";
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_OUT: snprintf(path, sizeof path, "%s", optarg); break;
         case OPT_JSON:
-            if (!json) {
-                fputs(usage, stderr);
-                return 2;
-            }
-            *json = 1;
-            break;
         case OPT_WINDOWS:
-            if (!windows) {
+        case OPT_WIDE:
+        case OPT_RECALL:
+        case OPT_WORST:
+            if (!show) {
                 fputs(usage, stderr);
                 return 2;
             }
-            *windows = 1;
+            if (c == OPT_JSON) show->json = 1;
+            else if (c == OPT_WINDOWS) show->windows = 1;
+            else if (c == OPT_WIDE) show->wide = 1;
+            else if (c == OPT_RECALL) show->recall = 1;
+            else {
+                char *end = NULL;
+                long n = strtol(optarg, &end, 10);
+                if (!*optarg || *end || n < 1 || n > 100000) {
+                    fprintf(stderr, "vbench: --worst takes a number of queries (1 to 100000), not \"%s\"\n", optarg);
+                    return 2;
+                }
+                show->worst = n;
+            }
             break;
         case 'h': fputs(usage, stdout); return -1;
         default: fputs(usage, stderr); return 2;
@@ -374,18 +401,17 @@ static int cmd_status(int argc, char **argv) {
 }
 
 static int cmd_show(int argc, char **argv, int status) {
-    int json = 0, windows = 0;
+    vb_show_opts show = {0};
     sqlite3 *db = NULL;
     vb_store *store = NULL;
     char path[PATH_MAX];
-    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &json,
-                              status ? NULL : &windows, &store, &db,
+    int rc = open_for_reading(argc, argv, status ? usage_status : usage_show, status ? NULL : &show, &store, &db,
                               path, sizeof path);
     if (rc) return rc < 0 ? 0 : rc;
     vb_error err;
     vb_lock_holder holder;
     if (status) vb_lock_probe(path, &holder);
-    rc = status ? vb_report_status(db, path, &holder, stdout, &err) : vb_report_show_with(db, stdout, json, windows, &err);
+    rc = status ? vb_report_status(db, path, &holder, stdout, &err) : vb_report_show_opts(db, stdout, &show, &err);
     vb_store_close(&store);
     if (rc) {
         fprintf(stderr, "vbench: %s\n", err.message);

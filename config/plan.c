@@ -40,6 +40,7 @@ typedef struct builder {
     vb_plan *plan;
     size_t cap;
     vb_error *err;
+    long build, builds;   /* the build the items being added run on, of the configuration's build_repeats */
 } builder;
 
 static void item_free(vb_plan_item *it) {
@@ -119,6 +120,13 @@ static vb_plan_item *item_add(builder *b, vb_phase_kind kind, size_t engine, siz
     }
     vb_plan_item *it = &plan->items[plan->n_items];
     memset(it, 0, sizeof *it);
+    /* a repeated build and the sweep on it name the build: ".../build/build=2", ".../ef_search=40,build=2" */
+    char with_build[160];
+    int named = b->builds > 1 && (kind == VB_PHASE_BUILD || kind == VB_PHASE_RECALL_SWEEP);
+    if (named) {
+        snprintf(with_build, sizeof with_build, "%s%sbuild=%ld", point ? point : "", point ? "," : "", b->build);
+        point = with_build;
+    }
     int n = snprintf(it->key, sizeof it->key, "%s/%s/%s/%s%s%s", p->name, p->engines[engine].name,
                      p->datasets[dataset].name, vb_phase_name(kind), point ? "/" : "", point ? point : "");
     if (n < 0 || (size_t)n >= sizeof it->key) {
@@ -131,7 +139,13 @@ static vb_plan_item *item_add(builder *b, vb_phase_kind kind, size_t engine, siz
     it->engine = engine;
     it->dataset = dataset;
     it->role = "client";
+    it->p.build = b->build;
     plan->n_items++;
+    if (named) {
+        char v[24];
+        snprintf(v, sizeof v, "%ld", b->build);
+        if (point_add(b, it, "build", v)) return NULL;
+    }
     return it;
 }
 
@@ -305,28 +319,36 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         return VB_OK;
     }
     case VB_PHASE_FILTERED: {
-        /* range keeps its keys ("selectivity=0.1"); the other predicates name theirs ("predicate=and,selectivity=..") */
-        const char *pred = vb_kv_get(ph->params, ph->n_params, "predicate", "range");
-        int range = strcmp(pred, "range") == 0;
+        /* predicate x selectivity, predicates outer, in the profile's order. range keeps its keys
+         * ("selectivity=0.1"); the other predicates name theirs ("predicate=and,selectivity=..") */
+        char preds[256], *pred_list[8], *save = NULL;
+        int np = 0;
+        snprintf(preds, sizeof preds, "%s", vb_kv_get(ph->params, ph->n_params, "predicate", "range"));
+        for (char *tok = strtok_r(preds, ",", &save); tok && np < 8; tok = strtok_r(NULL, ",", &save))
+            pred_list[np++] = tok;
         if ((n = split_list(b, ph, "selectivity", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
-        for (int i = 0; i < n; i++)
-            for (long r = 1; r <= repeats; r++) {
-                int o = snprintf(point, point_len, "%s%s%s", range ? "" : "predicate=", range ? "" : pred,
-                                 range ? "" : ",");
-                snprintf(point + o, point_len - (size_t)o, "selectivity=%s", list[i]);
-                char rep[24];
-                snprintf(rep, sizeof rep, "%ld", r);
-                if (repeats > 1) snprintf(point + strlen(point), point_len - strlen(point), ",repeat=%s", rep);
-                if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
-                it->p.repeat = r;
-                if (repeats > 1 && point_add(b, it, "repeat", rep)) return VB_ERROR;
-                it->p.predicate = range ? 0 : strcmp(pred, "equality") == 0 ? 2 : 3;
-                if ((!range && point_add(b, it, "predicate", pred)) || point_add(b, it, "selectivity", list[i]) ||
-                    parse_double(b, it, "selectivity", list[i], &it->p.selectivity) ||
-                    take_long(b, it, ph, "queries", 1, &it->p.queries) ||
-                    take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
-                    return VB_ERROR;
-            }
+        for (int pi = 0; pi < np; pi++) {
+            const char *pred = pred_list[pi];
+            int range = strcmp(pred, "range") == 0;
+            for (int i = 0; i < n; i++)
+                for (long r = 1; r <= repeats; r++) {
+                    int o = snprintf(point, point_len, "%s%s%s", range ? "" : "predicate=", range ? "" : pred,
+                                     range ? "" : ",");
+                    snprintf(point + o, point_len - (size_t)o, "selectivity=%s", list[i]);
+                    char rep[24];
+                    snprintf(rep, sizeof rep, "%ld", r);
+                    if (repeats > 1) snprintf(point + strlen(point), point_len - strlen(point), ",repeat=%s", rep);
+                    if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
+                    it->p.repeat = r;
+                    if (repeats > 1 && point_add(b, it, "repeat", rep)) return VB_ERROR;
+                    it->p.predicate = range ? 0 : strcmp(pred, "equality") == 0 ? 2 : 3;
+                    if ((!range && point_add(b, it, "predicate", pred)) || point_add(b, it, "selectivity", list[i]) ||
+                        parse_double(b, it, "selectivity", list[i], &it->p.selectivity) ||
+                        take_long(b, it, ph, "queries", 1, &it->p.queries) ||
+                        take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
+                        return VB_ERROR;
+                }
+        }
         return VB_OK;
     }
     case VB_PHASE_CHURN:
@@ -411,6 +433,33 @@ static int check_unique(vb_plan *plan, vb_error *err) {
     return rc;
 }
 
+/* The items of one (engine, dataset) pair: its phases in order; with build_repeats: N, build 1 and the recall sweep
+ * on it, build 2 and its sweep, ..., then the other phases on the last build. The one table or index is created
+ * again by each build, so the server and the agent hold one index at a time: the disk and memory the budget and the
+ * preflight count for a configuration stay true (N tables would hold N indexes at once, for nothing: each build's
+ * sweep is done before the next build starts). */
+static int expand_pair(builder *b, size_t e, size_t d) {
+    const vb_profile *p = b->plan->profile;
+    /* without a build phase there is nothing to repeat */
+    b->builds = vb_profile_phase_find(p, "build") ? vb_profile_engine_build_repeats(&p->engines[e]) : 1;
+    const vb_profile_phase *sweep = vb_profile_phase_find(p, "recall_sweep");
+    int rc = VB_OK;
+    for (size_t i = 0; i < p->n_phases && rc == VB_OK; i++) {
+        const vb_profile_phase *ph = &p->phases[i];
+        int is_build = strcmp(ph->kind, "build") == 0;
+        if (b->builds > 1 && ph == sweep) continue;   /* planned after each build */
+        if (b->builds > 1 && is_build) {
+            for (b->build = 1; b->build <= b->builds && rc == VB_OK; b->build++) {
+                rc = expand_phase(b, ph, e, d);
+                if (rc == VB_OK && sweep) rc = expand_phase(b, sweep, e, d);
+            }
+        }
+        b->build = b->builds;   /* the phases after the sweep measure the last build */
+        if (!(b->builds > 1 && is_build) && rc == VB_OK) rc = expand_phase(b, ph, e, d);
+    }
+    return rc;
+}
+
 /* The number of items a profile expands into, counted before any is built, or SIZE_MAX when it is beyond
  * VB_PLAN_MAX_ITEMS: 3.6 KB of profile asked for 23 million items, 9 GB of memory, before this check (seen under
  * tests/fuzz/fuzz_profile.c's memory limit; the input is tests/fuzz/corpus/profile/bug-plan-too-large.yml). */
@@ -443,7 +492,9 @@ static size_t plan_size(const vb_profile *p) {
                 long repeats = atol(r ? r : "1");
                 points *= repeats > 0 && repeats <= VB_PLAN_MAX_ITEMS ? (size_t)repeats : 1;
             }
-            per_pair += points;   /* at most 6 phases x 64 list items x 100 repeats */
+            if (kind == VB_PHASE_BUILD || kind == VB_PHASE_RECALL_SWEEP)   /* each build, and the sweep on it */
+                points *= (size_t)vb_profile_engine_build_repeats(&p->engines[e]);
+            per_pair += points;   /* at most 6 phases x 64 list items x 100 repeats x 20 builds */
         }
         /* datasets: below the 4 MiB a profile may have */
         if (p->n_datasets && per_pair > VB_PLAN_MAX_ITEMS / p->n_datasets) return SIZE_MAX;
@@ -465,8 +516,7 @@ int vb_plan_build(const vb_profile *p, vb_plan **out, vb_error *err) {
     builder b = {.plan = plan, .err = err};
     int rc = VB_OK;
     for (size_t d = 0; d < p->n_datasets && rc == VB_OK; d++)
-        for (size_t e = 0; e < p->n_engines && rc == VB_OK; e++)
-            for (size_t ph = 0; ph < p->n_phases && rc == VB_OK; ph++) rc = expand_phase(&b, &p->phases[ph], e, d);
+        for (size_t e = 0; e < p->n_engines && rc == VB_OK; e++) rc = expand_pair(&b, e, d);
     if (rc == VB_OK) rc = check_unique(plan, err);
     if (rc != VB_OK) {
         vb_plan_destroy(&plan);

@@ -3,6 +3,8 @@
  * Key format: "<campaign>/<engine>/<dataset>/<phase>[/<point>]", e.g.
  *   "dev/hnswlib/synth-angular-20k/build"
  *   "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40"
+ *   "dev/hnswlib/synth-angular-20k/build/build=2"                  (build_repeats: 3; the sweep's keys too:
+ *   "dev/hnswlib/synth-angular-20k/recall_sweep/ef_search=40,build=2"  each build's sweep follows it)
  * Keys depend only on the profile's content, so a resumed campaign finds its items again. Order: for each
  * dataset, for each engine, the phases in profile order, points in list order. An item's parameters are parsed
  * and defaulted here, once, from the profile's validated values (vb_point): they travel to the agent as one
@@ -50,6 +52,11 @@ typedef struct vb_point {
     long load_connections, load_batch;                      /* build */
     long clients;                                           /* concurrency */
     long repeat;                    /* concurrency, recall_sweep, filtered: 1..repeats */
+    /* every item: the build of its configuration's index it runs on, 1..build_repeats (1 without the key). With
+     * build_repeats: N (config/profile.h), the build item and the recall sweep's items are planned N times, keyed
+     * ",build=B", each sweep after its build; the one table or index is created again by each build (the disk and
+     * memory of one index, as the budget counts), and the phases after the sweep measure the last build. */
+    long build;
     long repeats;                   /* churn: measurements before and after, each (1 when the profile has none) */
     double window_s, warmup_s, target_rate;                 /* target_rate: open loop only */
     vb_point_loop mode;

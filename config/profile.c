@@ -41,8 +41,9 @@
 /* ---------------------------------------------------------------------------------------------------------- */
 /* Schema */
 
-/* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate) */
-typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST } field_type;
+/* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate); F_ENUM_LIST: a list of choices
+ * (filtered.predicate). Every list type takes one value alone too, as a list of one ("insert_rate: 2000"). */
+typedef enum { F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST } field_type;
 
 typedef struct field {
     const char *key;
@@ -95,11 +96,12 @@ static const field concurrency_fields[] = {
 };
 /* selectivity: the fraction of rows passing the filter; the tag column has a resolution of 1e-4. predicate: range
  * (tag < bound), equality (label = one label, whose share is the selectivity: engines/filter.h) or and (two
- * independent range columns, sqrt(selectivity) each). */
+ * independent range columns, sqrt(selectivity) each); a list of them is an axis of the phase, like selectivity
+ * (one item per predicate and selectivity: config/plan.c). */
 static const char *const predicate_choices[] = {"range", "equality", "and", NULL};
 static const field filtered_fields[] = {
     {"selectivity", F_DOUBLE_LIST, 0.0001, 1, "0.1,0.01", NULL},
-    {"predicate", F_ENUM, 0, 0, "range", predicate_choices},
+    {"predicate", F_ENUM_LIST, 0, 0, "range", predicate_choices},
     {"queries", F_INT, 0, 1e9, "500", NULL},
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {"repeats", F_INT, 1, 100, NULL, NULL},    /* each point this many times; absent: once (keys as before) */
@@ -206,11 +208,31 @@ static const field *const phase_fields[VB_PHASE__COUNT] = {
     cold_start_fields,
 };
 
+static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
+
 static const char *const top_keys[] = {"name",   "description", "k",         "datasets",  "engines",
                                        "phases", "limits",      "resources", "transport", "notify",
                                        "server_pass", "cost", NULL};
-/* Dataset keys whose values must be non-negative integers (the synthetic generator's parameters). */
-static const char *const dataset_int_keys[] = {"rows", "queries", "dim", "clusters", "seed", NULL};
+/* "12", "-5": digits after an optional minus (a number out of range is refused as such, with the range). */
+static int is_whole_number(const char *s) {
+    s += *s == '-';
+    return *s && s[strspn(s, "0123456789")] == '\0';
+}
+
+/* Dataset keys whose values are whole numbers in a range (the synthetic generator's): datasets/dataset_spec.h. */
+static const vb_dataset_spec_int *dataset_int_key(const char *key) {
+    for (const vb_dataset_spec_int *f = vb_dataset_spec_ints; f->key; f++)
+        if (strcmp(f->key, key) == 0) return f;
+    return NULL;
+}
+
+/* Whether the canonical list text "a,b,c" holds the word w. */
+static int list_has(const char *list, const char *w) {
+    size_t n = strlen(w);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, w, n) == 0 && (p[n] == ',' || p[n] == '\0')) return 1;
+    return 0;
+}
 
 static const field *field_find(const field *fields, const char *key) {
     for (const field *f = fields; f->key; f++)
@@ -440,6 +462,7 @@ static const char *type_name(field_type t) {
     case F_INT_LIST: return "a list of integers";
     case F_DOUBLE_LIST: return "a list of numbers";
     case F_RATE_LIST: return "a list of numbers or max";
+    case F_ENUM_LIST: return "a name or a list of names";
     case F_BOOL: return "true or false";
     }
     return "?";
@@ -466,12 +489,12 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
     case F_INT: {
         errno = 0;
         long x = strtol(s, &end, 10);
-        if (errno || end == s || *end != '\0') {
+        if ((errno && errno != ERANGE) || end == s || *end != '\0') {
             fail(c, v->line, "key '%s': expected an integer, got %s", path, vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
-        if ((double)x < f->min || (double)x > f->max) {
-            fail(c, v->line, "key '%s': %ld is outside [%ld, %ld]", path, x, (long)f->min, (long)f->max);
+        if (errno == ERANGE || (double)x < f->min || (double)x > f->max) {   /* beyond a long: outside too */
+            fail(c, v->line, "key '%s': %s is outside [%ld, %ld]", path, s, (long)f->min, (long)f->max);
             return NULL;
         }
         snprintf(buf, sizeof buf, "%ld", x);
@@ -480,11 +503,11 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
     case F_DOUBLE: {
         errno = 0;
         double x = strtod(s, &end);
-        if (errno || end == s || *end != '\0' || !isfinite(x)) {
+        if (end == s || *end != '\0' || isnan(x)) {
             fail(c, v->line, "key '%s': expected a number, got %s", path, vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
-        if (x < f->min || x > f->max) {
+        if (isinf(x) || x < f->min || x > f->max) {   /* 1e400 too (inf; 1e-400 reads as 0, checked as 0) */
             char a[32], b[32];
             fmt_double(f->min, a, sizeof a);
             fmt_double(f->max, b, sizeof b);
@@ -518,10 +541,11 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
 }
 
 static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    field_type item_type = f->type == F_INT_LIST ? F_INT : F_DOUBLE;
+    field_type item_type = f->type == F_INT_LIST ? F_INT : f->type == F_ENUM_LIST ? F_ENUM : F_DOUBLE;
     if (f->type == F_RATE_LIST && v && v->type != VB_YAML_SEQ && v->type == VB_YAML_SCALAR && v->text &&
         strcmp(v->text, "max") == 0)
         return strdup("max");   /* insert_rate: max alone, not in a list */
+    if (is_scalar_value(v)) return conv_scalar(c, f, item_type, v, path);   /* one value: a list of one */
     char got[64];
     if (!v || v->type != VB_YAML_SEQ || v->n == 0) {
         fail(c, v ? v->line : 0, "key '%s': expected %s, got %s", path, type_name(f->type),
@@ -570,8 +594,8 @@ static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, cons
 }
 
 static char *convert(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    char *s = (f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST) ? conv_list(c, f, v, path)
-                                                                   : conv_scalar(c, f, f->type, v, path);
+    int list = f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST || f->type == F_ENUM_LIST;
+    char *s = list ? conv_list(c, f, v, path) : conv_scalar(c, f, f->type, v, path);
     if (!s && c->err && c->err->message[0] == '\0') oom(c);
     return s;
 }
@@ -663,15 +687,20 @@ static int check_datasets(const ctx *c, const vb_yaml_node *root, vb_profile *p)
         for (size_t j = 0; j < e->n && rc == VB_OK; j++) {
             const char *k = e->keys[j];
             const vb_yaml_node *v = e->items[j];
+            const vb_dataset_spec_int *fi = NULL;
+            long x;
             if (!in_list(vb_dataset_spec_keys, k)) {
                 rc = fail(c, e->key_lines[j], "unknown key 'datasets[%zu].%s' (known in 'datasets': %s)", i, k,
                           join_names(vb_dataset_spec_keys, known, sizeof known));
             } else if (!is_scalar_value(v)) {
                 rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a value, got %s", i, k,
                           vb_yaml_describe(v, got, sizeof got));
-            } else if (in_list(dataset_int_keys, k) && v->text[strspn(v->text, "0123456789")] != '\0') {
-                rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a non-negative integer, got %s", i, k,
-                          vb_yaml_describe(v, got, sizeof got));
+            } else if ((fi = dataset_int_key(k)) && !is_whole_number(v->text)) {
+                rc = fail(c, v->line, "key 'datasets[%zu].%s': expected a non-negative integer (%ld to %ld), got %s",
+                          i, k, fi->min, fi->max, vb_yaml_describe(v, got, sizeof got));
+            } else if (fi && (errno = 0, x = strtol(v->text, NULL, 10), errno || x < fi->min || x > fi->max)) {
+                rc = fail(c, v->line, "key 'datasets[%zu].%s': %s is outside [%ld, %ld]", i, k, v->text, fi->min,
+                          fi->max);
             } else if (kv_add(&kv, k, strdup(v->text)) != 0) {
                 rc = oom(c);
             }
@@ -750,6 +779,13 @@ static int engine_overrides(const ctx *c, const vb_yaml_node *root, const vb_yam
     return VB_OK;
 }
 
+/* build_repeats: a whole number of builds, 1 (one build, as without the key) to VB_PROFILE_MAX_BUILD_REPEATS. */
+static int valid_build_repeats(const char *text) {
+    char *end;
+    long n = strtol(text, &end, 10);
+    return text[0] >= '0' && text[0] <= '9' && *end == '\0' && n >= 1 && n <= VB_PROFILE_MAX_BUILD_REPEATS;
+}
+
 /* Checks one engine entry: scalars, or lists of values (matrix axes, each value a name-like token because it
  * becomes part of the label and of plan keys). Returns the number of configurations, 0 on error. */
 static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) {
@@ -790,6 +826,10 @@ static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) 
         if (strcmp(k, "engine") == 0 && !valid_name(v->text))
             return fail(c, v->line, "key 'engines[%zu].engine': '%s' is not a valid engine name (%s)", i, v->text,
                         NAME_RULE), 0;
+        if (strcmp(k, "build_repeats") == 0 && !valid_build_repeats(v->text))
+            return fail(c, v->line, "key 'engines[%zu].build_repeats': expected an integer from 1 to %d (the index is "
+                        "built that many times, the recall sweep run on each build), got '%s'", i,
+                        VB_PROFILE_MAX_BUILD_REPEATS, v->text), 0;
     }
     return configs;
 }
@@ -830,8 +870,11 @@ static void share_builds(vb_profile *p, int churns) {
     for (size_t e = 0; e < p->n_engines; e++) {
         vb_profile_engine *en = &p->engines[e];
         en->build_of = e;
-        for (size_t j = 0; j < e && !churns; j++) {
+        /* a configuration built several times (build_repeats) sweeps each of its builds before the next one
+         * replaces it: another configuration cannot search "its" index without its own builds */
+        for (size_t j = 0; j < e && !churns && vb_profile_engine_build_repeats(en) == 1; j++) {
             const vb_profile_engine *o = &p->engines[j];
+            if (vb_profile_engine_build_repeats(o) != 1) continue;
             if (o->build_of == j && strcmp(o->entry, en->entry) == 0 && strcmp(o->adapter, en->adapter) == 0 &&
                 same_build_params(o, en)) {
                 int same = 1;   /* the build phase's own settings, when an engine has them */
@@ -927,7 +970,7 @@ static int check_engines(const ctx *c, const vb_yaml_node *root, profile_impl *i
 /* equality passes one label of the label column, whose shares are fixed (datasets/dataset.h vb_dataset_label):
  * a selectivity no label has is refused here, naming its line, before anything runs. */
 static int check_predicate(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
-    if (strcmp(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality") != 0) return VB_OK;
+    if (!list_has(vb_kv_get(ph->params, ph->n_params, "predicate", "range"), "equality")) return VB_OK;
     const vb_yaml_node *sel = vb_yaml_map_get(sec, "selectivity", NULL);
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", vb_kv_get(ph->params, ph->n_params, "selectivity", ""));
@@ -1110,7 +1153,6 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
         return fail(c, name->line, "key 'name': '%s' is not a valid name (%s)", name->text, NAME_RULE);
     if (!(p->name = strdup(name->text))) return oom(c);
 
-    static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
     const vb_yaml_node *kv = vb_yaml_map_get(root, "k", NULL);
     char *ks = kv ? convert(c, &k_field, kv, "k") : strdup(k_field.def);
     if (!ks) return VB_ERROR;
@@ -1243,6 +1285,51 @@ static void builtin_init(void) {
     builtin_names[n] = NULL;
 }
 
+static size_t numeric_add(vb_profile_numeric_key *out, size_t cap, size_t n, const char *path, int list,
+                          int integer, double min, double max) {
+    if (n < cap) {
+        vb_profile_numeric_key *k = &out[n];
+        snprintf(k->path, sizeof k->path, "%s", path);
+        k->list = list;
+        k->integer = integer;
+        k->min = min;
+        k->max = max;
+    }
+    return n + 1;
+}
+
+static size_t numeric_fields(vb_profile_numeric_key *out, size_t cap, size_t n, const char *section,
+                             const field *fields) {
+    char path[64];
+    for (const field *f = fields; f->key; f++) {
+        if (f->type == F_STRING || f->type == F_ENUM || f->type == F_BOOL || f->type == F_ENUM_LIST) continue;
+        snprintf(path, sizeof path, "%s.%s", section, f->key);
+        n = numeric_add(out, cap, n, path, f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST,
+                        f->type == F_INT || f->type == F_INT_LIST, f->min, f->max);
+    }
+    return n;
+}
+
+size_t vb_profile_numeric_keys(vb_profile_numeric_key *out, size_t cap) {
+    static const struct {
+        const char *section;
+        const field *fields;
+    } sections[] = {{"limits", limits_fields}, {"notify", notify_fields}, {"cost", cost_fields}};
+    char path[64];
+    size_t n = numeric_add(out, cap, 0, "k", 0, 1, k_field.min, k_field.max);
+    for (const vb_dataset_spec_int *f = vb_dataset_spec_ints; f->key; f++) {
+        snprintf(path, sizeof path, "datasets[].%s", f->key);
+        n = numeric_add(out, cap, n, path, 0, 1, (double)f->min, (double)f->max);
+    }
+    for (int i = 0; i < VB_PHASE__COUNT; i++) {
+        snprintf(path, sizeof path, "phases.%s", vb_phase_name((vb_phase_kind)i));
+        n = numeric_fields(out, cap, n, path, phase_fields[i]);
+    }
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+        n = numeric_fields(out, cap, n, sections[i].section, sections[i].fields);
+    return n;
+}
+
 const char *const *vb_profile_builtin_names(void) {
     pthread_once(&builtin_once, builtin_init);
     return builtin_names;
@@ -1304,8 +1391,13 @@ int vb_profile_engine_is_optional(const vb_profile_engine *e) {
     return strcmp(vb_kv_get(e->params, e->n_params, "optional", "false"), "true") == 0;
 }
 
+int vb_profile_engine_build_repeats(const vb_profile_engine *e) {
+    return atoi(vb_kv_get(e->params, e->n_params, "build_repeats", "1"));   /* checked by the loader */
+}
+
 int vb_profile_engine_param_is_general(const char *key) {
-    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0 || strcmp(key, "engine") == 0;
+    return strcmp(key, "recipe") == 0 || strcmp(key, "optional") == 0 || strcmp(key, "engine") == 0 ||
+           strcmp(key, "build_repeats") == 0;
 }
 
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {

@@ -80,11 +80,15 @@ void vb_profile_destroy(vb_profile **p);
 int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err);
 
 /* General engine keys, not passed to the adapter: `recipe` (the orchestrator starts the server from
- * deploy/engines/RECIPE.yml on its host), `optional` (run only when --engines names it) and `engine` (the
- * adapter, when the entry's name is not one). */
+ * deploy/engines/RECIPE.yml on its host), `optional` (run only when --engines names it), `engine` (the
+ * adapter, when the entry's name is not one) and `build_repeats` (vb_profile_engine_build_repeats). */
 const char *vb_profile_engine_recipe(const vb_profile_engine *e);   /* NULL: no server to start */
 int vb_profile_engine_is_optional(const vb_profile_engine *e);
 int vb_profile_engine_param_is_general(const char *key);
+/* How many times the configuration's index is built (`build_repeats: N`, 1 to VB_PROFILE_MAX_BUILD_REPEATS,
+ * default 1): HNSW builds are not deterministic, so the recall sweep runs on each build (config/plan.h). */
+#define VB_PROFILE_MAX_BUILD_REPEATS 20
+int vb_profile_engine_build_repeats(const vb_profile_engine *e);
 
 const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *kind); /* NULL when absent */
 /* The canonical value of phases.KIND.KEY: the profile's, or the field's default when the profile has no such
@@ -126,5 +130,18 @@ int vb_profile_engine_line(const vb_profile *p, const char *engine, const char *
 char *vb_profile_to_json(const vb_profile *p);
 /* Names of the profiles compiled in ("dev", "smoke", "tuned-complete"); NULL-terminated, static. */
 const char *const *vb_profile_builtin_names(void);
+
+/* One numeric key of the profile's schema with the bounds the loader holds it to (a value outside them is refused
+ * at its line, naming the key, before anything is created): path as a profile writes it ("k",
+ * "limits.max_attempts", "phases.filtered.selectivity", "datasets[].rows"); list: the key takes a list of such
+ * numbers (one alone is accepted too); integer: whole numbers only. The schema is config/profile.c's tables and
+ * datasets/dataset_spec.h's vb_dataset_spec_ints; this lists them for the tests that walk every bound. */
+typedef struct vb_profile_numeric_key {
+    char path[64];
+    int list, integer;
+    double min, max;
+} vb_profile_numeric_key;
+/* Writes up to cap keys into out; returns how many the schema has (more than cap: call again with more room). */
+size_t vb_profile_numeric_keys(vb_profile_numeric_key *out, size_t cap);
 
 #endif

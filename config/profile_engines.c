@@ -53,27 +53,35 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
     return VB_OK;
 }
 
-/* The filtered phase's predicate against every engine's filter kinds (engines/engine.h VB_ENGINE_FILTER*): an
- * engine that cannot run it is refused before anything starts, naming the engine and the predicate. */
+/* One of the filtered phase's predicates against every engine's filter kinds (engines/engine.h VB_ENGINE_FILTER*):
+ * an engine that cannot run it is refused before anything starts, naming the engine and the predicate. */
+static int check_predicate_kind(const vb_profile *p, const vb_profile_phase *ph, const char *pred, vb_error *err) {
+    int kind = vb_filter_kind_parse(pred);
+    for (size_t i = 0; i < p->n_engines && kind > 0; i++) {
+        const vb_engine_ops *ops = vb_engine_find(p->engines[i].adapter);
+        if (!ops || (ops->flags & vb_filter_kind_flag((vb_filter_kind)kind))) continue;
+        char has[64] = "";
+        for (int f = VB_FILTER_TAG_BELOW; f <= VB_FILTER_AND; f++)
+            if (ops->flags & vb_filter_kind_flag((vb_filter_kind)f))
+                snprintf(has + strlen(has), sizeof has - strlen(has), "%s%s", has[0] ? ", " : "",
+                         vb_filter_kind_name((vb_filter_kind)f));
+        return vb_error_set(err, "profile", 1, "%s:%d: engine '%s' cannot run the filtered phase's predicate "
+                            "'%s': %s filters by %s only; nothing was started: drop the engine (--engines) or "
+                            "choose another predicate", p->source, ph->line, p->engines[i].name, pred, ops->name,
+                            has[0] ? has : "nothing (no filtered search)");
+    }
+    return VB_OK;
+}
+
+/* predicate is one kind or a list of them (an axis of the phase, config/plan.c): each is checked. */
 static int check_predicates(const vb_profile *p, vb_error *err) {
     for (size_t k = 0; k < p->n_phases; k++) {
         const vb_profile_phase *ph = &p->phases[k];
         if (strcmp(ph->kind, "filtered") != 0) continue;
-        const char *pred = vb_kv_get(ph->params, ph->n_params, "predicate", "range");
-        int kind = vb_filter_kind_parse(pred);
-        for (size_t i = 0; i < p->n_engines && kind > 0; i++) {
-            const vb_engine_ops *ops = vb_engine_find(p->engines[i].adapter);
-            if (!ops || (ops->flags & vb_filter_kind_flag((vb_filter_kind)kind))) continue;
-            char has[64] = "";
-            for (int f = VB_FILTER_TAG_BELOW; f <= VB_FILTER_AND; f++)
-                if (ops->flags & vb_filter_kind_flag((vb_filter_kind)f))
-                    snprintf(has + strlen(has), sizeof has - strlen(has), "%s%s", has[0] ? ", " : "",
-                             vb_filter_kind_name((vb_filter_kind)f));
-            return vb_error_set(err, "profile", 1, "%s:%d: engine '%s' cannot run the filtered phase's predicate "
-                                "'%s': %s filters by %s only; nothing was started: drop the engine (--engines) or "
-                                "choose another predicate", p->source, ph->line, p->engines[i].name, pred, ops->name,
-                                has[0] ? has : "nothing (no filtered search)");
-        }
+        char preds[256], *save = NULL;
+        snprintf(preds, sizeof preds, "%s", vb_kv_get(ph->params, ph->n_params, "predicate", "range"));
+        for (const char *pred = strtok_r(preds, ",", &save); pred; pred = strtok_r(NULL, ",", &save))
+            if (check_predicate_kind(p, ph, pred, err) != VB_OK) return VB_ERROR;
     }
     return VB_OK;
 }

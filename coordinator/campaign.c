@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "coordinator/campaign_int.h"
+#include "coordinator/calibrate.h"
 #include "coordinator/estimate.h"
 #include "coordinator/fetch_datasets.h"
 #include "coordinator/footprint.h"
@@ -143,6 +144,11 @@ static int prepare(campaign *c, vb_error *err) {
     /* a dataset an engine cannot compare by (config/profile.h), now that every file is in the cache */
     if (vb_profile_check_metrics(c->profile, err)) return VB_ERROR;
 
+    /* Rates measured on this host before a long campaign is estimated (coordinator/calibrate.h) */
+    char probed[2048] = "";
+    if (!o->resume) vb_calibrate_before_run(o, c->profile, c->plan, (vb_probe_mode)o->probe_mode,
+                                            o->quiet ? NULL : stderr, probed, sizeof probed);
+
     /* Every check passed: the database. */
     if (!o->resume) {
         vb_store_opts so = {.access = VB_STORE_CREATE, .mode = o->mode, .campaign = c->profile->name};
@@ -166,6 +172,7 @@ static int prepare(campaign *c, vb_error *err) {
         return VB_ERROR;
     }
     free(retried);
+    if (probed[0]) vb_store_manifest_set(c->store, "estimate.probe", probed, NULL);
     vb_estimate_campaign_start(c->store, c->profile, c->plan, o->cache_dir, o->quiet ? NULL : stderr);
     vb_notify_init(&c->notify, o->notify, c->profile, c->store, o->out);
     vb_server_pass_record(c->profile, c->store);

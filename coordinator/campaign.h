@@ -33,6 +33,7 @@ typedef struct vb_campaign_opts {
     const char *notify;        /* --notify CMD (else the profile's notify.command), or NULL */
     int check_only;            /* run --check: the preflight and the estimate, nothing created */
     unsigned mode;             /* run: the results database's mode (0: 0600; its new directory gets r -> x) */
+    int probe_mode;            /* vb_probe_mode (coordinator/calibrate.h): --probe 1, --no-probe 2, else 0 (auto) */
     const char *data_dir;      /* --data-dir: the local agents' working directory (servers' data directories, engine
                                 * files, outbox), on any file system; NULL: FILE.d, or on resume the stored one */
 } vb_campaign_opts;

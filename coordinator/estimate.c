@@ -154,7 +154,9 @@ static rates rates_for(const char *engine, double dim, double rows, const char *
         if (h.filtered_qps > 0) r.filtered = h.filtered_qps * s;
         r.measured = 1;
         r0 = (double)h.rows;
-        size_t n = (size_t)snprintf(basis, blen, "measured here %s (campaign %s, %ld x %ld", h.recorded_at,
+        /* a calibration probe's campaign is named probe-NAME (coordinator/calibrate.h) */
+        size_t n = (size_t)snprintf(basis, blen, "%s here %s (campaign %s, %ld x %ld",
+                                    strncmp(h.campaign, "probe-", 6) == 0 ? "probed" : "measured", h.recorded_at,
                                     h.campaign, h.rows, h.dim);
         if (n < blen) n += (size_t)snprintf(basis + n, blen - n, h.n_runs > 1 ? "; median of %d campaigns)" : ")",
                                             h.n_runs);
@@ -260,7 +262,13 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             s += point_num(it, "warmup_s", 5) + point_num(it, "window_s", 60) + ITEM_OVERHEAD_S;
             break;
         case VB_PHASE_FILTERED: {
-            double fq = r.filtered * 100.0 / (ef > 0 ? ef : 100);
+            double fq = r.filtered * 100.0 / (ef > 0 ? ef : 100), sel = point_num(it, "selectivity", 0.1);
+            /* measured at this selectivity (or around it) on this host: that rate, taken to this shape */
+            vb_history_filtered_rate fr;
+            const char *pred = vb_kv_get(it->point, it->n_point, "predicate", "range");
+            if (vb_history_filtered(cache_dir, engine, (long)dim, pred, sel, &fr) && fr.dim > 0)
+                fq = fr.qps100 * (double)fr.dim / dim * pow((double)fr.rows / rows, GRAPH_ROWS_EXP) * 100.0 /
+                     (ef > 0 ? ef : 100);
             if (strcmp(engine, "exact") == 0) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
                  ITEM_OVERHEAD_S;
@@ -306,9 +314,14 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s%s", n ? " | " : "", p->engines[e].name,
                                   out->engine_s[e] > 0 ? vb_duration_approx(out->engine_s[e], a, sizeof a) : "?",
                                   out->engine_s[e] > 0 ? " + ?" : "");
-        else if (out->engine_s[e] > 0 || !done)
-            n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s %s", n ? " | " : "", p->engines[e].name,
-                                  vb_duration_approx(out->engine_s[e], a, sizeof a));
+        else if (out->engine_s[e] > 0 || !done) {
+            /* build_repeats: the repeated builds (and the sweep on each) are items of the plan, counted above */
+            int builds = vb_profile_engine_build_repeats(&p->engines[e]);
+            char nb[32] = "";
+            if (builds > 1) snprintf(nb, sizeof nb, " (%d builds)", builds);
+            n += (size_t)snprintf(out->line + n, sizeof out->line - n, "%s%s%s %s", n ? " | " : "", p->engines[e].name,
+                                  nb, vb_duration_approx(out->engine_s[e], a, sizeof a));
+        }
     }
     if (n < sizeof out->line)
         snprintf(out->line + n, sizeof out->line - n, "%stotal %s%s", n ? " | " : "",

@@ -44,8 +44,19 @@ int vb_history_lookup(const char *cache_dir, const char *engine, long dim, long 
  * history cannot be read. */
 int vb_history_bytes_line(const char *cache_dir, const char *engine, long dim, double *fixed, double *per_dim,
                           long dims[2], vb_error *err);
+/* Filtered QPS at ef_search 100 for `engine` at `selectivity` under `predicate` (range when that predicate was
+ * never measured), from the newest measurements at the dimension nearest to dim: log(QPS) interpolated linearly in
+ * log(selectivity) between the two measured selectivities around it, the nearest one outside them. 1 when found. */
+typedef struct vb_history_filtered_rate {
+    double qps100;
+    long dim, rows;        /* the shape it was measured at */
+    double from_s[2];      /* the selectivities it comes from (equal: one measurement) */
+} vb_history_filtered_rate;
+int vb_history_filtered(const char *cache_dir, const char *engine, long dim, const char *predicate, double selectivity,
+                        vb_history_filtered_rate *out);
 /* Reads the rates a campaign measured from its results database and appends them (one row per engine and
- * dataset). cache_dir as above. Returns the number of rows written, or -1 with err set. */
+ * dataset, and one per engine, dataset, predicate and selectivity filtered). cache_dir as above. Returns the number
+ * of engine/dataset rows written, or -1 with err set. */
 int vb_history_record(const char *cache_dir, sqlite3 *results, const vb_profile *p, vb_error *err);
 
 #endif

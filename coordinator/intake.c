@@ -15,6 +15,15 @@ static void say_duplicates(campaign *c, const char *item, uint64_t answers, uint
         (unsigned long long)answers, (unsigned long long)queries, example && *example ? example : "not recorded");
 }
 
+/* Queries with nothing right behind a mean (docs/metrics.md "Recall distribution"): said as they happen, with the
+ * command that names them. */
+static void say_zero_recall(campaign *c, const char *item, const Vbench__Measurement *m) {
+    if (!m || m->recall_queries == 0 || m->recall_zero_share <= 0) return;
+    vb_console_say(&c->console, "%s: %.0f of %llu queries at recall 0 behind the mean %.4f (p10 %.4f; vbench show "
+        "--worst N names them)", item, m->recall_zero_share * (double)m->recall_queries,
+        (unsigned long long)m->recall_queries, m->recall, m->recall_p10);
+}
+
 static void print_result(campaign *c, const Vbench__Result *r) {
     if (r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint) {
         return;   /* a load checkpoint: the progress line says how far the load is */
@@ -31,6 +40,7 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         vb_console_say(&c->console, "%s: recall %.4f, %.0f QPS, %llu short answers, %llu errors", r->item_key, w->recall, w->qps,
             (unsigned long long)w->short_answers, (unsigned long long)w->errors);
         say_duplicates(c, r->item_key, w->duplicate_answers, w->queries, w->duplicate_example);
+        say_zero_recall(c, r->item_key, w);
     } else if (r->body_case == VBENCH__RESULT__BODY_WINDOW) {
         const Vbench__WindowResult *w = r->window;
         vb_console_say(&c->console, "%s: %.0f QPS, in flight %.2f of %u clients, %llu errors, client CPU %.2fs", r->item_key, w->qps,
@@ -42,6 +52,7 @@ static void print_result(campaign *c, const Vbench__Result *r) {
             f->filter, (unsigned long long)f->passing_rows, m->recall, m->qps, (unsigned long long)m->short_answers,
             (unsigned long long)m->queries);
         say_duplicates(c, r->item_key, m->duplicate_answers, m->queries, m->duplicate_example);
+        say_zero_recall(c, r->item_key, m);
     } else if (r->body_case == VBENCH__RESULT__BODY_STREAMING) {
         const Vbench__StreamingResult *w = r->streaming;
         const Vbench__Measurement *m = w->m;
@@ -66,6 +77,7 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         if (ch->m && (ch->stage == VBENCH__CHURN_STAGE__CHURN_BEFORE || ch->stage == VBENCH__CHURN_STAGE__CHURN_AFTER)) {
             vb_console_say(&c->console, "%s %s: recall %.4f, %.0f QPS", r->item_key, stage, ch->m->recall, ch->m->qps);
             say_duplicates(c, r->item_key, ch->m->duplicate_answers, ch->m->queries, ch->m->duplicate_example);
+            say_zero_recall(c, r->item_key, ch->m);
         } else if (ch->stage == VBENCH__CHURN_STAGE__CHURN_MAINTAIN) {
             if (ch->rows_done == 0) vb_console_say(&c->console, "%s maintain: none, the engine has no maintenance step", r->item_key);
             else vb_console_say(&c->console, "%s maintain: %.2fs", r->item_key, ch->seconds);

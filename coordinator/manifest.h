@@ -1,7 +1,8 @@
 /* The manifest: what a reader needs to judge or reproduce a campaign, written into the results database.
  * Host (CPU model and flags, kernel, cores, memory), library versions, vbench git revision, the fully resolved
  * profile, the command line. Agents add their own (versions, CPUs) when they say hello; engines add theirs
- * with their build results. */
+ * with their build results. Each file dataset: where it came from (a Debian package and its version, a registry
+ * download, files), every file it reads with its sha256, and the seeded subset the profile takes of it. */
 #ifndef VB_COORDINATOR_MANIFEST_H
 #define VB_COORDINATOR_MANIFEST_H
 

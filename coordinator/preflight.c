@@ -14,6 +14,7 @@
 
 #include "config/budget.h"
 #include "coordinator/campaign.h"
+#include "coordinator/calibrate.h"
 #include "coordinator/estimate.h"
 #include "coordinator/server_pass.h"
 #include "datasets/dataset.h"
@@ -391,6 +392,17 @@ int vb_preflight_check_command(const vb_campaign_opts *o) {
         for (size_t d = 0; d < est.n_prep; d++) printf("  prepare %s\n", est.prep[d]);
         printf("estimate: %s\n", est.line);
         est_s = est.total_s;
+        char entries[1024];
+        size_t n = vb_calibrate_needed(p, plan, o->cache_dir, entries, sizeof entries);
+        int probe = n > 0 && o->probe_mode != VB_PROBE_NEVER &&
+                    (o->probe_mode == VB_PROBE_ALWAYS || est_s > VB_CALIBRATE_AUTO_S);
+        if (probe)
+            printf("calibration: nothing measured on this host for %s; `run` probes %s first (%d rows each, "
+                   "seconds to a few minutes) and estimates again from what it measures (--no-probe skips it)\n",
+                   entries, n > 1 ? "them" : "it", VB_CALIBRATE_ROWS);
+        else if (n > 0)
+            printf("calibration: nothing measured on this host for %s (default rates above); a run this short is not "
+                   "probed first (`run --probe` probes it)\n", entries);
         vb_estimate_free(&est);
     } else {
         printf("estimate: none (%s)\n", err.message);

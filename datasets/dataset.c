@@ -8,6 +8,7 @@
  * temporary name, fsynced and renamed, so a reader never sees half a file and two processes may race
  * harmlessly. */
 #include "datasets/dataset.h"
+#include "datasets/idx.h"
 #include "util/mix.h"
 
 #include <errno.h>
@@ -26,7 +27,7 @@
 #include <hdf5.h>
 #include <xxhash.h>
 
-#define VB_DS_MAX_REGIONS 8
+#define VB_DS_MAX_REGIONS 16
 /* The largest matrix a file may declare, in bytes of float32: far beyond any real corpus, far below where
  * rows x cols x 4 (and the cache file's header on top) could wrap around 2^64 and turn a huge shape into a small
  * mapping or buffer that is then written or read as if it were huge. */
@@ -573,6 +574,7 @@ int vb_dataset_metric_of(const vb_kv *kv, size_t n, vb_metric *out, vb_error *er
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     int rc = f >= 0 ? h5_read_metric(f, path, out, err) : VB_RETRY;
     if (f >= 0) H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);   /* a failed call's error stack (vb_dataset_hdf5_why) */
     H5Eset_auto2(H5E_DEFAULT, fn, data);
     return rc;
 }
@@ -631,6 +633,69 @@ out:
     return rc;
 }
 
+/* The end-of-file address an HDF5 superblock declares (plus its base address: the bytes the file must have), from
+ * the superblock itself, found at 0, 512, 1024, ... as HDF5 looks for it. Versions 0 and 1: flags and B-tree K values,
+ * then base, free-space, end-of-file addresses; versions 2 and 3: base, extension, end-of-file addresses. 0; 1 when
+ * the file ends inside the superblock (*need: the bytes it would take); -1 when there is no superblock to read. */
+static int h5_superblock_eof(int fd, uint64_t size, unsigned *version, uint64_t *need) {
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    for (uint64_t at = 0; at + 8 <= size && at <= (1ull << 30); at = at ? at * 2 : 512) {
+        unsigned char b[96];
+        ssize_t got = pread(fd, b, sizeof b, (off_t)at);
+        if (got < 8 || memcmp(b, sig, 8) != 0) continue;
+        unsigned v = got > 8 ? b[8] : 0, osz = got > 13 ? (v <= 1 ? b[13] : b[9]) : 8;
+        size_t base_at = v == 0 ? 24 : v == 1 ? 28 : 12;
+        if (v > 3 || (osz != 2 && osz != 4 && osz != 8)) return -1;
+        if (base_at + 3 * (size_t)osz > (size_t)got) {   /* the file ends inside its superblock */
+            *version = v;
+            *need = at + base_at + 3 * (uint64_t)osz;
+            return 1;
+        }
+        uint64_t base = 0, eof = 0;
+        for (unsigned i = 0; i < osz; i++) {   /* little-endian addresses */
+            base |= (uint64_t)b[base_at + i] << (8 * i);
+            eof |= (uint64_t)b[base_at + 2 * osz + i] << (8 * i);
+        }
+        *version = v;
+        *need = base + eof;
+        return 0;
+    }
+    return -1;
+}
+
+/* HDF5's innermost error description (the deepest frame of the error stack), for a message. */
+static herr_t h5_deepest(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    if (e->desc && *e->desc && !*(char *)data) snprintf(data, 256, "%s", e->desc);   /* upward: the innermost first */
+    return 0;
+}
+
+void vb_dataset_hdf5_why(const char *path, char *buf, size_t len) {
+    char deep[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_deepest, deep);
+    /* a failed call leaves its error stack behind: in a thread other than the first, the library then cannot close
+     * at exit ("HDF5: infinite loop closing library"), so every error path clears it */
+    H5Eclear2(H5E_DEFAULT);
+    struct stat st;
+    unsigned v;
+    uint64_t need;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int known = fd >= 0 && fstat(fd, &st) == 0 ? h5_superblock_eof(fd, (uint64_t)st.st_size, &v, &need) : -1;
+    if (fd >= 0) close(fd);
+    if (known == 1)
+        snprintf(buf, len, "truncated: the file has %lld bytes and ends inside its superblock (version %u, at least "
+                 "%llu bytes): an interrupted download or copy? fetch or copy it again", (long long)st.st_size, v,
+                 (unsigned long long)need);
+    else if (known == 0 && (uint64_t)st.st_size < need)
+        snprintf(buf, len, "truncated: the file has %lld bytes, its superblock (version %u) says it ends at byte %llu "
+                 "(%llu bytes missing): an interrupted download or copy? fetch or copy it again", (long long)st.st_size,
+                 v, (unsigned long long)need, (unsigned long long)(need - (uint64_t)st.st_size));
+    else if (deep[0])
+        snprintf(buf, len, "HDF5 says: %s", deep);
+    else
+        snprintf(buf, len, "HDF5 gives no reason");
+}
+
 /* The Debian libhdf5 is the serial build, which is not thread-safe: one HDF5 open at a time per process. */
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -655,9 +720,16 @@ static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset 
     if (!S_ISREG(st.st_mode))
         return ds_fail(err, "%s is %s: a dataset file must be a regular file", path, file_kind(st.st_mode));
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported through vb_error, not printed by HDF5 */
-    if (H5Fis_hdf5(path) <= 0) return ds_fail(err, "%s: not an HDF5 file", path);
+    if (H5Fis_hdf5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return ds_fail(err, "%s: not an HDF5 file", path);
+    }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return ds_fail(err, "%s: cannot open as HDF5", path);
+    if (f < 0) {
+        char why[512];
+        vb_dataset_hdf5_why(path, why, sizeof why);
+        return ds_fail(err, "%s: cannot open as HDF5: %s", path, why);
+    }
     vb_dataset *ds = ds_new();
     if (!ds) {
         H5Fclose(f);
@@ -669,6 +741,7 @@ static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset 
     snprintf(ds->source, sizeof ds->source, "%s", path);
     int rc = hdf5_load(ds, f, path, cache_dir, err);
     H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);   /* what a failed call inside left on the error stack (vb_dataset_hdf5_why) */
     if (rc != VB_OK) {
         vb_dataset_close(&ds);
         return VB_ERROR;
@@ -1229,6 +1302,170 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
 fail:
     vb_dataset_close(&ds);
     return VB_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * IDX images and labels (MNIST, Fashion-MNIST: datasets/idx.h) */
+
+/* Converts an IDX images file (checked by datasets/idx.c as it is read) into the cache file `file` as float32
+ * rows, one per image, the pixel values 0..255 as floats (as ann-benchmarks' fashion-mnist-784-euclidean). */
+static int idx_convert(vb_idx *x, const char *path, const char *file, uint64_t key, vb_error *err) {
+    const vb_idx_info *in = vb_idx_info_of(x);
+    size_t dim = in->item_bytes, chunk = ((size_t)1 << 20) / dim + 1;
+    uint8_t *buf = malloc(chunk * dim);
+    if (!buf) return ds_fail(err, "%s: out of memory", path);
+    cache_writer w;
+    float *data;
+    if (cache_begin(&w, file, (size_t)in->items, dim, key, &data, err) != VB_OK) {
+        free(buf);
+        return VB_ERROR;
+    }
+    int rc = VB_OK;
+    for (uint64_t i = 0; i < in->items && rc == VB_OK; i += chunk) {
+        size_t nr = in->items - i < chunk ? (size_t)(in->items - i) : chunk;
+        rc = vb_idx_read(x, buf, nr, err);
+        for (size_t j = 0; rc == VB_OK && j < nr * dim; j++) data[i * dim + j] = (float)buf[j];
+    }
+    if (rc == VB_OK) rc = vb_idx_finish(x, err);
+    free(buf);
+    if (rc != VB_OK) {
+        cache_abort(&w);
+        return VB_ERROR;
+    }
+    return cache_commit(&w, err);
+}
+
+/* Maps an IDX images file's float32 copy from the cache, converting it first when it is not there. */
+static int idx_load_images(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
+                           const float **data, vb_error *err) {
+    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
+    uint64_t key;
+    if (vb_dataset_check_file(path, err) != VB_OK) return VB_ERROR;
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    if (file_key(path, "idx-images", &key, err) != VB_OK) return VB_ERROR;
+    safe_stem(path, stem, sizeof stem);
+    snprintf(file, sizeof file, "%s/idx-%s-%016llx.f32", dir, stem, (unsigned long long)key);
+    int r = cache_try_map(ds, file, key, 0, rows, cols, data, err);
+    if (r != 0) return r == 1 ? VB_OK : VB_ERROR;
+    vb_idx *x;
+    if (vb_idx_open(path, VB_IDX_MAGIC_IMAGES, &x, err) != VB_OK) return VB_ERROR;
+    r = idx_convert(x, path, file, key, err);
+    vb_idx_close(&x);
+    if (r != VB_OK) return VB_ERROR;
+    r = cache_try_map(ds, file, key, 0, rows, cols, data, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 0) return ds_fail(err, "%s: cache file unusable right after writing it", file);
+    return VB_OK;
+}
+
+/* A labels file as the class column of `rows` images (of images_path): one label per image. */
+static int idx_load_labels(vb_dataset *ds, const char *path, const char *images_path, size_t rows,
+                           const int32_t **out, int *max_label, vb_error *err) {
+    int32_t *lab;
+    uint64_t n;
+    if (vb_idx_read_labels(path, &lab, &n, max_label, err) != VB_OK) return VB_ERROR;
+    if (n != rows) {
+        free(lab);
+        return ds_fail(err, "%s: IDX byte 4: %llu labels, but %s holds %zu images (one label per image)", path,
+                       (unsigned long long)n, images_path, rows);
+    }
+    ds_own(ds, lab);
+    *out = lab;
+    return VB_OK;
+}
+
+int vb_dataset_open_idx(const char *train_images, const char *test_images, const char *train_labels,
+                        const char *test_labels, vb_metric metric, const char *cache_dir, vb_dataset **out,
+                        vb_error *err) {
+    *out = NULL;
+    if (metric != VB_METRIC_ANGULAR && metric != VB_METRIC_EUCLIDEAN && metric != VB_METRIC_DOT)
+        return ds_fail(err, "%s: unknown metric %d", train_images, (int)metric);
+    if (!train_labels != !test_labels)
+        return ds_fail(err, "%s: labels for the %s only: the class column needs both label files", train_images,
+                       train_labels ? "corpus" : "queries");
+    vb_dataset *ds = ds_new();
+    if (!ds) return ds_fail(err, "out of memory");
+    char stem[sizeof ds->name];
+    safe_stem(train_images, stem, sizeof stem);
+    snprintf(ds->name, sizeof ds->name, "%s", stem);
+    snprintf(ds->source, sizeof ds->source, "%s", train_images);
+    ds->metric = metric;
+    size_t qdim;
+    int m1 = 0, m2 = 0;
+    if (idx_load_images(ds, train_images, cache_dir, &ds->n_train, &ds->dim, &ds->train, err) != VB_OK) goto fail;
+    if (idx_load_images(ds, test_images, cache_dir, &ds->n_test, &qdim, &ds->test, err) != VB_OK) goto fail;
+    if (qdim != ds->dim) {
+        ds_fail(err, "%s: IDX byte 8: images of %zu pixels, but %s holds images of %zu", test_images, qdim,
+                train_images, ds->dim);
+        goto fail;
+    }
+    if (train_labels) {
+        if (idx_load_labels(ds, train_labels, train_images, ds->n_train, &ds->train_class, &m1, err) != VB_OK ||
+            idx_load_labels(ds, test_labels, test_images, ds->n_test, &ds->test_class, &m2, err) != VB_OK)
+            goto fail;
+        ds->n_classes = (m1 > m2 ? m1 : m2) + 1;
+    }
+    if (ds_hash(ds, err) != VB_OK) goto fail;
+    *out = ds;
+    return VB_OK;
+fail:
+    vb_dataset_close(&ds);
+    return VB_ERROR;
+}
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Seeded subsets of the rows and the queries */
+
+/* Chooses k of n indices in increasing order, the same for the same (seed, stream) on any machine: selection
+ * sampling (Knuth's Algorithm S), each index taken with probability (still needed) / (still left). */
+static void choose_sorted(size_t n, size_t k, uint64_t seed, uint64_t stream, size_t *out) {
+    uint64_t st = vb_mix64(seed ^ vb_mix64(stream));
+    size_t got = 0;
+    for (size_t i = 0; i < n && got < k; i++) {
+        double u = (double)(vb_splitmix64(&st) >> 11) * 0x1.0p-53;
+        if ((double)(n - i) * u < (double)(k - got)) out[got++] = i;
+    }
+}
+
+/* Copies the chosen rows of a rows x width matrix of `elem` bytes per value into memory owned by ds. */
+static const void *pick_rows(vb_dataset *ds, const void *src, size_t width, size_t elem, const size_t *idx, size_t k) {
+    char *dst = malloc(k * width * elem + 1);
+    if (!dst) return NULL;
+    for (size_t i = 0; i < k; i++) memcpy(dst + i * width * elem, (const char *)src + idx[i] * width * elem, width * elem);
+    ds_own(ds, dst);
+    return dst;
+}
+
+int vb_dataset_subset(vb_dataset *ds, size_t rows, size_t queries, uint64_t seed, vb_error *err) {
+    if (rows > ds->n_train)
+        return ds_fail(err, "rows: %zu is more than the %zu rows of %s", rows, ds->n_train, ds->source);
+    if (queries > ds->n_test)
+        return ds_fail(err, "queries: %zu is more than the %zu queries of %s", queries, ds->n_test, ds->source);
+    if (rows == ds->n_train) rows = 0;
+    if (queries == ds->n_test) queries = 0;
+    if (!rows && !queries) return VB_OK;
+    size_t *idx = malloc(((rows > queries ? rows : queries) + 1) * sizeof *idx);
+    if (!idx) return ds_fail(err, "out of memory");
+    int oom = 0;
+    if (rows) {
+        choose_sorted(ds->n_train, rows, seed, 1, idx);
+        oom |= !(ds->train = pick_rows(ds, ds->train, ds->dim, sizeof(float), idx, rows));
+        if (ds->train_class) oom |= !(ds->train_class = pick_rows(ds, ds->train_class, 1, sizeof(int32_t), idx, rows));
+        ds->n_train = rows;
+        /* the file's neighbours are ids of the whole corpus: they say nothing about a subset */
+        ds->neighbors = NULL, ds->distances = NULL, ds->gt_k = 0;
+    }
+    if (queries && !oom) {
+        choose_sorted(ds->n_test, queries, seed, 2, idx);
+        oom |= !(ds->test = pick_rows(ds, ds->test, ds->dim, sizeof(float), idx, queries));
+        if (ds->test_class) oom |= !(ds->test_class = pick_rows(ds, ds->test_class, 1, sizeof(int32_t), idx, queries));
+        if (ds->neighbors) oom |= !(ds->neighbors = pick_rows(ds, ds->neighbors, ds->gt_k, sizeof(int32_t), idx, queries));
+        if (ds->distances) oom |= !(ds->distances = pick_rows(ds, ds->distances, ds->gt_k, sizeof(float), idx, queries));
+        ds->n_test = queries;
+    }
+    free(idx);
+    if (oom) return ds_fail(err, "out of memory for a subset of %zu rows and %zu queries", rows, queries);
+    return ds_hash(ds, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------------

@@ -72,6 +72,19 @@ int vb_dataset_open_synthetic(const char *name, const vb_synth_params *p, const 
  * given. Errors name the file and the row (vector number) or the header. */
 int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metric metric, const char *cache_dir,
                          vb_dataset **out, vb_error *err);
+/* Opens IDX image files (datasets/idx.h: MNIST's format, gzipped or plain) as the corpus and the queries, each
+ * image a float32 row of its pixel values 0..255 (converted once into the cache), and, when given, their IDX label
+ * files as the class columns (train_class, test_class; n_classes = the largest label + 1). Both label files or
+ * neither. Errors name the file and the byte offset; a label file of another count than its images is refused. */
+int vb_dataset_open_idx(const char *train_images, const char *test_images, const char *train_labels,
+                        const char *test_labels, vb_metric metric, const char *cache_dir, vb_dataset **out,
+                        vb_error *err);
+/* A seeded subset, for quick runs on a big dataset (the profile's rows: N and queries: N on a dataset read from
+ * files): `rows` of the corpus rows and `queries` of the queries (0 or the whole count: all), chosen by seed (the
+ * same on any machine) and kept in their file order, with their classes; copied into memory the dataset owns, and
+ * content_hash recomputed (the ground truth is the subset's). The file's given neighbours go with a query subset,
+ * and are dropped with a row subset (their ids are rows of the whole corpus). More than the dataset holds: VB_ERROR. */
+int vb_dataset_subset(vb_dataset *ds, size_t rows, size_t queries, uint64_t seed, vb_error *err);
 /* Reads the dataset's given neighbours from a TEXMEX .ivecs file (per query: int32 k, then k int32 ids) or a
  * big-ann .ibin file (uint32 queries, uint32 k, queries x k uint32 ids, then optionally queries x k float32
  * distances: the big-ann-benchmarks ground-truth layout; without them, the ids-only .ibin of cuVS / RAFT).
@@ -88,6 +101,10 @@ int vb_dataset_check_file(const char *path, vb_error *err);
  * file: the item says why when it runs); VB_ERROR with err for an unreadable attribute or an unknown word. */
 int vb_dataset_metric_of(const vb_kv *kv, size_t n, vb_metric *out, vb_error *err);
 int vb_dataset_open_file(const char *path, vb_error *err);
+/* After an HDF5 call on path failed: why, into buf. A file shorter than its superblock's end-of-file address says
+ * "truncated" with both sizes; otherwise HDF5's innermost error. Clears HDF5's error stack, which a failed call
+ * leaves behind (in a thread, the library could not close at exit: "HDF5: infinite loop closing library"). */
+void vb_dataset_hdf5_why(const char *path, char *buf, size_t len);
 void vb_dataset_close(vb_dataset **ds);   /* unmaps, frees, sets *ds = NULL; NULL-safe */
 
 /* Resolves the cache directory and creates it (mkdir -p): cache_dir when given, else $VBENCH_CACHE, else

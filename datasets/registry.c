@@ -15,10 +15,23 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Debian's dataset-fashion-mnist (bookworm, trixie, sid; Expat licence): Fashion-MNIST's four gzipped IDX files,
+ * the inputs of ann-benchmarks' fashion-mnist-784-euclidean (its train = the 60,000 training images, its test = the
+ * 10,000 test images, 784 pixel values 0-255 as float32, euclidean), with the 10 class labels beside them. */
+static const vb_registry_package fashion_mnist_deb = {
+    "dataset-fashion-mnist", "/usr/share/datasets/fashion-mnist", "idx",
+    {{"path", "train-images-idx3-ubyte.gz"},
+     {"queries_path", "t10k-images-idx3-ubyte.gz"},
+     {"labels_path", "train-labels-idx1-ubyte.gz"},
+     {"queries_labels_path", "t10k-labels-idx1-ubyte.gz"}}};
+
 #define ANNB "http://ann-benchmarks.com/"
 /* One ann-benchmarks HDF5 file: train, test, neighbors and distances in one. */
-#define ANNB_ENTRY(name, metric, rows, queries, dim) \
-    {name, "hdf5", metric, rows, queries, dim, "ann-benchmarks", {{"path", ANNB name ".hdf5", name ".hdf5", 0, NULL, NULL, NULL, 0}}}
+#define ANNB_ENTRY(name, metric, rows, queries, dim) ANNB_PKG_ENTRY(name, metric, rows, queries, dim, NULL)
+/* ... also shipped by a Debian package */
+#define ANNB_PKG_ENTRY(name, metric, rows, queries, dim, package) \
+    {name, "hdf5", metric, rows, queries, dim, "ann-benchmarks", \
+     {{"path", ANNB name ".hdf5", name ".hdf5", 0, NULL, NULL, NULL, 0}}, package}
 
 #define TEXMEX "ftp://ftp.irisa.fr/local/texmex/corpus/"
 /* bytes of a .fvecs of rows x dim, and of an .ivecs ground truth of q queries x 100 neighbours */
@@ -32,7 +45,7 @@
       {"queries_path", TEXMEX dir ".tar.gz", name ".query.fvecs", FVECS_BYTES(queries, dim), NULL, dir ".tar.gz", \
        dir "/" dir "_query.fvecs", 0}, \
       {"groundtruth_path", TEXMEX dir ".tar.gz", name ".gt.ivecs", IVECS_GT_BYTES(queries), NULL, dir ".tar.gz", \
-       dir "/" dir "_groundtruth.ivecs", 0}}}
+       dir "/" dir "_groundtruth.ivecs", 0}}, NULL}
 
 #define DEEP "https://storage.yandexcloud.net/yandex-research/ann-datasets/DEEP/"
 #define BIGANN_GT "https://dl.fbaipublicfiles.com/billion-scale-ann-benchmarks/"
@@ -46,7 +59,7 @@
 
 static const vb_registry_entry entries[] = {
     ANNB_ENTRY("dbpedia-openai-1000k-angular", "angular", 990000, 10000, 1536),
-    ANNB_ENTRY("fashion-mnist-784-euclidean", "euclidean", 60000, 10000, 784),
+    ANNB_PKG_ENTRY("fashion-mnist-784-euclidean", "euclidean", 60000, 10000, 784, &fashion_mnist_deb),
     ANNB_ENTRY("mnist-784-euclidean", "euclidean", 60000, 10000, 784),
     ANNB_ENTRY("sift-128-euclidean", "euclidean", 1000000, 10000, 128),
     ANNB_ENTRY("gist-960-euclidean", "euclidean", 1000000, 1000, 960),
@@ -61,32 +74,36 @@ static const vb_registry_entry entries[] = {
     {"deep-10M", "fbin", "euclidean", 10000000, 10000, 96, "big-ann-benchmarks (Yandex DEEP)",
      {{"path", DEEP "base.10M.fbin", "deep-10M.base.fbin", FBIN_BYTES(10000000, 96), NULL, NULL, NULL, 0},
       {"queries_path", DEEP "query.public.10K.fbin", "deep-10M.query.fbin", FBIN_BYTES(10000, 96), NULL, NULL, NULL, 0},
-      {"groundtruth_path", BIGANN_GT "GT_10M/deep-10M", "deep-10M.gt.ibin", IBIN_GT_BYTES(10000), NULL, NULL, NULL, 0}}},
+      {"groundtruth_path", BIGANN_GT "GT_10M/deep-10M", "deep-10M.gt.ibin", IBIN_GT_BYTES(10000), NULL, NULL, NULL, 0}},
+     NULL},
     /* big-ann-benchmarks BIGANN 10M: the first 10M rows of base.1B.u8bin (SIFT, uint8) */
     {"bigann-10M", "u8bin", "euclidean", 10000000, 10000, 128, "big-ann-benchmarks (BIGANN)",
      {{"path", FBF "bigann/base.1B.u8bin", "bigann-10M.base.u8bin", U8BIN_BYTES(10000000, 128), NULL, NULL, NULL,
        10000000},
       {"queries_path", FBF "bigann/query.public.10K.u8bin", "bigann-10M.query.u8bin", U8BIN_BYTES(10000, 128), NULL,
        NULL, NULL, 0},
-      {"groundtruth_path", FBF "GT_10M/bigann-10M", "bigann-10M.gt.ibin", IBIN_GT_BYTES(10000), NULL, NULL, NULL, 0}}},
+      {"groundtruth_path", FBF "GT_10M/bigann-10M", "bigann-10M.gt.ibin", IBIN_GT_BYTES(10000), NULL, NULL, NULL, 0}},
+     NULL},
     /* big-ann-benchmarks Text-to-Image 10M: the first 10M rows of base.1B.fbin, inner product */
     {"text2image-10M", "fbin", "dot", 10000000, 100000, 200, "big-ann-benchmarks (Yandex Text-to-Image)",
      {{"path", T2I "base.1B.fbin", "text2image-10M.base.fbin", FBIN_BYTES(10000000, 200), NULL, NULL, NULL, 10000000},
       {"queries_path", T2I "query.public.100K.fbin", "text2image-10M.query.fbin", FBIN_BYTES(100000, 200), NULL, NULL,
        NULL, 0},
       {"groundtruth_path", FBF "GT_10M/text2image-10M", "text2image-10M.gt.ibin", IBIN_GT_BYTES(100000), NULL, NULL,
-       NULL, 0}}},
+       NULL, 0}},
+     NULL},
     /* big-ann-benchmarks MS Turing 10M: the first 10M rows of base1b.fbin */
     {"msturing-10M", "fbin", "euclidean", 10000000, 100000, 100, "big-ann-benchmarks (Microsoft Turing-ANNS)",
      {{"path", TURING "base1b.fbin", "msturing-10M.base.fbin", FBIN_BYTES(10000000, 100), NULL, NULL, NULL, 10000000},
       {"queries_path", TURING "query100K.fbin", "msturing-10M.query.fbin", FBIN_BYTES(100000, 100), NULL, NULL, NULL,
        0},
       {"groundtruth_path", TURING "msturing-gt-10M", "msturing-10M.gt.ibin", IBIN_GT_BYTES(100000), NULL, NULL, NULL,
-       0}}},
+       0}},
+     NULL},
     TEXMEX_ENTRY("texmex-siftsmall", "siftsmall", 10000, 100, 128),
     TEXMEX_ENTRY("texmex-sift", "sift", 1000000, 10000, 128),
     TEXMEX_ENTRY("texmex-gist", "gist", 1000000, 1000, 960),
-    {NULL, NULL, NULL, 0, 0, 0, NULL, {{NULL, NULL, NULL, 0, NULL, NULL, NULL, 0}}},
+    {NULL, NULL, NULL, 0, 0, 0, NULL, {{NULL, NULL, NULL, 0, NULL, NULL, NULL, 0}}, NULL},
 };
 
 const vb_registry_entry *vb_registry_all(void) { return entries; }
@@ -100,6 +117,12 @@ const vb_registry_entry *vb_registry_find(const char *name) {
 size_t vb_registry_n_files(const vb_registry_entry *e) {
     size_t n = 0;
     while (n < VB_REGISTRY_MAX_FILES && e->files[n].key) n++;
+    return n;
+}
+
+size_t vb_registry_package_n_files(const vb_registry_package *p) {
+    size_t n = 0;
+    while (p && n < VB_REGISTRY_MAX_PKG_FILES && p->files[n].key) n++;
     return n;
 }
 

@@ -9,7 +9,8 @@
  * that was not published by the dataset's maintainers, and none is known to this tree today. Where they are not
  * known (0 / NULL), the fetch says the file is unverified, checks the size against what the server announces,
  * and records the checksum of the first complete download beside the file (FILE.sha256, sha256sum's format):
- * later fetches and copies are checked against that. */
+ * later fetches and copies are checked against that. An entry may also name a Debian package that ships the
+ * dataset (vb_registry_package below), which is its source where it is installed or can be. */
 #ifndef VB_DATASETS_REGISTRY_H
 #define VB_DATASETS_REGISTRY_H
 
@@ -33,6 +34,21 @@ typedef struct vb_registry_file {
     uint64_t cut_rows;
 } vb_registry_file;
 
+/* A Debian package that ships the dataset's own files (Debian's dataset-fashion-mnist: the IDX files of
+ * Fashion-MNIST under /usr/share/datasets/fashion-mnist). Where the entry has one, it is the dataset's source when
+ * it is installed or can be installed (datasets/package.h), and the entry's files (the publisher's download) are the
+ * fallback. Each file fills one key of the dataset spec, with the spec source `source`. */
+#define VB_REGISTRY_MAX_PKG_FILES 4
+typedef struct vb_registry_package {
+    const char *name;       /* "dataset-fashion-mnist" */
+    const char *dir;        /* where it installs its files */
+    const char *source;     /* dataset_spec source of its files: "idx" */
+    struct {
+        const char *key;    /* "path", "queries_path", "labels_path", "queries_labels_path" */
+        const char *file;   /* its name in dir */
+    } files[VB_REGISTRY_MAX_PKG_FILES];
+} vb_registry_package;
+
 typedef struct vb_registry_entry {
     const char *name;       /* "sift-128-euclidean" */
     const char *source;     /* dataset_spec source of the files: "hdf5", "fbin", "u8bin", "fvecs" */
@@ -40,14 +56,16 @@ typedef struct vb_registry_entry {
     uint64_t rows, queries, dim;
     const char *origin;     /* who publishes it, for `vbench dataset list` */
     vb_registry_file files[VB_REGISTRY_MAX_FILES];   /* a NULL key ends the list */
+    const vb_registry_package *package;               /* NULL: none */
 } vb_registry_entry;
 
 /* NULL when NAME is not in the registry. */
 const vb_registry_entry *vb_registry_find(const char *name);
 /* The entries, NULL-name terminated. */
 const vb_registry_entry *vb_registry_all(void);
-/* The number of files of an entry. */
+/* The number of files of an entry (its download; the package's files: vb_registry_package_n_files). */
 size_t vb_registry_n_files(const vb_registry_entry *e);
+size_t vb_registry_package_n_files(const vb_registry_package *p);
 /* The file name of an entry's first file (its corpus) in the dataset cache: "NAME.hdf5". */
 void vb_registry_file_name(const vb_registry_entry *e, char *buf, size_t len);
 /* The bytes the files need on disk: the sizes where known, else (ann-benchmarks' layout) train + test float32

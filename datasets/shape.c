@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "datasets/dataset.h"
+#include "datasets/idx.h"
+#include "datasets/package.h"
 #include "datasets/registry.h"
 
 static int ends_with(const char *s, const char *suffix) {
@@ -44,10 +46,15 @@ static int shape_hdf5(const char *path, vb_dataset_shape *out, vb_error *err) {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     int rc = VB_OK, ct = 0, cq = 0;
     uint64_t qdim = 0;
-    if (f < 0) rc = vb_error_set(err, "dataset", 1, "%s: not an HDF5 file that can be opened", path);
-    else if (h5_dims(f, "train", &out->rows, &out->dim, &ct) || h5_dims(f, "test", &out->queries, &qdim, &cq))
+    char why[512];
+    if (f < 0) {
+        vb_dataset_hdf5_why(path, why, sizeof why);
+        rc = vb_error_set(err, "dataset", 1, "%s: not an HDF5 file that can be opened: %s", path, why);
+    } else if (h5_dims(f, "train", &out->rows, &out->dim, &ct) || h5_dims(f, "test", &out->queries, &qdim, &cq)) {
         rc = vb_error_set(err, "dataset", 1, "%s: no 2-D arrays \"train\" and \"test\"", path);
+    }
     if (f >= 0) H5Fclose(f);
+    H5Eclear2(H5E_DEFAULT);   /* a failed call's error stack (dataset.h vb_dataset_hdf5_why) */
     H5Eset_auto2(H5E_DEFAULT, fn, data);
     if (rc == VB_OK) out->cache_bytes = (ct ? out->rows * out->dim * 4 : 0) + (cq ? out->queries * out->dim * 4 : 0);
     return rc;
@@ -82,13 +89,48 @@ static int shape_vecs(const char *path, uint64_t *rows, uint64_t *dim, uint64_t 
     return VB_OK;
 }
 
+/* The shape of IDX images (datasets/idx.h) from their header; a gzipped file is inflated as far as the header. */
+static int shape_idx(const char *path, uint64_t *rows, uint64_t *dim, vb_error *err) {
+    vb_idx *x;
+    if (vb_idx_open(path, VB_IDX_MAGIC_IMAGES, &x, err) != VB_OK) return VB_ERROR;
+    *rows = vb_idx_info_of(x)->items;
+    *dim = vb_idx_info_of(x)->item_bytes;
+    vb_idx_close(&x);
+    return VB_OK;
+}
+
+static int shape_full(const vb_kv *kv, size_t n, const char *cache_dir, vb_dataset_shape *out, vb_error *err);
+
 int vb_dataset_shape_of(const vb_kv *kv, size_t n, const char *cache_dir, vb_dataset_shape *out, vb_error *err) {
+    if (shape_full(kv, n, cache_dir, out, err) != VB_OK) return VB_ERROR;
+    out->file_rows = out->rows, out->file_queries = out->queries;
+    const char *src = vb_kv_get(kv, n, "source", NULL), *path = vb_kv_get(kv, n, "path", NULL);
+    if ((!path || (src && strcmp(src, "synthetic") == 0)) && !vb_kv_get(kv, n, "registry", NULL)) return VB_OK;
+    /* a dataset read from files: rows and queries take a subset (dataset.h vb_dataset_subset) */
+    long rows = atol(vb_kv_get(kv, n, "rows", "0")), q = atol(vb_kv_get(kv, n, "queries", "0"));
+    if (rows > 0 && (uint64_t)rows < out->rows) out->rows = (uint64_t)rows;
+    if (q > 0 && (uint64_t)q < out->queries) out->queries = (uint64_t)q;
+    if (out->rows != out->file_rows || out->queries != out->file_queries) {
+        size_t len = strlen(out->from);
+        snprintf(out->from + len, sizeof out->from - len, ", a seeded subset of %llu rows and %llu queries",
+                 (unsigned long long)out->file_rows, (unsigned long long)out->file_queries);
+    }
+    return VB_OK;
+}
+
+static int shape_full(const vb_kv *kv, size_t n, const char *cache_dir, vb_dataset_shape *out, vb_error *err) {
     memset(out, 0, sizeof *out);
     const char *src = vb_kv_get(kv, n, "source", NULL), *path = vb_kv_get(kv, n, "path", NULL);
     const char *reg = vb_kv_get(kv, n, "registry", NULL);
     if (!path && reg) {
         const vb_registry_entry *e = vb_registry_find(reg);
         if (!e) return vb_error_set(err, "dataset", 1, "registry: no dataset named \"%s\" (datasets/registry.c)", reg);
+        if (e->package && vb_package_here(e->package)) {   /* its Debian package's files: nothing to fetch */
+            out->rows = e->rows, out->queries = e->queries, out->dim = e->dim;
+            out->cache_bytes = (e->rows + e->queries) * e->dim * 4;
+            snprintf(out->from, sizeof out->from, "Debian package %s", e->package->name);
+            return VB_OK;
+        }
         /* every file in the cache: its shape from its headers, as if the profile named the files */
         char files[VB_REGISTRY_MAX_FILES][PATH_MAX + 300];
         vb_kv fkv[VB_REGISTRY_MAX_FILES + 1];
@@ -106,7 +148,7 @@ int vb_dataset_shape_of(const vb_kv *kv, size_t n, const char *cache_dir, vb_dat
             snprintf(out->from, sizeof out->from, "registry");
             return VB_OK;
         }
-        return vb_dataset_shape_of(fkv, nf + 1, cache_dir, out, err);
+        return shape_full(fkv, nf + 1, cache_dir, out, err);
     }
     if (!path || (src && strcmp(src, "synthetic") == 0)) {
         long rows = atol(vb_kv_get(kv, n, "rows", "10000")), q = atol(vb_kv_get(kv, n, "queries", "1000"));
@@ -124,6 +166,14 @@ int vb_dataset_shape_of(const vb_kv *kv, size_t n, const char *cache_dir, vb_dat
                             reg ? "" : " (vbench dataset list shows the public ones, vbench dataset fetch gets them)");
     if ((src && strcmp(src, "hdf5") == 0) || ends_with(path, ".hdf5") || ends_with(path, ".h5"))
         return shape_hdf5(path, out, err);
+    if (src && strcmp(src, "idx") == 0) {
+        const char *qpath = vb_kv_get(kv, n, "queries_path", NULL);
+        uint64_t qdim = 0;
+        if (shape_idx(path, &out->rows, &out->dim, err) || (qpath && shape_idx(qpath, &out->queries, &qdim, err)))
+            return VB_ERROR;
+        out->cache_bytes = (out->rows + out->queries) * out->dim * 4;
+        return VB_OK;
+    }
     uint64_t conv = 0, qconv = 0, qdim = 0;
     if (shape_vecs(path, &out->rows, &out->dim, &conv, err)) return VB_ERROR;
     const char *qpath = vb_kv_get(kv, n, "queries_path", NULL);

@@ -13,11 +13,13 @@
 #include "util/kv.h"
 
 typedef struct vb_dataset_shape {
-    uint64_t rows, queries, dim;
+    uint64_t rows, queries, dim;   /* what a campaign uses: a file's rows: / queries: subset applied */
+    uint64_t file_rows, file_queries;   /* what the files hold, before the subset */
     uint64_t fetch_bytes;   /* a registry file not downloaded yet: what the download needs in the cache */
     uint64_t cache_bytes;   /* what opening it writes into the cache: the synthetic corpus, or the float32
                              * conversion of a chunked / non-float32 HDF5 array or a .fvecs/.bvecs/.u8bin file */
-    char from[48];          /* "profile", "file header", "registry" */
+    char from[160];         /* "profile", "file header", "registry", "Debian package NAME", then ", a seeded subset
+                             * of R rows and Q queries" when the profile takes one */
 } vb_dataset_shape;
 
 /* The shape of the profile entry kv (dataset_spec.h keys, plus `registry`). cache_dir: the resolved dataset

@@ -147,3 +147,50 @@ double vb_recall_sum_mean(const vb_recall_sum *s) {
 double vb_recall_sum_mean_overlap(const vb_recall_sum *s) {
     return s->queries ? s->id_overlap_sum / (double)s->queries : 0.0;
 }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double vb_recall_percentile(const double *sorted, size_t n, double p) {
+    if (n == 0) return NAN;
+    double r = ceil(p / 100.0 * (double)n);   /* nearest rank, 1-based */
+    size_t rank = r < 1 ? 1 : r > (double)n ? n : (size_t)r;
+    return sorted[rank - 1];
+}
+
+int vb_recall_dist_of(const double *per_query, size_t n, vb_recall_dist *out, vb_error *err) {
+    memset(out, 0, sizeof *out);
+    double *v = n ? malloc(n * sizeof *v) : NULL;
+    if (n && !v) return vb_error_set(err, "recall", 2, "out of memory for the recall of %zu queries", n);
+    size_t m = 0, zero = 0, below = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(per_query[i])) continue;
+        v[m++] = per_query[i];
+        zero += per_query[i] == 0.0;
+        below += per_query[i] < 0.5;
+    }
+    if (m > 0) {
+        qsort(v, m, sizeof *v, cmp_double);
+        out->queries = m;
+        out->min = v[0];
+        out->p1 = vb_recall_percentile(v, m, 1);
+        out->p10 = vb_recall_percentile(v, m, 10);
+        out->p50 = vb_recall_percentile(v, m, 50);
+        out->zero_share = (double)zero / (double)m;
+        out->below_half_share = (double)below / (double)m;
+    }
+    free(v);
+    return VB_OK;
+}
+
+int vb_recall_dist_merge(double **into, size_t *n_into, const double *from, size_t n_from, vb_error *err) {
+    if (n_from == 0) return VB_OK;
+    double *grown = realloc(*into, (*n_into + n_from) * sizeof *grown);
+    if (!grown) return vb_error_set(err, "recall", 2, "out of memory for the recall of %zu queries", *n_into + n_from);
+    memcpy(grown + *n_into, from, n_from * sizeof *grown);
+    *into = grown;
+    *n_into += n_from;
+    return VB_OK;
+}

@@ -68,4 +68,32 @@ void vb_recall_sum_add(vb_recall_sum *s, const vb_recall_one *one);
 double vb_recall_sum_mean(const vb_recall_sum *s);          /* mean recall, 0 when empty */
 double vb_recall_sum_mean_overlap(const vb_recall_sum *s);
 
+/* The distribution of per-query recall over one measurement (docs/metrics.md "Recall distribution"): beside the
+ * mean, the minimum, p1, p10 and p50, and the shares of queries at recall 0 and below 0.5. A mean of 0.95 fits
+ * every query at 0.95 as well as 5 % of the queries with nothing right; these tell the two apart.
+ *
+ * Percentiles are nearest-rank over the exact per-query values: with the n values sorted ascending, pP is the
+ * value of rank ceil(P / 100 x n) (1-based), the smallest value that at least P % of the queries are at or below;
+ * it is always one of the measured values, never an interpolation. With fewer than 100 queries p1 is the minimum.
+ *
+ * The input is every query's recall in query order (NaN: a query the measurement did not answer, as a window that
+ * did not reach it; left out). The values are kept as they are, not binned: a query's recall is counted / expected,
+ * a multiple of 1/k only while the ground truth has k rows (a filtered one may have fewer) and only for one answer
+ * (a window scores a query by the mean over its answers), so only the values themselves give exact order
+ * statistics. The summary of a concatenation is the summary over all the values, whatever the order or the split
+ * (two workers' values, two repeats): vb_recall_dist_merge keeps them so. */
+typedef struct vb_recall_dist {
+    uint64_t queries;                 /* values summarised (NaN left out); 0: nothing, every other field 0 */
+    double min, p1, p10, p50;
+    double zero_share, below_half_share;   /* of the queries: recall exactly 0; recall < 0.5 */
+} vb_recall_dist;
+
+/* The summary of n per-query values (NaN ones left out). VB_ERROR only when out of memory for the sorted copy. */
+int vb_recall_dist_of(const double *per_query, size_t n, vb_recall_dist *out, vb_error *err);
+/* pP of n values sorted ascending, nearest rank as above; P in (0, 100]; NaN when n is 0. */
+double vb_recall_percentile(const double *sorted, size_t n, double p);
+/* Appends from's n_from values to *into (*n_into of them, malloc'd; NULL with 0 to start): the values of two
+ * workers or of two repeats as one set. VB_ERROR when out of memory (*into is then unchanged). */
+int vb_recall_dist_merge(double **into, size_t *n_into, const double *from, size_t n_from, vb_error *err);
+
 #endif

@@ -223,6 +223,7 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->evicted_files = p->evicted_files > 0 ? (uint64_t)p->evicted_files : 0;
     w->evicted_bytes = p->evicted_bytes > 0 ? (uint64_t)p->evicted_bytes : 0;
     w->restart_s = p->restart_s;
+    w->build = p->build > 0 ? (uint32_t)p->build : 0;
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -259,4 +260,5 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->evicted_files = w->evicted_files <= INT64_MAX ? (long long)w->evicted_files : INT64_MAX;
     p->evicted_bytes = w->evicted_bytes <= INT64_MAX ? (long long)w->evicted_bytes : INT64_MAX;
     p->restart_s = w->restart_s;
+    p->build = w->build;
 }

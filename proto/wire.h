@@ -34,6 +34,7 @@
  *                   + scalars                                                           <=  45 KB
  *                   a sweep's answers: 16 + queries x (4 + 8 k) bytes, kept only up to VB_WIRE_ANSWERS_MAX
  *                   (8 MiB: 10,000 queries at k = 100 are 8,040,016 bytes; at k = 10, 840,016)
+ *                   every Measurement's per-query recall: 4 bytes a query, kept only up to VB_WIRE_QUERY_RECALL_MAX
  *   ChurnResult     1 histogram + duplicate_example + scalars                          <=  43 KB
  *   ColdStartResult 2 x queries (<= 10,000, the profile's limit) latencies of <= 10 bytes and as many failed
  *                   indexes of <= 5 bytes, reason and first_error (each < 1,024) + scalars   <= 305 KB
@@ -42,12 +43,13 @@
  *                   < 128 KB) + message (a vb_error, < 1,024); samples carry <= 256 a batch (orchestrator/orchestrate.c,
  *                   5 fields <= 55 bytes each: 14 KB)                                   <= 400 KB
  *   Failed, Log     a vb_error message, < 1,024 bytes; Hello, Assign: a few KB of names and parameters
- * The largest is a SweepResult with its answers (VB_WIRE_ANSWERS_MAX + 45 KB); VB_WIRE_MAX_BYTES is that bound
+ * The largest is a SweepResult with its answers (VB_WIRE_ANSWERS_MAX + 45 KB + VB_WIRE_QUERY_RECALL_MAX); VB_WIRE_MAX_BYTES is that bound
  * plus 1 MiB for everything else (a ServerReport, about 400 KB at worst, gets 2.5 times its size). The frame on
  * the wire adds the CURVE MESSAGE command's 33 bytes (name, nonce, MAC, flags): VB_WIRE_FRAME_MAX has room for
  * them. tests/unit/test_wire_limits.c builds the largest Result and ServerReport and checks they fit. */
 #define VB_WIRE_LOG_TAIL_MAX (256u << 10)
 #define VB_WIRE_ANSWERS_MAX (8u << 20)
+#define VB_WIRE_QUERY_RECALL_MAX (256u << 10)   /* Measurement.query_recall: 65,536 queries */
 #define VB_WIRE_MAX_BYTES (VB_WIRE_ANSWERS_MAX + (1u << 20))
 #define VB_WIRE_FRAME_MAX (VB_WIRE_MAX_BYTES + 4096u)
 

@@ -149,7 +149,9 @@ int vb_chart_render(const vb_chart *c, const char *dir, vb_error *err) {
     sb_add(&body, "data = '%s.dat'\n", c->name);
     sb_add(&body, "set title \"%s\\n%s\" noenhanced\n", dquote(c->title, qt, sizeof qt, TITLE_WIDTH),
            dquote(c->caption, qc, sizeof qc, TITLE_WIDTH));
-    sb_add(&body, "set key outside bottom center horizontal noenhanced\nset grid\nset border 3\nset tics nomirror\n");
+    /* The key to the right of the plot, one entry a line: below it, four series' entries ran into the x axis's
+     * label (the report of four series seen in Chromium, issue 36.15). */
+    sb_add(&body, "set key outside right top vertical Left reverse noenhanced\nset grid\nset border 3\nset tics nomirror\n");
     sb_add(&body, "%s", c->cmds.p ? c->cmds.p : "");
     sb_add(&body, "plot %s\n", c->plots.p ? c->plots.p : "NaN notitle");
     snprintf(path, sizeof path, "%s/%s.body.gp", dir, c->name);

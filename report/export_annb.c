@@ -2,8 +2,9 @@
  *
  * One HDF5 file per recall-sweep row that kept its answers: DIR/results/DATASET/K/ALGO/NAME.hdf5, where DATASET is
  * the dataset's name, ALGO the series label (engine, and configuration where the database has one; a '/' in either
- * becomes '_') and NAME the engine's parameters and ef_search, reduced to [A-Za-z0-9_] as ann-benchmarks names
- * its files. What ann-benchmarks reads (its
+ * becomes '_') and NAME the engine's parameters and ef_search (and the build, for a configuration built several
+ * times: build_repeats, each build its own file, so ann-benchmarks' plot shows the spread across builds), reduced to
+ * [A-Za-z0-9_] as ann-benchmarks names its files. What ann-benchmarks reads (its
  * results.py load_all_results, plotting/utils.py compute_metrics*, plotting/metrics.py), with its types:
  *   datasets  times (float32, queries): seconds per query; neighbors (int32, queries x k), -1 where the answer was
  *             short; distances (float32, queries x k) in the dataset's metric, +inf where short;
@@ -141,6 +142,7 @@ static herr_t dataset_write(hid_t f, const char *name, hid_t file_type, hid_t me
 typedef struct annb_row {
     const char *result_key, *dataset, *label, *engine;
     int ef_search;
+    int build;                      /* the build the row searched; 0: the configuration was built once */
     long long queries;
     double recall, qps, build_time; /* build_time < 0: no build recorded */
     long long index_bytes;          /* < 0: unknown */
@@ -165,9 +167,11 @@ static int write_one(sqlite3 *db, const char *dir, const annb_row *r, int quiet,
 
     char params[1024], name[1300], file_name[200], ds[200], algo[200], path[PATH_MAX], folder[PATH_MAX - 256];
     engine_params(db, r->engine, params, sizeof params);
-    snprintf(name, sizeof name, "%s(%s%sef_search=%d)", r->label, params, *params ? "," : "", r->ef_search);
+    char build[32] = "";
+    if (r->build > 0) snprintf(build, sizeof build, ",build=%d", r->build);
+    snprintf(name, sizeof name, "%s(%s%sef_search=%d%s)", r->label, params, *params ? "," : "", r->ef_search, build);
     char stem[1300];
-    snprintf(stem, sizeof stem, "%s,ef_search=%d", params, r->ef_search);
+    snprintf(stem, sizeof stem, "%s,ef_search=%d%s", params, r->ef_search, build);
     sanitize(stem, file_name, sizeof file_name);
     path_part(r->dataset, ds, sizeof ds);
     path_part(r->label, algo, sizeof algo);
@@ -250,18 +254,21 @@ int vb_export_annb(sqlite3 *db, const char *dir, int quiet, vb_error *err) {
                                               "by default since this version; run the campaign again (the "
                                               "recall_sweep phase's `answers: true`)");
     /* The series label as the report has it (engine, and configuration where the database has one); the build of
-     * the same label and dataset gives build_time and index_size. */
+     * the same label and dataset gives build_time and index_size: with build_repeats, the build the row searched. */
     char *builds = vb_report_sql(db, "build_result", "SELECT dataset AS bd, {label} AS bl, load_s + build_s AS bt, "
-                                                     "index_bytes AS ib, recorded_at AS ra FROM build_result");
+                                                     "index_bytes AS ib, recorded_at AS ra, COALESCE(build, 1) AS bb "
+                                                     "FROM build_result");
     char *sweeps = vb_report_sql(db, "sweep_result", "SELECT result_key, engine, dataset, ef_search, queries, recall, "
-                                                     "qps, answers, {label} AS label FROM sweep_result "
-                                                     "WHERE answers IS NOT NULL");
+                                                     "qps, answers, {label} AS label, COALESCE(build, 1) AS sb "
+                                                     "FROM sweep_result WHERE answers IS NOT NULL");
+    /* the builds of each label and dataset: one (0 below), or several (the file names the build) */
     char *sql = NULL;
     if (asprintf(&sql, "WITH b AS (%s), s AS (%s) SELECT s.result_key, s.engine, s.dataset, s.ef_search, s.queries, "
                        "s.recall, s.qps, s.answers, s.label, (SELECT bt FROM b WHERE bl = s.label AND bd = s.dataset "
-                       "ORDER BY ra DESC LIMIT 1), (SELECT ib FROM b WHERE bl = s.label AND bd = s.dataset ORDER BY "
-                       "ra DESC LIMIT 1) FROM s ORDER BY s.dataset, s.label, s.ef_search, s.result_key",
-                 builds, sweeps) < 0)
+                       "AND bb = s.sb ORDER BY ra DESC LIMIT 1), (SELECT ib FROM b WHERE bl = s.label AND bd = "
+                       "s.dataset AND bb = s.sb ORDER BY ra DESC LIMIT 1), IIF((SELECT COUNT(DISTINCT x.sb) FROM s "
+                       "AS x WHERE x.label = s.label AND x.dataset = s.dataset) > 1, s.sb, 0) FROM s ORDER BY "
+                       "s.dataset, s.label, s.ef_search, s.result_key", builds, sweeps) < 0)
         sql = NULL;
     free(builds), free(sweeps);
     sqlite3_stmt *st = NULL;
@@ -286,6 +293,7 @@ int vb_export_annb(sqlite3 *db, const char *dir, int quiet, vb_error *err) {
             .label = (const char *)sqlite3_column_text(st, 8),
             .build_time = sqlite3_column_type(st, 9) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 9),
             .index_bytes = sqlite3_column_type(st, 10) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 10),
+            .build = sqlite3_column_int(st, 11),
         };
         if (!r.label) r.label = r.engine;
         rc = write_one(db, dir, &r, quiet, err);

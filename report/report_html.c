@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "report/grid.h"
 #include "report/show.h"
 #include "report/report_runs.h"
 #include "util/versions.h"
@@ -85,65 +86,93 @@ static void pre(doc *d, const char *text) {
 }
 
 /* A table from SQL ({label} expanded) over every run, with a leading run column when there are several. Returns
- * the rows written. */
+ * the rows written. As `vbench show` does (report/grid.h), the columns that carry nothing for these runs are named
+ * in a note under the table instead of shown, and what every row shares is said once above it, so a table of four
+ * series fits the page; the exports (`vbench export`) keep every column. */
 static int table(doc *d, const char *from, const char *sql, vb_error *err) {
     vb_report_set *rs = d->rs;
-    int rows = 0;
+    vb_grid g;
+    int begun = 0;
     for (size_t r = 0; r < rs->n; r++) {
         char *q = vb_report_sql(rs->runs[r].db, from, sql);
         sqlite3_stmt *st;
         int rc = sqlite3_prepare_v2(rs->runs[r].db, q, -1, &st, NULL);
         free(q);
-        if (rc != SQLITE_OK)
+        if (rc != SQLITE_OK) {
+            if (begun) vb_grid_free(&g);
             return vb_error_set(err, "report", 1, "%s: reading %s: %s (is this a vbench results database?)",
                                 rs->runs[r].path, from, sqlite3_errmsg(rs->runs[r].db));
-        int cols = sqlite3_column_count(st);
-        char cell[1024];
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (rows == 0) {
-                fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
-                fputs("|", d->md);
-                if (rs->n > 1) fputs("<th>run</th>", d->html), fputs(" run |", d->md);
-                for (int i = 0; i < cols; i++) {
-                    fputs("<th>", d->html);
-                    html_esc(d->html, sqlite3_column_name(st, i));
-                    fputs("</th>", d->html);
-                    fprintf(d->md, " %s |", sqlite3_column_name(st, i));
-                }
-                fputs("</tr>\n", d->html);
-                fputs("\n|", d->md);
-                for (int i = 0; i < cols + (rs->n > 1); i++) fputs("---|", d->md);
-                fputc('\n', d->md);
-            }
-            rows++;
-            fputs("<tr>", d->html);
-            fputs("|", d->md);
-            if (rs->n > 1) {
-                fputs("<td>", d->html);
-                html_esc(d->html, rs->runs[r].name);
-                fputs("</td>", d->html);
-                fprintf(d->md, " %s |", rs->runs[r].name);
-            }
-            for (int i = 0; i < cols; i++) {
-                vb_report_cell(st, i, cell, sizeof cell);
-                int num = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
-                fputs(num ? "<td class=\"n\">" : "<td>", d->html);
-                html_esc(d->html, cell);
-                fputs("</td>", d->html);
-                fputc(' ', d->md);
-                md_cell(d->md, cell);
-                fputs(" |", d->md);
-            }
-            fputs("</tr>\n", d->html);
-            fputc('\n', d->md);
         }
+        if (!begun && vb_grid_begin(&g, st, rs->n > 1 ? "run" : NULL) != 0) {
+            sqlite3_finalize(st);
+            vb_grid_free(&g);
+            return vb_error_set(err, "report", 1, "out of memory reading %s", from);
+        }
+        begun = 1;
+        rc = vb_grid_add_rows(&g, st, rs->runs[r].name);
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
+        if (rc != SQLITE_DONE) {
+            vb_grid_free(&g);
             return vb_error_set(err, "report", 1, "%s: reading %s: %s", rs->runs[r].path, from,
-                                sqlite3_errmsg(rs->runs[r].db));
+                                rc < 0 ? "out of memory" : sqlite3_errmsg(rs->runs[r].db));
+        }
     }
-    if (rows) fputs("</table></div>\n", d->html), fputc('\n', d->md);
-    else para(d, "none", "No rows.");
+    int rows = begun ? g.rows : 0;
+    if (!rows) {
+        if (begun) vb_grid_free(&g);
+        para(d, "none", "No rows.");
+        return 0;
+    }
+    char notes[1024], context[512];
+    vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
+    if (context[0]) para(d, "ctx", "%s", context);
+    fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
+    fputs("|", d->md);
+    int cols = 0;
+    for (int i = 0; i < g.cols; i++) {
+        if (!g.keep[i]) continue;
+        cols++;
+        fputs("<th>", d->html);
+        html_esc(d->html, g.name[i]);
+        fputs("</th>", d->html);
+        fprintf(d->md, " %s |", g.name[i]);
+    }
+    fputs("</tr>\n", d->html);
+    fputs("\n|", d->md);
+    for (int i = 0; i < cols; i++) fputs("---|", d->md);
+    fputc('\n', d->md);
+    for (int r = 0; r < g.rows; r++) {
+        fputs("<tr>", d->html);
+        fputs("|", d->md);
+        for (int i = 0; i < g.cols; i++) {
+            if (!g.keep[i]) continue;
+            const char *cell = vb_grid_at(&g, r, i);
+            /* Numbers right-aligned; short texts kept on one line; prose (a text with spaces) over 40 characters
+             * wraps between words (or anywhere, a long token without commas); a long name with commas (a
+             * configuration's label) breaks after its commas first (a dataset's name over three lines, issue 36.15). */
+            int num = g.num[(size_t)r * (size_t)g.cols + (size_t)i], len = (int)strlen(cell);
+            int prose = !num && len > 40 && (strchr(cell, ' ') || !strchr(cell, ','));
+            int label = !num && !prose && len > 24 && strchr(cell, ',');
+            fputs(num ? "<td class=\"n\">" : prose ? "<td class=\"t\">" : label ? "<td class=\"l\">" : "<td>", d->html);
+            if (label)
+                for (const char *p = cell; *p; p++) {
+                    char one[2] = {*p, 0};
+                    html_esc(d->html, one);
+                    if (*p == ',') fputs("<wbr>", d->html);
+                }
+            else
+                html_esc(d->html, cell);
+            fputs("</td>", d->html);
+            fputc(' ', d->md);
+            md_cell(d->md, cell);
+            fputs(" |", d->md);
+        }
+        fputs("</tr>\n", d->html);
+        fputc('\n', d->md);
+    }
+    fputs("</table></div>\n", d->html), fputc('\n', d->md);
+    if (notes[0]) para(d, "note", "Not shown: %s.", notes);
+    vb_grid_free(&g);
     return rows;
 }
 
@@ -251,11 +280,25 @@ static int summary(doc *d, vb_error *err) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "best at recall >= 0.90: %s, >= 0.95: %s, >= 0.99: "
                                       "%s (1 client). ", a, b, c);
             }
-            if (step_double(db, "build_result", "SELECT load_s, build_s, index_bytes, rows FROM build_result "
-                            "WHERE {label} = ?1", label, v, 4) && !isnan(v[0])) {
+            /* the distribution behind the means (docs/metrics.md "Recall distribution"): at the lowest ef_search, and
+             * how far up the sweep some query still gets nothing right */
+            if (step_double(db, "v_recall_sweep", "SELECT ef_search, recall_p10, zero_share, (SELECT MAX(ef_search) FROM "
+                            "v_recall_sweep WHERE {label} = ?1 AND clients = 1 AND zero_share > 0) FROM v_recall_sweep "
+                            "WHERE {label} = ?1 AND clients = 1 AND recall_p10 IS NOT NULL ORDER BY ef_search LIMIT 1",
+                            label, v, 4) && !isnan(v[0])) {
+                o += (size_t)snprintf(text + o, sizeof text - o, "Per-query recall at ef_search %.0f: p10 %.4f, %.1f %% "
+                                      "of the queries at recall 0", v[0], v[1], 100 * v[2]);
+                if (isnan(v[3])) o += (size_t)snprintf(text + o, sizeof text - o, ". ");
+                else o += (size_t)snprintf(text + o, sizeof text - o, "; a query at 0 up to ef_search %.0f. ", v[3]);
+            }
+            /* several builds (build_repeats): their mean, said so */
+            if (step_double(db, "build_result", "SELECT AVG(load_s), AVG(build_s), AVG(index_bytes), MAX(rows), "
+                            "COUNT(*) FROM build_result WHERE {label} = ?1", label, v, 5) && !isnan(v[0])) {
                 o += (size_t)snprintf(text + o, sizeof text - o, "Load %.2f s, index build %.2f s", v[0], v[1]);
                 if (!isnan(v[2])) o += (size_t)snprintf(text + o, sizeof text - o, ", index %.1f MiB", v[2] / 1048576.0);
-                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows. ", v[3]);
+                o += (size_t)snprintf(text + o, sizeof text - o, " for %.0f rows", v[3]);
+                if (v[4] > 1) o += (size_t)snprintf(text + o, sizeof text - o, " (the mean of %.0f builds)", v[4]);
+                o += (size_t)snprintf(text + o, sizeof text - o, ". ");
             }
             if (step_double(db, "v_concurrency", "SELECT MAX(clients) FROM v_concurrency WHERE {label} = ?1 AND "
                             "target_rate IS NULL", label, v, 1) && !isnan(v[0]) && v[0] > 1) {
@@ -400,16 +443,16 @@ static int asymmetries(doc *d, vb_error *err) {
     h3(d, "Durability");
     para(d, NULL, "Embedded engines keep their index in the client's memory and write nothing durably; a server's "
                   "durability settings, where its manifest records them, are listed beside it.");
-    /* a configuration's series runs on its entry's server (v_series_entry): pgvector[variant=vector] on pgvector's */
+    /* A configuration's server is its entry's ("pgvector[variant=halfvec]" runs on pgvector's: config/profile.h) */
     if (table(d, "plan",
-              "SELECT {label} AS series, CASE WHEN plan.server IN (SELECT engine FROM server_log) THEN 'server' ELSE "
+              "SELECT {label} AS series, CASE WHEN p.entry IN (SELECT engine FROM server_log) THEN 'server' ELSE "
               "'embedded: in memory, nothing durable' END AS kind, "
-              "(SELECT group_concat(substr(m.key, length('server.' || plan.server || '.') + 1) || '=' || m.value, ', ') "
-              "FROM manifest AS m WHERE m.key LIKE 'server.' || plan.server || '.%' AND (m.key LIKE '%fsync%' OR "
+              "(SELECT group_concat(substr(m.key, length('server.' || p.entry || '.') + 1) || '=' || m.value, ', ') "
+              "FROM manifest AS m WHERE m.key LIKE 'server.' || p.entry || '.%' AND (m.key LIKE '%fsync%' OR "
               "m.key LIKE '%synchronous%' OR m.key LIKE '%flush_log%' OR m.key LIKE '%sync_binlog%' OR "
               "m.key LIKE '%doublewrite%' OR m.key LIKE '%wal_level%')) AS durability_settings "
-              "FROM (SELECT p.*, COALESCE(se.entry, p.engine) AS server FROM plan AS p "
-              "LEFT JOIN v_series_entry AS se ON se.series = p.engine) AS plan GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
+              "FROM (SELECT *, IIF(instr(engine, '[') > 0, substr(engine, 1, instr(engine, '[') - 1), engine) AS entry "
+              "FROM plan) AS p GROUP BY 1 ORDER BY MIN(seq)", err) < 0)
         return VB_ERROR;
     return VB_OK;
 }
@@ -588,6 +631,40 @@ static int cpu_profile(doc *d, vb_error *err) {
     return VB_OK;
 }
 
+/* Which spread the sweep's interval covers, and the spread across builds (build_repeats): one sentence per
+ * configuration built several times (its widest spread of recall and of QPS across builds against the widest of its
+ * query repeats), then v_build_spread. */
+static int build_spread(doc *d, vb_error *err) {
+    para(d, NULL, "qps_ci_lo / qps_ci_hi above: the bootstrap 95 %% interval of a point's median QPS over its query "
+                  "repeats (from 5 repeats). It covers the spread across query repeats only, those of one build (the "
+                  "last, when the index was built several times): not the spread across builds, which the next table "
+                  "shows as the range of the builds' own values (build_repeats; a handful of builds gives no interval).");
+    sqlite3 *db = d->rs->runs[0].db;
+    sqlite3_stmt *st;
+    const char *sql = "SELECT engine, dataset, MAX(builds), MAX(recall_max - recall_min), MAX(qps_spread), "
+                      "MAX(qps_repeat_spread) FROM v_build_spread GROUP BY engine, dataset ORDER BY MIN(seq)";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return VB_OK;   /* an older file: no view */
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        n++;
+        char rep[96] = "one repeat per build: no spread across repeats to set beside it";
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+            snprintf(rep, sizeof rep, "against at most %.1f %% across the query repeats of one build",
+                     100 * sqlite3_column_double(st, 5));
+        para(d, NULL, "%s on %s was built %d times, the recall sweep run on each build: recall differs by up to "
+                      "%.4f between builds, QPS by up to %.1f %% of its mean (%s).",
+             (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
+             sqlite3_column_int(st, 2), sqlite3_column_double(st, 3), 100 * sqlite3_column_double(st, 4), rep);
+    }
+    sqlite3_finalize(st);
+    if (!n) return VB_OK;
+    return table(d, "v_build_spread", "SELECT {label} AS series, dataset, clients, ef_search, builds, repeats, "
+                 "recall_mean, recall_min, recall_max, qps_mean, qps_min, qps_max, "
+                 "printf('%.1f %%', 100 * qps_spread) AS across_builds, "
+                 "IIF(qps_repeat_spread IS NULL, NULL, printf('%.1f %%', 100 * qps_repeat_spread)) AS across_repeats "
+                 "FROM v_build_spread", err) < 0 ? VB_ERROR : VB_OK;
+}
+
 /* "Where the time goes": the stacked bars, one sentence per configuration computed from its largest client count
  * (the first run's windows), and the table of v_time_split. */
 static int timegoes(doc *d, vb_error *err) {
@@ -655,6 +732,7 @@ static const char *css =
     "figure{margin:16px 0}figure img{width:100%;height:auto;border:1px solid #eee}"
     "figcaption{font-size:.9em;color:#444}"
     ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.85em;margin:8px 0}"
+    "td{white-space:nowrap}td.t{white-space:normal;min-width:12em;overflow-wrap:anywhere}td.l{white-space:normal;overflow-wrap:anywhere}p.ctx,p.note{font-size:.85em;color:#444;margin:4px 0}"
     "th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums}th{background:#f4f4f4}"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:.85em;white-space:pre-wrap;word-break:break-all}"
@@ -708,11 +786,23 @@ static int body(doc *d, vb_error *err) {
                                 "id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, queries, short_answers, "
                                 "errors, repeats, "
                                 "qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci", err) < 0;
+            if (!rc) rc = build_spread(d, err);
+            /* the distribution of per-query recall of every measured point (each repeat its own row) */
+            if (!rc) {
+                h3(d, "Recall distribution per measured point");
+                para(d, NULL, "Per-query recall@k: the minimum, the nearest-rank p1, p10 and p50 over the queries, and "
+                              "the shares of the queries at recall 0 (zero_share) and below 0.5 (below_half); recall is "
+                              "the mean. `vbench show --worst N` names the hardest queries of each point.");
+                /* short names, as show --recall's: the heading says what they are of */
+                rc = table(d, "v_recall_dist", "SELECT {label} AS series, dataset, phase, point, recall, recall_min AS "
+                           "min, recall_p1 AS p1, recall_p10 AS p10, recall_p50 AS p50, zero_share, below_half_share AS "
+                           "below_half, queries FROM v_recall_dist", err) < 0;
+            }
         } else if (strcmp(id, "build") == 0) {
             rc = figures(d, "build", err);
-            if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, first_query_s, "
-                                              "rows_per_s, index_bytes, table_bytes, client_cpu_s, engine_version "
-                                              "FROM v_build", err) < 0;
+            if (!rc) rc = table(d, "v_build", "SELECT {label} AS series, dataset, build, rows, load_s, build_s, "
+                                              "first_query_s, rows_per_s, index_bytes, table_bytes, client_cpu_s, "
+                                              "engine_version FROM v_build", err) < 0;
             if (!rc) rc = table(d, "v_cost_build", "SELECT {label} AS series, dataset, rows, load_s, build_s, per_hour, "
                                 "currency, build_cost FROM v_cost_build", err) < 0;
         } else if (strcmp(id, "concurrency") == 0) {

@@ -2,8 +2,11 @@
 #include "report/show.h"
 #include "report/status_eta.h"
 
+#include "report/grid.h"
 #include "report/json_rows.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +20,7 @@ typedef struct report_table {
  * rows they have no key in show --json either. */
 static int optional(const report_table *t) {
     return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
-           strncmp(t->name, "cpu_profile", 11) == 0;
+           strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0;
 }
 
 static const report_table tables[] = {
@@ -25,11 +28,20 @@ static const report_table tables[] = {
      "SELECT engine, dataset, rows, load_s, build_s, first_query_s, rows_per_s, index_bytes, table_bytes, "
      "client_cpu_s, engine_version, "
      /* a load continued from its checkpoint: load_s is the sum of its attempts' work, said so */
-     "IIF(attempts > 1, printf('load %.0f s over %d attempts', load_s, attempts), NULL) AS attempts FROM v_build"},
+     "IIF(attempts > 1, printf('load %.0f s over %d attempts', load_s, attempts), NULL) AS attempts, build FROM v_build"},
     {"recall_sweep", "Recall sweep (one client, every query once; with a clients list, a window per client count)",
-     "SELECT engine, dataset, clients, ef_search, recall, id_overlap, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, "
+     /* recall_p10 and zero_share: the distribution in brief (all of it: `show --recall`) */
+     "SELECT engine, dataset, clients, ef_search, recall, recall_p10, zero_share, id_overlap, qps, mean_ms, p50_ms, "
+     "p95_ms, p99_ms, p999_ms, "
      "queries, short_answers, "
-     "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi FROM v_recall_sweep_ci"},
+     "errors, repeats, qps_min, qps_max, qps_ci_lo, qps_ci_hi, builds FROM v_recall_sweep_ci"},
+    /* build_repeats (v_build_spread): compact, within 120 columns; the CI of the sweep above covers the repeats */
+    {"build_spread", "Spread across builds (build_repeats; rep_spread: the widest QPS range within one build)",
+     "SELECT engine, dataset, clients, ef_search AS ef, builds, recall_mean AS recall, "
+     "printf('%.4f-%.4f', recall_min, recall_max) AS recall_range, qps_mean AS qps, "
+     "printf('%.0f-%.0f', qps_min, qps_max) AS qps_range, printf('%.1f %%', 100 * qps_spread) AS build_spread, "
+     "IIF(qps_repeat_spread IS NULL, '-', printf('%.1f %%', 100 * qps_repeat_spread)) AS rep_spread "
+     "FROM v_build_spread"},
     {"recall_targets", "Best QPS whose recall passes",
      "SELECT engine, dataset, clients, qps_at_0_90, qps_at_0_95, qps_at_0_99 FROM v_recall_targets"},
     /* one row per point, medians over its repeats (the windows: `show --windows`, v_concurrency) */
@@ -102,7 +114,7 @@ static const report_table tables[] = {
      "IIF(estimated_s > 0, printf('%.2f', seconds / estimated_s), NULL) AS actual_over_estimate, detail "
      "FROM v_campaign_time"},
     {"validity", "Validity (what makes a number less than it seems)",
-     "SELECT engine, dataset, \"check\", detail, item FROM v_validity"},
+     "SELECT engine, dataset, \"check\", item, detail FROM v_validity"},
     /* Every plan item that is not done (the campaign is complete only when this is empty); JSON key kept. */
     {"failures", "Items not done",
      "SELECT key AS item, status, attempts, error FROM plan WHERE status <> 'done' ORDER BY seq"},
@@ -143,47 +155,180 @@ static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error 
     return VB_OK;
 }
 
-/* Text table: widths from a first pass over the rows, then aligned output. */
-static int table_text(sqlite3 *db, const report_table *t, FILE *out, vb_error *err) {
-    sqlite3_stmt *st;
-    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
-    int cols = sqlite3_column_count(st);
-    int *w = calloc((size_t)cols, sizeof *w);
-    for (int i = 0; i < cols; i++) w[i] = (int)strlen(sqlite3_column_name(st, i));
-    char cell[512];
-    int rows = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        rows++;
-        for (int i = 0; i < cols; i++) {
-            vb_report_cell(st, i, cell, sizeof cell);
-            int l = (int)strlen(cell);
-            if (l > w[i]) w[i] = l > 80 ? 80 : l;
+/* Text tables fit a terminal of VB_SHOW_WIDTH columns unless --wide (pgbench and wrk print a screen a person reads
+ * without scrolling sideways): the columns that carry nothing for this campaign are left out and named in a note
+ * under the table, what every row shares goes into the title (report/grid.h says which), then the longest text
+ * columns (details, plans, errors: never a number, an engine or a dataset) are narrowed until the line fits: the
+ * last column's cells wrap onto lines of their own, any other's are cut with "...". A table of many numbers still
+ * wider is printed in parts, each with the rows' key. --wide (and --json) show every column as it is. */
+#define VB_SHOW_WIDTH 120
+#define CELL_MAX 80    /* --wide: the widest a column gets */
+#define TEXT_MIN 16    /* a text column is cut to no less */
+
+
+static int text_width(const vb_grid *g) {
+    int total = 0, n = 0;
+    for (int i = 0; i < g->cols; i++)
+        if (g->keep[i]) total += g->w[i] + (n++ ? 2 : 0);
+    return total;
+}
+
+static void grid_widths(vb_grid *g, int cap) {
+    for (int c = 0; c < g->cols; c++) {
+        g->w[c] = (int)strlen(g->name[c]);
+        for (int r = 0; r < g->rows; r++) {
+            int l = (int)strlen(vb_grid_at(g, r, c));
+            if (l > g->w[c]) g->w[c] = l > cap ? cap : l;
         }
     }
-    if (rows == 0) {
-        free(w);
-        sqlite3_finalize(st);
-        return VB_OK;
+}
+
+/* The widest text column (no numbers in it) over TEXT_MIN, cut until the table fits or none is left to cut. */
+static void grid_cut(vb_grid *g) {
+    for (int over = text_width(g) - VB_SHOW_WIDTH; over > 0; over = text_width(g) - VB_SHOW_WIDTH) {
+        int widest = -1;
+        for (int c = 0; c < g->cols; c++) {
+            int text = 1;
+            for (int r = 0; r < g->rows && text; r++) text = !g->num[(size_t)r * (size_t)g->cols + (size_t)c];
+            int name = strcmp(g->name[c], "engine") == 0 || strcmp(g->name[c], "dataset") == 0;
+            if (g->keep[c] && text && !name && g->w[c] > TEXT_MIN && (widest < 0 || g->w[c] > g->w[widest]))
+                widest = c;
+        }
+        if (widest < 0) return;
+        int w = g->w[widest] - over;
+        g->w[widest] = w < TEXT_MIN ? TEXT_MIN : w;
     }
-    fprintf(out, "\n%s\n", t->title);
-    for (int i = 0; i < cols; i++) fprintf(out, "%s%-*s", i ? "  " : "", w[i], sqlite3_column_name(st, i));
-    fputc('\n', out);
-    for (int i = 0; i < cols; i++) {
-        fprintf(out, "%s", i ? "  " : "");
-        for (int j = 0; j < w[i]; j++) fputc('-', out);
+}
+
+/* text, wrapped at VB_SHOW_WIDTH between words; continuation lines start with indent (of that many columns). */
+static void put_wrapped(FILE *out, const char *text, const char *indent, int indent_w) {
+    int used = 0;
+    for (const char *p = text; *p;) {
+        const char *sp = strchr(p + 1, ' ');
+        int wl = sp ? (int)(sp - p) : (int)strlen(p);
+        if (used > indent_w && used + wl > VB_SHOW_WIDTH) {
+            fprintf(out, "\n%s", indent);
+            used = indent_w;
+            if (*p == ' ') p++, wl--;
+        }
+        fprintf(out, "%.*s", wl, p);
+        used += wl, p += wl;
     }
     fputc('\n', out);
-    sqlite3_reset(st);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        for (int i = 0; i < cols; i++) {
-            vb_report_cell(st, i, cell, sizeof cell);
-            int numeric = sqlite3_column_type(st, i) == SQLITE_INTEGER || sqlite3_column_type(st, i) == SQLITE_FLOAT;
-            fprintf(out, "%s%*s", i ? "  " : "", numeric ? w[i] : -w[i], cell);
+}
+
+/* A cell of the last column, w wide, wrapped between words onto lines that start at column `at`. */
+static void put_column(FILE *out, const char *text, int w, int at) {
+    int used = 0;
+    for (const char *p = text; *p;) {
+        const char *sp = strchr(p + 1, ' ');
+        int wl = sp ? (int)(sp - p) : (int)strlen(p);
+        if (used > 0 && used + wl > w) {
+            fprintf(out, "\n%*s", at, "");
+            used = 0;
+            if (*p == ' ') p++, wl--;
+        }
+        if (wl > w) wl = w;   /* a word longer than the column: cut where the line ends */
+        fprintf(out, "%.*s", wl, p);
+        used += wl, p += wl;
+    }
+}
+
+/* The header, its rule and every row of the columns `show` marks. The last one is not padded (no trailing blanks)
+ * and its long cells wrap; another column's long cells are cut with "...". */
+static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
+    int last = -1, width = 0, n = 0;
+    for (int i = 0; i < g->cols; i++)
+        if (show[i]) last = i, width += g->w[i] + (n++ ? 2 : 0);
+    int first = 1;
+    for (int i = 0; i < g->cols; i++)
+        if (show[i]) fprintf(out, "%s%-*s", first ? "" : "  ", i == last ? 0 : g->w[i], g->name[i]), first = 0;
+    fputc('\n', out);
+    first = 1;
+    for (int i = 0; i < g->cols; i++) {
+        if (!show[i]) continue;
+        fprintf(out, "%s", first ? "" : "  ");
+        first = 0;
+        for (int j = 0; j < g->w[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    for (int r = 0; r < g->rows; r++) {
+        first = 1;
+        for (int i = 0; i < g->cols; i++) {
+            if (!show[i]) continue;
+            const char *cell = vb_grid_at(g, r, i);
+            int numeric = g->num[(size_t)r * (size_t)g->cols + (size_t)i];
+            if ((int)strlen(cell) > g->w[i] && i == last)   /* the last column wraps at its width */
+                fputs(first ? "" : "  ", out), put_column(out, cell, g->w[i], width - g->w[i]);
+            else if ((int)strlen(cell) > g->w[i])   /* cut: the start of the text and "..." */
+                fprintf(out, "%s%.*s...", first ? "" : "  ", g->w[i] - 3, cell);
+            else
+                fprintf(out, "%s%*s", first ? "" : "  ", numeric ? g->w[i] : i == last ? 0 : -g->w[i], cell);
+            first = 0;
         }
         fputc('\n', out);
     }
-    free(w);
+}
+
+static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    vb_grid g;
+    char notes[1024] = "", context[512] = "";
+    if (vb_grid_read(&g, st, NULL) != 0) {
+        vb_grid_free(&g);
+        sqlite3_finalize(st);
+        return vb_error_set(err, "results", 1, "out of memory reading the table %s", t->name);
+    }
     sqlite3_finalize(st);
+    if (g.rows == 0) {
+        vb_grid_free(&g);
+        return VB_OK;
+    }
+    if (!wide) vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
+    grid_widths(&g, CELL_MAX);
+    if (!wide) grid_cut(&g);
+    char title[1200];
+    snprintf(title, sizeof title, "%s%s%s", t->title, context[0] ? ": " : "", context);
+    fputc('\n', out);
+    put_wrapped(out, title, "", 2);
+    if (wide || text_width(&g) <= VB_SHOW_WIDTH) {
+        print_part(out, &g, g.keep);
+    } else {
+        /* Still too wide (many numbers): in parts of at most VB_SHOW_WIDTH columns, each beginning with the row's
+         * key (the engine and what tells its rows apart: clients, ef_search, ...), one after the other. */
+        static const char *const keys[] = {"clients", "ef_search", "selectivity", "predicate", "insert_rate",
+                                           "stage", "phase", "part", "item", "target_rate", "repeat", "dataset"};
+        unsigned char *part = calloc((size_t)g.cols + 1, 1), *key = calloc((size_t)g.cols + 1, 1);
+        int key_w = 0, c = 0;
+        while (c < g.cols && !g.keep[c]) c++;
+        for (int k0 = c; part && key && c < g.cols; c++) {
+            int is_key = c == k0;
+            for (size_t k = 0; k < sizeof keys / sizeof *keys && !is_key && g.keep[c]; k++) is_key = !strcmp(g.name[c], keys[k]);
+            if (!g.keep[c]) continue;
+            if (!is_key) break;
+            key[c] = 1, key_w += g.w[c] + 2;
+        }
+        for (int next = c; part && key && next < g.cols;) {
+            memcpy(part, key, (size_t)g.cols);
+            int used = key_w, added = 0;
+            for (; next < g.cols; next++) {
+                if (!g.keep[next] || key[next]) continue;
+                if (added && used + g.w[next] > VB_SHOW_WIDTH) break;
+                part[next] = 1, used += g.w[next] + 2, added++;
+            }
+            if (!added) break;
+            print_part(out, &g, part);
+            if (next < g.cols) fputc('\n', out);
+        }
+        free(part), free(key);
+    }
+    if (notes[0]) {
+        char note[1200];
+        snprintf(note, sizeof note, "  (not shown: %s; --wide shows them)", notes);
+        put_wrapped(out, note, "   ", 3);
+    }
+    vb_grid_free(&g);
     return VB_OK;
 }
 
@@ -199,21 +344,185 @@ static const report_table window_tables[] = {
      "ORDER BY engine, dataset, clients, repeat, share DESC"},
 };
 
+/* `show --recall` (and always in show --json): the distribution of per-query recall of every measured point. */
+static const report_table recall_tables[] = {
+    {"recall_distribution", "Recall distribution per measured point (per-query recall: nearest-rank percentiles, "
+                            "shares of the queries at recall 0 and below 0.5)",
+     /* short names (the table says what they are of), so that a point's row fits 120 columns */
+     "SELECT engine, dataset, phase, point, recall, recall_min AS min, recall_p1 AS p1, recall_p10 AS p10, "
+     "recall_p50 AS p50, zero_share, below_half_share AS below_half, queries FROM v_recall_dist"},
+};
+
 int vb_report_show(sqlite3 *db, FILE *out, int json, vb_error *err) {
     return vb_report_show_with(db, out, json, 0, err);
 }
 
 int vb_report_show_with(sqlite3 *db, FILE *out, int json, int windows, vb_error *err) {
-    size_t n = sizeof tables / sizeof tables[0];
+    vb_show_opts o = {.json = json, .windows = windows};
+    return vb_report_show_opts(db, out, &o, err);
+}
+
+static int cmp_worst(const void *a, const void *b, void *arg) {
+    const float *r = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (r[x] != r[y]) return r[x] < r[y] ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* One row of `show --worst` as text cells (the JSON rows are built apart, typed). */
+#define WORST_COLS 9
+typedef struct worst_rows {
+    char (*cell)[WORST_COLS][96];
+    size_t n, cap;
+} worst_rows;
+
+static int worst_add(worst_rows *w, const char *const v[WORST_COLS], vb_error *err) {
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        void *grown = realloc(w->cell, cap * sizeof *w->cell);
+        if (!grown) return vb_error_set(err, "results", 1, "out of memory for show --worst");
+        w->cell = grown, w->cap = cap;
+    }
+    for (int i = 0; i < WORST_COLS; i++) snprintf(w->cell[w->n][i], sizeof w->cell[w->n][i], "%s", v[i]);
+    w->n++;
+    return VB_OK;
+}
+
+/* The rows aligned as table_text aligns a table: numbers (mean, rank, query, recall) to the right. Narrow enough for
+ * 120 columns with names of the dev campaign's length (the last column holds "kept", "not kept" or a short note). */
+static void worst_print(const worst_rows *w, FILE *out) {
+    static const char *const head[WORST_COLS] = {"engine", "dataset", "phase", "point", "mean", "rank", "query",
+                                                 "recall", "answers"};
+    int width[WORST_COLS];
+    for (int i = 0; i < WORST_COLS; i++) {
+        width[i] = (int)strlen(head[i]);
+        for (size_t r = 0; r < w->n; r++)
+            if ((int)strlen(w->cell[r][i]) > width[i]) width[i] = (int)strlen(w->cell[r][i]);
+    }
+    for (int i = 0; i < WORST_COLS; i++)   /* the last column unpadded: no trailing blanks */
+        fprintf(out, "%s%-*s", i ? "  " : "", i == WORST_COLS - 1 ? 0 : width[i], head[i]);
+    fputc('\n', out);
+    for (int i = 0; i < WORST_COLS; i++) {
+        fputs(i ? "  " : "", out);
+        for (int j = 0; j < width[i]; j++) fputc('-', out);
+    }
+    fputc('\n', out);
+    for (size_t r = 0; r < w->n; r++) {
+        for (int i = 0; i < WORST_COLS; i++)
+            fprintf(out, "%s%*s", i ? "  " : "", i >= 4 && i <= 7 ? width[i] : i == WORST_COLS - 1 ? 0 : -width[i],
+                    w->cell[r][i]);
+        fputc('\n', out);
+    }
+}
+
+/* `show --worst N`: per measured point, the n queries of lowest recall (ties: the lower query index first), read
+ * from the per-query recall the agent scored (recall_dist.query_recall). A point without them gets one row that
+ * says so; the answers column says whether the point kept its answers (the returned rows), so a reader knows
+ * whether what a hard query got can be looked at too. Text, or into doc the JSON array worst_queries. */
+static int worst_queries(sqlite3 *db, FILE *out, json_t *doc, long n, vb_error *err) {
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT v.engine, v.dataset, v.phase, v.point, v.recall, d.query_recall, v.answers "
+                    "FROM v_recall_dist AS v JOIN recall_dist AS d ON d.result_key = v.result_key", &st, err))
+        return VB_ERROR;
+    json_t *rows = doc ? json_array() : NULL;
+    worst_rows text = {0};
+    int without_answers = 0, points = 0, rc = VB_OK;
+    while (rc == VB_OK && sqlite3_step(st) == SQLITE_ROW) {
+        const char *engine = (const char *)sqlite3_column_text(st, 0), *dataset = (const char *)sqlite3_column_text(st, 1),
+                   *phase = (const char *)sqlite3_column_text(st, 2), *point = (const char *)sqlite3_column_text(st, 3);
+        double mean = sqlite3_column_double(st, 4);
+        const uint8_t *blob = sqlite3_column_blob(st, 5);
+        size_t nq = (size_t)sqlite3_column_bytes(st, 5) / 4;
+        const char *kept = sqlite3_column_int(st, 6) ? "kept" : "not kept";
+        without_answers |= !sqlite3_column_int(st, 6);
+        points++;
+        float *r = malloc((nq ? nq : 1) * sizeof *r);
+        uint32_t *idx = malloc((nq ? nq : 1) * sizeof *idx);
+        if (!r || !idx) {
+            free(r), free(idx);
+            rc = vb_error_set(err, "results", 1, "out of memory for the recall of %zu queries", nq);
+            break;
+        }
+        size_t m = 0;
+        for (size_t i = 0; i < nq; i++) {   /* float32 little-endian, NaN: not answered */
+            const uint8_t *p = blob + 4 * i;
+            uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+            memcpy(&r[i], &v, sizeof v);
+            if (!isnan(r[i])) idx[m++] = (uint32_t)i;
+        }
+        qsort_r(idx, m, sizeof *idx, cmp_worst, r);
+        char meanbuf[32], rank[24], query[24], rec[32];
+        snprintf(meanbuf, sizeof meanbuf, "%.4f", mean);
+        /* no per-query values (the agent keeps none over VB_WIRE_QUERY_RECALL_MAX queries), or none below 1: one row */
+        const char *note = m == 0 ? "no per-query values" : r[idx[0]] >= 1.0f ? "all at recall 1" : NULL;
+        if (note) {
+            if (rows)
+                json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:f, s:n, s:n, s:n, s:s, s:s}", "engine",
+                                                      engine, "dataset", dataset, "phase", phase, "point", point,
+                                                      "mean_recall", mean, "rank", "query", "recall", "answers", kept,
+                                                      "note", note));
+            else {
+                const char *v[WORST_COLS] = {engine, dataset, phase, point, meanbuf, "-", "-", "-", note};
+                rc = worst_add(&text, v, err);
+            }
+        }
+        for (size_t j = 0; !note && j < m && (long)j < n && rc == VB_OK; j++) {
+            if (rows) {
+                json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:s, s:f, s:I, s:I, s:f, s:s}", "engine", engine,
+                                                      "dataset", dataset, "phase", phase, "point", point, "mean_recall",
+                                                      mean, "rank", (json_int_t)(j + 1), "query", (json_int_t)idx[j],
+                                                      "recall", (double)r[idx[j]], "answers", kept));
+                continue;
+            }
+            snprintf(rank, sizeof rank, "%zu", j + 1);
+            snprintf(query, sizeof query, "%u", idx[j]);
+            snprintf(rec, sizeof rec, "%.4f", (double)r[idx[j]]);
+            const char *v[WORST_COLS] = {engine, dataset, phase, point, meanbuf, rank, query, rec, kept};
+            rc = worst_add(&text, v, err);
+        }
+        free(r), free(idx);
+    }
+    sqlite3_finalize(st);
+    if (rows) {
+        if (rc == VB_OK) json_object_set_new(doc, "worst_queries", rows);
+        else json_decref(rows);
+        return rc;
+    }
+    if (rc == VB_OK) {
+        fprintf(out, "\nHardest queries of each measured point (the %ld of lowest recall; query: its index in the query "
+                     "set)\n", n);
+        if (points == 0)
+            fputs("no measured point has per-query recall (a database from an older vbench keeps the mean recall "
+                  "only)\n", out);
+        else
+            worst_print(&text, out);
+        if (without_answers)
+            fputs("answers \"not kept\": the point kept no per-query answers (the rows each query returned), only each "
+                  "query's recall.\nThe recall sweep keeps them unless the profile says `answers: false` (vbench export "
+                  "--format annb writes them\nout); filtered, churn and streaming points and the sweep's windows of "
+                  "several clients never do.\n", out);
+    }
+    free(text.cell);
+    return rc;
+}
+
+int vb_report_show_opts(sqlite3 *db, FILE *out, const vb_show_opts *o, vb_error *err) {
+    int json = o->json, windows = o->windows;
+    size_t n = sizeof tables / sizeof tables[0], nw = windows ? sizeof window_tables / sizeof window_tables[0] : 0;
+    size_t nr = json || o->recall ? sizeof recall_tables / sizeof recall_tables[0] : 0;
     json_t *doc = json ? json_object() : NULL;
-    for (size_t i = 0; i < n + (windows ? sizeof window_tables / sizeof window_tables[0] : 0); i++) {
-        /* the windows come last, after the items not done */
-        const report_table *t = i < n ? &tables[i] : &window_tables[i - n];
-        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, err);
+    for (size_t i = 0; i < n + nw + nr; i++) {
+        /* the windows come last, after the items not done; then the recall distribution */
+        const report_table *t = i < n ? &tables[i] : i < n + nw ? &window_tables[i - n] : &recall_tables[i - n - nw];
+        int rc = json ? table_json(db, t, doc, err) : table_text(db, t, out, o->wide, err);
         if (rc) {
             json_decref(doc);
             return VB_ERROR;
         }
+    }
+    if (o->worst > 0 && worst_queries(db, out, doc, o->worst, err)) {
+        json_decref(doc);
+        return VB_ERROR;
     }
     if (json) {
         int rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
@@ -260,7 +569,7 @@ int vb_report_status(sqlite3 *db, const char *path, const vb_lock_holder *holder
                 sqlite3_column_text(st, 0), sqlite3_column_text(st, 1), sqlite3_column_text(st, 2));
     sqlite3_finalize(st);
     vb_status_eta_print(db, path, holder->held, out);   /* elapsed, ETA, last result, progress (issue 16) */
-    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, err)) return VB_ERROR;
+    if (table_text(db, &tables[sizeof tables / sizeof tables[0] - 1], out, 0, err)) return VB_ERROR;
     if (prepare(db, "SELECT at, level, COALESCE(item_key, ''), message FROM "
                     "(SELECT * FROM event ORDER BY id DESC LIMIT 5) ORDER BY id", &st, err))
         return VB_ERROR;

@@ -40,7 +40,9 @@ CREATE TABLE IF NOT EXISTS plan (
     agent           TEXT,
     started_at      TEXT,
     finished_at     TEXT,
-    error           TEXT
+    error           TEXT,
+    build           INTEGER                 -- the build of its configuration's index the item runs on (profile
+                                            -- build_repeats: 1..N; 1 with one build); NULL: an older file
 );
 
 CREATE TABLE IF NOT EXISTS agent (
@@ -74,8 +76,10 @@ CREATE TABLE IF NOT EXISTS build_result (
     dataset_hash    TEXT,
     agent           TEXT,
     recorded_at     TEXT NOT NULL,
-    attempts        INTEGER                 -- the attempts whose load work load_s sums (a load continued from its
+    attempts        INTEGER,                -- the attempts whose load work load_s sums (a load continued from its
                                             -- checkpoint); NULL: an older file, one attempt
+    build           INTEGER                 -- which build of the configuration this is (build_repeats: 1..N, the
+                                            -- plan item's); NULL: an older file, one build
 );
 
 -- A build's load checkpoint (proto BuildResult.checkpoint), about every second of a load that can continue after
@@ -126,6 +130,8 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     answers         BLOB,                   -- every query's answer, for the annb export; NULL when not kept.
                                             -- Little-endian: 'VBA1', u32 queries, u32 k, u32 metric, then per query: f32
                                             -- seconds, k x (u32 row id, f32 distance); a missing row: 0xFFFFFFFF, +inf
+    build           INTEGER,                -- the build of the index this point measured (build_repeats: 1..N, the
+                                            -- plan item's); NULL: an older file, one build
     warmup_queries  INTEGER,                -- the warm-up before the sweep's first point (not counted); NULL: none
     warmup_s        REAL
 );
@@ -316,6 +322,25 @@ CREATE TABLE IF NOT EXISTS window_wait (
     samples         INTEGER NOT NULL,
     rounds          INTEGER NOT NULL,       -- sampling rounds of the window
     PRIMARY KEY (result_key, wait_class, event)
+);
+
+-- The distribution of per-query recall of each measured point (proto Measurement, metrics/recall.h): one row per
+-- result that scored recall (a sweep point, a filtered point, churn before / after, a streaming window), beside its
+-- mean recall in that result's own table. Percentiles are nearest-rank over the exact per-query values
+-- (docs/metrics.md "Recall distribution"); queries: those they are over (a window: the ones it answered).
+-- query_recall: every query's recall in query order, float32 little-endian, NaN: not answered; NULL: not kept.
+-- A result from an older agent has no row here.
+CREATE TABLE IF NOT EXISTS recall_dist (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    queries         INTEGER NOT NULL,
+    recall_min      REAL NOT NULL,
+    recall_p1       REAL NOT NULL,
+    recall_p10      REAL NOT NULL,
+    recall_p50      REAL NOT NULL,
+    zero_share      REAL NOT NULL,          -- of the queries: recall exactly 0
+    below_half_share REAL NOT NULL,         -- recall < 0.5
+    query_recall    BLOB
 );
 
 -- The CPU profile of the first concurrency window whose efficiency fell below 0.5 (phases.concurrency.profile:

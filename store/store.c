@@ -158,6 +158,9 @@ static const struct {
      * memory, where schema.sql creates them (show and report read them); CREATE TABLE made them before this runs */
     {"server_profile", "folded", "TEXT"},
     {"server_profile_function", "function", "TEXT"},
+    {"plan", "build", "INTEGER"},           /* issue 35: build_repeats, which build each item and result is on */
+    {"build_result", "build", "INTEGER"},
+    {"sweep_result", "build", "INTEGER"},
     {"sweep_result", "warmup_queries", "INTEGER"},  /* issue 36.5: the sweep's first point warmed the engine */
     {"sweep_result", "warmup_s", "REAL"},
     {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
@@ -308,7 +311,7 @@ static int check_integrity(vb_store *s, vb_error *err) {
 }
 
 /* Tables newer than some files: a reader of such a file reads an empty one (read_into_memory). */
-static const char *const added_tables[] = {"streaming_result" /* issue 25 */};
+static const char *const added_tables[] = {"streaming_result" /* issue 25 */, "recall_dist" /* issue 35 */};
 
 static int missing_columns(vb_store *s) {
     for (size_t i = 0; i < sizeof added_tables / sizeof added_tables[0]; i++) {
@@ -555,7 +558,8 @@ int vb_store_init_campaign(vb_store *s, const vb_profile *p, const char *engines
         const vb_plan_item *it = &plan->items[i];
         char point[512];
         point_text(it, point, sizeof point);
-        st = prepare(s, "INSERT INTO plan (key, seq, phase, engine, dataset, point) VALUES (?, ?, ?, ?, ?, ?)", err);
+        st = prepare(s, "INSERT INTO plan (key, seq, phase, engine, dataset, point, build) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     err);
         if (!st) goto fail;
         bind_text(st, 1, it->key);
         sqlite3_bind_int(st, 2, it->seq);
@@ -563,6 +567,7 @@ int vb_store_init_campaign(vb_store *s, const vb_profile *p, const char *engines
         bind_text(st, 4, p->engines[it->engine].name);
         bind_text(st, 5, p->datasets[it->dataset].name);
         bind_text(st, 6, point);
+        sqlite3_bind_int64(st, 7, it->p.build > 0 ? it->p.build : 1);
         if (run(s, st, err, "recording the plan")) goto fail;
     }
     return commit(s, err);
@@ -1309,6 +1314,45 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
     return cls;
 }
 
+/* The result's Measurement, when it has one that scored recall with its distribution (an older agent sends none):
+ * a sweep or filtered point, churn before / after, a streaming window. */
+static const Vbench__Measurement *measured_recall(const Vbench__Result *r) {
+    const Vbench__Measurement *m = NULL;
+    switch (r->body_case) {
+    case VBENCH__RESULT__BODY_SWEEP: m = r->sweep->m; break;
+    case VBENCH__RESULT__BODY_FILTERED: m = r->filtered->m; break;
+    case VBENCH__RESULT__BODY_CHURN: m = r->churn->m; break;
+    case VBENCH__RESULT__BODY_STREAMING: m = r->streaming->m; break;
+    default: break;
+    }
+    return m && m->recall_queries > 0 ? m : NULL;
+}
+
+/* The one place a Measurement's recall distribution becomes a row (table recall_dist), for every kind of result.
+ * The per-query values are kept as sent when their length is whole floats; a blob of another length is a bad
+ * result and poisons it. */
+static int insert_recall_dist(vb_store *s, const Vbench__Result *r, const Vbench__Measurement *m, vb_error *err) {
+    if (m->query_recall.len % 4 != 0)
+        return poison(s, err, "result %s: query_recall of %zu bytes is not whole float32 values", r->result_key,
+                      m->query_recall.len);
+    sqlite3_stmt *st = prepare(s,
+        "INSERT INTO recall_dist (result_key, item_key, queries, recall_min, recall_p1, recall_p10, recall_p50, "
+        "zero_share, below_half_share, query_recall) VALUES (?,?,?,?,?,?,?,?,?,?)", err);
+    if (!st) return s->last;
+    bind_text(st, 1, r->result_key);
+    bind_text(st, 2, r->item_key);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)m->recall_queries);
+    sqlite3_bind_double(st, 4, m->recall_min);
+    sqlite3_bind_double(st, 5, m->recall_p1);
+    sqlite3_bind_double(st, 6, m->recall_p10);
+    sqlite3_bind_double(st, 7, m->recall_p50);
+    sqlite3_bind_double(st, 8, m->recall_zero_share);
+    sqlite3_bind_double(st, 9, m->recall_below_half_share);
+    if (m->query_recall.len > 0) sqlite3_bind_blob(st, 10, m->query_recall.data, (int)m->query_recall.len, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 10);
+    return run(s, st, err, "recording a recall distribution");
+}
+
 int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                            const char *agent, int *duplicate, vb_error *err) {
     char now[40];
@@ -1346,7 +1390,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     default: break;
     }
     if (rc == VB_STORE_OK && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
-        /* the configuration's label is its plan item's engine (the adapter may run several configurations) */
+        /* the configuration's label is its plan item's engine (the adapter may run several configurations); a build
+         * and a sweep point name the build of the index they are (build_repeats), their item's */
         const char *table = r->body_case == VBENCH__RESULT__BODY_BUILD      ? "build_result"
                           : r->body_case == VBENCH__RESULT__BODY_SWEEP      ? "sweep_result"
                           : r->body_case == VBENCH__RESULT__BODY_WINDOW     ? "window_result"
@@ -1354,9 +1399,10 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
                           : r->body_case == VBENCH__RESULT__BODY_STREAMING  ? "streaming_result"
                           : r->body_case == VBENCH__RESULT__BODY_COLD_START ? "cold_start_result"
                                                                             : "churn_result";
-        char sql[160];
-        snprintf(sql, sizeof sql, "UPDATE %s SET config = (SELECT engine FROM plan WHERE key = ?) WHERE result_key = ?",
-                 table);
+        int builds = r->body_case == VBENCH__RESULT__BODY_BUILD || r->body_case == VBENCH__RESULT__BODY_SWEEP;
+        char sql[200];
+        snprintf(sql, sizeof sql, "UPDATE %s SET (config%s) = (SELECT engine%s FROM plan WHERE key = ?) WHERE "
+                 "result_key = ?", table, builds ? ", build" : "", builds ? ", build" : "");
         sqlite3_stmt *st = prepare(s, sql, err);
         if (!st) rc = s->last;
         else {
@@ -1365,6 +1411,8 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
             rc = run(s, st, err, "recording the configuration");
         }
     }
+    const Vbench__Measurement *mr = rc == VB_STORE_OK ? measured_recall(r) : NULL;
+    if (mr) rc = insert_recall_dist(s, r, mr, err);
     /* the window's wait profile (proto WaitCount), one row per class and event */
     for (size_t i = 0; rc == VB_STORE_OK && r->body_case == VBENCH__RESULT__BODY_WINDOW && i < r->window->n_waits; i++) {
         const Vbench__WaitCount *wc = r->window->waits[i];

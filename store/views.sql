@@ -5,9 +5,11 @@
 -- label in config; an older file has no config, and its engine was the label).
 
 -- attempts: the attempts whose load work load_s sums (a load continued from its checkpoint after restarts).
+-- build: which build of the configuration (profile build_repeats: one row per build, 1..N; 1 in an older file).
 CREATE VIEW v_build AS
     SELECT COALESCE(b.config, b.engine) AS engine, b.dataset, b.rows, b.load_s, b.build_s, b.first_query_s, b.rows_per_s, b.index_bytes,
-           b.table_bytes, b.client_cpu_s, b.engine_version, COALESCE(b.attempts, 1) AS attempts
+           b.table_bytes, b.client_cpu_s, b.engine_version, COALESCE(b.attempts, 1) AS attempts,
+           COALESCE(b.build, 1) AS build
     FROM build_result AS b JOIN plan ON plan.key = b.item_key
     ORDER BY plan.seq;
 
@@ -15,17 +17,21 @@ CREATE VIEW v_build AS
 -- QPS and the latency percentiles are the medians of the repeats (the mean of the middle two for an even count),
 -- qps_min / qps_max their range; recall and overlap the mean, rounded to 12 places so that three repeats of recall
 -- 0.9 average to 0.9 and pass the 0.90 floor of v_recall_targets (a float sum can land at 0.8999999999999999);
--- counts summed. One repeat: the row as it was.
--- The per-repeat rows stay in sweep_result.
+-- counts summed. One repeat: the row as it was. With several builds (build_repeats) the point pools every build's
+-- repeats (repeats counts them all; builds says how many builds); v_build_spread shows the builds apart.
+-- The per-repeat rows stay in sweep_result. The recall distribution (recall_dist; NULL from an older agent): the
+-- lowest minimum of the repeats, and the mean of their p1, p10, p50 and shares (v_recall_dist: each repeat's own).
 CREATE VIEW v_recall_sweep AS
     WITH r AS (
         SELECT COALESCE(s.config, s.engine) AS engine, s.dataset, s.ef_search, s.clients, s.recall, s.id_overlap,
                s.qps, s.mean_ms, s.p50_ms, s.p95_ms, s.p99_ms, s.p999_ms, s.queries, s.short_answers, s.errors,
-               s.duplicate_answers, plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
+               s.duplicate_answers, d.recall_min, d.recall_p1, d.recall_p10, d.recall_p50, d.zero_share,
+               d.below_half_share, plan.seq, COALESCE(s.build, 1) AS build, COUNT(*) OVER w AS n,
+               ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq,
                ROW_NUMBER() OVER (w ORDER BY s.mean_ms) AS rmean,
                ROW_NUMBER() OVER (w ORDER BY s.p50_ms) AS r50, ROW_NUMBER() OVER (w ORDER BY s.p95_ms) AS r95,
                ROW_NUMBER() OVER (w ORDER BY s.p99_ms) AS r99, ROW_NUMBER() OVER (w ORDER BY s.p999_ms) AS r999
-        FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
+        FROM sweep_result AS s JOIN plan ON plan.key = s.item_key LEFT JOIN recall_dist AS d ON d.result_key = s.result_key
         WINDOW w AS (PARTITION BY COALESCE(s.config, s.engine), s.dataset, s.ef_search, s.clients))
     SELECT engine, dataset, ef_search, ROUND(AVG(recall), 12) AS recall, ROUND(AVG(id_overlap), 12) AS id_overlap,
            AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps,
@@ -36,9 +42,41 @@ CREATE VIEW v_recall_sweep AS
            AVG(CASE WHEN r999 IN ((n + 1) / 2, (n + 2) / 2) THEN p999_ms END) AS p999_ms,
            MAX(queries) AS queries, SUM(short_answers) AS short_answers, SUM(errors) AS errors,
            SUM(duplicate_answers) AS duplicate_answers, clients, COUNT(*) AS repeats, MIN(qps) AS qps_min,
-           MAX(qps) AS qps_max, MIN(seq) AS seq
+           MAX(qps) AS qps_max, MIN(recall_min) AS recall_min, ROUND(AVG(recall_p1), 12) AS recall_p1,
+           ROUND(AVG(recall_p10), 12) AS recall_p10, ROUND(AVG(recall_p50), 12) AS recall_p50,
+           ROUND(AVG(zero_share), 12) AS zero_share, ROUND(AVG(below_half_share), 12) AS below_half_share,
+           MIN(seq) AS seq, COUNT(DISTINCT build) AS builds
     FROM r
     GROUP BY engine, dataset, ef_search, clients
+    ORDER BY MIN(seq);
+
+-- The spread across builds (profile build_repeats: HNSW builds are not deterministic), one row per sweep point of a
+-- configuration built more than once, beside the spread across query repeats. Each build's point first: recall the
+-- mean over its repeats, QPS the median of its repeats (as v_recall_sweep), qps_rep_min / qps_rep_max the range of
+-- its repeats. Then across the builds: recall_mean the mean of the builds' recalls, recall_min / recall_max their
+-- range; qps_mean, qps_min / qps_max likewise over the builds' median QPS; qps_spread = (qps_max - qps_min) /
+-- qps_mean, the relative spread across builds, against qps_repeat_spread, the widest relative range of one build's
+-- query repeats (NULL with one repeat per build). No interval: a handful of builds is too few for one.
+CREATE VIEW v_build_spread AS
+    WITH r AS (
+        SELECT COALESCE(s.config, s.engine) AS engine, s.dataset, s.ef_search, s.clients, COALESCE(s.build, 1) AS build,
+               s.recall, s.qps, plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY s.qps) AS rq
+        FROM sweep_result AS s JOIN plan ON plan.key = s.item_key
+        WINDOW w AS (PARTITION BY COALESCE(s.config, s.engine), s.dataset, s.ef_search, s.clients, COALESCE(s.build, 1))),
+    b AS (
+        SELECT engine, dataset, ef_search, clients, build, AVG(recall) AS recall,
+               AVG(CASE WHEN rq IN ((n + 1) / 2, (n + 2) / 2) THEN qps END) AS qps, MIN(qps) AS qps_rep_min,
+               MAX(qps) AS qps_rep_max, COUNT(*) AS repeats, MIN(seq) AS seq
+        FROM r GROUP BY engine, dataset, ef_search, clients, build)
+    SELECT engine, dataset, ef_search, clients, COUNT(*) AS builds, MIN(repeats) AS repeats,
+           ROUND(AVG(recall), 12) AS recall_mean, MIN(recall) AS recall_min, MAX(recall) AS recall_max,
+           AVG(qps) AS qps_mean, MIN(qps) AS qps_min, MAX(qps) AS qps_max,
+           (MAX(qps) - MIN(qps)) / NULLIF(AVG(qps), 0) AS qps_spread,
+           IIF(MIN(repeats) > 1, MAX((qps_rep_max - qps_rep_min) / NULLIF(qps, 0)), NULL) AS qps_repeat_spread,
+           MIN(seq) AS seq
+    FROM b
+    GROUP BY engine, dataset, ef_search, clients
+    HAVING COUNT(*) > 1
     ORDER BY MIN(seq);
 
 -- "Best QPS whose recall still passes" 0.90 / 0.95 / 0.99, per configuration, dataset and client count (NULL:
@@ -52,6 +90,37 @@ CREATE VIEW v_recall_targets AS
     FROM v_recall_sweep
     GROUP BY engine, dataset, clients
     ORDER BY MIN(seq);
+
+-- The distribution of per-query recall of every measured point, one row per result (each repeat its own): the
+-- phase, the point in words, the mean recall and the distribution (recall_dist: nearest-rank percentiles over the
+-- exact per-query values, docs/metrics.md "Recall distribution"). per_query: the per-query values are kept (show
+-- --worst reads them); answers: the point kept every query's returned rows too (sweep_result.answers, the annb
+-- export), so a reader can look at what a hard query got. Results from an older agent have no row.
+CREATE VIEW v_recall_dist AS
+    SELECT x.engine, x.dataset, x.phase, x.point, x.recall, d.queries, d.recall_min, d.recall_p1, d.recall_p10,
+           d.recall_p50, d.zero_share, d.below_half_share, d.query_recall IS NOT NULL AS per_query, x.answers,
+           d.result_key, d.item_key
+    FROM recall_dist AS d JOIN (
+        SELECT result_key, COALESCE(config, engine) AS engine, dataset, 'recall_sweep' AS phase,
+               printf('ef_search %d, %d client%s', ef_search, clients, IIF(clients = 1, '', 's')) AS point, recall,
+               answers IS NOT NULL AS answers, ef_search AS o1, clients AS o2
+        FROM sweep_result
+        UNION ALL
+        SELECT result_key, COALESCE(config, engine), dataset, 'filtered',
+               printf('%s %g, ef_search %d', COALESCE(predicate, 'range'), selectivity, ef_search), recall, 0,
+               selectivity, ef_search
+        FROM filtered_result
+        UNION ALL
+        SELECT result_key, COALESCE(config, engine), dataset, 'churn', printf('%s, repeat %d', stage, COALESCE(repeat, 1)),
+               recall, 0, stage = 'after', repeat
+        FROM churn_result
+        UNION ALL
+        SELECT result_key, COALESCE(config, engine), dataset, 'streaming',
+               IIF(at_rest, 'at rest', printf('stage %g', stage)) || printf(', attempt %d', attempt), recall, 0,
+               stage_index, attempt
+        FROM streaming_result) AS x ON x.result_key = d.result_key
+    JOIN plan ON plan.key = d.item_key
+    ORDER BY plan.seq, x.o1, x.o2, d.result_key;
 
 -- One row per concurrency window (each repeat of each point; v_concurrency_points summarises them per point).
 -- queries_sent = queries + warm-up + edge queries: every query the clients sent in the item (docs/metrics.md).
@@ -147,19 +216,21 @@ CREATE VIEW v_concurrency_points AS
          ON one.engine = p.engine AND one.dataset = p.dataset AND one.clients = 1 AND one.target_rate IS NULL
     ORDER BY p.seq;
 
--- One row per point (predicate, selectivity) over its repeats (phases.filtered.repeats), as v_recall_sweep; the
+-- One row per point (predicate, selectivity) over its repeats (phases.filtered.repeats), as v_recall_sweep (the
+-- recall distribution too); the
 -- plan the engine chose for the point (its EXPLAIN, where it has one) beside it: index_used 1 / 0 and the text.
 CREATE VIEW v_filtered AS
     WITH r AS (
         SELECT COALESCE(f.config, f.engine) AS engine, f.dataset, COALESCE(f.predicate, 'range') AS predicate,
                f.filter, f.index_used, f.plan, f.selectivity, f.passing_rows, f.ef_search,
                f.recall, f.id_overlap, f.qps, f.mean_ms, f.p50_ms, f.p95_ms, f.p99_ms, f.p999_ms, f.short_answers,
-               f.queries, f.errors, f.duplicate_answers,
+               f.queries, f.errors, f.duplicate_answers, d.recall_min, d.recall_p1, d.recall_p10, d.recall_p50,
+               d.zero_share, d.below_half_share,
                plan.seq, COUNT(*) OVER w AS n, ROW_NUMBER() OVER (w ORDER BY f.qps) AS rq,
                ROW_NUMBER() OVER (w ORDER BY f.mean_ms) AS rmean, ROW_NUMBER() OVER (w ORDER BY f.p50_ms) AS r50,
                ROW_NUMBER() OVER (w ORDER BY f.p95_ms) AS r95, ROW_NUMBER() OVER (w ORDER BY f.p99_ms) AS r99,
                ROW_NUMBER() OVER (w ORDER BY f.p999_ms) AS r999
-        FROM filtered_result AS f JOIN plan ON plan.key = f.item_key
+        FROM filtered_result AS f JOIN plan ON plan.key = f.item_key LEFT JOIN recall_dist AS d ON d.result_key = f.result_key
         WINDOW w AS (PARTITION BY COALESCE(f.config, f.engine), f.dataset, COALESCE(f.predicate, 'range'),
                      f.selectivity, f.ef_search))
     SELECT engine, dataset, predicate, MAX(filter) AS filter, selectivity, MAX(passing_rows) AS passing_rows, ef_search, ROUND(AVG(recall), 12) AS recall,
@@ -174,6 +245,9 @@ CREATE VIEW v_filtered AS
            MIN(index_used) AS index_used,
            -- the plan's first line (the node that ran), e.g. "Index Scan using ... hnsw" or "Sort" over a Seq Scan
            MAX(substr(plan, 1, COALESCE(NULLIF(instr(plan, char(10)), 0) - 1, length(plan)))) AS plan,
+           MIN(recall_min) AS recall_min, ROUND(AVG(recall_p1), 12) AS recall_p1,
+           ROUND(AVG(recall_p10), 12) AS recall_p10, ROUND(AVG(recall_p50), 12) AS recall_p50,
+           ROUND(AVG(zero_share), 12) AS zero_share, ROUND(AVG(below_half_share), 12) AS below_half_share,
            MIN(seq) AS seq
     FROM r
     GROUP BY engine, dataset, predicate, selectivity, ef_search
@@ -246,7 +320,9 @@ CREATE VIEW v_churn AS
     ORDER BY MIN(plan.seq);
 
 -- The bootstrap 95 % interval of the median QPS of every repeated point (metrics/bootstrap.h: 2000 resamples, a
--- fixed seed; NULL below 5 repeats), beside the point's row. TEMP views on vbench's own connections only: they
+-- fixed seed; NULL below 5 repeats), beside the point's row. It covers the spread across query repeats only: with
+-- several builds (build_repeats) the sweep's interval resamples the repeats of the last build (the one the later
+-- phases measure), never the builds pooled; the spread across builds is v_build_spread's. TEMP views on vbench's own connections only: they
 -- call vbench's SQL functions vb_median_ci_lo / vb_median_ci_hi (store/views.c), which the sqlite3 shell
 -- has not got, so they are never stored in the file (the points' views above are).
 CREATE TEMP VIEW v_recall_sweep_ci AS
@@ -254,7 +330,11 @@ CREATE TEMP VIEW v_recall_sweep_ci AS
     FROM v_recall_sweep AS v LEFT JOIN
          (SELECT COALESCE(config, engine) AS engine, dataset, ef_search, clients, vb_median_ci_lo(qps) AS qps_ci_lo,
                  vb_median_ci_hi(qps) AS qps_ci_hi
-          FROM sweep_result GROUP BY 1, 2, 3, 4) AS c
+          FROM sweep_result AS s
+          WHERE COALESCE(build, 1) = (SELECT MAX(COALESCE(x.build, 1)) FROM sweep_result AS x
+                                      WHERE COALESCE(x.config, x.engine) = COALESCE(s.config, s.engine)
+                                        AND x.dataset = s.dataset)
+          GROUP BY 1, 2, 3, 4) AS c
          ON c.engine = v.engine AND c.dataset = v.dataset AND c.ef_search = v.ef_search AND c.clients = v.clients
     ORDER BY v.seq;
 
@@ -538,6 +618,13 @@ CREATE VIEW v_validity AS
                   filter, passing_rows)
     FROM filtered_result WHERE short_answers > 0
     UNION ALL
+    -- a mean that hides queries with nothing right (issue 35, docs/metrics.md "Recall distribution"): a point whose
+    -- mean recall passes 0.9 while some of its queries get recall 0 (one row per result; repeats each their own)
+    SELECT engine, dataset, item_key, 'queries at recall 0',
+           printf('%d of %d queries at recall 0 behind a mean recall of %.4f (%s, %s; p10 %.4f): show --worst names them',
+                  CAST(round(zero_share * queries) AS INTEGER), queries, recall, phase, point, recall_p10)
+    FROM v_recall_dist WHERE zero_share > 0 AND recall >= 0.9
+    UNION ALL
     -- an engine that returns the same row twice in one answer (MariaDB 11.8.9 in filtered answers): the answer is
     -- scored on its distinct ids, so each repeat is a miss (metrics/recall.h), counted here and not an error
     SELECT COALESCE(config, engine), dataset, item_key, 'duplicate ids',
@@ -648,6 +735,17 @@ CREATE VIEW v_validity AS
     JOIN plan AS p ON p.engine = r.engine AND p.dataset = r.dataset AND p.phase <> 'build' AND p.status = 'done'
         AND (p.key = r.key OR p.started_at >= e.at)
     WHERE e.kind = 'agent_log' AND e.message LIKE '%the server lost the table%'
+    UNION ALL
+    -- build_repeats: an item found the index of another build than its own (only a change of plan order gets there)
+    -- and the agent built its build again, untimed: that item and the later ones of its build measured an index
+    -- that is not the one its build row timed (the agent's event says "this item measures build")
+    SELECT DISTINCT p.engine, p.dataset, p.key, 'measured after a rebuild',
+           printf('measured on build %d made again untimed at %s (item %s found another build''s index): the build row of build %d is of the index before',
+                  COALESCE(r.build, 1), e.at, e.item_key, COALESCE(r.build, 1))
+    FROM event AS e JOIN plan AS r ON r.key = e.item_key
+    JOIN plan AS p ON p.engine = r.engine AND p.dataset = r.dataset AND p.phase <> 'build' AND p.status = 'done'
+        AND p.build IS r.build AND (p.key = r.key OR p.started_at >= e.at)
+    WHERE e.kind = 'agent_log' AND e.message LIKE '%this item measures build%'
     UNION ALL
     SELECT sp.engine, NULL, sp.item, 'memory pressure',
            printf('server cgroup memory peaked at %.1f MiB, %.0f %% of its limit', sp.peak_cgroup_bytes / 1048576.0,

@@ -9,6 +9,9 @@
 # usage: tests/smoke-check.sh     (root; builds the engine image first if it is missing, ~3 min)
 #   SMOKE_OUT=FILE    results database (default results.db/smoke-check-YYYYmmdd-HHMMSS.sqlite)
 #   SMOKE_ENGINES=a,b engines (default pgvector,mariadb)
+#   SMOKE_PROFILE=P   another profile (name or file; default smoke)
+#   SMOKE_NO_HISTORY=1 as on a host with no history (issue 36.6): the run's cache is a new empty directory, so the
+#                     estimate has no measured rates and `run` decides, as a user's would, whether to probe first
 # The estimate uses the rates measured on this host before (the history under the cache, $VBENCH_CACHE or
 # /var/cache/vbench), as a user's run would; the run adds its own rates to that history at the end.
 set -uo pipefail
@@ -22,10 +25,17 @@ bash deploy/image-build db-trixie >/dev/null || die "the engine image db-trixie 
 mkdir -p results.db
 out=${SMOKE_OUT:-results.db/smoke-check-$(date +%Y%m%d-%H%M%S).sqlite}
 engines=${SMOKE_ENGINES:-pgvector,mariadb}
+profile=${SMOKE_PROFILE:-smoke}
 log=${out%.sqlite}.log
+cache=()
+if [[ -n ${SMOKE_NO_HISTORY:-} ]]; then
+    fresh=$(mktemp -d /tmp/vbench-smoke-cache.XXXXXX)
+    cache=(--cache-dir "$fresh")
+    echo "smoke-check: no history: the cache (and its history) is the new directory $fresh"
+fi
 
 t0=$(date +%s)
-deploy/systemd-ns -- bin/vbench run --profile smoke --engines "$engines" --out "$out" 2>&1 | tee "$log" |
+deploy/systemd-ns -- bin/vbench run --profile "$profile" --engines "$engines" --out "$out" "${cache[@]}" 2>&1 | tee "$log" |
     grep --line-buffered -v '^\[' # the progress lines stay in the log
 rc=${PIPESTATUS[0]}
 wall=$(($(date +%s) - t0))
@@ -37,6 +47,7 @@ left=$(sqlite3 -batch -noheader "$out" "SELECT COUNT(*) FROM plan WHERE status <
 echo
 echo "smoke-check: vbench run exited $rc after $wall s (with the namespace's boot and teardown); $out"
 grep '^estimate: ' "$log" | head -1 | sed 's/^/smoke-check: printed at the start: /'
+grep '^calibrating: ' "$log" | sed 's/^/smoke-check: /'
 if [[ -z "$est" || -z "$act" ]]; then
     echo "smoke-check: FAIL: no estimate.total_s / estimate.actual_s in the manifest"
     exit 1

@@ -89,7 +89,7 @@ ok $? "the build's load_s (${1:-} s) is past the earlier attempts' load work (${
 awk -v c="${3:-0}" 'BEGIN { exit !(c >= 6) }'
 ok $? "build_s (${3:-} s) is the one CREATE INDEX (with its 6 s start), apart from the load"
 echo "# load_s ${1:-} s over $((KILLS + 1)) attempts, build_s ${3:-} s"
-like "$("$VBENCH" show --out "$db" 2>&1)" "over $((KILLS + 1)) attempts" "show says the load ran over $((KILLS + 1)) attempts"
+like "$("$VBENCH" show --wide --out "$db" 2>&1)" "over $((KILLS + 1)) attempts" "show says the load ran over $((KILLS + 1)) attempts"
 
 # A kill during CREATE INDEX: the rows are all in (the load's last checkpoint says so), the resume keeps them and
 # builds only the index again. The killed coordinator's agent waits for its CREATE INDEX to return before it goes:

@@ -63,7 +63,7 @@ is "$(q "$db" "SELECT COUNT(*) || ' ' || rows || ' ' || attempts FROM build_resu
 set -- $(q "$db" "SELECT load_s, (SELECT MAX(load_s) FROM load_checkpoint WHERE attempt = $KILLS) FROM build_result" | tr '|' ' ')
 awk -v a="${1:-0}" -v b="${2:-1}" 'BEGIN { exit !(a > b && b > 0) }'
 ok $? "the build's load_s ($1 s) is past the earlier attempts' load work ($2 s)"
-like "$("$VBENCH" show --out "$db" 2>&1)" "over $((KILLS + 1)) attempts" "show says the load ran over $((KILLS + 1)) attempts"
+like "$("$VBENCH" show --wide --out "$db" 2>&1)" "over $((KILLS + 1)) attempts" "show says the load ran over $((KILLS + 1)) attempts"
 is "$(q "$db" "SELECT group_concat(DISTINCT attempts) FROM load_checkpoint WHERE attempt = $((KILLS + 1))")" "$((KILLS + 1))" \
    "the last attempt's checkpoints count the $((KILLS + 1)) attempts whose load work they sum"
 
@@ -100,5 +100,5 @@ is "$(q "$db2" "SELECT COUNT(*) FROM event WHERE message LIKE '%the server lost 
 [ "$left" -ge 1 ]; ok $? "$left sweep points were left for the resume"
 is "$(q "$db2" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'measured after a rebuild'")" "$left" \
    "each of them is a validity finding: measured after a rebuild that followed data loss"
-like "$("$VBENCH" show --out "$db2" 2>&1)" "measured on a table rebuilt untimed at" "show lists the finding"
+like "$("$VBENCH" show --wide --out "$db2" 2>&1)" "measured on a table rebuilt untimed at" "show lists the finding"
 done_testing

@@ -39,7 +39,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_concurrency WHERE clients > 1 AND efficien
    "2" "closed loop: efficiency shown and near 1 for 2 and 4 clients: $(q "$db" "SELECT group_concat(printf('%.3f', efficiency), ' ') FROM v_concurrency")"
 out=$("$VBENCH" show "$db")
 like "$out" "Concurrency (closed loop)" "show prints the closed-loop concurrency table"
-like "$out" "fraction_in_call" "show: the table has the fraction in call"
+like "$out" "in_call" "show: the table has the fraction in call (its header in_call within 120 columns)"
 "$VBENCH" show --json "$db" >"$SCRATCH/show.json"
 /usr/bin/python3 - "$SCRATCH/show.json" <<'PY'
 import json, sys

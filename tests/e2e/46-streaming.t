@@ -46,6 +46,11 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'exact' AND recal
    "exact: against the full corpus's ground truth the same answers would score about the visible fraction: $(q "$db" "SELECT group_concat(printf('%.3f', recall_full), ' ') FROM v_streaming WHERE engine = 'exact'")"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'hnswlib' AND recall >= 0.9")" "6" \
    "hnswlib: recall >= 0.9 in every window: $(q "$db" "SELECT group_concat(printf('%.4f', recall), ' ') FROM v_streaming WHERE engine = 'hnswlib'")"
+# the recall distribution of every window (issue 35): exact's per-query recall is 1 for every query of every window
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'streaming' AND queries > 0 AND recall_min <= recall_p10
+               AND recall_p10 <= recall_p50")" "12" "every streaming window has a recall distribution"
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'streaming' AND engine = 'exact' AND recall_min = 1
+               AND zero_share = 0")" "6" "exact: every query of every window at recall 1"
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND rows_inserted_total = 2000 AND rows_scheduled_total = 2000 AND rows_visible = 4000")" \
    "2" "at rest: all 2000 scheduled rows inserted, the index holds the corpus"
 # Both keep 600 rows/s. exact's writer waited for its searchers' lock (a lock that preferred readers) and fell 127
@@ -126,11 +131,14 @@ is "$(($(wc -l <"$SCRATCH/csv/streaming.csv") - 1)) $(($(wc -l <"$SCRATCH/csv/st
 ok $? "vbench export --format json exits 0"
 # A file of an older vbench (no streaming_result table) still reads: show, report and export (the file untouched).
 cp "$db" "$SCRATCH/old.sqlite"
-sqlite3 "$SCRATCH/old.sqlite" "DROP VIEW v_streaming_cost; DROP VIEW v_streaming; DROP TABLE streaming_result"
+sqlite3 "$SCRATCH/old.sqlite" "DROP VIEW v_streaming_cost; DROP VIEW v_streaming; DROP TABLE streaming_result;
+                                DROP VIEW v_recall_dist; DROP TABLE recall_dist"
 chmod a-w "$SCRATCH/old.sqlite"
 sum=$(md5sum <"$SCRATCH/old.sqlite")
 "$VBENCH" show "$SCRATCH/old.sqlite" >"$SCRATCH/old.txt" 2>&1 && ! grep -q Streaming "$SCRATCH/old.txt"
 ok $? "show reads a file without the streaming table (and prints no streaming table)"
+like "$("$VBENCH" show --recall --worst 3 "$SCRATCH/old.sqlite" 2>&1)" "no measured point has per-query recall" \
+   "show --worst reads a file without the recall distribution and says it has none"
 "$VBENCH" export "$SCRATCH/old.sqlite" --format csv -o "$SCRATCH/old-csv" >/dev/null 2>&1
 ok $? "export reads it too"
 is "$(md5sum <"$SCRATCH/old.sqlite")" "$sum" "the older file is not written"

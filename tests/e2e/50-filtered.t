@@ -121,4 +121,29 @@ seen=$(tr '\r' '\n' <"$SCRATCH/tty.txt" | grep -ao 'queries [0-9.]*% ([0-9]*/500
 [ -n "$(echo "$seen" | tr ' ' '\n' | awk '$1 > 0 && $1 < 500')" ]
 ok $? "progress: the line showed queries answered between 0 and 500 while they ran: ${seen}of 500"
 
+# Issue 36.13: the predicates as an axis of one campaign (predicate: [range, equality, and]), and one value where a
+# list goes (ef_search: 40 in the sweep): one item per predicate and selectivity, keys as one predicate has them.
+cat >"$SCRATCH/p-axis.yml" <<YML
+name: pred-axis
+k: 10
+datasets:
+  - {name: synth-angular-5k, source: synthetic, rows: 5000, queries: 50, dim: 16, clusters: 8, metric: angular, seed: 1}
+engines:
+  - {name: exact}
+phases:
+  build:
+  recall_sweep: {ef_search: 40, queries: 20}
+  filtered: {predicate: [range, equality, and], selectivity: [0.01, 0.1], queries: 20, ef_search: 40}
+YML
+"$VBENCH" run --profile "$SCRATCH/p-axis.yml" --out "$SCRATCH/p-axis.sqlite" --quiet 2>"$SCRATCH/p-axis.err"
+ok $? "predicate: [range, equality, and] and ef_search: 40 (one value): the campaign runs" ||
+    tail -5 "$SCRATCH/p-axis.err" | diag
+is "$(q "$SCRATCH/p-axis.sqlite" "SELECT group_concat(key, ' ') FROM (SELECT key FROM plan WHERE phase = 'filtered' ORDER BY seq)")" \
+   "pred-axis/exact/synth-angular-5k/filtered/selectivity=0.01 pred-axis/exact/synth-angular-5k/filtered/selectivity=0.1 pred-axis/exact/synth-angular-5k/filtered/predicate=equality,selectivity=0.01 pred-axis/exact/synth-angular-5k/filtered/predicate=equality,selectivity=0.1 pred-axis/exact/synth-angular-5k/filtered/predicate=and,selectivity=0.01 pred-axis/exact/synth-angular-5k/filtered/predicate=and,selectivity=0.1" \
+   "one plan item per predicate and selectivity, predicates in the profile's order, range's keys without predicate="
+is "$(q "$SCRATCH/p-axis.sqlite" "SELECT group_concat(predicate || ':' || selectivity || ':' || recall, ' ') FROM (SELECT * FROM filtered_result ORDER BY predicate, selectivity)")" \
+   "and:0.01:1.0 and:0.1:1.0 equality:0.01:1.0 equality:0.1:1.0 range:0.01:1.0 range:0.1:1.0" \
+   "a result per predicate and selectivity, exact's recall 1 in each"
+is "$(q "$SCRATCH/p-axis.sqlite" "SELECT COUNT(*) FROM sweep_result WHERE ef_search = 40")" "1" "ef_search: 40 is one sweep point"
+
 done_testing

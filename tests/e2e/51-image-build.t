@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deploy/image-build without the network: recipe errors name file and line, a missing recipe is named, the
 # cache key is the recipe's content, --path-only builds nothing, a failing debootstrap (a stand-in on PATH)
-# leaves neither an image nor a temporary directory behind and shows debootstrap's own words, and a finished
-# image is found again without building (a no-op that prints its path).
+# leaves neither an image nor a temporary directory behind and shows debootstrap's own words, a missing debootstrap
+# is installed through apt (a stub), and a finished image is found again without building (a no-op that prints its
+# path).
 . "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_IMG="$ROOT/deploy/image-build"
@@ -72,6 +73,53 @@ SH
     is "$out" "$cache1/tiny-$key" "and prints the image's path"
     is "$(cat "$cache1/tiny-$key/vbench-packages.txt" 2>/dev/null)" "procps	2:4.0.4-9" "the image lists its packages"
     [ -z "$(ls -A "$cache1" | grep '\.tmp\.')" ]; ok $? "no temporary directory is left after a build"
+
+    # Issue 36.16: after deploy/install-deps without --with-tests debootstrap is missing, and the README's
+    # `vbench image build db-trixie` stopped there. The build installs it, as root, saying so. PATH is a directory
+    # of links to every command of this host but debootstrap and apt-get, plus a stub apt-get that stands for apt:
+    # it records how it was called and "installs" the stand-in debootstrap above into that directory. The host's own
+    # debootstrap is neither used nor touched (the other tests need it). /usr/bin:/bin come last, for the commands
+    # run chrooted in the image (its dpkg-query); debootstrap is in neither.
+    nodeb="$SCRATCH/nodeb"
+    mkdir -p "$nodeb"
+    for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+        [ -d "$d" ] || continue
+        for f in "$d"/*; do
+            b=${f##*/}
+            case $b in debootstrap|apt-get) continue ;; esac
+            [ -x "$f" ] && [ ! -e "$nodeb/$b" ] && ln -s "$f" "$nodeb/$b"
+        done
+    done
+    cp "$SCRATCH/bin/debootstrap" "$SCRATCH/debootstrap-standin"
+    cat >"$nodeb/apt-get" <<SH
+#!/bin/sh
+# stands for apt: records the call; "install ... debootstrap" puts the stand-in debootstrap on PATH
+echo "apt-get \$*" >>"$SCRATCH/apt.log"
+case " \$* " in *" install "*" debootstrap "*) cp "$SCRATCH/debootstrap-standin" "$nodeb/debootstrap" ;; esac
+SH
+    chmod +x "$nodeb/apt-get"
+    npath="$nodeb:/usr/bin:/bin"
+    PATH="$npath" command -v debootstrap >/dev/null; [ $? -ne 0 ]; ok $? "the test's PATH has no debootstrap"
+    cache2="$SCRATCH/images-nodeb"
+    out=$(PATH="$npath" "$BUILD_IMG" --recipe-dir "$recipes" --cache "$cache2" tiny 2>"$SCRATCH/nodeb.err")
+    rc=$?
+    is "$rc" "0" "without debootstrap, a build as root installs it and builds"
+    [ $rc -eq 0 ] || tail -5 "$SCRATCH/nodeb.err" | diag
+    is "$(cat "$SCRATCH/apt.log" 2>/dev/null)" "apt-get install -y -q debootstrap" "it asked apt for debootstrap, once"
+    like "$(cat "$SCRATCH/nodeb.err")" "debootstrap is not installed; installing it (apt-get install -y debootstrap)" \
+         "and said so"
+    is "$out" "$cache2/tiny-$key" "the image is built and its path printed"
+    [ -x /usr/sbin/debootstrap ] || [ -x /usr/bin/debootstrap ]; ok $? "the host's own debootstrap is still there"
+    # apt cannot install it: apt-get update is tried, then the build stops saying what to do
+    rm -f "$nodeb/debootstrap" "$SCRATCH/apt.log"
+    printf '#!/bin/sh\necho "apt-get $*" >>"%s"\necho "E: Unable to locate package debootstrap" >&2\nexit 100\n' \
+        "$SCRATCH/apt.log" >"$nodeb/apt-get"
+    err=$(PATH="$npath" "$BUILD_IMG" --recipe-dir "$recipes" --cache "$SCRATCH/images-nodeb2" tiny 2>&1)
+    [ $? -ne 0 ]; ok $? "when apt cannot install debootstrap, the build fails"
+    is "$(tr '\n' ';' <"$SCRATCH/apt.log")" "apt-get install -y -q debootstrap;apt-get update -q;" \
+       "after an apt-get update (the lists may be old); no install after a failed update"
+    like "$err" "debootstrap could not be installed" "and says debootstrap is missing"
+    like "$err" "Unable to locate package debootstrap" "with apt's own words"
 
     # A finished image (here made by hand) is found without building: no debootstrap is called.
     mkdir -p "$cache/tiny-$key"

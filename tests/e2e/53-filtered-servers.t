@@ -38,6 +38,13 @@ YML
        "$pred: every point whose plan is an exact scan has recall 1 ($(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE index_used = 0") such points)"
     is "$(q "$db" "SELECT COUNT(*) FROM filtered_result WHERE engine = 'hnswlib' AND selectivity >= 0.1 AND recall < 0.9")" "0" \
        "$pred: hnswlib's recall is at least 0.9 from 10 % up"
+    # the distribution of per-query recall at every point of every engine (issue 35); an exact scan has every query at 1
+    is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist AS d JOIN filtered_result AS f USING (result_key) WHERE d.queries = 20
+                   AND d.recall_min <= d.recall_p10 AND d.recall_p10 <= d.recall_p50 AND d.recall_p50 <= 1
+                   AND (f.index_used IS NOT 0 OR (d.recall_min = 1 AND d.zero_share = 0))")" "18" \
+       "$pred: every point has its recall distribution over its 20 queries ($(q "$db" "SELECT group_concat(DISTINCT
+        d.engine || ' ' || f.selectivity || ': p10 ' || d.recall_p10 || ', zero ' || d.zero_share) FROM v_recall_dist AS d
+        JOIN filtered_result AS f USING (result_key) WHERE d.zero_share > 0"))"
     q "$db" "SELECT engine, selectivity, passing_rows, printf('%.3f', recall), short_answers, printf('%.0f', qps),
              CASE index_used WHEN 1 THEN 'index' WHEN 0 THEN 'exact scan' ELSE '-' END,
              substr(plan, 1, COALESCE(NULLIF(instr(plan, char(10)), 0) - 1, 60))

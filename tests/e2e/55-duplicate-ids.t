@@ -65,6 +65,7 @@ cp "$db" "$old"
     for t in sweep_result filtered_result churn_result; do
         echo "ALTER TABLE $t DROP COLUMN duplicate_answers; ALTER TABLE $t DROP COLUMN duplicate_example;"
     done
+    echo "DROP TABLE recall_dist;"   # issue 35: a database from before the recall distribution
     echo "DELETE FROM sweep_result;"
     echo "UPDATE plan SET status = 'failed', error = 'recall error: the answer returns id 1 twice' WHERE phase = 'recall_sweep';"
 } >"$SCRATCH/downgrade.sql"
@@ -80,5 +81,7 @@ is "$(q "$old" "SELECT duplicate_answers FROM sweep_result")" "25" "the sweep po
 is "$(q "$old" "SELECT group_concat(duplicate_answers || ':' || COALESCE(duplicate_example, 'NULL')) FROM churn_result
                 WHERE stage IN ('before', 'after')")" "0:NULL,0:NULL" "the rows committed before the columns existed read 0"
 is "$(q "$old" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'duplicate ids'")" "1" "and the validity view reads the database"
+is "$(q "$old" "SELECT group_concat(phase || ':' || queries) FROM v_recall_dist")" "recall_sweep:100" \
+   "resume adds the recall distribution table: the point run again has its distribution, the older rows none"
 like "$("$VBENCH" show "$old")" "duplicate ids" "vbench show reads it too"
 done_testing

@@ -194,7 +194,7 @@ like "$(m "$db" "server.pgvector.package.postgresql-18")" "18." "and of PostgreS
 like "$(m "$db" "server.pgvector.provenance.source")" "package postgresql-18-pgvector 0.8.7" "the source: Debian's package"
 is "$(m "$db" "server.pgvector.provenance.target_isa")" "x86-64" "built for the x86-64 baseline"
 is "$(m "$db" "server.pgvector.provenance.build_simd")" "SSE2" "whose widest SIMD is SSE2"
-show=$("$VBENCH" show "$db")
+show=$("$VBENCH" show --wide "$db")   # the provenance rows whole, as they are
 like "$show" "Engine provenance" "vbench show has the provenance table"
 like "$show" "package postgresql-18-pgvector 0.8.7" "with the package"
 like "$show" "db-sid" "and the image"

@@ -126,6 +126,28 @@ long=$(grep -h '^set title' "$dir"/charts/*.body.gp | sed 's/^set title "//; s/"
        awk 'length > 96' | head -3)
 is_empty "$long" "chart titles and captions are wrapped to the chart's width"
 like "$html" "vbench run --profile" "reproduce gives the command"
+# Recall as a distribution (issue 35): the CDF of per-query recall per engine at the sweep's lowest ef_search, with its
+# caption, and the table of every measured point's percentiles and shares.
+recsec=$(sed -n '/<section id="recall">/,/<\/section>/p' "$dir/report.html")
+like "$html" "Per-query recall at ef_search 10: p10 1.0000, 0.0 % of the queries at recall 0." \
+     "the summary gives exact's per-query recall at the lowest ef_search: p10 1, none at 0"
+like "$html" "Per-query recall at ef_search 10: p10 $(q "$SCRATCH/runa.sqlite" "SELECT printf('%.4f', recall_p10) FROM v_recall_sweep WHERE engine = 'hnswlib' AND ef_search = 10")" \
+     "and hnswlib's, from v_recall_sweep"
+like "$recsec" '<figure id="chart-recall-distribution">' "the recall section has the recall distribution chart"
+like "$recsec" "Per-query recall at ef_search 10 (1 client)" "drawn at the lowest ef_search of the sweep"
+like "$recsec" "at x = 0: the queries with nothing right" "with its caption"
+like "$recsec" "Recall distribution per measured point" "and the distribution table"
+like "$recsec" "<th>p10</th><th>p50</th><th>zero_share</th><th>below_half</th>" "whose columns are the percentiles and shares"
+/usr/bin/python3 - "$dir/charts/recall-distribution.dat" <<'PY'
+import sys
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n\n") if b.strip()]
+assert len(blocks) == 2, len(blocks)          # hnswlib and exact
+for b in blocks:
+    pts = [tuple(map(float, l.split())) for l in b.strip().splitlines() if not l.startswith("#")]
+    assert pts[-1] == (1.0, 1.0), pts[-1]      # a CDF ends at recall 1 with every query
+    assert all(p[1] < q[1] and p[0] < q[0] for p, q in zip(pts, pts[1:])), pts
+PY
+ok $? "the chart's data: one CDF per engine, increasing, ending at (1, 1)"
 like "$(cat "$dir/report.md")" "![Recall vs QPS" "report.md links the charts as files"
 
 # Two runs of the same dataset, another parameter: side by side, not flagged.
@@ -143,23 +165,45 @@ ok $? "the dataset mismatch is flagged at the top"
 sed 's/\\n/ /g' "$SCRATCH/ac/charts/recall-qps.body.gp" | grep -q "CAUTION: the runs differ in dataset content hash"
 ok $? "and in the charts' captions"
 
+# Issue 36.15: what a reader of a report of several series saw in Chromium 1,400 pixels wide. Every table fits its
+# page (the recall sweep's ran to 1,585 pixels in a box of 1,100 with four series: its columns after `queries` cut
+# off), the legend stands beside the plot, not below it over the x axis's label, and the latency chart draws
+# lines, not shaded p50 - p99 bands that overlapped into one area.
+for r in "$dir/report.html" "$SCRATCH/ab/report.html"; do
+    over=$(vb_report_overflow "$r"); rc=$?
+    [ $rc -eq 0 ] && [ -z "$over" ]; ok $? "every table of $(basename "$(dirname "$r")") fits its page in Chromium at 1400 px${over:+: $over}"
+done
+grep -q "^set key outside right top vertical" "$dir/charts/recall-qps.body.gp"
+ok $? "the charts' legend stands to the right of the plot"
+! grep -q "filledcurves" "$dir/charts/latency-ef.body.gp" && grep -q "dt 2" "$dir/charts/latency-ef.body.gp"
+ok $? "the latency chart draws p50 and p99 as lines (no shaded bands)"
+like "$html" "<p class=\"note\">Not shown: " "a table's columns left out are named under it"
+
 # Exports.
 "$VBENCH" export "$SCRATCH/runa.sqlite" --format csv -o "$SCRATCH/csv" --quiet
 ok $? "export csv"
 /usr/bin/python3 - "$SCRATCH/csv" "$SCRATCH/runa.sqlite" <<'PY'
 import csv, os, sqlite3, sys
 d, db = sys.argv[1], sqlite3.connect(sys.argv[2])
-for f in ("build", "recall_sweep", "recall_targets", "concurrency", "filtered", "churn", "validity"):
+for f in ("build", "recall_sweep", "recall_targets", "recall_dist", "concurrency", "filtered", "churn", "validity"):
     raw = open(os.path.join(d, f + ".csv"), newline="").read()
     assert raw.endswith("\r\n") or raw.count("\n") <= 1, f     # RFC 4180 line ends
     rows = list(csv.reader(open(os.path.join(d, f + ".csv"), newline="")))
     n = db.execute("SELECT COUNT(*) FROM " + ("build_result" if f == "build" else "sweep_result") ).fetchone()[0]
     if f in ("build", "recall_sweep"):
         assert len(rows) - 1 == n, (f, len(rows), n)
+rd = list(csv.DictReader(open(os.path.join(d, "recall_dist.csv"), newline="")))
+n = db.execute("SELECT COUNT(*) FROM recall_dist").fetchone()[0]
+assert len(rd) == n and n > 0, (len(rd), n)
+for k in ("engine", "phase", "point", "recall", "recall_min", "recall_p1", "recall_p10", "recall_p50", "zero_share",
+          "below_half_share", "queries"):
+    assert k in rd[0], k
+sw = list(csv.DictReader(open(os.path.join(d, "recall_sweep.csv"), newline="")))
+assert all(r["recall_p10"] != "" and r["zero_share"] != "" for r in sw), sw[0]
 b = list(csv.DictReader(open(os.path.join(d, "build.csv"), newline="")))
 assert any("," in r["engine_version"] for r in b), "a field with a comma is quoted and read back whole"
 PY
-ok $? "csv: one file per view, header, every row, a comma inside a field quoted"
+ok $? "csv: one file per view (recall_dist too, and the sweep's distribution columns), header, every row, a comma inside a field quoted"
 "$VBENCH" export "$SCRATCH/runa.sqlite" --format json -o "$SCRATCH/json" --quiet
 ok $? "export json"
 /usr/bin/python3 - "$SCRATCH/json/results.json" <<'PY'
@@ -168,8 +212,12 @@ d = json.load(open(sys.argv[1]))
 assert d["profile"]["k"] == 10 and d["profile"]["name"] == "runa"
 assert "host.cpu_model" in d["manifest"]
 assert len(d["tables"]["sweep_result"]) == 10 and len(d["views"]["v_concurrency"]) == 12
+# the recall distribution: a row per measured point, 10 sweep + 4 filtered + 2 churn before / after of each engine
+assert len(d["tables"]["recall_dist"]) == len(d["views"]["v_recall_dist"]) >= 16, len(d["tables"]["recall_dist"])
+assert all("recall_p1" in r and "zero_share" in r for r in d["views"]["v_recall_dist"])
+assert all("recall_p10" in r and "below_half_share" in r for r in d["views"]["v_recall_sweep"])
 PY
-ok $? "json: profile, manifest, every result row"
+ok $? "json: profile, manifest, every result row, the recall distribution"
 "$VBENCH" export "$SCRATCH/runa.sqlite" --format bundle -o "$SCRATCH/bundle" --quiet >/dev/null
 ok $? "export bundle"
 list=$(tar tzf "$SCRATCH/bundle/runa.tar.gz")

@@ -108,6 +108,41 @@ print("# %d files: ann-benchmarks' recall equals vbench's to 1e-9 (%d of them be
 PY
 ok $? "h5py reads every file back: datasets and attributes ann-benchmarks reads, its distances, its recall = vbench's"
 
+# show --worst 5 (issue 35): the hardest queries of each point by index, with their recall, as the kept answers give
+# it: ann-benchmarks' per-query recall computed here from the exported answers and the dataset's true distances.
+"$VBENCH" show --json --worst 5 "$SCRATCH/annb.sqlite" >"$SCRATCH/worst.json"
+ok $? "vbench show --json --worst 5 exits 0"
+/usr/bin/python3 - "$SCRATCH" <<'PY'
+import glob, json, os, sqlite3, sys
+import h5py, numpy as np
+d = sys.argv[1]
+db = sqlite3.connect(os.path.join(d, "annb.sqlite"))
+worst = json.load(open(os.path.join(d, "worst.json")))["worst_queries"]
+checked, below = 0, 0
+for fn in sorted(glob.glob(os.path.join(d, "out/results/*/*/*/*.hdf5"))):
+    f = h5py.File(fn, "r")
+    a = dict(f.attrs)
+    engine, dataset, ef = db.execute("SELECT COALESCE(config, engine), dataset, ef_search FROM sweep_result "
+                                     "WHERE result_key = ?", (a["vbench_result_key"],)).fetchone()
+    ds = h5py.File(os.path.join(d, a["dataset"] + ".hdf5"), "r")
+    count, run, true = int(a["count"]), np.array(f["distances"]), np.array(ds["distances"])
+    per = [sum(1 for x in run[i][:count] if x <= true[i][count - 1] + 1e-3) / count for i in range(len(run))]
+    rows = [r for r in worst if (r["engine"], r["dataset"], r["phase"], r["point"]) ==
+            (engine, dataset, "recall_sweep", "ef_search %d, 1 client" % ef)]
+    if min(per) == 1.0:
+        assert len(rows) == 1 and rows[0]["note"] == "all at recall 1", (fn, rows)
+        continue
+    want = sorted(range(len(per)), key=lambda i: (per[i], i))[:5]
+    assert [r["query"] for r in rows] == want, (fn, [r["query"] for r in rows], want)
+    assert all(abs(r["recall"] - per[q]) < 1e-6 and r["answers"] == "kept" for r, q in zip(rows, want)), (fn, rows)
+    checked += 1
+    below += per[want[0]] < np.mean(per)
+assert checked >= 2, checked
+print("# %d points: show --worst 5 = the 5 lowest per-query recall of the exported answers (%d with the lowest below the mean)"
+      % (checked, below))
+PY
+ok $? "show --worst 5 lists the 5 query indexes whose recall equals what the kept answers give, lowest first"
+
 # Answers off: nothing kept, and the export says why.
 sed 's/recall_sweep: {ef_search: \[10, 20, 80\]}/recall_sweep: {ef_search: [10], answers: false}/' "$SCRATCH/annb.yml" \
     > "$SCRATCH/off.yml"
@@ -117,4 +152,9 @@ is "$(q "$SCRATCH/off.sqlite" "SELECT COUNT(*), COUNT(answers) FROM sweep_result
 out=$("$VBENCH" export "$SCRATCH/off.sqlite" --format annb -o "$SCRATCH/off" 2>&1)
 [ $? -ne 0 ]; ok $? "export --format annb fails on it"
 like "$out" "sweep_result.answers" "and names what is missing"
+like "$("$VBENCH" show --worst 3 "$SCRATCH/off.sqlite")" 'answers "not kept": the point kept no per-query answers' \
+   "show --worst says when a point kept no per-query answers"
+out=$("$VBENCH" show --worst 0 "$SCRATCH/off.sqlite" 2>&1)
+is "$?" "2" "show --worst 0 is refused (exit 2)"
+like "$out" 'vbench: --worst takes a number of queries (1 to 100000), not "0"' "naming the option and the value"
 done_testing

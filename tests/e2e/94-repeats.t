@@ -65,7 +65,21 @@ for t in show["recall_targets"]:
     assert (t["qps_at_0_90"] is None and not meds) or close(t["qps_at_0_90"], max(meds)), (t, meds)
 PY
 ok $? "show --json: medians, ranges and the best QPS at recall >= 0.90 agree with the per-repeat rows; an interval at 5 repeats, none at 3"
-"$VBENCH" show "$db" >"$SCRATCH/show.txt"
+# The recall distribution of a repeated point (issue 35): each repeat's own in v_recall_dist; the point's row (the
+# sweep's and the filtered's) has the lowest minimum of its repeats and the mean of their p10 and zero shares.
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'recall_sweep'") $(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'filtered'")" \
+   "12 10" "v_recall_dist: one row per repeat"
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_sweep AS v WHERE v.recall_min = (SELECT MIN(d.recall_min) FROM v_recall_dist AS d
+               WHERE d.engine = v.engine AND d.phase = 'recall_sweep' AND d.point = printf('ef_search %d, 1 client', v.ef_search))
+               AND abs(v.recall_p10 - (SELECT AVG(d.recall_p10) FROM v_recall_dist AS d WHERE d.engine = v.engine
+               AND d.phase = 'recall_sweep' AND d.point = printf('ef_search %d, 1 client', v.ef_search))) < 1e-9
+               AND abs(v.zero_share - (SELECT AVG(d.zero_share) FROM v_recall_dist AS d WHERE d.engine = v.engine
+               AND d.phase = 'recall_sweep' AND d.point = printf('ef_search %d, 1 client', v.ef_search))) < 1e-9")" "4" \
+   "v_recall_sweep: a repeated point's minimum is its repeats' lowest, its p10 and zero share their mean"
+is "$(q "$db" "SELECT COUNT(*) FROM v_filtered WHERE recall_p50 IS NOT NULL AND recall_min <= recall_p1
+               AND recall_p1 <= recall_p10 AND recall_p10 <= recall_p50")" "2" \
+   "v_filtered: the distribution of each repeated point, in order"
+"$VBENCH" show --wide "$db" >"$SCRATCH/show.txt"
 grep -q "repeats  qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/show.txt"
 ok $? "show prints the repeats, the range and the interval"
 db2="$SCRATCH/alt.sqlite"
@@ -176,7 +190,7 @@ for st in ("before", "after"):
 assert c["repeats"] == 5 and c["completed"] == 1, c
 PY
 ok $? "show --json: the sweep's and churn's intervals at 5 repeats; concurrency points are their windows' medians"
-"$VBENCH" show "$db3" >"$SCRATCH/ci.txt"
+"$VBENCH" show --wide "$db3" >"$SCRATCH/ci.txt"
 grep -q "clients  repeats  qps *qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/ci.txt"
 ok $? "show: one concurrency row per point, with the range and the interval columns"
 is "$(grep -c "concurrency_windows\|Concurrency windows" "$SCRATCH/ci.txt")" "0" "show without --windows: no window rows"

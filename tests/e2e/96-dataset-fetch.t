@@ -270,4 +270,160 @@ ok $? "a fetch of the cut already here verifies it"
 is "$?" "1" "a cut of more rows than the file has is refused"
 like "$(cat "$SCRATCH/e16")" "50000 rows x 16 dims" "saying what the header holds"
 
+# 12. Real data from Debian's own package (issue 35): fashion-mnist-784-euclidean from dataset-fashion-mnist. Removed
+# first, so the fetch is seen to install it; then listed, described (vbench's exact ground truth for 50 queries to
+# k = 100 against numpy's brute force over the package's own files), a tiny campaign on a seeded subset, a truncated
+# and a corrupted copy of a real IDX file refused with the file and the byte offset.
+pkg=dataset-fashion-mnist
+fm=/usr/share/datasets/fashion-mnist
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    skip "the Debian package part needs root and apt-get (dataset-fashion-mnist is installed and removed)"
+else
+    apt-get remove -y "$pkg" >"$SCRATCH/apt-rm.log" 2>&1
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'
+    is "$?" "1" "$pkg is not installed before the fetch"
+    # not root: the one apt command that installs it, nothing done
+    if command -v setpriv >/dev/null; then
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$VBENCH" dataset fetch fashion-mnist-784-euclidean \
+            >"$SCRATCH/o-fm0" 2>"$SCRATCH/e-fm0"
+        is "$?" "1" "not root: the fetch exits 1"
+        like "$(cat "$SCRATCH/e-fm0")" "run
+  apt-get install -y $pkg" "and prints the one apt command that installs the package"
+    else
+        skip "setpriv is not here (util-linux): the fetch as another user is not tried"
+    fi
+    # run --no-fetch: neither the package nor the download is here, and neither is fetched
+    printf 'name: nf\ndatasets:\n  - {name: fm, registry: fashion-mnist-784-euclidean}\nengines:\n  - {name: exact}\nphases:\n  build:\n' \
+        >"$SCRATCH/nf.yml"
+    out=$("$VBENCH" run --profile "$SCRATCH/nf.yml" --out "$SCRATCH/nf.sqlite" --cache-dir "$SCRATCH/cache-fm" --no-fetch \
+        --quiet 2>&1)
+    is "$?" "2" "run --no-fetch without the package and the download is refused"
+    like "$out" "or install Debian's package that ships it (apt-get install -y $pkg)" "naming the package's apt command too"
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'
+    is "$?" "1" "--no-fetch installed nothing"
+    "$VBENCH" dataset fetch fashion-mnist-784-euclidean --cache-dir "$SCRATCH/cache-fm" >"$SCRATCH/o-fm1" 2>"$SCRATCH/e-fm1"
+    rc=$?
+    ok $rc "as root, vbench dataset fetch fashion-mnist-784-euclidean exits 0"
+    [ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/e-fm1" | tail -5
+    ver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null)
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' && [ -s "$fm/train-images-idx3-ubyte.gz" ]
+    ok $? "it installed $pkg ($ver): its IDX files are under $fm"
+    like "$(cat "$SCRATCH/e-fm1")" "apt-get install -y $pkg" "saying the apt command it ran"
+    like "$(cat "$SCRATCH/o-fm1")" "Debian's package $pkg $ver, installed" "and that the package is the dataset"
+    like "$("$VBENCH" dataset list --cache-dir "$SCRATCH/cache-fm" | grep '^fashion-mnist-784-euclidean ')" \
+        "deb|hdf5  60000x784, 10000" "dataset list shows it with its sources (the package, else the HDF5 download)"
+    like "$("$VBENCH" dataset list --cache-dir "$SCRATCH/cache-fm" | grep '^fashion-mnist-784-euclidean ')" \
+        "deb $pkg ($ver)" "and the installed package's version"
+
+    # --hdf5: ann-benchmarks' download instead of the package (from an empty mirror here: the attempt is what is seen)
+    mkdir -p "$SCRATCH/empty-mirror"
+    "$VBENCH" dataset fetch fashion-mnist-784-euclidean --hdf5 --mirror "$SCRATCH/empty-mirror" --retries 0 \
+        --cache-dir "$SCRATCH/cache-fm" >/dev/null 2>"$SCRATCH/e-fm-h5"
+    is "$?" "1" "--hdf5 takes the publisher's download even with the package installed (none in an empty mirror)"
+    like "$(cat "$SCRATCH/e-fm-h5")" "empty-mirror/fashion-mnist-784-euclidean.hdf5" "it looked for the HDF5 file"
+
+    # vbench's exact ground truth (datasets/groundtruth.c) to k = 100 for 50 queries against numpy's brute force
+    "$VBENCH" dataset info fashion-mnist-784-euclidean --queries 50 --k 100 --gt-out "$SCRATCH/gt100.txt" \
+        --cache-dir "$SCRATCH/cache-fm" >"$SCRATCH/info" 2>"$SCRATCH/info.err"
+    ok $? "vbench dataset info computes the ground truth of 50 queries to k = 100" || sed 's/^/#   /' "$SCRATCH/info.err"
+    like "$(cat "$SCRATCH/info")" "60000 rows x 784, 10000 queries, euclidean" "info: the shape and the metric"
+    like "$(cat "$SCRATCH/info")" "classes      10 (rows / queries per class: 0: 6000/1000" "info: 10 classes of 6000 rows and 1000 queries"
+    like "$(cat "$SCRATCH/info")" "duplicates   0 corpus rows equal to an earlier corpus row; 0 queries equal to a corpus row" \
+        "info: no duplicate row and no query equal to a row (as measured from outside, issue 35)"
+    like "$(cat "$SCRATCH/info")" "ties         0 of 50 sampled queries have the 100th and 101st distance equal" \
+        "info: no tie between the 100th and the 101st neighbour of 50 queries"
+    like "$("$VBENCH" dataset info fashion-mnist-784-euclidean --cache-dir "$SCRATCH/cache-fm" 2>&1)" \
+        "ties         0 of 200 sampled queries have the 10th and 11th distance equal; 0 have the 11th within 1e-3 of the 10th" \
+        "info: no tie at the 10th neighbour of 200 queries (as measured from outside, issue 35)"
+    cat >"$SCRATCH/gtcheck.py" <<'PY'
+import gzip, sys, numpy as np
+def idx_images(path):
+    b = gzip.open(path).read()
+    assert int.from_bytes(b[:4], "big") == 0x803
+    n, r, c = (int.from_bytes(b[4 + 4 * i:8 + 4 * i], "big") for i in range(3))
+    return np.frombuffer(b, np.uint8, n * r * c, 16).reshape(n, r * c).astype(np.float64)
+# pixels are integers: every product and sum below is an integer under 2^53 (at most 784 x 255^2), so the squared
+# distances are exact in float64, whatever order BLAS adds them in
+train = idx_images(sys.argv[1] + "/train-images-idx3-ubyte.gz")
+test = idx_images(sys.argv[1] + "/t10k-images-idx3-ubyte.gz")
+norms = np.einsum("ij,ij->i", train, train)
+rows = [l.split() for l in open(sys.argv[2]).read().split("\n") if l]
+k, bad = int(sys.argv[3]), []
+qs = [int(l[0]) for l in rows]
+dot = train @ test[qs].T
+for j, l in enumerate(rows):
+    q = qs[j]
+    ids = np.array([int(x) for x in l[1::2]])
+    dv = np.array([float(x) for x in l[2::2]])
+    d = np.sqrt(norms + (test[q] * test[q]).sum() - 2 * dot[:, j])
+    order = np.argsort(d, kind="stable")
+    dk = d[order[k - 1]]
+    # the same distance at every rank, each id's own distance, the same rows up to ties at the k-th distance
+    if len(ids) != k or not np.allclose(dv, d[order[:k]], rtol=1e-6, atol=1e-4) or \
+       not np.allclose(dv, d[ids], rtol=1e-6, atol=1e-4) or \
+       set(ids[d[ids] < dk]) != set(order[:k][d[order[:k]] < dk]):
+        bad.append(q)
+print("%d queries, %d differ %s" % (len(rows), len(bad), " ".join(map(str, bad[:5]))))
+PY
+    is "$(/usr/bin/python3 "$SCRATCH/gtcheck.py" "$fm" "$SCRATCH/gt100.txt" 100 2>&1 | tail -1)" "50 queries, 0 differ " \
+        "vbench's ground truth to k = 100 equals numpy's exact brute force over the package's files on 50 queries"
+
+    # a tiny campaign on a seeded subset (rows 5000, queries 100), hnswlib and exact, the package in the manifest
+    cat >"$SCRATCH/fm.yml" <<YML
+name: fm
+k: 10
+datasets:
+  - name: fm
+    registry: fashion-mnist-784-euclidean
+    rows: 5000
+    queries: 100
+engines:
+  - {name: hnswlib, m: 8, ef_construction: 64}
+  - {name: exact}
+phases:
+  build:
+  recall_sweep: {ef_search: [10, 40]}
+YML
+    "$VBENCH" run --profile "$SCRATCH/fm.yml" --out "$SCRATCH/fm.sqlite" --cache-dir "$SCRATCH/cache-fm" --quiet \
+        >"$SCRATCH/o-fm2" 2>"$SCRATCH/e-fm2"
+    rc=$?
+    ok $rc "a campaign on registry: fashion-mnist-784-euclidean, rows 5000, queries 100 completes"
+    [ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/e-fm2" | tail -5
+    is "$(q "$SCRATCH/fm.sqlite" "SELECT COUNT(*) FROM plan WHERE status <> 'done'")" "0" "every plan item done"
+    is "$(q "$SCRATCH/fm.sqlite" "SELECT group_concat(rows) FROM build_result")" "5000,5000" "each build loaded the 5000 rows of the subset"
+    is "$(q "$SCRATCH/fm.sqlite" "SELECT group_concat(DISTINCT queries) FROM sweep_result")" "100" "each sweep point ran the 100 queries of the subset"
+    is "$(q "$SCRATCH/fm.sqlite" "SELECT group_concat(printf('%.4f', recall)) FROM sweep_result WHERE engine = 'exact'")" \
+        "1.0000,1.0000" "exact's recall is 1.0 against vbench's ground truth of the subset"
+    man() { q "$SCRATCH/fm.sqlite" "SELECT value FROM manifest WHERE key = '$1'"; }
+    is "$(man dataset.fm.package) $(man dataset.fm.package_version)" "$pkg $ver" "the manifest names the package and its version"
+    is "$(man dataset.fm.file.path)" "$fm/train-images-idx3-ubyte.gz" "and the corpus file"
+    is "$(man dataset.fm.file.path.sha256)" "$(sha256sum "$fm/train-images-idx3-ubyte.gz" | cut -d' ' -f1)" "with its sha256"
+    is "$(man dataset.fm.file.queries_labels_path.sha256)" "$(sha256sum "$fm/t10k-labels-idx1-ubyte.gz" | cut -d' ' -f1)" \
+        "every file of the package, the labels too"
+    is "$(man dataset.fm.subset)" "rows 5000 of 60000, queries 100 of 10000, seed 42 (a seeded subset)" "and the subset taken"
+
+    # the IDX reader on real files broken as downloads and disks break them: the file and the byte offset named
+    head -c 2000000 "$fm/t10k-images-idx3-ubyte.gz" >"$SCRATCH/t10k-cut.gz"
+    cp "$fm/t10k-images-idx3-ubyte.gz" "$SCRATCH/t10k-bad.gz"
+    printf '\377\377\377\377\377\377\377\377' | dd of="$SCRATCH/t10k-bad.gz" bs=1 seek=1000000 conv=notrunc 2>/dev/null
+    for f in cut bad; do
+        cat >"$SCRATCH/idx-$f.yml" <<YML
+name: idx-$f
+datasets:
+  - {name: fm, source: idx, metric: euclidean, path: $fm/train-images-idx3-ubyte.gz, queries_path: $SCRATCH/t10k-$f.gz}
+engines:
+  - {name: exact}
+phases:
+  build:
+YML
+        "$VBENCH" run --profile "$SCRATCH/idx-$f.yml" --out "$SCRATCH/idx-$f.sqlite" --cache-dir "$SCRATCH/cache-fm" \
+            --quiet >/dev/null 2>&1
+    done
+    like "$(q "$SCRATCH/idx-cut.sqlite" "SELECT error FROM plan")" \
+        "t10k-cut.gz: truncated: the gzip stream breaks off at file byte 2000000 (IDX byte " \
+        "a real IDX file cut short is refused, naming the file and the byte where it breaks off"
+    like "$(q "$SCRATCH/idx-bad.sqlite" "SELECT error FROM plan")" "t10k-bad.gz: corrupt gzip data at file byte " \
+        "a real IDX file with corrupted bytes is refused, naming the file and the byte"
+fi
+
 done_testing

@@ -92,6 +92,16 @@ is "$(q "$db1" "SELECT group_concat(key, ' ') FROM plan WHERE phase = 'recall_sw
 is "$(q "$db1" "SELECT group_concat(ef_search || ':' || recall || ':' || queries, ' ') FROM sweep_result ORDER BY ef_search")" \
    "$(q "$db" "SELECT group_concat(ef_search || ':' || recall || ':' || 100, ' ') FROM sweep_result WHERE clients = 1 ORDER BY ef_search")" \
    "the window recall equals the one-client sweep's, every query once, to the last digit"
+# The recall distribution of a window (issue 35): over the per-query recall of the queries it answered; on hnswlib the
+# same per-query values at every client count, and the one-client sweep's.
+is "$(q "$db" "SELECT COUNT(*) FROM (SELECT s.ef_search FROM sweep_result AS s JOIN recall_dist AS d USING (result_key)
+               WHERE d.queries = 100 GROUP BY s.ef_search HAVING COUNT(DISTINCT hex(d.query_recall)) = 1 AND COUNT(*) = 3)")" \
+   "2" "hnswlib: the per-query recall of each ef_search is the same at 1, 2 and 4 clients (100 queries each)"
+is "$(q "$db" "SELECT group_concat(s.ef_search || ':' || hex(d.query_recall) || ':' || d.recall_p10 || ':' || d.zero_share, ' ')
+               FROM sweep_result AS s JOIN recall_dist AS d USING (result_key) WHERE s.clients = 1 ORDER BY s.ef_search")" \
+   "$(q "$db1" "SELECT group_concat(s.ef_search || ':' || hex(d.query_recall) || ':' || d.recall_p10 || ':' || d.zero_share, ' ')
+                FROM sweep_result AS s JOIN recall_dist AS d USING (result_key) ORDER BY s.ef_search")" \
+   "and equal to the one-client sweep's per-query recall, p10 and zero share"
 
 # ---- sleep engine: differing answers, QPS that grows with the clients ----------------------------------------------
 db2="$SCRATCH/sc.sqlite"
@@ -117,6 +127,22 @@ T_N=$((T_N + 1))
 # 1-client window may not (2 ms a query), the 4-client one does.
 wrapped=$(q "$db2" "SELECT COUNT(*) FROM sweep_result WHERE queries > 100")
 [ "$wrapped" -ge 1 ]; ok $? "at least one window answered some queries twice ($wrapped)"
+python3 - "$db2" <<'PY'
+import math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+out = []
+for clients, recall, n, mn, p50, blob in db.execute(
+        "SELECT s.clients, s.recall, d.queries, d.recall_min, d.recall_p50, d.query_recall FROM sweep_result AS s "
+        "JOIN recall_dist AS d USING (result_key) ORDER BY s.clients"):
+    r = [v for v in struct.unpack("<%df" % (len(blob) // 4), blob) if not math.isnan(v)]
+    s = sorted(r)
+    assert len(r) == n and abs(sum(r) / n - recall) < 1e-6, (clients, len(r), n, sum(r) / n, recall)
+    assert s[0] == mn and abs(s[math.ceil(n / 2) - 1] - p50) < 1e-6, (clients, s[0], mn, p50)
+    out.append((clients, n, round(recall, 4), len(set(r))))
+print("ok - sleep engine: each window's distribution is over the queries it answered (each the mean of its answers), "
+      "their mean the window's recall: %s" % out)
+PY
+T_N=$((T_N + 1))
 is "$(q "$db2" "SELECT COUNT(*) FROM event WHERE message LIKE '%answers differed from an earlier answer%'")" "$wrapped" \
    "the differing answers are said, once per window that answered a query twice"
 

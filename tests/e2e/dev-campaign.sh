@@ -65,9 +65,100 @@ ok $? "show --json has build and recall_sweep tables with the documented fields"
 out=$("$VBENCH" show "$db")
 like "$out" "Recall sweep" "vbench show prints the recall sweep table"
 like "$out" "Best QPS whose recall passes" "vbench show prints the recall targets"
+# Issue 36.14: the tables fit 120 columns (the dev campaign's were 64 lines over 120, the widest 267); what is left
+# out is named under its table, --wide shows every column, --json is the same with or without it.
+is "$(printf '%s\n' "$out" | awk 'length($0) > 120' | wc -l)" 0 \
+   "vbench show fits 120 columns (widest line: $(printf '%s\n' "$out" | awk '{ if (length($0) > m) m = length($0) } END { print m }'))"
+like "$out" "(not shown: 0 in every row: short_answers, errors; 1 in every row: repeats, builds; equal to qps (one repeat, no" \
+     "a column left out is named under its table, with why"
+like "$out" "Recall sweep (one client, every query once; with a clients list, a window per client count): dataset synth-angular-20k," \
+     "the dataset every row shares is said once in the title"
+wide=$("$VBENCH" show --wide "$db")
+like "$wide" "qps_min" "show --wide has every column (qps_min)"
+[ "$(printf '%s\n' "$wide" | awk '{ if (length($0) > m) m = length($0) } END { print m }')" -gt 120 ]
+ok $? "... as wide as it is (over 120 columns)"
+is "$("$VBENCH" show --json --wide "$db" | md5sum)" "$("$VBENCH" show --json "$db" | md5sum)" "--json is not narrowed"
 out=$("$VBENCH" status --out "$db")
 like "$out" "finished" "vbench status says finished"
 like "$(cat "$SCRATCH/out.txt")" "ef_search" "the run prints the result tables at the end"
+is "$(sed -n '/^Build/,$p' "$SCRATCH/out.txt" | awk 'length($0) > 120' | wc -l)" 0 "... fitting 120 columns as show does"
+
+# Recall as a distribution (issue 35, docs/metrics.md "Recall distribution"): every measured point has one, from its
+# per-query values; on exact every percentile is 1 and no query is at 0; hnswlib at ef_search 10 has queries well
+# below its mean. show (p10 and zero share in the sweep), show --recall, show --json and show --worst carry it.
+is "$(q "$db" "SELECT COUNT(*) FROM recall_dist")" \
+   "$(q "$db" "SELECT (SELECT COUNT(*) FROM sweep_result) + (SELECT COUNT(*) FROM filtered_result)
+               + (SELECT COUNT(*) FROM churn_result WHERE stage IN ('before', 'after'))")" \
+   "recall distribution: one per measured point (sweep, filtered, churn before / after)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE engine = 'exact' AND (recall_min <> 1 OR recall_p1 <> 1
+               OR recall_p10 <> 1 OR recall_p50 <> 1 OR zero_share <> 0 OR below_half_share <> 0)")" "0" \
+   "exact: min, p1, p10, p50 all 1.0 and no query at recall 0 or below 0.5, at every point"
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE engine = 'exact' AND queries > 0")" "12" \
+   "exact: 12 points with a distribution (8 sweep, 2 filtered, churn before and after)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_sweep WHERE engine = 'hnswlib' AND ef_search = 10
+               AND (recall_p1 < recall OR recall_min < recall) AND recall_min <= recall_p1 AND recall_p1 <= recall_p10
+               AND recall_p10 <= recall_p50 AND recall_p50 <= 1")" "1" \
+   "hnswlib at ef_search 10: p1 or the minimum below the mean, min <= p1 <= p10 <= p50 <= 1 ($(q "$db" "SELECT
+    printf('mean %.4f min %g p1 %g p10 %g p50 %g zero %g', recall, recall_min, recall_p1, recall_p10, recall_p50,
+    zero_share) FROM v_recall_sweep WHERE engine = 'hnswlib' AND ef_search = 10"))"
+# The per-query values behind it: their mean is the recorded mean recall, and their order statistics are the
+# recorded ones (nearest rank); show --worst 5 names the 5 lowest of them with their recall.
+"$VBENCH" show --worst 5 "$db" >"$SCRATCH/worst.txt"
+ok $? "vbench show --worst 5 exits 0"
+/usr/bin/python3 - "$db" "$SCRATCH/worst.txt" <<'PY'
+import math, sqlite3, struct, sys
+db = sqlite3.connect(sys.argv[1])
+blob, mean, mn, p1, p10, p50, zero = db.execute(
+    "SELECT d.query_recall, s.recall, d.recall_min, d.recall_p1, d.recall_p10, d.recall_p50, d.zero_share "
+    "FROM sweep_result AS s JOIN recall_dist AS d USING (result_key) WHERE s.engine = 'hnswlib' AND s.ef_search = 10").fetchone()
+r = struct.unpack("<%df" % (len(blob) // 4), blob)
+assert len(r) == 500, len(r)
+assert abs(sum(r) / len(r) - mean) < 1e-6, (sum(r) / len(r), mean)
+s = sorted(r)
+rank = lambda p: s[max(1, math.ceil(p / 100 * len(s))) - 1]
+for got, want in ((mn, s[0]), (p1, rank(1)), (p10, rank(10)), (p50, rank(50)), (zero, sum(v == 0 for v in r) / len(r))):
+    assert abs(got - want) < 1e-6, (got, want)
+worst = sorted(range(len(r)), key=lambda i: (r[i], i))[:5]
+import re
+cells = [re.split(r"\s{2,}", l.strip()) for l in open(sys.argv[2])]
+rows = [c for c in cells if c[:4] == ["hnswlib", "synth-angular-20k", "recall_sweep", "ef_search 10, 1 client"]]
+assert [int(c[6]) for c in rows] == worst, ([c[6] for c in rows], worst)
+assert [c[5] for c in rows] == ["1", "2", "3", "4", "5"], rows
+assert all(abs(float(c[7]) - r[q]) < 5e-5 for c, q in zip(rows, worst)), rows
+print("# worst 5 at ef_search 10:", ", ".join("query %d %.1f" % (q, r[q]) for q in worst))
+PY
+ok $? "hnswlib ef_search 10: the per-query values average to the mean, give the recorded percentiles, and show --worst 5 names their 5 lowest"
+is "$(grep -c "queries at recall 0 behind the mean" "$SCRATCH/err.txt")" "$(q "$db" "SELECT COUNT(*) FROM recall_dist WHERE zero_share > 0")" \
+   "the terminal says each point with queries at recall 0 as it happens ($(q "$db" "SELECT COUNT(*) FROM recall_dist WHERE zero_share > 0") points), never for exact"
+! grep "queries at recall 0 behind the mean" "$SCRATCH/err.txt" | grep -q "/exact/"; ok $? "exact: no point with a query at recall 0 on the terminal"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'queries at recall 0'")" \
+   "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE zero_share > 0 AND recall >= 0.9")" \
+   "validity: every point whose mean recall passes 0.9 with queries at recall 0 behind it is a finding ($(q "$db" "SELECT
+    COUNT(*) FROM v_recall_dist WHERE zero_share > 0 AND recall >= 0.9") here)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'queries at recall 0' AND (engine = 'exact'
+               OR detail NOT GLOB '[0-9]* of [0-9]* queries at recall 0 behind a mean recall of 0.9*')")" "0" \
+   "validity: none for exact; the finding says how many queries of how many, and the mean"
+out=$("$VBENCH" show "$db")
+like "$out" "recall_p10  zero_share" "vbench show's recall sweep has the p10 and zero-share columns"
+like "$("$VBENCH" show --recall "$db")" "Recall distribution per measured point" "vbench show --recall prints the distribution table"
+/usr/bin/python3 - "$SCRATCH/show.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for row in d["recall_sweep"]:
+    for k in ("recall_p10", "zero_share"):
+        assert k in row, k
+assert len(d["recall_distribution"]) == 24, len(d["recall_distribution"])
+for row in d["recall_distribution"]:
+    for k in ("engine", "phase", "point", "recall", "min", "p1", "p10", "p50", "zero_share", "below_half", "queries"):
+        assert k in row, k
+PY
+ok $? "show --json: the sweep rows carry recall_p10 and zero_share, recall_distribution has every measured point's"
+"$VBENCH" show --json --worst 5 "$db" | /usr/bin/python3 -c '
+import json, sys
+w = [r for r in json.load(sys.stdin)["worst_queries"] if r["engine"] == "hnswlib" and r["point"] == "ef_search 10, 1 client"]
+assert [r["rank"] for r in w] == [1, 2, 3, 4, 5] and all(r["answers"] == "kept" for r in w), w
+assert w == sorted(w, key=lambda r: (r["recall"], r["query"])), w'
+ok $? "show --json --worst 5: 5 ranked queries of hnswlib at ef_search 10, answers kept"
 
 # Concurrency: a closed-loop window per engine and client count (1, 2, 4, 8), each with an efficiency or the
 # reason it is refused (docs/design.md §4), and the table in `show`.

@@ -68,10 +68,8 @@ unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
 }
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
-# vb_image_path NAME: the directory of the engine image NAME as its recipe builds it today (deploy/image-build
-# --path-only, the same cache and key), or nothing when it is not built. Never a glob: an older build of the same
-# name may still be in the cache.
-vb_image_path() { bash "$VB_ROOT/deploy/image-build" --path-only "$1" 2>/dev/null; }
+# vb_image_path NAME: the engine image's directory (image-path.sh, shared with the server helpers).
+. "$VB_ROOT/tests/e2e/image-path.sh"
 # vb_ensure_image NAME...: makes sure the engine images exist (builds one on first use: a few minutes, cached
 # afterwards), so the server tests run on a fresh machine instead of skipping. Only root can build them; others get
 # what exists (and their tests skip, saying why). As root an image that cannot be built fails the test at once,
@@ -161,3 +159,35 @@ wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in 
     WAIT_RC=$?
     return 0
 } 2>/dev/null   # not bash's "Killed" notice for a child that died of a signal: WAIT_RC says it
+
+# vb_report_overflow HTML: the report's tables that do not fit their page in headless Chromium, 1400 pixels wide
+# (issue 36.15), one per line as "section: first header cells (scroll width > visible width)"; empty when every
+# table fits. The report itself forbids scripts (its CSP); this measures a copy without the CSP, with a script
+# that compares each table's scroll width with its box and writes the result into the page, read with --dump-dom.
+vb_report_overflow() {
+    local html=$1 dir
+    dir=$(mktemp -d "$SCRATCH/overflow.XXXXXX")
+    sed 's/<meta http-equiv="Content-Security-Policy"[^>]*>//' "$html" > "$dir/page.html"
+    cat >> "$dir/page.html" <<'JS'
+<script>
+(function () {
+  var out = [];
+  document.querySelectorAll('div.scroll').forEach(function (d) {
+    if (d.scrollWidth > d.clientWidth + 1) {
+      var s = d.closest('section'), th = d.querySelectorAll('th'), names = [];
+      for (var i = 0; i < th.length && i < 3; i++) names.push(th[i].textContent);
+      out.push((s ? s.id : '?') + ': ' + names.join(' ') + ' (' + d.scrollWidth + ' > ' + d.clientWidth + ')');
+    }
+  });
+  if (document.documentElement.scrollWidth > window.innerWidth) out.push('page: ' + document.documentElement.scrollWidth + ' > ' + window.innerWidth);
+  var p = document.createElement('pre'); p.id = 'vb-overflow'; p.textContent = out.join('\n'); document.body.appendChild(p);
+})();
+</script>
+JS
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+        --disable-sync --no-first-run --user-data-dir="$dir/profile" --proxy-server=127.0.0.1:9 \
+        --proxy-bypass-list='<-loopback>' --window-size=1400,900 --virtual-time-budget=3000 \
+        --dump-dom "file://$dir/page.html" 2>/dev/null > "$dir/dom.html"
+    grep -q 'id="vb-overflow"' "$dir/dom.html" || { echo "measurement: Chromium did not run the measuring script"; return 1; }
+    perl -0ne 'print "$1\n" if m{<pre id="vb-overflow">(.*?)</pre>}s' "$dir/dom.html" | sed '/^$/d; s/&gt;/>/g'
+}

@@ -4,8 +4,9 @@
 # reaches it through the socket file in the scratch directory. Needs root. Source it, then:
 #   mdb_start DIR    -> 0 when the server answers; sets MDB_SOCK, MDB_PID
 #   mdb_stop         -> stops it (TERM, then KILL after 30 s)
-# The image: the one the recipe db-trixie builds today (lib.sh vb_image_path), looked up when a server starts, so a
+# The image: the one the recipe db-trixie builds today (image-path.sh vb_image_path), looked up when a server starts, so a
 # test may source this before vb_ensure_image builds it.
+. "$(dirname "${BASH_SOURCE[0]}")/image-path.sh"
 MDB_IMG=${MDB_IMG:-}
 MDB_PID=
 mdb_in_image() { # mdb_in_image DIR CMD... : runs CMD chrooted in the image as mysql, DIR at /var/lib/vbench

@@ -8,11 +8,12 @@
 #                                VB_PG_CPUS=LIST (taskset syntax) confines the server and its backends to LIST
 #   vb_pg_stop                   fast shutdown, then SIGKILL after 10 s
 #   vb_pg_psql SQL...            psql (from the image) as postgres against the server
+. "$(dirname "${BASH_SOURCE[0]}")/image-path.sh"
 VB_PG_BIN=/usr/lib/postgresql/17/bin
 VB_PG_PID=
 VB_PG_DIR=
 
-vb_pg_image() { # the image directory (the one the recipe db-trixie builds today, lib.sh vb_image_path), or nothing
+vb_pg_image() { # the image directory (the one the recipe db-trixie builds today, image-path.sh vb_image_path), or nothing
     local d
     d=$(vb_image_path db-trixie) && [ -x "$d$VB_PG_BIN/postgres" ] && echo "$d"
 }

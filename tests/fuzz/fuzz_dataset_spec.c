@@ -2,19 +2,22 @@
  * vb_dataset_open_spec (key check, source choice, numbers, metric, then the synthetic generator or a file).
  *
  * Input: lines "key=value" (at most 32). The target keeps the run inside its scratch directory and bounded:
- *   - path, queries_path and groundtruth_path are reduced to their last component and looked up in a directory
- *     of small valid files made at start-up (base and query .fvecs, .fbin, .bvecs, .u8bin; gt.ivecs, gt.ibin;
- *     ann.hdf5, ann.h5), so an input never opens a file of the host (a FIFO would block, /dev/zero would never
- *     end);
+ *   - path and every KEY_path (queries_path, groundtruth_path, labels_path, queries_labels_path) are reduced to
+ *     their last component and looked up in a directory of small valid files made at start-up (base and query
+ *     .fvecs, .fbin, .bvecs, .u8bin; gt.ivecs, gt.ibin; ann.hdf5, ann.h5; IDX images and labels, gzipped:
+ *     images.gz, qimages.gz, labels.gz, qlabels.gz), so an input never opens a file of the host (a FIFO would
+ *     block, /dev/zero would never end);
  *   - a synthetic spec is not run when it would generate more than 64 Ki floats per matrix or more than 1024
  *     clusters (big corpora are what the generator is for, not a parsing question).
  * The dataset cache is emptied after every input.
  *
  * Invariants checked beyond the sanitizers: a refused spec says why and names the dataset (once) when it has a
  * name; an accepted one carries the spec's name, has readable non-empty matrices, given neighbours exactly when
- * the spec names a ground-truth file (each a row of the corpus), and for synthetic data exactly the rows, queries
+ * the spec names a ground-truth file (each a row of the corpus; a row subset drops them), a class per row and per
+ * query below n_classes exactly when the spec names label files, and for synthetic data exactly the rows, queries
  * and dimension asked for. */
 #include <hdf5.h>
+#include <zlib.h>
 
 #include "datasets/dataset_spec.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -110,6 +113,20 @@ static void make_hdf5(const char *name) {
     if (H5Fclose(f) < 0) abort();
 }
 
+/* A gzipped IDX file: images (count x 2 x 4) or labels (count, values 0..4). */
+static void make_idx(const char *name, int labels, uint32_t count) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", files_dir, name);
+    unsigned char b[16 + 64 * 8];
+    size_t len = 0, item = labels ? 1 : 8;
+    uint32_t words[4] = {labels ? 0x801u : 0x803u, count, 2, 4};
+    for (int w = 0; w < (labels ? 2 : 4); w++)
+        for (int i = 3; i >= 0; i--) b[len++] = (unsigned char)(words[w] >> (8 * i));
+    for (size_t i = 0; i < count * item; i++) b[len++] = (unsigned char)(labels ? i % 5 : i * 13 % 256);
+    gzFile g = gzopen(path, "wb");
+    if (!g || gzwrite(g, b, (unsigned)len) != (int)len || gzclose(g) != Z_OK) abort();
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     fz_mkdir(fz_path("files", files_dir, sizeof files_dir));
@@ -126,6 +143,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     make_gt("gt.ibin", 1);
     make_hdf5("ann.hdf5");
     make_hdf5("ann.h5");
+    make_idx("images.gz", 0, 30);
+    make_idx("qimages.gz", 0, 4);
+    make_idx("labels.gz", 1, 30);
+    make_idx("qlabels.gz", 1, 4);
     return 0;
 }
 
@@ -173,8 +194,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         *eq = '\0';
         kv[n].key = line;
         kv[n].value = eq + 1;
-        if (strcmp(line, "path") == 0 || strcmp(line, "queries_path") == 0 ||
-            strcmp(line, "groundtruth_path") == 0) {
+        size_t kl = strlen(line);
+        if (strcmp(line, "path") == 0 || (kl > 5 && strcmp(line + kl - 5, "_path") == 0)) {
             sandbox_path(eq + 1, paths[n], sizeof paths[n]);
             kv[n].value = paths[n];
         }
@@ -218,7 +239,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t sl = strlen(ds->source);
         int h5 = (sl > 5 && strcmp(ds->source + sl - 5, ".hdf5") == 0) ||
                  (sl > 3 && strcmp(ds->source + sl - 3, ".h5") == 0);
-        FZ_CHECK(!gtp || ds->gt_k > 0, "groundtruth_path %s accepted without neighbours", gtp);
+        FZ_CHECK(!gtp || ds->gt_k > 0 || vb_kv_get(kv, n, "rows", NULL), "groundtruth_path %s accepted without "
+                 "neighbours", gtp);
+        const char *lp = vb_kv_get(kv, n, "labels_path", NULL);
+        FZ_CHECK(!lp == !ds->train_class && !lp == !ds->test_class, "class columns exactly with labels_path");
+        for (size_t i = 0; ds->train_class && i < ds->n_train; i++)
+            FZ_CHECK(ds->train_class[i] >= 0 && ds->train_class[i] < ds->n_classes, "row %zu's class", i);
+        for (size_t i = 0; ds->test_class && i < ds->n_test; i++)
+            FZ_CHECK(ds->test_class[i] >= 0 && ds->test_class[i] < ds->n_classes, "query %zu's class", i);
         FZ_CHECK(gtp || h5 || ds->gt_k == 0, "neighbours (k = %zu) from %s without a groundtruth_path", ds->gt_k,
                  ds->source);
         for (size_t i = 0; ds->neighbors && i < ds->n_test * ds->gt_k; i++)

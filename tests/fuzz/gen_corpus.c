@@ -3,12 +3,14 @@
  * Seeds are small valid inputs (and a few broken ones) for the targets whose inputs are binary: an encoded
  * Envelope of every message kind and every result kind (wire), tiny .fvecs / .fbin / .bvecs / .u8bin file pairs
  * in the layout of fuzz_vecs.h, .ivecs / .ibin ground truth in the layout of fuzz_gt.h, and file descriptions for
- * fuzz_hdf5.c. Text seeds (profiles, YAML, dataset specs) are plain files in the corpus directories. Files named bug-* reproduce a fixed bug: most are crashing inputs libFuzzer
+ * fuzz_hdf5.c, and IDX files (plain, gzipped by the target, a raw gzip stream) for fuzz_idx.c. Text seeds (profiles, YAML, dataset specs) are plain files in the corpus directories. Files named bug-* reproduce a fixed bug: most are crashing inputs libFuzzer
  * saved, committed as they were; this program writes only the few that are easier to build than to find. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <zlib.h>
 
 #include "proto/wire.h"
 
@@ -588,6 +590,49 @@ static void gen_hdf5(void) {
            (h5_arr[]){A2(10, 4, F32LE, CONTIG), A2(3, 4, F32LE, CONTIG), none, none});
 }
 
+/* ---- idx: form byte (bit 0 labels, bit 1 gzipped by the target), then the file ------------------------------ */
+
+static void put_idx(const char *name, uint8_t form, uint32_t magic, unsigned nd, const uint32_t *dims, long cut) {
+    uint8_t buf[512];
+    size_t len = 1, data = 1;
+    buf[0] = form;
+    for (int b = 3; b >= 0; b--) buf[len++] = (uint8_t)(magic >> (8 * b));
+    for (unsigned i = 0; i < nd; i++) {
+        for (int b = 3; b >= 0; b--) buf[len++] = (uint8_t)(dims[i] >> (8 * b));
+        data *= dims[i];
+    }
+    for (size_t i = 0; i < data && len < sizeof buf; i++) buf[len++] = (uint8_t)(i * 37 % (nd == 1 ? 10 : 256));
+    put("idx", name, buf, cut >= 0 && (size_t)cut < len ? (size_t)cut : len);
+}
+
+static void gen_idx(void) {
+    uint32_t img[3] = {3, 4, 5}, lab[1] = {7}, zero[3] = {2, 0, 3}, many[1] = {4000000000u};
+    put_idx("valid-images.bin", 0, 0x803, 3, img, -1);
+    put_idx("valid-images-gz.bin", 2, 0x803, 3, img, -1);
+    put_idx("valid-labels.bin", 1, 0x801, 1, lab, -1);
+    put_idx("valid-labels-gz.bin", 3, 0x801, 1, lab, -1);
+    put_idx("broken-truncated-header.bin", 0, 0x803, 3, img, 10);
+    put_idx("broken-truncated-data.bin", 2, 0x803, 3, img, 40);
+    put_idx("broken-magic.bin", 0, 0x801, 1, lab, -1);
+    put_idx("broken-zero-dim.bin", 0, 0x803, 3, zero, -1);
+    put_idx("broken-huge-count.bin", 3, 0x801, 1, many, 9);
+    /* a gzip stream written out (form bit 1 clear): the fuzzer mutates its bytes, so corrupt and cut streams */
+    uint8_t raw[64] = {0}, gzb[256];
+    size_t n = 0;
+    raw[0] = 0, raw[1] = 0, raw[2] = 8, raw[3] = 1, raw[7] = 5;
+    for (int i = 0; i < 5; i++) raw[8 + i] = (uint8_t)i;
+    z_stream z = {0};
+    deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = raw, z.avail_in = 13, z.next_out = gzb + 1, z.avail_out = sizeof gzb - 1;
+    deflate(&z, Z_FINISH);
+    n = 1 + z.total_out;
+    deflateEnd(&z);
+    gzb[0] = 1;
+    put("idx", "valid-labels-raw-gzip.bin", gzb, n);
+    gzb[n - 8] ^= 0xff;   /* its CRC */
+    put("idx", "broken-crc.bin", gzb, n);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: gen_corpus DIR (tests/fuzz/corpus)\n");
@@ -599,5 +644,6 @@ int main(int argc, char **argv) {
     gen_vecs();
     gen_gt();
     gen_hdf5();
+    gen_idx();
     return 0;
 }

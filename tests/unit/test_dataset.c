@@ -338,6 +338,32 @@ static void test_hdf5(void) {
     fclose(f);
     ok(vb_dataset_open_hdf5(p, cache, &x, &err) == VB_ERROR, "non-HDF5 file is refused");
     contains(err.message, "not an HDF5 file", "error says what is wrong");
+
+    /* truncated (issue 36.12): the good file's first half, as an interrupted copy leaves it. The message says the
+     * file's size against the end its superblock declares, and the failed open leaves nothing on HDF5's error stack
+     * (left there, a failed open in a thread made the library print "infinite loop closing library" at exit). */
+    struct stat gst;
+    stat(good, &gst);
+    path_in(p, sizeof p, "truncated.hdf5");
+    FILE *in = fopen(good, "rb"), *out = fopen(p, "wb");
+    char *buf = malloc((size_t)gst.st_size);
+    size_t half = (size_t)gst.st_size / 2;
+    if (in && out && buf && fread(buf, 1, half, in) == half) fwrite(buf, 1, half, out);
+    if (in) fclose(in);
+    if (out) fclose(out);
+    free(buf);
+    ok(vb_dataset_open_hdf5(p, cache, &x, &err) == VB_ERROR && !x, "a truncated HDF5 file is refused");
+    char want[200];
+    snprintf(want, sizeof want, "truncated.hdf5: cannot open as HDF5: truncated: the file has %zu bytes, its superblock",
+             half);
+    contains(err.message, want, "saying it is truncated, with its size");
+    snprintf(want, sizeof want, "says it ends at byte %lld", (long long)gst.st_size);
+    contains(err.message, want, "against the end its superblock declares");
+    is_int(H5Eget_num(H5E_DEFAULT), 0, "the failed open left nothing on HDF5's error stack");
+    vb_metric m;
+    vb_kv mkv[] = {{"path", p}};
+    ok(vb_dataset_metric_of(mkv, 1, &m, &err) == VB_RETRY, "its metric cannot be read (the item says why)");
+    is_int(H5Eget_num(H5E_DEFAULT), 0, "and that failed open cleared its error stack too");
 }
 
 /* ----- fvecs / fbin ----- */

@@ -313,6 +313,44 @@ int main(void) {
         vb_profile_destroy(&p);
     }
 
+    /* build_repeats: 3 builds and a sweep on each, every one counted: the engine's seconds three times those of one
+     * build, and the line says so */
+    {
+        double engine_s[2] = {-1, -1};
+        char line[2][1024] = {"", ""};
+        for (int r = 0; r < 2; r++) {
+            char yaml[512];
+            snprintf(yaml, sizeof yaml,
+                     "name: b\n"
+                     "datasets: [{name: d, source: synthetic, rows: 20000, queries: 100, dim: 32, metric: euclidean}]\n"
+                     "engines: [{name: hnswlib%s}]\n"
+                     "phases: {build: {}, recall_sweep: {ef_search: [10, 100]}}\n", r ? ", build_repeats: 3" : "");
+            vb_profile *p = NULL;
+            vb_plan *plan = NULL;
+            vb_error err;
+            vb_estimate est;
+            char bdir[64];
+            snprintf(bdir, sizeof bdir, "%s/builds", dir);
+            mkdir(bdir, 0755);
+            if (vb_profile_parse(yaml, strlen(yaml), "b.yml", &p, &err) || vb_plan_build(p, &plan, &err) ||
+                vb_estimate_plan(p, plan, NULL, bdir, &est, &err)) {
+                printf("#   %s\n", err.message);
+            } else {
+                /* the dataset's preparation is the first item's, once */
+                engine_s[r] = est.engine_s[0] - (est.n_prep ? est.prep_s[0] : 0);
+                snprintf(line[r], sizeof line[r], "%s", est.line);
+                vb_estimate_free(&est);
+            }
+            vb_plan_destroy(&plan);
+            vb_profile_destroy(&p);
+        }
+        ok(engine_s[0] > 0 && fabs(engine_s[1] - 3 * engine_s[0]) < 1e-6 * engine_s[1],
+           "build_repeats 3: three builds and three sweeps estimated (%.3f s against %.3f s for one)", engine_s[1],
+           engine_s[0]);
+        contains(line[1], "hnswlib (3 builds) ", "build_repeats 3: the estimate's line names the builds");
+        ok(strstr(line[0], "builds") == NULL, "one build: the line as before (%s)", line[0]);
+    }
+
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) printf("#   could not remove %s\n", dir);

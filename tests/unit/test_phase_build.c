@@ -6,7 +6,9 @@
  *     thread polled every 100 ms, so every build time was rounded up to the poll (about 0.100 s for nothing);
  *   - an engine with a build step (test-build: exact plus a build op that counts its calls and times itself)
  *     runs it once, and build_s covers at least what the build op itself measured;
- *   - the three timings are ordered: first_query_s >= load_s + build_s. */
+ *   - the three timings are ordered: first_query_s >= load_s + build_s;
+ *   - build_repeats (Point.build): the session remembers which build its index is; an item of that build (or of
+ *     no stated build) searches it as it is, an item of another build has it built again, said in a warning. */
 #include <ftw.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -49,6 +51,41 @@ typedef struct build_out {
     int results;
     Vbench__BuildResult b;
 } build_out;
+
+static char last_warning[512];
+
+/* Runs phase `phase` of engine on the session kept between calls (close: closed afterwards), as build `build` of
+ * the configuration; returns the phase's rc, *warned = the warnings it logged. */
+static int run_on_session(const char *engine, Vbench__Phase phase, long build, int close, int *warned) {
+    Vbench__Assign a = VBENCH__ASSIGN__INIT;
+    a.item_key = "test/test-build/synth-build/x";
+    a.phase = phase;
+    a.engine = (char *)engine;
+    a.dataset = "synth-build";
+    a.k = 10;
+    vb_phase_ctx ctx = {
+        .assign = &a,
+        .point = {.load_connections = 2, .load_batch = 1000, .build = build},
+        .dataset_params = (vb_kv *)dataset_kv, .n_dataset_params = sizeof dataset_kv / sizeof dataset_kv[0],
+        .session = &session, .out = push, .stop = &stop_flag, .agent_id = "test",
+        .work_dir = work_dir, .cache_dir = cache_dir,
+    };
+    vb_error err;
+    vb_error_clear(&err);
+    int rc = phase == VBENCH__PHASE__PHASE_BUILD ? vb_phase_build(&ctx, &err) : vb_phase_ensure_index(&ctx, &err);
+    Vbench__Envelope *env;
+    vb_error werr;
+    *warned = 0;
+    while ((env = vb_wire_recv(pull, NULL, &werr))) {
+        if (env->body_case == VBENCH__ENVELOPE__BODY_LOG && env->log->level == VBENCH__LOG_LEVEL__LOG_WARN) {
+            (*warned)++;
+            snprintf(last_warning, sizeof last_warning, "%s", env->log->message ? env->log->message : "");
+        }
+        vb_wire_free(env);
+    }
+    if (close) vb_session_close(&session);
+    return rc;
+}
 
 static void run_build(const char *engine, build_out *o) {
     memset(o, 0, sizeof *o);
@@ -128,6 +165,24 @@ int main(void) {
        "test-build: build_s %.6f covers the build op's own %.6f s", o.b.build_s, (double)build_ns / 1e9);
     ok(o.b.first_query_s >= o.b.load_s + o.b.build_s,
        "test-build: first_query_s %.6f >= load_s %.6f + build_s %.6f", o.b.first_query_s, o.b.load_s, o.b.build_s);
+
+    /* build_repeats: build 2 made, then items of build 2, of no stated build and of build 3 on the same session */
+    int warned = 0, calls = atomic_load(&build_calls);
+    ok(run_on_session("test-build", VBENCH__PHASE__PHASE_BUILD, 2, 0, &warned) == VB_OK,
+       "build_repeats: build 2 made");
+    is_int(atomic_load(&build_calls), calls + 1, "build_repeats: build 2 ran the build step");
+    ok(run_on_session("test-build", VBENCH__PHASE__PHASE_RECALL_SWEEP, 2, 0, &warned) == VB_OK && warned == 0,
+       "build_repeats: an item of build 2 searches the index as it is, no warning");
+    ok(run_on_session("test-build", VBENCH__PHASE__PHASE_RECALL_SWEEP, 0, 0, &warned) == VB_OK && warned == 0,
+       "build_repeats: an item of no stated build (an older coordinator) too");
+    is_int(atomic_load(&build_calls), calls + 1, "build_repeats: no build step for them");
+    ok(run_on_session("test-build", VBENCH__PHASE__PHASE_RECALL_SWEEP, 3, 0, &warned) == VB_OK && warned == 1,
+       "build_repeats: an item of build 3 on build 2's index: built again, with a warning");
+    is_int(atomic_load(&build_calls), calls + 2, "build_repeats: the build step ran for it");
+    /* v_validity's 'measured after a rebuild' finds the warning by these words */
+    contains(last_warning, "this item measures build 3", "build_repeats: the warning names the build");
+    ok(run_on_session("test-build", VBENCH__PHASE__PHASE_RECALL_SWEEP, 3, 1, &warned) == VB_OK && warned == 0,
+       "build_repeats: the next item of build 3 finds build 3");
 
     zsock_destroy(&push);
     zsock_destroy(&pull);

@@ -1,6 +1,7 @@
 /* Self-test of config/: YAML tree, profile validation (every error names file, line and key), defaults, JSON
  * for the manifest, engine selection and plan expansion with stable keys, for the built-in profiles too. */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,8 +226,8 @@ static void test_errors(void) {
     expect_error("unknown phase key", BASE_HEAD "  recall_sweep:\n    ef: [1]\n", 13,
                  "unknown key 'phases.recall_sweep.ef'", "ef_search, queries");
     expect_error("unknown phase", BASE_HEAD "  warmup:\n", 12, "unknown key 'phases.warmup'", "recall_sweep");
-    expect_error("wrong type: scalar for a list", BASE_HEAD "  recall_sweep:\n    ef_search: 100\n", 13,
-                 "key 'phases.recall_sweep.ef_search'", "expected a list of integers");
+    expect_error("wrong type: a map for a list", BASE_HEAD "  recall_sweep:\n    ef_search: {a: 1}\n", 13,
+                 "key 'phases.recall_sweep.ef_search'", "expected a list of integers, got a map");
     expect_error("wrong type in a list", BASE_HEAD "  recall_sweep:\n    ef_search:\n      - 10\n      - lots\n", 15,
                  "key 'phases.recall_sweep.ef_search[1]'", "expected an integer, got 'lots'");
     expect_error("empty list", BASE_HEAD "  recall_sweep:\n    ef_search: []\n", 13,
@@ -486,6 +487,83 @@ static void test_repeats(void) {
     vb_profile_destroy(&p);
     expect_error("repeats out of range", "name: t\ndatasets: [{name: d}]\nengines: [{name: e}]\nphases:\n"
                  "  recall_sweep: {repeats: 0}\n", 5, "key 'phases.recall_sweep.repeats'", "outside");
+}
+
+/* build_repeats: N on an engine entry: build 1 and the sweep on it, build 2 and its sweep, ..., then the other phases
+ * on the last build; the keys name the build (",build=B"), the items carry it typed; 1 plans exactly what no key
+ * plans; 0, -1, a word, a fraction and a list are refused at the key's line; a configuration built several times
+ * shares no build. */
+static void test_build_repeats(void) {
+    vb_error err = {0};
+    const char *fmt = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: a\n%s  - name: b\n"
+                      "phases:\n  build:\n  recall_sweep: {ef_search: [10, 20], repeats: 2}\n"
+                      "  concurrency: {clients: [1]}\n";
+    char text[1024];
+    snprintf(text, sizeof text, fmt, "    build_repeats: 3\n");
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "build_repeats: parses")) return;
+    is_int(vb_profile_engine_build_repeats(&p->engines[0]), 3, "build_repeats: read");
+    is_int(vb_profile_engine_build_repeats(&p->engines[1]), 1, "build_repeats: absent, one build");
+    ok(vb_profile_engine_param_is_general("build_repeats"), "build_repeats: a general key, not the adapter's");
+    vb_plan *plan = NULL;
+    if (ok(vb_plan_build(p, &plan, &err) == VB_OK, "build_repeats: plan builds")) {
+        /* a: 3 x (build + 2 x 2 sweep items) + 3 concurrency repeats = 18; b: 1 + 4 + 3 = 8 */
+        is_int(plan->n_items, 26, "build_repeats: three builds with a sweep each, one concurrency");
+        is_str(plan->items[0].key, "t/a/d/build/build=1", "build_repeats: the build's key names it");
+        is_str(plan->items[1].key, "t/a/d/recall_sweep/ef_search=10,repeat=1,build=1",
+               "build_repeats: the sweep on build 1 follows it");
+        is_str(plan->items[5].key, "t/a/d/build/build=2", "build_repeats: then build 2");
+        is_str(plan->items[10].key, "t/a/d/build/build=3", "build_repeats: then build 3");
+        is_str(plan->items[14].key, "t/a/d/recall_sweep/ef_search=20,repeat=2,build=3", "build_repeats: its last point");
+        is_int(plan->items[14].p.build, 3, "build_repeats: the build typed");
+        is_int(plan->items[14].p.repeat, 2, "build_repeats: the query repeat kept");
+        is_str(plan->items[15].key, "t/a/d/concurrency/clients=1,repeat=1", "build_repeats: other phases keep their keys");
+        is_int(plan->items[15].p.build, 3, "build_repeats: and run on the last build");
+        is_str(plan->items[18].key, "t/b/d/build", "build_repeats: 1 (absent) plans the keys of today");
+        is_int(plan->items[18].p.build, 1, "build_repeats: one build is build 1");
+        int named = 0;
+        for (size_t k = 0; k < plan->items[6].n_point; k++)
+            named += strcmp(plan->items[6].point[k].key, "build") == 0 && strcmp(plan->items[6].point[k].value, "2") == 0;
+        is_int(named, 1, "build_repeats: the point text names the build");
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+
+    /* 1 is what no key is: the same plan, key for key */
+    vb_plan *one = NULL, *none = NULL;
+    vb_profile *p1 = NULL, *p0 = NULL;
+    snprintf(text, sizeof text, fmt, "    build_repeats: 1\n");
+    p1 = parse(text, &err);
+    snprintf(text, sizeof text, fmt, "");
+    p0 = parse(text, &err);
+    if (ok(p1 && p0 && vb_plan_build(p1, &one, &err) == VB_OK && vb_plan_build(p0, &none, &err) == VB_OK,
+           "build_repeats 1: plans")) {
+        int same = one->n_items == none->n_items;
+        for (size_t i = 0; same && i < one->n_items; i++) same = strcmp(one->items[i].key, none->items[i].key) == 0;
+        ok(same, "build_repeats 1: the plan of a profile without the key (%zu items)", one->n_items);
+    }
+    vb_plan_destroy(&one);
+    vb_plan_destroy(&none);
+    vb_profile_destroy(&p1);
+    vb_profile_destroy(&p0);
+
+    /* refused at the key's line (line 5: the entry's second line) */
+    const char *bad[] = {"0", "-1", "three", "2.5", "21", "[2, 3]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[64], name[64];
+        snprintf(line, sizeof line, "    build_repeats: %s\n", bad[i]);
+        snprintf(text, sizeof text, fmt, line);
+        snprintf(name, sizeof name, "build_repeats: %s", bad[i]);
+        expect_error(name, text, 5, "key 'engines[0].build_repeats'", i == 5 ? "expected a value" : "from 1 to 20");
+    }
+
+    /* a configuration built several times shares no build (iterative_scan would otherwise share one) */
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    iterative_scan: [off, relaxed_order]\n"
+              "    build_repeats: 2\nphases:\n  build:\n  recall_sweep: {ef_search: [10]}\n", &err);
+    if (ok(p != NULL, "build_repeats with a search-time matrix: parses"))
+        ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 1,
+           "build_repeats with a search-time matrix: each configuration builds its own");
+    vb_profile_destroy(&p);
 }
 
 /* The recall sweep at several client counts: one item per (clients, ef_search, repeat), client counts slowest, the
@@ -1013,12 +1091,142 @@ static void test_streaming(void) {
                  "required with mode: open");
 }
 
+/* A single value wherever a list is accepted, and a list of predicates as an axis of the filtered phase (issue 36.13:
+ * insert_rate: 2000 was refused as "expected a list of numbers or max", predicate: [range, equality] as "got a
+ * list"). */
+static void test_single_values_and_predicates(void) {
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "  recall_sweep:\n    ef_search: 40\n  concurrency:\n    clients: 4\n"
+                                    "  filtered:\n    selectivity: 0.1\n  streaming:\n    insert_rate: 2000\n"
+                                    "    stages: 1\n", &err);
+    if (!ok(p != NULL, "one value for each list key parses (%s)", err.message)) return;
+    is_str(vb_profile_phase_value(p, "recall_sweep", "ef_search"), "40", "ef_search: 40 is the list [40]");
+    is_str(vb_profile_phase_value(p, "concurrency", "clients"), "4", "clients: 4 is the list [4]");
+    is_str(vb_profile_phase_value(p, "filtered", "selectivity"), "0.1", "selectivity: 0.1 is the list [0.1]");
+    is_str(vb_profile_phase_value(p, "streaming", "insert_rate"), "2000", "insert_rate: 2000 is the list [2000]");
+    vb_plan *plan = NULL;
+    ok(vb_plan_build(p, &plan, &err) == VB_OK, "its plan builds (%s)", err.message);
+    const vb_plan_item *it = plan ? vb_plan_find(plan, "t/e1/d1/streaming/insert_rate=2000") : NULL;
+    ok(it && it->p.insert_rate == 2000 && it->p.n_stages == 1, "insert_rate: 2000 is one streaming item at 2000 rows/s");
+    ok(plan && vb_plan_find(plan, "t/e1/d1/recall_sweep/ef_search=40") != NULL, "ef_search: 40 is one sweep point");
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    expect_error("one value out of range", BASE_HEAD "  streaming:\n    insert_rate: 0\n", 13,
+                 "key 'phases.streaming.insert_rate'", "0 is outside [0.001, 1000000000]");
+    expect_error("one word where numbers belong", BASE_HEAD "  recall_sweep:\n    ef_search: lots\n", 13,
+                 "key 'phases.recall_sweep.ef_search'", "expected an integer, got 'lots'");
+
+    /* predicate x selectivity: range keeps its keys, the others name the predicate */
+    p = parse(BASE_HEAD "  filtered:\n    predicate: [range, equality, and]\n    selectivity: [0.1, 0.01]\n", &err);
+    if (!ok(p != NULL, "predicate: [range, equality, and] parses (%s)", err.message)) return;
+    is_str(vb_profile_phase_value(p, "filtered", "predicate"), "range,equality,and", "the predicates in their order");
+    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 1 + 3 * 2, "1 build + 3 predicates x 2 selectivities");
+    static const struct {
+        const char *key;
+        int predicate;
+    } want[] = {{"t/e1/d1/filtered/selectivity=0.1", 0}, {"t/e1/d1/filtered/selectivity=0.01", 0},
+                {"t/e1/d1/filtered/predicate=equality,selectivity=0.1", 2},
+                {"t/e1/d1/filtered/predicate=equality,selectivity=0.01", 2},
+                {"t/e1/d1/filtered/predicate=and,selectivity=0.1", 3},
+                {"t/e1/d1/filtered/predicate=and,selectivity=0.01", 3}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        it = plan ? vb_plan_find(plan, want[i].key) : NULL;
+        ok(it && it->p.predicate == want[i].predicate && it->p.queries == 500, "plan item %s (predicate %d)",
+           want[i].key, want[i].predicate);
+        ok(it && (size_t)(it - plan->items) == 1 + i, "  in the order predicates x selectivities (%zu)", i);
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    /* equality's selectivities are label shares: checked whenever equality is among the predicates */
+    expect_error("equality in a list, a share no label has",
+                 BASE_HEAD "  filtered:\n    predicate: [range, equality]\n    selectivity:\n      - 0.1\n"
+                           "      - 0.03\n", 16, "key 'phases.filtered.selectivity[1]'", "predicate: equality");
+    p = parse(BASE_HEAD "  filtered:\n    predicate: [range, and]\n    selectivity: [0.03]\n", &err);
+    ok(p != NULL, "without equality, any selectivity (%s)", err.message);
+    vb_profile_destroy(&p);
+    expect_error("an unknown predicate in the list", BASE_HEAD "  filtered:\n    predicate: [range, like]\n", 13,
+                 "key 'phases.filtered.predicate[1]'", "expected one of range, equality, and");
+    expect_error("a predicate listed twice", BASE_HEAD "  filtered:\n    predicate: [and, and]\n", 13,
+                 "key 'phases.filtered.predicate'", "and is listed twice");
+    p = parse(BASE_HEAD "  filtered:\n    predicate: equality\n    selectivity: [0.1]\n", &err);
+    ok(p != NULL && vb_plan_build(p, &plan, &err) == VB_OK &&
+           vb_plan_find(plan, "t/e1/d1/filtered/predicate=equality,selectivity=0.1") != NULL,
+       "one predicate alone keeps today's keys (%s)", err.message);
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+}
+
+/* snprintf for the walk below, whose buffers are sized for its short texts (vsnprintf: no truncation warning
+ * for values the compiler cannot bound). */
+static void fmt(char *buf, size_t len, const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, len, f, ap);
+    va_end(ap);
+}
+
+/* Every numeric key of the schema, as vb_profile_numeric_keys lists it with its bounds, is refused just below its
+ * minimum and just above its maximum at load (issue 36.11: rows: 0 passed the check and failed the build after the
+ * results file was made): the message names the file, the line and the key and says the value is outside. */
+static void test_numeric_bounds(void) {
+    vb_profile_numeric_key keys[256];
+    size_t n = vb_profile_numeric_keys(keys, 256);
+    ok(n > 40 && n <= 256, "the schema lists its numeric keys (%zu)", n);
+    int seen_rows = 0, seen_k = 0, seen_sel = 0;
+    for (size_t i = 0; i < n && i < 256; i++) {
+        const vb_profile_numeric_key *key = &keys[i];
+        seen_rows |= strcmp(key->path, "datasets[].rows") == 0;
+        seen_k |= strcmp(key->path, "k") == 0;
+        seen_sel |= strcmp(key->path, "phases.filtered.selectivity") == 0;
+        for (int side = 0; side < 2; side++) {
+            char val[64], text[2048], want[160], name[160];
+            double v = side == 0 ? (key->integer ? key->min - 1 : key->min > 0 ? key->min / 2 : key->min - 1)
+                                 : (key->integer ? key->max + 1 : key->max > 0 ? key->max * 2 : key->max + 1);
+            if (snprintf(val, sizeof val, key->integer ? "%.0f" : "%.6g", v) >= (int)sizeof val) continue;
+            const char *dot = strrchr(key->path, '.'), *leaf = dot ? dot + 1 : key->path;
+            char item[96];
+            if (snprintf(item, sizeof item, key->list ? "[%s]" : "%s", val) >= (int)sizeof item) continue;
+            int line;
+            if (strcmp(key->path, "k") == 0) {
+                fmt(text, sizeof text, "name: t\nk: %s\n", item);
+                line = 2;
+                fmt(want, sizeof want, "key 'k'");
+            } else if (strncmp(key->path, "datasets[].", 11) == 0) {
+                fmt(text, sizeof text, "name: t\nk: 10\ndatasets:\n  - name: d1\n    source: synthetic\n"
+                    "    %s: %s\n", leaf, item);
+                line = 6;
+                fmt(want, sizeof want, "key 'datasets[0].%s'", leaf);
+            } else if (strncmp(key->path, "phases.build.", 13) == 0) {
+                fmt(text, sizeof text, BASE_HEAD "    %s: %s\n", leaf, item);
+                line = 12;
+                fmt(want, sizeof want, "key '%s%s'", key->path, key->list ? "[0]" : "");
+            } else if (strncmp(key->path, "phases.", 7) == 0) {
+                char phase[64];
+                fmt(phase, sizeof phase, "%.*s", (int)(dot - key->path - 7), key->path + 7);
+                fmt(text, sizeof text, BASE_HEAD "  %s:\n    %s: %s\n", phase, leaf, item);
+                line = 13;
+                fmt(want, sizeof want, "key '%s%s'", key->path, key->list ? "[0]" : "");
+            } else {
+                fmt(text, sizeof text, BASE_HEAD "%.*s:\n  %s: %s\n", (int)(dot - key->path), key->path, leaf, item);
+                line = 13;
+                fmt(want, sizeof want, "key '%s%s'", key->path, key->list ? "[0]" : "");
+            }
+            fmt(name, sizeof name, "%s: %s (%s its %s)", key->path, val, side ? "above" : "below",
+                     side ? "maximum" : "minimum");
+            expect_error(name, text, line, want, "is outside");
+        }
+    }
+    ok(seen_rows && seen_k && seen_sel, "the walk covers the dataset keys, k and the phases' lists");
+}
+
 int main(void) {
     test_yaml_tree();
     test_builtin();
     test_dev_defaults();
     test_defaults_and_order();
     test_errors();
+    test_numeric_bounds();
+    test_single_values_and_predicates();
     test_cost();
     test_dataset_files();
     test_select_engines();
@@ -1027,6 +1235,7 @@ int main(void) {
     test_engine_phases();
     test_shared_builds();
     test_repeats();
+    test_build_repeats();
     test_sweep_clients();
     test_json();
     test_plan_dev();

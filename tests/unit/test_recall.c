@@ -337,7 +337,88 @@ static void test_sums(void) {
     is_int(s.rows_returned, 13, "rows returned count the repeats");
 }
 
+/* The distribution of per-query recall (recall.h): nearest-rank percentiles over the exact values, the shares, NaN
+ * left out, and the values of two workers (or repeats) merged summarising as one set. */
+static void test_distribution(void) {
+    vb_error err;
+    vb_recall_dist d;
+    /* 20 queries at k = 10, out of order: 0 once, 0.3 once, 0.6 twice, 0.9 six times, 1 ten times. Sorted, rank
+     * ceil(0.01 x 20) = 1 is 0, rank ceil(0.1 x 20) = 2 is 0.3, rank ceil(0.5 x 20) = 10 is 0.9 (ranks 5-10). */
+    double v[20];
+    for (int i = 0; i < 20; i++) v[i] = 1.0;
+    v[7] = 0.9, v[3] = 0.9, v[11] = 0.9, v[12] = 0.9, v[19] = 0.9, v[0] = 0.9;
+    v[5] = 0.6, v[14] = 0.6, v[9] = 0.3, v[16] = 0.0;
+    is_int(vb_recall_dist_of(v, 20, &d, &err), VB_OK, "20 values summarised");
+    is_int(d.queries, 20, "20 queries");
+    is_double(d.min, 0.0, 0, "min 0");
+    is_double(d.p1, 0.0, 0, "p1: rank 1 of 20 is 0");
+    is_double(d.p10, 0.3, 0, "p10: rank 2 of 20 is 0.3");
+    is_double(d.p50, 0.9, 0, "p50: rank 10 of 20 is 0.9 (nearest rank, not the mean of ranks 10 and 11)");
+    is_double(d.zero_share, 0.05, 1e-15, "zero share 1 / 20");
+    is_double(d.below_half_share, 0.1, 1e-15, "below 0.5: 0 and 0.3, 2 / 20");
+
+    /* 200 queries: rank ceil(0.01 x 200) = 2, so p1 is the second lowest, above the minimum */
+    double w[200];
+    for (int i = 0; i < 200; i++) w[i] = 1.0;
+    w[150] = 0.0, w[40] = 0.1, w[41] = 0.5, w[42] = 0.5;
+    is_int(vb_recall_dist_of(w, 200, &d, &err), VB_OK, "200 values summarised");
+    is_double(d.min, 0.0, 0, "200: min 0");
+    is_double(d.p1, 0.1, 0, "200: p1 is rank 2, 0.1");
+    is_double(d.p10, 1.0, 0, "200: p10 is rank 20, 1.0");
+    is_double(d.below_half_share, 2.0 / 200, 1e-15, "200: 0.5 itself is not below 0.5");
+
+    /* exact values that are not multiples of 1/k (a filtered ground truth of 3 rows, a window's mean of answers),
+     * and NaN (not answered) left out */
+    double f[6] = {2.0 / 3, NAN, 1.0 / 3, 1.0, 0.55, NAN};
+    is_int(vb_recall_dist_of(f, 6, &d, &err), VB_OK, "values with NaN summarised");
+    is_int(d.queries, 4, "NaN left out: 4 queries");
+    is_double(d.p50, 0.55, 0, "p50 of {1/3, 0.55, 2/3, 1}: rank 2, 0.55 exactly");
+    is_double(d.min, 1.0 / 3, 0, "min 1/3 exactly");
+    is_double(d.below_half_share, 0.25, 0, "below 0.5: 1 of 4");
+
+    /* a perfect engine: every percentile 1, no zero */
+    double one[7] = {1, 1, 1, 1, 1, 1, 1};
+    is_int(vb_recall_dist_of(one, 7, &d, &err), VB_OK, "all-1 summarised");
+    ok(d.min == 1 && d.p1 == 1 && d.p10 == 1 && d.p50 == 1 && d.zero_share == 0 && d.below_half_share == 0,
+       "all recall 1: every percentile 1.0, shares 0");
+    is_int(vb_recall_dist_of(NULL, 0, &d, &err), VB_OK, "nothing to summarise");
+    ok(d.queries == 0 && d.min == 0 && d.p50 == 0, "empty: queries 0, fields 0");
+    double nan2[2] = {NAN, NAN};
+    is_int(vb_recall_dist_of(nan2, 2, &d, &err) == VB_OK && d.queries == 0, 1, "only NaN: queries 0");
+    ok(isnan(vb_recall_percentile(NULL, 0, 50)), "a percentile of nothing is NaN");
+    double s10[10] = {0, .1, .2, .3, .4, .5, .6, .7, .8, .9};
+    is_double(vb_recall_percentile(s10, 10, 10), 0.0, 0, "n 10: p10 is rank 1");
+    is_double(vb_recall_percentile(s10, 10, 50), 0.4, 0, "n 10: p50 is rank 5");
+    is_double(vb_recall_percentile(s10, 10, 51), 0.5, 0, "n 10: p51 is rank 6");
+    is_double(vb_recall_percentile(s10, 10, 100), 0.9, 0, "n 10: p100 is the maximum");
+
+    /* Two workers' values (each query scored for real by one of them, interleaved as workers take queries) merged
+     * equal one summary over all of them. */
+    double all[101], *merged = NULL;
+    size_t n_merged = 0;
+    double a[51], b[50];
+    size_t na = 0, nb = 0;
+    for (int i = 0; i < 101; i++) {
+        all[i] = (double)((i * 37) % 11 == 10 ? 0 : (i * 37) % 11) / 10.0;   /* 0 .. 1 in tenths, some zeros */
+        if (i % 2) b[nb++] = all[i];
+        else a[na++] = all[i];
+    }
+    is_int(vb_recall_dist_merge(&merged, &n_merged, a, na, &err), VB_OK, "worker 1's values merged");
+    is_int(vb_recall_dist_merge(&merged, &n_merged, b, nb, &err), VB_OK, "worker 2's values merged");
+    is_int(vb_recall_dist_merge(&merged, &n_merged, NULL, 0, &err), VB_OK, "nothing merged: no change");
+    is_int(n_merged, 101, "101 values after the merge");
+    vb_recall_dist whole, parts;
+    vb_recall_dist_of(all, 101, &whole, &err);
+    vb_recall_dist_of(merged, n_merged, &parts, &err);
+    ok(memcmp(&whole, &parts, sizeof whole) == 0, "merged workers summarise exactly as one set: p1 %g p10 %g p50 %g "
+       "min %g zero %g below %g", parts.p1, parts.p10, parts.p50, parts.min, parts.zero_share, parts.below_half_share);
+    ok(whole.zero_share > 0 && whole.p50 > whole.p10, "the merged set has zeros and a spread (zero %g, p10 %g, p50 %g)",
+       whole.zero_share, whole.p10, whole.p50);
+    free(merged);
+}
+
 int main(void) {
+    test_distribution();
     test_distance();
     test_euclidean();
     test_duplicates();

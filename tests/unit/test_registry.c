@@ -153,7 +153,8 @@ static void check_cut(const char *dir) {
     vb_registry_entry e = {"t-cut", "u8bin", "euclidean", 1000, 10, 16, "test",
                            {{"path", "http://unused/base.1B.u8bin", "t.base.u8bin", 8 + 1000 * 16, NULL, NULL, NULL, 1000},
                             {"queries_path", "http://unused/q", "t.query.u8bin", 8 + 10 * 16, NULL, NULL, NULL, 0},
-                            {"groundtruth_path", "http://unused/gt", "t.gt.ibin", 8 + 10 * 100 * 8, NULL, NULL, NULL, 0}}};
+                            {"groundtruth_path", "http://unused/gt", "t.gt.ibin", 8 + 10 * 100 * 8, NULL, NULL, NULL, 0}},
+                           NULL};
     /* a part of the cut is here already: the fetch resumes it */
     snprintf(part, sizeof part, "%s/t.base.u8bin.part", cache);
     FILE *in = fopen(strcat(strcpy(base, mirror), "/t.base.u8bin"), "rb"), *out = fopen(part, "wb");

@@ -190,6 +190,14 @@ int main(void) {
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
            "an inconsistent latency histogram is POISON");
     ok(err.code != 9, "the store's own number 9 (SQLITE_INTERRUPT's) is gone: code %d", err.code);
+    sweep(&r, &w, "qrecall#1", k1, 0.5);   /* per-query recall that is not whole float32 values */
+    uint8_t five[5] = {0};
+    w.m->recall_queries = 1;
+    w.m->query_recall.data = five;
+    w.m->query_recall.len = sizeof five;
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
+           "per-query recall of 5 bytes (not whole float32 values) is POISON");
+    contains(err.message, "query_recall of 5 bytes", "the message says what is wrong");
     Vbench__Result empty = VBENCH__RESULT__INIT;
     empty.result_key = "empty#1";
     empty.item_key = (char *)k1;
@@ -204,6 +212,23 @@ int main(void) {
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_OK, "a good result commits");
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_OK, "its copy is OK");
     is_int(dup, 1, "and is a duplicate");
+    is_int(count(s, "SELECT COUNT(*) FROM recall_dist"), 0, "a measurement without a distribution (an older agent) has "
+           "no recall_dist row");
+
+    /* ---- the recall distribution: its row beside the result, the per-query values as sent ---- */
+    sweep(&r, &w, "dist#1", k1, 0.75);
+    float per[4] = {1.0f, 0.5f, 0.0f, NAN};   /* float32 little-endian on this (x86-64) host, as the wire's */
+    w.m->recall_queries = 3;
+    w.m->recall_min = 0, w.m->recall_p1 = 0, w.m->recall_p10 = 0, w.m->recall_p50 = 0.5;
+    w.m->recall_zero_share = 1.0 / 3, w.m->recall_below_half_share = 1.0 / 3;
+    w.m->query_recall.data = (uint8_t *)per;
+    w.m->query_recall.len = sizeof per;
+    is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_OK, "a result with its distribution commits");
+    is_int(count(s, "SELECT COUNT(*) FROM recall_dist WHERE result_key = 'dist#1' AND queries = 3 AND recall_p50 = 0.5 "
+                    "AND abs(zero_share - 1.0 / 3) < 1e-15 AND length(query_recall) = 16"), 1,
+           "recall_dist has its row: the summary and the 4 per-query values");
+    is_int(count(s, "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'recall_sweep' AND recall = 0.75 AND per_query = 1 "
+                    "AND answers = 0"), 1, "v_recall_dist shows it beside the mean, no answers kept");
 
     /* ---- RETRY: the store is full ---- */
     long long pages = count(s, "PRAGMA page_count");

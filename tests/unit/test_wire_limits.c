@@ -65,8 +65,8 @@ int main(void) {
     ok(got && got->result->window->clients == 4096, "and received whole through a socket with the bound");
     vb_wire_free(got);
 
-    /* The largest sweep: answers at the bound the agent keeps (VB_WIRE_ANSWERS_MAX), a full histogram, the
-     * longest plan and duplicate example. */
+    /* The largest sweep: answers at the bound the agent keeps (VB_WIRE_ANSWERS_MAX), per-query recall at its own
+     * (VB_WIRE_QUERY_RECALL_MAX), a full histogram, the longest plan and duplicate example. */
     Vbench__SweepResult sw = VBENCH__SWEEP_RESULT__INIT;
     Vbench__Measurement sm = VBENCH__MEASUREMENT__INIT;
     sm.latency = full_histogram();
@@ -76,6 +76,9 @@ int main(void) {
     sm.plan = plan;
     sm.duplicate_example = example;
     sm.queries = sm.short_answers = sm.errors = sm.duplicate_answers = UINT64_MAX;
+    sm.recall_queries = UINT64_MAX;
+    sm.query_recall.len = VB_WIRE_QUERY_RECALL_MAX;
+    sm.query_recall.data = calloc(1, VB_WIRE_QUERY_RECALL_MAX);
     sw.m = &sm;
     sw.answers.len = VB_WIRE_ANSWERS_MAX;
     sw.answers.data = calloc(1, VB_WIRE_ANSWERS_MAX);
@@ -86,9 +89,11 @@ int main(void) {
        sweep_bytes);
     ok(vb_wire_send(tx, NULL, &env, &err) == VB_OK, "it is sent");
     got = vb_wire_recv(rx, NULL, &err);
-    ok(got && got->result->sweep->answers.len == VB_WIRE_ANSWERS_MAX, "and received whole");
+    ok(got && got->result->sweep->answers.len == VB_WIRE_ANSWERS_MAX &&
+       got->result->sweep->m->query_recall.len == VB_WIRE_QUERY_RECALL_MAX, "and received whole");
     vb_wire_free(got);
     free(sw.answers.data);
+    free(sm.query_recall.data);
     free_histogram(sm.latency);
 
     /* The largest ServerReports: a batch of 256 samples; a server's end (died) with 40 facts of PATH_MAX bytes
