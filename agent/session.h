@@ -29,7 +29,7 @@ typedef struct vb_session {
     int churn_deleted;
     size_t churn_reinserted;
     /* The recall sweep warmed the engine on this session (issue 36.5): its first one-client point ran the queries once,
-     * uncounted, before measuring; a new session (another engine, a restart) warms again. */
+     * uncounted, before measuring; a new session (another engine, a restart) or a new build of the index warms again. */
     int sweep_warmed;
     vb_groundtruth gt;         /* unfiltered top-k, loaded on first use */
     int have_gt;

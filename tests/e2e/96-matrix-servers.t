@@ -118,14 +118,14 @@ for c in 'pgvector[variant=vector,iterative_scan=off]' 'pgvector[variant=vector,
 done
 
 # --- issue 36.5: the sweep warms the engine before its first point ------------------------------------------------
-# Each configuration is a session of its own: its first point (ef_search 10) ran the 100 queries, uncounted, in passes
-# for a second at least before measuring; the second did not. Measured cold, MariaDB's first point was the slower one
+# Each configuration is a session of its own: its first point (ef_search 10) ran the 100 queries once, uncounted, then
+# a window over them to a second in all, before measuring; the second did not. Measured cold, MariaDB's first point was the slower one
 # (1,008 QPS at ef_search 10 against 2,643 at 20 on fashion-mnist); warmed, QPS falls as ef_search rises: on a quiet
 # host 5009 vs 1815 (m=16) and 3388 vs 1144 QPS (m=6) here. The order is printed, not asserted: these points are 100
 # queries of 0.05-0.2 s, and at a load average of 10-20 (two cores shared with other builds) one point read 82 QPS
 # and the next 382, with the warm-up as without it.
-is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE ef_search = 10 AND warmup_queries >= 100 AND warmup_queries % 100 = 0 AND warmup_s >= 1")" "6" \
-   "every configuration's first sweep point records its warm-up (passes of the 100 queries, a second or more)"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE ef_search = 10 AND warmup_queries >= 100 AND warmup_s >= 0.99")" "6" \
+   "every configuration's first sweep point records its warm-up (the 100 queries and more, a second or more)"
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE ef_search = 40 AND warmup_queries IS NOT NULL")" "0" \
    "the later points have none"
 q "$db" "SELECT config, ef_search, printf('%.0f', qps), COALESCE(warmup_queries || ' in ' || printf('%.3f s', warmup_s), '-')
