@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/window.h"
+#include "util/clock.h"
 #include "agent/workload.h"
 #include "datasets/dataset.h"
 #include "metrics/recall.h"
@@ -113,6 +114,20 @@ static void explain(vb_session *s, int ef_search, const vb_filter *filter, vb_me
     }
 }
 
+/* A budget run's progress for the coordinator: "queries", done of the budget, with the rate so far (issue 36.4: a
+ * filtered item's line stayed at 0 of its queries for minutes on a slow server). */
+typedef struct budget_progress {
+    vb_phase_ctx *ctx;
+    uint64_t t0_ns;
+} budget_progress;
+
+static void on_budget_progress(void *arg, int in_window, uint64_t done, uint64_t total) {
+    (void)in_window;
+    budget_progress *bp = arg;
+    double secs = (double)(vb_now_ns() - bp->t0_ns) / 1e9;
+    vb_phase_progress(bp->ctx, "queries", done, total, secs > 0 ? (double)done / secs : 0, done >= total);
+}
+
 static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_queries, const vb_filter *filter,
                    const vb_filter *filters, const vb_groundtruth *gt, int with_answers, vb_measure *out,
                    vb_error *err) {
@@ -129,6 +144,8 @@ static int measure(vb_phase_ctx *ctx, vb_session *s, int ef_search, size_t n_que
     cfg.filters = filters;
     if (filters) filter = &filters[0];   /* the plan of the first query's filter: the others differ in a value */
     explain(s, ef_search, filter, out);
+    budget_progress bp = {ctx, vb_now_ns()};
+    cfg.progress = on_budget_progress, cfg.progress_arg = &bp;
     vb_workload_result res;
     if (vb_workload_run(&cfg, &res, err) != VB_OK) return VB_ERROR;
     int rc = VB_OK;
@@ -196,7 +213,11 @@ static int score(const vb_session *s, const vb_groundtruth *gt, int ef_search, s
     /* streaming: rows acknowledged during the window (ids >= visible) are counted apart; scored by distance like
      * any row, one of them is a hit when it is as close as the visible rows' k-th neighbour (it displaced one) */
     if (out->visible > 0)
-        for (int j = 0; j < n; j++) out->fresh_found += ids[j] >= (int64_t)out->visible;
+        for (int j = 0; j < n; j++)
+            if (ids[j] >= (int64_t)out->visible) {
+                out->fresh_found++;
+                if (ids[j] > out->fresh_max) out->fresh_max = ids[j];
+            }
     if (vb_recall_query(s->ds->train, s->ds->n_train, s->ds->dim, s->ds->metric, s->ds->test + qi * s->ds->dim, ids,
                         n, gt->ids + qi * gt->k, gt->dists + qi * gt->k, s->k, one, err) != VB_OK)
         return vb_error_prefix(err, "%s, ef_search %d, query %zu", s->engine_name, ef_search, qi);
@@ -256,38 +277,63 @@ static int score_window(const vb_session *s, const vb_groundtruth *gt, int ef_se
     return rc;
 }
 
+/* What a streaming window adds to a window run: the full corpus's ground truth for the contrast score, and the
+ * call at the window's end (vb_measure_stream_window). */
+typedef struct stream_extra {
+    const vb_groundtruth *gt_full;
+    void (*at_end)(void *arg);
+    void *at_end_arg;
+} stream_extra;
+
 static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
-                      double warmup_s, int open, double target_rate, const vb_groundtruth *gt, vb_measure *out,
-                      vb_error *err);
-/* The streaming window's full-corpus ground truth, for the contrast score (set around one window_run; the phase
- * thread is the only caller). */
-static _Thread_local const vb_groundtruth *window_full_gt;
+                      double warmup_s, int open, double target_rate, const vb_groundtruth *gt,
+                      const stream_extra *sx, vb_measure *out, vb_error *err);
 
 int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
                       double warmup_s, const vb_groundtruth *gt, vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
-    return window_run(ctx, s, ef_search, clients, window_s, warmup_s, 0, 0, gt, out, err);
+    return window_run(ctx, s, ef_search, clients, window_s, warmup_s, 0, 0, gt, NULL, out, err);
 }
 
 int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
                              double target_rate, size_t visible, const vb_groundtruth *gt,
-                             const vb_groundtruth *gt_full, vb_measure *out, vb_error *err) {
+                             const vb_groundtruth *gt_full, void (*at_end)(void *arg), void *at_end_arg,
+                             vb_measure *out, vb_error *err) {
     memset(out, 0, sizeof *out);
     if (visible == 0) return vb_error_set(err, "agent", 1, "a streaming window over no visible rows");
     out->visible = visible;
+    out->fresh_max = -1;
     out->recall_full = -1;
-    window_full_gt = gt_full;
-    int rc = window_run(ctx, s, ef_search, clients, window_s, 0, open, target_rate, gt, out, err);
-    window_full_gt = NULL;
-    return rc;
+    stream_extra sx = {gt_full, at_end, at_end_arg};
+    return window_run(ctx, s, ef_search, clients, window_s, 0, open, target_rate, gt, &sx, out, err);
+}
+
+/* The window's progress reports, and the streaming window's call at the window's end: the workload's last progress
+ * call, made when the window's clock ends (agent/workload.h), before the workers are joined. */
+typedef struct window_progress {
+    vb_window_progress w;      /* first: vb_window_on_progress takes it */
+    const stream_extra *sx;
+    int ended;
+} window_progress;
+
+static void window_end(window_progress *p) {
+    if (p->ended || !p->sx || !p->sx->at_end) return;
+    p->ended = 1;
+    p->sx->at_end(p->sx->at_end_arg);
+}
+
+static void window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
+    window_progress *p = arg;
+    vb_window_on_progress(&p->w, in_window, done_ns, total_ns);
+    if (in_window && done_ns >= total_ns) window_end(p);
 }
 
 static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s,
-                      double warmup_s, int open, double target_rate, const vb_groundtruth *gt, vb_measure *out,
-                      vb_error *err) {
+                      double warmup_s, int open, double target_rate, const vb_groundtruth *gt,
+                      const stream_extra *sx, vb_measure *out, vb_error *err) {
     out->index_used = -1;
     if (!out->visible) explain(s, ef_search, NULL, out);
-    vb_window_progress prog = {ctx, -1, NULL, {-1, -1}};
+    window_progress prog = {{ctx, -1, NULL, {-1, -1}}, sx, 0};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
@@ -295,10 +341,12 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
         .window_ns = (uint64_t)llround(window_s * 1e9), .warmup_ns = (uint64_t)llround(warmup_s * 1e9),
         .stop = ctx->stop, .keep_answers = 1,
         .loop = open ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = target_rate, .seed = 0x5eed,
-        .progress = vb_window_on_progress, .progress_arg = &prog,
+        .progress = window_on_progress, .progress_arg = &prog,
     };
     vb_workload_result res;
-    if (vb_workload_run(&cfg, &res, err) != VB_OK)
+    int wrc = vb_workload_run(&cfg, &res, err);
+    window_end(&prog);   /* when the stop flag cut the window, or it never began */
+    if (wrc != VB_OK)
         return vb_error_prefix(err, "%s, ef_search %d, %d clients", s->engine_name, ef_search, clients);
     int rc = VB_OK;
     if (res.stopped || (ctx->stop && atomic_load(ctx->stop))) rc = vb_error_set(err, "agent", 1, "aborted");
@@ -310,10 +358,10 @@ static int window_run(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
                           "%.3f s window (a query takes longer than the window?)", s->engine_name, ef_search, clients,
                           window_s);
     if (rc == VB_OK) rc = score_window(s, gt, ef_search, &res, out, err);
-    if (rc == VB_OK && window_full_gt) {
+    if (rc == VB_OK && sx && sx->gt_full) {
         vb_measure full;
         memset(&full, 0, sizeof full);
-        rc = score_window(s, window_full_gt, ef_search, &res, &full, err);
+        rc = score_window(s, sx->gt_full, ef_search, &res, &full, err);
         out->recall_full = full.recall;
         free(full.query_recall);
     }

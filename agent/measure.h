@@ -34,6 +34,7 @@ typedef struct vb_measure {
      * acknowledged during the window) are counted in fresh_found (and scored by distance as any row). */
     size_t visible;
     uint64_t fresh_found;
+    int64_t fresh_max;        /* the largest of those ids; -1 when none was returned */
     /* and, for contrast, the same answers scored against the full corpus's ground truth (what a stage would score
      * if its ground truth ignored which rows are visible); -1 when not asked for */
     double recall_full;
@@ -74,9 +75,14 @@ int vb_measure_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clien
  * scored answers are counted in out->fresh_found (a fresh row scores as a hit when it is within the visible rows'
  * k-th distance: it displaced one of them, as an exact engine's answer does). open: an open loop at target_rate, whose
  * answers are kept and scored as the closed loop's (vb_workload_config.keep_answers in both loops). */
+/* at_end (may be NULL) is called once with at_end_arg when the window's clock ends, before the queries in flight
+ * then are joined and before any scoring (the stream reads there how many rows were acknowledged during the window:
+ * rows acknowledged while the answers are scored are not the window's); if the stop flag cut the window, right
+ * after the run. */
 int vb_measure_stream_window(vb_phase_ctx *ctx, vb_session *s, int ef_search, int clients, double window_s, int open,
                              double target_rate, size_t visible, const vb_groundtruth *gt,
-                             const vb_groundtruth *gt_full, vb_measure *out, vb_error *err);
+                             const vb_groundtruth *gt_full, void (*at_end)(void *arg), void *at_end_arg,
+                             vb_measure *out, vb_error *err);
 void vb_measure_free(vb_measure *m);
 
 /* A measurement in its wire form, the Measurement message every one-client result embeds (sweep, filtered,

@@ -203,6 +203,7 @@ static int load_and_build(vb_phase_ctx *ctx, vb_session *s, vb_load_resume *resu
     s->ready = 0;
     s->churn_deleted = 0;
     s->churn_reinserted = 0;
+    s->sweep_warmed = 0;   /* a new index: the sweep warms it again (issue 36.5) */
     int cont = 0;
     if (resume && load_resume(ctx, s, conns, resume, &cont, err)) return VB_ERROR;
     if (!cont && resume) {
@@ -275,6 +276,7 @@ int vb_phase_build_prefix(vb_phase_ctx *ctx, size_t rows, vb_error *err) {
     s->ready = 0;
     s->churn_deleted = 0;
     s->churn_reinserted = 0;
+    s->sweep_warmed = 0;   /* a new index: the sweep warms it again (issue 36.5) */
     if (vb_engine_create(s->engine, &s->spec, err) != VB_OK) return VB_ERROR;
     uint64_t t_loaded, t_built;
     if (vb_phase_load_rows(ctx, s, rows, 2, 1000, NULL, &t_loaded, err) != VB_OK) return VB_ERROR;

@@ -56,7 +56,8 @@ typedef struct stream {
     vb_histogram *insert_lat;    /* this interval's insert calls */
     vb_histogram *fresh;         /* this interval's found probes: ack -> returned */
     uint64_t fresh_probes, fresh_never, insert_errors;
-    uint64_t max_lag_ns;
+    uint64_t max_lag_ns;         /* the stream's largest lag so far */
+    uint64_t interval_lag_ns;    /* this interval's largest lag */
     int64_t probe_id;            /* the latest batch's first row, and when it was acknowledged */
     uint64_t probe_ack_ns;
     int writer_rc;
@@ -118,6 +119,7 @@ static void *writer_main(void *arg) {
         pthread_mutex_lock(&st->lock);
         vb_histogram_record(st->insert_lat, ack - start);
         if (due && start > due && start - due > st->max_lag_ns) st->max_lag_ns = start - due;
+        if (due && start > due && start - due > st->interval_lag_ns) st->interval_lag_ns = start - due;
         st->probe_id = (int64_t)row;
         st->probe_ack_ns = ack;
         pthread_cond_signal(&st->acked_cond);
@@ -197,7 +199,7 @@ typedef struct interval {
     uint64_t start_ns, end_ns;
     size_t acked_start, acked_end, due_start, due_end;
     vb_histogram *insert_lat, *fresh;
-    uint64_t fresh_probes, fresh_never, insert_errors, max_lag_ns;
+    uint64_t fresh_probes, fresh_never, insert_errors, max_lag_ns, interval_lag_ns;
 } interval;
 
 static void interval_take(stream *st, interval *iv, uint64_t now) {
@@ -212,11 +214,26 @@ static void interval_take(stream *st, interval *iv, uint64_t now) {
     iv->fresh_probes = st->fresh_probes, iv->fresh_never = st->fresh_never, iv->insert_errors = st->insert_errors;
     st->fresh_probes = st->fresh_never = st->insert_errors = 0;
     iv->max_lag_ns = st->max_lag_ns;
+    iv->interval_lag_ns = st->interval_lag_ns;
+    st->interval_lag_ns = 0;
     pthread_mutex_unlock(&st->lock);
 }
 
+/* The rows acknowledged and due when a window's clock ended (vb_measure_stream_window's at_end): the rows acknowledged
+ * during the window are those, not the ones acknowledged by the time its answers were scored (issue 36.1). */
+typedef struct window_end {
+    stream *st;
+    size_t acked, due;
+} window_end;
+
+static void on_window_end(void *arg) {
+    window_end *we = arg;
+    we->acked = atomic_load(&we->st->acked);
+    we->due = we->st->initial + rows_due(we->st, vb_now_ns());
+}
+
 static void send_window(stream *st, const interval *iv, int stage_index, double stage, int at_rest, size_t visible,
-                        size_t acked_after, const vb_measure *m, int clients) {
+                        const window_end *we, const vb_measure *m, int clients) {
     vb_phase_ctx *ctx = st->ctx;
     vb_measure_wire mw;
     vb_measure_to_wire(m, &mw);
@@ -235,7 +252,9 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     r.m = &mw.msg;
     r.clients = (uint32_t)clients;
     r.fresh_rows_found = m->fresh_found;
-    r.rows_during_window = acked_after - visible;
+    r.rows_during_window = we->acked > visible ? we->acked - visible : 0;
+    r.rows_scheduled_window_end = st->rate > 0 ? we->due - st->initial : we->acked - st->initial;
+    r.fresh_row_max = m->fresh_max;
     r.interval_s = (double)(iv->end_ns - iv->start_ns) / 1e9;
     r.rows_inserted = iv->acked_end - iv->acked_start;
     r.rows_scheduled = st->rate > 0 ? iv->due_end - iv->due_start : r.rows_inserted;
@@ -243,6 +262,7 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     r.achieved_rows_s = r.interval_s > 0 ? (double)r.rows_inserted / r.interval_s : 0;
     r.insert_latency = &ih;
     r.max_lag_s = (double)iv->max_lag_ns / 1e9;
+    r.interval_max_lag_s = (double)iv->interval_lag_ns / 1e9;
     r.fresh_probes = iv->fresh_probes;
     r.fresh_never = iv->fresh_never;
     r.freshness = &fh;
@@ -397,14 +417,14 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
         gt = next;
         gt_rows = visible;
         vb_measure m;
+        window_end we = {&st, visible, visible};
         char label[64];
         snprintf(label, sizeof label, at_rest ? "window at rest" : "window at stage %g", stage);
         vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)p->n_stages + 1, 0, 1);
         rc = vb_measure_stream_window(ctx, s, (int)p->ef_search, (int)p->clients, p->window_s,
                                       p->mode == VB_POINT_OPEN, p->target_rate, visible, &gt,
-                                      s->have_gt ? &s->gt : NULL, &m, err);
-        if (rc == VB_OK)
-            send_window(&st, &iv, j + 1, stage, at_rest, visible, atomic_load(&st.acked), &m, (int)p->clients);
+                                      s->have_gt ? &s->gt : NULL, on_window_end, &we, &m, err);
+        if (rc == VB_OK) send_window(&st, &iv, j + 1, stage, at_rest, visible, &we, &m, (int)p->clients);
         vb_measure_free(&m);
         if (rc != VB_OK) break;
         /* restart the interval at this window's start */

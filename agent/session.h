@@ -28,6 +28,9 @@ typedef struct vb_session {
      * engine reopened after a restart is back at its persisted build state: churn_deleted = 0, reinserted 0. */
     int churn_deleted;
     size_t churn_reinserted;
+    /* The recall sweep warmed the engine on this session (issue 36.5): its first one-client point ran the queries once,
+     * uncounted, before measuring; a new session (another engine, a restart) or a new build of the index warms again. */
+    int sweep_warmed;
     vb_groundtruth gt;         /* unfiltered top-k, loaded on first use */
     int have_gt;
     int k;

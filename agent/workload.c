@@ -46,6 +46,8 @@ typedef struct shared {
     uint64_t t0, t1;        /* window mode: [t0, t1), fixed before `go` */
     double t0_wall;         /* window mode: t0 on the wall clock (epoch seconds) */
     atomic_int running;     /* workers that have not finished their loop */
+    pthread_mutex_t ended_lock;  /* budget mode with progress: a worker that ends signals `ended`, so that the */
+    pthread_cond_t ended;        /* reporting thread returns with the last one, not a progress step later */
     size_t budget;          /* budget mode: queries 0 .. budget-1 */
     int64_t *answers;       /* budget mode: the result's arrays; each worker writes only its own slice */
     int *n_answer;
@@ -78,6 +80,8 @@ typedef struct worker {
     uint64_t queries, errors, warmup_queries, warmup_errors, edge_queries;
     uint64_t in_call_ns, cpu_ns;
     uint64_t start_ns, end_ns;  /* first clock reading after `go`; last reading */
+    _Atomic uint64_t answered;  /* budget mode: queries of its slice done (answered or failed), for progress; stored
+                                 * relaxed by this worker only, read by the calling thread */
     uint64_t late, backlog;     /* open loop */
     int lost, stopped;
     int has_error;
@@ -214,6 +218,7 @@ static void run_budget(worker *w) {
             errors++;
             if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
         }
+        atomic_store_explicit(&w->answered, queries + errors, memory_order_relaxed);
     }
     w->cpu_ns = vb_thread_cpu_ns() - cpu0;
     w->end_ns = e;
@@ -479,7 +484,10 @@ static void *worker_main(void *arg) {
         else if (sh->cfg->loop == VB_LOOP_OPEN) run_open(w);
         else run_window(w);
     }
+    pthread_mutex_lock(&sh->ended_lock);
     atomic_fetch_sub(&sh->running, 1);
+    pthread_cond_signal(&sh->ended);
+    pthread_mutex_unlock(&sh->ended_lock);
     vb_conn_close(&w->conn);
     return NULL;
 }
@@ -688,6 +696,28 @@ static void wait_window(const vb_workload_config *cfg, shared *sh) {
     if (!stop_requested(cfg->stop)) cfg->progress(cfg->progress_arg, 1, sh->t1 - sh->t0, sh->t1 - sh->t0);
 }
 
+/* The calling thread during a budget run: reports the queries done so far about every progress step, until every
+ * worker has ended (woken by the last one) or the stop flag is set; once more with done = budget at the end. */
+static void wait_budget(const vb_workload_config *cfg, shared *sh, worker *ws) {
+    const uint64_t step = cfg->progress_ns ? cfg->progress_ns : 250000000ull;
+    pthread_mutex_lock(&sh->ended_lock);
+    for (;;) {
+        uint64_t done = 0;
+        for (int i = 0; i < cfg->clients; i++)
+            done += atomic_load_explicit(&ws[i].answered, memory_order_relaxed);
+        if (atomic_load(&sh->running) == 0 || stop_requested(cfg->stop)) break;
+        pthread_mutex_unlock(&sh->ended_lock);
+        cfg->progress(cfg->progress_arg, 1, done, sh->budget);
+        pthread_mutex_lock(&sh->ended_lock);
+        if (atomic_load(&sh->running) == 0) break;
+        uint64_t until = vb_now_ns() + step;
+        struct timespec ts = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+        pthread_cond_timedwait(&sh->ended, &sh->ended_lock, &ts);
+    }
+    pthread_mutex_unlock(&sh->ended_lock);
+    if (!stop_requested(cfg->stop)) cfg->progress(cfg->progress_arg, 1, sh->budget, sh->budget);
+}
+
 int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_error *err) {
     if (!out) return vb_error_set(err, "workload", 0, "no result to fill");
     memset(out, 0, sizeof *out);
@@ -707,6 +737,12 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
         return VB_ERROR;
     }
     pthread_mutex_init(&sh.launch, NULL);
+    pthread_mutex_init(&sh.ended_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&sh.ended, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_barrier_init(&sh.connected, NULL, (unsigned)n + 1);
     pthread_barrier_init(&sh.go, NULL, (unsigned)n + 1);
 
@@ -737,6 +773,7 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
         }
         pthread_barrier_wait(&sh.go);
         if (!sh.abort && cfg->window_ns > 0 && cfg->progress) wait_window(cfg, &sh);
+        else if (!sh.abort && sh.budget > 0 && cfg->progress) wait_budget(cfg, &sh, ws);
     }
     for (int i = 0; i < created; i++) pthread_join(ws[i].thread, NULL);
 
@@ -746,6 +783,8 @@ int vb_workload_run(const vb_workload_config *cfg, vb_workload_result *out, vb_e
     pthread_barrier_destroy(&sh.connected);
     pthread_barrier_destroy(&sh.go);
     pthread_mutex_destroy(&sh.launch);
+    pthread_mutex_destroy(&sh.ended_lock);
+    pthread_cond_destroy(&sh.ended);
     if (rc != VB_OK) vb_workload_result_free(out);
     return rc;
 }

@@ -73,7 +73,10 @@ typedef struct vb_workload_config {
     pthread_mutex_t *client_lock;
     /* Called by the thread that called vb_workload_run (never by a worker), about every progress_ns (0 = 250 ms)
      * while a window runs: in_window 0 during warm-up (done/total: warm-up ns), 1 in the window (window ns).
-     * Once more with done = total when the window is over (not when the stop flag ended it). May be NULL. */
+     * Once more with done = total when the window is over (not when the stop flag ended it). In budget mode, as
+     * often, in_window 1 and done/total the queries done (answered or failed) of the budget, once more with done =
+     * total when every client has ended (issue 36.4: a filtered item's progress stayed at 0 of its queries).
+     * May be NULL. */
     void (*progress)(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns);
     void *progress_arg;
     uint64_t progress_ns;

@@ -199,6 +199,9 @@ void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_f
 void vb_campaign_expire_item(campaign *c, int i, const char *message);
 void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *message);
 void vb_campaign_record_failure(campaign *c, int i, const char *domain, const char *message);
+/* An item that failed already gets a better reason (its server's death behind the agent's lost connection): the
+ * database's error and an event say it; the terminal, which printed the failure once, is not told it again. */
+void vb_campaign_restate_failure(campaign *c, int i, const char *domain, const char *message);
 void vb_campaign_note_finished(campaign *c, int i, const char *error);
 void vb_campaign_orphan_gone(campaign *c, const char *why);
 int vb_campaign_next_item(campaign *c);

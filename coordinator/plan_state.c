@@ -136,6 +136,14 @@ void vb_campaign_record_failure(campaign *c, int i, const char *domain, const ch
     vb_console_say(&c->console, "FAILED %s: %s", c->plan->items[i].key, text);
 }
 
+void vb_campaign_restate_failure(campaign *c, int i, const char *domain, const char *message) {
+    char text[4200];
+    snprintf(text, sizeof text, "%s error: %s", domain, message);
+    vb_store_item_finish(c->store, c->plan->items[i].key, "failed", text, NULL);
+    vb_store_event(c->store, VB_EVENT_ITEM_FAILED, "error", c->plan->items[i].key, "coordinator", "the cause: %s",
+                   text);
+}
+
 void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *message) {
     if (i < 0) return;
     vb_phase_kind kind = c->plan->items[i].kind;   /* the two phases with a limit of their own */

@@ -115,7 +115,8 @@ static const vb_server_row rows[] = {
     ROW(STOPPING, REPORT_FAILED, 0, 0, STOPPED, "the stop failed: taken as stopped", A(LOG_REPORT),
         A(RECORD_FAILURE)),
     /* DIFFERENCE: a death found at the stop request (the orchestrator reports it before the stop) charges the
-     * item that ran on it, but the stop's answer still comes: the state stays STOPPING and no restart is counted
+     * item that ran on it, and its event says the server was ready, not stopping (issue 36.9), but the stop's answer
+     * still comes: the state stays STOPPING and no restart is counted
      * (campaign.c went to NONE or FAILED, so the campaign could end, or another server start, before "stopped"
      * arrived, and the at_stop facts were lost). */
     ROW(STOPPING, REPORT_DIED, F(POLICY_STOP), 0, STOPPING, "died before the stop: campaign stops",

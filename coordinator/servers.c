@@ -408,10 +408,13 @@ static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
     } else if (sv->last_item >= 0 && c->items[sv->last_item] == ITEM_FAILED && sv->last_error[0] && died_at > 0 &&
                died_at <= sv->last_finished + 0.5) {
         /* The agent saw the dying server first (a lost connection) and failed the item with its own words: the
-         * cause is the death, so the item's error names it, and keeps what the agent saw. Counted once. */
+         * cause is the death, so the item's error names it, and keeps what the agent saw. Counted once, and printed
+         * once: the terminal said FAILED with the agent's words; it now says the cause in a line of its own, not the
+         * item's failure a second time (issue 36.9). */
         char text[4096 + 1100];
         snprintf(text, sizeof text, "%s (the agent saw: %s)", sv->failure, sv->last_error);
-        vb_campaign_record_failure(c, sv->last_item, "server", text);
+        vb_campaign_restate_failure(c, sv->last_item, "server", text);
+        vb_console_say(&c->console, "  the cause: the %s server died (%s)", vb_campaign_server_name(c, e), v.message);
         sv->last_error[0] = 0;
     }
     sv->phase_item = -1;
@@ -473,13 +476,20 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             server_set_failure(sv, ev->budget_err.message, NULL);
             vb_store_server_log(c->store, name, NULL, "failed", ev->budget_err.message, NULL, NULL);
             break;
-        case VB_SERVER_ACT_LOG_REPORT:
+        case VB_SERVER_ACT_LOG_REPORT: {
+            /* A death reported while the coordinator waits for a stop was found by the orchestrator before it
+             * stopped anything (it reports deaths of a ready server only, checked at the stop request): the server
+             * was ready, serving the item whose failure asked for the stop, not stopping (issue 36.9). */
+            const char *was = vb_server_state_name(sv->state);
+            if (ev->kind == VB_SERVER_EV_REPORT_DIED && sv->state == VB_SERVER_STOPPING)
+                was = "ready; found dead when its stop was asked";
             vb_store_server_log(c->store, name, r->unit, vb_wire_server_report_name(r), v.message, v.log_tail, NULL);
             vb_store_event(c->store, VB_EVENT_SERVER,
                            ev->kind == VB_SERVER_EV_REPORT_READY || ev->kind == VB_SERVER_EV_REPORT_STOPPED
                                          ? "info" : "error", NULL, ev->from->id, "server %s %s (was %s): %s", name,
-                           vb_wire_server_report_name(r), vb_server_state_name(sv->state), v.message);
+                           vb_wire_server_report_name(r), was, v.message);
             break;
+        }
         case VB_SERVER_ACT_TAKE_READY: {
             for (size_t i = 0; i < sv->n_connect; i++)
                 free((char *)sv->connect[i].key), free((char *)sv->connect[i].value);

@@ -4,8 +4,9 @@
  * Distances use vb_distance's arithmetic (double accumulators in index order, the same zero-norm and clamping
  * rules, only the row norms precomputed), so its answers agree with the ground truth; ties are broken by id,
  * so answers are deterministic. Rows live in growable arrays; remove tombstones a row and an insert of the same id
- * revives it in place. A read/write lock lets any number of searches run together; writes take it exclusively
- * (this engine is a reference, not a contender, so the lock on the search path is acceptable).
+ * revives it in place. A read/write lock lets any number of searches run together; writes take it exclusively,
+ * and a waiting write goes before searches that arrive after it (this engine is a reference, not a contender, so the
+ * lock on the search path is acceptable; a reference that starved its writer would distort the streaming phase).
  *
  * Files: persist writes <data_dir>/exact.rows (dim, metric, then the live rows: id, tag, class, vector); attach
  * reloads it when the dim and metric match the table spec (a file of the first format, without the class, loads
@@ -180,7 +181,14 @@ static int exact_open(const vb_engine_config *cfg, void **state, vb_error *err) 
         free(s);
         return vb_error_set(err, "exact", 1, "exact: out of memory");
     }
-    pthread_rwlock_init(&s->lock, NULL);
+    /* writer-preferring (glibc's default prefers readers): searching clients that always hold the lock shared
+     * would starve an insert until they all paused at once, and the streaming writer then fell behind its schedule
+     * by the length of a window (issue 36.2). No thread takes the read lock twice, so the non-recursive kind holds. */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s->lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     *state = s;
     return VB_OK;
 }

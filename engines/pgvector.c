@@ -814,10 +814,18 @@ static int version_on(void *conn, void *arg, vb_error *err) {
     version_arg *a = arg;
     PGresult *r;
     int rc = pg_row(conn, "SELECT current_setting('server_version'), "
-                          "(SELECT extversion FROM pg_extension WHERE extname = 'vector')", "version", &r, err);
+                          "(SELECT extversion FROM pg_extension WHERE extname = 'vector'), "
+                          "(SELECT default_version FROM pg_available_extensions WHERE name = 'vector')", "version", &r,
+                    err);
     if (rc != VB_OK) return rc;
-    snprintf(a->buf, a->len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0),
-             PQgetisnull(r, 0, 1) ? "(not installed)" : PQgetvalue(r, 0, 1));
+    /* before the build's CREATE EXTENSION (the orchestrator's readiness probe) the installed package's version */
+    if (!PQgetisnull(r, 0, 1))
+        snprintf(a->buf, a->len, "PostgreSQL %s, pgvector %s", PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
+    else if (!PQgetisnull(r, 0, 2))
+        snprintf(a->buf, a->len, "PostgreSQL %s, pgvector %s (installed, extension not created yet)",
+                 PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 2));
+    else
+        snprintf(a->buf, a->len, "PostgreSQL %s, pgvector (not installed)", PQgetvalue(r, 0, 0));
     PQclear(r);
     return VB_OK;
 }

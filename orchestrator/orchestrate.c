@@ -681,13 +681,15 @@ static void op_died(server *s, zsock_t *out, const char *hung) {
         snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it (%.400s)", s->unit, err.message);
     }
     char *tail = journal_tail(u, s->unit);
+    /* when it died, read before reset-failed unloads the transient unit (after it, the property is gone and the
+     * report said "now": a death found at the stop request was then dated after the stop, issue 36.9) */
+    uint64_t exit_us = 0;
+    vb_error e2;
+    int have_exit = u && vb_unit_property_u64(u, s->unit, "ExecMainExitTimestamp", &exit_us, &e2) == VB_OK && exit_us;
     if (u) vb_unit_reset_failed(u, s->unit, NULL);
     kvlist facts = {0};
     kv_addf(&facts, "result", "%s", st.result);
-    uint64_t exit_us = 0;
-    vb_error e2;
-    if (u && vb_unit_property_u64(u, s->unit, "ExecMainExitTimestamp", &exit_us, &e2) == VB_OK && exit_us)
-        kv_addf(&facts, "died_at", "%.3f", (double)exit_us / 1e6);
+    if (have_exit) kv_addf(&facts, "died_at", "%.3f", (double)exit_us / 1e6);
     else kv_addf(&facts, "died_at", "%.3f", vb_wall_time());
     send_report(out, s, VBENCH__SERVER_REPORT__BODY_DIED, msg, tail, NULL, &facts, NULL, NULL, 0, 0);
     kv_clear(&facts);

@@ -530,10 +530,12 @@ static int environment(doc *d, vb_error *err) {
               "COALESCE(p.kernel_isa || COALESCE(' (kernels ' || p.build_simd || '; host ' || p.host_simd || ')', ''), "
               "'-') AS isa, "
               "trim(COALESCE((SELECT group_concat(jp.key || '=' || jp.value, ', ') FROM json_each(e.params) AS jp), '') "
-              "|| COALESCE('; server: ' || (SELECT group_concat(substr(key, length('server.' || e.engine || "
-              "'.recipe.parameter.') + 1) || '=' || value, ', ') FROM m WHERE key LIKE 'server.' || e.engine || "
+              "|| COALESCE('; server: ' || (SELECT group_concat(substr(key, length('server.' || e.server || "
+              "'.recipe.parameter.') + 1) || '=' || value, ', ') FROM m WHERE key LIKE 'server.' || e.server || "
               "'.recipe.parameter.%'), ''), '; ') AS key_settings "
-              "FROM e LEFT JOIN v_engine_provenance AS p ON p.engine = e.engine ORDER BY e.i", err) < 0)
+              "FROM (SELECT e.*, COALESCE(se.entry, e.engine) AS server FROM e "
+              "LEFT JOIN v_series_entry AS se ON se.series = e.engine) AS e "
+              "LEFT JOIN v_engine_provenance AS p ON p.engine = e.server ORDER BY e.i", err) < 0)
         return VB_ERROR;
     return VB_OK;
 }

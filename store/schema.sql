@@ -127,11 +127,13 @@ CREATE TABLE IF NOT EXISTS sweep_result (
     plan            TEXT,                   -- EXPLAIN's text
     duplicate_answers INTEGER NOT NULL DEFAULT 0,  -- answers that returned an id twice (repeats scored as misses)
     duplicate_example TEXT,                 -- the first: 'query 164: id 46667 at rows 5 and 7' (rows 0-based)
-    answers         BLOB                    -- every query's answer, for the annb export; NULL when not kept.
+    answers         BLOB,                   -- every query's answer, for the annb export; NULL when not kept.
                                             -- Little-endian: 'VBA1', u32 queries, u32 k, u32 metric, then per query: f32
                                             -- seconds, k x (u32 row id, f32 distance); a missing row: 0xFFFFFFFF, +inf
-    build           INTEGER                 -- the build of the index this point measured (build_repeats: 1..N, the
+    build           INTEGER,                -- the build of the index this point measured (build_repeats: 1..N, the
                                             -- plan item's); NULL: an older file, one build
+    warmup_queries  INTEGER,                -- the warm-up before the sweep's first point (not counted); NULL: none
+    warmup_s        REAL
 );
 
 -- Concurrency: one row per timed window (clients x repeat). in_flight = in_call_s / window_s (docs/design.md §4).
@@ -465,6 +467,9 @@ CREATE TABLE IF NOT EXISTS streaming_result (
     rows_inserted_total INTEGER NOT NULL,
     rows_scheduled_total INTEGER NOT NULL,
     recall_full     REAL,                   -- the same answers against the full corpus's ground truth (contrast)
+    rows_scheduled_window_end INTEGER,      -- rows due since the stream began when the window ended (issue 36.1)
+    fresh_row_max   INTEGER,                -- the largest fresh id returned in the window; NULL none
+    interval_max_lag_s REAL,                -- the interval's largest lag (max_lag_s: the stream's so far)
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );

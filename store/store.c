@@ -162,6 +162,11 @@ static const struct {
     {"plan", "build", "INTEGER"},           /* issue 35: build_repeats, which build each item and result is on */
     {"build_result", "build", "INTEGER"},
     {"sweep_result", "build", "INTEGER"},
+    {"sweep_result", "warmup_queries", "INTEGER"},  /* issue 36.5: the sweep's first point warmed the engine */
+    {"sweep_result", "warmup_s", "REAL"},
+    {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
+    {"streaming_result", "fresh_row_max", "INTEGER"},
+    {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
@@ -841,7 +846,7 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
         "INSERT INTO sweep_result (result_key, item_key, engine, dataset, ef_search, clients, queries, recall, "
         "id_overlap, short_answers, duplicate_answers, duplicate_example, errors, elapsed_s, qps, mean_ms, p50_ms, "
         "p95_ms, p99_ms, p999_ms, max_ms, client_cpu_s, latency_hist, agent, recorded_at, index_used, plan, "
-        "answers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "answers, warmup_queries, warmup_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -855,6 +860,13 @@ static int insert_sweep(vb_store *s, const Vbench__Result *r, const char *engine
         /* Kept as the agent sent it; report/export_annb.c checks its shape when it reads it. */
         if (w->answers.len > 0) sqlite3_bind_blob(st, i++, w->answers.data, (int)w->answers.len, SQLITE_STATIC);
         else sqlite3_bind_null(st, i++);
+        if (w->warmup_queries > 0) {
+            sqlite3_bind_int64(st, i++, (sqlite3_int64)w->warmup_queries);
+            sqlite3_bind_double(st, i++, w->warmup_s);
+        } else {
+            sqlite3_bind_null(st, i++);
+            sqlite3_bind_null(st, i++);
+        }
         rc = run(s, st, err, "recording a recall sweep result");
     }
     free(lat.blob);
@@ -1078,8 +1090,9 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
         "elapsed_s, qps, mean_ms, p50_ms, p95_ms, p99_ms, p999_ms, max_ms, latency_hist, fresh_rows_found, "
         "rows_during_window, rows_scheduled, rows_inserted, interval_s, offered_rows_s, achieved_rows_s, "
         "insert_p50_ms, insert_p99_ms, max_lag_s, fresh_probes, fresh_never, fresh_p50_ms, fresh_p99_ms, "
-        "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, agent, recorded_at) VALUES "
-        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+        "insert_errors, rows_inserted_total, rows_scheduled_total, recall_full, rows_scheduled_window_end, "
+        "fresh_row_max, interval_max_lag_s, agent, recorded_at) VALUES "
+        "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     int rc = st ? VB_STORE_OK : s->last;
     if (st) {
         int i = 1;
@@ -1120,6 +1133,16 @@ static int insert_streaming(vb_store *s, const Vbench__Result *r, const char *en
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_inserted_total);
             sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_total);
             bind_double_or_null(st, i++, w->recall_full < 0, w->recall_full);
+            /* 0 from an agent before issue 36.1, which did not send them */
+            if (w->rows_scheduled_window_end > 0)
+                sqlite3_bind_int64(st, i++, (sqlite3_int64)w->rows_scheduled_window_end);
+            else
+                sqlite3_bind_null(st, i++);
+            if (w->fresh_rows_found > 0 && w->fresh_row_max > 0)
+                sqlite3_bind_int64(st, i++, (sqlite3_int64)w->fresh_row_max);
+            else
+                sqlite3_bind_null(st, i++);
+            bind_double_or_null(st, i++, w->rows_scheduled_window_end == 0, w->interval_max_lag_s);
             bind_text(st, i++, agent);
             bind_text(st, i++, now);
             rc = run(s, st, err, "recording a streaming window");

@@ -12,6 +12,8 @@
 #      Before: "ended before it answered (result signal, status 9)" on a cgroup-v1 host.
 #   3. Ctrl-C during a server's load: the build is interrupted (not failed: its server is stopped only after the
 #      item is), and a plain `vbench resume` continues the load from its checkpoint and runs the rest.
+#   4. SIGKILL of Redis in the middle of a churn reinsert: the item fails once on the terminal, its error names the
+#      death, and the death's event says the server was ready (issue 36.9).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -165,5 +167,41 @@ ok "$(q "$db" "SELECT (MAX(t) - MIN(t)) - (SELECT seconds FROM v_server_phase WH
                 WHERE item_key = (SELECT key FROM plan WHERE phase = 'build')" | grep -qx 1; echo $?)" \
    "the >= 6 s between the runs is not server time of the build"
 [ "$T_FAILED" -eq "$failed_before" ] || { q "$db" "SELECT key, status, error FROM plan"; q "$db" "SELECT kind, message FROM event"; tail -20 "$SCRATCH/int.err" "$SCRATCH/int-resume.err"; } | diag
+
+# --- 4. a server killed in the middle of a churn reinsert (issue 36.9) ------------------------------------------
+# SIGKILL to Redis's unit while the churn reinserts one row per call: the agent's insert loses its connection and
+# fails the item, and the orchestrator reports the death (found by its own check or at the stop request that the
+# failed last item brought). Before: the terminal printed the item's failure twice (the agent's words, then the
+# server's), and the event said "server redis died (was stopping)" although the stop was asked after the death.
+failed_before=$T_FAILED
+db=$SCRATCH/kill.sqlite
+cat >"$SCRATCH/kill.yml" <<'YML'
+name: kill
+k: 10
+datasets: [{name: t, source: synthetic, rows: 20000, queries: 20, dim: 16, metric: angular, seed: 4}]
+engines: [{name: redis, recipe: redis, m: 8, ef_construction: 32}]
+phases:
+  build: {}
+  churn: {fraction: 0.5, insert_batch: 1, queries: 20, ef_search: 40}
+limits: {on_server_failure: skip}
+YML
+run_in timeout 300 "$VBENCH" run --profile "$SCRATCH/kill.yml" --out "$db" >/dev/null 2>"$SCRATCH/kill.err" &
+runpid=$!
+wait_sql "$db" "SELECT COUNT(*) FROM event WHERE kind = 'reinsert_started'" 1 240
+ok $? "the churn's reinsert started"
+sleep 0.2
+run_in systemctl kill --signal=KILL vbench-kill-redis.service
+ok $? "the server's processes are SIGKILLed during the reinsert"
+wait $runpid
+rc=$?
+[ "$rc" -le 3 ]; ok $? "the campaign ends by itself (exit $rc)"
+key=kill/redis/t/churn
+is "$(q "$db" "SELECT status FROM plan WHERE key = '$key'")" "failed" "the churn item failed"
+like "$(q "$db" "SELECT error FROM plan WHERE key = '$key'")" "server error: server unit vbench-kill-redis ended" \
+     "its error names the server's death"
+is "$(grep -c "^FAILED $key" "$SCRATCH/kill.err")" "1" "the terminal says the item failed once: $(grep "^FAILED\|the cause" "$SCRATCH/kill.err" | cut -c1-160 | tr '\n' '|')"
+died=$(q "$db" "SELECT message FROM event WHERE kind = 'server' AND message LIKE 'server redis died%'")
+like "$died" "server redis died (was ready" "the death's event: the server was ready when it died: $died"
+[ "$T_FAILED" -eq "$failed_before" ] || { q "$db" "SELECT key, status, error FROM plan"; q "$db" "SELECT kind, message FROM event"; tail -20 "$SCRATCH/kill.err"; } | diag
 
 done_testing

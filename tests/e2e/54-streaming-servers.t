@@ -37,9 +37,9 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 1 AND rows_inser
 is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'hnswlib' AND at_rest = 0 AND rows_inserted > 0 AND shortfall_rows <= 20")" \
    "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE engine = 'hnswlib' AND at_rest = 0 AND rows_inserted > 0")" \
    "hnswlib keeps 300 rows/s (shortfall within one batch at every stage)"
-is "$(q "$db" "SELECT COUNT(*) FROM (SELECT DISTINCT engine FROM v_streaming WHERE at_rest = 0 AND offered_rows_s > 0 AND achieved_rows_s < 0.95 * offered_rows_s)")" \
+is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND ((offered_rows_s > 0 AND achieved_rows_s < 0.95 * offered_rows_s) OR shortfall_rows > 0.05 * rows_scheduled_total)")" \
    "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" = 'insert rate not kept'")" \
-   "every engine that fell behind the offered rate is a validity finding: $(q "$db" "SELECT engine || ' ' || detail FROM v_validity WHERE \"check\" = 'insert rate not kept'" | tr '\n' ';')"
+   "every stage that fell behind the offered rate is a validity finding (issue 36.3: not only an engine's first): $(q "$db" "SELECT engine || ' ' || detail FROM v_validity WHERE \"check\" = 'insert rate not kept'" | tr '\n' ';')"
 is "$(q "$db" "SELECT COUNT(*) FROM (SELECT engine FROM v_streaming GROUP BY engine HAVING SUM(fresh_probes) > 0)")" "3" \
    "freshness probes ran on every engine"
 q "$db" "SELECT engine, IIF(at_rest, 'rest', printf('%g', stage)), rows_visible, printf('%.3f', recall),

@@ -7,6 +7,7 @@
  *   test-locked  1 ms under one global lock (FIFO): the engine serves one query at a time;
  *   test-flaky   every 10th query of a connection fails with VB_RETRY; reconnects can be refused;
  *   test-refuse  the third connect fails with a message of its own. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <sched.h>
@@ -182,6 +183,27 @@ static int flaky_search(void *conn, const float *q, int k, const vb_filter *f, i
     return null_search(conn, q, k, f, ids, n, err);
 }
 
+/* test-gated: query GATE_AT (and every later one) waits until the run's progress callback has seen GATE_AT queries
+ * done, so a budget run that reports no progress while it runs leaves it waiting (for at most 10 s, then it goes on
+ * and says it was never opened). */
+#define GATE_AT 10
+static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gate_cond = PTHREAD_COND_INITIALIZER;
+static int g_gate_open, g_gate_timed_out;
+
+static int gated_search(void *conn, const float *q, int k, const vb_filter *f, int64_t *ids, int *n, vb_error *err) {
+    if (query_index(q) >= GATE_AT) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10;
+        pthread_mutex_lock(&g_gate_lock);
+        while (!g_gate_open && !g_gate_timed_out)
+            if (pthread_cond_timedwait(&g_gate_cond, &g_gate_lock, &until) == ETIMEDOUT) g_gate_timed_out = 1;
+        pthread_mutex_unlock(&g_gate_lock);
+    }
+    return null_search(conn, q, k, f, ids, n, err);
+}
+
 #define TEST_ENGINE(var, nm, searchfn)                                                                       \
     static const vb_engine_ops var = {                                                                        \
         .name = nm, .description = "workload self-test engine", .flags = VB_ENGINE_EMBEDDED,                  \
@@ -193,6 +215,7 @@ TEST_ENGINE(eng_sleep, "test-sleep", sleep_search);
 TEST_ENGINE(eng_locked, "test-locked", locked_search);
 TEST_ENGINE(eng_flaky, "test-flaky", flaky_search);
 TEST_ENGINE(eng_refuse, "test-refuse", null_search);
+TEST_ENGINE(eng_gated, "test-gated", gated_search);
 
 /* ---- helpers ------------------------------------------------------------------------------------- */
 
@@ -457,6 +480,52 @@ static void count_progress(void *arg, int in_window, uint64_t done, uint64_t tot
     (*(int *)arg)++;
 }
 
+/* Budget mode reports progress while its queries run (issue 36.4): the gated engine holds query GATE_AT until the
+ * calling thread's progress callback has seen the GATE_AT queries before it done. */
+typedef struct budget_seen {
+    uint64_t calls, last_done, total, regressions, max_before_end;
+} budget_seen;
+
+static void budget_progress(void *arg, int in_window, uint64_t done, uint64_t total) {
+    budget_seen *b = arg;
+    b->calls++;
+    if (done < b->last_done || !in_window) b->regressions++;
+    if (done < total && done > b->max_before_end) b->max_before_end = done;
+    b->last_done = done, b->total = total;
+    if (done >= GATE_AT) {
+        pthread_mutex_lock(&g_gate_lock);
+        g_gate_open = 1;
+        pthread_cond_broadcast(&g_gate_cond);
+        pthread_mutex_unlock(&g_gate_lock);
+    }
+}
+
+static void test_budget_progress(void) {
+    vb_engine *e = open_engine("test-gated");
+    reset_counters();
+    g_gate_open = g_gate_timed_out = 0;
+    vb_workload_config cfg = base_config(e, 1);
+    cfg.queries_budget = 50;
+    cfg.progress_ns = 10000000ull;
+    budget_seen seen = {0};
+    cfg.progress = budget_progress;
+    cfg.progress_arg = &seen;
+    vb_workload_result r;
+    vb_error err = {0};
+    int rc = vb_workload_run(&cfg, &r, &err);
+    is_int(rc, VB_OK, nm("budget with progress: runs (%s)", err.message));
+    is_int(r.queries, 50, "budget with progress: every query answered");
+    ok(!g_gate_timed_out, "budget progress: reported while the queries ran (query %d waited for the report of %d "
+       "done, largest done before the end %llu)", GATE_AT, GATE_AT, (unsigned long long)seen.max_before_end);
+    ok(seen.max_before_end >= GATE_AT && seen.max_before_end < 50, "budget progress: %llu of 50 done in a report "
+       "before the end", (unsigned long long)seen.max_before_end);
+    is_int(seen.last_done, 50, "budget progress: the last report has every query done");
+    is_int(seen.total, 50, "budget progress: of the budget");
+    is_int(seen.regressions, 0, "budget progress: never going back");
+    vb_workload_result_free(&r);
+    vb_engine_close(&e);
+}
+
 static void test_connect_failure(void) {
     vb_engine *e = open_engine("test-refuse");
     reset_counters();
@@ -648,7 +717,7 @@ static void test_window_answers(vb_workload_loop loop) {
 
 int main(void) {
     for (int i = 0; i < NQ * DIM; i++) g_queries[i] = (float)i;
-    const vb_engine_ops *ops[] = {&eng_null, &eng_sleep, &eng_locked, &eng_flaky, &eng_refuse};
+    const vb_engine_ops *ops[] = {&eng_null, &eng_sleep, &eng_locked, &eng_flaky, &eng_refuse, &eng_gated};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         is_int(vb_engine_register(ops[i]), VB_OK, nm("register %s", ops[i]->name));
 
@@ -665,6 +734,7 @@ int main(void) {
     test_stop_flag();
     test_pinning();
     test_connect_failure();
+    test_budget_progress();
     test_retry();
     test_bad_config();
     return done_testing();
