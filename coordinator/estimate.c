@@ -132,12 +132,15 @@ static void scale_to_rows(rates *r, const char *engine, double r0, double rows) 
     r->build *= f, r->insert *= f, r->qps100 *= f, r->filtered *= f;
 }
 
-static rates rates_for(const char *engine, double dim, double rows, const char *cache_dir, char *basis, size_t blen) {
-    const rate_default *d = default_of(engine);
+/* engine: the configuration's label (its history); adapter: the engine that runs it (its defaults: a matrix
+ * configuration "pgvector[variant=halfvec]" took the unknown engine's rates and sizes before) */
+static rates rates_for(const char *engine, const char *adapter, double dim, double rows, const char *cache_dir,
+                       char *basis, size_t blen) {
+    const rate_default *d = default_of(adapter);
     double scale = 128.0 / (dim > 0 ? dim : 128);
     rates r = {d->load_rows_s * scale, d->build_rows_s * scale, d->insert_rows_s * scale, d->qps100 * scale,
                d->filtered_qps * scale, 0};
-    if (strcmp(engine, "exact") == 0) {
+    if (strcmp(adapter, "exact") == 0) {
         /* brute force: rows x dim multiply-adds per query on one thread */
         r.qps100 = r.filtered = 2e9 / (rows * (dim > 0 ? dim : 128) + 1);
     }
@@ -160,15 +163,16 @@ static rates rates_for(const char *engine, double dim, double rows, const char *
                                     h.campaign, h.rows, h.dim);
         if (n < blen) n += (size_t)snprintf(basis + n, blen - n, h.n_runs > 1 ? "; median of %d campaigns)" : ")",
                                             h.n_runs);
-        if (n < blen && strcmp(engine, "exact") != 0 && fabs(r0 - rows) > 0.05 * rows)
+        if (n < blen && strcmp(adapter, "exact") != 0 && fabs(r0 - rows) > 0.05 * rows)
             snprintf(basis + n, blen - n, ", scaled to %.0f rows", rows);
     }
-    scale_to_rows(&r, engine, r0, rows);
+    scale_to_rows(&r, adapter, r0, rows);
     return r;
 }
 
-double vb_estimate_bytes_per_row(const char *engine, double dim, const char *cache_dir, char *basis, size_t blen) {
-    const rate_default *d = default_of(engine);
+double vb_estimate_bytes_per_row(const char *engine, const char *adapter, double dim, const char *cache_dir,
+                                 char *basis, size_t blen) {
+    const rate_default *d = default_of(adapter ? adapter : engine);
     if (dim <= 0) dim = 128;
     vb_history_rates h;
     vb_error herr;
@@ -241,11 +245,12 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             continue;
         }
         char basis[256];
-        rates r = rates_for(engine, dim, rows, cache_dir, basis, sizeof basis);
+        const char *adapter = p->engines[it->engine].adapter ? p->engines[it->engine].adapter : engine;
+        rates r = rates_for(engine, adapter, dim, rows, cache_dir, basis, sizeof basis);
         if (!out->basis[it->engine]) out->basis[it->engine] = strdup(basis);
         double s = 0, ef = point_num(it, "ef_search", 100);
         double qps = r.qps100 * 100.0 / (ef > 0 ? ef : 100);
-        if (strcmp(engine, "exact") == 0) qps = r.qps100;
+        if (strcmp(adapter, "exact") == 0) qps = r.qps100;
         if (!started[it->engine] && vb_profile_engine_recipe(&p->engines[it->engine])) s += SERVER_START_S;
         started[it->engine] = 1;
         if (!prepared[it->dataset]) s += prep_of(p, it->dataset, sh, out); /* the first item opens the dataset */
@@ -278,7 +283,7 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             if (vb_history_filtered(cache_dir, engine, (long)dim, pred, sel, &fr) && fr.dim > 0)
                 fq = fr.qps100 * (double)fr.dim / dim * pow((double)fr.rows / rows, GRAPH_ROWS_EXP) * 100.0 /
                      (ef > 0 ? ef : 100);
-            if (strcmp(engine, "exact") == 0) fq = r.filtered;
+            if (strcmp(adapter, "exact") == 0) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
                  ITEM_OVERHEAD_S;
             break;

@@ -48,7 +48,8 @@ void vb_estimate_free(vb_estimate *e);
 /* A server engine's bytes on disk per row at dimension dim: measured on this host (history, scaled by dimension)
  * or the engine's default (table + index: about 2.3-2.5 copies of the float32 vector plus the graph's
  * neighbour lists). 0 for an embedded engine (no server). basis says which. */
-double vb_estimate_bytes_per_row(const char *engine, double dim, const char *cache_dir, char *basis, size_t blen);
+double vb_estimate_bytes_per_row(const char *engine, const char *adapter, double dim, const char *cache_dir,
+                                 char *basis, size_t blen);
 /* A server's own files besides the rows (catalog, WAL or redo log, binary log): 1 GiB. */
 #define VB_ESTIMATE_SERVER_FIXED_BYTES (1024.0 * 1024 * 1024)
 

@@ -261,7 +261,7 @@ int vb_preflight_run(const vb_preflight_opts *o, vb_error *err) {
         }
         for (size_t d = 0; shapes && d < prof->n_datasets; d++) {
             char basis[200];
-            double per_row = vb_estimate_bytes_per_row(prof->engines[e].name, (double)shapes[d].dim, o->cache_dir,
+            double per_row = vb_estimate_bytes_per_row(prof->engines[e].name, prof->engines[e].adapter, (double)shapes[d].dim, o->cache_dir,
                                                        basis, sizeof basis);
             double bytes = (double)shapes[d].rows * per_row * (1 + max_churn) + VB_ESTIMATE_SERVER_FIXED_BYTES;
             add_need(p, dir, bytes, "server data of %s for %s (%llu rows x %.0f B/row x %.2f for churn + %s of the "

@@ -29,7 +29,7 @@ profile=${SMOKE_PROFILE:-smoke}
 log=${out%.sqlite}.log
 cache=()
 if [[ -n ${SMOKE_NO_HISTORY:-} ]]; then
-    fresh=$(mktemp -d /tmp/vbench-smoke-cache.XXXXXX)
+    fresh=$(mktemp -d /var/tmp/vbench-smoke-cache.XXXXXX)   # not /tmp: the namespace gives it a small tmpfs
     cache=(--cache-dir "$fresh")
     echo "smoke-check: no history: the cache (and its history) is the new directory $fresh"
 fi

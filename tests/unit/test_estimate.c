@@ -194,7 +194,7 @@ int main(void) {
         found = vb_history_lookup(hdir, "valkey", 128, 0, &h, &err) == VB_OK && h.found;
         ok(found && h.bytes_per_row <= 0, "valkey: nothing on disk per row (%.1f B)", h.bytes_per_row);
         char basis[200];
-        double vk = vb_estimate_bytes_per_row("valkey", 1536, hdir, basis, sizeof basis);
+        double vk = vb_estimate_bytes_per_row("valkey", NULL, 1536, hdir, basis, sizeof basis);
         ok(vk == 0, "so preflight counts no server data for valkey (%.0f B/row: %s)", vk, basis);
         vb_profile_destroy(&p);
         sqlite3_close(r);
@@ -219,24 +219,34 @@ int main(void) {
             " ('mariadb', 'noisy', 136, 100000, '2026-12-01T00:00:00Z', 1990);";
         sqlite3_exec(db, schema, NULL, NULL, NULL);
         char basis[200];
-        double one = vb_estimate_bytes_per_row("pgvector", 768, hdir, basis, sizeof basis);
+        double one = vb_estimate_bytes_per_row("pgvector", NULL, 768, hdir, basis, sizeof basis);
         ok(fabs(one - 1418.28 * 6) < 0.01, "one measured dimension: scaled whole (%.0f B/row at 768: %s)", one, basis);
         sqlite3_exec(db,
                      "INSERT INTO measured (engine, dataset, dim, rows, recorded_at, bytes_per_row) VALUES"
                      " ('pgvector', 'medium', 768, 100000, '2026-12-01T01:00:00Z', 8298.99)",
                      NULL, NULL, NULL);
         sqlite3_close(db);
-        double at768 = vb_estimate_bytes_per_row("pgvector", 768, hdir, basis, sizeof basis);
+        double at768 = vb_estimate_bytes_per_row("pgvector", NULL, 768, hdir, basis, sizeof basis);
         ok(fabs(at768 - 8298.99) < 0.01, "two: the line goes through the measurement at 768 (%.2f: %s)", at768, basis);
         contains(basis, "the line through the sizes measured here at dim 128 and 768", "... and says so");
-        double at128 = vb_estimate_bytes_per_row("pgvector", 128, hdir, basis, sizeof basis);
+        double at128 = vb_estimate_bytes_per_row("pgvector", NULL, 128, hdir, basis, sizeof basis);
         ok(fabs(at128 - 1418.28) < 0.01, "... and at 128 (%.2f)", at128);
-        double at1536 = vb_estimate_bytes_per_row("pgvector", 1536, hdir, basis, sizeof basis);
+        double at1536 = vb_estimate_bytes_per_row("pgvector", NULL, 1536, hdir, basis, sizeof basis);
         double fixed = 1418.28 - 128 * (8298.99 - 1418.28) / 640;
         ok(fabs(at1536 - (fixed + 1536 * (8298.99 - 1418.28) / 640)) < 0.01 && at1536 < 1418.28 * 12,
            "at 1536: the fixed part (%.0f B) is not scaled with the dimension (%.0f B/row, whole scaling %.0f)", fixed,
            at1536, 1418.28 * 12);
-        double md = vb_estimate_bytes_per_row("mariadb", 768, hdir, basis, sizeof basis);
+        /* a matrix configuration with nothing measured under its label: its adapter's default, not the unknown
+         * engine's (pgvector[variant=halfvec] was 8,340 B/row at 784 dimensions, pgvector's 7,613) */
+        char edir[] = "/tmp/vbench-test-est-XXXXXX";
+        if (mkdtemp(edir)) {
+            double cfg = vb_estimate_bytes_per_row("pgvector[variant=halfvec]", "pgvector", 784, edir, basis, sizeof basis);
+            double pg = vb_estimate_bytes_per_row("pgvector", NULL, 784, edir, basis, sizeof basis);
+            ok(fabs(cfg - pg) < 0.01 && fabs(cfg - (2.3 * 4 * 784 + 400)) < 0.01,
+               "a configuration's default bytes per row are its adapter's (%.0f B/row, pgvector's %.0f)", cfg, pg);
+            rmdir(edir);
+        }
+        double md = vb_estimate_bytes_per_row("mariadb", NULL, 768, hdir, basis, sizeof basis);
         ok(fabs(md - 1990.0 * 768 / 136) < 0.01,
            "a line falling with the dimension (noise between near dimensions) is not used (%.0f: %s)", md, basis);
     }
@@ -317,7 +327,7 @@ int main(void) {
         ok(sweep > want_sweep / 1.2 && sweep < want_sweep * 1.2, "its ef_search 80 point said %.2f s, measured 1.78 s "
            "and its warm-up of the queries once (%.2f s in all)", sweep, want_sweep);
         contains(basis, "default rates", "from its default rates");
-        double rd = vb_estimate_bytes_per_row("redis", 96, rdir, basis, sizeof basis);
+        double rd = vb_estimate_bytes_per_row("redis", NULL, 96, rdir, basis, sizeof basis);
         ok(rd == 0, "no server data on disk for redis (%.0f B/row: %s), not an unknown engine's 2.5 copies", rd, basis);
         contains(basis, "no persistence", "and the basis says why");
         vb_plan_destroy(&plan);
