@@ -173,12 +173,12 @@ char *vb_calibrate_profile_text(const vb_profile *p, const char *entries, const 
     for (size_t i = 0; engines && engines->type == VB_YAML_SEQ && i < engines->n; i++) {
         const vb_yaml_node *name = vb_yaml_map_get(engines->items[i], "name", NULL);
         if (!name || name->type != VB_YAML_SCALAR || !in_csv(entries, name->text)) continue;
-        /* the entry as the campaign has it, but built once: the probe measures rates, and build_repeats would
-         * only multiply its builds */
+        /* the entry as the campaign has it, but built once and with the probe's own phase points: it measures
+         * rates, and build_repeats or the entry's own ef_search list would only multiply its work */
         const vb_yaml_node *en = engines->items[i];
         put(&t, "  - {");
         for (size_t j = 0, n = 0; en->type == VB_YAML_MAP && j < en->n; j++) {
-            if (strcmp(en->keys[j], "build_repeats") == 0) continue;
+            if (strcmp(en->keys[j], "build_repeats") == 0 || strcmp(en->keys[j], "phases") == 0) continue;
             vb_yaml_node k = {.type = VB_YAML_SCALAR, .text = en->keys[j]};
             put(&t, n++ ? ", " : "");
             put_scalar(&t, &k);

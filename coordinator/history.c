@@ -219,7 +219,9 @@ int vb_history_bytes_line(const char *cache_dir, const char *engine, long dim, d
 #define DONE " AND item_key IN (SELECT key FROM plan WHERE status = 'done')"
 #define DONE_OR_LIMIT " AND item_key IN (SELECT key FROM plan WHERE status IN ('done', 'expired'))"
 
-/* One value from the results database for (engine, dataset); 0 when NULL or absent. */
+/* One value from the results database for (engine, dataset); 0 when NULL or absent. A result row names its
+ * configuration in config ("pgvector[variant=halfvec]"; NULL in an older file) and its adapter in engine: a
+ * matrix's configurations were never recorded when the queries below matched engine alone. */
 static double one(sqlite3 *r, const char *sql, const char *engine, const char *dataset) {
     sqlite3_stmt *q = NULL;
     double v = 0;
@@ -253,19 +255,19 @@ int vb_history_record(const char *cache_dir, sqlite3 *r, const vb_profile *p, vb
         if (vb_dataset_shape_of(p->datasets[d].params, p->datasets[d].n_params, cache_dir, &sh, &serr)) continue;
         for (size_t e = 0; e < p->n_engines; e++) {
             const char *en = p->engines[e].name, *ds = p->datasets[d].name;
-            double rows = one(r, "SELECT max(rows) FROM build_result WHERE engine = ?1 AND dataset = ?2" DONE, en, ds);
+            double rows = one(r, "SELECT max(rows) FROM build_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2" DONE, en, ds);
             if (rows <= 0) continue;   /* this engine did not build here: nothing measured */
-            double load_s = one(r, "SELECT avg(load_s) FROM build_result WHERE engine = ?1 AND dataset = ?2" DONE, en, ds);
-            double build_s = one(r, "SELECT avg(build_s) FROM build_result WHERE engine = ?1 AND dataset = ?2" DONE, en, ds);
+            double load_s = one(r, "SELECT avg(load_s) FROM build_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2" DONE, en, ds);
+            double build_s = one(r, "SELECT avg(build_s) FROM build_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2" DONE, en, ds);
             double v[7] = {
                 load_s > 0 ? rows / load_s : 0,
                 build_s > 0 ? rows / build_s : 0,
                 one(r, "SELECT sum(rows_done - coalesce(rows_from, 0)) / sum(seconds) FROM churn_result"
-                       " WHERE engine = ?1 AND dataset = ?2 AND stage = 'reinsert' AND seconds > 0" DONE_OR_LIMIT, en, ds),
-                one(r, "SELECT avg(qps * ef_search / 100.0) FROM sweep_result WHERE engine = ?1 AND dataset = ?2 AND clients = 1"
+                       " WHERE COALESCE(config, engine) = ?1 AND dataset = ?2 AND stage = 'reinsert' AND seconds > 0" DONE_OR_LIMIT, en, ds),
+                one(r, "SELECT avg(qps * ef_search / 100.0) FROM sweep_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2 AND clients = 1"
                        " AND qps > 0" DONE, en, ds),
-                one(r, "SELECT avg(qps) FROM filtered_result WHERE engine = ?1 AND dataset = ?2 AND qps > 0" DONE, en, ds),
-                one(r, "SELECT avg(qps) FROM window_result WHERE engine = ?1 AND dataset = ?2 AND clients = 1" DONE, en,
+                one(r, "SELECT avg(qps) FROM filtered_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2 AND qps > 0" DONE, en, ds),
+                one(r, "SELECT avg(qps) FROM window_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2 AND clients = 1" DONE, en,
                     ds),
                 0,
             };
@@ -277,7 +279,7 @@ int vb_history_record(const char *cache_dir, sqlite3 *r, const vb_profile *p, vb
              * than its table and index keeps them in memory (Valkey: 0 bytes on disk, 226 MB in memory): the
              * directory then. The server is named after the entry: a matrix's configurations share it. */
             double data = one(r, "SELECT max(coalesce(index_bytes, 0) + coalesce(table_bytes, 0)) FROM build_result"
-                                  " WHERE engine = ?1 AND dataset = ?2" DONE, en, ds);
+                                  " WHERE COALESCE(config, engine) = ?1 AND dataset = ?2" DONE, en, ds);
             /* -1: no data directory measured (an engine without a server) */
             double dir = one(r, "SELECT coalesce(max(bytes), -1) FROM server_size WHERE engine = ?1 AND path = 'total'",
                              p->engines[e].entry, ds);
