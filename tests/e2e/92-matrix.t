@@ -84,4 +84,8 @@ assert e["hnswlib[m=8]"]["params"]["m"] in (8, "8"), e
 assert e["flat"]["engine"] == "exact", e
 '
 ok $? "the manifest's profile names each configuration, its adapter and its entry"
+# The history records each configuration under its label (a result row's engine is its adapter, config its label):
+# before, a matrix's configurations were never recorded, and the next campaign estimated them from defaults.
+is "$(q "$VBENCH_CACHE/history.sqlite" "SELECT group_concat(engine, ' ') FROM (SELECT engine FROM measured WHERE campaign = 'matrix' AND load_rows_s > 0 AND sweep_qps100 > 0 ORDER BY engine)")" \
+   "flat hnswlib[m=16] hnswlib[m=8]" "the history holds every configuration's rates under its label"
 done_testing
