@@ -34,15 +34,6 @@ struct vb_idx {
     vb_idx_info info;
 };
 
-static int idx_fail(vb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int idx_fail(vb_error *err, const char *fmt, ...) {
-    char buf[sizeof err->message];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return vb_error_set(err, "dataset", 1, "%s", buf);
-}
 
 /* Reads more of the file into `in` (after what is left of it). 0, or -1 with errno. */
 static int fill(vb_idx *x, size_t keep_from) {
@@ -72,7 +63,7 @@ static int stream_read(vb_idx *x, unsigned char *buf, size_t len, size_t *got, v
         while (*got < len) {
             if (x->in_pos == x->in_len) {
                 if (x->eof) break;
-                if (fill(x, x->in_len) != 0) return idx_fail(err, "%s: read error at byte %llu: %s", x->path,
+                if (fill(x, x->in_len) != 0) return vb_error_set(err, "dataset", 1, "%s: read error at byte %llu: %s", x->path,
                                                              (unsigned long long)x->file_read, strerror(errno));
                 continue;
             }
@@ -89,11 +80,11 @@ static int stream_read(vb_idx *x, unsigned char *buf, size_t len, size_t *got, v
             if (x->eof) {
                 *got = len - x->z.avail_out;
                 x->pos += *got;
-                return idx_fail(err, "%s: truncated: the gzip stream breaks off at file byte %llu (IDX byte %llu): "
+                return vb_error_set(err, "dataset", 1, "%s: truncated: the gzip stream breaks off at file byte %llu (IDX byte %llu): "
                                 "the file is cut short", x->path, (unsigned long long)x->file_read,
                                 (unsigned long long)x->pos);
             }
-            if (fill(x, x->in_len) != 0) return idx_fail(err, "%s: read error at byte %llu: %s", x->path,
+            if (fill(x, x->in_len) != 0) return vb_error_set(err, "dataset", 1, "%s: read error at byte %llu: %s", x->path,
                                                          (unsigned long long)x->file_read, strerror(errno));
             x->z.next_in = x->in;
             x->z.avail_in = (uInt)x->in_len;
@@ -110,7 +101,7 @@ static int stream_read(vb_idx *x, unsigned char *buf, size_t len, size_t *got, v
             else inflateReset(&x->z);
         } else if (r != Z_OK && r != Z_BUF_ERROR) {
             size_t out = len - x->z.avail_out;
-            return idx_fail(err, "%s: corrupt gzip data at file byte %llu (IDX byte %llu): %s", x->path,
+            return vb_error_set(err, "dataset", 1, "%s: corrupt gzip data at file byte %llu (IDX byte %llu): %s", x->path,
                             (unsigned long long)gz_file_pos(x), (unsigned long long)(x->pos + out),
                             x->z.msg ? x->z.msg : r == Z_MEM_ERROR ? "out of memory" : "inflate failed");
         }
@@ -137,7 +128,7 @@ static const char *magic_name(uint32_t m) {
 int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
     *out = NULL;
     vb_idx *x = calloc(1, sizeof *x);
-    if (!x) return idx_fail(err, "%s: out of memory", path);
+    if (!x) return vb_error_set(err, "dataset", 1, "%s: out of memory", path);
     snprintf(x->path, sizeof x->path, "%s", path);
     x->fd = vb_dataset_open_file(path, err);   /* a FIFO or a directory refused by name */
     if (x->fd < 0) {
@@ -147,13 +138,13 @@ int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
     if (fill(x, 0) != 0) {
         int e = errno;
         vb_idx_close(&x);
-        return idx_fail(err, "%s: cannot read: %s", path, strerror(e));
+        return vb_error_set(err, "dataset", 1, "%s: cannot read: %s", path, strerror(e));
     }
     x->gz = x->in_len >= 2 && x->in[0] == 0x1f && x->in[1] == 0x8b;
     if (x->gz) {
         if (inflateInit2(&x->z, 15 + 16) != Z_OK) {   /* 15 + 16: a gzip wrapper, its CRC and length checked */
             vb_idx_close(&x);
-            return idx_fail(err, "%s: out of memory", path);
+            return vb_error_set(err, "dataset", 1, "%s: out of memory", path);
         }
         x->z_live = 1;
         x->z.next_in = x->in;
@@ -165,13 +156,13 @@ int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
     size_t hlen = 4 + 4 * (size_t)ndims;
     if (stream_read(x, h, 4, &got, err) != VB_OK) goto fail;
     if (got < 4) {
-        idx_fail(err, "%s: truncated at IDX byte %zu: the header needs %zu bytes (a magic number and %u dimensions)",
+        vb_error_set(err, "dataset", 1, "%s: truncated at IDX byte %zu: the header needs %zu bytes (a magic number and %u dimensions)",
                  path, got, hlen, ndims);
         goto fail;
     }
     uint32_t m = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
     if (m != magic) {
-        idx_fail(err, "%s: IDX byte 0: magic 0x%08x, expected 0x%08x (%s)%s", path, m, magic, magic_name(magic),
+        vb_error_set(err, "dataset", 1, "%s: IDX byte 0: magic 0x%08x, expected 0x%08x (%s)%s", path, m, magic, magic_name(magic),
                  m == VB_IDX_MAGIC_LABELS || m == VB_IDX_MAGIC_IMAGES ? ": the files are swapped?"
                  : (m >> 16) != 0 ? ": not an IDX file" : (m & 0xff00) != 0x0800 ? ": an element type vbench does "
                  "not read (only unsigned bytes, 0x08)" : "");
@@ -179,7 +170,7 @@ int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
     }
     if (stream_read(x, h + 4, hlen - 4, &got, err) != VB_OK) goto fail;
     if (got < hlen - 4) {
-        idx_fail(err, "%s: truncated at IDX byte %zu: the header needs %zu bytes (a magic number and %u dimensions)",
+        vb_error_set(err, "dataset", 1, "%s: truncated at IDX byte %zu: the header needs %zu bytes (a magic number and %u dimensions)",
                  path, 4 + got, hlen, ndims);
         goto fail;
     }
@@ -191,13 +182,13 @@ int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
         const unsigned char *d = h + 4 + 4 * i;
         x->info.dims[i] = (uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3];
         if (x->info.dims[i] == 0) {
-            idx_fail(err, "%s: IDX byte %u: dimension %u is 0 (%s)", path, 4 + 4 * i, i,
+            vb_error_set(err, "dataset", 1, "%s: IDX byte %u: dimension %u is 0 (%s)", path, 4 + 4 * i, i,
                      i == 0 ? "no items" : "empty items");
             goto fail;
         }
         total *= x->info.dims[i];
         if (total > IDX_MAX_BYTES) {
-            idx_fail(err, "%s: IDX byte %u: the dimensions declare more than %llu GiB of data", path, 4 + 4 * i,
+            vb_error_set(err, "dataset", 1, "%s: IDX byte %u: the dimensions declare more than %llu GiB of data", path, 4 + 4 * i,
                      IDX_MAX_BYTES >> 30);
             goto fail;
         }
@@ -210,13 +201,13 @@ int vb_idx_open(const char *path, uint32_t magic, vb_idx **out, vb_error *err) {
     if (fstat(x->fd, &st) == 0) {
         uint64_t size = (uint64_t)st.st_size, declared = hlen + total;
         if (!x->gz && size < declared) {
-            idx_fail(err, "%s: truncated at IDX byte %llu (in item %llu of %llu): the header declares %llu bytes", path,
+            vb_error_set(err, "dataset", 1, "%s: truncated at IDX byte %llu (in item %llu of %llu): the header declares %llu bytes", path,
                      (unsigned long long)size, (unsigned long long)((size - hlen) / x->info.item_bytes),
                      (unsigned long long)x->info.items, (unsigned long long)declared);
             goto fail;
         }
         if (x->gz && total / 1032 > size) {
-            idx_fail(err, "%s: truncated: IDX byte 4: the header declares %llu bytes of data, more than a gzip file of "
+            vb_error_set(err, "dataset", 1, "%s: truncated: IDX byte 4: the header declares %llu bytes of data, more than a gzip file of "
                      "%llu bytes can hold (deflate: 1032 to 1 at most)", path, (unsigned long long)total,
                      (unsigned long long)size);
             goto fail;
@@ -234,13 +225,13 @@ const vb_idx_info *vb_idx_info_of(const vb_idx *x) { return &x->info; }
 int vb_idx_read(vb_idx *x, void *buf, uint64_t n, vb_error *err) {
     uint64_t first = (x->pos - x->info.header_bytes) / x->info.item_bytes;
     if (first + n > x->info.items)
-        return idx_fail(err, "%s: %llu items asked after item %llu, the header declares %llu", x->path,
+        return vb_error_set(err, "dataset", 1, "%s: %llu items asked after item %llu, the header declares %llu", x->path,
                         (unsigned long long)n, (unsigned long long)first, (unsigned long long)x->info.items);
     size_t want = (size_t)(n * x->info.item_bytes), got;
     if (stream_read(x, buf, want, &got, err) != VB_OK) return VB_ERROR;
     if (got < want) {
         uint64_t declared = x->info.header_bytes + x->info.items * x->info.item_bytes;
-        return idx_fail(err, "%s: truncated at IDX byte %llu (in item %llu of %llu): the header declares %llu bytes",
+        return vb_error_set(err, "dataset", 1, "%s: truncated at IDX byte %llu (in item %llu of %llu): the header declares %llu bytes",
                         x->path, (unsigned long long)x->pos, (unsigned long long)(first + got / x->info.item_bytes),
                         (unsigned long long)x->info.items, (unsigned long long)declared);
     }
@@ -258,7 +249,7 @@ int vb_idx_finish(vb_idx *x, vb_error *err) {
     for (size_t more = got; x->gz && more;)
         if (stream_read(x, scratch, sizeof scratch, &more, err) != VB_OK) return VB_ERROR;
     if (got)
-        return idx_fail(err, "%s: IDX byte %llu: data goes on after the %llu items of %zu bytes the header declares",
+        return vb_error_set(err, "dataset", 1, "%s: IDX byte %llu: data goes on after the %llu items of %zu bytes the header declares",
                         x->path, (unsigned long long)at, (unsigned long long)x->info.items, x->info.item_bytes);
     return VB_OK;
 }
@@ -272,7 +263,7 @@ int vb_idx_read_labels(const char *path, int32_t **out, uint64_t *items, int *ma
     int32_t *lab = malloc(n * sizeof *lab);
     int rc = VB_ERROR;
     if (!raw || !lab) {
-        idx_fail(err, "%s: out of memory for %llu labels", path, (unsigned long long)n);
+        vb_error_set(err, "dataset", 1, "%s: out of memory for %llu labels", path, (unsigned long long)n);
     } else if (vb_idx_read(x, raw, n, err) == VB_OK && vb_idx_finish(x, err) == VB_OK) {
         int mx = 0;
         for (uint64_t i = 0; i < n; i++) {

@@ -32,15 +32,8 @@ kill_coordinator() { # kill_coordinator PID: SIGKILL, then check the local agent
 VBENCH_AGENT_FAULT=stop-after-result:3 "$VBENCH" run --profile "$(dirname "$0")/../profiles/dev-shape.yml" \
     --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
-agent_stopped() { # the local agent (a child of vbench run) in state T
-    local p
-    for p in $(pgrep -P "$pid"); do
-        [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && { agent=$p; return 0; }
-    done
-    return 1
-}
 agent=
-wait_until 120 agent_stopped
+wait_until 120 vb_agent_stopped "$pid"
 ok $? "first run: the agent stopped itself with the third item's result in its outbox (pid ${agent:-none})"
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 [ -n "$agent" ] && kill -9 "$agent"

@@ -44,15 +44,8 @@ YML
 # finished two sweep points by then: once in a whole make test, 2da3027.)
 VBENCH_AGENT_FAULT=stop-after-final:1 "$VBENCH" run --profile "$SCRATCH/wait.yml" --out "$db" --quiet 2>"$SCRATCH/run.txt" &
 run=$!
-agent_stopped() { # the local agent (a child of vbench run) in state T
-    local p
-    for p in $(pgrep -P "$run"); do
-        [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && { agent=$p; return 0; }
-    done
-    return 1
-}
 agent=
-wait_until 60 agent_stopped
+wait_until 60 vb_agent_stopped "$run"
 stopped=$?
 swept=$(q "$db" "SELECT COUNT(*) FROM sweep_result")
 kill -9 "$VB_PG_PID"; wait "$VB_PG_PID" 2>/dev/null

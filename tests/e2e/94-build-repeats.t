@@ -43,15 +43,8 @@ ok $? "the estimate names the repeated builds: $(grep estimate: "$SCRATCH/check.
 VBENCH_AGENT_FAULT=stop-after-final:6 "$VBENCH" run --profile "$SCRATCH/br.yml" --out "$db" --quiet \
     2>"$SCRATCH/run1.txt" &
 pid=$!
-agent_stopped() {
-    local p
-    for p in $(pgrep -P "$pid"); do
-        [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && { agent=$p; return 0; }
-    done
-    return 1
-}
 agent=
-wait_until 120 agent_stopped
+wait_until 120 vb_agent_stopped "$pid"
 ok $? "first run: the agent stopped itself with build 2's Done in its outbox (pid ${agent:-none})"
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 [ -n "$agent" ] && kill -9 "$agent"

@@ -131,6 +131,16 @@ skip_all() {
 done_testing() { echo "1..$T_N"; [ "$T_FAILED" -eq 0 ]; }
 # wait_until TIMEOUT_S COMMAND...: runs COMMAND every 0.05 s until it succeeds (0) or TIMEOUT_S seconds have
 # passed (1). A deadline in seconds, not a count of polls: on a loaded machine each poll takes longer.
+# vb_agent_stopped PARENT: a child of PARENT (a `vbench run`'s local agent) in state T, stopped by its
+# VBENCH_AGENT_FAULT=stop-after-...; its pid into $agent. For wait_until: wait_until 120 vb_agent_stopped "$pid"
+vb_agent_stopped() {
+    local p
+    for p in $(pgrep -P "$1"); do
+        [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && { agent=$p; return 0; }
+    done
+    return 1
+}
+
 wait_until() {
     local deadline=$(($(date +%s) + $1)); shift
     while [ "$(date +%s)" -lt "$deadline" ]; do
