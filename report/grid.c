@@ -149,3 +149,46 @@ void vb_grid_fit(vb_grid *g, char *notes, size_t len, char *context, size_t clen
                 if (s) free(g->name[c]), g->name[c] = s;
             }
 }
+
+int vb_grid_parts(const vb_grid *g, const int *w, int gap, int budget, void (*part)(const unsigned char *mask, void *arg),
+                  void *arg) {
+    static const char *const keys[] = {"run", "clients", "ef_search", "ef", "selectivity", "predicate", "insert_rate",
+                                       "stage", "phase", "point", "part", "item", "target_rate", "repeat", "build",
+                                       "dataset"};
+    unsigned char *mask = calloc((size_t)g->cols + 1, 1), *key = calloc((size_t)g->cols + 1, 1);
+    int key_w = 0, c = 0, n = 0, total = 0;
+    if (!mask || !key) {
+        free(mask), free(key);
+        return 0;
+    }
+    for (int i = 0; i < g->cols; i++)
+        if (g->keep[i]) total += w[i] + gap;
+    if (total <= budget) {   /* it fits: one part, every shown column */
+        memcpy(mask, g->keep, (size_t)g->cols);
+        part(mask, arg);
+        free(mask), free(key);
+        return 1;
+    }
+    while (c < g->cols && !g->keep[c]) c++;
+    for (int k0 = c; c < g->cols; c++) {
+        if (!g->keep[c]) continue;
+        int is_key = c == k0;
+        for (size_t k = 0; k < sizeof keys / sizeof *keys && !is_key; k++) is_key = !strcmp(g->name[c], keys[k]);
+        if (!is_key) break;
+        key[c] = 1, key_w += w[c] + gap;
+    }
+    for (int next = c; next < g->cols;) {
+        memcpy(mask, key, (size_t)g->cols);
+        int used = key_w, added = 0;
+        for (; next < g->cols; next++) {
+            if (!g->keep[next] || key[next]) continue;
+            if (added && used + w[next] > budget) break;
+            mask[next] = 1, used += w[next] + gap, added++;
+        }
+        if (!added) break;
+        part(mask, arg);
+        n++;
+    }
+    free(mask), free(key);
+    return n;
+}

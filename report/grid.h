@@ -35,6 +35,12 @@ const char *vb_grid_at(const vb_grid *g, int row, int col);
 /* Leaves out and renames as the head of this file says; notes gets what was left out and why ("0 in every row:
  * errors; ..."), context what every row shares ("dataset synth, clients 1"). Both NUL-terminated, "" if none. */
 void vb_grid_fit(vb_grid *g, char *notes, size_t notes_len, char *context, size_t context_len);
+/* The shown columns in parts of at most `budget` wide (w[c] + gap per column, in the caller's units: characters for
+ * show, estimated pixels for the report), each part beginning with the row's key: the first shown column (the
+ * series) and what tells rows apart that follows it (run, clients, ef_search, selectivity, predicate, ...). Calls
+ * part(mask, arg) per part, mask[c] set for its columns; returns the number of parts. One part when it all fits. */
+int vb_grid_parts(const vb_grid *g, const int *w, int gap, int budget, void (*part)(const unsigned char *mask, void *arg),
+                  void *arg);
 void vb_grid_free(vb_grid *g);
 
 #endif

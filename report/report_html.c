@@ -85,6 +85,63 @@ static void pre(doc *d, const char *text) {
     fprintf(d->md, "```\n%s\n```\n\n", text);
 }
 
+typedef struct html_part_arg {
+    doc *d;
+    const vb_grid *g;
+} html_part_arg;
+
+/* One part of a table (the columns mask marks): its header and every row, in HTML and Markdown. */
+static void html_part(const unsigned char *mask, void *arg) {
+    html_part_arg *a = arg;
+    doc *d = a->d;
+    const vb_grid *g = a->g;
+    fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
+    fputs("|", d->md);
+    int cols = 0;
+    for (int i = 0; i < g->cols; i++) {
+        if (!mask[i]) continue;
+        cols++;
+        fputs("<th>", d->html);
+        html_esc(d->html, g->name[i]);
+        fputs("</th>", d->html);
+        fprintf(d->md, " %s |", g->name[i]);
+    }
+    fputs("</tr>\n", d->html);
+    fputs("\n|", d->md);
+    for (int i = 0; i < cols; i++) fputs("---|", d->md);
+    fputc('\n', d->md);
+    for (int r = 0; r < g->rows; r++) {
+        fputs("<tr>", d->html);
+        fputs("|", d->md);
+        for (int i = 0; i < g->cols; i++) {
+            if (!mask[i]) continue;
+            const char *cell = vb_grid_at(g, r, i);
+            /* Numbers right-aligned; short texts kept on one line; prose (a text with spaces) over 40 characters
+             * wraps between words (or anywhere, a long token without commas); a long name with commas (a
+             * configuration's label) breaks after its commas first (a dataset's name over three lines, issue 36.15). */
+            int num = g->num[(size_t)r * (size_t)g->cols + (size_t)i], len = (int)strlen(cell);
+            int prose = !num && len > 40 && (strchr(cell, ' ') || !strchr(cell, ','));
+            int label = !num && !prose && len > 24 && strchr(cell, ',');
+            fputs(num ? "<td class=\"n\">" : prose ? "<td class=\"t\">" : label ? "<td class=\"l\">" : "<td>", d->html);
+            if (label)
+                for (const char *p = cell; *p; p++) {
+                    char one[2] = {*p, 0};
+                    html_esc(d->html, one);
+                    if (*p == ',') fputs("<wbr>", d->html);
+                }
+            else
+                html_esc(d->html, cell);
+            fputs("</td>", d->html);
+            fputc(' ', d->md);
+            md_cell(d->md, cell);
+            fputs(" |", d->md);
+        }
+        fputs("</tr>\n", d->html);
+        fputc('\n', d->md);
+    }
+    fputs("</table></div>\n", d->html), fputc('\n', d->md);
+}
+
 /* A table from SQL ({label} expanded) over every run, with a leading run column when there are several. Returns
  * the rows written. As `vbench show` does (report/grid.h), the columns that carry nothing for these runs are named
  * in a note under the table instead of shown, and what every row shares is said once above it, so a table of four
@@ -126,51 +183,25 @@ static int table(doc *d, const char *from, const char *sql, vb_error *err) {
     char notes[1024], context[512];
     vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
     if (context[0]) para(d, "ctx", "%s", context);
-    fputs("<div class=\"scroll\"><table>\n<tr>", d->html);
-    fputs("|", d->md);
-    int cols = 0;
-    for (int i = 0; i < g.cols; i++) {
-        if (!g.keep[i]) continue;
-        cols++;
-        fputs("<th>", d->html);
-        html_esc(d->html, g.name[i]);
-        fputs("</th>", d->html);
-        fprintf(d->md, " %s |", g.name[i]);
+    /* A table of many columns in parts that fit the page (1,100 pixels), each with the rows' key, as show does:
+     * widths estimated from the longest cell at .85em (8.2 pixels a character, bold headers included, 14 of padding and border). A
+     * long text's column counts at most 40 characters: it wraps. */
+    int *w = calloc((size_t)g.cols + 1, sizeof *w);
+    if (!w) {
+        vb_grid_free(&g);
+        return vb_error_set(err, "report", 1, "out of memory writing %s", from);
     }
-    fputs("</tr>\n", d->html);
-    fputs("\n|", d->md);
-    for (int i = 0; i < cols; i++) fputs("---|", d->md);
-    fputc('\n', d->md);
-    for (int r = 0; r < g.rows; r++) {
-        fputs("<tr>", d->html);
-        fputs("|", d->md);
-        for (int i = 0; i < g.cols; i++) {
-            if (!g.keep[i]) continue;
-            const char *cell = vb_grid_at(&g, r, i);
-            /* Numbers right-aligned; short texts kept on one line; prose (a text with spaces) over 40 characters
-             * wraps between words (or anywhere, a long token without commas); a long name with commas (a
-             * configuration's label) breaks after its commas first (a dataset's name over three lines, issue 36.15). */
-            int num = g.num[(size_t)r * (size_t)g.cols + (size_t)i], len = (int)strlen(cell);
-            int prose = !num && len > 40 && (strchr(cell, ' ') || !strchr(cell, ','));
-            int label = !num && !prose && len > 24 && strchr(cell, ',');
-            fputs(num ? "<td class=\"n\">" : prose ? "<td class=\"t\">" : label ? "<td class=\"l\">" : "<td>", d->html);
-            if (label)
-                for (const char *p = cell; *p; p++) {
-                    char one[2] = {*p, 0};
-                    html_esc(d->html, one);
-                    if (*p == ',') fputs("<wbr>", d->html);
-                }
-            else
-                html_esc(d->html, cell);
-            fputs("</td>", d->html);
-            fputc(' ', d->md);
-            md_cell(d->md, cell);
-            fputs(" |", d->md);
+    for (int c = 0; c < g.cols; c++) {
+        int chars = (int)strlen(g.name[c]);
+        for (int r = 0; r < g.rows; r++) {
+            int l = (int)strlen(vb_grid_at(&g, r, c));
+            if (l > chars) chars = l > 40 ? 40 : l;
         }
-        fputs("</tr>\n", d->html);
-        fputc('\n', d->md);
+        w[c] = chars * 82 / 10 + 14;
     }
-    fputs("</table></div>\n", d->html), fputc('\n', d->md);
+    html_part_arg pa = {d, &g};
+    vb_grid_parts(&g, w, 0, 1060, html_part, &pa);
+    free(w);
     if (notes[0]) para(d, "note", "Not shown: %s.", notes);
     vb_grid_free(&g);
     return rows;

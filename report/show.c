@@ -277,6 +277,18 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
     }
 }
 
+typedef struct show_part_arg {
+    FILE *out;
+    const vb_grid *g;
+    int n;
+} show_part_arg;
+
+static void show_part(const unsigned char *mask, void *arg) {
+    show_part_arg *a = arg;
+    if (a->n++) fputc('\n', a->out);
+    print_part(a->out, a->g, mask);
+}
+
 static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, vb_error *err) {
     sqlite3_stmt *st;
     if (prepare(db, t->sql, &st, err)) return VB_ERROR;
@@ -299,37 +311,11 @@ static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, v
     snprintf(title, sizeof title, "%s%s%s", t->title, context[0] ? ": " : "", context);
     fputc('\n', out);
     put_wrapped(out, title, "", 2);
-    if (wide || text_width(&g) <= VB_SHOW_WIDTH) {
-        print_part(out, &g, g.keep);
-    } else {
-        /* Still too wide (many numbers): in parts of at most VB_SHOW_WIDTH columns, each beginning with the row's
-         * key (the engine and what tells its rows apart: clients, ef_search, ...), one after the other. */
-        static const char *const keys[] = {"clients", "ef_search", "selectivity", "predicate", "insert_rate",
-                                           "stage", "phase", "part", "item", "target_rate", "repeat", "dataset"};
-        unsigned char *part = calloc((size_t)g.cols + 1, 1), *key = calloc((size_t)g.cols + 1, 1);
-        int key_w = 0, c = 0;
-        while (c < g.cols && !g.keep[c]) c++;
-        for (int k0 = c; part && key && c < g.cols; c++) {
-            int is_key = c == k0;
-            for (size_t k = 0; k < sizeof keys / sizeof *keys && !is_key && g.keep[c]; k++) is_key = !strcmp(g.name[c], keys[k]);
-            if (!g.keep[c]) continue;
-            if (!is_key) break;
-            key[c] = 1, key_w += g.w[c] + 2;
-        }
-        for (int next = c; part && key && next < g.cols;) {
-            memcpy(part, key, (size_t)g.cols);
-            int used = key_w, added = 0;
-            for (; next < g.cols; next++) {
-                if (!g.keep[next] || key[next]) continue;
-                if (added && used + g.w[next] > VB_SHOW_WIDTH) break;
-                part[next] = 1, used += g.w[next] + 2, added++;
-            }
-            if (!added) break;
-            print_part(out, &g, part);
-            if (next < g.cols) fputc('\n', out);
-        }
-        free(part), free(key);
-    }
+    /* Still too wide (many numbers): in parts of at most VB_SHOW_WIDTH columns, each beginning with the row's key
+     * (the engine and what tells its rows apart: clients, ef_search, ...), one after the other. */
+    show_part_arg pa = {out, &g, 0};
+    if (wide) print_part(out, &g, g.keep);
+    else vb_grid_parts(&g, g.w, 2, VB_SHOW_WIDTH + 2, show_part, &pa);
     if (notes[0]) {
         char note[1200];
         snprintf(note, sizeof note, "  (not shown: %s; --wide shows them)", notes);
