@@ -388,7 +388,7 @@ static int chart_recall_distribution(vb_report_set *rs, vb_error *err) {
             drawn++;
         }
         vb_chart_cmd(c, "set xlabel 'per-query recall@k'\nset ylabel 'share of the queries at or below (log scale)'");
-        vb_chart_cmd(c, "set logscale y\nset yrange [%.9g:1.05]\nset xrange [-0.02:1.02]\nset key left top",
+        vb_chart_cmd(c, "set logscale y\nset yrange [%.9g:1.05]\nset xrange [-0.02:1.02]\nset key inside left top box opaque",
                      0.5 / (double)most);
         rc = draw(rs, c, err);
     }
