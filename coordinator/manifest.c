@@ -122,7 +122,9 @@ static int record_datasets(vb_store *s, const vb_profile *p, vb_error *err) {
             struct stat st;
             vb_error herr;
             if (vb_fetch_recorded_sha256(f, hex) != 0 &&
-                (stat(f, &st) != 0 || (uint64_t)st.st_size > SHA_MAX_BYTES || vb_fetch_sha256_file(f, hex, &herr)))
+                /* a regular file only: a FIFO would block the coordinator on its open (85-stuck-inputs) */
+                (stat(f, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SHA_MAX_BYTES ||
+                 vb_fetch_sha256_file(f, hex, &herr)))
                 snprintf(hex, sizeof hex, "not computed");
             snprintf(key, sizeof key, "dataset.%s.file.%s.sha256", ds->name, file_keys[i]);
             if (vb_store_manifest_set(s, key, hex, err)) return VB_ERROR;

@@ -242,7 +242,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(!gtp || ds->gt_k > 0 || vb_kv_get(kv, n, "rows", NULL), "groundtruth_path %s accepted without "
                  "neighbours", gtp);
         const char *lp = vb_kv_get(kv, n, "labels_path", NULL);
-        FZ_CHECK(!lp == !ds->train_class && !lp == !ds->test_class, "class columns exactly with labels_path");
+        /* a file's classes come from its labels_path; a synthetic corpus's are its clusters (always there) */
+        int has_classes = lp || strcmp(ds->source, "synthetic") == 0;
+        FZ_CHECK(has_classes == !!ds->train_class && has_classes == !!ds->test_class,
+                 "class columns exactly with labels_path or a synthetic corpus");
         for (size_t i = 0; ds->train_class && i < ds->n_train; i++)
             FZ_CHECK(ds->train_class[i] >= 0 && ds->train_class[i] < ds->n_classes, "row %zu's class", i);
         for (size_t i = 0; ds->test_class && i < ds->n_test; i++)

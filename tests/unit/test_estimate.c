@@ -166,13 +166,14 @@ int main(void) {
         sqlite3_open(":memory:", &r);
         sqlite3_exec(r,
                      "CREATE TABLE plan (key TEXT, status TEXT);"
+                     /* config: the configuration's label, NULL for an entry without a matrix (store/schema.sql) */
                      "CREATE TABLE build_result (item_key TEXT, engine TEXT, dataset TEXT, rows INTEGER, load_s REAL,"
-                     " build_s REAL, index_bytes INTEGER, table_bytes INTEGER);"
+                     " build_s REAL, index_bytes INTEGER, table_bytes INTEGER, config TEXT);"
                      "CREATE TABLE server_size (engine TEXT, path TEXT, bytes INTEGER);"
                      "INSERT INTO plan VALUES ('pg', 'done'), ('vk', 'done'), ('hn', 'failed');"
-                     "INSERT INTO build_result VALUES ('pg', 'pgvector', 'd', 100000, 1, 48, 83238912, 58589184),"
-                     " ('vk', 'valkey', 'd', 100000, 30, 0, 139274736, 87352216),"
-                     " ('hn', 'hnswlib', 'd', 100000, 9000, 9000, 1, 1);"
+                     "INSERT INTO build_result VALUES ('pg', 'pgvector', 'd', 100000, 1, 48, 83238912, 58589184, NULL),"
+                     " ('vk', 'valkey', 'd', 100000, 30, 0, 139274736, 87352216, NULL),"
+                     " ('hn', 'hnswlib', 'd', 100000, 9000, 9000, 1, 1, NULL);"
                      "INSERT INTO server_size VALUES ('pgvector', 'total', 337727488), ('valkey', 'total', 0);",
                      NULL, NULL, NULL);
         const char *yaml = "name: sizes\n"

@@ -72,14 +72,15 @@ static void test_yaml_tree(void) {
 
 static void test_builtin(void) {
     const char *const *names = vb_profile_builtin_names();
-    int n = 0, dev = 0, smoke = 0, tuned = 0;
+    int n = 0, dev = 0, smoke = 0, tuned = 0, datum = 0;
     for (; names[n]; n++) {
+        datum |= strcmp(names[n], "small-datum") == 0;
         dev |= strcmp(names[n], "dev") == 0;
         smoke |= strcmp(names[n], "smoke") == 0;
         tuned |= strcmp(names[n], "tuned-complete") == 0;
     }
-    is_int(n, 3, "three built-in profiles");
-    ok(dev && smoke && tuned, "built-in: dev, smoke, tuned-complete");
+    is_int(n, 4, "four built-in profiles");
+    ok(dev && smoke && tuned && datum, "built-in: dev, small-datum, smoke, tuned-complete");
     for (int i = 0; names[i]; i++) {
         vb_profile *p = NULL;
         vb_error err = {0};
@@ -102,7 +103,7 @@ static void test_builtin(void) {
     vb_error err = {0};
     ok(vb_profile_load("no-such-profile", &p, &err) == VB_ERROR && !p, "unknown profile name fails");
     contains(err.message, "no-such-profile", "unknown profile: names it");
-    contains(err.message, "dev, smoke, tuned-complete", "unknown profile: lists the built-in names");
+    contains(err.message, "dev, small-datum, smoke, tuned-complete", "unknown profile: lists the built-in names");
     ok(vb_profile_load("profiles/smoke.yml", &p, &err) == VB_OK, "embedded path form loads too");
     vb_profile_destroy(&p);
 }
