@@ -184,8 +184,8 @@ static int table(doc *d, const char *from, const char *sql, vb_error *err) {
     vb_grid_fit(&g, notes, sizeof notes, context, sizeof context);
     if (context[0]) para(d, "ctx", "%s", context);
     /* A table of many columns in parts that fit the page (1,100 pixels), each with the rows' key, as show does:
-     * widths estimated from the longest cell at .85em (8.2 pixels a character, bold headers included, 14 of padding and border). A
-     * long text's column counts at most 40 characters: it wraps. */
+     * widths estimated from the longest cell at .85em (8.2 pixels a character, bold headers included, 14 of padding and
+     * border), a cell that wraps counted at what it needs at the least. */
     int *w = calloc((size_t)g.cols + 1, sizeof *w);
     if (!w) {
         vb_grid_free(&g);
@@ -194,8 +194,20 @@ static int table(doc *d, const char *from, const char *sql, vb_error *err) {
     for (int c = 0; c < g.cols; c++) {
         int chars = (int)strlen(g.name[c]);
         for (int r = 0; r < g.rows; r++) {
-            int l = (int)strlen(vb_grid_at(&g, r, c));
-            if (l > chars) chars = l > 40 ? 40 : l;
+            /* what the cell needs at the least, as html_part classes it: prose wraps between words (its column's
+             * min-width is 12em: 22 characters), a label with commas breaks after them (its longest piece) */
+            const char *cell = vb_grid_at(&g, r, c);
+            int l = (int)strlen(cell), num = g.num[(size_t)r * (size_t)g.cols + (size_t)c];
+            if (!num && l > 40 && (strchr(cell, ' ') || !strchr(cell, ','))) l = 22;
+            else if (!num && l > 24 && strchr(cell, ',')) {
+                int piece = 0, longest = 0;
+                for (const char *p = cell; *p; p++) {
+                    piece = *p == ',' ? 0 : piece + 1;
+                    if (piece > longest) longest = piece;
+                }
+                l = longest + 1;
+            }
+            if (l > chars) chars = l;
         }
         w[c] = chars * 82 / 10 + 14;
     }
