@@ -304,14 +304,17 @@ static void test_store(void) {
     snprintf(md, sizeof md, "%s/report.md", rdir);
     snprintf(svg, sizeof svg, "%s/charts/cold-start-pgvector.svg", rdir);
     FILE *f = fopen(md, "r");
-    int section = 0, row = 0, na_row = 0;
+    /* a table wider than the page is written in parts, each with the row's key (report/grid.h vb_grid_parts): the
+     * ratio and the file count may stand in two rows of pgvector's */
+    int section = 0, ratio = 0, files = 0, na_row = 0;
     while (f && fgets(line, sizeof line, f)) {
         if (strstr(line, "## Cold start")) section = 1;
-        if (section && strstr(line, "| pgvector |") && strstr(line, "| 50.000 |") && strstr(line, "| 979 |")) row = 1;
+        if (section && strstr(line, "| pgvector |") && strstr(line, "| 50.000 |")) ratio = 1;
+        if (section && strstr(line, "| pgvector |") && strstr(line, "| 979 |")) files = 1;
         if (section && strstr(line, "| hnswlib |") && strstr(line, "not applicable")) na_row = 1;
     }
     if (f) fclose(f);
-    ok(section && row, "report.md: the cold start section with pgvector's ratio_first 50 and its 979 files");
+    ok(section && ratio && files, "report.md: the cold start section with pgvector's ratio_first 50 and its 979 files");
     ok(na_row, "report.md: hnswlib's row says not applicable");
     ok(access(svg, R_OK) == 0, "report: the chart of latency against query number (%s)", svg);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
