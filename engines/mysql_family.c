@@ -74,6 +74,9 @@ static const char *const mariadb_params[] = {"host", "port", "socket", "user", "
                                              "m", "insert_batch", "mhnsw_max_cache_size", "wait_profile", NULL};
 static const char *const alisql_params[] = {"host", "port", "socket", "user", "password", "database", "table",
                                             "m", "ef_construction", "insert_batch", "vidx_hnsw_cache_size", NULL};
+/* session variables of the kNN query (SET mhnsw_max_cache_size / vidx_hnsw_cache_size): the index is the same */
+static const char *const mariadb_search_params[] = {"mhnsw_max_cache_size", NULL};
+static const char *const alisql_search_params[] = {"vidx_hnsw_cache_size", NULL};
 static const char *const doris_params[] = {"host", "port", "user", "password", "database", "table", "m",
                                            "ef_construction", "insert_batch", NULL};
 
@@ -1033,9 +1036,10 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
 
 /* ---- ops tables ------------------------------------------------------------------------------------ */
 
-#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, OPEN, WAITS)                                                     \
+#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, SEARCH_PARAMS, OPEN, WAITS, ...)                                \
     {                                                                                                          \
         .name = NAME, .description = DESC, .flags = FLAGS, .param_names = PARAMS, .open = OPEN,               \
+        .search_params = SEARCH_PARAMS, .estimate = {__VA_ARGS__},                                             \
         .close = family_close, .create = family_create, .connect = family_connect,                            \
         .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
@@ -1046,15 +1050,18 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
 const vb_engine_ops vb_engine_mariadb =
     FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS, mariadb_params, mariadb_open,
-               my_wait_sample);
+                   VB_ENGINE_FILTER_CLASS, mariadb_params, mariadb_search_params, mariadb_open,
+               my_wait_sample,
+               /* InnoDB row + MHNSW graph table + the binary log of the load: ~2.5 copies */
+               .load_rows_s = 1000, .insert_rows_s = 800, .qps100 = 600, .filtered_qps = 200, .copies = 2.5,
+               .row_overhead = 500);
 const vb_engine_ops vb_engine_alisql =
     FAMILY_OPS("alisql", "AliSQL 8.0 VIDX HNSW over Connector/C (statements from the documentation; not verified "
                "against a server here)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS, alisql_params, alisql_open, NULL);
+                   VB_ENGINE_FILTER_CLASS, alisql_params, alisql_search_params, alisql_open, NULL, 0);
 const vb_engine_ops vb_engine_doris =
     FAMILY_OPS("doris", "Apache Doris 4.0 ANN index over the MySQL protocol, INSERT for bulk data (statements from "
                "the documentation; not verified against a server here)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS, doris_params, doris_open, NULL);
+                   VB_ENGINE_FILTER_CLASS, doris_params, NULL, doris_open, NULL, 0);

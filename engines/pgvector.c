@@ -67,6 +67,8 @@
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
                                         "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile", NULL};
+/* session settings of the kNN query (SET hnsw.iterative_scan, hnsw.max_scan_tuples): the index is the same */
+static const char *const pg_search_params[] = {"iterative_scan", "max_scan_tuples", NULL};
 
 typedef struct pg_state {
     /* libpq connection keywords/values, NULL-terminated. */
@@ -1128,6 +1130,10 @@ const vb_engine_ops vb_engine_pgvector = {
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
              VB_ENGINE_LOAD_RESUMES,
     .param_names = pg_params,
+    .search_params = pg_search_params,
+    /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
+    .estimate = {.load_rows_s = 20000, .build_rows_s = 1500, .insert_rows_s = 800, .qps100 = 800,
+                 .filtered_qps = 300, .copies = 2.3, .row_overhead = 400},
     .open = pg_open,
     .close = pg_close,
     .explain = pg_explain,

@@ -611,6 +611,9 @@ const vb_engine_ops vb_engine_valkey = {
                    "written from the documentation; no server with the search module on this machine",
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = vk_params,
+    /* keeps everything in memory (the recipe: save "", appendonly no): nothing on disk grows with the rows */
+    .estimate = {.load_rows_s = 5000, .insert_rows_s = 1500, .qps100 = 1500, .filtered_qps = 800,
+                 .no_disk = "the data is in the server's memory"},
     .open = vk_open,
     .close = vk_close,
     .create = vk_create,
