@@ -25,7 +25,7 @@
  *   VB_RETRY while the server cannot be reached) and set the search parameters again (vb_conn_set_search).
  *   An adapter may also heal a connection on its next call; callers must not count on it.
  *   Engine ops (create, attach, build, maintain, sizes, version, explain): the ENGINE. Its administrative
- *   connection is reopened by the next call (engines/sql_common.h runs a call once more on a fresh one), so
+ *   connection is reopened by the next call (engines/adapter_common.h runs a call once more on a fresh one), so
  *   the caller just calls again; VB_RETRY means the server cannot be reached now.
  *
  * Rows. An id is unique in the table.
