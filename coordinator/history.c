@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "datasets/shape.h"
+#include "util/fs.h"
 
 static const char *const schema =
     "CREATE TABLE IF NOT EXISTS measured ("
@@ -39,9 +40,8 @@ static int open_history(const char *cache_dir, int create, sqlite3 **db, vb_erro
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
-        for (char *p = dir + 1; *p; p++)
-            if (*p == '/') *p = '\0', mkdir(dir, 0755), *p = '/';
-        mkdir(dir, 0755);
+        vb_error mk;   /* a directory that cannot be made: the open below names the file */
+        vb_mkdirs(dir, 0755, &mk);
     }
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {

@@ -9,6 +9,7 @@
  * harmlessly. */
 #include "datasets/dataset.h"
 #include "datasets/idx.h"
+#include "util/fs.h"
 #include "util/mix.h"
 
 #include <errno.h>
@@ -130,19 +131,8 @@ void vb_dataset_cache_dir_name(const char *given, char *buf, size_t len) {
 
 int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err) {
     vb_dataset_cache_dir_name(given, buf, len);
-    /* mkdir -p */
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", buf);
-    for (char *p = tmp + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(tmp, 0775) != 0 && errno != EEXIST)
-                return ds_fail(err, "cache directory %s: cannot create %s: %s", buf, tmp, strerror(errno));
-            *p = c;
-            if (c == '\0') break;
-        }
-    }
+    vb_error mk;
+    if (vb_mkdirs(buf, 0775, &mk) != VB_OK) return ds_fail(err, "cache directory %s: %s", buf, mk.message);
     struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) return ds_fail(err, "cache directory %s is not a directory", buf);
     return VB_OK;
