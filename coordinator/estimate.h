@@ -1,4 +1,4 @@
-/* The runtime estimate of a campaign, before it starts (docs/design.md §3; the reference stand prints
+/* The runtime estimate of a campaign, before it starts (docs/commands.md "Estimate"; the reference stand prints
  * "mariadb ~12.1 h | alisql ~33.1 h ... total ~45.8 h"), and its comparison with the truth at the end.
  *
  * Each plan item gets seconds from its shape and the engine's rates: build = rows / load rate + rows / build

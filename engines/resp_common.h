@@ -91,7 +91,8 @@ int vb_resp_fail(const char *engine, const redisContext *rc, const redisReply *r
 
 /* A command's arguments. Strings added with vb_resp_arg and vb_resp_arg_bin are borrowed (they must outlive the
  * command's use); vb_resp_argf copies its text into the struct. Too many arguments, or too much copied text,
- * set overflow (the command is then refused by vb_resp_argv_send, never sent cut short). */
+ * set overflow (the command is then refused by vb_resp_run, vb_resp_do and vb_resp_pipe_add, never sent cut
+ * short). */
 typedef struct vb_resp_argv {
     int argc, overflow;
     const char *argv[VB_RESP_ARGV_MAX];
