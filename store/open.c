@@ -209,17 +209,22 @@ static int check_integrity(vb_store *s, vb_error *err) {
                                                         "read or write a damaged database: %s", s->path, found, advice);
 }
 
-/* Tables newer than some files: a reader of such a file reads an empty one (read_into_memory). */
-static const char *const added_tables[] = {"streaming_result" /* issue 25 */, "recall_dist" /* issue 35 */};
+/* Tables newer than some files: a reader of such a file reads an empty one (read_into_memory). The tables of
+ * the result kinds (store_result_kinds) are checked too: a new kind needs no line here. */
+static const char *const added_tables[] = {"recall_dist" /* issue 35 */};
+
+static int table_missing(vb_store *s, const char *table) {
+    char sql[256];
+    int present = 0;
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'", table);
+    return table_count(s, sql, &present) == VB_OK && !present;
+}
 
 static int missing_columns(vb_store *s) {
-    for (size_t i = 0; i < sizeof added_tables / sizeof added_tables[0]; i++) {
-        char sql[256];
-        int present = 0;
-        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
-                 added_tables[i]);
-        if (table_count(s, sql, &present) == VB_OK && !present) return 1;
-    }
+    for (size_t i = 0; i < sizeof added_tables / sizeof added_tables[0]; i++)
+        if (table_missing(s, added_tables[i])) return 1;
+    for (size_t i = 0; i < store_n_result_kinds; i++)
+        if (table_missing(s, store_result_kinds[i].table)) return 1;
     for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
         char sql[256];
         int present = 0;

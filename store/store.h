@@ -109,6 +109,18 @@ int vb_store_item_finish(vb_store *s, const char *key, const char *status, const
 int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                            const char *agent, int *duplicate, vb_error *err);
 
+/* The kinds of result (a Result's body: build, sweep, window, ...). One table, store/result_kinds.c, gives each
+ * kind its table, its columns (each a name and the getter of its value, from which the INSERT and its binds are
+ * made) and what the coordinator says when one is committed. Adding a kind is an entry there, its CREATE TABLE in
+ * store/schema.sql and its view in store/views.sql (docs/design.md, "Adding a result kind"). */
+typedef struct vb_result_kind vb_result_kind;
+/* The kind of r; NULL for a Result with no body (or one this store does not know: committing it is POISON). */
+const vb_result_kind *vb_result_kind_of(const Vbench__Result *r);
+/* Its name, a word ("build", "load_checkpoint", "sweep", ...). */
+const char *vb_result_kind_name(const vb_result_kind *k);
+/* What the terminal shows for a committed result r of kind k: lines with '\n' between them, "" when nothing. */
+void vb_result_describe(const vb_result_kind *k, const Vbench__Result *r, char *buf, size_t len);
+
 /* What an event is about: the `kind` column of the event table, one stable word per kind (VB_EVENT_KINDS gives
  * the names), so tests and tools match kinds, never the English of a message. Append new kinds; never rename. */
 #define VB_EVENT_KINDS(X)                                                                                            \
