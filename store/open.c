@@ -134,16 +134,16 @@ static int check_header(vb_store *s, vb_error *err) {
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     if (n == 0 && file_size(wal) <= 0)
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s is empty: not a vbench results database (a creation that failed? "
+        return vb_error_set(err, "results", 0, "%s is empty: not a vbench results database (a creation that failed? "
                                                "remove it and start again with `vbench run --out %s`)", s->path,
                             s->path);
     if (n > 0 && (n < sizeof sqlite_magic || memcmp(head, sqlite_magic, sizeof sqlite_magic) != 0)) {
         char bak[1100], advice[3000];
         sibling(s, ".bak", bak, sizeof bak);
         if (file_size(bak) < 0)
-            return vb_error_set(err, "results", VB_STORE_RETRY, "%s is not an SQLite database", s->path);
+            return vb_error_set(err, "results", 0, "%s is not an SQLite database", s->path);
         damage_advice(s, advice, sizeof advice);   /* a results database whose first page is gone */
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s is not an SQLite database (its first page is damaged?): %s",
+        return vb_error_set(err, "results", 0, "%s is not an SQLite database (its first page is damaged?): %s",
                             s->path, advice);
     }
     return VB_OK;
@@ -176,13 +176,13 @@ static int check_identity(vb_store *s, int *marked, vb_error *err) {
         return VB_OK;
     }
     if (app != 0)
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s is an SQLite database but not a vbench results database "
+        return vb_error_set(err, "results", 0, "%s is an SQLite database but not a vbench results database "
                                                "(application_id 0x%08x)", s->path, (uint32_t)app);
     if (ours == 4) return VB_OK;
     if (tables == 0)
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s is an SQLite database with no tables: not a vbench results "
+        return vb_error_set(err, "results", 0, "%s is an SQLite database with no tables: not a vbench results "
                                                "database", s->path);
-    return vb_error_set(err, "results", VB_STORE_RETRY, "%s is an SQLite database but not a vbench results database (it has no "
+    return vb_error_set(err, "results", 0, "%s is an SQLite database but not a vbench results database (it has no "
                                            "campaign, plan, event and manifest tables)", s->path);
 }
 
@@ -241,7 +241,7 @@ static int read_into_memory(vb_store *s, vb_error *err) {
     sqlite3 *mem = NULL;
     if (sqlite3_open(":memory:", &mem) != SQLITE_OK) {
         sqlite3_close(mem);
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s: no memory for a copy of an older results database", s->path);
+        return vb_error_set(err, "results", ENOMEM, "%s: no memory for a copy of an older results database", s->path);
     }
     sqlite3_backup *b = sqlite3_backup_init(mem, "main", s->db, "main");
     int rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(mem);
@@ -254,7 +254,7 @@ static int read_into_memory(vb_store *s, vb_error *err) {
     sqlite3_close(s->db);
     s->db = mem;
     const vb_embedded_file *schema = vb_embedded_find("store/schema.sql");
-    if (!schema) return vb_error_set(err, "results", VB_STORE_RETRY, "the results schema is missing from this binary");
+    if (!schema) return vb_error_set(err, "results", 0, "the results schema is missing from this binary");
     return store_exec(s, schema->data, err) || add_missing_columns(s, err);   /* CREATE TABLE IF NOT EXISTS: new ones only */
 }
 
@@ -317,9 +317,9 @@ int vb_store_open_with(const char *path, const vb_store_opts *o, vb_store **out,
     int exists = stat(path, &st) == 0, memory = strcmp(path, ":memory:") == 0;
     int create = o->access == VB_STORE_CREATE, read_only = o->access == VB_STORE_READ;
     if (!create && !exists)
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s: no such results database", path);
+        return vb_error_set(err, "results", ENOENT, "%s: no such results database", path);
     if (!create && !S_ISREG(st.st_mode))
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s is not a regular file: not a results database", path);
+        return vb_error_set(err, "results", 0, "%s is not a regular file: not a results database", path);
     vb_store *s = calloc(1, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
     s->mode = create ? (o->mode ? o->mode : 0600) : (st.st_mode & 0777);
@@ -329,7 +329,7 @@ int vb_store_open_with(const char *path, const vb_store_opts *o, vb_store **out,
     }
     if (!read_only && !memory && vb_lock_take(path, o->campaign, s->mode, &s->lock, err)) goto fail;
     if (create && stat(path, &st) == 0) {
-        vb_error_set(err, "results", VB_STORE_RETRY, "%s already exists%s: choose another --out, or continue it with "
+        vb_error_set(err, "results", EEXIST, "%s already exists%s: choose another --out, or continue it with "
                                         "`vbench resume --out %s`", path,
                      st.st_size == 0 ? " and is empty (a creation that failed? remove it)" : "", path);
         goto fail;
@@ -359,7 +359,7 @@ int vb_store_open_with(const char *path, const vb_store_opts *o, vb_store **out,
     if ((!marked && store_exec(s, marks, err)) ||
         store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", err) ||
         !schema || store_exec(s, schema->data, err) || add_missing_columns(s, err) || vb_views_install(s->db, 0, err)) {
-        if (!schema) vb_error_set(err, "results", VB_STORE_RETRY, "the results schema is missing from this binary");
+        if (!schema) vb_error_set(err, "results", 0, "the results schema is missing from this binary");
         goto fail;
     }
     if (!create && s->lock) {   /* the holder's record names the campaign, for a refused second coordinator */
@@ -475,7 +475,7 @@ int vb_store_backup(vb_store *s, vb_error *err) {
         char kept[1200];
         if (stat(bak, &bst) == 0 && S_ISREG(bst.st_mode)) snprintf(kept, sizeof kept, "the previous %s is kept", bak);
         else snprintf(kept, sizeof kept, "no backup %s has been written yet", bak);
-        return vb_error_set(err, "results", VB_STORE_RETRY, "backup of %s not written (%s): %s", s->path, kept, why);
+        return vb_error_set(err, "results", 0, "backup of %s not written (%s): %s", s->path, kept, why);
     }
     vb_fsync_dir_of(s->path);   /* the rename survives a power cut */
     return VB_OK;

@@ -57,10 +57,10 @@ static char *column_dup(sqlite3_stmt *st, int i) {
 
 int vb_store_load_campaign(vb_store *s, char **yaml, char **source, char **engines, char **status, vb_error *err) {
     sqlite3_stmt *st = store_prepare(s, "SELECT profile_yaml, profile_source, engines, status FROM campaign WHERE id = 1", err);
-    if (!st) return VB_ERROR;
+    if (!st) return s->last;
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
-        return vb_error_set(err, "results", VB_STORE_RETRY, "%s holds no campaign (its creation did not finish): remove it and "
+        return vb_error_set(err, "results", 0, "%s holds no campaign (its creation did not finish): remove it and "
                                                "start again with `vbench run --out %s`", s->path, s->path);
     }
     *yaml = column_dup(st, 0);
@@ -73,13 +73,13 @@ int vb_store_load_campaign(vb_store *s, char **yaml, char **source, char **engin
 
 int vb_store_check_plan(vb_store *s, const vb_plan *plan, vb_error *err) {
     sqlite3_stmt *st = store_prepare(s, "SELECT key, seq FROM plan ORDER BY seq", err);
-    if (!st) return VB_ERROR;
+    if (!st) return s->last;
     size_t n = 0;
     int rc = VB_OK;
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *key = (const char *)sqlite3_column_text(st, 0);
         if (n >= plan->n_items || strcmp(plan->items[n].key, key) != 0) {
-            rc = vb_error_set(err, "results", VB_STORE_RETRY, "%s: stored plan item %zu (%s) does not match the profile's plan",
+            rc = vb_error_set(err, "results", 0, "%s: stored plan item %zu (%s) does not match the profile's plan",
                               s->path, n, key);
             break;
         }
@@ -87,7 +87,7 @@ int vb_store_check_plan(vb_store *s, const vb_plan *plan, vb_error *err) {
     }
     sqlite3_finalize(st);
     if (rc == VB_OK && n != plan->n_items)
-        rc = vb_error_set(err, "results", VB_STORE_RETRY, "%s: stored plan has %zu items, the profile gives %zu", s->path, n,
+        rc = vb_error_set(err, "results", 0, "%s: stored plan has %zu items, the profile gives %zu", s->path, n,
                           plan->n_items);
     return rc;
 }

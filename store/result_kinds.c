@@ -8,6 +8,7 @@
  * views.sql. tests/unit/test_result_kinds.c holds every list to its table and every oneof case to an entry. */
 #include "store/store_int.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -236,7 +237,7 @@ static int prepare_window(vb_store *s, store_row *w, vb_error *err) {
     double sum = 0;
     size_t flen;
     FILE *f = open_memstream(&w->text, &flen);
-    if (!f) return store_fail(s, err, VB_STORE_RETRY, "%s: out of memory", s->path);
+    if (!f) return store_fail(s, err, VB_STORE_RETRY, ENOMEM, "%s: out of memory", s->path);
     fputc('[', f);
     for (size_t j = 0; j < win->n_fraction_in_call; j++) {
         double v = win->fraction_in_call[j];
@@ -486,7 +487,7 @@ COLUMNS(cold_start, COLD_START_COLUMNS)
 static int failed_mask(vb_store *s, const Vbench__Result *r, const char *pass, const uint32_t *idx, size_t n_idx,
                        size_t n, uint8_t **mask, vb_error *err) {
     *mask = calloc(n ? n : 1, 1);
-    if (!*mask) return store_fail(s, err, VB_STORE_RETRY, "%s: out of memory", s->path);
+    if (!*mask) return store_fail(s, err, VB_STORE_RETRY, ENOMEM, "%s: out of memory", s->path);
     for (size_t i = 0; i < n_idx; i++) {
         if (idx[i] >= n) return store_poison(s, err, "result %s: failed %s query %u of %zu", r->result_key, pass,
                                              idx[i], n);
@@ -507,7 +508,7 @@ static int prepare_cold_start(vb_store *s, store_row *w, vb_error *err) {
         (rc = failed_mask(s, R, "warm", c->warm_failed, c->n_warm_failed, c->n_warm_ns, &w->warm_failed, err)))
         return rc;
     if (!(w->rolling = malloc(c->n_cold_ns * sizeof *w->rolling)))
-        return store_fail(s, err, VB_STORE_RETRY, "%s: out of memory", s->path);
+        return store_fail(s, err, VB_STORE_RETRY, ENOMEM, "%s: out of memory", s->path);
     if (vb_coldstart_summarize(c->cold_ns, w->cold_failed, c->n_cold_ns, c->warm_ns, w->warm_failed, c->n_warm_ns,
                                w->rolling, &w->cold) != 0)
         return store_poison(s, err, "result %s: a cold start whose every cold or every warm query failed (%s)",
@@ -536,7 +537,7 @@ static int insert_cold_queries(vb_store *s, const Vbench__Result *r, const char 
     }
     vb_store_class cls = VB_STORE_OK;
     if (rc != SQLITE_DONE)
-        cls = store_fail(s, err, store_classify(rc), "%s: recording a cold start's query: %s", s->path,
+        cls = store_fail(s, err, store_classify(rc), sqlite3_extended_errcode(s->db), "%s: recording a cold start's query: %s", s->path,
                          sqlite3_errmsg(s->db));
     sqlite3_finalize(st);
     return cls;

@@ -4,6 +4,7 @@
  * recall distribution, the server's command counts, the item done). */
 #include "store/store_int.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ int store_latency_decode(vb_store *s, const Vbench__Histogram *lat, const char *
                                          lat->max_ns, why, sizeof why) != 0)
         return store_poison(s, err, "result %s: latency histogram: %s", result_key, why);
     vb_histogram *h = vb_histogram_new();
-    if (!h) return store_fail(s, err, VB_STORE_RETRY, "%s: out of memory", s->path);
+    if (!h) return store_fail(s, err, VB_STORE_RETRY, ENOMEM, "%s: out of memory", s->path);
     if (lat && vb_histogram_decode_add(h, lat->idx, lat->counts, lat->n_idx) != 0) {
         vb_histogram_destroy(&h);
         return store_poison(s, err, "result %s: latency histogram has a bucket out of range", result_key);
@@ -95,7 +96,7 @@ static int insert_row(vb_store *s, const vb_result_kind *k, const store_row *w, 
         else over |= append(vals, sizeof vals, &nv, "%s:%s", i ? ", " : "", c->name);
     }
     over |= append(vals, sizeof vals, &nv, ")") | append(cols, sizeof cols, &nc, "%s", vals);
-    if (over) return store_fail(s, err, VB_STORE_RETRY, "%s: the INSERT of %s is longer than %zu bytes", s->path,
+    if (over) return store_fail(s, err, VB_STORE_RETRY, 0, "%s: the INSERT of %s is longer than %zu bytes", s->path,
                                 k->table, sizeof cols);
     sqlite3_stmt *st = store_prepare(s, cols, err);
     if (!st) return s->last;
@@ -119,7 +120,7 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
     for (size_t i = 0; i < store_n_result_kinds; i++)
         over |= append(sql, sizeof sql, &used, "%sSELECT 1 FROM %s WHERE result_key = ?1", i ? " UNION ALL " : "",
                        store_result_kinds[i].table);
-    if (over) return store_fail(s, err, VB_STORE_RETRY, "%s: the result key lookup is too long", s->path);
+    if (over) return store_fail(s, err, VB_STORE_RETRY, 0, "%s: the result key lookup is too long", s->path);
     sqlite3_stmt *st = store_prepare(s, sql, err);
     if (!st) return s->last;
     store_bind_text(st, 1, key);

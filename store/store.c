@@ -20,14 +20,14 @@ vb_store_class store_classify(int sqlite_code) {
     }
 }
 
-/* Fills err (code: the class) and remembers the first failure of the store itself. Returns the class. */
-vb_store_class store_fail(vb_store *s, vb_error *err, vb_store_class cls, const char *fmt, ...) {
+/* Fills err (code: SQLite's or errno) and remembers the first failure of the store itself. Returns the class. */
+vb_store_class store_fail(vb_store *s, vb_error *err, vb_store_class cls, int code, const char *fmt, ...) {
     char msg[1100];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    vb_error_set(err, "results", (int)cls, "%s", msg);
+    vb_error_set(err, "results", code, "%s", msg);
     s->last = cls;
     if (cls == VB_STORE_RETRY && !s->failure[0]) snprintf(s->failure, sizeof s->failure, "%s", msg);
     return cls;
@@ -40,19 +40,20 @@ vb_store_class store_poison(vb_store *s, vb_error *err, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    vb_error_set(err, "results", VB_STORE_POISON, "%s: %s", s->path, msg);
+    vb_error_set(err, "results", 0, "%s: %s", s->path, msg);
     return VB_STORE_POISON;
 }
 
 vb_store_class store_db_error(vb_store *s, vb_error *err, const char *what) {
     int code = sqlite3_extended_errcode(s->db);
-    return store_fail(s, err, store_classify(code), "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return store_fail(s, err, store_classify(code), code, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
 vb_store_class store_exec(vb_store *s, const char *sql, vb_error *err) {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        vb_store_class cls = store_fail(s, err, store_classify(sqlite3_extended_errcode(s->db)), "%s: %s", s->path,
+        int code = sqlite3_extended_errcode(s->db);
+        vb_store_class cls = store_fail(s, err, store_classify(code), code, "%s: %s", s->path,
                                         msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         return cls;
@@ -101,7 +102,9 @@ int store_run(vb_store *s, sqlite3_stmt *st, vb_error *err, const char *what) {
     int rc = sqlite3_step(st);
     while (rc == SQLITE_ROW) rc = sqlite3_step(st);
     vb_store_class cls = VB_STORE_OK;
-    if (rc != SQLITE_DONE) cls = store_fail(s, err, store_classify(rc), "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    if (rc != SQLITE_DONE)
+        cls = store_fail(s, err, store_classify(rc), sqlite3_extended_errcode(s->db), "%s: %s: %s", s->path, what,
+                         sqlite3_errmsg(s->db));
     sqlite3_finalize(st);
     return cls;
 }

@@ -17,15 +17,20 @@
 typedef struct vb_store vb_store;
 
 /* What a failed store call means to its caller (issue 12). The coordinator decides on these classes, never on
- * SQLite's numbers. Every function below that writes or reads the campaign returns one (VB_STORE_OK is VB_OK,
- * so `if (vb_store_x(...))` still reads "failed"); err->code is the class too.
- *   RETRY:  the store itself failed (disk full, I/O error, a damaged file, cannot open, locked): nothing of the
- *           call was written; the same record can be stored once the cause is fixed. The coordinator keeps the
- *           record where it is (an unacknowledged result stays in its agent's outbox) and stops cleanly.
- *   POISON: this record can never be stored (a constraint, a type mismatch, too big, a value out of range, an
- *           inconsistent latency histogram, a Result with no body): the coordinator acknowledges it and fails
- *           its item with the reason. */
-typedef enum { VB_STORE_OK = VB_OK, VB_STORE_RETRY = 1, VB_STORE_POISON = 2 } vb_store_class;
+ * SQLite's numbers. Every function below that writes or reads the campaign's rows returns one; they are the
+ * statuses of util/error.h, so the tree has one retry number (VB_STORE_RETRY is VB_RETRY) and
+ * `if (vb_store_x(...))` still reads "failed". err->code is never the class: it is SQLite's extended result code
+ * when SQLite reported the failure, errno for a system call, 0 otherwise (a record refused before SQLite saw it).
+ *   RETRY (VB_RETRY):  the store itself failed (disk full, I/O error, a damaged file, cannot open, locked):
+ *           nothing of the call was written; the same record can be stored once the cause is fixed. The
+ *           coordinator keeps the record where it is (an unacknowledged result stays in its agent's outbox) and
+ *           stops cleanly.
+ *   POISON (VB_ERROR): this record can never be stored (a constraint, a type mismatch, too big, a value out of
+ *           range, an inconsistent latency histogram, a Result with no body, an unknown plan item): the
+ *           coordinator acknowledges it and fails its item with the reason.
+ * Opening, vb_store_load_campaign, vb_store_check_plan and vb_store_backup return VB_ERROR for a file that
+ * cannot be used as asked (not vbench's, damaged, no campaign, another plan), RETRY when SQLite failed. */
+typedef enum { VB_STORE_OK = VB_OK, VB_STORE_RETRY = VB_RETRY, VB_STORE_POISON = VB_ERROR } vb_store_class;
 
 
 /* How a results database is opened.

@@ -30,12 +30,13 @@ struct vb_store {
 /* SQLite's code as a class: the record's fault (a constraint, a type mismatch, too big, out of range) is POISON,
  * anything else the store's (RETRY). */
 vb_store_class store_classify(int sqlite_code);
-/* Fills err (code: the class) and remembers the first failure of the store itself. Returns the class. */
-vb_store_class store_fail(vb_store *s, vb_error *err, vb_store_class cls, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* A record the store refuses whatever its state (found before SQLite sees it): POISON. */
+/* Fills err (its code: SQLite's extended result code, errno, or 0: never the class) and remembers the first
+ * RETRY-class failure of the store itself. Returns the class. */
+vb_store_class store_fail(vb_store *s, vb_error *err, vb_store_class cls, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* A record the store refuses whatever its state (found before SQLite sees it): POISON, err code 0. */
 vb_store_class store_poison(vb_store *s, vb_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The connection's last failure, classified, "PATH: what: SQLite's message". */
+/* The connection's last failure, classified, "PATH: what: SQLite's message", err code SQLite's extended code. */
 vb_store_class store_db_error(vb_store *s, vb_error *err, const char *what);
 /* sqlite3_exec of sql (several statements may follow each other). */
 vb_store_class store_exec(vb_store *s, const char *sql, vb_error *err);
