@@ -259,6 +259,7 @@ static void teardown(campaign *c) {
         rmdir(c->run_dir);
     }
     free(c->peers);
+    vb_agent_queue_clear(&c->agent_events);
     free(c->items);
     free(c->runs);
     for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
@@ -424,7 +425,10 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         for (size_t i = 0; i < c.n_peers; i++)
             if (c.peers[i].state != VB_AGENT_LOST && vb_now_ns() - c.peers[i].last_sent_ns > HEARTBEAT_MS * 1000000ull)
                 vb_campaign_send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, 0, NULL, NULL);
-        vb_campaign_check_liveness(&c);
+        vb_campaign_agent_drain(&c);   /* what a message's handling posted (a server death stops its item) */
+        static void (*const checks[])(campaign *) = {vb_campaign_check_silent, vb_campaign_check_reinsert_limit,
+                                                      vb_campaign_check_unanswered, vb_campaign_check_phase_timeout};
+        for (size_t k = 0; k < sizeof checks / sizeof checks[0]; k++) checks[k](&c), vb_campaign_agent_drain(&c);
         for (size_t i = 0; i < c.n_peers; i++)   /* notify.agent_lost_min */
             if (c.peers[i].state == VB_AGENT_LOST)
                 vb_notify_agent_lost(&c.notify, c.peers[i].id, (double)(vb_now_ns() - c.peers[i].last_heard_ns) / 1e9);
@@ -432,6 +436,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                 vb_notify_agent_back(&c.notify, c.peers[i].id);
         vb_notify_tick(&c.notify);
         vb_campaign_watch_local_agents(&c);
+        vb_campaign_agent_drain(&c);
         vb_store_backup_tick(c.store);   /* FILE.bak every limits.backup_every_s */
         vb_footprint_tick(&footprint, c.store);   /* its own memory, every limits.footprint_every_s */
         int dead = 0;
@@ -472,7 +477,9 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         if (!waiting || vb_now_ns() > stop_deadline) break;
         vb_watchdog_tick("stopping the servers");
         receive_turn(&c, poller, 200);
+        vb_campaign_agent_drain(&c);
         vb_campaign_watch_local_agents(&c);
+        vb_campaign_agent_drain(&c);
     }
     zpoller_destroy(&poller);
     vb_console_clear(&c.console);

@@ -103,7 +103,7 @@ void vb_campaign_watch_local_agents(campaign *c) {
         if (p) {
             char why[128];
             snprintf(why, sizeof why, "the local agent %s", how);
-            vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_PROCESS_DIED, .p = p, .item = -1, .why = why});
+            vb_campaign_post(c, VB_AGENT_EV_PROCESS_DIED, p, -1, 0, why);   /* the machine marks it lost */
         }
         if (la->respawns++ < MAX_LOCAL_RESPAWNS) {
             vb_console_say(&c->console, "local agent %s %s; starting it again", la->id, how);

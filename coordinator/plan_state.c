@@ -161,16 +161,6 @@ void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *m
                          "--retry-failed`)";
 }
 
-/* Remembers the last item of each engine to finish (done, or failed with the agent's words `error`), so a server
- * death reported a moment later can be charged to the item that ran on the dying server. */
-void vb_campaign_note_finished(campaign *c, int i, const char *error) {
-    if (i < 0 || !c->servers) return;
-    server *sv = &c->servers[vb_campaign_server_of(c, (int)c->plan->items[i].engine)];
-    sv->last_item = i;
-    sv->last_finished = vb_wall_time();
-    snprintf(sv->last_error, sizeof sv->last_error, "%s", error ? error : "");
-}
-
 /* The orphan's attempt is gone (its agent came back without it, or did not come back in time): the item runs
  * again. Written with a reason, so that the next coordinator process does not wait for it either. */
 void vb_campaign_orphan_gone(campaign *c, const char *why) {
@@ -222,10 +212,4 @@ void vb_campaign_note_waiting(campaign *c, int i) {
                    c->plan->items[i].role, lost[0] ? " (lost: " : "", lost[0] ? lost : "");
     vb_console_say(&c->console, "%s waits for an agent with role %s%s%s%s", c->plan->items[i].key, c->plan->items[i].role,
         lost[0] ? " (lost: " : "", lost, lost[0] ? ")" : "");
-}
-
-peer *vb_campaign_idle_peer_with_role(campaign *c, const char *role) {
-    for (size_t i = 0; i < c->n_peers; i++)
-        if (c->peers[i].state == VB_AGENT_IDLE && strstr(c->peers[i].roles, role)) return &c->peers[i];
-    return NULL;
 }
