@@ -81,7 +81,7 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     vb_wire_point_make(&point, &wp);
     a.point = &wp;
     a.k = (uint32_t)c->profile->k;
-    a.io_timeout_s = (uint32_t)c->phase_timeout_s;   /* no driver call outlasts the phase (docs/reliability.md) */
+    a.io_timeout_s = (uint32_t)c->profile->limits.phase_timeout_s;   /* no driver call outlasts the phase (docs/reliability.md) */
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
@@ -96,10 +96,10 @@ static int assign(campaign *c, peer *p, int i) {
     /* Every start counts, resumes included (a coordinator killed during a long load starts it again each time):
      * an item started limits.max_attempts times fails with the count instead of starting once more. */
     unsigned used = c->runs[i].attempt - c->runs[i].base;
-    if (used >= c->max_attempts) {
+    if (used >= c->profile->limits.max_attempts) {
         char msg[300];
         snprintf(msg, sizeof msg, "started %u times (every start counts, resumes included); limits.max_attempts = %u "
-                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used, c->max_attempts);
+                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used, c->profile->limits.max_attempts);
         vb_campaign_fail_item(c, i, "attempts", msg);
         return VB_ERROR;
     }
@@ -267,7 +267,7 @@ static void welcome(campaign *c, peer *p, const Vbench__Hello *h, vb_agent_state
     Vbench__Welcome w = VBENCH__WELCOME__INIT;
     w.campaign = c->profile->name;
     w.heartbeat_ms = HEARTBEAT_MS;
-    w.silent_ms = (uint32_t)(c->silent_ns / 1000000ull);
+    w.silent_ms = (uint32_t)(c->profile->limits.agent_silent_ns / 1000000ull);
     Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
     out.body_case = VBENCH__ENVELOPE__BODY_WELCOME;
     out.welcome = &w;
@@ -290,7 +290,7 @@ static void report_stuck(campaign *c, peer *p, vb_agent_state was) {
     vb_store_event(c->store, VB_EVENT_AGENT_STUCK, "error", key[0] ? key : NULL, "coordinator",
                    "agent %s did not answer the Abort of %s (attempt %u; %s) within limits.abort_unanswered_s = %.0f s "
                    "(waited %.1f s): stuck in a call; %s", p->id, key, att, p->abort_why,
-                   (double)c->abort_bound_ns / 1e9, waited, what);
+                   c->profile->limits.abort_unanswered_s, waited, what);
     vb_console_say(&c->console, "agent %s is stuck in %s (no answer to the Abort for %.0f s): %s", p->id, key, waited,
                    what);
     p->abort_sent_ns = 0;
@@ -352,7 +352,7 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_WELCOME: welcome(c, p, h, was, row->note); break;
     case VB_AGENT_ACT_TOUCH: p->last_heard_ns = now; break;
     case VB_AGENT_ACT_NOTE_HEARD:
-        if (p->last_heard_ns + c->silent_ns < now)
+        if (p->last_heard_ns + c->profile->limits.agent_silent_ns < now)
             vb_store_event(c->store, VB_EVENT_AGENT_HEARD, "info", NULL, "coordinator",
                            "agent %s (lost) is heard again: asked to say hello",
                            p->id);
@@ -391,13 +391,17 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_REPORT_SILENT:
         vb_store_event(c->store, VB_EVENT_AGENT_LOST, "error", NULL, "coordinator",
                        "agent %s silent for %.1f s (limits.agent_silent_s = %.0f): marked lost (was %s)", p->id,
-                       (double)(now - p->last_heard_ns) / 1e9, (double)c->silent_ns / 1e9,
+                       (double)(now - p->last_heard_ns) / 1e9, c->profile->limits.agent_silent_s,
                        vb_agent_fsm_state_name(was));
         vb_console_say(&c->console, "agent %s silent for %.1f s: marked lost", p->id, (double)(now - p->last_heard_ns) / 1e9);
         break;
-    case VB_AGENT_ACT_EXPIRE_ITEM:
-        vb_campaign_expire_item(c, p->item, "the agent did not stop within 30 s of the limit");
+    case VB_AGENT_ACT_EXPIRE_ITEM: {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the agent did not stop within limits.abort_unanswered_s = %.0f s of the limit",
+                 c->profile->limits.abort_unanswered_s);
+        vb_campaign_expire_item(c, p->item, msg);
         break;
+    }
     case VB_AGENT_ACT_SEND_BYE:
         vb_campaign_send_simple(c, p, VBENCH__ENVELOPE__BODY_BYE, VBENCH__BYE_CODE__BYE_CAMPAIGN_OVER, NULL,
                                 "campaign over");

@@ -116,7 +116,7 @@ typedef struct local_agent {
     char cert[400];   /* its own throw-away key pair under CURVE, named by its id (the id is bound to the key) */
     pid_t pid;
     int respawns;
-    uint64_t spawned_ns;   /* when the current process started: a lost agent is killed only after silent_ns of it */
+    uint64_t spawned_ns;   /* when the current process started: a lost agent is killed only after limits.agent_silent_s of it */
 } local_agent;
 
 typedef struct campaign {
@@ -142,11 +142,7 @@ typedef struct campaign {
     int need_orchestrator;     /* a selected engine has a recipe */
     vb_budget local_budget;    /* resolved against this host (local mode) */
     int running;          /* plan index of the running item, or -1 */
-    long phase_timeout_s;
-    uint64_t silent_ns;        /* limits.agent_silent_s */
-    uint64_t abort_bound_ns;   /* limits.abort_unanswered_s: how long an Abort may go unanswered */
-    unsigned max_attempts;     /* limits.max_attempts */
-    int rerun_lost;            /* limits.on_agent_lost is rerun (else fail) */
+    /* The limits (limits.*) are the profile's typed struct, profile->limits, filled once by config/profile.c. */
     /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
      * still run it. Nothing is assigned until that agent said hello or orphan_deadline_ns passed. */
     int orphan;

@@ -39,7 +39,7 @@ void vb_campaign_check_silent(campaign *c) {
     uint64_t now = vb_now_ns();
     for (size_t i = 0; i < c->n_peers; i++) {
         peer *p = &c->peers[i];
-        if (now - p->last_heard_ns < c->silent_ns) continue;
+        if (now - p->last_heard_ns < c->profile->limits.agent_silent_ns) continue;
         char why[300];
         snprintf(why, sizeof why, "its agent %s went silent", p->id);
         vb_campaign_post(c, VB_AGENT_EV_SILENT, p, -1, 0, why);
@@ -59,7 +59,7 @@ void vb_campaign_check_reinsert_limit(campaign *c) {
             vb_campaign_post(c, VB_AGENT_EV_ABORT, p, c->running, VBENCH__ABORT_REASON__ABORT_LIMIT, NULL);
             vb_store_event(c->store, VB_EVENT_LIMIT_REACHED, "warn", c->plan->items[c->running].key, "coordinator",
                            "reinsert limit of %ld s reached: stopping it", c->limit_s);
-        } else if (now - c->limit_aborted_ns > c->abort_bound_ns) {
+        } else if (now - c->limit_aborted_ns > c->profile->limits.abort_unanswered_ns) {
             vb_campaign_post(c, VB_AGENT_EV_LIMIT_UNANSWERED, p, c->running, 0, NULL);
         }
     }
@@ -72,7 +72,7 @@ void vb_campaign_check_unanswered(campaign *c) {
     for (size_t i = 0; i < c->n_peers; i++) {
         peer *p = &c->peers[i];
         if ((p->state != VB_AGENT_BUSY && p->state != VB_AGENT_DRAINING) || !p->abort_sent_ns ||
-            now - p->abort_sent_ns <= c->abort_bound_ns)
+            now - p->abort_sent_ns <= c->profile->limits.abort_unanswered_ns)
             continue;
         char why[300];
         snprintf(why, sizeof why, "its agent %s did not answer the Abort within limits.abort_unanswered_s", p->id);
@@ -88,11 +88,11 @@ void vb_campaign_check_phase_timeout(campaign *c) {
     for (size_t i = 0; i < c->n_peers && c->running >= 0; i++) {
         peer *p = &c->peers[i];
         if (p->state != VB_AGENT_BUSY || p->item != c->running) continue;
-        uint64_t limit_ns = (uint64_t)c->phase_timeout_s * 1000000000ull;
+        uint64_t limit_ns = (uint64_t)c->profile->limits.phase_timeout_s * 1000000000ull;
         if (c->plan->items[c->running].kind == VB_PHASE_CHURN) limit_ns += (uint64_t)c->limit_s * 1000000000ull;
         if (now - p->item_started_ns > limit_ns) {
             char why[128];
-            snprintf(why, sizeof why, "exceeded limits.phase_timeout_s = %ld s", c->phase_timeout_s);
+            snprintf(why, sizeof why, "exceeded limits.phase_timeout_s = %ld s", c->profile->limits.phase_timeout_s);
             vb_campaign_post(c, VB_AGENT_EV_ABORT, p, c->running, VBENCH__ABORT_REASON__ABORT_PHASE_TIMEOUT, why);
             vb_campaign_fail_item(c, c->running, "limit", why);
         }

@@ -341,7 +341,7 @@ int vb_campaign_server_confirmed(campaign *c, int i) {
 int vb_campaign_servers_housekeeping(campaign *c) {
     int busy = 0;
     uint64_t now = vb_now_ns();
-    long start_timeout = atol(vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+    long start_timeout = c->profile->limits.server_start_timeout_s;
     for (size_t e = 0; e < c->profile->n_engines; e++) {
         server *sv = &c->servers[e];
         if (!vb_campaign_engine_recipe(c, (int)e) || vb_campaign_server_of(c, (int)e) != (int)e) continue;
@@ -425,10 +425,10 @@ static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
 /* The facts of the server table (coordinator/server_fsm.h) for an event of engine e. */
 static unsigned server_facts(campaign *c, int e, server_ev *ev) {
     server *sv = &c->servers[e];
-    const char *policy = vb_profile_setting(c->profile, "limits.on_server_failure", "restart");
+    vb_on_server_failure policy = c->profile->limits.on_server_failure;
     unsigned f = 0;
-    if (strcmp(policy, "restart") == 0) f |= VB_SERVER_F_POLICY_RESTART;
-    if (strcmp(policy, "stop") == 0) f |= VB_SERVER_F_POLICY_STOP;
+    if (policy == VB_ON_SERVER_FAILURE_RESTART) f |= VB_SERVER_F_POLICY_RESTART;
+    if (policy == VB_ON_SERVER_FAILURE_STOP) f |= VB_SERVER_F_POLICY_STOP;
     if (sv->restarts < 2) f |= VB_SERVER_F_RESTARTS_LEFT;
     for (size_t j = 0; j < c->profile->n_engines; j++) {
         vb_server_state o = c->servers[j].state;
@@ -521,7 +521,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             break;
         case VB_SERVER_ACT_NO_RESTART:
             vb_console_say(&c->console, "the %s server died (%s); its remaining items fail (limits.on_server_failure: %s)", name,
-                            v.message, vb_profile_setting(c->profile, "limits.on_server_failure", "restart"));
+                            v.message, vb_on_server_failure_name(c->profile->limits.on_server_failure));
             break;
         case VB_SERVER_ACT_STOP_CAMPAIGN:
             c->stop_reason = ev->kind == VB_SERVER_EV_REPORT_DIED
@@ -540,8 +540,8 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             break;
         case VB_SERVER_ACT_START_TIMED_OUT: {
             char msg[256];
-            snprintf(msg, sizeof msg, "the %s server did not become ready within limits.server_start_timeout_s = %s s",
-                     name, vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+            snprintf(msg, sizeof msg, "the %s server did not become ready within limits.server_start_timeout_s = %ld s",
+                     name, c->profile->limits.server_start_timeout_s);
             server_set_failure(sv, msg, NULL);
             vb_store_server_log(c->store, name, NULL, "failed", msg, NULL, NULL);
             vb_console_say(&c->console, "vbench: %s", msg);
