@@ -412,6 +412,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             interrupted = 1;
             break;
         }
+        vb_campaign_agent_drain(&c);   /* what the servers' housekeeping and the assignment posted (nothing today) */
         receive_turn(&c, poller, 100);
         for (size_t i = 0; i < c.n_peers; i++)
             if (c.peers[i].state != VB_AGENT_LOST && vb_now_ns() - c.peers[i].last_sent_ns > HEARTBEAT_MS * 1000000ull)
