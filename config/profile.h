@@ -58,7 +58,11 @@ typedef struct vb_profile_phase {
 /* The profile's `limits:` section, typed, every value filled once when the profile is parsed: the profile's value
  * or the default of config/profile.c's limits table (docs/profiles.md "limits"). The run reads these fields; no
  * part of it repeats a default. */
-typedef enum { VB_ON_SERVER_FAILURE_RESTART, VB_ON_SERVER_FAILURE_SKIP, VB_ON_SERVER_FAILURE_STOP } vb_on_server_failure;
+typedef enum {
+    VB_ON_SERVER_FAILURE_RESTART,
+    VB_ON_SERVER_FAILURE_SKIP,
+    VB_ON_SERVER_FAILURE_STOP
+} vb_on_server_failure;
 typedef struct vb_limits {
     long phase_timeout_s;                  /* the wall-clock limit of one item */
     int stop_on_item_failure;              /* on_item_failure: stop (else continue) */

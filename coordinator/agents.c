@@ -81,7 +81,8 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     vb_wire_point_make(&point, &wp);
     a.point = &wp;
     a.k = (uint32_t)c->profile->k;
-    a.io_timeout_s = (uint32_t)c->profile->limits.phase_timeout_s;   /* no driver call outlasts the phase (docs/reliability.md) */
+    /* no driver call outlasts the phase (docs/reliability.md) */
+    a.io_timeout_s = (uint32_t)c->profile->limits.phase_timeout_s;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
@@ -99,7 +100,8 @@ static int assign(campaign *c, peer *p, int i) {
     if (used >= c->profile->limits.max_attempts) {
         char msg[300];
         snprintf(msg, sizeof msg, "started %u times (every start counts, resumes included); limits.max_attempts = %u "
-                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used, c->profile->limits.max_attempts);
+                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used,
+                 c->profile->limits.max_attempts);
         vb_campaign_fail_item(c, i, "attempts", msg);
         return VB_ERROR;
     }
