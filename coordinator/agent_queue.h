@@ -29,8 +29,8 @@ typedef struct vb_agent_queue {
     size_t n, next, cap;
 } vb_agent_queue;
 
-/* Appends an event for agent `agent`; why NULL: none. Returns 0, or -1 when out of memory (the event is lost:
- * the caller's next turn sees the same condition and posts it again). */
+/* Appends an event for agent `agent`; why NULL: none. Returns 0, or -1 when out of memory: the event is lost
+ * (vb_campaign_post writes that as an error event; the checks of limits.c post theirs again next turn). */
 int vb_agent_queue_post(vb_agent_queue *q, vb_agent_event kind, const char *agent, int item, int reason,
                         const char *why);
 /* The oldest waiting event into *out; 0 when none waits (the queue is then reset to empty). */

@@ -52,7 +52,9 @@ peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer) {
 /* ---- events for the agent machine --------------------------------------------------------------------------- */
 
 void vb_campaign_post(campaign *c, vb_agent_event kind, const peer *p, int item, int reason, const char *why) {
-    vb_agent_queue_post(&c->agent_events, kind, p->id, item, reason, why);
+    if (vb_agent_queue_post(&c->agent_events, kind, p->id, item, reason, why) != 0)
+        vb_store_event(c->store, VB_EVENT_UNEXPECTED, "error", NULL, "coordinator",
+                       "out of memory: the %s event of agent %s was lost", vb_agent_fsm_event_name(kind), p->id);
 }
 
 /* Tells the agents that run item i to stop it (ABORT): a server death, found by servers.c. */
