@@ -162,6 +162,23 @@ int main(void) {
         if (labelled) ok(strstr(lines, it->key) != NULL, "%s: the terminal line names the item (%s)", k->name, lines);
         else is_str(lines, "", "a load checkpoint says nothing (the progress line does)");
     }
+    /* a sweep point whose answers repeated ids and whose queries include recall-0 ones: three lines */
+    m.duplicate_answers = 2;
+    m.duplicate_example = "query 3: id 7 at rows 0 and 1";
+    m.recall_queries = 10;
+    m.recall_zero_share = 0.2;
+    vbench__result__init(&r);
+    r.result_key = "k-lines";
+    r.item_key = (char *)it->key;
+    r.body_case = VBENCH__RESULT__BODY_SWEEP;
+    r.sweep = &sw;
+    char lines[2048];
+    vb_result_describe(vb_result_kind_of(&r), &r, lines, sizeof lines);
+    int n_lines = 1;
+    for (const char *c = lines; *c; c++) n_lines += *c == '\n';
+    ok(n_lines == 3 && strstr(lines, "2 of 10 answers repeated an id (first: query 3: id 7 at rows 0 and 1)") &&
+       strstr(lines, "2 of 10 queries at recall 0 behind the mean 0.5000"), "a sweep point's lines: the point, the "
+       "repeated ids, the recall-0 queries (%d lines)", n_lines);
     vbench__result__init(&r);
     r.result_key = "k-none";
     r.item_key = (char *)it->key;
