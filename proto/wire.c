@@ -226,6 +226,13 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->evicted_bytes = p->evicted_bytes > 0 ? (uint64_t)p->evicted_bytes : 0;
     w->restart_s = p->restart_s;
     w->build = p->build > 0 ? (uint32_t)p->build : 0;
+    w->mix_search = p->mix[0];
+    w->mix_update = p->mix[1];
+    w->mix_delete = p->mix[2];
+    w->mix_insert = p->mix[3];
+    w->zipf_s = p->zipf_s;
+    w->mix_windows = (uint32_t)p->mix_windows;
+    w->pool_fraction = p->pool_fraction;
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -265,4 +272,11 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->evicted_bytes = w->evicted_bytes <= INT64_MAX ? (long long)w->evicted_bytes : INT64_MAX;
     p->restart_s = w->restart_s;
     p->build = w->build;
+    p->mix[0] = w->mix_search;
+    p->mix[1] = w->mix_update;
+    p->mix[2] = w->mix_delete;
+    p->mix[3] = w->mix_insert;
+    p->zipf_s = w->zipf_s;
+    p->mix_windows = w->mix_windows;
+    p->pool_fraction = w->pool_fraction;
 }

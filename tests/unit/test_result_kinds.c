@@ -106,6 +106,7 @@ int main(void) {
     Vbench__ChurnResult ch = VBENCH__CHURN_RESULT__INIT;
     Vbench__StreamingResult stm = VBENCH__STREAMING_RESULT__INIT;
     Vbench__ColdStartResult cs = VBENCH__COLD_START_RESULT__INIT;
+    Vbench__MixedResult mx = VBENCH__MIXED_RESULT__INIT;
     Vbench__Measurement m = VBENCH__MEASUREMENT__INIT;
     b.rows = 1000;
     b.engine_version = "1";
@@ -119,6 +120,8 @@ int main(void) {
     ch.m = &m;
     stm.m = &m;
     cs.reason = "no server";
+    mx.m = &m;
+    mx.phase = "write";
     m.queries = 10;
     m.recall = 0.5;
     struct {
@@ -130,6 +133,7 @@ int main(void) {
         {VBENCH__RESULT__BODY_SWEEP, &sw, "sweep"},           {VBENCH__RESULT__BODY_WINDOW, &win, "window"},
         {VBENCH__RESULT__BODY_FILTERED, &fi, "filtered"},     {VBENCH__RESULT__BODY_CHURN, &ch, "churn"},
         {VBENCH__RESULT__BODY_STREAMING, &stm, "streaming"},  {VBENCH__RESULT__BODY_COLD_START, &cs, "cold_start"},
+        {VBENCH__RESULT__BODY_MIXED, &mx, "mixed"},
     };
     size_t n_one = sizeof one / sizeof one[0];
     is_int((int)n_one, (int)store_n_result_kinds, nm("a result for each of the %zu kinds", store_n_result_kinds));
