@@ -53,7 +53,7 @@ typedef struct mixed {
     double *cdf;                 /* zipf over [0, corpus); NULL uniform */
     int k, ef_search;
     double window_s;
-    uint64_t t0;
+    uint64_t t0, stop_ns;        /* stop_ns: when the writer was told to stop (0: running) */
     atomic_int stop;
     pthread_rwlock_t count_lock; /* as streaming's (agent/phase_streaming.c) */
     pthread_mutex_t lock;        /* everything below */
@@ -246,14 +246,17 @@ typedef struct interval {
 } interval;
 
 static uint64_t writes_due(const mixed *m, uint64_t now) {
+    if (m->stop_ns && now > m->stop_ns) now = m->stop_ns;   /* none is due after the writer stopped */
     if (m->write_rate <= 0 || now < m->t0) return 0;
     return (uint64_t)floor((double)(now - m->t0) / 1e9 * m->write_rate) + 1;
 }
 
-/* Takes the interval's figures; under m->lock the caller also snapshots the state. */
-static void interval_take(mixed *m, interval *iv, uint64_t now, int writing) {
+/* Takes the interval's figures (from the previous window's end to this one's: the gap before the window and the
+ * window itself). */
+static void interval_take(mixed *m, interval *iv, uint64_t now) {
+    pthread_mutex_lock(&m->lock);
     iv->end_ns = now;
-    iv->due_end = writing ? writes_due(m, now) : iv->due_start;
+    iv->due_end = writes_due(m, now);
     for (int op = 1; op < 4; op++) {
         vb_histogram_reset(iv->lat[op]);
         vb_histogram_merge(iv->lat[op], m->lat[op]);
@@ -266,6 +269,7 @@ static void interval_take(mixed *m, interval *iv, uint64_t now, int writing) {
     vb_histogram_reset(m->fresh);
     iv->fresh_probes = m->fresh_probes, iv->fresh_never = m->fresh_never;
     m->fresh_probes = m->fresh_never = 0;
+    pthread_mutex_unlock(&m->lock);
 }
 
 static void on_window_end(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
@@ -379,7 +383,7 @@ static void op_wire(const interval *iv, int op, double write_share, double share
 }
 
 static void send_window(mixed *m, const interval *iv, int index, const char *phase, const window_score *ws,
-                        size_t live, int64_t rows_engine, double maintain_s, int last) {
+                        const vb_mixed_state *s0, int64_t rows_engine, double maintain_s, int last) {
     vb_phase_ctx *ctx = m->ctx;
     vb_measure_wire mw;
     vb_measure_to_wire(&ws->meas, &mw);
@@ -396,7 +400,7 @@ static void send_window(mixed *m, const interval *iv, int index, const char *pha
     r.phase = (char *)phase;
     r.m = &mw.msg;
     r.clients = (uint32_t)ctx->point.clients;
-    r.rows_live = live;
+    r.rows_live = s0->live;
     r.ghost_answers = ws->ghosts;
     r.stale_answers = ws->stale;
     r.ghost_example = (char *)ws->ghost_example;
@@ -411,6 +415,8 @@ static void send_window(mixed *m, const interval *iv, int index, const char *pha
     r.maintain_s = maintain_s;
     r.answers_scored = ws->scored;
     r.rows_engine = rows_engine;
+    for (size_t id = 0; id < m->n; id++)
+        if (s0->src[id] >= 0) r.live_id_sum += id, r.live_id_sumsq += (uint64_t)id * id;
     Vbench__Result res = VBENCH__RESULT__INIT;
     res.body_case = VBENCH__RESULT__BODY_MIXED;
     res.mixed = &r;
@@ -445,8 +451,8 @@ static int gap_search(mixed *m, double secs, int open, double search_rate, doubl
 
 /* The state now (under the lock), with the interval taken and the window's recording started. */
 static int window_begin(mixed *m, interval *iv, int writing, vb_mixed_state *s0, vb_error *err) {
+    (void)iv;
     pthread_mutex_lock(&m->lock);
-    interval_take(m, iv, vb_now_ns(), writing);
     int rc = vb_mixed_state_copy(&m->st, s0, err);
     vb_mixed_touched_clear(&m->during);
     m->recording = writing;
@@ -562,6 +568,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
             vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)windows + 2, 0, 1);
             rc = gap_search(&m, GAP_S, open, search_rate, NULL, err);
         } else if (j == windows) {   /* the writes stop: the index at rest */
+            m.stop_ns = vb_now_ns();
             atomic_store(&m.stop, 1);
             if (writer_started) pthread_join(writer, NULL);
             if (probe_started) pthread_join(probe, NULL);
@@ -592,6 +599,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
         vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)windows + 2, 0, 1);
         window_score ws;
         rc = run_window(&m, &s0, open, open ? search_rate : 0, &ws, err);
+        interval_take(&m, &iv, vb_now_ns());
         if (rc == VB_OK) {
             if (ws.ghosts)
                 vb_phase_log(ctx, "warn", "%s, window %d (%s): %llu answers named deleted rows (first: %s)",
@@ -599,7 +607,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
             if (!writing && sz.rows >= 0 && (size_t)sz.rows != s0.live)
                 vb_phase_log(ctx, "warn", "%s, window %d (%s): the engine counts %lld rows, the write log %zu",
                              s->engine_name, j + 1, phase, (long long)sz.rows, s0.live);
-            send_window(&m, &iv, j + 1, phase, &ws, s0.live, writing ? -1 : sz.rows, maintain_s, j == windows + 1);
+            send_window(&m, &iv, j + 1, phase, &ws, &s0, writing ? -1 : sz.rows, maintain_s, j == windows + 1);
         }
         vb_measure_free(&ws.meas);
         vb_mixed_state_free(&s0);

@@ -498,6 +498,8 @@ static const Vbench__MixedOp mixed_no_op = VBENCH__MIXED_OP__INIT;
     C(k, fresh_p50_ms, v_real_or_null(w->lat2.empty, w->lat2.p50))                                                  \
     C(k, fresh_p99_ms, v_real_or_null(w->lat2.empty, w->lat2.p99))                                                  \
     C(k, maintain_s, v_real_or_null(strcmp(R->mixed->phase, "maintained") != 0, R->mixed->maintain_s))            \
+    C(k, live_id_sum, v_int((sqlite3_int64)R->mixed->live_id_sum))                                                  \
+    C(k, live_id_sumsq, v_int((sqlite3_int64)R->mixed->live_id_sumsq))                                              \
     C(k, rows_engine, v_int_or_null(R->mixed->rows_engine < 0 || !strcmp(R->mixed->phase, "write"),                 \
                                     R->mixed->rows_engine))                                                         \
     AGENT_COLUMNS(k, C)

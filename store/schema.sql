@@ -428,7 +428,7 @@ CREATE TABLE IF NOT EXISTS server_log (
 -- against the exact top-k over the rows and vectors acknowledged before the window began (rows_live of them);
 -- ghost_answers: returned ids absent then and not written during the window; stale_answers: returned rows answered
 -- from the vector they held before their last update. The op columns cover the interval from the previous window's
--- start (offered: due by the open loop's schedule, or the closed loop's ratio; NULL at rest). An interrupted item
+-- end to this window's end (offered: due by the open loop's schedule, or the closed loop's ratio; NULL at rest). An interrupted item
 -- runs again from its build (attempt): v_mixed shows the last attempt's rows only.
 CREATE TABLE IF NOT EXISTS mixed_result (
     result_key      TEXT PRIMARY KEY,
@@ -467,6 +467,8 @@ CREATE TABLE IF NOT EXISTS mixed_result (
     fresh_never     INTEGER NOT NULL,
     fresh_p50_ms REAL, fresh_p99_ms REAL,
     maintain_s      REAL,
+    live_id_sum     INTEGER NOT NULL,       -- the live ids before the window: sum and sum of squares (the set's check
+    live_id_sumsq   INTEGER NOT NULL,       -- against a server's table: SUM(id), SUM(id * id))
     rows_engine     INTEGER,                -- rest, maintained: the rows the engine counts (against rows_live)
     agent           TEXT,
     recorded_at     TEXT NOT NULL

@@ -409,7 +409,7 @@ CREATE VIEW v_mixed AS
            r.qps, r.p50_ms, r.p95_ms, r.p99_ms, r.p999_ms, r.queries, r.answers_scored, r.short_answers, r.errors,
            r.update_done + r.delete_done + r.insert_done AS writes, r.writes_total, r.interval_s,
            r.update_p99_ms, r.delete_p99_ms, r.insert_p99_ms, r.fresh_probes, r.fresh_never, r.fresh_p50_ms,
-           r.fresh_p99_ms, r.maintain_s, r.rows_engine, r.attempt, r.item_key
+           r.fresh_p99_ms, r.maintain_s, r.rows_engine, r.live_id_sum, r.live_id_sumsq, r.attempt, r.item_key
     FROM mixed_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(x.attempt) FROM mixed_result AS x WHERE x.item_key = r.item_key)
     ORDER BY plan.seq, r.window_index;
