@@ -674,6 +674,18 @@ CREATE VIEW v_validity AS
       AND ((offered_rows_s > 0 AND achieved_rows_s < 0.95 * offered_rows_s)
            OR shortfall_rows > 0.05 * rows_scheduled_total)
     UNION ALL
+    -- the mixed phase (issue 38): an engine that returned deleted rows (ghosts), or whose row count after the writes
+    -- is not the write log's
+    SELECT engine, dataset, item_key, 'deleted rows returned',
+           printf('window %d (%s): %d answers named rows deleted before the window (first: %s)', window_index, phase,
+                  ghost_answers, COALESCE(ghost_example, '?'))
+    FROM v_mixed WHERE ghost_answers > 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'rows not the write log''s',
+           printf('window %d (%s): the engine counts %d rows, the acknowledged writes leave %d', window_index, phase,
+                  rows_engine, rows_live)
+    FROM v_mixed WHERE rows_engine IS NOT NULL AND rows_engine <> rows_live
+    UNION ALL
     SELECT COALESCE(config, engine) AS engine, dataset, item_key AS item, 'short answers',
            printf('%d of %d answers had fewer than k distinct rows (recall %.4f)', short_answers, queries, recall)
                AS detail

@@ -304,6 +304,43 @@ PY
 ok $? "show --json: the mixed windows and operations with their fields (and no streaming key without streaming)"
 "$VBENCH" export "$db" --format csv -o "$SCRATCH/mixed-csv" >/dev/null 2>&1
 is "$(tail -n +2 "$SCRATCH/mixed-csv/mixed.csv" 2>/dev/null | wc -l)" "16" "export: mixed.csv has the 16 windows"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity")" "0" "mixed: no validity finding (no ghost, every engine count the log's)"
+cp "$db" "$SCRATCH/mixed-ghost.sqlite"
+q "$SCRATCH/mixed-ghost.sqlite" "UPDATE mixed_result SET ghost_answers = 2, ghost_example = 'query 1: id 5' WHERE window_index = 1 AND item_key LIKE '%exact%uniform'; UPDATE mixed_result SET rows_engine = rows_live + 1 WHERE phase = 'rest' AND item_key LIKE '%hnswlib%uniform'"
+is "$(q "$SCRATCH/mixed-ghost.sqlite" "SELECT engine || ': ' || \"check\" || ': ' || detail FROM v_validity" | tr '\n' ';')" \
+   "exact: deleted rows returned: window 1 (write): 2 answers named rows deleted before the window (first: query 1: id 5);hnswlib: rows not the write log's: window 3 (rest): the engine counts $(q "$db" "SELECT rows_live + 1 FROM v_mixed WHERE phase = 'rest' AND engine = 'hnswlib' AND ids = 'uniform'") rows, the acknowledged writes leave $(q "$db" "SELECT rows_live FROM v_mixed WHERE phase = 'rest' AND engine = 'hnswlib' AND ids = 'uniform'");" \
+   "mixed: ghosts and a row count that is not the log's are validity findings (the same results with both set)"
+"$VBENCH" report "$db" >/dev/null 2>"$SCRATCH/mixed-report.err"
+ok $? "mixed: vbench report exits 0" || tail -5 "$SCRATCH/mixed-report.err" | sed 's/^/#   /'
+html=$SCRATCH/mixed-report/report.html
+like "$(cat "$html" 2>/dev/null)" '<section id="mixed"><h2>Mixed (search while rows are updated, deleted and inserted)' \
+     "the report has a mixed section"
+/usr/bin/python3 - "$html" "$SCRATCH/mixed-report/mixed.html" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+head = t[:t.index("<body")]
+i = t.index('<section id="mixed">')
+j = t.index("</section>", i) + len("</section>")
+sec = t[i:j]
+assert "ghost_answers" in sec and "zipf(1.1)" in sec and "maintained" in sec and "update" in sec, "mixed section content"
+open(sys.argv[2], "w").write(head + "<body>" + sec + "</body></html>")
+PY
+ok $? "the report's mixed section has the windows (ghosts, zipf, the maintained window) and the operations"
+mkdir -p "$SCRATCH/c2/Default"
+echo '{"profile":{"default_content_setting_values":{"javascript":2}}}' > "$SCRATCH/c2/Default/Preferences"
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+    --disable-sync --no-first-run --user-data-dir="$SCRATCH/c2" --proxy-server=127.0.0.1:9 \
+    --proxy-bypass-list='<-loopback>' --window-size=1100,2600 --screenshot="$SCRATCH/mixed.png" \
+    "file://$SCRATCH/mixed-report/mixed.html" >/dev/null 2>"$SCRATCH/chromium-mixed.log"
+ok $? "Chromium renders the report's mixed section"
+/usr/bin/python3 - "$SCRATCH/mixed.png" <<'PY'
+import sys
+from PIL import Image
+shot = Image.open(sys.argv[1]).convert("RGB")
+assert len(shot.getcolors(1 << 24)) > 50, "the screenshot is blank"
+PY
+ok $? "the mixed section's screenshot is not blank"
+mkdir -p "$ARTIFACTS" && cp "$SCRATCH/mixed.png" "$ARTIFACTS/report-mixed.png" && echo "# screenshot: $ARTIFACTS/report-mixed.png"
 
 # An open loop at 3000 operations/s: searches at 2400/s, writes at 600/s, offered = achieved.
 db="$SCRATCH/mixed-open.sqlite"
