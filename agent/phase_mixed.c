@@ -2,7 +2,7 @@
  *
  * The item builds its own index (untimed) of the corpus: the dataset's rows but the last pool_fraction of them, the
  * pool, which is kept apart (never loaded). Row ids are the dataset's row numbers. Then one writer thread and the
- * searching clients run together:
+ * searching clients run together, the writes interleaved at their exact shares (smooth weighted round robin):
  *   update  a live row (chosen uniform or zipf over the corpus's ids: zipf's hot rows are the first ids, updated
  *           again and again) gets the next pool row's vector (round robin), through insert (the engine's upsert);
  *   delete  a live row so chosen is removed;
@@ -99,14 +99,20 @@ static void *writer_main(void *arg) {
     vb_error err = {0};
     int rc = vb_engine_connect(m->s->engine, &c, &err);
     uint64_t rng = 0x6d69786564ull ^ (uint64_t)m->ctx->assign->attempt;
-    double wsum = m->share[1] + m->share[2] + m->share[3];
+    double wsum = m->share[1] + m->share[2] + m->share[3], credit[4] = {0, 0, 0, 0};
     size_t pool = m->n - m->corpus;
     for (uint64_t i = 0; rc == VB_OK && !atomic_load(&m->stop); i++) {
         uint64_t due = m->write_rate > 0 ? m->t0 + (uint64_t)llround((double)i / m->write_rate * 1e9) : 0;
         if (due > vb_now_ns()) sleep_until(due);
         if (atomic_load(&m->stop)) break;
-        double u = unit(&rng) * wsum;
-        int op = u < m->share[1] ? VB_MIXED_UPDATE : u < m->share[1] + m->share[2] ? VB_MIXED_DELETE : VB_MIXED_INSERT;
+        /* the operations interleaved at their exact shares (smooth weighted round robin, as nginx's upstreams): every
+         * write adds each operation's share to its credit, the largest credit goes and pays the writes' total */
+        int op = VB_MIXED_UPDATE;
+        for (int o = VB_MIXED_UPDATE; o <= VB_MIXED_INSERT; o++) {
+            credit[o] += m->share[o];
+            if (credit[o] > credit[op]) op = o;
+        }
+        credit[op] -= wsum;
         size_t pick = vb_mixed_pick(m->cdf, m->corpus, unit(&rng));
         pthread_mutex_lock(&m->lock);
         int64_t id = -1;

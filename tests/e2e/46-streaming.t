@@ -356,6 +356,17 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase = 'write' AND qps BETWEE
 is "$(q "$db" "SELECT COUNT(*) FROM v_mixed_ops WHERE phase = 'write' AND ABS(done - offered) <= 0.1 * offered + 5")" "6" \
    "mixed, open loop: each operation achieved its offered count: $(q "$db" "SELECT group_concat(op || ' ' || done || '/' || offered, ', ') FROM v_mixed_ops WHERE phase = 'write'")"
 
+# The item's limit: 50 windows of 0.5 s cannot end within limit_s 1; the writes stop at the limit, the windows
+# measured before it stay, and the item is expired with a message that says how far it got.
+db="$SCRATCH/mixed-limit.sqlite"
+mixed_profile mixedlimit "  - name: exact" "{ops: {search: 0.8, update: 0.2}, window_s: 0.5, windows: 50, clients: 1, limit_s: 1}" >"$SCRATCH/mixed-limit.yml"
+"$VBENCH" run --profile "$SCRATCH/mixed-limit.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+is "$?" "1" "mixed, limit: vbench run exits 1 (an item stopped at its limit)"
+like "$(q "$db" "SELECT status || ': ' || error FROM plan WHERE phase = 'mixed'")" \
+     "expired: mixed stopped at its limit of 1 s after " "mixed, limit: the item is expired, its message says how far it got"
+is "$(q "$db" "SELECT COUNT(*) > 0, SUM(phase <> 'write') FROM v_mixed" | tr '|' ' ')" "1 0" \
+   "mixed, limit: the write windows measured before the limit are kept ($(q "$db" "SELECT COUNT(*) FROM v_mixed"))"
+
 # SIGKILL of the coordinator and its agent in the middle of the mixed phase, then resume: the item runs again from
 # its build; the engine's rows at rest equal the write log's, every window once, of the last attempt.
 db="$SCRATCH/mixed-kill.sqlite"
