@@ -274,7 +274,7 @@ $(BUILD)/fuzz-tools/gen_corpus: tests/fuzz/gen_corpus.c $(BUILD)/libvbench-fuzz.
 $(BUILD)/libvbench-fuzz.a: $(FUZZ_LIB_OBJ)
 	ar rcs $@ $^
 
-# The corpus replay of `make test` (tests/e2e/80-fuzz-corpus.t): each target linked with tests/fuzz/replay.c by the
+# The corpus replay of `make test` (tests/e2e/79-fuzz-corpus.t): each target linked with tests/fuzz/replay.c by the
 # ordinary compiler, built with the unit tests, so the replay needs no clang build (make fuzz keeps that one).
 FUZZ_REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
 unit: $(FUZZ_REPLAY_BIN)

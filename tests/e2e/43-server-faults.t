@@ -14,7 +14,7 @@
 #      item is), and a plain `vbench resume` continues the load from its checkpoint and runs the rest.
 #   4. SIGKILL of Redis in the middle of a churn reinsert: the item fails once on the terminal, its error names the
 #      death, and the death's event says the server was ready (issue 36.9).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A long load continues from its checkpoint after a restart (issue 28): the coordinator SIGKILLed twice during
-# the build's load into a real MariaDB 11.8 (tests/e2e/mariadb-server.sh; MHNSW, whose graph grows on insert:
+# the build's load into a real MariaDB 11.8 (tests/lib/mariadb-server.sh; MHNSW, whose graph grows on insert:
 # the rows in the table are the index), `vbench resume` each time (a new coordinator, new agents). The load
 # sends a checkpoint about every second (table load_checkpoint); each resumed attempt continues from the last
 # checkpoint of the attempt before, not from row 0, against the same server table (MariaDB's CREATE_TIME and
@@ -8,9 +8,9 @@
 # upserts. In the end every row is in the server exactly once (COUNT = COUNT DISTINCT id = rows), the build
 # row's load time is the sum of the attempts' load work, its attempts are counted, and `show` says so.
 # Before: each resume dropped the table and loaded from the first row.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/load-checkpoint.sh"
-. "$(dirname "$0")/mariadb-server.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/load-checkpoint.sh"
+. "$(dirname "$0")/../lib/mariadb-server.sh"
 vb_ensure_image db-trixie
 reason=
 [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] || reason="no engine image db-trixie with mariadbd (make image)"

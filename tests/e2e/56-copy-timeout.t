@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A pgvector COPY into a server that stops reading is bounded by the phase's timeout (issue 28): a real
-# PostgreSQL 17 + pgvector (tests/e2e/pg-server.sh) over its Unix socket, the postmaster and its backends
+# PostgreSQL 17 + pgvector (tests/lib/pg-server.sh) over its Unix socket, the postmaster and its backends
 # SIGSTOPped while the build's COPY streams rows. A Unix socket has no TCP timeouts and libpq's blocking write
 # waits without a bound for a full socket to drain; the rows are now written in nonblocking mode, every write
 # waiting with poll() up to io_timeout_s (limits.phase_timeout_s). The load fails at the bound, and the agent
 # answers the coordinator's Abort (sent at the phase timeout) itself: it is not stuck (limits.abort_unanswered_s is
 # set far beyond this test's patience), and the embedded engine's build after it runs on the same agent. Before:
 # the loader thread sat in PQputCopyData until SIGCONT, the agent never answered, nothing ran for 600 s.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 vb_ensure_image db-trixie
 reason=$(vb_pg_skip_reason)
 [ -z "$reason" ] || skip_all "$reason"

@@ -9,7 +9,7 @@
 # and an unknown recipe each fail that engine with the engine's own words and the campaign goes on with the
 # next engine; and a server killed in the middle of a concurrency window fails that window, is started again
 # (limits.on_server_failure: restart) and the campaign completes with every committed result kept.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 

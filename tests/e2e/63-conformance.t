@@ -10,7 +10,7 @@
 # connection, sizes, version, its error messages), and what a campaign does with wrong credentials
 # (on_item_failure continue / stop). Replaces 60-pgvector.t and 61-mariadb.t and their two drivers; whole
 # campaigns on both servers are 62-orchestrator.t's.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLS=${VB_TOOLS:-$ROOT/${BUILD:-build}/tools}

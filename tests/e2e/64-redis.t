@@ -11,7 +11,7 @@
 #      ef_search, memory (MEMORY USAGE of each key) the other way, all three in one report;
 #   3. a euclidean dataset refused before anything starts, naming the dataset and the metric, nothing created.
 # As root a missing image or namespace fails the test (it does not skip): the engine is Debian's own package.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 

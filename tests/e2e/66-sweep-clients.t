@@ -6,9 +6,9 @@
 # hnswlib (embedded): its window recall equals, bit for bit, the one-client sweep of the same index (a second
 # campaign without clients). The sleep engine (engines/testing.c) whose every 3rd answer on a connection repeats an
 # id: answers to one query differ between repeats, each is scored on its own, and with a fixed service time QPS
-# grows with the clients. pgvector against a real PostgreSQL (tests/e2e/pg-server.sh), when one can run here.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
+# grows with the clients. pgvector against a real PostgreSQL (tests/lib/pg-server.sh), when one can run here.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 vb_ensure_image db-trixie
 need python3
 

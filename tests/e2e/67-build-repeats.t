@@ -7,7 +7,7 @@
 # show --json, the exports and the report carry the spread across builds beside the spread across query repeats, and
 # the report says which one the interval covers. The estimate counts the three builds. A campaign stopped with build
 # 2's Done in the agent's outbox resumes and runs every build item once.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
 db="$SCRATCH/br.sqlite"
 cat >"$SCRATCH/br.yml" <<'YML'

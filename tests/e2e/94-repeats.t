@@ -7,7 +7,7 @@
 # churn, 3 on concurrency (sleep engine): the bootstrap 95 % interval of the median QPS is there from 5 repeats
 # (within the range, around the median) and absent below; the concurrency rows are the medians of their windows
 # (kept: show --windows); churn measures before and after 5 times each around one reinsert.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
 db="$SCRATCH/rep.sqlite"
 cat >"$SCRATCH/rep.yml" <<'YML'

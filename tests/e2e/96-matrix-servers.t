@@ -8,7 +8,7 @@
 # so each m builds); each configuration's own table in the server (MariaDB's table files, pgvector's recorded
 # plans); `show` has a labelled row per configuration and point; the halfvec index is smaller than the vector
 # one; at 1 % selectivity relaxed_order has fewer short answers than off.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 

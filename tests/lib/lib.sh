@@ -69,7 +69,7 @@ unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
 # vb_image_path NAME: the engine image's directory (image-path.sh, shared with the server helpers).
-. "$VB_ROOT/tests/e2e/image-path.sh"
+. "$VB_ROOT/tests/lib/image-path.sh"
 # vb_ensure_image NAME...: makes sure the engine images exist (builds one on first use: a few minutes, cached
 # afterwards), so the server tests run on a fresh machine instead of skipping. Only root can build them; others get
 # what exists (and their tests skip, saying why). As root an image that cannot be built fails the test at once,
