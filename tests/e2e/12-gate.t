@@ -50,6 +50,15 @@ else
 fi
 out=$(bash "$ROOT/tests/run-suite" "$SCRATCH/t/c-pass.t" 2>/dev/null)
 like "$(printf '%s\n' "$out" | tail -4 | head -1)" "skips: none" "no skip: the count line says none"
+# The slowest files, each beside its budget (tests/budget.txt, or VB_BUDGET), and a line naming every file over 1.5
+# times its budget (c-pass.t's 0 s), or saying none was (100 s).
+printf '# file seconds\nc-pass.t 0\n' >"$SCRATCH/budget"
+out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --timer "$SCRATCH/t/c-pass.t" 2>/dev/null)
+like "$out" "c-pass.t  (budget 0 s)" "--timer: the slowest files, each with its budget"
+like "$out" "OVER BUDGET (more than 1.5 times $SCRATCH/budget): c-pass.t " "... a file over 1.5 times its budget is named"
+printf '* 100\n' >"$SCRATCH/budget"
+out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --timer "$SCRATCH/t/c-pass.t" 2>/dev/null)
+like "$out" "budget: no file took more than 1.5 times its budget ($SCRATCH/budget)" "... and none, when none is (the * budget)"
 
 # --- the engine image cannot be built: the server tests fail, the suite fails and says which did not run ---------
 [ "$(id -u)" -eq 0 ] || skip_all "the image build part needs root (deploy/image-build)"
