@@ -66,7 +66,7 @@ mkdir -p "$SCRATCH/recipes" "$SCRATCH/images"
 sed 's|^@mirror .*|@mirror http://127.0.0.1:9/debian|' "$ROOT/deploy/images/db-trixie.list" >"$SCRATCH/recipes/db-trixie.list"
 grep -q '^@mirror http://127.0.0.1:9/debian$' "$SCRATCH/recipes/db-trixie.list"
 ok $? "a db-trixie recipe whose mirror cannot be reached (127.0.0.1:9), in a scratch recipe directory"
-servers=$(cd "$ROOT" && grep -l '^vb_ensure_image db-trixie' tests/e2e/*.t | grep -v '61-engine-builds\|64-valkey\|63-conformance')
+servers=$(cd "$ROOT" && grep -l '^\(vb_ensure_image db-trixie\|vb_ns_servers_boot\|vb_pg_boot\|mdb_boot\)' tests/e2e/*.t | grep -v '61-engine-builds\|64-valkey\|63-conformance')
 [ "$(echo "$servers" | wc -w)" -ge 4 ]
 ok $? "the server tests that need db-trixie: $(echo $servers | sed 's|tests/e2e/||g')"
 t0=$(date +%s)

@@ -10,19 +10,10 @@
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/pg-server.sh"
 . "$(dirname "$0")/../lib/mariadb-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -n "$reason" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] || reason="no engine image db-trixie with mariadbd (make image)"
-[ -z "$reason" ] || skip_all "$reason"
-trap 'vb_pg_stop; mdb_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=10000
 
-vb_pg_start "$SCRATCH/pg" churn-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
-mdb_start "$SCRATCH/my"
-ok $? "a MariaDB server starts"
-mdb_sql() { mdb_in_image "$MDB_DIR" /usr/bin/mariadb --no-defaults -S /var/lib/vbench/mysqld.sock -u root -N -e "$1"; }
+vb_pg_boot "$SCRATCH/pg" churn-pw
+mdb_boot "$SCRATCH/my"
 
 # The server's view of the campaign's table: an identity that a reload (DROP + CREATE) changes, and the rows.
 pg_table() { vb_pg_psql "SELECT tablename FROM pg_tables WHERE tablename LIKE 'vb_%' LIMIT 1"; }

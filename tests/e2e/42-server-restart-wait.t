@@ -7,14 +7,8 @@
 # the table the build made is used again (no reload).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 pgdir=$SCRATCH/pg
-vb_pg_start "$pgdir" wait-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$pgdir" wait-pw
 pg_again() { # the postmaster again on the same data directory (no initdb), as a supervisor would
     local img uidgid
     img=$(vb_pg_image)

@@ -11,17 +11,11 @@
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/load-checkpoint.sh"
 . "$(dirname "$0")/../lib/mariadb-server.sh"
-vb_ensure_image db-trixie
-reason=
-[ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] || reason="no engine image db-trixie with mariadbd (make image)"
-[ -z "$reason" ] || skip_all "$reason"
 trap 'kill -9 $run 2>/dev/null; mdb_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=${VB_ROWS:-12000}
 KILLS=2
 
-mdb_start "$SCRATCH/my"
-ok $? "a MariaDB server starts"
-mdb_sql() { mdb_in_image "$MDB_DIR" /usr/bin/mariadb --no-defaults -S /var/lib/vbench/mysqld.sock -u root -N -e "$1"; }
+mdb_boot "$SCRATCH/my"
 my_table() { mdb_sql "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'vbload' LIMIT 1"; }
 my_ident() { mdb_sql "SELECT CONCAT(CREATE_TIME, ' ', TABLE_ID) FROM information_schema.TABLES t JOIN information_schema.INNODB_SYS_TABLES s ON s.NAME = CONCAT(t.TABLE_SCHEMA, '/', t.TABLE_NAME) WHERE t.TABLE_SCHEMA = 'vbload' AND t.TABLE_NAME = '$1'"; }
 my_rows() { mdb_sql "SELECT CONCAT(COUNT(*), ' ', COUNT(DISTINCT id)) FROM vbload.\`$1\`"; }

@@ -14,15 +14,11 @@
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/load-checkpoint.sh"
 . "$(dirname "$0")/../lib/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
 trap 'kill -9 $run 2>/dev/null; vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=${VB_ROWS:-6000}
 KILLS=2
 
-vb_pg_start "$SCRATCH/pg" ckpt-pw
-ok $? "a PostgreSQL server with pgvector starts"
+vb_pg_boot "$SCRATCH/pg" ckpt-pw
 vb_pg_psql "
 CREATE FUNCTION vbt_slow_row() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END\$\$;
 CREATE FUNCTION vbt_slow_table() RETURNS event_trigger LANGUAGE plpgsql AS \$\$

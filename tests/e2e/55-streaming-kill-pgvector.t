@@ -7,15 +7,9 @@
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/pg-server.sh"
 need pgrep
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=3000
 
-vb_pg_start "$SCRATCH/pg" stream-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$SCRATCH/pg" stream-pw
 pg_table() { vb_pg_psql "SELECT tablename FROM pg_tables WHERE tablename LIKE 'vb_%' LIMIT 1"; }
 
 db=$SCRATCH/k.sqlite

@@ -9,16 +9,11 @@
 # the loader thread sat in PQputCopyData until SIGCONT, the agent never answered, nothing ran for 600 s.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
 stopped=
 trap '[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null; kill -9 $run 2>/dev/null; vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 TIMEOUT=8
 
-vb_pg_start "$SCRATCH/pg" copy-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$SCRATCH/pg" copy-pw
 db=$SCRATCH/copy.sqlite
 # 300,000 x 64 rows in COPYs of 50,000 rows (some 15 MB each): a COPY is streaming most of the load's time.
 cat >"$SCRATCH/copy.yml" <<YML

@@ -147,17 +147,8 @@ is "$(q "$db2" "SELECT COUNT(*) FROM event WHERE message LIKE '%answers differed
    "the differing answers are said, once per window that answered a query twice"
 
 # ---- pgvector against a real PostgreSQL ---------------------------------------------------------------------------
-reason=$(vb_pg_skip_reason)
-if [ -n "$reason" ]; then
-    skip "pgvector: $reason"
-    done_testing
-    exit
-fi
 pgdir="$SCRATCH/pg"
-vb_pg_start "$pgdir" secret-pw
-ok $? "a PostgreSQL server with pgvector starts"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$pgdir" secret-pw     # where it cannot run: one skipped check naming why, and the end
 db3="$SCRATCH/pc.sqlite"
 sweep_yml pc "  - {name: pgvector, host: $pgdir, user: postgres, password: secret-pw, dbname: postgres, m: 8, ef_construction: 32}" \
     "{ef_search: [10, 40], clients: [1, 2, 4], window_s: 0.5, warmup_s: 0.2}" >"$SCRATCH/pc.yml"

@@ -10,14 +10,8 @@
 # random state (pgvector#786), so even a serial build differs.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
 pgdir="$SCRATCH/pg"
-vb_pg_start "$pgdir" secret-pw
-ok $? "a PostgreSQL server with pgvector starts"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$pgdir" secret-pw
 db="$SCRATCH/pgmatrix.sqlite"
 cat >"$SCRATCH/pgmatrix.yml" <<YML
 name: pgmatrix
