@@ -31,5 +31,5 @@ vb_ns_servers_boot() { # vb_ns_servers_boot [IMAGE...]: the images to ensure (db
     vb_ns_start "$SCRATCH" "$ROOT"
     ok $? "systemd boots in a namespace"
     [ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-    trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+    # vb_ns_start put vb_ns_stop in front of the EXIT trap, before lib.sh's removal of $SCRATCH (VB_KEEP_SCRATCH keeps it)
 }
