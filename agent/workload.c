@@ -83,6 +83,7 @@ typedef struct worker {
     _Atomic uint64_t answered;  /* budget mode: queries of its slice done (answered or failed), for progress; stored
                                  * relaxed by this worker only, read by the calling thread */
     uint64_t late, backlog;     /* open loop */
+    uint64_t scheduled;         /* open loop: arrivals with an intended start in the window */
     int lost, stopped;
     int has_error;
     uint64_t first_error_ns;
@@ -383,7 +384,8 @@ static void run_open(worker *w) {
     uint64_t rng = cfg->seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(w->index + 1));
     prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
 
-    uint64_t intended = w->sh->t_go + next_gap(&rng, mean_gap);
+    uint64_t intended = w->sh->t_go + next_gap(&rng, mean_gap), scheduled = 0;
+    scheduled += intended >= t0 && intended < t1;
     uint64_t s = vb_now_ns();
     w->start_ns = s;
     while (intended < t1) {
@@ -447,13 +449,18 @@ static void run_open(worker *w) {
         }
         s = e;
         intended += next_gap(&rng, mean_gap);
+        scheduled += intended >= t0 && intended < t1;
         if (++qi == n_queries) qi = 0;
     }
     if (claimed) answer_keep(w, qi, 1, 0, 0);   /* claimed for an arrival that never started: free again */
     if (!w->stopped && !w->lost) {
         /* The window ran to its end for this client, even if its last arrival came earlier. */
         uint64_t backlog = 0;
-        for (; intended < t1; intended += next_gap(&rng, mean_gap)) backlog++;
+        while (intended < t1) {   /* each arrival was counted in scheduled when it was drawn */
+            backlog++;
+            intended += next_gap(&rng, mean_gap);
+            scheduled += intended >= t0 && intended < t1;
+        }
         w->backlog = backlog;
         if (s < t1) s = t1;
     }
@@ -466,6 +473,7 @@ static void run_open(worker *w) {
     w->edge_queries = edge;
     w->in_call_ns = in_call;
     w->late = late;
+    w->scheduled = scheduled;
 }
 
 static void *worker_main(void *arg) {
@@ -660,6 +668,7 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
         if (out->service) vb_histogram_merge(out->service, w->service);
         out->late_starts += w->late;
         out->backlog += w->backlog;
+        out->scheduled += w->scheduled;
     }
     out->target_rate = cfg->loop == VB_LOOP_OPEN ? cfg->target_rate : 0;
     if (cfg->keep_answers) merge_answers(cfg, ws, out);

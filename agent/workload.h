@@ -129,6 +129,8 @@ typedef struct vb_workload_result {
     vb_histogram *lag;           /* intended start -> actual start; a lag under 1 us is recorded as 1 us */
     vb_histogram *service;       /* around the driver call only, as the closed loop measures */
     uint64_t backlog;            /* arrivals due before the window's end that had not started by then */
+    uint64_t scheduled;          /* arrivals the schedule put in the window (intended start in it): the Poisson draw's
+                                  * own count, against which what started is compared (the capacity phase) */
 } vb_workload_result;
 
 /* Runs the workload. VB_ERROR only when it could not run at all (bad config, connect failed, no CPU to pin to);

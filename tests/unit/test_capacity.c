@@ -1,0 +1,232 @@
+/* Self-test of the capacity search (agent/capacity_search.h) against a model engine, and of the queueing theory the
+ * end-to-end test checks the sleep engine against (tests/unit/mdc.h).
+ *
+ * The model engine is the M/D/c queue itself: a window at rate r has the M/D/c sojourn p99 at r (mdc.h, exact), every
+ * scheduled arrival starts while r < c / D and only 90 % of them at or above it. So the rate the search must find for
+ * a target is known (mdc_rate_for), and what is checked is the search: the rate sequence (the start, doubling until the
+ * largest target fails, geometric bisection), the bracket it ends with (hi / lo <= 1 + precision around the theory),
+ * several targets from one search (the windows shared), the confirmations and the knee, a target below the service
+ * time (unreachable), a client that cannot offer the rate (refused, never a capacity), the client guard's three rules,
+ * and the bound the estimate uses. Nothing here reads a clock. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/capacity_search.h"
+#include "tests/tap.h"
+#include "tests/unit/mdc.h"
+
+#define D 0.002   /* the service time, s */
+
+typedef struct model {
+    int c;
+    double client_max;   /* > 0: a window at or above this rate is client-limited */
+    int calls;
+} model;
+
+/* The theory's numbers, each computed once (a quantile costs a stationary distribution). */
+static double p99_at(double rate, int c) {
+    static struct { double rate; int c; double p99; } memo[512];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (memo[i].rate == rate && memo[i].c == c) return memo[i].p99;
+    double p = mdc_sojourn_quantile(rate, D, c, 0.99);
+    if (n < 512) memo[n].rate = rate, memo[n].c = c, memo[n++].p99 = p;
+    return p;
+}
+
+static double rate_for(double target_ms) {
+    static double memo[3];
+    int i = target_ms == 5 ? 0 : target_ms == 10 ? 1 : 2;
+    if (!memo[i]) memo[i] = mdc_rate_for(D, 2, target_ms / 1e3, 0.99);
+    return memo[i];
+}
+
+static vb_capacity_obs measure(model *m, double rate, vb_capacity_stage st, int target) {
+    m->calls++;
+    vb_capacity_obs o = {.rate = rate, .stage = st, .target = target, .scheduled = 1000};
+    double p99 = p99_at(rate, m->c);
+    o.started = isinf(p99) ? 900 : 1000;
+    o.p99_ms = isinf(p99) ? 1e9 : p99 * 1e3;
+    o.p50_ms = o.p99_ms / 2;
+    o.p999_ms = o.p99_ms * 1.5;
+    o.achieved = rate * (double)o.started / 1000.0;
+    o.client_limited = m->client_max > 0 && rate >= m->client_max;
+    return o;
+}
+
+/* Runs a whole search against m; rates[] gets the rates asked for (up to cap), stages[] their stages. */
+static int run(vb_capacity_search *s, model *m, double *rates, vb_capacity_stage *stages, int cap) {
+    double r;
+    vb_capacity_stage st;
+    int t, n = 0;
+    while (vb_capacity_next(s, &r, &st, &t)) {
+        if (n < cap) rates[n] = r, stages[n] = st;
+        n++;
+        vb_capacity_obs o = measure(m, r, st, t);
+        vb_capacity_record(s, &o);
+    }
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_theory(void) {
+    /* the formula against a simulation of the FCFS c-server recursion: each arrival takes the server that frees first */
+    unsigned long long x = 88172645463325252ull;
+    const double lambda = 800;
+    const int c = 2, n = 2000000;
+    double free_at[2] = {0, 0}, t = 0;
+    double *soj = malloc(n * sizeof *soj);
+    for (int i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        t += -log1p(-(double)(x >> 11) * 0x1.0p-53) / lambda;
+        int b = free_at[1] < free_at[0];
+        double start = free_at[b] > t ? free_at[b] : t;
+        free_at[b] = start + D;
+        soj[i] = start + D - t;
+    }
+    qsort(soj, n, sizeof *soj, cmp_double);
+    double sim = soj[(int)(0.99 * n)], th = mdc_sojourn_quantile(lambda, D, c, 0.99);
+    free(soj);
+    ok(fabs(sim - th) / th < 0.02, "M/D/2 at 800/s, D 2 ms: p99 sojourn by Crommelin's formula %.3f ms, by simulation of "
+       "2,000,000 arrivals %.3f ms (within 2 %%)", th * 1e3, sim * 1e3);
+    ok(mdc_sojourn_quantile(100, D, 1, 0.5) == D, "M/D/1 at 100/s: the median arrival finds the server free (sojourn = D)");
+    ok(isinf(mdc_sojourn_quantile(1000, D, 2, 0.99)), "M/D/2 at c / D: unstable (infinite)");
+}
+
+static void test_one_target(void) {
+    model m = {.c = 2};
+    vb_capacity_search s;
+    double targets[] = {10};
+    vb_capacity_search_init(&s, targets, 1, 500, 0.05, 3);
+    double rates[64];
+    vb_capacity_stage st[64];
+    int n = run(&s, &m, rates, st, 64);
+    double th = rate_for(10);
+    is_double(rates[0], 500, 1e-9, "the search starts at the start rate (the 1-client QPS)");
+    is_double(rates[1], 1000, 1e-9, "then doubles");
+    ok(st[0] == VB_CAP_GROW && st[1] == VB_CAP_GROW, "both are growth windows");
+    is_double(rates[2], sqrt(500.0 * 1000.0), 1e-9, "1000/s fails (c / D): the next is the geometric middle of 500 and 1000");
+    ok(st[2] == VB_CAP_BISECT, "a bisection window");
+    const vb_capacity_answer *a = &s.a[0];
+    is_int(a->status, VB_CAP_FOUND, "found");
+    ok(a->rate <= th && a->fail_rate > th, "the bracket holds the theory: met %.1f/s <= %.1f/s < failed %.1f/s", a->rate,
+       th, a->fail_rate);
+    ok(a->fail_rate / a->rate <= 1.05, "to the precision: %.1f / %.1f <= 1.05", a->fail_rate, a->rate);
+    is_int(a->repeats, 3, "the found rate measured again 3 times");
+    is_int(a->repeats_met, 3, "all 3 met it (the model is exact)");
+    ok(a->knee_measured && fabs(a->knee_rate - 1.2 * a->rate) < 1e-9, "one knee window at 1.2 x the found rate");
+    ok(a->knee_failed, "the knee window failed the target");
+    int confirms = 0, knees = 0;
+    for (int i = 0; i < n; i++) confirms += st[i] == VB_CAP_CONFIRM, knees += st[i] == VB_CAP_KNEE;
+    ok(confirms == 3 && knees == 1 && st[n - 1] == VB_CAP_KNEE, "confirmations then the knee, last (%d windows)", n);
+    ok(n <= vb_capacity_windows_bound(500, 1000, 0.05, 1, 3), "within the estimate's bound (%d <= %d)", n,
+       vb_capacity_windows_bound(500, 1000, 0.05, 1, 3));
+    is_int(vb_capacity_next(&s, &rates[0], &st[0], &(int){0}), 0, "the search is over");
+}
+
+static void test_targets(void) {
+    model m = {.c = 2};
+    vb_capacity_search s;
+    double targets[] = {5, 10, 50};
+    vb_capacity_search_init(&s, targets, 3, 100, 0.05, 2);
+    double rates[96];
+    vb_capacity_stage st[96];
+    int n = run(&s, &m, rates, st, 96);
+    int search = 0;
+    for (int i = 0; i < n; i++) search += st[i] <= VB_CAP_DESCEND;
+    int separate = 0;
+    for (int t = 0; t < 3; t++) {
+        double th = rate_for(targets[t]);
+        const vb_capacity_answer *a = &s.a[t];
+        ok(a->status == VB_CAP_FOUND && a->rate <= th && a->fail_rate > th && a->fail_rate / a->rate <= 1.05,
+           "p99 <= %g ms: found %.1f/s, theory %.1f/s, failed %.1f/s", targets[t], a->rate, th, a->fail_rate);
+        vb_capacity_search one;
+        vb_capacity_search_init(&one, &targets[t], 1, 100, 0.05, 0);
+        model m1 = {.c = 2};
+        double r1[64];
+        vb_capacity_stage s1[64];
+        int n1 = run(&one, &m1, r1, s1, 64);
+        separate += n1 - 1;   /* less its knee */
+        ok(one.a[0].rate == a->rate, "p99 <= %g ms: the same rate as a search for it alone (%.1f/s)", targets[t],
+           one.a[0].rate);
+    }
+    ok(search < separate, "one search for three targets shares its windows: %d search windows, %d for three searches",
+       search, separate);
+    ok(s.a[0].rate < s.a[1].rate && s.a[1].rate < s.a[2].rate, "a larger target, a higher rate");
+    int confirms = 0;
+    for (int i = 0; i < n; i++) confirms += st[i] == VB_CAP_CONFIRM;
+    is_int(confirms, 6, "2 confirmations per target");
+}
+
+static void test_unreachable(void) {
+    model m = {.c = 2};
+    vb_capacity_search s;
+    double targets[] = {1.5};   /* below the service time */
+    vb_capacity_search_init(&s, targets, 1, 500, 0.05, 3);
+    double rates[64];
+    vb_capacity_stage st[64];
+    int n = run(&s, &m, rates, st, 64);
+    is_int(s.a[0].status, VB_CAP_TARGET_UNREACHABLE, "p99 <= 1.5 ms with a 2 ms service: unreachable");
+    ok(st[1] == VB_CAP_DESCEND && rates[1] == 250, "the search descended below the start (250/s)");
+    ok(rates[n - 1] >= 500 / VB_CAPACITY_DESCENT, "down to start / %g at the lowest (%.2f/s), %d windows",
+       VB_CAPACITY_DESCENT, rates[n - 1], n);
+}
+
+static void test_client_limit(void) {
+    model m = {.c = 2, .client_max = 600};
+    vb_capacity_search s;
+    double targets[] = {5, 50};
+    vb_capacity_search_init(&s, targets, 2, 200, 0.05, 3);
+    double rates[64];
+    vb_capacity_stage st[64];
+    run(&s, &m, rates, st, 64);
+    double th5 = rate_for(5);
+    ok(th5 < 600, "p99 <= 5 ms: theory %.1f/s is below the client's 600/s", th5);
+    is_int(s.a[0].status, VB_CAP_FOUND, "p99 <= 5 ms is found below the client's limit");
+    is_int(s.a[1].status, VB_CAP_CLIENT_LIMIT, "p99 <= 50 ms (theory above 600/s): refused as the client's limit");
+    ok(s.a[1].rate < 600 && s.a[1].fail_rate >= 600, "its bracket ends at the client's limit: met %.1f/s, the client "
+       "could not offer %.1f/s", s.a[1].rate, s.a[1].fail_rate);
+    is_int(s.a[1].repeats, 0, "a refused target is not confirmed");
+
+    model null = {.c = 2, .client_max = 1};   /* nothing can be offered */
+    double t10[] = {10};
+    vb_capacity_search_init(&s, t10, 1, 1e6, 0.05, 3);
+    run(&s, &null, rates, st, 64);
+    is_int(s.a[0].status, VB_CAP_CLIENT_LIMIT, "a client that can offer nothing: refused, no capacity");
+    is_double(s.a[0].rate, 0, 0, "no rate reported");
+}
+
+static void test_client_check(void) {
+    char why[512];
+    vb_capacity_client c = {.window_s = 1, .scheduled = 1000, .started = 1000, .clients = 32, .in_flight = 3,
+                            .client_cpu_s = 0.1, .cpus = 2, .service_p99_ms = 3, .target_ms = 10};
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0, "on schedule, clients idle, CPU low: not the client");
+    c.client_cpu_s = 1.9;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "CPU 1.9 of 2 cores: the client");
+    contains(why, "the client's limit, not the engine's", "the reason says it is the client");
+    contains(why, "CPUs were saturated", "and which limit");
+    c.client_cpu_s = 0.1, c.started = 700;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind schedule with idle clients: the client");
+    contains(why, "fell behind its schedule (700 of 1000 arrivals started)", "the counts in the reason");
+    c.in_flight = 31, c.service_p99_ms = 50;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
+           "behind schedule with every client waiting on a slow engine: the engine (it fails the objective)");
+    c.service_p99_ms = 4;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "every client busy while the engine answered in time: the client");
+    contains(why, "raise clients", "what to do");
+}
+
+int main(void) {
+    test_theory();
+    test_one_target();
+    test_targets();
+    test_unreachable();
+    test_client_limit();
+    test_client_check();
+    return done_testing();
+}
