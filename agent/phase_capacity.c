@@ -10,7 +10,7 @@
  *      PROBE_QUERIES queries, one client, and takes the first that meets the target (none: unreachable); GIVEN (the
  *      profile names ef_search) measures its recall the same way and refuses it below the target. The same one-client
  *      run at the chosen ef_search gives the 1-client QPS, where the search starts.
- *   2. the search (agent/capacity_search.h): open-loop windows (agent/workload.c's open loop, `clients` clients with
+ *   2. the search (metrics/capacity.h): open-loop windows (agent/workload.c's open loop, `clients` clients with
  *      Poisson arrivals, latency from the intended start), each measured as a concurrency window is (the server's
  *      accounting, the wait profile: agent/window.h vb_window_measured), warm-up before each.
  *   3. the client guard: a window the client could not generate (vb_capacity_client_check) is recorded as
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/capacity_search.h"
+#include "metrics/capacity.h"
 #include "agent/measure.h"
 #include "agent/phase.h"
 #include "agent/window.h"
@@ -214,6 +214,11 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     cw.start_rate = c->start;
     cw.scheduled = o.scheduled;
     cw.started = o.started;
+    cw.p99_ms = o.p99_ms;
+    cw.p50_ms = o.p50_ms;
+    cw.p999_ms = o.p999_ms;
+    cw.n_targets_ms = (size_t)p->n_p99;
+    cw.targets_ms = (double *)p->p99_ms;
     cw.client_cores = res.elapsed_s > 0 ? res.client_cpu_s / res.elapsed_s : 0;
     cw.client_cpus = (uint32_t)c->cpus;
     Vbench__Result r = VBENCH__RESULT__INIT;

@@ -445,7 +445,7 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         for (int j = 0; j < nt; j++)
             if (parse_double(b, it, "p99_ms", targets[j], &it->p.p99_ms[j])) return VB_ERROR;
         it->p.n_p99 = nt;
-        /* ascending: the search grows until the largest fails and bisects down (agent/capacity_search.h) */
+        /* ascending: the search grows until the largest fails and bisects down (metrics/capacity.h) */
         for (int j = 1; j < nt; j++)
             for (int m = j; m > 0 && it->p.p99_ms[m - 1] > it->p.p99_ms[m]; m--) {
                 double t = it->p.p99_ms[m];

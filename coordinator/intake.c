@@ -62,6 +62,20 @@ static void print_result(campaign *c, const Vbench__Result *r) {
         vb_console_say(&c->console, "%s %s: %llu rows visible, recall %.4f, %.0f QPS; inserts %.0f rows/s of %.0f "
             "offered, largest lag %.3fs", r->item_key, stage, (unsigned long long)w->rows_visible, m ? m->recall : 0,
             m ? m->qps : 0, w->achieved_rows_s, w->offered_rows_s, w->max_lag_s);
+    } else if (r->body_case == VBENCH__RESULT__BODY_CAPACITY_WINDOW) {
+        const Vbench__CapacityWindow *w = r->capacity_window;
+        vb_console_say(&c->console, "%s: window %u at %.1f/s offered, %.1f/s achieved, p99 %.3f ms%s%s", r->item_key,
+                       w->step, w->offered_rate, w->achieved_rate, w->p99_ms,
+                       w->client_limited ? "; client-limited: " : "", w->client_limited ? w->client_reason : "");
+    } else if (r->body_case == VBENCH__RESULT__BODY_CAPACITY) {
+        const Vbench__CapacitySummary *m = r->capacity;
+        if (m->status == VBENCH__CAPACITY_STATUS__CAPACITY_FOUND)
+            vb_console_say(&c->console, "%s: %.1f queries/s at p99 <= %g ms (ef_search %d, recall %.4f; p99 there %.3f ms; "
+                           "%u of %u confirmations met it; the knee at %.1f/s %s)", r->item_key, m->rate, m->target_ms,
+                           m->ef_search, m->recall, m->p99_ms, m->repeats_met, m->repeats, m->knee_rate,
+                           m->knee_failed ? "failed it" : "did not fail it");
+        else
+            vb_console_say(&c->console, "%s: no capacity at p99 <= %g ms: %s", r->item_key, m->target_ms, m->reason);
     } else if (r->body_case == VBENCH__RESULT__BODY_COLD_START) {
         /* the raw times only: the summary (ratios, time to warm) is the store's, in show and the report */
         const Vbench__ColdStartResult *cs = r->cold_start;

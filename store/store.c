@@ -1,6 +1,7 @@
 /* SQLite results store. Statements are prepared per call: the write rate is a few per second at most, and
  * keeping no cached statements keeps every function self-contained. */
 #include "store/store.h"
+#include "store/capacity.h"
 
 #include <jansson.h>
 
@@ -1307,7 +1308,9 @@ static int result_known(vb_store *s, const char *key, int *known, vb_error *err)
                                   "SELECT 1 FROM churn_result WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM load_checkpoint WHERE result_key = ?1 UNION ALL "
                                   "SELECT 1 FROM streaming_result WHERE result_key = ?1 UNION ALL "
-                                  "SELECT 1 FROM cold_start_result WHERE result_key = ?1", err);
+                                  "SELECT 1 FROM cold_start_result WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM capacity_window WHERE result_key = ?1 UNION ALL "
+                                  "SELECT 1 FROM capacity_result WHERE result_key = ?1", err);
     if (!st) return s->last;
     bind_text(st, 1, key);
     int rc = sqlite3_step(st);
@@ -1369,7 +1372,9 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_FILTERED:
     case VBENCH__RESULT__BODY_CHURN:
     case VBENCH__RESULT__BODY_STREAMING:
-    case VBENCH__RESULT__BODY_COLD_START: break;
+    case VBENCH__RESULT__BODY_COLD_START:
+    case VBENCH__RESULT__BODY_CAPACITY_WINDOW:
+    case VBENCH__RESULT__BODY_CAPACITY: break;
     default: return poison(s, err, "result %s has no body (nothing to record)", r->result_key);
     }
     if (exec(s, "BEGIN IMMEDIATE", err)) return s->last;
@@ -1391,9 +1396,16 @@ int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *eng
     case VBENCH__RESULT__BODY_CHURN: rc = insert_churn(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_STREAMING: rc = insert_streaming(s, r, engine, dataset, agent, now, err); break;
     case VBENCH__RESULT__BODY_COLD_START: rc = insert_cold_start(s, r, engine, dataset, agent, now, err); break;
+    /* the capacity results set their configuration themselves (store/capacity.c) */
+    case VBENCH__RESULT__BODY_CAPACITY_WINDOW: rc = vb_store_insert_capacity_window(s, r, engine, dataset, agent, now, err); break;
+    case VBENCH__RESULT__BODY_CAPACITY: rc = vb_store_insert_capacity(s, r, engine, dataset, agent, now, err); break;
     default: break;
     }
-    if (rc == VB_STORE_OK && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
+    if (rc != VB_STORE_OK && (r->body_case == VBENCH__RESULT__BODY_CAPACITY_WINDOW ||
+                              r->body_case == VBENCH__RESULT__BODY_CAPACITY))
+        s->last = (vb_store_class)rc;
+    int sets_config = r->body_case != VBENCH__RESULT__BODY_CAPACITY_WINDOW && r->body_case != VBENCH__RESULT__BODY_CAPACITY;
+    if (rc == VB_STORE_OK && sets_config && !(r->body_case == VBENCH__RESULT__BODY_BUILD && r->build->checkpoint)) {
         /* the configuration's label is its plan item's engine (the adapter may run several configurations); a build
          * and a sweep point name the build of the index they are (build_repeats), their item's */
         const char *table = r->body_case == VBENCH__RESULT__BODY_BUILD      ? "build_result"

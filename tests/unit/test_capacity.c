@@ -1,4 +1,4 @@
-/* Self-test of the capacity search (agent/capacity_search.h) against a model engine, and of the queueing theory the
+/* Self-test of the capacity search (metrics/capacity.h) against a model engine, and of the queueing theory the
  * end-to-end test checks the sleep engine against (tests/unit/mdc.h).
  *
  * The model engine is the M/D/c queue itself: a window at rate r has the M/D/c sojourn p99 at r (mdc.h, exact), every
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/capacity_search.h"
+#include "metrics/capacity.h"
 #include "tests/tap.h"
 #include "tests/unit/mdc.h"
 
@@ -108,10 +108,11 @@ static void test_one_target(void) {
     int n = run(&s, &m, rates, st, 64);
     double th = rate_for(10);
     is_double(rates[0], 500, 1e-9, "the search starts at the start rate (the 1-client QPS)");
-    is_double(rates[1], 1000, 1e-9, "then doubles");
-    ok(st[0] == VB_CAP_GROW && st[1] == VB_CAP_GROW, "both are growth windows");
-    is_double(rates[2], sqrt(500.0 * 1000.0), 1e-9, "1000/s fails (c / D): the next is the geometric middle of 500 and 1000");
-    ok(st[2] == VB_CAP_BISECT, "a bisection window");
+    is_double(rates[1], 500, 1e-9, "measured twice: two windows must agree on a rate's verdict");
+    is_double(rates[2], 1000, 1e-9, "then doubles");
+    ok(st[0] == VB_CAP_GROW && st[2] == VB_CAP_GROW && st[3] == VB_CAP_GROW, "growth windows");
+    is_double(rates[4], sqrt(500.0 * 1000.0), 1e-9, "1000/s fails (c / D): the next is the geometric middle of 500 and 1000");
+    ok(st[4] == VB_CAP_BISECT, "a bisection window");
     const vb_capacity_answer *a = &s.a[0];
     is_int(a->status, VB_CAP_FOUND, "found");
     ok(a->rate <= th && a->fail_rate > th, "the bracket holds the theory: met %.1f/s <= %.1f/s < failed %.1f/s", a->rate,
@@ -163,6 +164,30 @@ static void test_targets(void) {
     is_int(confirms, 6, "2 confirmations per target");
 }
 
+/* A host stall: the model's windows number stall_at (1-based) gets a p99 of 1 s. */
+static void test_stall(void) {
+    vb_capacity_search s, clean;
+    double targets[] = {10};
+    model m = {.c = 2};
+    vb_capacity_search_init(&clean, targets, 1, 500, 0.05, 0);
+    double rates[96];
+    vb_capacity_stage st[96];
+    run(&clean, &m, rates, st, 96);
+    vb_capacity_search_init(&s, targets, 1, 500, 0.05, 0);
+    double r;
+    vb_capacity_stage stage;
+    int t, n = 0;
+    while (vb_capacity_next(&s, &r, &stage, &t)) {
+        vb_capacity_obs o = measure(&m, r, stage, t);
+        if (++n == 1) o.p99_ms = 1000;   /* the first window at 500/s stalled */
+        vb_capacity_record(&s, &o);
+        if (n <= 3) rates[n - 1] = r;
+    }
+    ok(rates[0] == 500 && rates[1] == 500 && rates[2] == 500, "a stalled window and a clean one disagree: a third window "
+       "at the same rate settles it");
+    is_double(s.a[0].rate, clean.a[0].rate, 1e-9, "the stall does not steer the search: the rate found without it");
+}
+
 static void test_unreachable(void) {
     model m = {.c = 2};
     vb_capacity_search s;
@@ -172,7 +197,7 @@ static void test_unreachable(void) {
     vb_capacity_stage st[64];
     int n = run(&s, &m, rates, st, 64);
     is_int(s.a[0].status, VB_CAP_TARGET_UNREACHABLE, "p99 <= 1.5 ms with a 2 ms service: unreachable");
-    ok(st[1] == VB_CAP_DESCEND && rates[1] == 250, "the search descended below the start (250/s)");
+    ok(st[2] == VB_CAP_DESCEND && rates[2] == 250, "the search descended below the start (250/s)");
     ok(rates[n - 1] >= 500 / VB_CAPACITY_DESCENT, "down to start / %g at the lowest (%.2f/s), %d windows",
        VB_CAPACITY_DESCENT, rates[n - 1], n);
 }
@@ -225,6 +250,7 @@ int main(void) {
     test_theory();
     test_one_target();
     test_targets();
+    test_stall();
     test_unreachable();
     test_client_limit();
     test_client_check();

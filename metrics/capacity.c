@@ -1,7 +1,7 @@
-/* The capacity search as data (agent/capacity_search.h has the rules). Every decision is recomputed from the windows
+/* The capacity search as data (metrics/capacity.h has the rules). Every decision is recomputed from the windows
  * recorded so far, so the search is a pure function of its observations: a test gives it a model's windows and
  * checks the rates it asks for. */
-#include "agent/capacity_search.h"
+#include "metrics/capacity.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,23 +56,46 @@ static int is_search(const vb_capacity_obs *o) {
     return o->stage == VB_CAP_GROW || o->stage == VB_CAP_BISECT || o->stage == VB_CAP_DESCEND;
 }
 
-/* Target t's bracket over the search windows: hi the lowest rate that failed it or was client-limited (INFINITY
- * none; *hi_client: that window was client-limited), lo the highest rate below hi that met it (0 none). */
+/* The verdict of the search's windows at one rate for target t: each rate is measured until two of its windows agree
+ * (met, failed or client-limited; a third window settles a disagreement, a fourth at most, then it failed), so one
+ * window disturbed by the host (a stall) does not steer the search. */
+typedef enum { V_UNDECIDED, V_MET, V_FAILED, V_CLIENT } verdict;
+
+static verdict rate_verdict(const vb_capacity_search *s, double rate, int t) {
+    int met = 0, failed = 0, client = 0, n = 0;
+    for (int i = 0; i < s->n; i++) {
+        const vb_capacity_obs *o = &s->w[i];
+        if (!is_search(o) || o->rate != rate) continue;
+        n++;
+        if (o->client_limited) client++;
+        else if (vb_capacity_meets(s, o, t)) met++;
+        else failed++;
+    }
+    if (client >= VB_CAPACITY_VOTES) return V_CLIENT;
+    if (met >= VB_CAPACITY_VOTES) return V_MET;
+    if (failed >= VB_CAPACITY_VOTES) return V_FAILED;
+    if (n >= VB_CAPACITY_VOTES + 2) return client > failed ? V_CLIENT : V_FAILED;
+    return V_UNDECIDED;
+}
+
+/* Target t's bracket over the decided rates of the search: hi the lowest rate that failed it or was client-limited
+ * (INFINITY none; *hi_client: client-limited), lo the highest rate below hi that met it (0 none). */
 static void bracket(const vb_capacity_search *s, int t, double *lo, double *hi, int *hi_client) {
     *hi = INFINITY;
     *hi_client = 0;
     for (int i = 0; i < s->n; i++) {
         const vb_capacity_obs *o = &s->w[i];
-        if (!is_search(o) || vb_capacity_meets(s, o, t)) continue;
-        if (o->rate < *hi || (o->rate == *hi && *hi_client && !o->client_limited)) {
+        if (!is_search(o)) continue;
+        verdict v = rate_verdict(s, o->rate, t);
+        if ((v == V_FAILED || v == V_CLIENT) && (o->rate < *hi || (o->rate == *hi && *hi_client && v == V_FAILED))) {
             *hi = o->rate;
-            *hi_client = o->client_limited;
+            *hi_client = v == V_CLIENT;
         }
     }
     *lo = 0;
     for (int i = 0; i < s->n; i++) {
         const vb_capacity_obs *o = &s->w[i];
-        if (is_search(o) && vb_capacity_meets(s, o, t) && o->rate < *hi && o->rate > *lo) *lo = o->rate;
+        if (is_search(o) && o->rate < *hi && o->rate > *lo && rate_verdict(s, o->rate, t) == V_MET) *lo = o->rate;
     }
 }
 
@@ -95,6 +118,17 @@ int vb_capacity_next(vb_capacity_search *s, double *rate, vb_capacity_stage *sta
             if (s->a[t].status == VB_CAP_OPEN) s->a[t].status = VB_CAP_NOT_CONVERGED;
         return 0;
     }
+    /* the last search rate again, until every open target has its verdict there */
+    const vb_capacity_obs *last = NULL;
+    for (int i = s->n - 1; i >= 0 && !last; i--)
+        if (is_search(&s->w[i])) last = &s->w[i];
+    for (int t = 0; last && t < s->n_targets; t++)
+        if (s->a[t].status == VB_CAP_OPEN && rate_verdict(s, last->rate, t) == V_UNDECIDED) {
+            if (search_budget_left(s) <= 0) break;
+            *rate = last->rate;
+            *stage = last->stage;
+            return 1;
+        }
     int top = s->n_targets - 1;
     for (int t = top; t >= 0; t--) {
         vb_capacity_answer *a = &s->a[t];
@@ -199,11 +233,11 @@ void vb_capacity_record(vb_capacity_search *s, const vb_capacity_obs *o) {
 }
 
 int vb_capacity_windows_bound(double start, double max_rate, double precision, int n_targets, int repeats) {
-    int grow = 1;
+    int grow = 1;   /* rates, each measured VB_CAPACITY_VOTES + 1 times at most (a disagreement settled) */
     for (double r = start; r < max_rate && grow < VB_CAPACITY_MAX_WINDOWS; r *= VB_CAPACITY_GROWTH) grow++;
     /* bisection halves log(hi / lo) from log(growth) to below log(1 + precision) */
     int bisect = 1;
     for (double span = log(VB_CAPACITY_GROWTH); span > log(1 + precision) && bisect < 64; span /= 2) bisect++;
-    long total = grow + (long)n_targets * (bisect + repeats + 1);
+    long total = (VB_CAPACITY_VOTES + 1) * (grow + (long)n_targets * bisect) + (long)n_targets * (repeats + 1);
     return total > VB_CAPACITY_MAX_WINDOWS ? VB_CAPACITY_MAX_WINDOWS : (int)total;
 }

@@ -10,6 +10,9 @@
  * says when) meets nothing and fails nothing: it bounds the search from above, and a target whose bracket ends there
  * is CLIENT_LIMIT, never a capacity.
  *
+ * Each rate of the search is measured until VB_CAPACITY_VOTES (2) of its windows agree (met, failed or client-limited;
+ * a third settles a disagreement): one window disturbed by the host does not steer the search.
+ *
  * The search, for targets t_1 < ... < t_n (ascending):
  *   grow     from start (the 1-client QPS) the rate x growth (2) until the largest target fails (or a window is
  *            client-limited);
@@ -21,14 +24,15 @@
  *   confirm  each found target: `repeats` windows at its rate, then one knee window at knee x rate (1.2) that
  *            must fail it.
  * A search that reaches max_windows stops: the unresolved targets are NOT_CONVERGED. */
-#ifndef VB_AGENT_CAPACITY_SEARCH_H
-#define VB_AGENT_CAPACITY_SEARCH_H
+#ifndef VB_METRICS_CAPACITY_H
+#define VB_METRICS_CAPACITY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define VB_CAPACITY_MAX_TARGETS 8
-#define VB_CAPACITY_MAX_WINDOWS 96
+#define VB_CAPACITY_MAX_WINDOWS 128
+#define VB_CAPACITY_VOTES 2          /* windows that must agree on a rate's verdict */
 #define VB_CAPACITY_GROWTH 2.0
 #define VB_CAPACITY_KNEE 1.2
 #define VB_CAPACITY_ACHIEVED 0.99      /* achieved >= this x offered */
