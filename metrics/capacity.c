@@ -35,15 +35,18 @@ int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len)
                  "busy); give the client more CPUs or agents", cores, c->cpus);
         return 1;
     }
+    /* the engine answered within the target (around the call): whatever the schedule lost, it lost on the client side */
+    int engine_ok = c->service_p99_ms <= c->target_ms;
     int behind = (double)c->started < VB_CAPACITY_ACHIEVED * (double)c->scheduled;
-    if (behind && c->in_flight < c->clients / 2.0) {
+    if (behind && engine_ok && c->in_flight < 0.9 * c->clients) {
         snprintf(why, len, "the client's limit, not the engine's: the open loop fell behind its schedule (%llu of %llu "
-                 "arrivals started) while its clients were mostly idle (%.2f of %d in flight); the client cannot "
-                 "generate this rate", (unsigned long long)c->started, (unsigned long long)c->scheduled, c->in_flight,
-                 c->clients);
+                 "arrivals started) while the engine answered within the target (p99 around the call %.3f ms <= %g ms) "
+                 "and clients were free (%.2f of %d in flight); the client cannot generate this rate",
+                 (unsigned long long)c->started, (unsigned long long)c->scheduled, c->service_p99_ms, c->target_ms,
+                 c->in_flight, c->clients);
         return 1;
     }
-    if (c->in_flight >= 0.9 * c->clients && c->service_p99_ms <= c->target_ms) {
+    if (engine_ok && c->in_flight >= 0.9 * c->clients) {
         snprintf(why, len, "the client's limit, not the engine's: all %d clients were busy (%.2f in flight) while the "
                  "engine answered within the target (p99 around the call %.3f ms <= %g ms); raise clients",
                  c->clients, c->in_flight, c->service_p99_ms, c->target_ms);

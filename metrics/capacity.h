@@ -95,12 +95,14 @@ typedef struct vb_capacity_client {
     double target_ms;                  /* the largest p99 target */
 } vb_capacity_client;
 /* Whether the client, not the engine, limited the window: 1 with the reason in why (a sentence that says it is the
- * client's limit and what to do), 0 otherwise. Three limits:
- *   cpu      the workers' CPU >= 0.9 x the CPUs they may use;
- *   schedule fewer than 0.99 of the scheduled arrivals started while the clients were mostly idle (in flight below
- *            half the clients): the loop itself could not keep its schedule;
- *   clients  every client busy (in flight >= 0.9 x clients) while the engine answered within the target (service p99
- *            <= target): the arrivals waited for a free client, not for the engine. */
+ * client's limit and what to do), 0 otherwise. The engine is not the cause while it answered within the largest
+ * target around the call (service p99 <= target); then:
+ *   cpu      the workers' CPU >= 0.9 x the CPUs they may use (checked whatever the engine did);
+ *   schedule fewer than 0.99 of the scheduled arrivals started while clients were free (in flight below 0.9 x
+ *            clients): the loop itself could not keep its schedule;
+ *   clients  every client busy (in flight >= 0.9 x clients): the arrivals waited for a free client, not for the
+ *            engine (raise clients).
+ * An engine slower than the target is never the client's limit: the window fails the objective. */
 int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len);
 /* The next window to measure: returns 1 with its rate, stage and target (-1 for the search's own windows), or 0 when
  * the search is over (every answer final). */

@@ -238,6 +238,11 @@ static void test_client_check(void) {
     c.client_cpu_s = 0.1, c.started = 700;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind schedule with idle clients: the client");
     contains(why, "fell behind its schedule (700 of 1000 arrivals started)", "the counts in the reason");
+    c.in_flight = 20;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind with 20 of 32 clients busy and the engine in time: the client");
+    c.in_flight = 24, c.service_p99_ms = 59;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
+           "behind schedule while the engine was slower than the target (an overload): the engine, not the client");
     c.in_flight = 31, c.service_p99_ms = 50;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
            "behind schedule with every client waiting on a slow engine: the engine (it fails the objective)");
