@@ -188,7 +188,9 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
         .in_flight = res.elapsed_s > 0 ? res.in_call_s / res.elapsed_s : 0,
         /* an embedded engine computes inside the workers' calls: their CPU is the engine's, not the client's */
         .client_cpu_s = c->embedded ? 0 : res.client_cpu_s, .cpus = c->cpus,
+        .service_p50_ms = (double)vb_histogram_value_at_percentile(res.service, 50) / 1e6,
         .service_p99_ms = (double)vb_histogram_value_at_percentile(res.service, 99) / 1e6,
+        .unloaded_ms = c->start > 0 ? 1e3 / c->start : 0,
         .target_ms = p->p99_ms[p->n_p99 - 1],
     };
     char why[512] = "";

@@ -229,7 +229,8 @@ static void test_client_limit(void) {
 static void test_client_check(void) {
     char why[512];
     vb_capacity_client c = {.window_s = 1, .scheduled = 1000, .started = 1000, .clients = 32, .in_flight = 3,
-                            .client_cpu_s = 0.1, .cpus = 2, .service_p99_ms = 3, .target_ms = 10};
+                            .client_cpu_s = 0.1, .cpus = 2, .service_p99_ms = 3, .target_ms = 10,
+                            .service_p50_ms = 2.1, .unloaded_ms = 2.05};
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0, "on schedule, clients idle, CPU low: not the client");
     c.client_cpu_s = 1.9;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "CPU 1.9 of 2 cores: the client");
@@ -239,16 +240,24 @@ static void test_client_check(void) {
     is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind schedule with idle clients: the client");
     contains(why, "fell behind its schedule (700 of 1000 arrivals started)", "the counts in the reason");
     c.in_flight = 20;
-    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind with 20 of 32 clients busy and the engine in time: the client");
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind with 20 of 32 clients busy and the engine fast: the client");
+    c.service_p50_ms = 16, c.service_p99_ms = 30, c.target_ms = 200;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0, "behind with 20 of 32 clients busy, the engine within a loose "
+           "target but 8 x slower than unloaded (an overload): the engine");
+    c.service_p50_ms = 2.1, c.service_p99_ms = 3, c.target_ms = 10;
     c.in_flight = 24, c.service_p99_ms = 59;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
            "behind schedule while the engine was slower than the target (an overload): the engine, not the client");
-    c.in_flight = 31, c.service_p99_ms = 50;
+    c.in_flight = 31, c.service_p99_ms = 50, c.service_p50_ms = 40;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
            "behind schedule with every client waiting on a slow engine: the engine (it fails the objective)");
-    c.service_p99_ms = 4;
-    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "every client busy while the engine answered in time: the client");
+    c.service_p99_ms = 4, c.service_p50_ms = 2.1;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1,
+           "every client busy while the engine answered as fast as unloaded: the client");
     contains(why, "raise clients", "what to do");
+    c.service_p50_ms = 16, c.service_p99_ms = 30, c.target_ms = 200;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
+           "every client busy, the engine's answers 8 x slower than unloaded (but within the target): an overload, the engine's");
 }
 
 int main(void) {
