@@ -498,7 +498,8 @@ static int is_scalar_value(const vb_yaml_node *v) {
 static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_yaml_node *v, const char *path) {
     char got[64], buf[64], names[256];
     if (t == F_INT_AUTO && is_scalar_value(v) && strcmp(v->text, "auto") == 0) return strdup("auto");
-    if (t == F_INT_AUTO && is_scalar_value(v)) t = F_INT;
+    const int or_auto = t == F_INT_AUTO;
+    if (or_auto && is_scalar_value(v)) t = F_INT;
     if (!is_scalar_value(v)) {
         if (t == F_ENUM)
             fail(c, v ? v->line : 0, "key '%s': expected one of %s, got %s", path,
@@ -515,7 +516,8 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
         errno = 0;
         long x = strtol(s, &end, 10);
         if ((errno && errno != ERANGE) || end == s || *end != '\0') {
-            fail(c, v->line, "key '%s': expected an integer, got %s", path, vb_yaml_describe(v, got, sizeof got));
+            fail(c, v->line, "key '%s': expected an integer%s, got %s", path, or_auto ? " or auto" : "",
+                 vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
         if (errno == ERANGE || (double)x < f->min || (double)x > f->max) {   /* beyond a long: outside too */

@@ -42,8 +42,8 @@ int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len)
     int behind = (double)c->started < VB_CAPACITY_ACHIEVED * (double)c->scheduled;
     if (behind && engine_fast && c->service_p99_ms <= c->target_ms && c->in_flight < 0.9 * c->clients) {
         snprintf(why, len, "the client's limit, not the engine's: the open loop fell behind its schedule (%llu of %llu "
-                 "arrivals started) while the engine answered as fast as unloaded (median around the call %.3f ms, "
-                 "unloaded %.3f ms; p99 %.3f ms <= %g ms) and clients were free (%.2f of %d in flight); the client cannot "
+                 "arrivals started) while the engine answered as fast as unloaded (median around the call %.3g ms, "
+                 "unloaded %.3g ms; p99 %.3g ms <= %g ms) and clients were free (%.2f of %d in flight); the client cannot "
                  "generate this rate", (unsigned long long)c->started, (unsigned long long)c->scheduled,
                  c->service_p50_ms, c->unloaded_ms, c->service_p99_ms, c->target_ms, c->in_flight, c->clients);
         return 1;
@@ -52,7 +52,7 @@ int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len)
      * engine (an overloaded engine keeps the clients busy too, but its answers slow down as its queue grows) */
     if (c->in_flight >= 0.9 * c->clients && engine_fast) {
         snprintf(why, len, "the client's limit, not the engine's: all %d clients were busy (%.2f in flight) while the "
-                 "engine answered as fast as unloaded (median around the call %.3f ms, unloaded %.3f ms); raise clients",
+                 "engine answered as fast as unloaded (median around the call %.3g ms, unloaded %.3g ms); raise clients",
                  c->clients, c->in_flight, c->service_p50_ms, c->unloaded_ms);
         return 1;
     }

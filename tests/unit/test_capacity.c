@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/workload.h"
+#include "config/plan.h"
+#include "config/profile.h"
+#include "proto/wire.h"
+#include "engines/engine.h"
 #include "metrics/capacity.h"
 #include "tests/tap.h"
 #include "tests/unit/mdc.h"
@@ -260,7 +265,104 @@ static void test_client_check(void) {
            "every client busy, the engine's answers 8 x slower than unloaded (but within the target): an overload, the engine's");
 }
 
+/* The sleep engine's servers, by what holds on any machine: with c servers of service D, 8 closed-loop clients answer at
+ * most c / D queries a second (a server serves one query at a time and never early), and every answer takes at least
+ * D. The median answer, about 8 / c x D when the clients keep their 8 queries in the queue, is printed, not asserted. */
+static void test_sleep_servers(void) {
+    static float q[16 * 4];
+    for (int c = 2; c <= 4; c += 2) {
+        char servers[8];
+        snprintf(servers, sizeof servers, "%d", c);
+        vb_kv params[2] = {{"service_us", "2000"}, {"servers", servers}};
+        vb_engine_config ec = {params, 2, NULL, 0};
+        vb_engine *e = NULL;
+        vb_error err = {0};
+        is_int(vb_engine_open("sleep", &ec, &e, &err), VB_OK, nm("sleep with servers: %d opens (%s)", c, err.message));
+        if (!e) continue;
+        vb_workload_config cfg = {.engine = e, .clients = 8, .queries = q, .n_queries = 16, .dim = 4, .k = 10,
+                                  .window_ns = 300000000ull, .warmup_ns = 50000000ull};
+        vb_workload_result r;
+        is_int(vb_workload_run(&cfg, &r, &err), VB_OK, nm("servers %d: 8 clients run (%s)", c, err.message));
+        double bound = c / 0.002;
+        ok(r.queries > 0 && r.qps <= bound * 1.01, "servers %d: %.0f QPS <= c / D = %.0f (a ticket per server)", c, r.qps,
+           bound);
+        ok(vb_histogram_value_at_percentile(r.latency, 0) >= 1900000, "servers %d: no answer before the service time", c);
+        printf("# servers %d: the median answer %.2f ms (8 clients queued on %d servers of 2 ms: about %.0f ms)\n", c,
+               (double)vb_histogram_value_at_percentile(r.latency, 50) / 1e6, c, 8.0 / c * 2);
+        vb_workload_result_free(&r);
+        vb_engine_close(&e);
+    }
+    vb_kv bad[3] = {{"service_us", "2000"}, {"servers", "2"}, {"alternate_us", "500"}};
+    vb_engine_config ec = {bad, 3, NULL, 0};
+    vb_engine *e = NULL;
+    vb_error err = {0};
+    ok(vb_engine_open("sleep", &ec, &e, &err) != VB_OK && strstr(err.message, "servers and alternate_us"),
+       "servers with alternate_us is refused: %s", err.message);
+    vb_kv neg[1] = {{"servers", "-1"}};
+    ec = (vb_engine_config){neg, 1, NULL, 0};
+    ok(vb_engine_open("sleep", &ec, &e, &err) != VB_OK, "servers -1 is refused: %s", err.message);
+}
+
+static vb_profile *parse(const char *capacity, vb_error *err) {
+    char text[1024];
+    snprintf(text, sizeof text, "name: cp\ndatasets:\n  - {name: s, source: synthetic, rows: 100, queries: 10, dim: 4}\n"
+             "engines:\n  - {name: sleep, servers: [2, 4]}\nphases:\n  build:\n  capacity: %s\n", capacity);
+    vb_profile *p = NULL;
+    memset(err, 0, sizeof *err);
+    vb_profile_parse(text, strlen(text), "cap.yml", &p, err);
+    return p;
+}
+
+/* The profile's section, the plan's items and their points through the wire. */
+static void test_profile_plan(void) {
+    vb_error err;
+    vb_profile *p = parse("{recall: 0.9, p99_ms: [50, 5, 10], window_s: 2, repeats: 2, clients: 16}", &err);
+    ok(p != NULL, "a capacity section parses (%s)", err.message);
+    vb_plan *plan = NULL;
+    if (p && vb_plan_build(p, &plan, &err) == VB_OK) {
+        const vb_plan_item *it = vb_plan_find(plan, "cp/sleep[servers=2]/s/capacity");
+        ok(it && it->kind == VB_PHASE_CAPACITY, "one item per configuration, key .../capacity");
+        ok(vb_plan_find(plan, "cp/sleep[servers=4]/s/capacity") != NULL, "the other configuration's");
+        if (it) {
+            is_int(it->p.n_p99, 3, "three targets");
+            ok(it->p.p99_ms[0] == 5 && it->p.p99_ms[1] == 10 && it->p.p99_ms[2] == 50, "ascending");
+            ok(it->p.ef_search == 0 && it->p.op_source == VB_OP_PROBE, "ef_search auto: probe until the sweep says");
+            ok(it->p.recall_target == 0.9 && it->p.window_s == 2 && it->p.warmup_s == 1 && it->p.repeats == 2 &&
+               it->p.clients == 16 && it->p.precision == 0.05, "the values, the defaults (warmup_s 1, precision 0.05)");
+            Vbench__Point w;
+            vb_wire_point_make(&it->p, &w);
+            vb_point back;
+            vb_wire_point_read(&w, &back);
+            ok(back.n_p99 == 3 && back.p99_ms[2] == 50 && back.recall_target == 0.9 && back.precision == 0.05 &&
+               back.op_source == VB_OP_PROBE && back.clients == 16, "the point travels to the agent whole");
+        }
+        vb_plan_destroy(&plan);
+    } else {
+        ok(0, "plan: %s", err.message);
+    }
+    vb_profile_destroy(&p);
+    p = parse("{ef_search: 40}", &err);
+    if (p && vb_plan_build(p, &plan, &err) == VB_OK) {
+        ok(plan->items[1].p.ef_search == 40 && plan->items[1].p.op_source == VB_OP_GIVEN, "ef_search 40: given");
+        vb_plan_destroy(&plan);
+    } else {
+        ok(0, "ef_search 40: %s", err.message);
+    }
+    vb_profile_destroy(&p);
+    p = parse("{ef_search: many}", &err);
+    ok(!p, "ef_search: many is refused");
+    contains(err.message, "phases.capacity.ef_search", "naming the key");
+    contains(err.message, "an integer or auto", "and what it takes");
+    vb_profile_destroy(&p);
+    p = parse("{recall: 1.5}", &err);
+    ok(!p, "recall 1.5 is refused");
+    contains(err.message, "cap.yml:", "naming the file and line");
+    vb_profile_destroy(&p);
+}
+
 int main(void) {
+    test_profile_plan();
+    test_sleep_servers();
     test_theory();
     test_one_target();
     test_targets();
