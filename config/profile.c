@@ -269,7 +269,8 @@ static int in_list(const char *const *list, const char *s) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
-/* Private part of a profile: where each engine key was written, for vb_profile_check_engines' messages. */
+/* Private part of a profile: where each engine key was written, for vb_profile_check_engines' messages, and which
+ * engine parameters are search-time (vb_profile_share_builds). */
 
 typedef struct engine_line {
     char *engine;
@@ -282,6 +283,7 @@ typedef struct profile_impl {
     vb_profile pub;   /* first: a vb_profile * is a profile_impl * */
     engine_line *lines;
     size_t n_lines;
+    vb_profile_search_time_fn search_time;   /* NULL until vb_profile_share_builds is given one */
 } profile_impl;
 
 /* ---------------------------------------------------------------------------------------------------------- */
@@ -861,28 +863,12 @@ static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) 
     return configs;
 }
 
-/* Adapter parameters that change only how queries run, not the index (a session setting per query): two
- * configurations that differ only in them search one index. Kept here, beside the loader, because reading and
- * planning a profile does not link the engines; an adapter not listed shares nothing. */
-static const char *const search_time_params[][4] = {
-    {"pgvector", "iterative_scan", "max_scan_tuples", NULL},
-    {"mariadb", "mhnsw_max_cache_size", NULL},
-    {"alisql", "vidx_hnsw_cache_size", NULL},
-    {"redis", "nothread", "filter_ef", NULL},
-};
-
-static int is_search_time(const char *adapter, const char *key) {
-    for (size_t i = 0; i < sizeof search_time_params / sizeof search_time_params[0]; i++)
-        if (strcmp(search_time_params[i][0], adapter) == 0) return in_list(&search_time_params[i][1], key);
-    return 0;
-}
-
 /* Every parameter of a that is not search-time is in b with the same value, and the other way round. */
-static int same_build_params(const vb_profile_engine *a, const vb_profile_engine *b) {
+static int same_build_params(const vb_profile_engine *a, const vb_profile_engine *b, vb_profile_search_time_fn st) {
     for (int pass = 0; pass < 2; pass++) {
         const vb_profile_engine *x = pass ? b : a, *y = pass ? a : b;
         for (size_t i = 0; i < x->n_params; i++) {
-            if (is_search_time(x->adapter, x->params[i].key)) continue;
+            if (st && st(x->adapter, x->params[i].key)) continue;
             const char *v = vb_kv_get(y->params, y->n_params, x->params[i].key, NULL);
             if (!v || strcmp(v, x->params[i].value) != 0) return 0;
         }
@@ -892,8 +878,12 @@ static int same_build_params(const vb_profile_engine *a, const vb_profile_engine
 
 /* Which configuration's build each one uses: an earlier one of the same entry whose index is the same (it differs
  * only in search-time parameters, and not in its own build settings), else itself. Not when the profile churns:
- * churn deletes and reinserts rows of the index, and the next configuration would search what churn left. */
-static void share_builds(vb_profile *p, int churns) {
+ * churn deletes and reinserts rows of the index, and the next configuration would search what churn left. Which
+ * parameters are search-time is the engines' word (their ops' search_params), given by vb_profile_share_builds;
+ * until then none is, and each configuration builds its own. */
+static void share_builds(vb_profile *p) {
+    vb_profile_search_time_fn st = ((profile_impl *)p)->search_time;
+    int churns = vb_profile_phase_find(p, "churn") != NULL;
     for (size_t e = 0; e < p->n_engines; e++) {
         vb_profile_engine *en = &p->engines[e];
         en->build_of = e;
@@ -903,7 +893,7 @@ static void share_builds(vb_profile *p, int churns) {
             const vb_profile_engine *o = &p->engines[j];
             if (vb_profile_engine_build_repeats(o) != 1) continue;
             if (o->build_of == j && strcmp(o->entry, en->entry) == 0 && strcmp(o->adapter, en->adapter) == 0 &&
-                same_build_params(o, en)) {
+                same_build_params(o, en, st)) {
                 int same = 1;   /* the build phase's own settings, when an engine has them */
                 for (size_t k = 0; k < en->n_overrides || k < o->n_overrides; k++) {
                     const vb_kv *kv = k < en->n_overrides ? &en->overrides[k] : &o->overrides[k];
@@ -918,6 +908,11 @@ static void share_builds(vb_profile *p, int churns) {
             }
         }
     }
+}
+
+void vb_profile_share_builds(vb_profile *p, vb_profile_search_time_fn search_time) {
+    ((profile_impl *)p)->search_time = search_time;
+    share_builds(p);
 }
 
 /* Engine entries, each expanded into its configurations: the cartesian product of its list values, the first
@@ -1200,7 +1195,7 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     if (check_datasets(c, root, p) != VB_OK || check_engines(c, root, impl) != VB_OK ||
         check_phases(c, root, p) != VB_OK)
         return VB_ERROR;
-    share_builds(p, vb_profile_phase_find(p, "churn") != NULL);
+    share_builds(p);
 
     kvbuf settings = {0};
     int rc = VB_OK;
@@ -1448,7 +1443,7 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
             else free_engine(&p->engines[i]);
         }
         p->n_engines = n;
-        share_builds(p, vb_profile_phase_find(p, "churn") != NULL);   /* the one it shared with may be gone */
+        share_builds(p);   /* the one it shared with may be gone */
         if (n == 0) return vb_error_set(err, "profile", 1, "every engine of profile '%s' is optional: name them with --engines", p->name);
         return VB_OK;
     }
@@ -1494,7 +1489,7 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
                 free_engine(&p->engines[i]);
         }
         p->n_engines = n;
-        share_builds(p, vb_profile_phase_find(p, "churn") != NULL);   /* the one it shared with may be gone */
+        share_builds(p);   /* the one it shared with may be gone */
     }
     free(copy);
     free(keep);

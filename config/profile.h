@@ -37,7 +37,8 @@ typedef struct vb_profile_engine {
     char *entry;
     char *adapter;
     size_t build_of;      /* the configuration whose build (index, table) it uses: itself, or an earlier one of its
-                           * entry that differs only in search-time parameters (pgvector iterative_scan) */
+                           * entry that differs only in search-time parameters (pgvector iterative_scan), once
+                           * vb_profile_check_engines has said which those are (vb_profile_share_builds) */
     vb_kv *overrides;     /* the engine's own phase settings: "recall_sweep.ef_search" -> "10,20,40" (canonical) */
     size_t n_overrides;
     vb_kv *params;
@@ -107,10 +108,17 @@ int vb_profile_dataset_set(vb_profile_dataset *d, const char *key, const char *v
 int vb_profile_phase_list_double(const vb_profile_phase *ph, const char *key, double *out, int cap, vb_error *err);
 
 /* Checks every engine entry against the engine registry (engines/engine.h): the name must be a registered
- * engine and every parameter one of its param_names. Errors name file, line and key like the loader's.
+ * engine and every parameter one of its param_names. Errors name file, line and key like the loader's. Then
+ * settles which configurations share a build, by the adapters' search_params (vb_profile_share_builds).
  * Kept apart from vb_profile_load (in config/profile_engines.c) so that code reading profiles does not have
  * to link the engines; the coordinator calls it right after loading. */
-int vb_profile_check_engines(const vb_profile *p, vb_error *err);
+int vb_profile_check_engines(vb_profile *p, vb_error *err);
+/* Whether parameter key of adapter changes only how queries run (a session setting per query), not the index. */
+typedef int (*vb_profile_search_time_fn)(const char *adapter, const char *key);
+/* Settles each configuration's build_of with search_time's answer (NULL: no parameter is search-time, each
+ * configuration builds its own, what the loader leaves), and keeps it for vb_profile_select_engines' next settling.
+ * vb_profile_check_engines calls it with the engine registry's answer (the adapters' search_params). */
+void vb_profile_share_builds(vb_profile *p, vb_profile_search_time_fn search_time);
 /* Every dataset whose metric is known now (its `metric`, or an HDF5 file's attribute) against every engine's metrics
  * (engines/engine.h): an engine that cannot compare by it (Redis vector sets: cosine only) refuses the campaign
  * before anything is created, naming the engine, the dataset and the metric. */

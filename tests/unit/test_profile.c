@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/plan.h"
+#include "engines/engine.h"
 #include "engines/filter.h"
 #include "config/profile.h"
 #include "config/yaml_tree.h"
@@ -425,7 +426,13 @@ static void test_matrix(void) {
 }
 
 /* Configurations that differ only in search-time parameters (pgvector iterative_scan) share one build and one
- * table; an m or variant difference does not; a profile that churns shares nothing. */
+ * table; an m or variant difference does not; a profile that churns shares nothing. Which parameters are search-time
+ * is the adapters' word (engines/engine.h search_params), read through the registry by vb_profile_check_engines:
+ * the loader alone shares nothing, and an adapter registered here shares by its own list. */
+static const char *const probe_params[] = {"depth", "probes", NULL};
+static const char *const probe_search[] = {"probes", NULL};
+static vb_engine_ops probe_ops;   /* the null engine's ops under another name, params and search_params */
+
 static void test_shared_builds(void) {
     vb_error err = {0};
     const char *head = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    variant: [vector, halfvec]\n"
@@ -434,6 +441,10 @@ static void test_shared_builds(void) {
     vb_profile *p = parse(head, &err);
     if (!ok(p != NULL, "shared builds: parses")) return;
     is_int(p->n_engines, 6, "shared builds: 4 + 2 configurations");
+    int own = 1;
+    for (size_t e = 0; e < p->n_engines; e++) own &= p->engines[e].build_of == e;
+    ok(own, "shared builds: the loader alone (no engines) gives each configuration its own build");
+    ok(vb_profile_check_engines(p, &err) == VB_OK, "shared builds: the engines are checked (%s)", err.message);
     is_str(p->engines[1].name, "pgvector[variant=vector,iterative_scan=relaxed_order]", "shared builds: label");
     ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 0 && p->engines[2].build_of == 2 &&
        p->engines[3].build_of == 2, "shared builds: iterative_scan shares, variant does not");
@@ -460,8 +471,25 @@ static void test_shared_builds(void) {
     char text[1024];
     snprintf(text, sizeof text, "%s  churn: {}\n", head);
     p = parse(text, &err);
-    if (ok(p != NULL, "shared builds with churn: parses"))
+    if (ok(p != NULL && vb_profile_check_engines(p, &err) == VB_OK, "shared builds with churn: parses, checked"))
         ok(p->engines[1].build_of == 1 && p->engines[3].build_of == 3, "shared builds: none when the profile churns");
+    vb_profile_destroy(&p);
+
+    /* an adapter's own search_params: probes shares a build, depth does not; selecting keeps the registry's word */
+    probe_ops = vb_engine_null;
+    probe_ops.name = "sharing_probe", probe_ops.param_names = probe_params, probe_ops.search_params = probe_search;
+    ok(vb_engine_register(&probe_ops) == VB_OK, "registered adapter: sharing_probe registered");
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: sharing_probe\n    depth: [1, 2]\n"
+              "    probes: [4, 8]\nphases:\n  build:\n  recall_sweep: {ef_search: [10]}\n", &err);
+    if (ok(p != NULL && vb_profile_check_engines(p, &err) == VB_OK, "registered adapter: parses, checked (%s)",
+           err.message)) {
+        ok(p->engines[1].build_of == 0 && p->engines[3].build_of == 2 && p->engines[2].build_of == 2,
+           "registered adapter: its search_params share a build (%zu %zu %zu %zu)", p->engines[0].build_of,
+           p->engines[1].build_of, p->engines[2].build_of, p->engines[3].build_of);
+        ok(vb_profile_select_engines(p, "sharing_probe[depth=2,probes=4],sharing_probe[depth=2,probes=8]", &err) ==
+               VB_OK && p->n_engines == 2 && p->engines[1].build_of == 0,
+           "registered adapter: a selection shares again by the same word");
+    }
     vb_profile_destroy(&p);
 }
 
@@ -600,7 +628,7 @@ static void test_build_repeats(void) {
     /* a configuration built several times shares no build (iterative_scan would otherwise share one) */
     p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    iterative_scan: [off, relaxed_order]\n"
               "    build_repeats: 2\nphases:\n  build:\n  recall_sweep: {ef_search: [10]}\n", &err);
-    if (ok(p != NULL, "build_repeats with a search-time matrix: parses"))
+    if (ok(p != NULL && vb_profile_check_engines(p, &err) == VB_OK, "build_repeats with a search-time matrix: parses"))
         ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 1,
            "build_repeats with a search-time matrix: each configuration builds its own");
     vb_profile_destroy(&p);
