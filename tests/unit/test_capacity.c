@@ -14,6 +14,7 @@
 
 #include "agent/workload.h"
 #include "config/plan.h"
+#include "coordinator/estimate.h"
 #include "config/profile.h"
 #include "proto/wire.h"
 #include "engines/engine.h"
@@ -360,8 +361,40 @@ static void test_profile_plan(void) {
     vb_profile_destroy(&p);
 }
 
+/* run --check: a capacity item is estimated at the search's bound (metrics/capacity.h vb_capacity_windows_bound) of
+ * windows, each warm-up + window, growing from the 1-client QPS to clients x it. */
+static void test_estimate(void) {
+    char dir[] = "/tmp/vb-test-capacity.XXXXXX";
+    if (!mkdtemp(dir)) {
+        ok(0, "a scratch directory");
+        return;
+    }
+    vb_error err;
+    vb_profile *p = parse("{p99_ms: [5, 10, 50], window_s: 10, warmup_s: 1, repeats: 3, clients: 32}", &err);
+    vb_plan *plan = NULL;
+    vb_estimate est;
+    if (!p || vb_plan_build(p, &plan, &err) || vb_estimate_plan(p, plan, NULL, dir, &est, &err)) {
+        ok(0, "the estimate: %s", err.message);
+    } else {
+        int bound = vb_capacity_windows_bound(1, 32, 0.05, 3, 3);
+        double s = est.item_s[1];
+        ok(plan->items[1].kind == VB_PHASE_CAPACITY && s >= bound * 11.0 && s <= bound * 11.0 + 120,
+           "a capacity item of 3 targets, repeats 3, 10 s windows after 1 s: %.0f s, the bound of %d windows x 11 s and "
+           "the probe", s, bound);
+        ok(bound == 3 * (6 + 3 * 5) + 3 * 4, "the bound: 3 windows at each of 6 growth and 3 x 5 bisection rates, "
+           "4 confirmation windows a target (%d)", bound);
+        vb_estimate_free(&est);
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", dir);
+}
+
 int main(void) {
     test_profile_plan();
+    test_estimate();
     test_sleep_servers();
     test_theory();
     test_one_target();
