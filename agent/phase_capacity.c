@@ -217,8 +217,6 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     cw.scheduled = o.scheduled;
     cw.started = o.started;
     cw.p99_ms = o.p99_ms;
-    cw.p50_ms = o.p50_ms;
-    cw.p999_ms = o.p999_ms;
     cw.n_targets_ms = (size_t)p->n_p99;
     cw.targets_ms = (double *)p->p99_ms;
     cw.client_cores = res.elapsed_s > 0 ? res.client_cpu_s / res.elapsed_s : 0;

@@ -374,7 +374,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         if (vb_store_failure(c.store)) {
             /* The store failed (disk full, I/O error, damaged file): nothing more can be recorded, and retrying
              * would only repeat the failure. Stop cleanly, once; see the end of this function. */
-            vb_error_set(err, "results", VB_STORE_RETRY, "%s", vb_store_failure(c.store));
+            vb_error_set(err, "results", 0, "%s", vb_store_failure(c.store));
             vb_console_clear(&c.console);
             fprintf(stderr, "vbench: the results database %s cannot be written (%s): stopping the campaign\n", o->out,
                     vb_store_failure(c.store));
@@ -485,7 +485,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
          * the campaign resumable. */
         vb_error terr;
         if (vb_store_plan_tally(c.store, &n_done, &failed, &expired, &rest, not_done, sizeof not_done, &terr)) {
-            vb_error_set(err, "results", VB_STORE_RETRY, "%s", terr.message);
+            vb_error_set(err, "results", terr.code, "%s", terr.message);
             interrupted = 1;
         } else if (rest) {
             vb_error_set(err, "coordinator", 1, "%zu of %zu plan items are not done: %s", rest, c.plan->n_items,

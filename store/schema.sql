@@ -508,6 +508,7 @@ CREATE TABLE IF NOT EXISTS capacity_window (
     queries         INTEGER NOT NULL,       -- started and finished inside the window
     errors          INTEGER NOT NULL,
     p50_ms REAL, p99_ms REAL, p999_ms REAL,
+    latency_hist    BLOB,
     late_starts     INTEGER,
     in_flight       REAL,
     client_cores    REAL,                   -- the workers' CPU seconds per second of the window
