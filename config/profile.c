@@ -8,7 +8,7 @@
  *
  * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
- * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / cold_start /
+ * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / capacity / filtered / cold_start /
  * churn / streaming; an empty section means all defaults; run in that fixed order, config/plan.h vb_phase_order), limits (phase_timeout_s, on_server_failure,
  * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
