@@ -196,6 +196,48 @@ static const field limits_fields[] = {
     {"footprint_every_s", F_INT, 0, 2592000, NULL, NULL}, /* the coordinator's memory as an event (600); 0: never */
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* The footprint's period when the profile names none: not a default of the table above, so that a profile without
+ * it keeps its manifest (the settings) as it was. */
+#define FOOTPRINT_EVERY_S 600
+
+/* vb_on_server_failure is indexed as server_failure_choices. */
+const char *vb_on_server_failure_name(vb_on_server_failure v) {
+    return (unsigned)v <= VB_ON_SERVER_FAILURE_STOP ? server_failure_choices[v] : "?";
+}
+
+/* limits.KEY as the profile has it (validated against its field), else the field's default: the one place the
+ * defaults of limits_fields are read. */
+static const char *limit_value(const vb_profile *p, const char *key) {
+    char dotted[64];
+    snprintf(dotted, sizeof dotted, "limits.%s", key);
+    const char *v = vb_kv_get(p->settings, p->n_settings, dotted, NULL);
+    if (v) return v;
+    for (const field *f = limits_fields; f->key; f++)
+        if (strcmp(f->key, key) == 0) return f->def;
+    return NULL;
+}
+
+/* p->limits from the checked settings (each value in its field's range, or the field's default). */
+static void fill_limits(vb_profile *p) {
+    vb_limits *l = &p->limits;
+    l->phase_timeout_s = atol(limit_value(p, "phase_timeout_s"));
+    l->stop_on_item_failure = strcmp(limit_value(p, "on_item_failure"), "stop") == 0;
+    const char *sf = limit_value(p, "on_server_failure");
+    l->on_server_failure = VB_ON_SERVER_FAILURE_RESTART;
+    for (int i = 0; server_failure_choices[i]; i++)
+        if (strcmp(sf, server_failure_choices[i]) == 0) l->on_server_failure = (vb_on_server_failure)i;
+    l->server_start_timeout_s = atol(limit_value(p, "server_start_timeout_s"));
+    l->agent_silent_s = atof(limit_value(p, "agent_silent_s"));
+    l->agent_silent_ns = (uint64_t)(l->agent_silent_s * 1e9);
+    l->fail_on_agent_lost = strcmp(limit_value(p, "on_agent_lost"), "fail") == 0;
+    l->max_attempts = (unsigned)atol(limit_value(p, "max_attempts"));
+    l->abort_unanswered_s = atof(limit_value(p, "abort_unanswered_s"));
+    l->abort_unanswered_ns = (uint64_t)(l->abort_unanswered_s * 1e9);
+    l->backup_every_s = atof(limit_value(p, "backup_every_s"));
+    const char *fp = limit_value(p, "footprint_every_s");
+    l->footprint_every_s = fp ? atof(fp) : FOOTPRINT_EVERY_S;
+}
+
 /* insecure: plain TCP between coordinator and agents, honoured on a loopback address only (proto/transport.h).
  * No default, so that profiles without the section keep their manifest as it was. */
 static const field transport_fields[] = {
@@ -1229,6 +1271,7 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     }
     p->settings = settings.kv;
     p->n_settings = settings.n;
+    if (rc == VB_OK) fill_limits(p);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 #define VB_CONFIG_PROFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 #include "util/kv.h"
@@ -55,6 +56,32 @@ typedef struct vb_profile_phase {
     int line;
 } vb_profile_phase;
 
+/* The profile's `limits:` section, typed, every value filled once when the profile is parsed: the profile's value
+ * or the default of config/profile.c's limits table (docs/profiles.md "Limits"). The run reads these fields; no
+ * part of it repeats a default. */
+typedef enum {
+    VB_ON_SERVER_FAILURE_RESTART,
+    VB_ON_SERVER_FAILURE_SKIP,
+    VB_ON_SERVER_FAILURE_STOP
+} vb_on_server_failure;
+typedef struct vb_limits {
+    long phase_timeout_s;                  /* the wall-clock limit of one item */
+    int stop_on_item_failure;              /* on_item_failure: stop (else continue) */
+    vb_on_server_failure on_server_failure;
+    long server_start_timeout_s;
+    double agent_silent_s;                 /* an agent silent this long is lost */
+    uint64_t agent_silent_ns;              /* the same in ns, for the clocks */
+    int fail_on_agent_lost;                /* on_agent_lost: fail (else rerun) */
+    unsigned max_attempts;                 /* attempts of one item in all, every start counted */
+    double abort_unanswered_s;             /* an Abort unanswered this long: the agent is stuck */
+    uint64_t abort_unanswered_ns;
+    double backup_every_s;                 /* FILE.bak; 0: only at the end */
+    double footprint_every_s;              /* the coordinator's memory as an event; 0: never */
+} vb_limits;
+
+/* The word of on_server_failure ("restart", "skip", "stop"), as the profile writes it. */
+const char *vb_on_server_failure_name(vb_on_server_failure v);
+
 typedef struct vb_profile {
     char *name;
     char *source;          /* file path, or "embedded:profiles/dev.yml" */
@@ -67,6 +94,7 @@ typedef struct vb_profile {
     size_t n_phases;
     vb_kv *settings;            /* other top-level sections flattened: "limits.phase_timeout_s" -> "3600" */
     size_t n_settings;
+    vb_limits limits;           /* the limits.* settings, typed, defaults applied */
     char *yaml;            /* the original text */
 } vb_profile;
 

@@ -730,6 +730,8 @@ const vb_result_kind *vb_result_kind_of(const Vbench__Result *r) {
 
 const char *vb_result_kind_name(const vb_result_kind *k) { return k ? k->name : "none"; }
 
+const char *vb_result_table(size_t i) { return i < store_n_result_kinds ? store_result_kinds[i].table : NULL; }
+
 void vb_result_describe(const vb_result_kind *k, const Vbench__Result *r, char *buf, size_t len) {
     if (len) buf[0] = '\0';
     if (k && k->describe && len) k->describe(r, buf, len);

@@ -125,6 +125,8 @@ const vb_result_kind *vb_result_kind_of(const Vbench__Result *r);
 const char *vb_result_kind_name(const vb_result_kind *k);
 /* What the terminal shows for a committed result r of kind k: lines with '\n' between them, "" when nothing. */
 void vb_result_describe(const vb_result_kind *k, const Vbench__Result *r, char *buf, size_t len);
+/* The table of the i-th kind (i = 0, 1, ...), NULL past the last: for a reader that looks at every result. */
+const char *vb_result_table(size_t i);
 
 /* What an event is about: the `kind` column of the event table, one stable word per kind (VB_EVENT_KINDS gives
  * the names), so tests and tools match kinds, never the English of a message. Append new kinds; never rename. */

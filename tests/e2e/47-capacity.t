@@ -19,7 +19,7 @@
 # runs at a load of 6-8 found 632, 671 and 732/s for servers 2 and 1,469, 1,747 and 867/s for servers 4), and the
 # sleep engine's campaign runs under SCHED_FIFO (chrt -f 1) where it may: its threads sleep almost all the time, and
 # the real-time class keeps the other processes from delaying their wake-ups.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need pgrep
 MDC=${VB_TOOLS:-$VB_ROOT/${BUILD:-build}/tools}/vb_mdc
 [ -x "$MDC" ] || { echo "Bail out! $MDC is not built (make unit builds the test tools)"; exit 1; }

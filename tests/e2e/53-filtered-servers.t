@@ -6,8 +6,8 @@
 # scan); the report's filtered table says which plan ran and draws the selectivity chart. Small data (3000 rows,
 # 20 queries a point) so that the three campaigns take a few minutes on two cores. Then the class predicates of issue
 # 35 on the three servers (Redis too), beside exact; then the capacity phase of issue 37 on the three servers.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/ns-servers.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
 
 for pred in range equality and; do

@@ -3,14 +3,15 @@
  * and its binds are made from the list, so a column left out of it would be NULL or its default in every row);
  * every case of the Result oneof (proto/vbench.proto) has a kind; one result of each kind commits, lands in its
  * table with the configuration's label read from its plan item, and a resent copy is a duplicate whatever its
- * kind; each kind says something on the terminal (a load checkpoint nothing); a file older than a kind's table
- * reads (through a copy in memory that gains it). */
+ * kind; each kind says something on the terminal (a load checkpoint nothing); status's "last result" reads
+ * every kind's table; a file older than a kind's table reads (through a copy in memory that gains it). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config/plan.h"
 #include "config/profile.h"
+#include "report/status_eta.h"
 #include "store/store_int.h"
 #include "tests/tap.h"
 
@@ -173,10 +174,45 @@ int main(void) {
         if (labelled) ok(strstr(lines, it->key) != NULL, "%s: the terminal line names the item (%s)", k->name, lines);
         else is_str(lines, "", "a load checkpoint says nothing (the progress line does)");
     }
+    /* a sweep point whose answers repeated ids and whose queries include recall-0 ones: three lines */
+    m.duplicate_answers = 2;
+    m.duplicate_example = "query 3: id 7 at rows 0 and 1";
+    m.recall_queries = 10;
+    m.recall_zero_share = 0.2;
+    vbench__result__init(&r);
+    r.result_key = "k-lines";
+    r.item_key = (char *)it->key;
+    r.body_case = VBENCH__RESULT__BODY_SWEEP;
+    r.sweep = &sw;
+    char lines[2048];
+    vb_result_describe(vb_result_kind_of(&r), &r, lines, sizeof lines);
+    int n_lines = 1;
+    for (const char *c = lines; *c; c++) n_lines += *c == '\n';
+    ok(n_lines == 3 && strstr(lines, "2 of 10 answers repeated an id (first: query 3: id 7 at rows 0 and 1)") &&
+       strstr(lines, "2 of 10 queries at recall 0 behind the mean 0.5000"), "a sweep point's lines: the point, the "
+       "repeated ids, the recall-0 queries (%d lines)", n_lines);
     vbench__result__init(&r);
     r.result_key = "k-none";
     r.item_key = (char *)it->key;
     ok(vb_result_kind_of(&r) == NULL, "a Result with no body has no kind");
+    size_t tables = 0;
+    while (vb_result_table(tables) && tables < 100) tables++;
+    is_int((int)tables, (int)store_n_result_kinds, "vb_result_table names every kind's table, then NULL");
+    is_str(vb_result_table(0), store_result_kinds[0].table, "in the table's order");
+    /* status's "last result" reads every kind's table: a campaign whose only results are streaming windows */
+    for (size_t i = 0; vb_result_table(i); i++) {
+        char sql[200];
+        snprintf(sql, sizeof sql, "DELETE FROM %s", vb_result_table(i));
+        if (strcmp(vb_result_table(i), "streaming_result") != 0) sqlite3_exec(db, sql, NULL, NULL, NULL);
+    }
+    char *status = NULL;
+    size_t status_len = 0;
+    FILE *so = open_memstream(&status, &status_len);
+    vb_status_eta_print(db, path, 1, so);
+    fclose(so);
+    ok(status && strstr(status, "last result"), "status of a campaign with streaming results only: the time since "
+       "the last one (%s)", status ? status : "");
+    free(status);
 
     vb_store_close(&s);
 
@@ -192,7 +228,7 @@ int main(void) {
     if (rc == VB_OK) {
         is_int((int)count(vb_store_db(s), "SELECT COUNT(*) FROM v_cold_start"), 0,
                "its cold start view reads, empty (a reader gains the kind's table in a copy in memory)");
-        is_int((int)count(vb_store_db(s), "SELECT COUNT(*) FROM sweep_result"), 1, "and its other rows are there");
+        is_int((int)count(vb_store_db(s), "SELECT COUNT(*) FROM streaming_result"), 1, "and its other rows are there");
         vb_store_close(&s);
     }
     vb_plan_destroy(&plan);

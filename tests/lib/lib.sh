@@ -66,10 +66,25 @@ unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
     local text=$1 sub=$2; shift 2
     case "$text" in *"$sub"*) ok 1 "$*"; fail_note "#   '$sub' is in: $(printf %s "$text" | head -c 600)" ;; *) ok 0 "$*" ;; esac
 }
+# vb_on_exit CMD: CMD runs at the test's exit, before what the EXIT trap does already (a server's stop before
+# the removal of the scratch directory it lives in); nothing when the trap runs CMD already.
+vb_on_exit() {
+    local prev
+    eval "prev=($(trap -p EXIT))"          # trap -- 'COMMANDS' EXIT
+    prev=${prev[2]:-}
+    case "$prev" in *"$1"*) return 0 ;; esac
+    # shellcheck disable=SC2064
+    trap "$1; $prev" EXIT
+}
+# vb_profile FILE NAME DATASET <<'YML' ... YML: a test's profile: its name, k 10, one synthetic dataset "s" of DATASET
+# (e.g. "rows: 3000, queries: 50, dim: 16, metric: euclidean, seed: 2"), then stdin (its engines and phases).
+vb_profile() {
+    { printf 'name: %s\nk: 10\ndatasets:\n  - {name: s, source: synthetic, %s}\n' "$2" "$3"; cat; } >"$1"
+}
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
 # vb_image_path NAME: the engine image's directory (image-path.sh, shared with the server helpers).
-. "$VB_ROOT/tests/e2e/image-path.sh"
+. "$VB_ROOT/tests/lib/image-path.sh"
 # vb_ensure_image NAME...: makes sure the engine images exist (builds one on first use: a few minutes, cached
 # afterwards), so the server tests run on a fresh machine instead of skipping. Only root can build them; others get
 # what exists (and their tests skip, saying why). As root an image that cannot be built fails the test at once,
