@@ -26,7 +26,7 @@
  * moment instead, until a SIGCONT: a test does something between two items that the agent cannot outrun
  * (tests/e2e/42-server-restart-wait.t kills the server there); "stop-after-result:N" likewise after the N-th
  * Result (tests/e2e/20-kill-resume.t kills the coordinator there, so that the next run takes the item over). VBENCH_AGENT_PROTOCOL=N says protocol N in Hello
- * instead of VB_PROTOCOL_VERSION, to play an agent of another version (tests/e2e/86-protocol-version.t). */
+ * instead of VB_PROTOCOL_VERSION, to play an agent of another version (tests/e2e/76-protocol-version.t). */
 #include <czmq.h>
 #include <ctype.h>
 #include <getopt.h>

@@ -425,3 +425,14 @@ void vb_measure_wire_free(vb_measure_wire *w) {
     vb_phase_histogram_wire_free(&w->latency);
 }
 
+void vb_measure_point_begin(const vb_measure *m, int completes, vb_measure_wire *w, Vbench__Result *r) {
+    vb_measure_to_wire(m, w);
+    *r = (Vbench__Result)VBENCH__RESULT__INIT;
+    r->completes_item = completes;
+}
+
+void vb_measure_point_send(vb_phase_ctx *ctx, Vbench__Result *r, vb_measure_wire *w, const char *suffix) {
+    vb_phase_result(ctx, r, suffix);
+    vb_measure_wire_free(w);
+}
+

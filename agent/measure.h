@@ -97,4 +97,11 @@ typedef struct vb_measure_wire {
 void vb_measure_to_wire(const vb_measure *m, vb_measure_wire *w);
 void vb_measure_wire_free(vb_measure_wire *w);
 
+/* A measured point's result (sweep, filtered, churn before / after), in two steps around the caller's body:
+ * vb_measure_point_begin puts m on the wire (w) and readies the envelope r (completes: whether it completes the
+ * item); the caller points its body's m at &w->msg and r's body at its body; vb_measure_point_send sends r under
+ * the key suffix and frees w. */
+void vb_measure_point_begin(const vb_measure *m, int completes, vb_measure_wire *w, Vbench__Result *r);
+void vb_measure_point_send(vb_phase_ctx *ctx, Vbench__Result *r, vb_measure_wire *w, const char *suffix);
+
 #endif

@@ -65,6 +65,16 @@ vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_
     return (vb_gt_opts){.progress = gt_progress, .progress_arg = gp, .stop = ctx->stop};
 }
 
+vb_gt_opts vb_phase_gt_start(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries) {
+    vb_phase_progress(ctx, "ground truth", 0, n_queries, 0, 1);
+    return vb_phase_gt_opts(ctx, gp, n_queries);
+}
+
+double vb_phase_gt_done(const vb_phase_gt_progress *gp) {
+    vb_phase_progress(gp->ctx, "ground truth", gp->n_queries, gp->n_queries, 0, 1);
+    return (double)(vb_now_ns() - gp->t0_ns) / 1e9;
+}
+
 int vb_phase_groundtruth(vb_phase_ctx *ctx, vb_session *s, int *computed, vb_error *err) {
     vb_phase_gt_progress gp;
     vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);

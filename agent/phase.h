@@ -65,6 +65,10 @@ typedef struct vb_phase_gt_progress {
     int computed;          /* the callback ran: the ground truth was computed, not loaded from the cache */
 } vb_phase_gt_progress;
 vb_gt_opts vb_phase_gt_opts(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries);
+/* The same, with the "ground truth" stage shown at 0 of n_queries now; vb_phase_gt_done shows it complete and
+ * returns the seconds since vb_phase_gt_start (a ground truth got on its own, outside vb_phase_groundtruth). */
+vb_gt_opts vb_phase_gt_start(vb_phase_ctx *ctx, vb_phase_gt_progress *gp, uint64_t n_queries);
+double vb_phase_gt_done(const vb_phase_gt_progress *gp);
 /* vb_session_groundtruth for ctx's phase, reporting its progress; *computed (may be NULL): 1 when it was computed
  * here, 0 when the session had it, the cache held it or the dataset's shipped neighbours served. */
 int vb_phase_groundtruth(vb_phase_ctx *ctx, vb_session *s, int *computed, vb_error *err);

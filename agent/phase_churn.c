@@ -115,21 +115,19 @@ static int insert_range(churn *c, size_t from, size_t to, int report, size_t *do
  * repeats), "before-R" for the others. */
 static void send_measure(vb_phase_ctx *ctx, Vbench__ChurnStage stage, long r, const vb_measure *m, int completes) {
     vb_measure_wire mw;
-    vb_measure_to_wire(m, &mw);
+    Vbench__Result res;
+    vb_measure_point_begin(m, completes, &mw, &res);
     Vbench__ChurnResult cr = VBENCH__CHURN_RESULT__INIT;
     cr.stage = stage;
     cr.m = &mw.msg;
     cr.seconds = m->elapsed_s;
     cr.repeat = (uint32_t)r;
-    Vbench__Result res = VBENCH__RESULT__INIT;
-    res.completes_item = completes;
     res.body_case = VBENCH__RESULT__BODY_CHURN;
     res.churn = &cr;
     char suffix[64];
     if (r > 1) snprintf(suffix, sizeof suffix, "%s-%ld", vb_wire_churn_stage_name(stage), r);
     else snprintf(suffix, sizeof suffix, "%s", vb_wire_churn_stage_name(stage));
-    vb_phase_result(ctx, &res, suffix);
-    vb_measure_wire_free(&mw);
+    vb_measure_point_send(ctx, &res, &mw, suffix);
 }
 
 /* The stage's measurements, p->repeats of them back to back on the same index (nothing changes it between

@@ -74,17 +74,14 @@ static int filtered_groundtruth(vb_phase_ctx *ctx, vb_session *s, const uint8_t 
         return VB_ERROR;
     struct stat before, after;
     int existed = stat(path, &before) == 0;
-    vb_phase_progress(ctx, "ground truth", 0, s->ds->n_test, 0, 1);
-    uint64_t t0 = vb_now_ns();
     vb_phase_gt_progress gp;
-    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, s->ds->n_test);
+    vb_gt_opts go = vb_phase_gt_start(ctx, &gp, s->ds->n_test);
     if (vb_groundtruth_get_opts(s->ds, (size_t)s->k, mask, mask_tag, ctx->cache_dir, &go, gt, err) != VB_OK)
         return vb_error_prefix(err, "filtered ground truth (%s) for %s", mask_tag, s->dataset_name);
-    double secs = (double)(vb_now_ns() - t0) / 1e9;
+    double secs = vb_phase_gt_done(&gp);
     /* A cache file that failed its checks is recomputed and replaced (renamed over): a new inode. */
     int cached = existed && stat(path, &after) == 0 && after.st_ino == before.st_ino &&
                  after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec;
-    vb_phase_progress(ctx, "ground truth", s->ds->n_test, s->ds->n_test, 0, 1);
     vb_phase_log(ctx, "info", "filtered ground truth %s for %s: %s in %.2f s", mask_tag, s->dataset_name,
                  cached ? "loaded from the cache" : "computed and cached", secs);
     return VB_OK;
@@ -95,7 +92,8 @@ static void send_result(vb_phase_ctx *ctx, const vb_measure *m, double sel, doub
                         const char *filter_text, int pred) {
     vb_phase_progress(ctx, "queries", m->queries, m->queries, m->qps, 1);
     vb_measure_wire mw;
-    vb_measure_to_wire(m, &mw);
+    Vbench__Result r;
+    vb_measure_point_begin(m, 1, &mw, &r);
     Vbench__FilteredResult w = VBENCH__FILTERED_RESULT__INIT;
     w.selectivity = sel;
     w.passing_rows = passing;
@@ -104,12 +102,9 @@ static void send_result(vb_phase_ctx *ctx, const vb_measure *m, double sel, doub
     w.m = &mw.msg;
     w.filter = (char *)filter_text;
     w.predicate = (char *)vb_filter_predicate_name(pred);
-    Vbench__Result r = VBENCH__RESULT__INIT;
-    r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_FILTERED;
     r.filtered = &w;
-    vb_phase_result(ctx, &r, "filtered");
-    vb_measure_wire_free(&mw);
+    vb_measure_point_send(ctx, &r, &mw, "filtered");
 }
 
 /* A class predicate's point: one class filter per query, the ground truth per query over its class's rows. */
@@ -164,19 +159,16 @@ static int filtered_by_class(vb_phase_ctx *ctx, int pred, long nq, long ef, vb_e
     snprintf(tag, sizeof tag, "%s", name);
 
     vb_groundtruth gt;
-    vb_phase_progress(ctx, "ground truth", 0, ds->n_test, 0, 1);
-    uint64_t t0 = vb_now_ns();
     vb_phase_gt_progress gp;
-    vb_gt_opts go = vb_phase_gt_opts(ctx, &gp, ds->n_test);
+    vb_gt_opts go = vb_phase_gt_start(ctx, &gp, ds->n_test);
     int rc = vb_groundtruth_by_class(ds, (size_t)s->k, qclass, tag, ctx->cache_dir, &go, &gt, err);
     free(qclass);
     if (rc != VB_OK) {
         free(filters);
         return vb_error_prefix(err, "filtered ground truth (%s) for %s", name, s->dataset_name);
     }
-    vb_phase_progress(ctx, "ground truth", ds->n_test, ds->n_test, 0, 1);
     vb_phase_log(ctx, "info", "filtered ground truth %s for %s (one per class) in %.2f s", name, s->dataset_name,
-                 (double)(vb_now_ns() - t0) / 1e9);
+                 vb_phase_gt_done(&gp));
     vb_measure m;
     if (ctx->stop && atomic_load(ctx->stop)) rc = vb_error_set(err, "agent", 1, "aborted");
     if (rc == VB_OK) {

@@ -107,7 +107,8 @@ int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err) {
     }
     if (rc == VB_OK) {
         vb_measure_wire mw;
-        vb_measure_to_wire(&m, &mw);
+        Vbench__Result r;
+        vb_measure_point_begin(&m, 1, &mw, &r);
         Vbench__SweepResult w = VBENCH__SWEEP_RESULT__INIT;
         w.ef_search = (int32_t)ef;
         w.m = &mw.msg;
@@ -117,12 +118,9 @@ int vb_phase_recall_sweep(vb_phase_ctx *ctx, vb_error *err) {
         w.warmup_queries = warm_queries;
         w.warmup_s = warm_s;
         if (answers && !m.answers) vb_phase_log(ctx, "warn", "%s", m.answers_note);
-        Vbench__Result r = VBENCH__RESULT__INIT;
-        r.completes_item = 1;
         r.body_case = VBENCH__RESULT__BODY_SWEEP;
         r.sweep = &w;
-        vb_phase_result(ctx, &r, "sweep");
-        vb_measure_wire_free(&mw);
+        vb_measure_point_send(ctx, &r, &mw, "sweep");
         vb_measure_free(&m);
     }
     return rc;

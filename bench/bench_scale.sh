@@ -94,7 +94,10 @@ YML
     rm -rf "$work/cache"   # the corpus: up to 3.8 GB per size
 done
 
-if command -v column >/dev/null; then column -t -s $'\t' "$TABLE"; else cat "$TABLE"; fi
+# aligned by awk, not column(1): a minimal Debian has no bsdextrautils (make fresh-check found it)
+awk -F'\t' '{ for (i = 1; i <= NF; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } if (NF > nf) nf = NF }
+     END { for (r = 1; r <= NR; r++) { l = ""; for (i = 1; i <= nf; i++) l = l sprintf(i < nf ? "%-" w[i] "s  " : "%s", c[r, i])
+           print l } }' "$TABLE"
 echo "# gen_s, gen_mib_w: the synthetic corpus generated and written as the float32 cache (agent's /proc/self/io)"
 echo "# gt_s, gt_gmadds, gt_mib_r: the exact ground truth (queries x rows x dim multiply-adds), what it read from disk"
 echo "# peak_rss_mib / peak_anon_mib: the client agent's VmRSS / RssAnon, largest sample (every 0.2 s)"

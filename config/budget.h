@@ -1,5 +1,5 @@
 /* The server budget: which CPUs and how much memory the database gets, how large its private /dev/shm is, and
- * what is left for the client. docs/design.md §1 and §5: the reference run gave the server CPUs 0-63, 120.8 GB (no swap)
+ * what is left for the client. docs/design.md §5: the reference run gave the server CPUs 0-63, 120.8 GB (no swap)
  * and a 13 GB /dev/shm, the client CPUs 64-79 and 8 GB. Those numbers belong to one host; a profile names a
  * layout and the budget is resolved against the host the server runs on, so the same profile fits a laptop.
  *

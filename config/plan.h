@@ -32,7 +32,7 @@ typedef enum {
 
 const char *vb_phase_name(vb_phase_kind k);                 /* "build", "recall_sweep", ... */
 int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
-/* The phases in execution order, i from 0 to VB_PHASE__COUNT - 1: build, recall_sweep, concurrency, filtered,
+/* The phases in execution order, i from 0 to VB_PHASE__COUNT - 1: build, recall_sweep, concurrency, capacity, filtered,
  * cold_start, churn, streaming. cold_start comes before churn so that it restarts the index the other phases measured, not
  * one that churn has rewritten. */
 vb_phase_kind vb_phase_order(int i);

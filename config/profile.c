@@ -8,7 +8,7 @@
  *
  * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
- * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / cold_start /
+ * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / capacity / filtered / cold_start /
  * churn / streaming; an empty section means all defaults; run in that fixed order, config/plan.h vb_phase_order), limits (phase_timeout_s, on_server_failure,
  * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
@@ -196,6 +196,48 @@ static const field limits_fields[] = {
     {"footprint_every_s", F_INT, 0, 2592000, NULL, NULL}, /* the coordinator's memory as an event (600); 0: never */
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* The footprint's period when the profile names none: not a default of the table above, so that a profile without
+ * it keeps its manifest (the settings) as it was. */
+#define FOOTPRINT_EVERY_S 600
+
+/* vb_on_server_failure is indexed as server_failure_choices. */
+const char *vb_on_server_failure_name(vb_on_server_failure v) {
+    return (unsigned)v <= VB_ON_SERVER_FAILURE_STOP ? server_failure_choices[v] : "?";
+}
+
+/* limits.KEY as the profile has it (validated against its field), else the field's default: the one place the
+ * defaults of limits_fields are read. */
+static const char *limit_value(const vb_profile *p, const char *key) {
+    char dotted[64];
+    snprintf(dotted, sizeof dotted, "limits.%s", key);
+    const char *v = vb_kv_get(p->settings, p->n_settings, dotted, NULL);
+    if (v) return v;
+    for (const field *f = limits_fields; f->key; f++)
+        if (strcmp(f->key, key) == 0) return f->def;
+    return NULL;
+}
+
+/* p->limits from the checked settings (each value in its field's range, or the field's default). */
+static void fill_limits(vb_profile *p) {
+    vb_limits *l = &p->limits;
+    l->phase_timeout_s = atol(limit_value(p, "phase_timeout_s"));
+    l->stop_on_item_failure = strcmp(limit_value(p, "on_item_failure"), "stop") == 0;
+    const char *sf = limit_value(p, "on_server_failure");
+    l->on_server_failure = VB_ON_SERVER_FAILURE_RESTART;
+    for (int i = 0; server_failure_choices[i]; i++)
+        if (strcmp(sf, server_failure_choices[i]) == 0) l->on_server_failure = (vb_on_server_failure)i;
+    l->server_start_timeout_s = atol(limit_value(p, "server_start_timeout_s"));
+    l->agent_silent_s = atof(limit_value(p, "agent_silent_s"));
+    l->agent_silent_ns = (uint64_t)(l->agent_silent_s * 1e9);
+    l->fail_on_agent_lost = strcmp(limit_value(p, "on_agent_lost"), "fail") == 0;
+    l->max_attempts = (unsigned)atol(limit_value(p, "max_attempts"));
+    l->abort_unanswered_s = atof(limit_value(p, "abort_unanswered_s"));
+    l->abort_unanswered_ns = (uint64_t)(l->abort_unanswered_s * 1e9);
+    l->backup_every_s = atof(limit_value(p, "backup_every_s"));
+    const char *fp = limit_value(p, "footprint_every_s");
+    l->footprint_every_s = fp ? atof(fp) : FOOTPRINT_EVERY_S;
+}
+
 /* insecure: plain TCP between coordinator and agents, honoured on a loopback address only (proto/transport.h).
  * No default, so that profiles without the section keep their manifest as it was. */
 static const field transport_fields[] = {
@@ -269,7 +311,8 @@ static int in_list(const char *const *list, const char *s) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
-/* Private part of a profile: where each engine key was written, for vb_profile_check_engines' messages. */
+/* Private part of a profile: where each engine key was written, for vb_profile_check_engines' messages, and which
+ * engine parameters are search-time (vb_profile_share_builds). */
 
 typedef struct engine_line {
     char *engine;
@@ -282,6 +325,7 @@ typedef struct profile_impl {
     vb_profile pub;   /* first: a vb_profile * is a profile_impl * */
     engine_line *lines;
     size_t n_lines;
+    vb_profile_search_time_fn search_time;   /* NULL until vb_profile_share_builds is given one */
 } profile_impl;
 
 /* ---------------------------------------------------------------------------------------------------------- */
@@ -498,7 +542,8 @@ static int is_scalar_value(const vb_yaml_node *v) {
 static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_yaml_node *v, const char *path) {
     char got[64], buf[64], names[256];
     if (t == F_INT_AUTO && is_scalar_value(v) && strcmp(v->text, "auto") == 0) return strdup("auto");
-    if (t == F_INT_AUTO && is_scalar_value(v)) t = F_INT;
+    const int or_auto = t == F_INT_AUTO;
+    if (or_auto && is_scalar_value(v)) t = F_INT;
     if (!is_scalar_value(v)) {
         if (t == F_ENUM)
             fail(c, v ? v->line : 0, "key '%s': expected one of %s, got %s", path,
@@ -515,7 +560,8 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
         errno = 0;
         long x = strtol(s, &end, 10);
         if ((errno && errno != ERANGE) || end == s || *end != '\0') {
-            fail(c, v->line, "key '%s': expected an integer, got %s", path, vb_yaml_describe(v, got, sizeof got));
+            fail(c, v->line, "key '%s': expected an integer%s, got %s", path, or_auto ? " or auto" : "",
+                 vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
         if (errno == ERANGE || (double)x < f->min || (double)x > f->max) {   /* beyond a long: outside too */
@@ -859,28 +905,12 @@ static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) 
     return configs;
 }
 
-/* Adapter parameters that change only how queries run, not the index (a session setting per query): two
- * configurations that differ only in them search one index. Kept here, beside the loader, because reading and
- * planning a profile does not link the engines; an adapter not listed shares nothing. */
-static const char *const search_time_params[][4] = {
-    {"pgvector", "iterative_scan", "max_scan_tuples", NULL},
-    {"mariadb", "mhnsw_max_cache_size", NULL},
-    {"alisql", "vidx_hnsw_cache_size", NULL},
-    {"redis", "nothread", "filter_ef", NULL},
-};
-
-static int is_search_time(const char *adapter, const char *key) {
-    for (size_t i = 0; i < sizeof search_time_params / sizeof search_time_params[0]; i++)
-        if (strcmp(search_time_params[i][0], adapter) == 0) return in_list(&search_time_params[i][1], key);
-    return 0;
-}
-
 /* Every parameter of a that is not search-time is in b with the same value, and the other way round. */
-static int same_build_params(const vb_profile_engine *a, const vb_profile_engine *b) {
+static int same_build_params(const vb_profile_engine *a, const vb_profile_engine *b, vb_profile_search_time_fn st) {
     for (int pass = 0; pass < 2; pass++) {
         const vb_profile_engine *x = pass ? b : a, *y = pass ? a : b;
         for (size_t i = 0; i < x->n_params; i++) {
-            if (is_search_time(x->adapter, x->params[i].key)) continue;
+            if (st && st(x->adapter, x->params[i].key)) continue;
             const char *v = vb_kv_get(y->params, y->n_params, x->params[i].key, NULL);
             if (!v || strcmp(v, x->params[i].value) != 0) return 0;
         }
@@ -890,8 +920,12 @@ static int same_build_params(const vb_profile_engine *a, const vb_profile_engine
 
 /* Which configuration's build each one uses: an earlier one of the same entry whose index is the same (it differs
  * only in search-time parameters, and not in its own build settings), else itself. Not when the profile churns:
- * churn deletes and reinserts rows of the index, and the next configuration would search what churn left. */
-static void share_builds(vb_profile *p, int churns) {
+ * churn deletes and reinserts rows of the index, and the next configuration would search what churn left. Which
+ * parameters are search-time is the engines' word (their ops' search_params), given by vb_profile_share_builds;
+ * until then none is, and each configuration builds its own. */
+static void share_builds(vb_profile *p) {
+    vb_profile_search_time_fn st = ((profile_impl *)p)->search_time;
+    int churns = vb_profile_phase_find(p, "churn") != NULL;
     for (size_t e = 0; e < p->n_engines; e++) {
         vb_profile_engine *en = &p->engines[e];
         en->build_of = e;
@@ -901,7 +935,7 @@ static void share_builds(vb_profile *p, int churns) {
             const vb_profile_engine *o = &p->engines[j];
             if (vb_profile_engine_build_repeats(o) != 1) continue;
             if (o->build_of == j && strcmp(o->entry, en->entry) == 0 && strcmp(o->adapter, en->adapter) == 0 &&
-                same_build_params(o, en)) {
+                same_build_params(o, en, st)) {
                 int same = 1;   /* the build phase's own settings, when an engine has them */
                 for (size_t k = 0; k < en->n_overrides || k < o->n_overrides; k++) {
                     const vb_kv *kv = k < en->n_overrides ? &en->overrides[k] : &o->overrides[k];
@@ -916,6 +950,11 @@ static void share_builds(vb_profile *p, int churns) {
             }
         }
     }
+}
+
+void vb_profile_share_builds(vb_profile *p, vb_profile_search_time_fn search_time) {
+    ((profile_impl *)p)->search_time = search_time;
+    share_builds(p);
 }
 
 /* Engine entries, each expanded into its configurations: the cartesian product of its list values, the first
@@ -1198,7 +1237,7 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     if (check_datasets(c, root, p) != VB_OK || check_engines(c, root, impl) != VB_OK ||
         check_phases(c, root, p) != VB_OK)
         return VB_ERROR;
-    share_builds(p, vb_profile_phase_find(p, "churn") != NULL);
+    share_builds(p);
 
     kvbuf settings = {0};
     int rc = VB_OK;
@@ -1232,6 +1271,7 @@ static int check_profile(const ctx *c, const vb_yaml_node *root, profile_impl *i
     }
     p->settings = settings.kv;
     p->n_settings = settings.n;
+    if (rc == VB_OK) fill_limits(p);
     return rc;
 }
 
@@ -1446,7 +1486,7 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
             else free_engine(&p->engines[i]);
         }
         p->n_engines = n;
-        share_builds(p, vb_profile_phase_find(p, "churn") != NULL);   /* the one it shared with may be gone */
+        share_builds(p);   /* the one it shared with may be gone */
         if (n == 0) return vb_error_set(err, "profile", 1, "every engine of profile '%s' is optional: name them with --engines", p->name);
         return VB_OK;
     }
@@ -1492,7 +1532,7 @@ int vb_profile_select_engines(vb_profile *p, const char *csv, vb_error *err) {
                 free_engine(&p->engines[i]);
         }
         p->n_engines = n;
-        share_builds(p, vb_profile_phase_find(p, "churn") != NULL);   /* the one it shared with may be gone */
+        share_builds(p);   /* the one it shared with may be gone */
     }
     free(copy);
     free(keep);

@@ -9,6 +9,7 @@
 #define VB_CONFIG_PROFILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/error.h"
 #include "util/kv.h"
@@ -37,7 +38,8 @@ typedef struct vb_profile_engine {
     char *entry;
     char *adapter;
     size_t build_of;      /* the configuration whose build (index, table) it uses: itself, or an earlier one of its
-                           * entry that differs only in search-time parameters (pgvector iterative_scan) */
+                           * entry that differs only in search-time parameters (pgvector iterative_scan), once
+                           * vb_profile_check_engines has said which those are (vb_profile_share_builds) */
     vb_kv *overrides;     /* the engine's own phase settings: "recall_sweep.ef_search" -> "10,20,40" (canonical) */
     size_t n_overrides;
     vb_kv *params;
@@ -54,6 +56,32 @@ typedef struct vb_profile_phase {
     int line;
 } vb_profile_phase;
 
+/* The profile's `limits:` section, typed, every value filled once when the profile is parsed: the profile's value
+ * or the default of config/profile.c's limits table (docs/profiles.md "Limits"). The run reads these fields; no
+ * part of it repeats a default. */
+typedef enum {
+    VB_ON_SERVER_FAILURE_RESTART,
+    VB_ON_SERVER_FAILURE_SKIP,
+    VB_ON_SERVER_FAILURE_STOP
+} vb_on_server_failure;
+typedef struct vb_limits {
+    long phase_timeout_s;                  /* the wall-clock limit of one item */
+    int stop_on_item_failure;              /* on_item_failure: stop (else continue) */
+    vb_on_server_failure on_server_failure;
+    long server_start_timeout_s;
+    double agent_silent_s;                 /* an agent silent this long is lost */
+    uint64_t agent_silent_ns;              /* the same in ns, for the clocks */
+    int fail_on_agent_lost;                /* on_agent_lost: fail (else rerun) */
+    unsigned max_attempts;                 /* attempts of one item in all, every start counted */
+    double abort_unanswered_s;             /* an Abort unanswered this long: the agent is stuck */
+    uint64_t abort_unanswered_ns;
+    double backup_every_s;                 /* FILE.bak; 0: only at the end */
+    double footprint_every_s;              /* the coordinator's memory as an event; 0: never */
+} vb_limits;
+
+/* The word of on_server_failure ("restart", "skip", "stop"), as the profile writes it. */
+const char *vb_on_server_failure_name(vb_on_server_failure v);
+
 typedef struct vb_profile {
     char *name;
     char *source;          /* file path, or "embedded:profiles/dev.yml" */
@@ -66,6 +94,7 @@ typedef struct vb_profile {
     size_t n_phases;
     vb_kv *settings;            /* other top-level sections flattened: "limits.phase_timeout_s" -> "3600" */
     size_t n_settings;
+    vb_limits limits;           /* the limits.* settings, typed, defaults applied */
     char *yaml;            /* the original text */
 } vb_profile;
 
@@ -107,10 +136,17 @@ int vb_profile_dataset_set(vb_profile_dataset *d, const char *key, const char *v
 int vb_profile_phase_list_double(const vb_profile_phase *ph, const char *key, double *out, int cap, vb_error *err);
 
 /* Checks every engine entry against the engine registry (engines/engine.h): the name must be a registered
- * engine and every parameter one of its param_names. Errors name file, line and key like the loader's.
+ * engine and every parameter one of its param_names. Errors name file, line and key like the loader's. Then
+ * settles which configurations share a build, by the adapters' search_params (vb_profile_share_builds).
  * Kept apart from vb_profile_load (in config/profile_engines.c) so that code reading profiles does not have
  * to link the engines; the coordinator calls it right after loading. */
-int vb_profile_check_engines(const vb_profile *p, vb_error *err);
+int vb_profile_check_engines(vb_profile *p, vb_error *err);
+/* Whether parameter key of adapter changes only how queries run (a session setting per query), not the index. */
+typedef int (*vb_profile_search_time_fn)(const char *adapter, const char *key);
+/* Settles each configuration's build_of with search_time's answer (NULL: no parameter is search-time, each
+ * configuration builds its own, what the loader leaves), and keeps it for vb_profile_select_engines' next settling.
+ * vb_profile_check_engines calls it with the engine registry's answer (the adapters' search_params). */
+void vb_profile_share_builds(vb_profile *p, vb_profile_search_time_fn search_time);
 /* Every dataset whose metric is known now (its `metric`, or an HDF5 file's attribute) against every engine's metrics
  * (engines/engine.h): an engine that cannot compare by it (Redis vector sets: cosine only) refuses the campaign
  * before anything is created, naming the engine, the dataset and the metric. */

@@ -20,7 +20,15 @@ static const char *join(const char *const *names, size_t n, char *buf, size_t le
     return buf;
 }
 
-int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
+/* vb_profile_search_time_fn from the registry: key is one of the adapter's search_params. */
+static int registry_search_time(const char *adapter, const char *key) {
+    const vb_engine_ops *ops = vb_engine_find(adapter);
+    for (const char *const *a = ops ? ops->search_params : NULL; a && *a; a++)
+        if (strcmp(*a, key) == 0) return 1;
+    return 0;
+}
+
+int vb_profile_check_engines(vb_profile *p, vb_error *err) {
     char known[512];
     for (size_t i = 0; i < p->n_engines; i++) {
         const vb_profile_engine *e = &p->engines[i];
@@ -50,6 +58,7 @@ int vb_profile_check_engines(const vb_profile *p, vb_error *err) {
                                 join(ops->param_names, 64, known, sizeof known));
         }
     }
+    vb_profile_share_builds(p, registry_search_time);
     return VB_OK;
 }
 

@@ -2,9 +2,10 @@
  *
  * The caller is coordinator/agents.c: vb_campaign_agent_on() turns each message into an event, agent_facts()
  * computes the guard flags, vb_campaign_agent_fire() steps this table and agent_do() carries out the actions
- * (intake.c records results and item ends, limits.c vb_campaign_check_liveness() fires SILENT, local_agents.c
- * vb_campaign_watch_local_agents() fires a local agent's death). The comments say which message each row is
- * for. Rows of one (state, event) pair are tried in order and the last has no guard: a pair without rows, or
+ * (intake.c records results and item ends). The loop's events come from the services as posts, fired by
+ * vb_campaign_agent_drain() (coordinator/agent_queue.h): limits.c's checks post SILENT, the limits' ABORT and the
+ * unanswered ones, local_agents.c posts a local agent's death, servers.c an ABORT for a dead server's item. The
+ * comments say which message each row is for. Rows of one (state, event) pair are tried in order and the last has no guard: a pair without rows, or
  * without that last row, is a bug that tests/unit/test_agent_fsm.c catches. */
 #include "coordinator/agent_fsm.h"
 

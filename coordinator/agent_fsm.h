@@ -52,7 +52,7 @@ typedef enum {
     VB_AGENT_EV_ABORT,            /* its item must stop: phase timeout, reinsert limit, server died, interrupted */
     VB_AGENT_EV_SILENT,           /* nothing heard for limits.agent_silent_s */
     VB_AGENT_EV_PROCESS_DIED,     /* local mode: its process ended (waitpid) */
-    VB_AGENT_EV_LIMIT_UNANSWERED, /* no answer within 30 s to the reinsert limit's abort */
+    VB_AGENT_EV_LIMIT_UNANSWERED, /* no answer within limits.abort_unanswered_s to the reinsert limit's abort */
     VB_AGENT_EV_CAMPAIGN_END,     /* the campaign is over (teardown) */
     VB_AGENT_EV_ABORT_UNANSWERED, /* an Abort (any phase, or a stale attempt's) unanswered for
                                    * limits.abort_unanswered_s: the agent is stuck in a call */

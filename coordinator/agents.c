@@ -1,6 +1,8 @@
-/* Agent sessions: the messages the coordinator sends, the facts and actions of the agent machine (the table in
- * coordinator/agent_fsm.c) for hello/welcome, assignments, aborts and the messages an agent sends, and the check
- * that a message's sender is the agent its key belongs to (under CURVE). */
+/* Agent sessions: the facts and actions of the agent machine (the table in coordinator/agent_fsm.c) for
+ * hello/welcome, assignments, aborts and the messages an agent sends; the drain of the events the services posted
+ * (coordinator/agent_queue.h); and the check that a message's sender is the agent its key belongs to (under CURVE).
+ * The agents' records and the messages out are coordinator/peers.c's. This file calls the services (intake,
+ * limits, plan_state, servers, local_agents); none of them calls back into it. */
 #include <czmq.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,68 +12,6 @@
 #include "store/capacity.h"
 #include "util/pidns.h"
 #include "util/versions.h"
-
-/* ---- messages out ---------------------------------------------------------------------------------------- */
-
-/* A failed send (the agent's connection is gone: ROUTER_MANDATORY says so) is recorded once until a send to
- * that agent works again; the heartbeat deadline decides what the silence means. */
-void vb_campaign_send_to(campaign *c, peer *p, Vbench__Envelope *env) {
-    vb_error err;
-    if (vb_wire_send(c->router, p->routing, env, &err) != VB_OK) {
-        if (!p->send_failed)
-            vb_store_event(c->store, VB_EVENT_SEND_FAILED, "warn", NULL, "coordinator",
-                           "sending %s to %s: %s (further failures to it are "
-                           "not recorded until a send works again)", vb_wire_body_name(env), p->id, err.message);
-        p->send_failed = 1;
-    } else {
-        p->send_failed = 0;
-    }
-    p->last_sent_ns = vb_now_ns();
-}
-
-void vb_campaign_send_ack(campaign *c, peer *p, const char *key, unsigned attempt) {
-    Vbench__Ack ack = VBENCH__ACK__INIT;
-    ack.result_key = (char *)key;
-    ack.attempt = attempt;
-    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
-    env.body_case = VBENCH__ENVELOPE__BODY_ACK;
-    env.ack = &ack;
-    vb_campaign_send_to(c, p, &env);
-}
-
-/* An Abort (reason, item, why: its detail), a Bye (reason is its code, why its text) or a Heartbeat. */
-void vb_campaign_send_simple(campaign *c, peer *p, Vbench__Envelope__BodyCase which, int reason, const char *item,
-                        const char *why) {
-    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
-    Vbench__Abort ab = VBENCH__ABORT__INIT;
-    Vbench__Bye bye = VBENCH__BYE__INIT;
-    Vbench__Heartbeat hb = VBENCH__HEARTBEAT__INIT;
-    env.body_case = which;
-    if (which == VBENCH__ENVELOPE__BODY_ABORT) {
-        ab.item_key = (char *)item;
-        ab.reason = (Vbench__AbortReason)reason;
-        ab.detail = (char *)(why ? why : "");
-        env.abort = &ab;
-    } else if (which == VBENCH__ENVELOPE__BODY_BYE) {
-        bye.code = (Vbench__ByeCode)reason;
-        bye.reason = (char *)why;
-        env.bye = &bye;
-    } else {
-        env.heartbeat = &hb;
-    }
-    vb_campaign_send_to(c, p, &env);
-}
-
-/* A Bye to a sender that is not (or not yet) a peer of ours: one refused before its hello was accepted. */
-static void send_bye_to(campaign *c, zframe_t *routing, Vbench__ByeCode code, const char *why) {
-    Vbench__Bye bye = VBENCH__BYE__INIT;
-    bye.code = code;
-    bye.reason = (char *)why;
-    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
-    env.body_case = VBENCH__ENVELOPE__BODY_BYE;
-    env.bye = &bye;
-    vb_wire_send(c->router, routing, &env, NULL);
-}
 
 /* Sends item i's Assign, for its current attempt, to p. first: the attempt starts now (a churn reinsert
  * restarts or continues from its checkpoint, said once); otherwise the same Assign again, to an agent whose
@@ -156,7 +96,8 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     vb_wire_point_make(&point, &wp);
     a.point = &wp;
     a.k = (uint32_t)c->profile->k;
-    a.io_timeout_s = (uint32_t)c->phase_timeout_s;   /* no driver call outlasts the phase (docs/reliability.md) */
+    /* no driver call outlasts the phase (docs/reliability.md) */
+    a.io_timeout_s = (uint32_t)c->profile->limits.phase_timeout_s;
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
@@ -171,10 +112,11 @@ static int assign(campaign *c, peer *p, int i) {
     /* Every start counts, resumes included (a coordinator killed during a long load starts it again each time):
      * an item started limits.max_attempts times fails with the count instead of starting once more. */
     unsigned used = c->runs[i].attempt - c->runs[i].base;
-    if (used >= c->max_attempts) {
+    if (used >= c->profile->limits.max_attempts) {
         char msg[300];
         snprintf(msg, sizeof msg, "started %u times (every start counts, resumes included); limits.max_attempts = %u "
-                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used, c->max_attempts);
+                 "is used up (raise it, or `vbench resume --retry-failed` for a new budget)", used,
+                 c->profile->limits.max_attempts);
         vb_campaign_fail_item(c, i, "attempts", msg);
         return VB_ERROR;
     }
@@ -202,22 +144,6 @@ static int assign(campaign *c, peer *p, int i) {
 }
 
 /* ---- the agent state machine ------------------------------------------------------------------------------ */
-
-peer *vb_campaign_find_peer(campaign *c, const char *id) {
-    for (size_t i = 0; i < c->n_peers; i++)
-        if (strcmp(c->peers[i].id, id) == 0) return &c->peers[i];
-    return NULL;
-}
-
-/* "Say hello": to the sender of a message we cannot place (we restarted, or marked it lost). */
-static void ask_hello(campaign *c, zframe_t *routing) {
-    Vbench__Heartbeat hb = VBENCH__HEARTBEAT__INIT;
-    hb.hello_again = 1;
-    Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
-    env.body_case = VBENCH__ENVELOPE__BODY_HEARTBEAT;
-    env.heartbeat = &hb;
-    vb_wire_send(c->router, routing, &env, NULL);
-}
 
 /* The item a message names (its plan index, -1 when none or not in the plan), its key and attempt. */
 static int message_item(campaign *c, const Vbench__Envelope *env, const char **key, unsigned *attempt) {
@@ -275,14 +201,7 @@ static unsigned agent_facts(campaign *c, const agent_ev *ev) {
 static peer *record_hello(campaign *c, agent_ev *ev) {
     const Vbench__Hello *h = ev->env->hello;
     peer *p = ev->p;
-    if (!p) {
-        c->peers = realloc(c->peers, (c->n_peers + 1) * sizeof *c->peers);
-        p = &c->peers[c->n_peers++];
-        memset(p, 0, sizeof *p);
-        snprintf(p->id, sizeof p->id, "%s", ev->id);
-        p->state = VB_AGENT_NEW;
-        p->item = -1;
-    }
+    if (!p && !(p = vb_campaign_peer_add(c, ev->id))) return NULL;
     zframe_destroy(&p->routing);
     p->routing = zframe_dup(ev->routing);
     p->send_failed = 0;
@@ -365,7 +284,7 @@ static void welcome(campaign *c, peer *p, const Vbench__Hello *h, vb_agent_state
     Vbench__Welcome w = VBENCH__WELCOME__INIT;
     w.campaign = c->profile->name;
     w.heartbeat_ms = HEARTBEAT_MS;
-    w.silent_ms = (uint32_t)(c->silent_ns / 1000000ull);
+    w.silent_ms = (uint32_t)(c->profile->limits.agent_silent_ns / 1000000ull);
     Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
     out.body_case = VBENCH__ENVELOPE__BODY_WELCOME;
     out.welcome = &w;
@@ -388,7 +307,7 @@ static void report_stuck(campaign *c, peer *p, vb_agent_state was) {
     vb_store_event(c->store, VB_EVENT_AGENT_STUCK, "error", key[0] ? key : NULL, "coordinator",
                    "agent %s did not answer the Abort of %s (attempt %u; %s) within limits.abort_unanswered_s = %.0f s "
                    "(waited %.1f s): stuck in a call; %s", p->id, key, att, p->abort_why,
-                   (double)c->abort_bound_ns / 1e9, waited, what);
+                   c->profile->limits.abort_unanswered_s, waited, what);
     vb_console_say(&c->console, "agent %s is stuck in %s (no answer to the Abort for %.0f s): %s", p->id, key, waited,
                    what);
     p->abort_sent_ns = 0;
@@ -421,10 +340,12 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
                  vb_git_revision(), VB_PROTOCOL_VERSION, h->host);
         vb_store_event(c->store, VB_EVENT_PROTOCOL_REFUSED, "error", NULL, "coordinator", "%s: refused", why);
         vb_console_say(&c->console, "refused agent %s: %s", ev->id, why);
-        send_bye_to(c, ev->routing, VBENCH__BYE_CODE__BYE_PROTOCOL, why);
+        vb_campaign_send_bye_to(c, ev->routing, VBENCH__BYE_CODE__BYE_PROTOCOL, why);
         break;
     }
-    case VB_AGENT_ACT_RECORD_HELLO: ev->p = record_hello(c, ev); break;
+    case VB_AGENT_ACT_RECORD_HELLO:
+        if (!(ev->p = record_hello(c, ev))) return VB_ERROR;   /* out of memory: not welcomed */
+        break;
     case VB_AGENT_ACT_INTERRUPT_ITEM: vb_campaign_interrupt_item(c, p->item, ev->why, 1); break;
     case VB_AGENT_ACT_REQUEUE_ITEM: {
         char why[700];
@@ -448,13 +369,13 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_WELCOME: welcome(c, p, h, was, row->note); break;
     case VB_AGENT_ACT_TOUCH: p->last_heard_ns = now; break;
     case VB_AGENT_ACT_NOTE_HEARD:
-        if (p->last_heard_ns + c->silent_ns < now)
+        if (p->last_heard_ns + c->profile->limits.agent_silent_ns < now)
             vb_store_event(c->store, VB_EVENT_AGENT_HEARD, "info", NULL, "coordinator",
                            "agent %s (lost) is heard again: asked to say hello",
                            p->id);
         p->last_heard_ns = now;
         break;
-    case VB_AGENT_ACT_ASK_HELLO: ask_hello(c, ev->routing); break;
+    case VB_AGENT_ACT_ASK_HELLO: vb_campaign_send_hello_again(c, ev->routing); break;
     case VB_AGENT_ACT_NOTE_PROGRESS: vb_campaign_note_progress(c, env->progress); break;
     case VB_AGENT_ACT_RECORD_LOG:
         vb_store_event(c->store, VB_EVENT_AGENT_LOG, vb_wire_log_level_name(env->log->level),
@@ -487,13 +408,17 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
     case VB_AGENT_ACT_REPORT_SILENT:
         vb_store_event(c->store, VB_EVENT_AGENT_LOST, "error", NULL, "coordinator",
                        "agent %s silent for %.1f s (limits.agent_silent_s = %.0f): marked lost (was %s)", p->id,
-                       (double)(now - p->last_heard_ns) / 1e9, (double)c->silent_ns / 1e9,
+                       (double)(now - p->last_heard_ns) / 1e9, c->profile->limits.agent_silent_s,
                        vb_agent_fsm_state_name(was));
         vb_console_say(&c->console, "agent %s silent for %.1f s: marked lost", p->id, (double)(now - p->last_heard_ns) / 1e9);
         break;
-    case VB_AGENT_ACT_EXPIRE_ITEM:
-        vb_campaign_expire_item(c, p->item, "the agent did not stop within 30 s of the limit");
+    case VB_AGENT_ACT_EXPIRE_ITEM: {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the agent did not stop within limits.abort_unanswered_s = %.0f s of the limit",
+                 c->profile->limits.abort_unanswered_s);
+        vb_campaign_expire_item(c, p->item, msg);
         break;
+    }
     case VB_AGENT_ACT_SEND_BYE:
         vb_campaign_send_simple(c, p, VBENCH__ENVELOPE__BODY_BYE, VBENCH__BYE_CODE__BYE_CAMPAIGN_OVER, NULL,
                                 "campaign over");
@@ -517,12 +442,17 @@ void vb_campaign_agent_fire(campaign *c, agent_ev *ev) {
     if (p->state != VB_AGENT_DRAINING) p->drain_key[0] = '\0';
 }
 
-/* Tells the agents that run item i to stop it (ABORT): a server death, a limit, the coordinator stopping. */
-void vb_campaign_abort_item_agents(campaign *c, int i, int reason, const char *why) {
-    for (size_t j = 0; j < c->n_peers; j++)
-        if (c->peers[j].item == i)
-            vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_ABORT, .p = &c->peers[j], .item = i, .reason = reason,
-                                      .why = why});
+/* Fires the events the services posted (coordinator/agent_queue.h), oldest first, each into its agent's machine;
+ * what an action posts meanwhile (a server report whose death stops an item) is fired in the same drain. An event
+ * for an agent that has no record (none is posted for one) is dropped. */
+void vb_campaign_agent_drain(campaign *c) {
+    vb_agent_post e;
+    while (vb_agent_queue_take(&c->agent_events, &e)) {
+        peer *p = vb_campaign_find_peer(c, e.agent);
+        if (!p) continue;
+        vb_campaign_agent_fire(c, &(agent_ev){.kind = e.kind, .p = p, .id = p->id, .item = e.item,
+                                              .reason = e.reason, .why = e.has_why ? e.why : NULL});
+    }
 }
 
 /* Handles one message from an agent: its body is the event of the agent's machine. */
@@ -582,6 +512,6 @@ int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key) 
                        "refused messages of agent %s: %s", id, why);
         vb_console_say(&c->console, "refused messages of agent %s: %s", id, why);
     }
-    send_bye_to(c, routing, VBENCH__BYE_CODE__BYE_REFUSED_KEY, why);
+    vb_campaign_send_bye_to(c, routing, VBENCH__BYE_CODE__BYE_REFUSED_KEY, why);
     return 0;
 }

@@ -161,7 +161,7 @@ static int prepare(campaign *c, vb_error *err) {
                                         "command again)", o->out);
         }
     }
-    vb_store_backup_every(c->store, atof(vb_profile_setting(c->profile, "limits.backup_every_s", "600")));
+    vb_store_backup_every(c->store, c->profile->limits.backup_every_s);
     c->orphan = -1;
     unsigned *retried = vb_campaign_attempt_bases(c, o->retry_failed, err);
     if (!retried ||
@@ -176,19 +176,10 @@ static int prepare(campaign *c, vb_error *err) {
     vb_estimate_campaign_start(c->store, c->profile, c->plan, o->cache_dir, o->quiet ? NULL : stderr);
     vb_notify_init(&c->notify, o->notify, c->profile, c->store, o->out);
     vb_server_pass_record(c->profile, c->store);
-    const char *t = vb_profile_setting(c->profile, "limits.phase_timeout_s", "3600");
-    c->phase_timeout_s = atol(t) > 0 ? atol(t) : 3600;
-    double ab = atof(vb_profile_setting(c->profile, "limits.abort_unanswered_s", "30"));
-    c->abort_bound_ns = (uint64_t)((ab > 0 ? ab : 30) * 1e9);
-    double silent = atof(vb_profile_setting(c->profile, "limits.agent_silent_s", "15"));
-    c->silent_ns = (uint64_t)((silent >= 1 ? silent : 15) * 1e9);
-    long attempts = atol(vb_profile_setting(c->profile, "limits.max_attempts", "3"));
-    c->max_attempts = attempts >= 1 ? (unsigned)attempts : 3;
-    c->rerun_lost = strcmp(vb_profile_setting(c->profile, "limits.on_agent_lost", "rerun"), "fail") != 0;
     if (c->orphan >= 0) {
-        c->orphan_deadline_ns = vb_now_ns() + c->silent_ns;
+        c->orphan_deadline_ns = vb_now_ns() + c->profile->limits.agent_silent_ns;
         vb_console_say(&c->console, "%s was running on agent %s when the coordinator stopped: waiting up to %.0f s for that agent",
-            c->plan->items[c->orphan].key, c->orphan_agent, (double)c->silent_ns / 1e9);
+            c->plan->items[c->orphan].key, c->orphan_agent, c->profile->limits.agent_silent_s);
     }
     snprintf(c->work_dir, sizeof c->work_dir, "%s.d", o->out);
     struct stat db_st;
@@ -239,6 +230,25 @@ static int prepare(campaign *c, vb_error *err) {
     return VB_OK;
 }
 
+/* What a campaign holds in memory, freed (the sockets and local agents are teardown's): teardown's last step and
+ * the unit tests' fixture's (tests/unit/campaign_fixture.h). */
+void vb_campaign_free_state(campaign *c) {
+    free(c->peers);
+    vb_agent_queue_clear(&c->agent_events);
+    free(c->items);
+    free(c->runs);
+    for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
+        for (size_t i = 0; i < c->servers[e].n_connect; i++)
+            free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
+        free(c->servers[e].connect);
+    }
+    free(c->servers);
+    free(c->server_of);
+    vb_store_close(&c->store);
+    vb_plan_destroy(&c->plan);
+    vb_profile_destroy(&c->profile);
+}
+
 static void teardown(campaign *c) {
     for (size_t i = 0; i < c->n_peers; i++) {
         vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_CAMPAIGN_END, .p = &c->peers[i], .item = -1});
@@ -258,19 +268,7 @@ static void teardown(campaign *c) {
         }
         rmdir(c->run_dir);
     }
-    free(c->peers);
-    free(c->items);
-    free(c->runs);
-    for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
-        for (size_t i = 0; i < c->servers[e].n_connect; i++)
-            free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
-        free(c->servers[e].connect);
-    }
-    free(c->servers);
-    free(c->server_of);
-    vb_store_close(&c->store);
-    vb_plan_destroy(&c->plan);
-    vb_profile_destroy(&c->profile);
+    vb_campaign_free_state(c);
 }
 
 /* SIGHUP asks for the allow-list to be read again (systemctl reload); the loop does it, not the handler. */
@@ -360,7 +358,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         sigaction(SIGHUP, &hup, NULL);
     }
     vb_footprint footprint;
-    vb_footprint_init(&footprint, atof(vb_profile_setting(c.profile, "limits.footprint_every_s", "600")));
+    vb_footprint_init(&footprint, c.profile->limits.footprint_every_s);
     uint64_t started = vb_now_ns(), end_wait_ns = 0;
     int code = 0, interrupted = 0;
     zpoller_t *poller = zpoller_new(c.router, NULL);
@@ -374,7 +372,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         if (vb_store_failure(c.store)) {
             /* The store failed (disk full, I/O error, damaged file): nothing more can be recorded, and retrying
              * would only repeat the failure. Stop cleanly, once; see the end of this function. */
-            vb_error_set(err, "results", VB_STORE_RETRY, "%s", vb_store_failure(c.store));
+            vb_error_set(err, "results", 0, "%s", vb_store_failure(c.store));
             vb_console_clear(&c.console);
             fprintf(stderr, "vbench: the results database %s cannot be written (%s): stopping the campaign\n", o->out,
                     vb_store_failure(c.store));
@@ -420,11 +418,15 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             interrupted = 1;
             break;
         }
+        vb_campaign_agent_drain(&c);   /* what the servers' housekeeping and the assignment posted (nothing today) */
         receive_turn(&c, poller, 100);
         for (size_t i = 0; i < c.n_peers; i++)
             if (c.peers[i].state != VB_AGENT_LOST && vb_now_ns() - c.peers[i].last_sent_ns > HEARTBEAT_MS * 1000000ull)
                 vb_campaign_send_simple(&c, &c.peers[i], VBENCH__ENVELOPE__BODY_HEARTBEAT, 0, NULL, NULL);
-        vb_campaign_check_liveness(&c);
+        vb_campaign_agent_drain(&c);   /* what a message's handling posted (a server death stops its item) */
+        static void (*const checks[])(campaign *) = {vb_campaign_check_silent, vb_campaign_check_reinsert_limit,
+                                                      vb_campaign_check_unanswered, vb_campaign_check_phase_timeout};
+        for (size_t k = 0; k < sizeof checks / sizeof checks[0]; k++) checks[k](&c), vb_campaign_agent_drain(&c);
         for (size_t i = 0; i < c.n_peers; i++)   /* notify.agent_lost_min */
             if (c.peers[i].state == VB_AGENT_LOST)
                 vb_notify_agent_lost(&c.notify, c.peers[i].id, (double)(vb_now_ns() - c.peers[i].last_heard_ns) / 1e9);
@@ -432,6 +434,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                 vb_notify_agent_back(&c.notify, c.peers[i].id);
         vb_notify_tick(&c.notify);
         vb_campaign_watch_local_agents(&c);
+        vb_campaign_agent_drain(&c);
         vb_store_backup_tick(c.store);   /* FILE.bak every limits.backup_every_s */
         vb_footprint_tick(&footprint, c.store);   /* its own memory, every limits.footprint_every_s */
         int dead = 0;
@@ -472,7 +475,9 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         if (!waiting || vb_now_ns() > stop_deadline) break;
         vb_watchdog_tick("stopping the servers");
         receive_turn(&c, poller, 200);
+        vb_campaign_agent_drain(&c);
         vb_campaign_watch_local_agents(&c);
+        vb_campaign_agent_drain(&c);
     }
     zpoller_destroy(&poller);
     vb_console_clear(&c.console);
@@ -485,7 +490,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
          * the campaign resumable. */
         vb_error terr;
         if (vb_store_plan_tally(c.store, &n_done, &failed, &expired, &rest, not_done, sizeof not_done, &terr)) {
-            vb_error_set(err, "results", VB_STORE_RETRY, "%s", terr.message);
+            vb_error_set(err, "results", terr.code, "%s", terr.message);
             interrupted = 1;
         } else if (rest) {
             vb_error_set(err, "coordinator", 1, "%zu of %zu plan items are not done: %s", rest, c.plan->n_items,

@@ -1,12 +1,17 @@
 /* The coordinator's private interface: the campaign's state (plan items, agents, servers, local agents) and the
  * functions its parts share. Only coordinator/ includes it; the public entry is coordinator/campaign.h.
- *   campaign.c      the event loop, set-up and teardown, the terminal output (say, the progress line)
+ *   campaign.c      the event loop, set-up and teardown; it drains the agent events after each service call
+ *   agents.c        the agent machine's facts and actions, the drain of the posted events, the sender check
+ *   peers.c         the agents' records (made, found) and every message sent to one; posting agent events
  *   plan_state.c    items' states and attempts, what runs next, interrupt / fail / expire / skip, the orphan
- *   agents.c        agent sessions: messages out, the agent machine's facts and actions, the sender check
  *   local_agents.c  local mode's agent processes: spawn, watch, stop
  *   servers.c       servers of engines with a recipe: the server machine's facts and actions, reports
  *   limits.c        silent agents, the churn reinsert's limit clock, the phase timeout
- *   intake.c        results and the ends of attempts (Done, Failed) */
+ *   intake.c        results and the ends of attempts (Done, Failed)
+ * Who calls whom (docs/design.md §8, checked by tests/e2e/05-layout.t): campaign.c calls all; agents.c calls
+ * the services (intake, limits, local_agents, servers, plan_state) and peers; the services call plan_state and
+ * peers (intake also servers); plan_state and peers call none of them. A service that needs the agent machine
+ * posts an event (vb_campaign_post) that campaign.c fires after the service returns (coordinator/agent_queue.h). */
 #ifndef VB_COORDINATOR_CAMPAIGN_INT_H
 #define VB_COORDINATOR_CAMPAIGN_INT_H
 
@@ -17,6 +22,7 @@
 #include "config/plan.h"
 #include "config/profile.h"
 #include "coordinator/agent_fsm.h"
+#include "coordinator/agent_queue.h"
 #include "coordinator/campaign.h"
 #include "coordinator/console.h"
 #include "coordinator/server_fsm.h"
@@ -34,7 +40,7 @@
 typedef enum { ITEM_PENDING, ITEM_RUNNING, ITEM_DONE, ITEM_FAILED, ITEM_SKIPPED, ITEM_EXPIRED } item_state;
 
 /* An agent's record. Its states (IDLE, BUSY, DRAINING, LOST; NEW while it has none), events and transitions are
- * the table in coordinator/agent_fsm.c, driven by vb_campaign_agent_fire(). */
+ * the table in coordinator/agent_fsm.c, driven by vb_campaign_agent_fire(); the records are peers.c's. */
 typedef struct peer {
     char id[128];
     zframe_t *routing;
@@ -110,7 +116,7 @@ typedef struct local_agent {
     char cert[400];   /* its own throw-away key pair under CURVE, named by its id (the id is bound to the key) */
     pid_t pid;
     int respawns;
-    uint64_t spawned_ns;   /* when the current process started: a lost agent is killed only after silent_ns of it */
+    uint64_t spawned_ns;   /* when the current process started: a lost agent is killed only after limits.agent_silent_s of it */
 } local_agent;
 
 typedef struct campaign {
@@ -136,11 +142,7 @@ typedef struct campaign {
     int need_orchestrator;     /* a selected engine has a recipe */
     vb_budget local_budget;    /* resolved against this host (local mode) */
     int running;          /* plan index of the running item, or -1 */
-    long phase_timeout_s;
-    uint64_t silent_ns;        /* limits.agent_silent_s */
-    uint64_t abort_bound_ns;   /* limits.abort_unanswered_s: how long an Abort may go unanswered */
-    unsigned max_attempts;     /* limits.max_attempts */
-    int rerun_lost;            /* limits.on_agent_lost is rerun (else fail) */
+    /* The limits (limits.*) are the profile's typed struct, profile->limits, filled once by config/profile.c. */
     /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
      * still run it. Nothing is assigned until that agent said hello or orphan_deadline_ns passed. */
     int orphan;
@@ -155,6 +157,7 @@ typedef struct campaign {
     long limit_s;
     vb_console console;        /* the terminal: sentences and the progress line (coordinator/console.h) */
     vb_notify notify;          /* the notify command (coordinator/notify.h) */
+    vb_agent_queue agent_events;   /* posted by the services, fired by vb_campaign_agent_drain (agent_queue.h) */
 } campaign;
 
 typedef struct kvbuild {
@@ -186,6 +189,10 @@ typedef struct agent_ev {
     int reason;                     /* ABORT: the reason (Vbench__AbortReason) */
 } agent_ev;
 
+/* ---- campaign.c -------------------------------------------------------------------------------------------- */
+
+void vb_campaign_free_state(campaign *c);
+
 /* ---- plan_state.c ------------------------------------------------------------------------------------------ */
 
 const char *vb_campaign_item_engine(campaign *c, int i);
@@ -202,22 +209,32 @@ void vb_campaign_record_failure(campaign *c, int i, const char *domain, const ch
 /* An item that failed already gets a better reason (its server's death behind the agent's lost connection): the
  * database's error and an event say it; the terminal, which printed the failure once, is not told it again. */
 void vb_campaign_restate_failure(campaign *c, int i, const char *domain, const char *message);
-void vb_campaign_note_finished(campaign *c, int i, const char *error);
 void vb_campaign_orphan_gone(campaign *c, const char *why);
 int vb_campaign_next_item(campaign *c);
 int vb_campaign_hold_assignments(campaign *c);
 void vb_campaign_note_waiting(campaign *c, int i);
+
+/* ---- peers.c ----------------------------------------------------------------------------------------------- */
+
+peer *vb_campaign_find_peer(campaign *c, const char *id);
+peer *vb_campaign_peer_add(campaign *c, const char *id);
 peer *vb_campaign_idle_peer_with_role(campaign *c, const char *role);
-
-/* ---- agents.c ---------------------------------------------------------------------------------------------- */
-
+/* An orchestrator that is not lost: prefer's when it is one, else the first; NULL none. */
+peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer);
+/* Posts an event of p's machine (coordinator/agent_queue.h): fired by the loop's next drain, not now. */
+void vb_campaign_post(campaign *c, vb_agent_event kind, const peer *p, int item, int reason, const char *why);
+void vb_campaign_post_abort_item(campaign *c, int i, int reason, const char *why);
 void vb_campaign_send_to(campaign *c, peer *p, Vbench__Envelope *env);
 void vb_campaign_send_ack(campaign *c, peer *p, const char *key, unsigned attempt);
 void vb_campaign_send_simple(campaign *c, peer *p, Vbench__Envelope__BodyCase which, int reason, const char *item,
                              const char *why);
-peer *vb_campaign_find_peer(campaign *c, const char *id);
+void vb_campaign_send_bye_to(campaign *c, zframe_t *routing, Vbench__ByeCode code, const char *why);
+void vb_campaign_send_hello_again(campaign *c, zframe_t *routing);
+
+/* ---- agents.c ---------------------------------------------------------------------------------------------- */
+
 void vb_campaign_agent_fire(campaign *c, agent_ev *ev);
-void vb_campaign_abort_item_agents(campaign *c, int i, int reason, const char *why);
+void vb_campaign_agent_drain(campaign *c);
 void vb_campaign_agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env);
 int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key);
 
@@ -234,7 +251,6 @@ const char *vb_campaign_engine_recipe(campaign *c, int e);
 int vb_campaign_servers_init(campaign *c);
 int vb_campaign_server_of(campaign *c, int e);
 const char *vb_campaign_server_name(campaign *c, int e);
-peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer);
 void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value);
 int vb_campaign_server_ready_for(campaign *c, int i);
 int vb_campaign_server_confirmed(campaign *c, int i);
@@ -248,12 +264,19 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev);
  * no recipe: the agent records the item as not applicable). */
 int vb_campaign_server_cold(campaign *c, int i, int first, vb_point *p);
 void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerReport *r);
+/* Item i of an engine ended (error: the agent's words when it failed, NULL when done): a server death reported
+ * a moment later is charged to it. */
+void vb_campaign_note_finished(campaign *c, int i, const char *error);
 
 /* ---- limits.c ---------------------------------------------------------------------------------------------- */
 
 void vb_campaign_item_limit_reset(campaign *c, int i);
 void vb_campaign_note_progress(campaign *c, const Vbench__Progress *pr);
-void vb_campaign_check_liveness(campaign *c);
+/* The checks of each turn, in this order, each followed by a drain of the events it posted. */
+void vb_campaign_check_silent(campaign *c);
+void vb_campaign_check_reinsert_limit(campaign *c);
+void vb_campaign_check_unanswered(campaign *c);
+void vb_campaign_check_phase_timeout(campaign *c);
 
 /* ---- intake.c ---------------------------------------------------------------------------------------------- */
 

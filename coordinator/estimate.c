@@ -11,38 +11,15 @@
 #include <time.h>
 
 #include "coordinator/history.h"
+#include "engines/engine.h"
 #include "util/clock.h"
 #include "datasets/shape.h"
 
-/* Defaults at dimension 128, for a host without history: order-of-magnitude rates from this project's runs on a
- * small machine (2 cores), not a promise. exact: QPS is computed from rows x dim instead. A rate of 0: the phase
- * has no such step (the graph grows on insert: no separate build). Unknown engines take the last row. */
-typedef struct rate_default {
-    const char *engine;
-    double load_rows_s, build_rows_s, insert_rows_s, qps100, filtered_qps;
-    double copies, row_overhead;   /* server data: copies x 4 x dim + row_overhead bytes per row; 0: no server */
-    const char *no_disk;           /* copies 0 with a server: why nothing on disk grows with the rows */
-} rate_default;
-
-static const rate_default defaults[] = {
-    {"hnswlib", 8000, 0, 8000, 3000, 1500, 0, 0, NULL},
-    {"exact", 1e6, 0, 1e6, 0, 0, 0, 0, NULL},
-    /* accepts the rows and answers at once (measured here by bench-scale: loads at 1.8e8 - 7.8e8 rows/s); without
-     * it the estimate of a 10M-row null campaign took the unknown engine's rates and said 4.7 h for 7 min */
-    {"null", 1e8, 0, 1e6, 1e6, 1e6, 0, 0, NULL},
-    /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
-    {"pgvector", 20000, 1500, 800, 800, 300, 2.3, 400, NULL},
-    /* InnoDB row + MHNSW graph table + the binary log of the load: ~2.5 copies */
-    {"mariadb", 1000, 0, 800, 600, 200, 2.5, 500, NULL},
-    /* keeps everything in memory (the recipe: save "", appendonly no): nothing on disk grows with the rows */
-    {"valkey", 5000, 0, 1500, 1500, 800, 0, 0, "the data is in the server's memory"},
-    /* Redis 8 vector sets: the graph grows on VADD. From the million-row campaign here (1M x 96 on one server CPU,
-     * docs/results-million-96.md): load 1,163 rows/s, reinserts about 890, QPS 561 at ef_search 80 (qps100 449),
-     * filtered 60 - 80; taken back to dimension 128 and 20,000 rows (x 0.75 x (1M / 20k)^0.15 = x 1.35). No
-     * persistence in the recipe, so nothing on disk grows with the rows. */
-    {"redis", 1600, 0, 1200, 600, 100, 0, 0, "the data is in the server's memory: the recipe keeps no persistence"},
-    {NULL, 2000, 1500, 800, 500, 200, 2.5, 500, NULL},
-};
+/* Defaults at dimension 128 and DEFAULT_ROWS, for a host without history: each engine's own (its ops' estimate,
+ * engines/engine.h vb_engine_estimate), or these for an engine that declares none. */
+static const vb_engine_estimate unknown_engine = {.load_rows_s = 2000, .build_rows_s = 1500, .insert_rows_s = 800,
+                                                  .qps100 = 500, .filtered_qps = 200, .copies = 2.5,
+                                                  .row_overhead = 500};
 
 /* Graph work per row grows with the corpus: an insert and a query walk a larger graph (about log(rows) hops) whose
  * vectors fit the CPU's caches less and less. A rate measured at r0 rows is taken as rate x (r0 / rows)^GRAPH_ROWS_EXP
@@ -103,10 +80,12 @@ static double prep_of(const vb_profile *p, size_t d, const vb_dataset_shape *sh,
     return cache_s + gt_s;
 }
 
-static const rate_default *default_of(const char *engine) {
-    const rate_default *d = defaults;
-    while (d->engine && strcmp(d->engine, engine) != 0) d++;
-    return d;
+/* The adapter's defaults, or the unknown engine's (an adapter not registered, or one that declares none). */
+static const vb_engine_estimate *default_of(const char *adapter, int *known) {
+    const vb_engine_ops *ops = vb_engine_find(adapter);
+    int k = ops && ops->estimate.load_rows_s > 0;
+    if (known) *known = k;
+    return k ? &ops->estimate : &unknown_engine;
 }
 
 static double point_num(const vb_plan_item *it, const char *key, double def) {
@@ -124,11 +103,12 @@ static double phase_num(const vb_profile *p, const char *kind, const char *key, 
 typedef struct rates {
     double load, build, insert, qps100, filtered;
     int measured;
+    int brute_force;   /* the adapter's estimate.brute_force: queries/s whatever ef_search */
 } rates;
 
-/* Rates measured (or defaulted) at r0 rows, taken to `rows` (GRAPH_ROWS_EXP above). exact's are computed. */
-static void scale_to_rows(rates *r, const char *engine, double r0, double rows) {
-    if (strcmp(engine, "exact") == 0 || r0 <= 0 || rows <= 0) return;
+/* Rates measured (or defaulted) at r0 rows, taken to `rows` (GRAPH_ROWS_EXP above). A brute force's are computed. */
+static void scale_to_rows(rates *r, const vb_engine_estimate *d, double r0, double rows) {
+    if (d->brute_force || r0 <= 0 || rows <= 0) return;
     double f = pow(r0 / rows, GRAPH_ROWS_EXP);
     if (r->build <= 0) r->load *= f;   /* the graph grows on insert: the load builds it */
     r->build *= f, r->insert *= f, r->qps100 *= f, r->filtered *= f;
@@ -138,12 +118,12 @@ static void scale_to_rows(rates *r, const char *engine, double r0, double rows) 
  * configuration "pgvector[variant=halfvec]" took the unknown engine's rates and sizes before) */
 static rates rates_for(const char *engine, const char *adapter, double dim, double rows, const char *cache_dir,
                        char *basis, size_t blen) {
-    const rate_default *d = default_of(adapter);
+    const vb_engine_estimate *d = default_of(adapter, NULL);
     double scale = 128.0 / (dim > 0 ? dim : 128);
     rates r = {d->load_rows_s * scale, d->build_rows_s * scale, d->insert_rows_s * scale, d->qps100 * scale,
-               d->filtered_qps * scale, 0};
-    if (strcmp(adapter, "exact") == 0) {
-        /* brute force: rows x dim multiply-adds per query on one thread */
+               d->filtered_qps * scale, 0, d->brute_force};
+    if (d->brute_force) {
+        /* rows x dim multiply-adds per query on one thread */
         r.qps100 = r.filtered = 2e9 / (rows * (dim > 0 ? dim : 128) + 1);
     }
     double r0 = DEFAULT_ROWS;
@@ -165,16 +145,17 @@ static rates rates_for(const char *engine, const char *adapter, double dim, doub
                                     h.campaign, h.rows, h.dim);
         if (n < blen) n += (size_t)snprintf(basis + n, blen - n, h.n_runs > 1 ? "; median of %d campaigns)" : ")",
                                             h.n_runs);
-        if (n < blen && strcmp(adapter, "exact") != 0 && fabs(r0 - rows) > 0.05 * rows)
+        if (n < blen && !d->brute_force && fabs(r0 - rows) > 0.05 * rows)
             snprintf(basis + n, blen - n, ", scaled to %.0f rows", rows);
     }
-    scale_to_rows(&r, adapter, r0, rows);
+    scale_to_rows(&r, d, r0, rows);
     return r;
 }
 
 double vb_estimate_bytes_per_row(const char *engine, const char *adapter, double dim, const char *cache_dir,
                                  char *basis, size_t blen) {
-    const rate_default *d = default_of(adapter ? adapter : engine);
+    int known;
+    const vb_engine_estimate *d = default_of(adapter ? adapter : engine, &known);
     if (dim <= 0) dim = 128;
     vb_history_rates h;
     vb_error herr;
@@ -200,7 +181,7 @@ double vb_estimate_bytes_per_row(const char *engine, const char *adapter, double
     }
     double per_row = d->copies * 4 * dim + d->row_overhead;
     snprintf(basis, blen, "%.0f B/row, the default for %s (no measurement on this host)", per_row,
-             d->engine ? d->engine : "an unknown engine");
+             known ? (adapter ? adapter : engine) : "an unknown engine");
     return per_row;
 }
 
@@ -252,7 +233,7 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
         if (!out->basis[it->engine]) out->basis[it->engine] = strdup(basis);
         double s = 0, ef = point_num(it, "ef_search", 100);
         double qps = r.qps100 * 100.0 / (ef > 0 ? ef : 100);
-        if (strcmp(adapter, "exact") == 0) qps = r.qps100;
+        if (r.brute_force) qps = r.qps100;
         if (!started[it->engine] && vb_profile_engine_recipe(&p->engines[it->engine])) s += SERVER_START_S;
         started[it->engine] = 1;
         if (!prepared[it->dataset]) s += prep_of(p, it->dataset, sh, out); /* the first item opens the dataset */
@@ -285,7 +266,7 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
             if (vb_history_filtered(cache_dir, engine, (long)dim, pred, sel, &fr) && fr.dim > 0)
                 fq = fr.qps100 * (double)fr.dim / dim * pow((double)fr.rows / rows, GRAPH_ROWS_EXP) * 100.0 /
                      (ef > 0 ? ef : 100);
-            if (strcmp(adapter, "exact") == 0) fq = r.filtered;
+            if (r.brute_force) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
                  ITEM_OVERHEAD_S;
             break;

@@ -1,4 +1,4 @@
-/* The runtime estimate of a campaign, before it starts (docs/design.md §3; the reference stand prints
+/* The runtime estimate of a campaign, before it starts (docs/commands.md "Estimate"; the reference stand prints
  * "mariadb ~12.1 h | alisql ~33.1 h ... total ~45.8 h"), and its comparison with the truth at the end.
  *
  * Each plan item gets seconds from its shape and the engine's rates: build = rows / load rate + rows / build
@@ -9,7 +9,8 @@
  * with a recipe. Each dataset's preparation is a line of its own: the float32 cache its opening writes (the synthetic
  * corpus, or a conversion) at CACHE_WRITE_BPS, and its exact ground truth (or, with ground_truth: shipped, the
  * check of its sample), both skipped by a run that finds them cached. Rates are the newest ones measured on this host at the nearest dimension
- * (coordinator/history.h), scaled by dimension, else the defaults in estimate.c (rough, per engine, said as such).
+ * (coordinator/history.h), scaled by dimension, else the engine's defaults (its ops' estimate, engines/engine.h;
+ * rough, said as such).
  *
  * Recorded in the manifest: estimate.total_s, estimate.engine.NAME_s, estimate.basis.NAME, estimate.items (a
  * JSON object item key -> seconds, read by `vbench status` for its ETA), estimate.run_started (epoch seconds).

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "datasets/shape.h"
+#include "util/fs.h"
 
 static const char *const schema =
     "CREATE TABLE IF NOT EXISTS measured ("
@@ -39,9 +40,8 @@ static int open_history(const char *cache_dir, int create, sqlite3 **db, vb_erro
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
-        for (char *p = dir + 1; *p; p++)
-            if (*p == '/') *p = '\0', mkdir(dir, 0755), *p = '/';
-        mkdir(dir, 0755);
+        vb_error mk;   /* a directory that cannot be made: the open below names the file */
+        vb_mkdirs(dir, 0755, &mk);
     }
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
@@ -233,12 +233,33 @@ static double one(sqlite3 *r, const char *sql, const char *engine, const char *d
     return v;
 }
 
+/* The six columns measured and measured_filtered begin with (the schema above): what was measured at which shape,
+ * by which campaign, when. */
+typedef struct measured_key {
+    const char *engine, *dataset;
+    sqlite3_int64 dim, rows;
+    const char *campaign, *recorded_at;
+} measured_key;
+
+/* Binds k to ?1 .. ?6 of s (reset first); a table's own columns follow from ?7. */
+static void bind_key(sqlite3_stmt *s, const measured_key *k) {
+    sqlite3_reset(s);
+    sqlite3_bind_text(s, 1, k->engine, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, k->dataset, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, k->dim);
+    sqlite3_bind_int64(s, 4, k->rows);
+    sqlite3_bind_text(s, 5, k->campaign, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 6, k->recorded_at, -1, SQLITE_STATIC);
+}
+
 int vb_history_record(const char *cache_dir, sqlite3 *r, const vb_profile *p, vb_error *err) {
     sqlite3 *db = NULL;
     if (open_history(cache_dir, 1, &db, err)) return -1;
-    sqlite3_stmt *ins = NULL;
-    if (sqlite3_prepare_v2(db, "INSERT INTO measured VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
+    sqlite3_stmt *ins = NULL, *fi = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO measured VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO measured_filtered VALUES (?,?,?,?,?,?,?,?,?)", -1, &fi, NULL) != SQLITE_OK) {
         vb_error_set(err, "history", 1, "%s", sqlite3_errmsg(db));
+        sqlite3_finalize(ins);
         sqlite3_close(db);
         return -1;
     }
@@ -285,35 +306,22 @@ int vb_history_record(const char *cache_dir, sqlite3 *r, const vb_profile *p, vb
                              p->engines[e].entry, ds);
             if (dir >= 0 && (data <= 0 || dir < data)) data = dir;
             v[6] = data / rows;
-            sqlite3_reset(ins);
-            sqlite3_bind_text(ins, 1, en, -1, SQLITE_STATIC);
-            sqlite3_bind_text(ins, 2, ds, -1, SQLITE_STATIC);
-            sqlite3_bind_int64(ins, 3, (sqlite3_int64)sh.dim);
-            sqlite3_bind_int64(ins, 4, (sqlite3_int64)rows);
-            sqlite3_bind_text(ins, 5, p->name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(ins, 6, now, -1, SQLITE_STATIC);
+            const measured_key key = {en, ds, (sqlite3_int64)sh.dim, (sqlite3_int64)rows, p->name, now};
+            bind_key(ins, &key);
             for (int i = 0; i < 7; i++) {
                 if (v[i] > 0) sqlite3_bind_double(ins, 7 + i, v[i]);
                 else sqlite3_bind_null(ins, 7 + i);
             }
             if (sqlite3_step(ins) == SQLITE_DONE) written++;
             /* per predicate and selectivity, normalised to ef_search 100 as the sweep's rate is */
-            sqlite3_stmt *fq = NULL, *fi = NULL;
+            sqlite3_stmt *fq = NULL;
             if (sqlite3_prepare_v2(r, "SELECT COALESCE(predicate, 'range'), selectivity, avg(qps * ef_search / 100.0)"
                                       " FROM filtered_result WHERE COALESCE(config, engine) = ?1 AND dataset = ?2"
-                                      " AND qps > 0" DONE " GROUP BY 1, 2", -1, &fq, NULL) == SQLITE_OK &&
-                sqlite3_prepare_v2(db, "INSERT INTO measured_filtered VALUES (?,?,?,?,?,?,?,?,?)", -1, &fi, NULL) ==
-                    SQLITE_OK) {
+                                      " AND qps > 0" DONE " GROUP BY 1, 2", -1, &fq, NULL) == SQLITE_OK) {
                 sqlite3_bind_text(fq, 1, en, -1, SQLITE_STATIC);
                 sqlite3_bind_text(fq, 2, ds, -1, SQLITE_STATIC);
                 while (sqlite3_step(fq) == SQLITE_ROW) {
-                    sqlite3_reset(fi);
-                    sqlite3_bind_text(fi, 1, en, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(fi, 2, ds, -1, SQLITE_STATIC);
-                    sqlite3_bind_int64(fi, 3, (sqlite3_int64)sh.dim);
-                    sqlite3_bind_int64(fi, 4, (sqlite3_int64)rows);
-                    sqlite3_bind_text(fi, 5, p->name, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(fi, 6, now, -1, SQLITE_STATIC);
+                    bind_key(fi, &key);
                     sqlite3_bind_text(fi, 7, (const char *)sqlite3_column_text(fq, 0), -1, SQLITE_TRANSIENT);
                     sqlite3_bind_double(fi, 8, sqlite3_column_double(fq, 1));
                     sqlite3_bind_double(fi, 9, sqlite3_column_double(fq, 2));
@@ -321,11 +329,11 @@ int vb_history_record(const char *cache_dir, sqlite3 *r, const vb_profile *p, vb
                 }
             }
             sqlite3_finalize(fq);
-            sqlite3_finalize(fi);
         }
     }
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     sqlite3_finalize(ins);
+    sqlite3_finalize(fi);
     sqlite3_close(db);
     return written;
 }

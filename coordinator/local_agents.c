@@ -83,7 +83,7 @@ void vb_campaign_watch_local_agents(campaign *c) {
          * for its predecessor's silence. */
         peer *lp = la->pid > 0 ? vb_campaign_find_peer(c, la->id) : NULL;
         uint64_t now = vb_now_ns(), since = lp && lp->last_heard_ns > la->spawned_ns ? lp->last_heard_ns : la->spawned_ns;
-        if (lp && lp->state == VB_AGENT_LOST && now - since > c->silent_ns) {
+        if (lp && lp->state == VB_AGENT_LOST && now - since > c->profile->limits.agent_silent_ns) {
             vb_store_event(c->store, VB_EVENT_LOCAL_AGENT_KILLED, "error", NULL, "coordinator",
                            "local agent %s (pid %d) is lost: killed (SIGKILL)",
                            la->id, (int)la->pid);
@@ -103,7 +103,7 @@ void vb_campaign_watch_local_agents(campaign *c) {
         if (p) {
             char why[128];
             snprintf(why, sizeof why, "the local agent %s", how);
-            vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_PROCESS_DIED, .p = p, .item = -1, .why = why});
+            vb_campaign_post(c, VB_AGENT_EV_PROCESS_DIED, p, -1, 0, why);   /* the machine marks it lost */
         }
         if (la->respawns++ < MAX_LOCAL_RESPAWNS) {
             vb_console_say(&c->console, "local agent %s %s; starting it again", la->id, how);

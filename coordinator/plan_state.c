@@ -80,11 +80,11 @@ void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_f
     unsigned n = c->runs[i].attempt;
     c->runs[i].live = 0;
     if (c->running == i) c->running = -1, vb_console_idle(&c->console);
-    if (agent_fault && (!c->rerun_lost || n - c->runs[i].base >= c->max_attempts)) {
+    if (agent_fault && (c->profile->limits.fail_on_agent_lost || n - c->runs[i].base >= c->profile->limits.max_attempts)) {
         char msg[1024];
-        if (!c->rerun_lost) snprintf(msg, sizeof msg, "attempt %u interrupted: %s (limits.on_agent_lost: fail)", n, why);
+        if (c->profile->limits.fail_on_agent_lost) snprintf(msg, sizeof msg, "attempt %u interrupted: %s (limits.on_agent_lost: fail)", n, why);
         else snprintf(msg, sizeof msg, "attempt %u interrupted: %s; that was the last of limits.max_attempts = %u", n,
-                      why, c->max_attempts);
+                      why, c->profile->limits.max_attempts);
         vb_campaign_fail_item(c, i, "agent", msg);
         return;
     }
@@ -93,7 +93,7 @@ void vb_campaign_interrupt_item(campaign *c, int i, const char *why, int agent_f
     if (agent_fault)
         vb_store_event(c->store, VB_EVENT_ITEM_INTERRUPTED, "warn", it->key, "coordinator",
                        "interrupted (attempt %u of at most %u): %s; it runs again on the next agent with role %s", n,
-                       c->max_attempts, why, it->role);
+                       c->profile->limits.max_attempts, why, it->role);
     else
         vb_store_event(c->store, VB_EVENT_ITEM_INTERRUPTED, "warn", it->key, "coordinator",
                        "interrupted (attempt %u): %s", n, why);
@@ -156,19 +156,9 @@ void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *m
     vb_campaign_record_failure(c, i, domain, message);
     if (c->plan->items[i].kind == VB_PHASE_BUILD) skip_dependents(c, i);
     if (c->running == i) c->running = -1, vb_console_idle(&c->console);
-    if (strcmp(vb_profile_setting(c->profile, "limits.on_item_failure", "continue"), "stop") == 0)
+    if (c->profile->limits.stop_on_item_failure)
         c->stop_reason = "an item failed and limits.on_item_failure is stop (fix the cause, then `vbench resume "
                          "--retry-failed`)";
-}
-
-/* Remembers the last item of each engine to finish (done, or failed with the agent's words `error`), so a server
- * death reported a moment later can be charged to the item that ran on the dying server. */
-void vb_campaign_note_finished(campaign *c, int i, const char *error) {
-    if (i < 0 || !c->servers) return;
-    server *sv = &c->servers[vb_campaign_server_of(c, (int)c->plan->items[i].engine)];
-    sv->last_item = i;
-    sv->last_finished = vb_wall_time();
-    snprintf(sv->last_error, sizeof sv->last_error, "%s", error ? error : "");
 }
 
 /* The orphan's attempt is gone (its agent came back without it, or did not come back in time): the item runs
@@ -198,7 +188,7 @@ int vb_campaign_hold_assignments(campaign *c) {
     if (c->orphan >= 0 && vb_now_ns() > c->orphan_deadline_ns) {
         char why[300];
         snprintf(why, sizeof why, "its agent did not come back within limits.agent_silent_s = %.0f s",
-                 (double)c->silent_ns / 1e9);
+                 c->profile->limits.agent_silent_s);
         vb_campaign_orphan_gone(c, why);
     }
     if (c->orphan >= 0) return 1;
@@ -222,10 +212,4 @@ void vb_campaign_note_waiting(campaign *c, int i) {
                    c->plan->items[i].role, lost[0] ? " (lost: " : "", lost[0] ? lost : "");
     vb_console_say(&c->console, "%s waits for an agent with role %s%s%s%s", c->plan->items[i].key, c->plan->items[i].role,
         lost[0] ? " (lost: " : "", lost, lost[0] ? ")" : "");
-}
-
-peer *vb_campaign_idle_peer_with_role(campaign *c, const char *role) {
-    for (size_t i = 0; i < c->n_peers; i++)
-        if (c->peers[i].state == VB_AGENT_IDLE && strstr(c->peers[i].roles, role)) return &c->peers[i];
-    return NULL;
 }

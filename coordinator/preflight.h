@@ -3,8 +3,9 @@
  *
  *  - disk: the dataset cache (a registry file still to fetch, the synthetic corpus, a float32 conversion), each
  *    server's data directory (OUT.d/servers/ENGINE: rows x bytes per row, measured on this host by an earlier
- *    campaign (coordinator/history.h) else the engine's default in estimate.c, times 1 + the churn fraction for
- *    the rows that are deleted and written again, plus a fixed part for the server's own files), and the
+ *    campaign (coordinator/history.h) else the engine's default (its ops' estimate, engines/engine.h), times
+ *    1 + the churn fraction for the rows that are deleted and written again, plus a fixed part for the server's
+ *    own files), and the
  *    results database (with its .bak copy); summed per file system, against what it has free;
  *  - memory: the budget (server + client) against the host's memory; the embedded engines' corpus and graph
  *    against it too;

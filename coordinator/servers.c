@@ -58,17 +58,6 @@ static int server_index(campaign *c, const char *name) {
     return -1;
 }
 
-peer *vb_campaign_orchestrator_peer(campaign *c, const char *prefer) {
-    peer *any = NULL;
-    for (size_t i = 0; i < c->n_peers; i++) {
-        peer *p = &c->peers[i];
-        if (p->state == VB_AGENT_LOST || !strstr(p->roles, "orchestrator")) continue;
-        if (prefer && prefer[0] && strcmp(p->id, prefer) == 0) return p;
-        if (!any) any = p;
-    }
-    return any;
-}
-
 void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value) {
     kvbuild *b = ctx;
     if (b->n == 32) return;
@@ -352,7 +341,7 @@ int vb_campaign_server_confirmed(campaign *c, int i) {
 int vb_campaign_servers_housekeeping(campaign *c) {
     int busy = 0;
     uint64_t now = vb_now_ns();
-    long start_timeout = atol(vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+    long start_timeout = c->profile->limits.server_start_timeout_s;
     for (size_t e = 0; e < c->profile->n_engines; e++) {
         server *sv = &c->servers[e];
         if (!vb_campaign_engine_recipe(c, (int)e) || vb_campaign_server_of(c, (int)e) != (int)e) continue;
@@ -376,8 +365,21 @@ static void record_facts(campaign *c, const char *engine, const char *prefix, Vb
     }
 }
 
+/* Remembers the last item of each engine to finish (done, or failed with the agent's words `error`), so a server
+ * death reported a moment later can be charged to the item that ran on the dying server (server_died, below,
+ * is its only reader; coordinator/intake.c tells it when an item ends). */
+void vb_campaign_note_finished(campaign *c, int i, const char *error) {
+    if (i < 0 || !c->servers) return;
+    server *sv = &c->servers[vb_campaign_server_of(c, (int)c->plan->items[i].engine)];
+    sv->last_item = i;
+    sv->last_finished = vb_wall_time();
+    snprintf(sv->last_error, sizeof sv->last_error, "%s", error ? error : "");
+}
+
 /* The server died while it should have been serving: the item that ran on it fails (its numbers would be
- * about a dead server). What comes next (restart, fail the engine's items, stop) is the table's. */
+ * about a dead server). What comes next (restart, fail the engine's items, stop) is the table's. Its agents are
+ * told to stop by an ABORT posted for the agent machine (coordinator/agent_queue.h): fired when the loop drains,
+ * after this report is handled, so the Abort goes out after the item's failure (or interruption) is written. */
 static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
     server *sv = &c->servers[e];
     report_view v = report_parts(r);
@@ -393,12 +395,12 @@ static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
         /* Reported late (a loaded host): the server had died before this item was assigned, so the item never
          * measured a live server. It runs again once the server is back, and the death is charged by its time
          * to the item that was running when it happened (below). */
-        vb_campaign_abort_item_agents(c, i, VBENCH__ABORT_REASON__ABORT_SERVER_DIED, NULL);
+        vb_campaign_post_abort_item(c, i, VBENCH__ABORT_REASON__ABORT_SERVER_DIED, NULL);
         vb_campaign_interrupt_item(c, i, "its server had died before it started (the death was reported late)", 0);
         i = -1;
     }
     if (i >= 0) {
-        vb_campaign_abort_item_agents(c, i, VBENCH__ABORT_REASON__ABORT_SERVER_DIED, NULL);
+        vb_campaign_post_abort_item(c, i, VBENCH__ABORT_REASON__ABORT_SERVER_DIED, NULL);
         vb_campaign_fail_item(c, i, "server", sv->failure);
     } else if (sv->last_item >= 0 && c->items[sv->last_item] == ITEM_DONE && died_at > 0 &&
                died_at <= sv->last_finished + 0.5) {
@@ -423,10 +425,10 @@ static void server_died(campaign *c, int e, const Vbench__ServerReport *r) {
 /* The facts of the server table (coordinator/server_fsm.h) for an event of engine e. */
 static unsigned server_facts(campaign *c, int e, server_ev *ev) {
     server *sv = &c->servers[e];
-    const char *policy = vb_profile_setting(c->profile, "limits.on_server_failure", "restart");
+    vb_on_server_failure policy = c->profile->limits.on_server_failure;
     unsigned f = 0;
-    if (strcmp(policy, "restart") == 0) f |= VB_SERVER_F_POLICY_RESTART;
-    if (strcmp(policy, "stop") == 0) f |= VB_SERVER_F_POLICY_STOP;
+    if (policy == VB_ON_SERVER_FAILURE_RESTART) f |= VB_SERVER_F_POLICY_RESTART;
+    if (policy == VB_ON_SERVER_FAILURE_STOP) f |= VB_SERVER_F_POLICY_STOP;
     if (sv->restarts < 2) f |= VB_SERVER_F_RESTARTS_LEFT;
     for (size_t j = 0; j < c->profile->n_engines; j++) {
         vb_server_state o = c->servers[j].state;
@@ -519,7 +521,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             break;
         case VB_SERVER_ACT_NO_RESTART:
             vb_console_say(&c->console, "the %s server died (%s); its remaining items fail (limits.on_server_failure: %s)", name,
-                            v.message, vb_profile_setting(c->profile, "limits.on_server_failure", "restart"));
+                            v.message, vb_on_server_failure_name(c->profile->limits.on_server_failure));
             break;
         case VB_SERVER_ACT_STOP_CAMPAIGN:
             c->stop_reason = ev->kind == VB_SERVER_EV_REPORT_DIED
@@ -538,8 +540,8 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             break;
         case VB_SERVER_ACT_START_TIMED_OUT: {
             char msg[256];
-            snprintf(msg, sizeof msg, "the %s server did not become ready within limits.server_start_timeout_s = %s s",
-                     name, vb_profile_setting(c->profile, "limits.server_start_timeout_s", "300"));
+            snprintf(msg, sizeof msg, "the %s server did not become ready within limits.server_start_timeout_s = %ld s",
+                     name, c->profile->limits.server_start_timeout_s);
             server_set_failure(sv, msg, NULL);
             vb_store_server_log(c->store, name, NULL, "failed", msg, NULL, NULL);
             vb_console_say(&c->console, "vbench: %s", msg);

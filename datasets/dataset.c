@@ -9,6 +9,7 @@
  * harmlessly. */
 #include "datasets/dataset.h"
 #include "datasets/idx.h"
+#include "util/fs.h"
 #include "util/mix.h"
 
 #include <errno.h>
@@ -101,6 +102,17 @@ static void safe_stem(const char *path, char *out, size_t len) {
     out[n] = '\0';
 }
 
+/* A new dataset read from the file at path: named after its stem, its source the path; NULL when out of memory. */
+static vb_dataset *ds_new_file(const char *path) {
+    vb_dataset *ds = ds_new();
+    if (!ds) return NULL;
+    char stem[sizeof ds->name];
+    safe_stem(path, stem, sizeof stem);
+    snprintf(ds->name, sizeof ds->name, "%s", stem);
+    snprintf(ds->source, sizeof ds->source, "%s", path);
+    return ds;
+}
+
 static int has_suffix(const char *s, const char *suffix) {
     size_t a = strlen(s), b = strlen(suffix);
     return a >= b && strcasecmp(s + a - b, suffix) == 0;
@@ -130,19 +142,8 @@ void vb_dataset_cache_dir_name(const char *given, char *buf, size_t len) {
 
 int vb_dataset_cache_dir(const char *given, char *buf, size_t len, vb_error *err) {
     vb_dataset_cache_dir_name(given, buf, len);
-    /* mkdir -p */
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", buf);
-    for (char *p = tmp + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(tmp, 0775) != 0 && errno != EEXIST)
-                return ds_fail(err, "cache directory %s: cannot create %s: %s", buf, tmp, strerror(errno));
-            *p = c;
-            if (c == '\0') break;
-        }
-    }
+    vb_error mk;
+    if (vb_mkdirs(buf, 0775, &mk) != VB_OK) return ds_fail(err, "cache directory %s: %s", buf, mk.message);
     struct stat st;
     if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) return ds_fail(err, "cache directory %s is not a directory", buf);
     return VB_OK;
@@ -269,6 +270,38 @@ static int cache_try_map(vb_dataset *ds, const char *path, uint64_t key, size_t 
     *cols = h.cols;
     *data = p;
     return 1;
+}
+
+/* Writes the float32 copy of a source file into the cache file `file` under `key` (cache_begin ... cache_commit). */
+typedef int (*cache_fill_fn)(void *ctx, const char *file, uint64_t key, vb_error *err);
+
+/* The float32 copy of `path` in the dataset cache, DIR/PREFIX-STEM[-TAIL]-KEY.f32 (KEY: file_key of path and
+ * key_label), mapped: as it is when it holds want_rows rows (0: any) of want_cols columns (0: any), else written
+ * first by fill and mapped then (a stale copy under the key is unmapped and replaced). The one path of every
+ * source that is not float32 as it lies (HDF5 arrays, vector files, IDX images). */
+static int cache_load(vb_dataset *ds, const char *cache_dir, const char *path, const char *prefix, const char *tail,
+                      const char *key_label, size_t want_rows, size_t want_cols, cache_fill_fn fill, void *ctx,
+                      size_t *rows, size_t *cols, const float **data, vb_error *err) {
+    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
+    uint64_t key = 0;
+    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
+    if (file_key(path, key_label, &key, err) != VB_OK) return VB_ERROR;
+    safe_stem(path, stem, sizeof stem);
+    snprintf(file, sizeof file, "%s/%s-%s%s%s-%016llx.f32", dir, prefix, stem, tail ? "-" : "", tail ? tail : "",
+             (unsigned long long)key);
+    int r = cache_try_map(ds, file, key, want_cols, rows, cols, data, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 1 && (!want_rows || *rows == want_rows)) return VB_OK;
+    if (r == 1) { /* a stale file under this key: forget its mapping before replacing it */
+        ds->priv->n_map--;
+        munmap(ds->priv->map[ds->priv->n_map].addr, ds->priv->map[ds->priv->n_map].len);
+    }
+    if (fill(ctx, file, key, err) != VB_OK) return VB_ERROR;
+    r = cache_try_map(ds, file, key, want_cols, rows, cols, data, err);
+    if (r < 0) return VB_ERROR;
+    if (r == 0 || (want_rows && *rows != want_rows))
+        return ds_fail(err, "%s: cache file unusable right after writing it", file);
+    return VB_OK;
 }
 
 typedef struct cache_writer {
@@ -448,8 +481,26 @@ static int h5_array_open(hid_t f, const char *path, const char *name, int requir
     return VB_OK;
 }
 
+/* cache_fill_fn of an HDF5 array: H5Dread does the decompression and type conversion. */
+typedef struct h5_fill_ctx {
+    const char *path, *name;
+    h5_array *a;
+} h5_fill_ctx;
+
+static int h5_fill(void *ctx, const char *file, uint64_t key, vb_error *err) {
+    h5_fill_ctx *c = ctx;
+    cache_writer w;
+    float *data;
+    if (cache_begin(&w, file, c->a->rows, c->a->cols, key, &data, err) != VB_OK) return VB_ERROR;
+    if (H5Dread(c->a->dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+        cache_abort(&w);
+        return ds_fail(err, "%s: reading array '%s' (%zux%zu) failed", c->path, c->name, c->a->rows, c->a->cols);
+    }
+    return cache_commit(&w, err);
+}
+
 /* Maps a float matrix: in place when it is a contiguous little-endian float32 array, else through a cache file
- * filled by H5Dread (which does the decompression and type conversion). */
+ * filled by H5Dread (h5_fill). */
 static int h5_map_matrix(vb_dataset *ds, const char *path, const char *name, h5_array *a, const char *cache_dir,
                          const float **out, vb_error *err) {
     size_t bytes = a->rows * a->cols * sizeof(float);
@@ -466,28 +517,9 @@ static int h5_map_matrix(vb_dataset *ds, const char *path, const char *name, h5_
             return VB_OK;
         }
     }
-    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
-    uint64_t key;
-    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
-    if (file_key(path, name, &key, err) != VB_OK) return VB_ERROR;
-    safe_stem(path, stem, sizeof stem);
-    snprintf(file, sizeof file, "%s/h5-%s-%s-%016llx.f32", dir, stem, name, (unsigned long long)key);
     size_t rows, cols;
-    int r = cache_try_map(ds, file, key, a->cols, &rows, &cols, out, err);
-    if (r < 0) return VB_ERROR;
-    if (r == 1 && rows == a->rows) return VB_OK;
-    cache_writer w;
-    float *data;
-    if (cache_begin(&w, file, a->rows, a->cols, key, &data, err) != VB_OK) return VB_ERROR;
-    if (H5Dread(a->dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-        cache_abort(&w);
-        return ds_fail(err, "%s: reading array '%s' (%zux%zu) failed", path, name, a->rows, a->cols);
-    }
-    if (cache_commit(&w, err) != VB_OK) return VB_ERROR;
-    r = cache_try_map(ds, file, key, a->cols, &rows, &cols, out, err);
-    if (r < 0) return VB_ERROR;
-    if (r == 0) return ds_fail(err, "%s: cache file vanished after writing", file);
-    return VB_OK;
+    h5_fill_ctx c = {path, name, a};
+    return cache_load(ds, cache_dir, path, "h5", name, name, a->rows, a->cols, h5_fill, &c, &rows, &cols, out, err);
 }
 
 /* Reads a small array (neighbors, distances) into memory owned by ds. */
@@ -730,15 +762,11 @@ static int hdf5_open_locked(const char *path, const char *cache_dir, vb_dataset 
         vb_dataset_hdf5_why(path, why, sizeof why);
         return ds_fail(err, "%s: cannot open as HDF5: %s", path, why);
     }
-    vb_dataset *ds = ds_new();
+    vb_dataset *ds = ds_new_file(path);
     if (!ds) {
         H5Fclose(f);
         return ds_fail(err, "out of memory");
     }
-    char stem[sizeof ds->name];
-    safe_stem(path, stem, sizeof stem);
-    snprintf(ds->name, sizeof ds->name, "%s", stem);
-    snprintf(ds->source, sizeof ds->source, "%s", path);
     int rc = hdf5_load(ds, f, path, cache_dir, err);
     H5Fclose(f);
     H5Eclear2(H5E_DEFAULT);   /* what a failed call inside left on the error stack (vb_dataset_hdf5_why) */
@@ -1276,6 +1304,18 @@ static int vec_convert(const vec_format *f, const char *path, const char *file, 
     return cache_commit(&w, err);
 }
 
+/* cache_fill_fn of a vector file: vec_convert. */
+typedef struct vec_fill_ctx {
+    const vec_format *f;
+    const char *path;
+    size_t rows, dim;
+} vec_fill_ctx;
+
+static int vec_fill(void *ctx, const char *file, uint64_t key, vb_error *err) {
+    const vec_fill_ctx *c = ctx;
+    return vec_convert(c->f, c->path, file, key, c->rows, c->dim, err);
+}
+
 static int vec_load(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
                     const float **data, vb_error *err) {
     const vec_format *f = vec_format_of(path);
@@ -1294,24 +1334,8 @@ static int vec_load(vb_dataset *ds, const char *path, const char *cache_dir, siz
         *data = p;
         return VB_OK;
     }
-    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
-    uint64_t key;
-    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
-    if (file_key(path, f->name, &key, err) != VB_OK) return VB_ERROR;
-    safe_stem(path, stem, sizeof stem);
-    snprintf(file, sizeof file, "%s/%s-%s-%016llx.f32", dir, f->name, stem, (unsigned long long)key);
-    int r = cache_try_map(ds, file, key, dim, rows, cols, data, err);
-    if (r < 0) return VB_ERROR;
-    if (r == 1 && *rows == n) return VB_OK;
-    if (r == 1) { /* a stale file under this key: forget its mapping before replacing it */
-        ds->priv->n_map--;
-        munmap(ds->priv->map[ds->priv->n_map].addr, ds->priv->map[ds->priv->n_map].len);
-    }
-    if (vec_convert(f, path, file, key, n, dim, err) != VB_OK) return VB_ERROR;
-    r = cache_try_map(ds, file, key, dim, rows, cols, data, err);
-    if (r < 0) return VB_ERROR;
-    if (r == 0 || *rows != n) return ds_fail(err, "%s: cache file unusable right after writing it", file);
-    return VB_OK;
+    vec_fill_ctx c = {f, path, n, dim};
+    return cache_load(ds, cache_dir, path, f->name, NULL, f->name, n, dim, vec_fill, &c, rows, cols, data, err);
 }
 
 int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metric metric, const char *cache_dir,
@@ -1319,12 +1343,8 @@ int vb_dataset_open_vecs(const char *base_path, const char *query_path, vb_metri
     *out = NULL;
     if (metric != VB_METRIC_ANGULAR && metric != VB_METRIC_EUCLIDEAN && metric != VB_METRIC_DOT)
         return ds_fail(err, "%s: unknown metric %d", base_path, (int)metric);
-    vb_dataset *ds = ds_new();
+    vb_dataset *ds = ds_new_file(base_path);
     if (!ds) return ds_fail(err, "out of memory");
-    char stem[sizeof ds->name];
-    safe_stem(base_path, stem, sizeof stem);
-    snprintf(ds->name, sizeof ds->name, "%s", stem);
-    snprintf(ds->source, sizeof ds->source, "%s", base_path);
     ds->metric = metric;
     size_t qdim;
     if (vec_load(ds, base_path, cache_dir, &ds->n_train, &ds->dim, &ds->train, err) != VB_OK) goto fail;
@@ -1373,27 +1393,22 @@ static int idx_convert(vb_idx *x, const char *path, const char *file, uint64_t k
     return cache_commit(&w, err);
 }
 
+/* cache_fill_fn of an IDX images file (ctx: its path): idx_convert. */
+static int idx_fill(void *ctx, const char *file, uint64_t key, vb_error *err) {
+    const char *path = ctx;
+    vb_idx *x;
+    if (vb_idx_open(path, VB_IDX_MAGIC_IMAGES, &x, err) != VB_OK) return VB_ERROR;
+    int r = idx_convert(x, path, file, key, err);
+    vb_idx_close(&x);
+    return r;
+}
+
 /* Maps an IDX images file's float32 copy from the cache, converting it first when it is not there. */
 static int idx_load_images(vb_dataset *ds, const char *path, const char *cache_dir, size_t *rows, size_t *cols,
                            const float **data, vb_error *err) {
-    char dir[PATH_MAX], stem[80], file[PATH_MAX + 200];
-    uint64_t key;
     if (vb_dataset_check_file(path, err) != VB_OK) return VB_ERROR;
-    if (vb_dataset_cache_dir(cache_dir, dir, sizeof dir, err) != VB_OK) return VB_ERROR;
-    if (file_key(path, "idx-images", &key, err) != VB_OK) return VB_ERROR;
-    safe_stem(path, stem, sizeof stem);
-    snprintf(file, sizeof file, "%s/idx-%s-%016llx.f32", dir, stem, (unsigned long long)key);
-    int r = cache_try_map(ds, file, key, 0, rows, cols, data, err);
-    if (r != 0) return r == 1 ? VB_OK : VB_ERROR;
-    vb_idx *x;
-    if (vb_idx_open(path, VB_IDX_MAGIC_IMAGES, &x, err) != VB_OK) return VB_ERROR;
-    r = idx_convert(x, path, file, key, err);
-    vb_idx_close(&x);
-    if (r != VB_OK) return VB_ERROR;
-    r = cache_try_map(ds, file, key, 0, rows, cols, data, err);
-    if (r < 0) return VB_ERROR;
-    if (r == 0) return ds_fail(err, "%s: cache file unusable right after writing it", file);
-    return VB_OK;
+    return cache_load(ds, cache_dir, path, "idx", NULL, "idx-images", 0, 0, idx_fill, (void *)path, rows, cols, data,
+                      err);
 }
 
 /* A labels file as the class column of `rows` images (of images_path): one label per image. */
@@ -1421,12 +1436,8 @@ int vb_dataset_open_idx(const char *train_images, const char *test_images, const
     if (!train_labels != !test_labels)
         return ds_fail(err, "%s: labels for the %s only: the class column needs both label files", train_images,
                        train_labels ? "corpus" : "queries");
-    vb_dataset *ds = ds_new();
+    vb_dataset *ds = ds_new_file(train_images);
     if (!ds) return ds_fail(err, "out of memory");
-    char stem[sizeof ds->name];
-    safe_stem(train_images, stem, sizeof stem);
-    snprintf(ds->name, sizeof ds->name, "%s", stem);
-    snprintf(ds->source, sizeof ds->source, "%s", train_images);
     ds->metric = metric;
     size_t qdim;
     int m1 = 0, m2 = 0;

@@ -25,7 +25,7 @@
  *   VB_RETRY while the server cannot be reached) and set the search parameters again (vb_conn_set_search).
  *   An adapter may also heal a connection on its next call; callers must not count on it.
  *   Engine ops (create, attach, build, maintain, sizes, version, explain): the ENGINE. Its administrative
- *   connection is reopened by the next call (engines/sql_common.h runs a call once more on a fresh one), so
+ *   connection is reopened by the next call (engines/adapter_common.h runs a call once more on a fresh one), so
  *   the caller just calls again; VB_RETRY means the server cannot be reached now.
  *
  * Rows. An id is unique in the table.
@@ -188,6 +188,23 @@ enum {
                                            * apply and the conformance script skips it */
 };
 
+/* What the runtime estimate (coordinator/estimate.c) takes for an engine on a host where nothing was measured yet:
+ * rates at dimension 128 and 20,000 rows (the estimate scales them to the dataset's), order-of-magnitude figures
+ * from this project's runs on a small machine (2 cores), not a promise. load_rows_s 0 (a zeroed struct): the
+ * estimate's rates for an engine it knows nothing of. */
+typedef struct vb_engine_estimate {
+    double load_rows_s;     /* bulk load, rows/s (of one loader) */
+    double build_rows_s;    /* index build after the load, rows/s; 0: no such step (the graph grows on insert) */
+    double insert_rows_s;   /* upserts (churn, streaming), rows/s */
+    double qps100;          /* one client's queries/s at ef_search 100 */
+    double filtered_qps;    /* one client's filtered queries/s at ef_search 100 */
+    double copies;          /* a server's data on disk: copies x 4 x dim + row_overhead bytes per row; 0: none grows */
+    double row_overhead;
+    const char *no_disk;    /* copies 0 for a server: why nothing on disk grows with the rows (the preflight says it) */
+    int brute_force;        /* 1: every query scans every row: queries/s is 2e9 / (rows x dim), whatever ef_search,
+                             * and no rate is scaled by the rows' graph (exact) */
+} vb_engine_estimate;
+
 typedef struct vb_engine_ops {
     const char *name;
     const char *description;
@@ -195,6 +212,11 @@ typedef struct vb_engine_ops {
     const char *const *param_names; /* NULL-terminated list of the profile parameters it accepts */
     unsigned metrics;               /* the metrics it compares by (VB_METRIC_BIT); 0: all. A campaign refuses a
                                      * dataset of another metric before anything starts (config/profile_engines.c) */
+    /* The subset of param_names that change only how queries run (a session setting per query), not the index:
+     * configurations of one entry that differ only in them search one build (config/profile.c share_builds,
+     * through vb_profile_check_engines). NULL: every parameter shapes the index. */
+    const char *const *search_params;
+    vb_engine_estimate estimate;    /* the runtime estimate's defaults (above); zero: the unknown engine's */
 
     /* Required. The contract above applies to every op; the notes here are what is particular to each. */
     int (*open)(const vb_engine_config *cfg, void **state, vb_error *err);

@@ -538,6 +538,8 @@ const vb_engine_ops vb_engine_exact = {
                    "client, beside the mapped corpus): exact answers, ties broken by id",
     .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = exact_params,
+    /* brute force: its queries/s is computed from rows x dim */
+    .estimate = {.load_rows_s = 1e6, .insert_rows_s = 1e6, .brute_force = 1},
     .open = exact_open,
     .close = exact_close,
     .create = exact_create,

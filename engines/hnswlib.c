@@ -234,6 +234,7 @@ const vb_engine_ops vb_engine_hnswlib = {
     .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ |
              VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = hnsw_params,
+    .estimate = {.load_rows_s = 8000, .insert_rows_s = 8000, .qps100 = 3000, .filtered_qps = 1500},
     .open = hnsw_open,
     .close = hnsw_close,
     .create = hnsw_create,

@@ -16,8 +16,9 @@
  * Every connection is bounded by vb_engine_config.io_timeout_s (the phase's timeout): MYSQL_OPT_CONNECT_TIMEOUT,
  * MYSQL_OPT_READ_TIMEOUT and MYSQL_OPT_WRITE_TIMEOUT, so a call on a hung server ends with CR_SERVER_LOST (a
  * lost connection: VB_RETRY, the server's silence named) instead of waiting forever.
- * The administrative connection, the error format, the identifier check, the kNN statement cache and the EXPLAIN
- * collector are engines/sql_common.h's, shared with the pgvector adapter. */
+ * The identifier check, the kNN statement cache and the EXPLAIN collector are engines/sql_common.h's, shared with
+ * the pgvector adapter; the administrative connection and the error format are engines/adapter_common.h's, shared
+ * with every server adapter. */
 #include "engines/mysql_family.h"
 #include "datasets/dataset.h"
 #include "engines/filter.h"
@@ -50,7 +51,7 @@ typedef struct my_state {
     long long cache_bytes;      /* -1: leave the server's setting */
     size_t dim;
     vb_metric metric;
-    vb_sql_admin admin;         /* a MYSQL *, in the database */
+    vb_admin admin;         /* a MYSQL *, in the database */
     int waits_off;              /* wait_profile: off (MariaDB; the instruments' overhead measured against it) */
     struct my_wait_total *waits; /* the wait profile's last reading per instrument (my_wait_sample) */
     size_t n_waits, cap_waits;
@@ -74,6 +75,9 @@ static const char *const mariadb_params[] = {"host", "port", "socket", "user", "
                                              "m", "insert_batch", "mhnsw_max_cache_size", "wait_profile", NULL};
 static const char *const alisql_params[] = {"host", "port", "socket", "user", "password", "database", "table",
                                             "m", "ef_construction", "insert_batch", "vidx_hnsw_cache_size", NULL};
+/* session variables of the kNN query (SET mhnsw_max_cache_size / vidx_hnsw_cache_size): the index is the same */
+static const char *const mariadb_search_params[] = {"mhnsw_max_cache_size", NULL};
+static const char *const alisql_search_params[] = {"vidx_hnsw_cache_size", NULL};
 static const char *const doris_params[] = {"host", "port", "user", "password", "database", "table", "m",
                                            "ef_construction", "insert_batch", NULL};
 
@@ -266,14 +270,14 @@ static int my_fail(const my_state *s, MYSQL *my, const char *what, vb_error *err
     unsigned e = mysql_errno(my);
     char detail[32];
     snprintf(detail, sizeof detail, "error %u", e);
-    return vb_sql_fail(err, s->name, what, mysql_error(my), detail, (int)e, is_lost(e));
+    return vb_adapter_fail(err, s->name, what, mysql_error(my), detail, (int)e, is_lost(e));
 }
 
 static int stmt_fail(const my_state *s, MYSQL_STMT *st, const char *what, vb_error *err) {
     unsigned e = mysql_stmt_errno(st);
     char detail[32];
     snprintf(detail, sizeof detail, "error %u", e);
-    return vb_sql_fail(err, s->name, what, mysql_stmt_error(st), detail, (int)e, is_lost(e));
+    return vb_adapter_fail(err, s->name, what, mysql_stmt_error(st), detail, (int)e, is_lost(e));
 }
 
 static int run(const my_state *s, MYSQL *my, const char *sql, vb_error *err) {
@@ -323,7 +327,7 @@ static int copy_param(const vb_engine_config *cfg, const char *key, const char *
     return VB_OK;
 }
 
-/* The administrative connection (sql_common's dial): in the database, created when missing. */
+/* The administrative connection (adapter_common's dial): in the database, created when missing. */
 static int admin_dial(void *owner, void **conn, vb_error *err) {
     my_state *s = owner;
     MYSQL *my = NULL;
@@ -341,7 +345,7 @@ static int admin_dial(void *owner, void **conn, vb_error *err) {
 
 static void admin_hangup(void *conn) { mysql_close(conn); }
 
-static const vb_sql_admin_ops my_admin_ops = {admin_dial, admin_hangup};
+static const vb_admin_ops my_admin_ops = {admin_dial, admin_hangup};
 
 /* One statement on the administrative connection (its result, if any, discarded). */
 static int run_on(void *conn, void *arg, vb_error *err) {
@@ -349,7 +353,7 @@ static int run_on(void *conn, void *arg, vb_error *err) {
     return run(s, conn, ((const void **)arg)[1], err);
 }
 
-/* Nothing to run: vb_sql_admin_run has dialled by the time it calls this. */
+/* Nothing to run: vb_admin_run has dialled by the time it calls this. */
 static int dialled(void *conn, void *arg, vb_error *err) {
     (void)conn, (void)arg, (void)err;
     return VB_OK;
@@ -357,7 +361,7 @@ static int dialled(void *conn, void *arg, vb_error *err) {
 
 static int admin_run(my_state *s, const char *sql, vb_error *err) {
     const void *arg[2] = {s, sql};
-    return vb_sql_admin_run(&s->admin, run_on, arg, err);
+    return vb_admin_run(&s->admin, run_on, arg, err);
 }
 
 /* The wait instruments the profile reads and the recipe enables (deploy/engines/mariadb.yml: wait/synch and
@@ -412,17 +416,17 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
     s->io_timeout_s = cfg->io_timeout_s > 0 ? (unsigned)cfg->io_timeout_s : 0;
     s->insert_batch = batch;
     s->cache_bytes = cache;
-    vb_sql_admin_init(&s->admin, &my_admin_ops, s);
+    vb_admin_init(&s->admin, &my_admin_ops, s);
     /* Connect now (the dial makes the database), so wrong credentials fail at open with the server's text. */
     char sql[512];
     int rc = VB_OK;
     if (cache >= 0 && (rc = vb_mysql_sql_set_cache(d, cache, sql, sizeof sql, err)) == VB_OK)
         rc = admin_run(s, sql, err);
     else if (rc == VB_OK)
-        rc = vb_sql_admin_run(&s->admin, dialled, NULL, err);
+        rc = vb_admin_run(&s->admin, dialled, NULL, err);
     if (rc == VB_OK && d == VB_MYSQL_MARIADB) rc = my_waits_switch(s, err);
     if (rc != VB_OK) {
-        vb_sql_admin_destroy(&s->admin);
+        vb_admin_destroy(&s->admin);
         free(s);
         return rc;
     }
@@ -436,7 +440,7 @@ static int doris_open(const vb_engine_config *c, void **st, vb_error *e) { retur
 
 static void family_close(void *state) {
     my_state *s = state;
-    vb_sql_admin_destroy(&s->admin);
+    vb_admin_destroy(&s->admin);
     free(s->waits);
     free(s);
 }
@@ -759,7 +763,7 @@ static void row_free(row_arg *a) {
 /* The row's values as integers (-1 for NULL / no row). */
 static int admin_ints(my_state *s, const char *sql, long long *vals, int n, vb_error *err) {
     row_arg a = {s, sql, n, {NULL, NULL, NULL}};
-    int rc = vb_sql_admin_run(&s->admin, row_on, &a, err);
+    int rc = vb_admin_run(&s->admin, row_on, &a, err);
     for (int i = 0; i < n; i++) vals[i] = a.vals[i] ? strtoll(a.vals[i], NULL, 10) : -1;
     row_free(&a);
     return rc;
@@ -776,7 +780,7 @@ static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_
     snprintf(sql, sizeof sql, "SHOW CREATE TABLE `%s`", s->table);
     row_arg a = {s, sql, 2, {NULL, NULL, NULL}};
     vb_error ignored;
-    int rc = vb_sql_admin_run(&s->admin, row_on, &a, &ignored);
+    int rc = vb_admin_run(&s->admin, row_on, &a, &ignored);
     if (rc == VB_RETRY) {   /* no server: not "no table" */
         *err = ignored;
         row_free(&a);
@@ -909,7 +913,7 @@ static int family_explain(void *state, const vb_table_spec *spec, int ef_search,
 static int family_version(void *state, char *buf, size_t len, vb_error *err) {
     my_state *s = state;
     row_arg a = {s, "SELECT VERSION()", 1, {NULL, NULL, NULL}};
-    int rc = vb_sql_admin_run(&s->admin, row_on, &a, err);
+    int rc = vb_admin_run(&s->admin, row_on, &a, err);
     if (rc == VB_OK) snprintf(buf, len, "%s %s", s->name, a.vals[0] ? a.vals[0] : "?");
     row_free(&a);
     return rc;
@@ -921,7 +925,7 @@ static int family_server_stats(void *state, vb_server_stats *out, vb_error *err)
     my_state *s = state;
     row_arg a = {s, "SELECT COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_global_by_event_name "
                     "WHERE EVENT_NAME = 'statement/com/Execute'", 2, {NULL, NULL, NULL}};
-    int rc = vb_sql_admin_run(&s->admin, row_on, &a, err);
+    int rc = vb_admin_run(&s->admin, row_on, &a, err);
     if (rc == VB_OK && !a.vals[0])
         rc = vb_error_set(err, s->name, 1, "%s: performance_schema has no statement/com/Execute row (is the server "
                           "started with --performance-schema=ON?)", s->name);
@@ -1028,14 +1032,15 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
         acc->timed = 1;
     }
     wait_read a = {s, acc};
-    return vb_sql_admin_run(&s->admin, wait_read_on, &a, err);
+    return vb_admin_run(&s->admin, wait_read_on, &a, err);
 }
 
 /* ---- ops tables ------------------------------------------------------------------------------------ */
 
-#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, OPEN, WAITS)                                                     \
+#define FAMILY_OPS(NAME, DESC, FLAGS, PARAMS, SEARCH_PARAMS, OPEN, WAITS, ...)                                \
     {                                                                                                          \
         .name = NAME, .description = DESC, .flags = FLAGS, .param_names = PARAMS, .open = OPEN,               \
+        .search_params = SEARCH_PARAMS, .estimate = {__VA_ARGS__},                                             \
         .close = family_close, .create = family_create, .connect = family_connect,                            \
         .disconnect = family_disconnect, .load = family_load, .set_search = family_set_search,                \
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
@@ -1046,15 +1051,18 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
 const vb_engine_ops vb_engine_mariadb =
     FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS, mariadb_params, mariadb_open,
-               my_wait_sample);
+                   VB_ENGINE_FILTER_CLASS, mariadb_params, mariadb_search_params, mariadb_open,
+               my_wait_sample,
+               /* InnoDB row + MHNSW graph table + the binary log of the load: ~2.5 copies */
+               .load_rows_s = 1000, .insert_rows_s = 800, .qps100 = 600, .filtered_qps = 200, .copies = 2.5,
+               .row_overhead = 500);
 const vb_engine_ops vb_engine_alisql =
     FAMILY_OPS("alisql", "AliSQL 8.0 VIDX HNSW over Connector/C (statements from the documentation; not verified "
                "against a server here)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS, alisql_params, alisql_open, NULL);
+                   VB_ENGINE_FILTER_CLASS, alisql_params, alisql_search_params, alisql_open, NULL, 0);
 const vb_engine_ops vb_engine_doris =
     FAMILY_OPS("doris", "Apache Doris 4.0 ANN index over the MySQL protocol, INSERT for bulk data (statements from "
                "the documentation; not verified against a server here)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS, doris_params, doris_open, NULL);
+                   VB_ENGINE_FILTER_CLASS, doris_params, NULL, doris_open, NULL, 0);

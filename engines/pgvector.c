@@ -43,7 +43,7 @@
  * transaction. load stays a plain COPY (new ids into an empty table: the bulk path).
  *
  * The engine instance keeps one administrative connection (create, build, maintain, sizes, version, attach;
- * engines/sql_common.h: opened on first use, serialised, dialled again after a loss); every vb_conn owns its own
+ * engines/adapter_common.h: opened on first use, serialised, dialled again after a loss); every vb_conn owns its own
  * connection. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,6 +67,8 @@
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
                                         "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile", NULL};
+/* session settings of the kNN query (SET hnsw.iterative_scan, hnsw.max_scan_tuples): the index is the same */
+static const char *const pg_search_params[] = {"iterative_scan", "max_scan_tuples", NULL};
 
 typedef struct pg_state {
     /* libpq connection keywords/values, NULL-terminated. */
@@ -86,10 +88,10 @@ typedef struct pg_state {
     size_t dim;
     vb_metric metric;
     int spec_m, spec_efc;
-    vb_sql_admin admin;                /* a PGconn */
+    vb_admin admin;                /* a PGconn */
 } pg_state;
 
-static const vb_sql_admin_ops pg_admin_ops;
+static const vb_admin_ops pg_admin_ops;
 
 typedef struct pg_conn {
     pg_state *s;
@@ -233,9 +235,9 @@ static int pg_fail(PGconn *pg, const PGresult *r, vb_error *err, const char *wha
         snprintf(waited, sizeof waited, "no answer from the server within %ld s (io_timeout_s, from "
                  "limits.phase_timeout_s): connection closed", pg_gave_up_s);
         pg_gave_up_s = 0;
-        return vb_sql_fail(err, PG_DOMAIN, what, waited, NULL, 2, 1);
+        return vb_adapter_fail(err, PG_DOMAIN, what, waited, NULL, 2, 1);
     }
-    return vb_sql_fail(err, PG_DOMAIN, what, text, state ? detail : NULL, retry ? 2 : 1, retry);
+    return vb_adapter_fail(err, PG_DOMAIN, what, text, state ? detail : NULL, retry ? 2 : 1, retry);
 }
 
 /* Runs one statement that returns no rows. */
@@ -265,7 +267,7 @@ static int pg_row(PGconn *pg, const char *sql, const char *what, PGresult **out,
 static void pg_close(void *state) {
     pg_state *s = state;
     if (!s) return;
-    vb_sql_admin_destroy(&s->admin);
+    vb_admin_destroy(&s->admin);
     for (size_t i = 0; s->keys[i]; i++) free(s->vals[i]);
     free(s);
 }
@@ -277,7 +279,7 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     if (vb_kv_check_keys(kv, n, pg_params, "pgvector engine", err) != VB_OK) return VB_ERROR;
     pg_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
-    vb_sql_admin_init(&s->admin, &pg_admin_ops, s);
+    vb_admin_init(&s->admin, &pg_admin_ops, s);
     static const char *const conn_keys[] = {"host", "port", "user", "password", "dbname"};
     size_t nk = 0;
     for (size_t i = 0; i < sizeof conn_keys / sizeof *conn_keys; i++) {
@@ -370,7 +372,7 @@ static int pg_dial(pg_state *s, PGconn **out, vb_error *err) {
         /* Authentication and a missing database are not transient: the profile is wrong. */
         int fatal = strstr(msg, "authentication failed") || strstr(msg, "does not exist") ||
                     strstr(msg, "password") || strstr(msg, "no pg_hba.conf entry");
-        int rc = vb_sql_fail(err, PG_DOMAIN, "connecting", msg, NULL, fatal ? 1 : 2, !fatal);
+        int rc = vb_adapter_fail(err, PG_DOMAIN, "connecting", msg, NULL, fatal ? 1 : 2, !fatal);
         PQfinish(pg);
         return rc;
     }
@@ -388,7 +390,7 @@ static int admin_dial(void *owner, void **conn, vb_error *err) {
 
 static void admin_hangup(void *conn) { PQfinish(conn); }
 
-static const vb_sql_admin_ops pg_admin_ops = {admin_dial, admin_hangup};
+static const vb_admin_ops pg_admin_ops = {admin_dial, admin_hangup};
 
 /* ---- SQL text ---------------------------------------------------------------------------------------- */
 
@@ -550,7 +552,7 @@ static int check_spec(pg_state *s, const vb_table_spec *spec, vb_error *err) {
     return VB_OK;
 }
 
-/* Each engine op below is a function of the administrative connection run by vb_sql_admin_run, which runs it
+/* Each engine op below is a function of the administrative connection run by vb_admin_run, which runs it
  * once more on a fresh connection after a loss: every one of them is safe to repeat. */
 
 /* Drops the table and makes it again, empty, without an index. Makes sure the extension exists first, so a
@@ -575,7 +577,7 @@ static int pg_create(void *state, const vb_table_spec *spec, vb_error *err) {
     pg_state *s = state;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
     s->ready = 0;
-    int rc = vb_sql_admin_run(&s->admin, create_on, s, err);
+    int rc = vb_admin_run(&s->admin, create_on, s, err);
     s->ready = rc == VB_OK;
     return rc;
 }
@@ -636,7 +638,7 @@ static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_erro
     *found = 0;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
     attach_arg a = {s, spec->capacity, spec->attach_missing, 0};
-    int rc = vb_sql_admin_run(&s->admin, attach_on, &a, err);
+    int rc = vb_admin_run(&s->admin, attach_on, &a, err);
     *found = rc == VB_OK && a.found;
     s->ready = *found;
     return rc;
@@ -699,7 +701,7 @@ static int build_on(void *conn, void *arg, vb_error *err) {
 static int pg_build(void *state, vb_error *err) {
     pg_state *s = state;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: build before create or attach");
-    return vb_sql_admin_run(&s->admin, build_on, s, err);
+    return vb_admin_run(&s->admin, build_on, s, err);
 }
 
 static int maintain_on(void *conn, void *arg, vb_error *err) {
@@ -710,7 +712,7 @@ static int maintain_on(void *conn, void *arg, vb_error *err) {
 
 static int pg_maintain(void *state, vb_error *err) {
     pg_state *s = state;
-    return vb_sql_admin_run(&s->admin, maintain_on, s, err);
+    return vb_admin_run(&s->admin, maintain_on, s, err);
 }
 
 typedef struct sizes_arg {
@@ -739,7 +741,7 @@ static int sizes_on(void *conn, void *arg, vb_error *err) {
  * free space and visibility maps, no indexes) and the row count. */
 static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
     sizes_arg a = {state, out};
-    return vb_sql_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
+    return vb_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
 }
 
 typedef struct stats_arg {
@@ -797,12 +799,12 @@ static int pg_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
         return vb_error_set(err, PG_DOMAIN, 1, "pgvector: the configuration sets wait_profile: off");
     if (!acc) return VB_OK;
     wait_arg a = {state, acc};
-    return vb_sql_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
+    return vb_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
 }
 
 static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
     stats_arg a = {state, out};
-    return vb_sql_admin_run(&((pg_state *)state)->admin, stats_on, &a, err);
+    return vb_admin_run(&((pg_state *)state)->admin, stats_on, &a, err);
 }
 
 typedef struct version_arg {
@@ -833,7 +835,7 @@ static int version_on(void *conn, void *arg, vb_error *err) {
 /* "PostgreSQL 17.x (...), pgvector 0.8.0" (the extension version installed in the database). */
 static int pg_version(void *state, char *buf, size_t len, vb_error *err) {
     version_arg a = {buf, len};
-    return vb_sql_admin_run(&((pg_state *)state)->admin, version_on, &a, err);
+    return vb_admin_run(&((pg_state *)state)->admin, version_on, &a, err);
 }
 
 /* The filter's parameters after the vector ($2, $3), in network order at p; returns how many (0..2). */
@@ -1128,6 +1130,10 @@ const vb_engine_ops vb_engine_pgvector = {
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
              VB_ENGINE_LOAD_RESUMES,
     .param_names = pg_params,
+    .search_params = pg_search_params,
+    /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
+    .estimate = {.load_rows_s = 20000, .build_rows_s = 1500, .insert_rows_s = 800, .qps100 = 800,
+                 .filtered_qps = 300, .copies = 2.3, .row_overhead = 400},
     .open = pg_open,
     .close = pg_close,
     .explain = pg_explain,

@@ -33,7 +33,7 @@ int vb_resp_dial(const vb_resp_addr *a, redisContext **out, vb_error *err) {
                                     : redisConnectWithTimeout(a->host, (int)a->port, ctv);
     if (!rc) return vb_error_set(err, a->engine, 1, "%s: out of memory for a connection", a->engine);
     if (rc->err) {
-        int st = vb_sql_fail(err, a->engine, a->socket[0] ? "connecting to the socket" : "connecting", rc->errstr,
+        int st = vb_adapter_fail(err, a->engine, a->socket[0] ? "connecting to the socket" : "connecting", rc->errstr,
                              a->socket[0] ? a->socket : a->host, 2, 1);
         redisFree(rc);
         return st;
@@ -61,6 +61,27 @@ int vb_resp_ready(const vb_resp_addr *a, redisContext **rc, vb_error *err) {
     return vb_resp_dial(a, rc, err);
 }
 
+int vb_resp_connect(void *state, void **conn, vb_error *err) {
+    const vb_resp_addr *a = state;   /* the state's first member */
+    vb_resp_conn *c = calloc(1, sizeof *c);
+    if (!c) return vb_error_set(err, a->engine, 1, "%s: out of memory", a->engine);
+    c->state = state, c->addr = a;
+    int st = vb_resp_ready(a, &c->rc, err);
+    if (st != VB_OK) {
+        vb_resp_disconnect(c);
+        return st;
+    }
+    *conn = c;
+    return VB_OK;
+}
+
+void vb_resp_disconnect(void *conn) {
+    vb_resp_conn *c = conn;
+    if (!c) return;
+    if (c->rc) redisFree(c->rc);
+    free(c);
+}
+
 static int admin_dial(void *owner, void **conn, vb_error *err) {
     redisContext *rc = NULL;
     int st = vb_resp_dial(owner, &rc, err);
@@ -70,7 +91,7 @@ static int admin_dial(void *owner, void **conn, vb_error *err) {
 
 static void admin_hangup(void *conn) { redisFree(conn); }
 
-const vb_sql_admin_ops vb_resp_admin_ops = {admin_dial, admin_hangup};
+const vb_admin_ops vb_resp_admin_ops = {admin_dial, admin_hangup};
 
 /* ---- errors ---------------------------------------------------------------------------------------------- */
 
@@ -83,12 +104,12 @@ int vb_resp_transient(const char *text) {
 
 int vb_resp_fail(const char *engine, const redisContext *rc, const redisReply *r, vb_error *err, const char *what) {
     if (!r || (rc && rc->err))
-        return vb_sql_fail(err, engine, what, rc && rc->err ? rc->errstr : "no reply", "connection lost", 2, 1);
+        return vb_adapter_fail(err, engine, what, rc && rc->err ? rc->errstr : "no reply", "connection lost", 2, 1);
     if (r->type == REDIS_REPLY_ERROR) {
         const char *hint = strncmp(r->str, "OOM", 3) == 0 ? "maxmemory reached: give the server more memory" : NULL;
-        return vb_sql_fail(err, engine, what, r->str, hint, 1, vb_resp_transient(r->str));
+        return vb_adapter_fail(err, engine, what, r->str, hint, 1, vb_resp_transient(r->str));
     }
-    return vb_sql_fail(err, engine, what, "unexpected reply type", NULL, 1, 0);
+    return vb_adapter_fail(err, engine, what, "unexpected reply type", NULL, 1, 0);
 }
 
 /* ---- arguments ------------------------------------------------------------------------------------------- */

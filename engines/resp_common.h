@@ -4,9 +4,10 @@
  *   address      where the server is (a Unix socket, else host and port), the password and the reply timeout,
  *                read from the engine's profile parameters in one place
  *   dial         a new connection, authenticated; VB_RETRY while the server cannot be reached
+ *   conn         the client connection both adapters' connect and disconnect make and free (vb_resp_conn)
  *   ready        a connection that a call found lost (I/O error, EOF: the server restarted) is dialled again
  *                here, by the next call on it (engine.h: the caller may also close it and connect anew)
- *   admin        the engine's administrative connection, through engines/sql_common.h's admin (dialled on
+ *   admin        the engine's administrative connection, through engines/adapter_common.h's admin (dialled on
  *                first use, serialised, run once more on a fresh connection after a loss)
  *   errors       a failed command as the engine contract wants it: the server's words on one line; VB_RETRY
  *                for a lost connection and for the replies that mean "not now" (LOADING, BUSY, TRYAGAIN,
@@ -27,7 +28,7 @@
 #include <stdint.h>
 
 #include "engines/engine.h"
-#include "engines/sql_common.h"
+#include "engines/adapter_common.h"
 #include "util/error.h"
 #include "util/kv.h"
 
@@ -55,8 +56,25 @@ int vb_resp_dial(const vb_resp_addr *a, redisContext **out, vb_error *err);
 /* *rc is usable afterwards: kept when it is up, else freed and dialled again (NULL is dialled too). */
 int vb_resp_ready(const vb_resp_addr *a, redisContext **rc, vb_error *err);
 
-/* The administrative connection's ops for vb_sql_admin_init with a vb_resp_addr * as the owner. */
-extern const vb_sql_admin_ops vb_resp_admin_ops;
+/* ---- a client connection ------------------------------------------------------------------------------- */
+
+/* What one client thread of a RESP adapter owns (engine.h: one connection per client thread): its socket and its
+ * ef_search, sent with every query (EF, EF_RUNTIME), so a setting of this connection by construction. */
+typedef struct vb_resp_conn {
+    void *state;                       /* the adapter's engine state */
+    const vb_resp_addr *addr;          /* the state's address */
+    redisContext *rc;                  /* dialled again by vb_resp_ready after a loss */
+    int ef_search;                     /* 0 = never set: the server's default */
+} vb_resp_conn;
+
+/* engine.h connect for an adapter whose state's FIRST member is its vb_resp_addr: a new vb_resp_conn, dialled;
+ * VB_RETRY while the server cannot be reached. */
+int vb_resp_connect(void *state, void **conn, vb_error *err);
+/* engine.h disconnect: hangs up and frees a vb_resp_conn. */
+void vb_resp_disconnect(void *conn);
+
+/* The administrative connection's ops for vb_admin_init with a vb_resp_addr * as the owner. */
+extern const vb_admin_ops vb_resp_admin_ops;
 
 /* ---- errors ---------------------------------------------------------------------------------------------- */
 
@@ -73,7 +91,8 @@ int vb_resp_fail(const char *engine, const redisContext *rc, const redisReply *r
 
 /* A command's arguments. Strings added with vb_resp_arg and vb_resp_arg_bin are borrowed (they must outlive the
  * command's use); vb_resp_argf copies its text into the struct. Too many arguments, or too much copied text,
- * set overflow (the command is then refused by vb_resp_argv_send, never sent cut short). */
+ * set overflow (the command is then refused by vb_resp_run, vb_resp_do and vb_resp_pipe_add, never sent cut
+ * short). */
 typedef struct vb_resp_argv {
     int argc, overflow;
     const char *argv[VB_RESP_ARGV_MAX];

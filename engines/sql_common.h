@@ -1,12 +1,8 @@
 /* What the SQL adapters share: engines/pgvector.c (libpq) and engines/mysql_family.c (MariaDB Connector/C).
+ * What every server adapter shares, SQL or not (the one-line failure, the administrative connection), is
+ * engines/adapter_common.h.
  *
- *   errors        one-line messages "ENGINE: WHAT: the server's words (DETAIL)" and the class the engine
- *                 contract wants (VB_RETRY transient, VB_ERROR otherwise), decided by the adapter's classifier
  *   identifiers   the check for names written into statements (table, database)
- *   admin         the engine's administrative connection: dialled on first use, serialised by a mutex, and
- *                 after a loss (idle timeout, server restart) dialled again with the call run once more, so an
- *                 engine op returns VB_RETRY only when the server cannot be reached (engine.h: the engine
- *                 reconnects for its own ops)
  *   knn cache     the kNN statements one connection keeps prepared, per filter mode, for the k they were made for
  *   plan          the collector of EXPLAIN rows into the caller's buffer (truncated, NUL-terminated)
  *   buffers       growable per-connection buffers (COPY streams, statement text)
@@ -16,20 +12,11 @@
 #ifndef VB_ENGINES_SQL_COMMON_H
 #define VB_ENGINES_SQL_COMMON_H
 
-#include <pthread.h>
 #include <stddef.h>
 
-#include "util/error.h"
+#include "engines/adapter_common.h"
 #include "engines/engine.h"
-
-/* ---- errors ------------------------------------------------------------------------------------------ */
-
-/* Fills err (domain = engine, code = the server's number) with "ENGINE: WHAT: MESSAGE (DETAIL)" on one line:
- * the server's newlines and tabs become spaces, trailing blanks go. message NULL or empty reads "(no message
- * from the server)"; detail (e.g. "SQLSTATE 23505", "error 1062") may be NULL. Returns VB_RETRY when transient,
- * VB_ERROR otherwise. */
-int vb_sql_fail(vb_error *err, const char *engine, const char *what, const char *message, const char *detail,
-                int code, int transient);
+#include "util/error.h"
 
 /* ---- identifiers ------------------------------------------------------------------------------------- */
 
@@ -42,30 +29,6 @@ typedef enum {
  * another character. */
 int vb_sql_ident_check(const char *engine, const char *param, const char *value, size_t max_len,
                        vb_sql_ident_kind kind, vb_error *err);
-
-/* ---- the administrative connection -------------------------------------------------------------------- */
-
-typedef struct vb_sql_admin_ops {
-    /* A new connection in *conn; VB_RETRY when the server cannot be reached, VB_ERROR when it refuses us. */
-    int (*dial)(void *owner, void **conn, vb_error *err);
-    void (*hangup)(void *conn);
-} vb_sql_admin_ops;
-
-typedef struct vb_sql_admin {
-    pthread_mutex_t lock;
-    void *conn;                    /* NULL until the first call, and after a loss */
-    const vb_sql_admin_ops *ops;
-    void *owner;                   /* the adapter's engine state, passed to dial */
-} vb_sql_admin;
-
-void vb_sql_admin_init(vb_sql_admin *a, const vb_sql_admin_ops *ops, void *owner);
-/* Hangs up and destroys the mutex; no call may be running. */
-void vb_sql_admin_destroy(vb_sql_admin *a);
-
-/* Runs fn(conn, arg, err) on the administrative connection under its lock, dialling first when there is none.
- * When fn returns VB_RETRY the connection is hung up, dialled again and fn runs once more (so fn must be safe to
- * repeat: DROP ... IF EXISTS before CREATE, reads); the second VB_RETRY, or a dial that fails, is returned. */
-int vb_sql_admin_run(vb_sql_admin *a, int (*fn)(void *conn, void *arg, vb_error *err), void *arg, vb_error *err);
 
 /* ---- the kNN statement cache of one connection ------------------------------------------------------- */
 

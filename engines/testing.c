@@ -276,6 +276,9 @@ const vb_engine_ops vb_engine_null = {
                    "duplicate_every: N repeats an id in every N-th answer of a connection (for tests)",
     .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_STUB,
     .param_names = null_params,
+    /* accepts the rows and answers at once (measured by bench-scale: loads at 1.8e8 - 7.8e8 rows/s); without these
+     * the estimate of a 10M-row null campaign took the unknown engine's rates and said 4.7 h for 7 min */
+    .estimate = {.load_rows_s = 1e8, .insert_rows_s = 1e6, .qps100 = 1e6, .filtered_qps = 1e6},
     .open = null_open,
     .close = testing_close,
     .create = testing_create,

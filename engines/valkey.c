@@ -33,7 +33,7 @@
  *
  * Errors carry the server's words (engines/resp_common.h): a lost connection and the server's LOADING, BUSY,
  * TRYAGAIN and MASTERDOWN replies return VB_RETRY; the next call on that connection dials again. The engine keeps
- * one administrative connection (engines/sql_common.h's admin: dialled on first use, serialised, dialled again
+ * one administrative connection (engines/adapter_common.h's admin: dialled on first use, serialised, dialled again
  * after a loss) for create, build, maintain, sizes, version and attach; every vb_conn owns its own. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@
 #include "datasets/dataset.h"
 #include "engines/engine.h"
 #include "engines/resp_common.h"
-#include "engines/sql_common.h"
+#include "engines/adapter_common.h"
 #include "engines/valkey_docs.h"
 
 #define VK_DOMAIN "valkey"
@@ -63,14 +63,13 @@ typedef struct vk_state {
     size_t dim, capacity;
     vb_metric metric;
     int spec_m, spec_efc;
-    vb_sql_admin admin;                /* a redisContext */
+    vb_admin admin;                /* a redisContext */
 } vk_state;
 
-typedef struct vk_conn {
-    vk_state *s;
-    redisContext *rc;
-    int ef_search;                     /* 0 = never set: the index's default EF_RUNTIME */
-} vk_conn;
+_Static_assert(offsetof(vk_state, addr) == 0, "vb_resp_connect finds the address first in the state");
+
+typedef vb_resp_conn vk_conn;          /* engines/resp_common.h: rc, ef_search (EF_RUNTIME, 0: the index's default) */
+#define VK_OF(c) ((vk_state *)(c)->state)
 
 static void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -82,7 +81,7 @@ static void sleep_ms(int ms) {
 static void vk_close(void *state) {
     vk_state *s = state;
     if (!s) return;
-    vb_sql_admin_destroy(&s->admin);
+    vb_admin_destroy(&s->admin);
     free(s);
 }
 
@@ -102,7 +101,7 @@ static int vk_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     if (vb_kv_check_keys(kv, n, vk_params, "valkey engine", err) != VB_OK) return VB_ERROR;
     vk_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, VK_DOMAIN, 1, "valkey: out of memory");
-    vb_sql_admin_init(&s->admin, &vb_resp_admin_ops, &s->addr);
+    vb_admin_init(&s->admin, &vb_resp_admin_ops, &s->addr);
     if (vb_resp_addr_read(&s->addr, VK_DOMAIN, cfg, err) != VB_OK) goto fail;
     const char *index = vb_kv_get(kv, n, "index", "vbench_idx"), *prefix = vb_kv_get(kv, n, "prefix", "vbench:");
     if (name_check("index", index, err) || name_check("prefix", prefix, err)) goto fail;
@@ -119,26 +118,6 @@ static int vk_open(const vb_engine_config *cfg, void **state, vb_error *err) {
 fail:
     vk_close(s);
     return VB_ERROR;
-}
-
-static void vk_disconnect(void *conn) {
-    vk_conn *c = conn;
-    if (!c) return;
-    if (c->rc) redisFree(c->rc);
-    free(c);
-}
-
-static int vk_connect(void *state, void **conn, vb_error *err) {
-    vk_conn *c = calloc(1, sizeof *c);
-    if (!c) return vb_error_set(err, VK_DOMAIN, 1, "valkey: out of memory");
-    c->s = state;
-    int st = vb_resp_ready(&c->s->addr, &c->rc, err);
-    if (st != VB_OK) {
-        vk_disconnect(c);
-        return st;
-    }
-    *conn = c;
-    return VB_OK;
 }
 
 /* ---- the index's state -------------------------------------------------------------------------------- */
@@ -196,7 +175,7 @@ static int status_on(void *conn, void *arg, vb_error *err) {
 static int vk_index_status(vk_state *s, redisContext *rc, index_status *x, vb_error *err) {
     memset(x, 0, sizeof *x);
     status_arg a = {s, x};
-    return rc ? status_on(rc, &a, err) : vb_sql_admin_run(&s->admin, status_on, &a, err);
+    return rc ? status_on(rc, &a, err) : vb_admin_run(&s->admin, status_on, &a, err);
 }
 
 /* The checks that fail a phase rather than let it report a wrong number. */
@@ -311,7 +290,7 @@ static int vk_create(void *state, const vb_table_spec *spec, vb_error *err) {
     vk_state *s = state;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
     s->ready = 0;
-    int st = vb_sql_admin_run(&s->admin, create_on, s, err);
+    int st = vb_admin_run(&s->admin, create_on, s, err);
     s->ready = st == VB_OK;
     return st;
 }
@@ -344,7 +323,7 @@ static int vk_attach(void *state, const vb_table_spec *spec, int *found, vb_erro
     *found = 0;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
     attach_arg a = {s, spec->attach_missing, 0};
-    int st = vb_sql_admin_run(&s->admin, attach_on, &a, err);
+    int st = vb_admin_run(&s->admin, attach_on, &a, err);
     *found = st == VB_OK && a.found;
     s->ready = *found;
     return st;
@@ -375,13 +354,13 @@ static int count_on(void *conn, void *arg, vb_error *err) {
 static int vk_build(void *state, vb_error *err) {
     vk_state *s = state;
     if (!s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: build before create or attach");
-    int st = vb_sql_admin_run(&s->admin, build_on, s, err);
+    int st = vb_admin_run(&s->admin, build_on, s, err);
     if (st == VB_OK) st = wait_caught_up(s, NULL, err);
     if (st != VB_OK) return st;
     /* A partial backfill: the index must hold every key of the prefix. */
     index_status x;
     count_arg c = {s, 0};
-    if ((st = vk_index_status(s, NULL, &x, err)) != VB_OK || (st = vb_sql_admin_run(&s->admin, count_on, &c, err)))
+    if ((st = vk_index_status(s, NULL, &x, err)) != VB_OK || (st = vb_admin_run(&s->admin, count_on, &c, err)))
         return st;
     if (x.x.num_docs != c.keys)
         return vb_error_set(err, VK_DOMAIN, 1, "valkey: index %s holds %lld keys after its backfill, the prefix '%s' "
@@ -463,7 +442,7 @@ static int sizes_on(void *conn, void *arg, vb_error *err) {
 static int vk_sizes(void *state, vb_sizes *out, vb_error *err) {
     sizes_arg a = {state, out};
     out->index_bytes = out->table_bytes = out->rows = -1;
-    return vb_sql_admin_run(&((vk_state *)state)->admin, sizes_on, &a, err);
+    return vb_admin_run(&((vk_state *)state)->admin, sizes_on, &a, err);
 }
 
 typedef struct version_arg {
@@ -500,7 +479,7 @@ static int version_on(void *conn, void *arg, vb_error *err) {
 
 static int vk_version(void *state, char *buf, size_t len, vb_error *err) {
     version_arg a = {buf, len};
-    return vb_sql_admin_run(&((vk_state *)state)->admin, version_on, &a, err);
+    return vb_admin_run(&((vk_state *)state)->admin, version_on, &a, err);
 }
 
 /* ---- writes ------------------------------------------------------------------------------------------- */
@@ -510,7 +489,7 @@ static int vk_version(void *state, char *buf, size_t len, vb_error *err) {
  * upsert must not keep an old one). */
 static int write_rows(vk_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
                       size_t n, int replace_tag, vb_error *err) {
-    vk_state *s = c->s;
+    vk_state *s = VK_OF(c);
     vb_resp_pipe p;
     vb_resp_pipe_init(&p, VK_DOMAIN, c->rc, (size_t)s->pipeline);
     for (size_t i = 0; i < n && p.status != VB_RETRY; i++) {
@@ -531,8 +510,8 @@ static int write_rows(vk_conn *c, const int64_t *ids, const float *vecs, const i
 static int vk_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
                    size_t n, vb_error *err) {
     vk_conn *c = conn;
-    if (!c->s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
-    int st = vb_resp_ready(&c->s->addr, &c->rc, err);
+    if (!VK_OF(c)->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
+    int st = vb_resp_ready(c->addr, &c->rc, err);
     return st == VB_OK ? write_rows(c, ids, vecs, tags, classes, n, 0, err) : st;
 }
 
@@ -540,17 +519,17 @@ static int vk_load(void *conn, const int64_t *ids, const float *vecs, const int3
  * (no index yet) there is nothing to wait for. */
 static int churn_wait(vk_conn *c, vb_error *err) {
     index_status x;
-    int st = vk_index_status(c->s, c->rc, &x, err);
+    int st = vk_index_status(VK_OF(c), c->rc, &x, err);
     if (st != VB_OK || !x.exists) return st;
-    return wait_caught_up(c->s, c->rc, err);
+    return wait_caught_up(VK_OF(c), c->rc, err);
 }
 
 /* HSET replaces the members of a live key and makes a new or removed one: an upsert. */
 static int vk_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
                      size_t n, vb_error *err) {
     vk_conn *c = conn;
-    if (!c->s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
-    int st = vb_resp_ready(&c->s->addr, &c->rc, err);
+    if (!VK_OF(c)->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
+    int st = vb_resp_ready(c->addr, &c->rc, err);
     if (st == VB_OK) st = write_rows(c, ids, vecs, tags, classes, n, 1, err);
     return st == VB_OK ? churn_wait(c, err) : st;
 }
@@ -558,7 +537,7 @@ static int vk_insert(void *conn, const int64_t *ids, const float *vecs, const in
 /* DEL of the keys, pipelined; an absent key is no error. */
 static int vk_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
     vk_conn *c = conn;
-    vk_state *s = c->s;
+    vk_state *s = VK_OF(c);
     if (!s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
     int st = vb_resp_ready(&s->addr, &c->rc, err);
     if (st != VB_OK) return st;
@@ -588,7 +567,7 @@ static int vk_set_search(void *conn, const vb_search_params *p, vb_error *err) {
 static int vk_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids_out, int *n_out,
                      vb_error *err) {
     vk_conn *c = conn;
-    vk_state *s = c->s;
+    vk_state *s = VK_OF(c);
     *n_out = 0;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, VK_DOMAIN, 1, "valkey: no table: create or attach first");
@@ -611,11 +590,14 @@ const vb_engine_ops vb_engine_valkey = {
                    "written from the documentation; no server with the search module on this machine",
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS,
     .param_names = vk_params,
+    /* keeps everything in memory (the recipe: save "", appendonly no): nothing on disk grows with the rows */
+    .estimate = {.load_rows_s = 5000, .insert_rows_s = 1500, .qps100 = 1500, .filtered_qps = 800,
+                 .no_disk = "the data is in the server's memory"},
     .open = vk_open,
     .close = vk_close,
     .create = vk_create,
-    .connect = vk_connect,
-    .disconnect = vk_disconnect,
+    .connect = vb_resp_connect,
+    .disconnect = vb_resp_disconnect,
     .load = vk_load,
     .set_search = vk_set_search,
     .search = vk_search,

@@ -35,18 +35,25 @@ int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len)
                  "busy); give the client more CPUs or agents", cores, c->cpus);
         return 1;
     }
+    /* the engine was not the cause: it answered as fast as unloaded (median around the call at most twice the 1-client
+     * time, + 0.1 ms for the clock and the scheduler), so it had no queue of its own; an overloaded engine's answers
+     * slow down as its queue grows, whether or not they stay within a loose target */
+    int engine_fast = c->unloaded_ms > 0 && c->service_p50_ms <= 2 * c->unloaded_ms + 0.1;
     int behind = (double)c->started < VB_CAPACITY_ACHIEVED * (double)c->scheduled;
-    if (behind && c->in_flight < c->clients / 2.0) {
+    if (behind && engine_fast && c->service_p99_ms <= c->target_ms && c->in_flight < 0.9 * c->clients) {
         snprintf(why, len, "the client's limit, not the engine's: the open loop fell behind its schedule (%llu of %llu "
-                 "arrivals started) while its clients were mostly idle (%.2f of %d in flight); the client cannot "
-                 "generate this rate", (unsigned long long)c->started, (unsigned long long)c->scheduled, c->in_flight,
-                 c->clients);
+                 "arrivals started) while the engine answered as fast as unloaded (median around the call %.3g ms, "
+                 "unloaded %.3g ms; p99 %.3g ms <= %g ms) and clients were free (%.2f of %d in flight); the client cannot "
+                 "generate this rate", (unsigned long long)c->started, (unsigned long long)c->scheduled,
+                 c->service_p50_ms, c->unloaded_ms, c->service_p99_ms, c->target_ms, c->in_flight, c->clients);
         return 1;
     }
-    if (c->in_flight >= 0.9 * c->clients && c->service_p99_ms <= c->target_ms) {
+    /* every client busy while the engine answered as fast as unloaded: the arrivals waited for a client, not for the
+     * engine (an overloaded engine keeps the clients busy too, but its answers slow down as its queue grows) */
+    if (c->in_flight >= 0.9 * c->clients && engine_fast) {
         snprintf(why, len, "the client's limit, not the engine's: all %d clients were busy (%.2f in flight) while the "
-                 "engine answered within the target (p99 around the call %.3f ms <= %g ms); raise clients",
-                 c->clients, c->in_flight, c->service_p99_ms, c->target_ms);
+                 "engine answered as fast as unloaded (median around the call %.3g ms, unloaded %.3g ms); raise clients",
+                 c->clients, c->in_flight, c->service_p50_ms, c->unloaded_ms);
         return 1;
     }
     return 0;

@@ -91,16 +91,21 @@ typedef struct vb_capacity_client {
     double in_flight;                  /* time-averaged queries inside driver calls */
     double client_cpu_s;               /* the worker threads' CPU time in the window */
     int cpus;                          /* CPUs the client may use */
-    double service_p99_ms;             /* around the driver call (the engine's answer time as the client saw it) */
+    double service_p50_ms, service_p99_ms;   /* around the driver call (the engine's answers as the client saw them) */
+    double unloaded_ms;                /* the engine's time per query unloaded: 1 / the 1-client QPS */
     double target_ms;                  /* the largest p99 target */
 } vb_capacity_client;
 /* Whether the client, not the engine, limited the window: 1 with the reason in why (a sentence that says it is the
- * client's limit and what to do), 0 otherwise. Three limits:
+ * client's limit and what to do), 0 otherwise. The engine is not the cause while it answered as fast as unloaded:
+ * the median around the call at most 2 x its 1-client time (1 / the 1-client QPS) + 0.1 ms (an overloaded engine's
+ * answers slow down as its queue grows, whether or not they stay within a loose target). Three limits:
  *   cpu      the workers' CPU >= 0.9 x the CPUs they may use;
- *   schedule fewer than 0.99 of the scheduled arrivals started while the clients were mostly idle (in flight below
- *            half the clients): the loop itself could not keep its schedule;
- *   clients  every client busy (in flight >= 0.9 x clients) while the engine answered within the target (service p99
- *            <= target): the arrivals waited for a free client, not for the engine. */
+ *   schedule fewer than 0.99 of the scheduled arrivals started while clients were free (in flight below 0.9 x
+ *            clients), the engine fast and within the largest target (service p99 <= target): the loop itself could
+ *            not keep its schedule;
+ *   clients  every client busy (in flight >= 0.9 x clients) while the engine was fast: the arrivals waited for a free
+ *            client, not for the engine (raise clients).
+ * A slow engine is never the client's limit: that window fails the objective. */
 int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len);
 /* The next window to measure: returns 1 with its rate, stage and target (-1 for the search's own windows), or 0 when
  * the search is over (every answer final). */

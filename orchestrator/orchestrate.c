@@ -179,18 +179,6 @@ static int find_image(const vb_orch *o, const char *name, char *out, size_t len,
     return vb_image_find(o->images_dir, name, out, len, err);
 }
 
-static int mkdirs(const char *path, mode_t mode) {
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(tmp, mode) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The server's password: generated once per data directory and kept beside it (root only), so a restarted or
  * resumed campaign reconnects; also written where the recipe's init reads it, owned by the server's user. */
 static int server_password(server *s, uid_t uid, gid_t gid, char *pw, size_t len, vb_error *err) {
@@ -480,7 +468,13 @@ static void op_start(server *s, zsock_t *out) {
         vb_error_set(&err, "orchestrator", 1, "work directory path too long: %s", o->work_dir);
         goto fail;
     }
-    if (mkdirs(s->datadir, 0700) != 0 || chown(s->datadir, uid, gid) != 0 || chmod(s->datadir, 0700) != 0) {
+    /* its parents 0755 (the server's user walks through them), itself the server's own, 0700 */
+    vb_error mk;
+    if (vb_mkdirs(s->datadir, 0755, &mk) != VB_OK) {
+        vb_error_set(&err, "orchestrator", mk.code, "cannot prepare the data directory %s: %s", s->datadir, mk.message);
+        goto fail;
+    }
+    if (chown(s->datadir, uid, gid) != 0 || chmod(s->datadir, 0700) != 0) {
         vb_error_set(&err, "orchestrator", errno, "cannot prepare the data directory %s: %s", s->datadir, strerror(errno));
         goto fail;
     }

@@ -3,6 +3,7 @@
 #include "proto/transport.h"
 
 #include "proto/wire.h"
+#include "util/fs.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -102,21 +103,11 @@ static int name_ok(const char *name) {
 
 /* mkdir -p, new directories mode 0700 (they hold secret keys). */
 static int make_dir(const char *dir, vb_error *err) {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return vb_error_set(err, DOMAIN, ENAMETOOLONG, "%s: path too long", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return vb_error_set(err, DOMAIN, errno, "cannot create %s: %s", path, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(path, 0700) != 0 && errno != EEXIST)
-        return vb_error_set(err, DOMAIN, errno, "cannot create %s: %s", path, strerror(errno));
+    vb_error mk;
+    if (vb_mkdirs(dir, 0700, &mk) != VB_OK) return vb_error_set(err, DOMAIN, mk.code, "%s", mk.message);
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return vb_error_set(err, DOMAIN, ENOTDIR, "%s is not a directory", path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return vb_error_set(err, DOMAIN, ENOTDIR, "%s is not a directory", dir);
     return VB_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/store.h"
 #include "util/clock.h"
 
 void vb_status_progress_write(const char *work_dir, const char *item, const char *stage, uint64_t done,
@@ -90,11 +91,14 @@ void vb_status_eta_print(sqlite3 *db, const char *path, int live, FILE *out) {
     snprintf(sql, sizeof sql, "SELECT (%s - julianday(created_at)) * 86400 FROM campaign", end);
     double elapsed = num(db, sql);
     double run_started = num(db, "SELECT value FROM manifest WHERE key = 'estimate.run_started'");
-    double last = num(db, "SELECT (julianday('now') - julianday(max(t))) * 86400 FROM ("
-                          "SELECT max(recorded_at) AS t FROM build_result UNION ALL SELECT max(recorded_at) FROM sweep_result"
-                          " UNION ALL SELECT max(recorded_at) FROM window_result UNION ALL SELECT max(recorded_at) FROM"
-                          " filtered_result UNION ALL SELECT max(recorded_at) FROM churn_result"
-                          " UNION ALL SELECT max(recorded_at) FROM cold_start_result)");
+    /* the latest row of any result kind's table (store.h vb_result_table) */
+    char last_sql[2048];
+    size_t used = (size_t)snprintf(last_sql, sizeof last_sql, "SELECT (julianday('now') - julianday(max(t))) * 86400 FROM (");
+    for (size_t i = 0; vb_result_table(i) && used < sizeof last_sql; i++)
+        used += (size_t)snprintf(last_sql + used, sizeof last_sql - used, "%sSELECT max(recorded_at) AS t FROM %s",
+                                 i ? " UNION ALL " : "", vb_result_table(i));
+    if (used < sizeof last_sql) snprintf(last_sql + used, sizeof last_sql - used, ")");
+    double last = num(db, last_sql);
     if (elapsed >= 0) {
         fprintf(out, "time: elapsed %s", vb_duration_approx(elapsed, a, sizeof a));
         if (live && run_started > 0)

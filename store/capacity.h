@@ -2,7 +2,6 @@
 #ifndef VB_STORE_CAPACITY_H
 #define VB_STORE_CAPACITY_H
 
-#include "proto/vbench.pb-c.h"
 #include "store/store.h"
 
 /* A configuration's operating point from its committed one-client recall sweep (v_recall_sweep). */
@@ -18,12 +17,5 @@ typedef struct vb_capacity_op {
  * store's class with err set. */
 int vb_store_capacity_op(vb_store *s, const char *config, const char *dataset, double recall_target,
                          vb_capacity_op *out, vb_error *err);
-
-/* The capacity results (proto CapacityWindow, CapacitySummary) into capacity_window (with its wait profile in
- * window_wait) and capacity_result, inside the caller's transaction (vb_store_commit_result). */
-int vb_store_insert_capacity_window(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
-                                    const char *agent, const char *now, vb_error *err);
-int vb_store_insert_capacity(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
-                             const char *agent, const char *now, vb_error *err);
 
 #endif

@@ -480,7 +480,7 @@ CREATE TABLE IF NOT EXISTS streaming_result (
 -- knee (target_ms: the target they are for). met: bit i set when the window met p99 target i of targets (the item's
 -- targets ascending, comma-separated). offered_rate is the rate asked for; scheduled / started the arrivals the Poisson
 -- schedule put in the window and the queries that started in it (achieved >= 0.99 x offered is started >= 0.99 x
--- scheduled); latency from the intended start. client_limited: the client could not offer the rate (client_reason):
+-- scheduled); latency from the intended start less the client's own delay (docs/metrics.md "Capacity"). client_limited: the client could not offer the rate (client_reason):
 -- the window meets and fails nothing. The server's accounting and wait profile as window_result's (window_wait rows
 -- under the same result_key).
 CREATE TABLE IF NOT EXISTS capacity_window (
@@ -507,7 +507,10 @@ CREATE TABLE IF NOT EXISTS capacity_window (
     window_start    REAL,                   -- epoch seconds (agent's clock): the server's samples inside it
     queries         INTEGER NOT NULL,       -- started and finished inside the window
     errors          INTEGER NOT NULL,
-    p50_ms REAL, p99_ms REAL, p999_ms REAL,
+    p50_ms REAL, p99_ms REAL, p999_ms REAL, -- the objective's: from the intended start less the client's own delay
+    latency_hist    BLOB,
+    own_p99_ms      REAL,                   -- the client's own delay (wake-up, loop), p99
+    uncorrected_p99_ms REAL,                -- from the intended start with that delay left in
     late_starts     INTEGER,
     in_flight       REAL,
     client_cores    REAL,                   -- the workers' CPU seconds per second of the window

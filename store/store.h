@@ -17,15 +17,20 @@
 typedef struct vb_store vb_store;
 
 /* What a failed store call means to its caller (issue 12). The coordinator decides on these classes, never on
- * SQLite's numbers. Every function below that writes or reads the campaign returns one (VB_STORE_OK is VB_OK,
- * so `if (vb_store_x(...))` still reads "failed"); err->code is the class too.
- *   RETRY:  the store itself failed (disk full, I/O error, a damaged file, cannot open, locked): nothing of the
- *           call was written; the same record can be stored once the cause is fixed. The coordinator keeps the
- *           record where it is (an unacknowledged result stays in its agent's outbox) and stops cleanly.
- *   POISON: this record can never be stored (a constraint, a type mismatch, too big, a value out of range, an
- *           inconsistent latency histogram, a Result with no body): the coordinator acknowledges it and fails
- *           its item with the reason. */
-typedef enum { VB_STORE_OK = VB_OK, VB_STORE_RETRY = 1, VB_STORE_POISON = 2 } vb_store_class;
+ * SQLite's numbers. Every function below that writes or reads the campaign's rows returns one; they are the
+ * statuses of util/error.h, so the tree has one retry number (VB_STORE_RETRY is VB_RETRY) and
+ * `if (vb_store_x(...))` still reads "failed". err->code is never the class: it is SQLite's extended result code
+ * when SQLite reported the failure, errno for a system call, 0 otherwise (a record refused before SQLite saw it).
+ *   RETRY (VB_RETRY):  the store itself failed (disk full, I/O error, a damaged file, cannot open, locked):
+ *           nothing of the call was written; the same record can be stored once the cause is fixed. The
+ *           coordinator keeps the record where it is (an unacknowledged result stays in its agent's outbox) and
+ *           stops cleanly.
+ *   POISON (VB_ERROR): this record can never be stored (a constraint, a type mismatch, too big, a value out of
+ *           range, an inconsistent latency histogram, a Result with no body, an unknown plan item): the
+ *           coordinator acknowledges it and fails its item with the reason.
+ * Opening, vb_store_load_campaign, vb_store_check_plan and vb_store_backup return VB_ERROR for a file that
+ * cannot be used as asked (not vbench's, damaged, no campaign, another plan), RETRY when SQLite failed. */
+typedef enum { VB_STORE_OK = VB_OK, VB_STORE_RETRY = VB_RETRY, VB_STORE_POISON = VB_ERROR } vb_store_class;
 
 
 /* How a results database is opened.
@@ -108,6 +113,20 @@ int vb_store_item_finish(vb_store *s, const char *key, const char *status, const
  * *duplicate = 1 when the result_key was already stored (nothing written). */
 int vb_store_commit_result(vb_store *s, const Vbench__Result *r, const char *engine, const char *dataset,
                            const char *agent, int *duplicate, vb_error *err);
+
+/* The kinds of result (a Result's body: build, sweep, window, ...). One table, store/result_kinds.c, gives each
+ * kind its table, its columns (each a name and the getter of its value, from which the INSERT and its binds are
+ * made) and what the coordinator says when one is committed. Adding a kind is an entry there, its CREATE TABLE in
+ * store/schema.sql and its view in store/views.sql (docs/design.md, "Adding a result kind"). */
+typedef struct vb_result_kind vb_result_kind;
+/* The kind of r; NULL for a Result with no body (or one this store does not know: committing it is POISON). */
+const vb_result_kind *vb_result_kind_of(const Vbench__Result *r);
+/* Its name, a word ("build", "load_checkpoint", "sweep", ...). */
+const char *vb_result_kind_name(const vb_result_kind *k);
+/* What the terminal shows for a committed result r of kind k: lines with '\n' between them, "" when nothing. */
+void vb_result_describe(const vb_result_kind *k, const Vbench__Result *r, char *buf, size_t len);
+/* The table of the i-th kind (i = 0, 1, ...), NULL past the last: for a reader that looks at every result. */
+const char *vb_result_table(size_t i);
 
 /* What an event is about: the `kind` column of the event table, one stable word per kind (VB_EVENT_KINDS gives
  * the names), so tests and tools match kinds, never the English of a message. Append new kinds; never rename. */

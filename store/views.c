@@ -52,7 +52,7 @@ int vb_views_functions(sqlite3 *db, vb_error *err) {
                                 ci_final) != SQLITE_OK ||
         sqlite3_create_function(db, "vb_median_ci_hi", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &upper, NULL,
                                 ci_step, ci_final) != SQLITE_OK)
-        return vb_error_set(err, "results", 2, "registering the SQL functions of the views: %s", sqlite3_errmsg(db));
+        return vb_error_set(err, "results", sqlite3_extended_errcode(db), "registering the SQL functions of the views: %s", sqlite3_errmsg(db));
     return VB_OK;
 }
 
@@ -66,7 +66,7 @@ static const char *next_view(const char *p, int *always_temp, size_t *kw_len) {
 
 int vb_views_install(sqlite3 *db, int temp, vb_error *err) {
     const vb_embedded_file *f = vb_embedded_find("store/views.sql");
-    if (!f) return vb_error_set(err, "results", 1, "the results views are missing from this binary");
+    if (!f) return vb_error_set(err, "results", 0, "the results views are missing from this binary");
     if (vb_views_functions(db, err)) return VB_ERROR;
     int always_temp;
     size_t kw_len;
@@ -86,7 +86,7 @@ int vb_views_install(sqlite3 *db, int temp, vb_error *err) {
         }
         if (!end) {
             free(stmt);
-            return vb_error_set(err, "results", 2, "views.sql: unterminated statement");
+            return vb_error_set(err, "results", 0, "views.sql: unterminated statement");
         }
         const char *name = stmt + kw_len;
         size_t nlen = strcspn(name, " \n");
@@ -99,7 +99,7 @@ int vb_views_install(sqlite3 *db, int temp, vb_error *err) {
         int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
         free(sql);
         if (rc != SQLITE_OK) {
-            vb_error_set(err, "results", 2, "installing view %.*s: %s", (int)nlen, name, msg ? msg : "error");
+            vb_error_set(err, "results", rc, "installing view %.*s: %s", (int)nlen, name, msg ? msg : "error");
             sqlite3_free(msg);
             free(stmt);
             return VB_ERROR;

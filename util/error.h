@@ -1,8 +1,17 @@
 /* Status codes and the error struct every vbench function that can fail fills in.
  *
- * Modelled on libmongoc's bson_error_t: the callee writes a domain ("engine", "dataset", "profile", ...),
- * a code and a human message; the caller decides what to do with it. Functions return VB_OK, VB_ERROR,
- * or VB_RETRY (a transient condition the caller may retry, e.g. a lost connection). */
+ * Modelled on libmongoc's bson_error_t: the callee writes a domain ("engine", "dataset", "profile", "results",
+ * ...), a code and a human message; the caller decides what to do on the status the function returns, one space
+ * for the whole tree:
+ *   VB_OK     done.
+ *   VB_ERROR  cannot succeed as given: the same call fails the same way again (a refused request, a bad file, a
+ *             record the results store can never hold: store.h's VB_STORE_POISON).
+ *   VB_RETRY  transient: the same call may succeed later (a lost connection, a server restarting, a results store
+ *             that cannot write now: store.h's VB_STORE_RETRY).
+ * vb_error.code is the domain's own number for the cause, for the message and the rare caller that must tell
+ * causes apart: errno for a system call (the lock's EAGAIN), SQLite's extended result code ("results"), the
+ * server's error number or SQLSTATE class ("engine"), 0 when there is none. It is never a status: decide on the
+ * return value. */
 #ifndef VB_UTIL_ERROR_H
 #define VB_UTIL_ERROR_H
 

@@ -9,7 +9,7 @@
 #  - SIGKILL of the coordinator (and with it its local agent) in the middle of the stream, then resume: the item
 #    runs again from its build and v_streaming holds every stage exactly once, of the last attempt.
 # `vbench show` and `show --json` print the streaming tables.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need pgrep gnuplot chromium /usr/bin/python3
 ARTIFACTS=${VB_ARTIFACTS:-$(cd "$(dirname "$0")/../.." && pwd)/results.db/artifacts}
 

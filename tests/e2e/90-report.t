@@ -3,7 +3,7 @@
 # repeats), a second one with another hnswlib parameter, a third on another dataset. The report is rendered by
 # headless Chromium with JavaScript off and no network; every section must be in the rendered page, every chart
 # must decode and not be blank; the screenshot is kept as an artifact (VB_ARTIFACTS, default results.db/artifacts).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need gnuplot chromium /usr/bin/python3 tar
 /usr/bin/python3 -c 'import PIL' 2>/dev/null ||
     skip_all "python3-pil is not installed (bash deploy/install-deps --with-tests installs it)"

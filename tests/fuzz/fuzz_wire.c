@@ -142,9 +142,15 @@ static void on_result(Vbench__Result *r) {
         }
     }
     r->item_key = key;
-    sql("DELETE FROM build_result; DELETE FROM sweep_result; DELETE FROM window_result; "
-        "DELETE FROM filtered_result; DELETE FROM churn_result; DELETE FROM cold_start_query; "
-        "DELETE FROM cold_start_result; UPDATE plan SET status = 'pending'");
+    /* the rows beside a result first (cold_start_query refers to its cold start), then every result kind's table
+     * (store/result_kinds.c) */
+    sql("DELETE FROM cold_start_query; DELETE FROM recall_dist; DELETE FROM window_wait; DELETE FROM server_count; "
+        "UPDATE plan SET status = 'pending'");
+    for (size_t i = 0; vb_result_table(i); i++) {
+        char del[128];
+        snprintf(del, sizeof del, "DELETE FROM %s", vb_result_table(i));
+        sql(del);
+    }
 }
 
 static void on_hello(const Vbench__Hello *h) {

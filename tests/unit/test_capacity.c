@@ -12,6 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent/workload.h"
+#include "config/plan.h"
+#include "coordinator/estimate.h"
+#include "config/profile.h"
+#include "proto/wire.h"
+#include "engines/engine.h"
 #include "metrics/capacity.h"
 #include "tests/tap.h"
 #include "tests/unit/mdc.h"
@@ -229,7 +235,8 @@ static void test_client_limit(void) {
 static void test_client_check(void) {
     char why[512];
     vb_capacity_client c = {.window_s = 1, .scheduled = 1000, .started = 1000, .clients = 32, .in_flight = 3,
-                            .client_cpu_s = 0.1, .cpus = 2, .service_p99_ms = 3, .target_ms = 10};
+                            .client_cpu_s = 0.1, .cpus = 2, .service_p99_ms = 3, .target_ms = 10,
+                            .service_p50_ms = 2.1, .unloaded_ms = 2.05};
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0, "on schedule, clients idle, CPU low: not the client");
     c.client_cpu_s = 1.9;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "CPU 1.9 of 2 cores: the client");
@@ -238,15 +245,157 @@ static void test_client_check(void) {
     c.client_cpu_s = 0.1, c.started = 700;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind schedule with idle clients: the client");
     contains(why, "fell behind its schedule (700 of 1000 arrivals started)", "the counts in the reason");
-    c.in_flight = 31, c.service_p99_ms = 50;
+    c.in_flight = 20;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "behind with 20 of 32 clients busy and the engine fast: the client");
+    c.service_p50_ms = 16, c.service_p99_ms = 30, c.target_ms = 200;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0, "behind with 20 of 32 clients busy, the engine within a loose "
+           "target but 8 x slower than unloaded (an overload): the engine");
+    c.service_p50_ms = 2.1, c.service_p99_ms = 3, c.target_ms = 10;
+    c.in_flight = 24, c.service_p99_ms = 59;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
+           "behind schedule while the engine was slower than the target (an overload): the engine, not the client");
+    c.in_flight = 31, c.service_p99_ms = 50, c.service_p50_ms = 40;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
            "behind schedule with every client waiting on a slow engine: the engine (it fails the objective)");
-    c.service_p99_ms = 4;
-    is_int(vb_capacity_client_check(&c, why, sizeof why), 1, "every client busy while the engine answered in time: the client");
+    c.service_p99_ms = 4, c.service_p50_ms = 2.1;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 1,
+           "every client busy while the engine answered as fast as unloaded: the client");
     contains(why, "raise clients", "what to do");
+    c.service_p50_ms = 16, c.service_p99_ms = 30, c.target_ms = 200;
+    is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
+           "every client busy, the engine's answers 8 x slower than unloaded (but within the target): an overload, the engine's");
+}
+
+/* The sleep engine's servers, by what holds on any machine: with c servers of service D, 8 closed-loop clients answer at
+ * most c / D queries a second (a server serves one query at a time and never early), and every answer takes at least
+ * D. The median answer, about 8 / c x D when the clients keep their 8 queries in the queue, is printed, not asserted. */
+static void test_sleep_servers(void) {
+    static float q[16 * 4];
+    for (int c = 2; c <= 4; c += 2) {
+        char servers[8];
+        snprintf(servers, sizeof servers, "%d", c);
+        vb_kv params[2] = {{"service_us", "2000"}, {"servers", servers}};
+        vb_engine_config ec = {params, 2, NULL, 0};
+        vb_engine *e = NULL;
+        vb_error err = {0};
+        is_int(vb_engine_open("sleep", &ec, &e, &err), VB_OK, nm("sleep with servers: %d opens (%s)", c, err.message));
+        if (!e) continue;
+        vb_workload_config cfg = {.engine = e, .clients = 8, .queries = q, .n_queries = 16, .dim = 4, .k = 10,
+                                  .window_ns = 300000000ull, .warmup_ns = 50000000ull};
+        vb_workload_result r;
+        is_int(vb_workload_run(&cfg, &r, &err), VB_OK, nm("servers %d: 8 clients run (%s)", c, err.message));
+        double bound = c / 0.002;
+        ok(r.queries > 0 && r.qps <= bound * 1.01, "servers %d: %.0f QPS <= c / D = %.0f (a ticket per server)", c, r.qps,
+           bound);
+        ok(vb_histogram_value_at_percentile(r.latency, 0) >= 1900000, "servers %d: no answer before the service time", c);
+        printf("# servers %d: the median answer %.2f ms (8 clients queued on %d servers of 2 ms: about %.0f ms)\n", c,
+               (double)vb_histogram_value_at_percentile(r.latency, 50) / 1e6, c, 8.0 / c * 2);
+        vb_workload_result_free(&r);
+        vb_engine_close(&e);
+    }
+    vb_kv bad[3] = {{"service_us", "2000"}, {"servers", "2"}, {"alternate_us", "500"}};
+    vb_engine_config ec = {bad, 3, NULL, 0};
+    vb_engine *e = NULL;
+    vb_error err = {0};
+    ok(vb_engine_open("sleep", &ec, &e, &err) != VB_OK && strstr(err.message, "servers and alternate_us"),
+       "servers with alternate_us is refused: %s", err.message);
+    vb_kv neg[1] = {{"servers", "-1"}};
+    ec = (vb_engine_config){neg, 1, NULL, 0};
+    ok(vb_engine_open("sleep", &ec, &e, &err) != VB_OK, "servers -1 is refused: %s", err.message);
+}
+
+static vb_profile *parse(const char *capacity, vb_error *err) {
+    char text[1024];
+    snprintf(text, sizeof text, "name: cp\ndatasets:\n  - {name: s, source: synthetic, rows: 100, queries: 10, dim: 4}\n"
+             "engines:\n  - {name: sleep, servers: [2, 4]}\nphases:\n  build:\n  capacity: %s\n", capacity);
+    vb_profile *p = NULL;
+    memset(err, 0, sizeof *err);
+    vb_profile_parse(text, strlen(text), "cap.yml", &p, err);
+    return p;
+}
+
+/* The profile's section, the plan's items and their points through the wire. */
+static void test_profile_plan(void) {
+    vb_error err;
+    vb_profile *p = parse("{recall: 0.9, p99_ms: [50, 5, 10], window_s: 2, repeats: 2, clients: 16}", &err);
+    ok(p != NULL, "a capacity section parses (%s)", err.message);
+    vb_plan *plan = NULL;
+    if (p && vb_plan_build(p, &plan, &err) == VB_OK) {
+        const vb_plan_item *it = vb_plan_find(plan, "cp/sleep[servers=2]/s/capacity");
+        ok(it && it->kind == VB_PHASE_CAPACITY, "one item per configuration, key .../capacity");
+        ok(vb_plan_find(plan, "cp/sleep[servers=4]/s/capacity") != NULL, "the other configuration's");
+        if (it) {
+            is_int(it->p.n_p99, 3, "three targets");
+            ok(it->p.p99_ms[0] == 5 && it->p.p99_ms[1] == 10 && it->p.p99_ms[2] == 50, "ascending");
+            ok(it->p.ef_search == 0 && it->p.op_source == VB_OP_PROBE, "ef_search auto: probe until the sweep says");
+            ok(it->p.recall_target == 0.9 && it->p.window_s == 2 && it->p.warmup_s == 1 && it->p.repeats == 2 &&
+               it->p.clients == 16 && it->p.precision == 0.05, "the values, the defaults (warmup_s 1, precision 0.05)");
+            Vbench__Point w;
+            vb_wire_point_make(&it->p, &w);
+            vb_point back;
+            vb_wire_point_read(&w, &back);
+            ok(back.n_p99 == 3 && back.p99_ms[2] == 50 && back.recall_target == 0.9 && back.precision == 0.05 &&
+               back.op_source == VB_OP_PROBE && back.clients == 16, "the point travels to the agent whole");
+        }
+        vb_plan_destroy(&plan);
+    } else {
+        ok(0, "plan: %s", err.message);
+    }
+    vb_profile_destroy(&p);
+    p = parse("{ef_search: 40}", &err);
+    if (p && vb_plan_build(p, &plan, &err) == VB_OK) {
+        ok(plan->items[1].p.ef_search == 40 && plan->items[1].p.op_source == VB_OP_GIVEN, "ef_search 40: given");
+        vb_plan_destroy(&plan);
+    } else {
+        ok(0, "ef_search 40: %s", err.message);
+    }
+    vb_profile_destroy(&p);
+    p = parse("{ef_search: many}", &err);
+    ok(!p, "ef_search: many is refused");
+    contains(err.message, "phases.capacity.ef_search", "naming the key");
+    contains(err.message, "an integer or auto", "and what it takes");
+    vb_profile_destroy(&p);
+    p = parse("{recall: 1.5}", &err);
+    ok(!p, "recall 1.5 is refused");
+    contains(err.message, "cap.yml:", "naming the file and line");
+    vb_profile_destroy(&p);
+}
+
+/* run --check: a capacity item is estimated at the search's bound (metrics/capacity.h vb_capacity_windows_bound) of
+ * windows, each warm-up + window, growing from the 1-client QPS to clients x it. */
+static void test_estimate(void) {
+    char dir[] = "/tmp/vb-test-capacity.XXXXXX";
+    if (!mkdtemp(dir)) {
+        ok(0, "a scratch directory");
+        return;
+    }
+    vb_error err;
+    vb_profile *p = parse("{p99_ms: [5, 10, 50], window_s: 10, warmup_s: 1, repeats: 3, clients: 32}", &err);
+    vb_plan *plan = NULL;
+    vb_estimate est;
+    if (!p || vb_plan_build(p, &plan, &err) || vb_estimate_plan(p, plan, NULL, dir, &est, &err)) {
+        ok(0, "the estimate: %s", err.message);
+    } else {
+        int bound = vb_capacity_windows_bound(1, 32, 0.05, 3, 3);
+        double s = est.item_s[1];
+        ok(plan->items[1].kind == VB_PHASE_CAPACITY && s >= bound * 11.0 && s <= bound * 11.0 + 120,
+           "a capacity item of 3 targets, repeats 3, 10 s windows after 1 s: %.0f s, the bound of %d windows x 11 s and "
+           "the probe", s, bound);
+        ok(bound == 3 * (6 + 3 * 5) + 3 * 4, "the bound: 3 windows at each of 6 growth and 3 x 5 bisection rates, "
+           "4 confirmation windows a target (%d)", bound);
+        vb_estimate_free(&est);
+    }
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) printf("# could not remove %s\n", dir);
 }
 
 int main(void) {
+    test_profile_plan();
+    test_estimate();
+    test_sleep_servers();
     test_theory();
     test_one_target();
     test_targets();

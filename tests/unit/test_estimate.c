@@ -15,6 +15,7 @@
 #include "config/profile.h"
 #include "coordinator/estimate.h"
 #include "coordinator/history.h"
+#include "engines/engine.h"
 #include "tests/tap.h"
 
 static char dir[] = "/tmp/vb-test-estimate.XXXXXX";
@@ -371,6 +372,53 @@ int main(void) {
            engine_s[0]);
         contains(line[1], "hnswlib (3 builds) ", "build_repeats 3: the estimate's line names the builds");
         ok(strstr(line[0], "builds") == NULL, "one build: the line as before (%s)", line[0]);
+    }
+
+    /* The defaults are the adapter's own (its ops' estimate, engines/engine.h), read through the registry: an adapter
+     * registered here with its own figures gets them (before, a table keyed by engine names in estimate.c gave an
+     * adapter it did not list the unknown engine's 2.5 copies), and a brute force (exact's brute_force) answers at
+     * the same rate whatever ef_search. */
+    {
+        static vb_engine_ops probe;
+        probe = vb_engine_null;
+        probe.name = "estimate_probe";
+        probe.estimate = (vb_engine_estimate){.load_rows_s = 5000, .insert_rows_s = 5000, .qps100 = 100,
+                                              .copies = 3, .row_overhead = 100, .brute_force = 1};
+        ok(vb_engine_register(&probe) == VB_OK, "estimate_probe registered");
+        char edir[] = "/tmp/vbench-test-est-XXXXXX", basis[200] = "";
+        if (mkdtemp(edir)) {
+            double b = vb_estimate_bytes_per_row("estimate_probe[x=1]", "estimate_probe", 64, edir, basis, sizeof basis);
+            ok(fabs(b - (3 * 4 * 64 + 100)) < 0.01, "a registered adapter's bytes per row are its own (%.0f B: %s)", b,
+               basis);
+            contains(basis, "the default for estimate_probe", "and the basis names it");
+            const char *yaml = "name: e\n"
+                               "datasets: [{name: d, source: synthetic, rows: 1000, queries: 100, dim: 16, metric: euclidean}]\n"
+                               "engines: [{name: estimate_probe}]\n"
+                               "phases: {build: {}, recall_sweep: {ef_search: [10, 100, 400]}}\n";
+            vb_profile *p = NULL;
+            vb_plan *plan = NULL;
+            vb_error err;
+            vb_estimate est;
+            double sweep[3] = {-1, -1, -1};
+            size_t n = 0;
+            if (vb_profile_parse(yaml, strlen(yaml), "e.yml", &p, &err) || vb_plan_build(p, &plan, &err) ||
+                vb_estimate_plan(p, plan, NULL, edir, &est, &err)) {
+                printf("#   %s\n", err.message);
+            } else {
+                for (size_t i = 0; i < plan->n_items && n < 3; i++)
+                    if (plan->items[i].kind == VB_PHASE_RECALL_SWEEP) sweep[n++] = est.item_s[i];
+                vb_estimate_free(&est);
+            }
+            /* 100 queries at 2e9 / (1000 x 16) = 125,000 QPS: 0.0008 s + 0.1 s; the first one carries its warm-up */
+            ok(n == 3 && fabs(sweep[1] - sweep[2]) < 1e-9 && fabs(sweep[1] - (100 / (2e9 / (1000.0 * 16 + 1)) + 0.1)) < 1e-6,
+               "a brute force's points take the same time at ef_search 100 and 400 (%.5f s, %.5f s)", sweep[1],
+               sweep[2]);
+            vb_plan_destroy(&plan);
+            vb_profile_destroy(&p);
+            char cmd[100];
+            snprintf(cmd, sizeof cmd, "rm -rf %s", edir);
+            if (system(cmd) != 0) printf("#   could not remove %s\n", edir);
+        }
     }
 
     char cmd[300];

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config/plan.h"
+#include "engines/engine.h"
 #include "engines/filter.h"
 #include "config/profile.h"
 #include "config/yaml_tree.h"
@@ -158,6 +159,42 @@ static void test_dev_defaults(void) {
        "dev: churn of 10 %%, continue on resume (default), insert batches of 100 (default)");
     is_str(vb_profile_setting(p, "limits.phase_timeout_s", NULL), "3600", "default limits.phase_timeout_s");
     is_str(vb_profile_setting(p, "nope", "dflt"), "dflt", "setting default");
+    /* the typed limits the run reads: every default of the limits table, filled once */
+    const vb_limits *l = &p->limits;
+    ok(l->phase_timeout_s == 3600 && !l->stop_on_item_failure && l->on_server_failure == VB_ON_SERVER_FAILURE_RESTART &&
+           l->server_start_timeout_s == 300 && l->agent_silent_s == 15 && l->agent_silent_ns == 15000000000ull &&
+           !l->fail_on_agent_lost && l->max_attempts == 3 && l->abort_unanswered_s == 30 &&
+           l->abort_unanswered_ns == 30000000000ull && l->backup_every_s == 600 && l->footprint_every_s == 600,
+       "limits struct: the defaults (3600, continue, restart, 300, 15 s, rerun, 3, 30 s, 600, 600)");
+    is_str(vb_on_server_failure_name(l->on_server_failure), "restart", "limits struct: on_server_failure's word");
+    vb_profile_destroy(&p);
+}
+
+/* Every limits.* key given: the typed struct the run reads takes each value, not a default. */
+static void test_limits_struct(void) {
+    const char *text = BASE_HEAD
+        "limits: {phase_timeout_s: 120, on_item_failure: stop, on_server_failure: skip, server_start_timeout_s: 45,\n"
+        "         agent_silent_s: 2.5, on_agent_lost: fail, max_attempts: 7, abort_unanswered_s: 4,\n"
+        "         backup_every_s: 0, footprint_every_s: 0}\n";
+    vb_error err = {0};
+    vb_profile *p = parse(text, &err);
+    if (!ok(p != NULL, "limits profile parses")) {
+        printf("#   %s\n", err.message);
+        return;
+    }
+    const vb_limits *l = &p->limits;
+    is_int(l->phase_timeout_s, 120, "limits given: phase_timeout_s");
+    is_int(l->stop_on_item_failure, 1, "limits given: on_item_failure stop");
+    is_int(l->on_server_failure, VB_ON_SERVER_FAILURE_SKIP, "limits given: on_server_failure skip");
+    is_str(vb_on_server_failure_name(l->on_server_failure), "skip", "limits given: its word");
+    is_int(l->server_start_timeout_s, 45, "limits given: server_start_timeout_s");
+    is_double(l->agent_silent_s, 2.5, 1e-12, "limits given: agent_silent_s");
+    ok(l->agent_silent_ns == 2500000000ull, "limits given: agent_silent_s in ns");
+    is_int(l->fail_on_agent_lost, 1, "limits given: on_agent_lost fail");
+    is_int(l->max_attempts, 7, "limits given: max_attempts");
+    ok(l->abort_unanswered_ns == 4000000000ull, "limits given: abort_unanswered_s in ns");
+    is_double(l->backup_every_s, 0, 0, "limits given: backup_every_s 0");
+    is_double(l->footprint_every_s, 0, 0, "limits given: footprint_every_s 0 (never), not the 600 of an absent one");
     vb_profile_destroy(&p);
 }
 
@@ -198,6 +235,8 @@ static void test_defaults_and_order(void) {
     is_str(vb_kv_get(ch->params, ch->n_params, "limit_s", NULL), "7200", "default churn.limit_s");
     is_str(vb_kv_get(ch->params, ch->n_params, "on_resume", NULL), "continue", "default churn.on_resume");
     is_str(vb_profile_setting(p, "limits.phase_timeout_s", NULL), "99", "limits given");
+    is_int(p->limits.phase_timeout_s, 99, "limits struct: phase_timeout_s given");
+    is_int(p->limits.max_attempts, 3, "limits struct: the others keep their defaults beside a given one");
     is_str(vb_profile_setting(p, "resources.server_cpus", NULL), "0-63", "resources: a CPU list kept as written");
     is_str(vb_profile_setting(p, "resources.server_memory", NULL), "120.8GB", "resources: a size kept as written");
     is_int(p->phases[1].line, 15, "phase line is the line of its key (concurrency)");
@@ -425,7 +464,13 @@ static void test_matrix(void) {
 }
 
 /* Configurations that differ only in search-time parameters (pgvector iterative_scan) share one build and one
- * table; an m or variant difference does not; a profile that churns shares nothing. */
+ * table; an m or variant difference does not; a profile that churns shares nothing. Which parameters are search-time
+ * is the adapters' word (engines/engine.h search_params), read through the registry by vb_profile_check_engines:
+ * the loader alone shares nothing, and an adapter registered here shares by its own list. */
+static const char *const probe_params[] = {"depth", "probes", NULL};
+static const char *const probe_search[] = {"probes", NULL};
+static vb_engine_ops probe_ops;   /* the null engine's ops under another name, params and search_params */
+
 static void test_shared_builds(void) {
     vb_error err = {0};
     const char *head = "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    variant: [vector, halfvec]\n"
@@ -434,6 +479,10 @@ static void test_shared_builds(void) {
     vb_profile *p = parse(head, &err);
     if (!ok(p != NULL, "shared builds: parses")) return;
     is_int(p->n_engines, 6, "shared builds: 4 + 2 configurations");
+    int own = 1;
+    for (size_t e = 0; e < p->n_engines; e++) own &= p->engines[e].build_of == e;
+    ok(own, "shared builds: the loader alone (no engines) gives each configuration its own build");
+    ok(vb_profile_check_engines(p, &err) == VB_OK, "shared builds: the engines are checked (%s)", err.message);
     is_str(p->engines[1].name, "pgvector[variant=vector,iterative_scan=relaxed_order]", "shared builds: label");
     ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 0 && p->engines[2].build_of == 2 &&
        p->engines[3].build_of == 2, "shared builds: iterative_scan shares, variant does not");
@@ -460,8 +509,25 @@ static void test_shared_builds(void) {
     char text[1024];
     snprintf(text, sizeof text, "%s  churn: {}\n", head);
     p = parse(text, &err);
-    if (ok(p != NULL, "shared builds with churn: parses"))
+    if (ok(p != NULL && vb_profile_check_engines(p, &err) == VB_OK, "shared builds with churn: parses, checked"))
         ok(p->engines[1].build_of == 1 && p->engines[3].build_of == 3, "shared builds: none when the profile churns");
+    vb_profile_destroy(&p);
+
+    /* an adapter's own search_params: probes shares a build, depth does not; selecting keeps the registry's word */
+    probe_ops = vb_engine_null;
+    probe_ops.name = "sharing_probe", probe_ops.param_names = probe_params, probe_ops.search_params = probe_search;
+    ok(vb_engine_register(&probe_ops) == VB_OK, "registered adapter: sharing_probe registered");
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: sharing_probe\n    depth: [1, 2]\n"
+              "    probes: [4, 8]\nphases:\n  build:\n  recall_sweep: {ef_search: [10]}\n", &err);
+    if (ok(p != NULL && vb_profile_check_engines(p, &err) == VB_OK, "registered adapter: parses, checked (%s)",
+           err.message)) {
+        ok(p->engines[1].build_of == 0 && p->engines[3].build_of == 2 && p->engines[2].build_of == 2,
+           "registered adapter: its search_params share a build (%zu %zu %zu %zu)", p->engines[0].build_of,
+           p->engines[1].build_of, p->engines[2].build_of, p->engines[3].build_of);
+        ok(vb_profile_select_engines(p, "sharing_probe[depth=2,probes=4],sharing_probe[depth=2,probes=8]", &err) ==
+               VB_OK && p->n_engines == 2 && p->engines[1].build_of == 0,
+           "registered adapter: a selection shares again by the same word");
+    }
     vb_profile_destroy(&p);
 }
 
@@ -600,7 +666,7 @@ static void test_build_repeats(void) {
     /* a configuration built several times shares no build (iterative_scan would otherwise share one) */
     p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    iterative_scan: [off, relaxed_order]\n"
               "    build_repeats: 2\nphases:\n  build:\n  recall_sweep: {ef_search: [10]}\n", &err);
-    if (ok(p != NULL, "build_repeats with a search-time matrix: parses"))
+    if (ok(p != NULL && vb_profile_check_engines(p, &err) == VB_OK, "build_repeats with a search-time matrix: parses"))
         ok(p->engines[0].build_of == 0 && p->engines[1].build_of == 1,
            "build_repeats with a search-time matrix: each configuration builds its own");
     vb_profile_destroy(&p);
@@ -1264,6 +1330,7 @@ int main(void) {
     test_builtin();
     test_dev_defaults();
     test_defaults_and_order();
+    test_limits_struct();
     test_errors();
     test_numeric_bounds();
     test_single_values_and_predicates();

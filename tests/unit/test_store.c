@@ -2,7 +2,9 @@
  * POISON (a constraint: NaN in a NOT NULL column, an item not in the plan; an inconsistent histogram; a Result
  * with no body); a store that cannot write is RETRY (full: max_page_count reached; read-only: query_only), is
  * remembered by vb_store_failure, leaves nothing half-written, and the same record commits once the cause is
- * gone. err.code is the class, never a SQLite number. vb_store_plan_tally reads the plan rows. */
+ * gone. The class is the returned status of util/error.h (RETRY is VB_RETRY, POISON VB_ERROR); err.code is never
+ * the class: SQLite's extended result code when SQLite refused, 0 for a record refused before SQLite saw it.
+ * vb_store_plan_tally reads the plan rows. */
 #include <math.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -173,7 +175,9 @@ int main(void) {
     sweep(&r, &w, "nan#1", k1, NAN);
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
            "a NaN recall (NULL in a NOT NULL column: a constraint) is POISON");
-    is_int(err.code, VB_STORE_POISON, "err.code is the class");
+    is_int(err.code, SQLITE_CONSTRAINT_NOTNULL, "err.code is SQLite's extended result code, not the class");
+    is_int(VB_STORE_POISON, VB_ERROR, "POISON is util/error.h's VB_ERROR (cannot succeed as given)");
+    is_int(VB_STORE_RETRY, VB_RETRY, "RETRY is util/error.h's VB_RETRY: one retry number");
     contains(err.message, path, "the message names the database");
     sweep(&r, &w, "orphan#1", "no/such/item", 0.5);
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
@@ -189,7 +193,7 @@ int main(void) {
     w.m->latency = &h;
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_POISON,
            "an inconsistent latency histogram is POISON");
-    ok(err.code != 9, "the store's own number 9 (SQLITE_INTERRUPT's) is gone: code %d", err.code);
+    is_int(err.code, 0, "refused before SQLite saw it: err.code 0, not the class");
     sweep(&r, &w, "qrecall#1", k1, 0.5);   /* per-query recall that is not whole float32 values */
     uint8_t five[5] = {0};
     w.m->recall_queries = 1;
@@ -249,7 +253,7 @@ int main(void) {
     w.m->duplicate_example = example;
     is_int(vb_store_commit_result(s, &r, "exact", "d1", "a", &dup, &err), VB_STORE_RETRY,
            "a result on a full database is RETRY");
-    is_int(err.code, VB_STORE_RETRY, "err.code is the class");
+    is_int(err.code & 0xff, SQLITE_FULL, "err.code is SQLite's SQLITE_FULL, not the class");
     contains(err.message, path, "the message names the database");
     contains(vb_store_failure(s), path, "vb_store_failure names the database");
     is_int(vb_store_item_start(s, k2, "a", &err), VB_STORE_OK, "an update that needs no new page still works");
