@@ -11,7 +11,6 @@
 # `vbench show` and `show --json` print the streaming tables.
 . "$(dirname "$0")/../lib/lib.sh"
 need pgrep gnuplot chromium /usr/bin/python3
-ARTIFACTS=${VB_ARTIFACTS:-$(cd "$(dirname "$0")/../.." && pwd)/results.db/artifacts}
 
 profile() { # profile NAME ENGINES-YAML STREAMING-SECTION [ROWS]
     cat <<YML
@@ -98,30 +97,7 @@ is "$(ls "$SCRATCH/s-report/charts/" | grep -c '^streaming-.*\.png$')" "5" \
    "the report draws recall, QPS and p99 against the stage, offered against achieved rate, freshness"
 # The section seen in headless Chromium (JavaScript off, no network): the report's head and its streaming section
 # alone, so that the screenshot shows it.
-/usr/bin/python3 - "$html" "$SCRATCH/s-report/streaming.html" <<'PY'
-import sys
-t = open(sys.argv[1]).read()
-head = t[:t.index("<body")]
-i = t.index('<section id="streaming">')
-j = t.index("</section>", i) + len("</section>")
-open(sys.argv[2], "w").write(head + "<body>" + t[i:j] + "</body></html>")
-PY
-ok $? "the streaming section extracted from report.html"
-mkdir -p "$SCRATCH/c1/Default"
-echo '{"profile":{"default_content_setting_values":{"javascript":2}}}' > "$SCRATCH/c1/Default/Preferences"
-timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-    --disable-sync --no-first-run --user-data-dir="$SCRATCH/c1" --proxy-server=127.0.0.1:9 \
-    --proxy-bypass-list='<-loopback>' --window-size=1100,2600 --screenshot="$SCRATCH/streaming.png" \
-    "file://$SCRATCH/s-report/streaming.html" >/dev/null 2>"$SCRATCH/chromium.log"
-ok $? "Chromium renders the report's streaming section"
-/usr/bin/python3 - "$SCRATCH/streaming.png" <<'PY'
-import sys
-from PIL import Image
-shot = Image.open(sys.argv[1]).convert("RGB")
-assert len(shot.getcolors(1 << 24)) > 50, "the screenshot is blank"
-PY
-ok $? "the screenshot is not blank"
-mkdir -p "$ARTIFACTS" && cp "$SCRATCH/streaming.png" "$ARTIFACTS/report-streaming.png" && echo "# screenshot: $ARTIFACTS/report-streaming.png"
+vb_report_section_shot "$html" streaming "$SCRATCH/streaming.png"
 
 "$VBENCH" export "$db" --format csv -o "$SCRATCH/csv" >/dev/null 2>&1
 ok $? "vbench export --format csv exits 0"

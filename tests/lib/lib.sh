@@ -185,6 +185,39 @@ wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in 
     return 0
 } 2>/dev/null   # not bash's "Killed" notice for a child that died of a signal: WAIT_RC says it
 
+# vb_report_section_shot HTML SECTION PNG: the report's head and its section SECTION alone, drawn by headless
+# Chromium (JavaScript off, no network) into PNG, 1,100 pixels wide; a check each: extracted, drawn, not blank; the
+# picture kept as an artifact (VB_ARTIFACTS, default results.db/artifacts) as report-SECTION.png.
+vb_report_section_shot() {
+    local html=$1 section=$2 png=$3 dir
+    dir=$(mktemp -d "$SCRATCH/shot.XXXXXX")
+    /usr/bin/python3 - "$html" "$section" "$dir/section.html" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+head = t[:t.index("<body")]
+i = t.index('<section id="%s">' % sys.argv[2])
+j = t.index("</section>", i) + len("</section>")
+open(sys.argv[3], "w").write(head + "<body>" + t[i:j] + "</body></html>")
+PY
+    ok $? "the $section section extracted from the report"
+    mkdir -p "$dir/profile/Default"
+    echo '{"profile":{"default_content_setting_values":{"javascript":2}}}' > "$dir/profile/Default/Preferences"
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+        --disable-sync --no-first-run --user-data-dir="$dir/profile" --proxy-server=127.0.0.1:9 \
+        --proxy-bypass-list='<-loopback>' --window-size=1100,2600 --screenshot="$png" \
+        "file://$dir/section.html" >/dev/null 2>"$dir/chromium.log"
+    ok $? "Chromium renders the report's $section section"
+    /usr/bin/python3 - "$png" <<'PY'
+import sys
+from PIL import Image
+shot = Image.open(sys.argv[1]).convert("RGB")
+assert len(shot.getcolors(1 << 24)) > 50, "the screenshot is blank"
+PY
+    ok $? "the screenshot of the $section section is not blank"
+    local artifacts=${VB_ARTIFACTS:-$VB_ROOT/results.db/artifacts}
+    mkdir -p "$artifacts" && cp "$png" "$artifacts/report-$section.png" && echo "# screenshot: $artifacts/report-$section.png"
+}
+
 # vb_report_overflow HTML: the report's tables that do not fit their page in headless Chromium, 1400 pixels wide
 # (issue 36.15), one per line as "section: first header cells (scroll width > visible width)"; empty when every
 # table fits. The report itself forbids scripts (its CSP); this measures a copy without the CSP, with a script
