@@ -230,6 +230,8 @@ void vb_capacity_record(vb_capacity_search *s, const vb_capacity_obs *o) {
     if (o->stage == VB_CAP_CONFIRM) {
         a->repeats++;
         a->repeats_met += vb_capacity_meets(s, o, t);
+        /* a rate the measurement again did not hold is not reported as the capacity: at least half must meet it */
+        if (a->repeats == s->repeats && 2 * a->repeats_met < a->repeats) a->status = VB_CAP_UNCONFIRMED;
     } else if (o->stage == VB_CAP_KNEE) {
         a->knee_measured = 1;
         a->knee_rate = o->rate;

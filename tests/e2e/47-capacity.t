@@ -9,6 +9,8 @@
 #  - the client-limit guard: the null engine answers at once, so its search starts near a million queries per second,
 #    which one client agent cannot generate: refused as the client's limit (status client_limit, the item failed with
 #    a message that says it is the client), never reported as the engine's capacity.
+#  - the read side: show (and --windows, --json), the csv export, the report's sentences, hockey-stick charts and
+#    tables, every table fitting in headless Chromium and the section drawn by it.
 #  - SIGKILL of the coordinator (and its local agent) during a capacity item, then resume: the item is measured again
 #    from its start; the earlier attempt's windows stay with their attempt, the summary is the new attempt's.
 # Windows of 2 s after 0.5 s of warm-up on the sleep engine (a window's p99 near the knee moves by tens of percent from
@@ -20,7 +22,7 @@
 # sleep engine's campaign runs under SCHED_FIFO (chrt -f 1) where it may: its threads sleep almost all the time, and
 # the real-time class keeps the other processes from delaying their wake-ups.
 . "$(dirname "$0")/../lib/lib.sh"
-need pgrep
+need pgrep gnuplot chromium /usr/bin/python3
 MDC=${VB_TOOLS:-$VB_ROOT/${BUILD:-build}/tools}/vb_mdc
 [ -x "$MDC" ] || { echo "Bail out! $MDC is not built (make unit builds the test tools)"; exit 1; }
 
@@ -78,6 +80,38 @@ ok "$(awk -v a="${found[2]:-0}" -v b="${found[4]:-0}" -v t2="$t2" -v t4="$t4" \
 is "$(q "$db" "SELECT COUNT(*) FROM v_capacity WHERE op_source = 'probe' AND ef_search = 10 AND recall_target = 0")" "2" \
    "no recall objective and no sweep: the probe's first ef_search is the operating point"
 like "$(cat "$SCRATCH/mdc.err")" "queries/s at p99 <= 10 ms" "the console says the found rate"
+
+# ---- the read side: show, show --json, the exports, the report's section in headless Chromium -------------------
+db=$SCRATCH/mdc.sqlite
+like "$("$VBENCH" show "$db" 2>&1)" "Capacity at a latency objective" "vbench show prints the capacity per configuration"
+like "$("$VBENCH" show --windows "$db" 2>&1)" "Capacity search windows" "show --windows prints every window of the search"
+is "$("$VBENCH" show --json "$db" | /usr/bin/python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(len(d["capacity"]), sorted(set(r["status"] for r in d["capacity"])), "capacity_windows" in d)')" \
+   "2 ['found'] False" "show --json: a capacity row per configuration (the windows only with --windows)"
+"$VBENCH" export "$db" --format csv -o "$SCRATCH/csv" --quiet
+ok $? "export csv"
+is "$(/usr/bin/python3 -c 'import csv, sys; print(len(list(csv.DictReader(open(sys.argv[1], newline="")))))' \
+      "$SCRATCH/csv/capacity_windows.csv")" "$(q "$db" "SELECT COUNT(*) FROM v_capacity_windows")" \
+   "the csv export has every window of every search"
+"$VBENCH" report "$db" -o "$SCRATCH/rep" --quiet
+ok $? "vbench report"
+html=$(cat "$SCRATCH/rep/report.html")
+for c in 2 4; do
+    rate=$(q "$db" "SELECT printf('%.0f', rate) FROM v_capacity WHERE engine = 'sleep[servers=$c]'")
+    like "$html" "sleep[servers=$c] serves $rate queries/s at p99 &lt;= 10 ms and recall &gt;= 0" \
+         "the report's sentence for servers $c: $rate queries/s at p99 <= 10 ms"
+done
+like "$html" "no server CPU was sampled (an embedded engine" "the sentence says the sleep engine has no server to sample"
+for n in 1 2; do
+    [ -s "$SCRATCH/rep/charts/capacity-$n.png" ] && grep -q "p99 target 10 ms" "$SCRATCH/rep/charts/capacity-$n.body.gp"
+    ok $? "the hockey stick of configuration $n is drawn with its target line"
+done
+over=$(vb_report_overflow "$SCRATCH/rep/report.html"); rc=$?
+ok $rc "the report is measured in headless Chromium"
+is_empty "$over" "every table of the report fits its page at 1,400 pixels"
+# the capacity section alone, with the report's own style, as Chromium draws it
+vb_report_section_shot "$SCRATCH/rep/report.html" capacity "$SCRATCH/capacity.png"
 
 # ---- the client-limit guard --------------------------------------------------------------------------------------
 db=$SCRATCH/null.sqlite

@@ -194,6 +194,32 @@ static void test_stall(void) {
     is_double(s.a[0].rate, clean.a[0].rate, 1e-9, "the stall does not steer the search: the rate found without it");
 }
 
+/* Confirmations that do not hold the found rate: fewer than half meeting the target leave it unconfirmed (the
+ * search's rate kept, not reported as the capacity, no knee measured); half of them meeting it keep it found. */
+static void test_unconfirmed(void) {
+    double targets[] = {10};
+    for (int met_of_3 = 0; met_of_3 <= 2; met_of_3++) {
+        model m = {.c = 2};
+        vb_capacity_search s;
+        vb_capacity_search_init(&s, targets, 1, 500, 0.05, 3);
+        double r;
+        vb_capacity_stage stage;
+        int t, confirms = 0, knee = 0;
+        while (vb_capacity_next(&s, &r, &stage, &t)) {
+            vb_capacity_obs o = measure(&m, r, stage, t);
+            if (stage == VB_CAP_CONFIRM && confirms++ >= met_of_3) o.p99_ms = 50;   /* a stall at the found rate */
+            knee += stage == VB_CAP_KNEE;
+            vb_capacity_record(&s, &o);
+        }
+        ok(s.a[0].repeats_met == met_of_3, "%d of 3 confirmations met p99 <= 10 ms (%d)", met_of_3, s.a[0].repeats_met);
+        ok(s.a[0].status == (met_of_3 >= 2 ? VB_CAP_FOUND : VB_CAP_UNCONFIRMED), "%d of 3: %s", met_of_3,
+           met_of_3 >= 2 ? "found" : "unconfirmed, not the capacity");
+        ok(s.a[0].rate > 0, "%d of 3: the search's rate is kept (%.1f/s)", met_of_3, s.a[0].rate);
+        ok(knee == (met_of_3 >= 2), "%d of 3: %s", met_of_3, met_of_3 >= 2 ? "the knee is measured" :
+           "no knee for an unconfirmed rate");
+    }
+}
+
 static void test_unreachable(void) {
     model m = {.c = 2};
     vb_capacity_search s;
@@ -400,6 +426,7 @@ int main(void) {
     test_one_target();
     test_targets();
     test_stall();
+    test_unconfirmed();
     test_unreachable();
     test_client_limit();
     test_client_check();
