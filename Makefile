@@ -94,13 +94,14 @@ unit: $(UNIT_BIN)
 # 5 min 32 s at -j3, 4 min 46 s at -j4), but at four lanes on two cores the scripts that kill a server two
 # seconds into a window or time a stall met a machine so loaded that CI failed twice on them; a CI run has 90
 # minutes, so the suite takes the calmer machine. `make test TEST_JOBS=4` for a quick local run. The longest go
-# first, then the other end-to-end scripts, and the short unit programs fill the lanes at the end.
+# first (the files of tests/budget.txt, by their measured seconds, longest first: a long file started last would
+# run alone at the end), then the other end-to-end scripts, and the short unit programs fill the lanes at the end.
 # tests/run-suite is prove with the gate: as root with systemd and debootstrap (tests/required-here) every skip is a
 # failure naming its cause, and the line before prove's summary counts the skips by reason.
 TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
 E2E_ALL   := $(sort $(wildcard tests/e2e/*.t))
-E2E_FIRST := $(wildcard tests/e2e/62-orchestrator.t tests/e2e/96-matrix-servers.t tests/e2e/06-readme.t \
-                          tests/e2e/63-conformance.t tests/e2e/90-report.t tests/e2e/40-churn-limit.t)
+E2E_FIRST := $(wildcard $(addprefix tests/e2e/,$(shell awk '$$1 ~ /\.t$$/ { print $$2, $$1 }' tests/budget.txt | \
+                                                         sort -rn | awk '{ print $$2 }')))
 test: test-deps
 	@$(MAKE) --no-print-directory binaries unit
 	@VB_BIN=$(CURDIR)/bin bash tests/run-suite --exec '' --timer -j$(TEST_JOBS) $(E2E_FIRST) \
@@ -274,7 +275,7 @@ $(BUILD)/fuzz-tools/gen_corpus: tests/fuzz/gen_corpus.c $(BUILD)/libvbench-fuzz.
 $(BUILD)/libvbench-fuzz.a: $(FUZZ_LIB_OBJ)
 	ar rcs $@ $^
 
-# The corpus replay of `make test` (tests/e2e/80-fuzz-corpus.t): each target linked with tests/fuzz/replay.c by the
+# The corpus replay of `make test` (tests/e2e/79-fuzz-corpus.t): each target linked with tests/fuzz/replay.c by the
 # ordinary compiler, built with the unit tests, so the replay needs no clang build (make fuzz keeps that one).
 FUZZ_REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/fuzz-replay/%)
 unit: $(FUZZ_REPLAY_BIN)

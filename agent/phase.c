@@ -21,6 +21,7 @@ vb_phase_fn vb_phase_lookup(Vbench__Phase phase) {
     case VBENCH__PHASE__PHASE_STREAMING: return vb_phase_streaming;
     case VBENCH__PHASE__PHASE_MIXED: return vb_phase_mixed;
     case VBENCH__PHASE__PHASE_COLD_START: return vb_phase_cold_start;
+    case VBENCH__PHASE__PHASE_CAPACITY: return vb_phase_capacity;
     default: return NULL;
     }
 }

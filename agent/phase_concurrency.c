@@ -66,7 +66,6 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     vb_session *s = *ctx->session;
 
-    vb_window_progress prog = {ctx, -1, NULL, {-1, -1}};
     vb_workload_config cfg = {
         .engine = s->engine, .clients = (int)pt.clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
@@ -75,25 +74,10 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         .stop = ctx->stop,
         .loop = pt.open ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = pt.target_rate,
         .seed = ((uint64_t)pt.repeat << 32) ^ (uint64_t)pt.clients,
-        .progress = vb_window_on_progress, .progress_arg = &prog,
     };
-    /* the server's accounting around the whole run: warm-up, window and the queries that end after it */
-    vb_server_stats before = {-1, -1}, after = {-1, -1};
-    vb_error serr = {0};
-    if (vb_engine_server_stats(s->engine, &before, &serr) != VB_OK) {
-        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read before the window: %s",
-                     serr.message);
-        before.calls = -1;
-    }
-    /* the workload calls progress at the window's start exactly (agent/workload.c wait_window), when it reads again */
-    if (before.calls >= 0) prog.stats = s->engine;
-    vb_wait_sampler waits;
-    if (!vb_wait_sampler_start(&waits, s->engine, 0) && waits.off[0])
-        vb_phase_log(ctx, "info", "no wait profile: %s", waits.off);
+    vb_window_measured meas;
     vb_workload_result res;
-    int wrc = vb_workload_run(&cfg, &res, err);
-    vb_wait_sampler_stop(&waits);
-    if (waits.error[0]) vb_phase_log(ctx, "warn", "the wait profile stopped: %s", waits.error);
+    int wrc = vb_window_measured_run(ctx, s->engine, &cfg, &meas, &res, err);
     if (wrc != VB_OK)
         return vb_error_prefix(err, "%s, %ld clients", s->engine_name, pt.clients);
     if (res.stopped || (ctx->stop && atomic_load(ctx->stop))) {
@@ -122,29 +106,8 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
         return VB_ERROR;
     }
 
-    if (before.calls >= 0 && vb_engine_server_stats(s->engine, &after, &serr) != VB_OK) {
-        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read after the window: %s",
-                     serr.message);
-        after.calls = -1;
-    }
     vb_window_wire w;
-    vb_window_wire_fill(&w, &res, (int)pt.repeat, (int)pt.ef_search);
-    vb_window_wire_server(&w, &before, &after);
-    vb_window_wire_server_window(&w, &prog.at_start, &after);
-    int keep_waits = !waits.error[0];
-    if (keep_waits && waits.profile.timed == 1) {
-        /* Waits timed by the server (MariaDB): on CPU is the rest of its statements' time over the same span. */
-        if (before.calls >= 0 && after.calls >= 0 && after.exec_s >= before.exec_s) {
-            uint64_t waited = 0;
-            for (size_t i = 0; i < waits.profile.n; i++) waited += waits.profile.ev[i].samples;
-            double exec_us = (after.exec_s - before.exec_s) * 1e6;
-            vb_wait_profile_add(&waits.profile, "CPU", "CPU", exec_us > (double)waited ? (uint64_t)(exec_us - (double)waited) : 0);
-        } else {
-            vb_phase_log(ctx, "warn", "the wait profile is left out: without the server's statement time it has no CPU share");
-            keep_waits = 0;
-        }
-    }
-    if (keep_waits) vb_window_wire_waits(&w, &waits.profile);
+    vb_window_measured_fill(ctx, &meas, &res, &w, (int)pt.repeat, (int)pt.ef_search);
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_WINDOW;

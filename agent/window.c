@@ -87,3 +87,53 @@ void vb_window_wire_free(vb_window_wire *w) {
     vb_phase_histogram_wire_free(&w->lag);
     w->msg.latency = w->msg.lag = NULL;
 }
+
+int vb_window_measured_run(vb_phase_ctx *ctx, vb_engine *engine, vb_workload_config *cfg, vb_window_measured *m,
+                           vb_workload_result *res, vb_error *err) {
+    memset(m, 0, sizeof *m);
+    m->prog = (vb_window_progress){ctx, -1, NULL, {-1, -1}};
+    m->before = m->after = (vb_server_stats){-1, -1};
+    cfg->progress = vb_window_on_progress;
+    cfg->progress_arg = &m->prog;
+    /* the server's accounting around the whole run: warm-up, window and the queries that end after it */
+    vb_error serr = {0};
+    if (vb_engine_server_stats(engine, &m->before, &serr) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read before the window: %s",
+                     serr.message);
+        m->before.calls = -1;
+    }
+    /* the workload calls progress at the window's start exactly (agent/workload.c wait_window), when it reads again */
+    if (m->before.calls >= 0) m->prog.stats = engine;
+    if (!vb_wait_sampler_start(&m->waits, engine, 0) && m->waits.off[0])
+        vb_phase_log(ctx, "info", "no wait profile: %s", m->waits.off);
+    int wrc = vb_workload_run(cfg, res, err);
+    vb_wait_sampler_stop(&m->waits);
+    if (m->waits.error[0]) vb_phase_log(ctx, "warn", "the wait profile stopped: %s", m->waits.error);
+    if (wrc == VB_OK && m->before.calls >= 0 && vb_engine_server_stats(engine, &m->after, &serr) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the server's statement accounting could not be read after the window: %s",
+                     serr.message);
+        m->after.calls = -1;
+    }
+    return wrc;
+}
+
+void vb_window_measured_fill(vb_phase_ctx *ctx, vb_window_measured *m, const vb_workload_result *res,
+                             vb_window_wire *w, int repeat, int ef_search) {
+    vb_window_wire_fill(w, res, repeat, ef_search);
+    vb_window_wire_server(w, &m->before, &m->after);
+    vb_window_wire_server_window(w, &m->prog.at_start, &m->after);
+    int keep_waits = !m->waits.error[0];
+    if (keep_waits && m->waits.profile.timed == 1) {
+        /* Waits timed by the server (MariaDB): on CPU is the rest of its statements' time over the same span. */
+        if (m->before.calls >= 0 && m->after.calls >= 0 && m->after.exec_s >= m->before.exec_s) {
+            uint64_t waited = 0;
+            for (size_t i = 0; i < m->waits.profile.n; i++) waited += m->waits.profile.ev[i].samples;
+            double exec_us = (m->after.exec_s - m->before.exec_s) * 1e6;
+            vb_wait_profile_add(&m->waits.profile, "CPU", "CPU", exec_us > (double)waited ? (uint64_t)(exec_us - (double)waited) : 0);
+        } else {
+            vb_phase_log(ctx, "warn", "the wait profile is left out: without the server's statement time it has no CPU share");
+            keep_waits = 0;
+        }
+    }
+    if (keep_waits) vb_window_wire_waits(w, &m->waits.profile);
+}

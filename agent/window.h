@@ -5,6 +5,7 @@
 #ifndef VB_AGENT_WINDOW_H
 #define VB_AGENT_WINDOW_H
 
+#include "agent/waits.h"
 #include "agent/workload.h"
 #include "proto/vbench.pb-c.h"
 
@@ -39,5 +40,22 @@ typedef struct vb_window_progress {
     vb_server_stats at_start; /* that reading; calls -1 until taken (or when it failed) */
 } vb_window_progress;
 void vb_window_on_progress(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns);
+
+/* A window measured as the concurrency phase measures it: the server's statement accounting read before the run, at
+ * the window's start (through the progress callback) and after it, and the wait profile sampled while it runs; then
+ * all of it put into the window's wire form. Shared by the concurrency phase and the capacity phase's windows. */
+typedef struct vb_window_measured {
+    vb_window_progress prog;
+    vb_server_stats before, after;
+    vb_wait_sampler waits;
+} vb_window_measured;
+/* Runs cfg (its progress callback and argument are set here) on engine with the accounting and the wait profile
+ * around it; warnings go to ctx's log. The return value and res are vb_workload_run's. */
+int vb_window_measured_run(struct vb_phase_ctx *ctx, vb_engine *engine, vb_workload_config *cfg, vb_window_measured *m,
+                           vb_workload_result *res, vb_error *err);
+/* Fills w from res (vb_window_wire_fill) with m's accounting and wait profile; w borrows m's wait profile, so keep m
+ * alive while w is used. Release w with vb_window_wire_free. */
+void vb_window_measured_fill(struct vb_phase_ctx *ctx, vb_window_measured *m, const vb_workload_result *res,
+                             vb_window_wire *w, int repeat, int ef_search);
 
 #endif

@@ -66,6 +66,7 @@ typedef struct worker {
     vb_conn *conn;
     vb_histogram *hist;
     vb_histogram *lag, *service;/* open loop only */
+    vb_histogram *own, *corrected;   /* open loop only: the client's own delay; the latency less it */
     int64_t *scratch;           /* k ids, for answers nobody keeps (window mode) */
     /* keep_answers: per query, this client's counted answers identical to the kept one; its extra answers */
     uint32_t *same;
@@ -83,6 +84,7 @@ typedef struct worker {
     _Atomic uint64_t answered;  /* budget mode: queries of its slice done (answered or failed), for progress; stored
                                  * relaxed by this worker only, read by the calling thread */
     uint64_t late, backlog;     /* open loop */
+    uint64_t scheduled;         /* open loop: arrivals with an intended start in the window */
     int lost, stopped;
     int has_error;
     uint64_t first_error_ns;
@@ -383,7 +385,8 @@ static void run_open(worker *w) {
     uint64_t rng = cfg->seed ^ (0xd1b54a32d192ed03ull * (uint64_t)(w->index + 1));
     prctl(PR_SET_TIMERSLACK, 1ul, 0ul, 0ul, 0ul);
 
-    uint64_t intended = w->sh->t_go + next_gap(&rng, mean_gap);
+    uint64_t intended = w->sh->t_go + next_gap(&rng, mean_gap), scheduled = 0, prev_end = w->sh->t_go;
+    scheduled += intended >= t0 && intended < t1;
     uint64_t s = vb_now_ns();
     w->start_ns = s;
     while (intended < t1) {
@@ -429,11 +432,16 @@ static void run_open(worker *w) {
         if (rc == VB_OK) {
             if (s >= t0 && e < t1) {
                 uint64_t lag = s - intended;
+                /* the client's own delay: from when it could have sent the query (its intended start, or the end of
+                 * its previous query when that was later) to when it did: its wake-up and loop, not the engine's */
+                uint64_t ready = intended > prev_end ? intended : prev_end, own = s > ready ? s - ready : 0;
                 queries++;
                 late += lag > tolerance;
                 vb_histogram_record(w->hist, e - intended);
                 vb_histogram_record(w->service, e - s);
                 vb_histogram_record(w->lag, lag < VB_HIST_MIN_NS ? VB_HIST_MIN_NS : lag);
+                vb_histogram_record(w->own, own < VB_HIST_MIN_NS ? VB_HIST_MIN_NS : own);
+                vb_histogram_record(w->corrected, e - intended - own);
             } else if (s < t0) {
                 warm++;
             } else {
@@ -445,15 +453,20 @@ static void run_open(worker *w) {
             if (on_failure(w, rc, qi, &qerr, e) != VB_OK) break;
             if (rc == VB_RETRY) e = vb_now_ns();
         }
-        s = e;
+        s = prev_end = e;
         intended += next_gap(&rng, mean_gap);
+        scheduled += intended >= t0 && intended < t1;
         if (++qi == n_queries) qi = 0;
     }
     if (claimed) answer_keep(w, qi, 1, 0, 0);   /* claimed for an arrival that never started: free again */
     if (!w->stopped && !w->lost) {
         /* The window ran to its end for this client, even if its last arrival came earlier. */
         uint64_t backlog = 0;
-        for (; intended < t1; intended += next_gap(&rng, mean_gap)) backlog++;
+        while (intended < t1) {   /* each arrival was counted in scheduled when it was drawn */
+            backlog++;
+            intended += next_gap(&rng, mean_gap);
+            scheduled += intended >= t0 && intended < t1;
+        }
         w->backlog = backlog;
         if (s < t1) s = t1;
     }
@@ -466,6 +479,7 @@ static void run_open(worker *w) {
     w->edge_queries = edge;
     w->in_call_ns = in_call;
     w->late = late;
+    w->scheduled = scheduled;
 }
 
 static void *worker_main(void *arg) {
@@ -532,6 +546,8 @@ static void free_workers(worker *ws, int n) {
     for (int i = 0; ws && i < n; i++) {
         vb_histogram_destroy(&ws[i].hist);
         vb_histogram_destroy(&ws[i].lag);
+        vb_histogram_destroy(&ws[i].own);
+        vb_histogram_destroy(&ws[i].corrected);
         vb_histogram_destroy(&ws[i].service);
         free(ws[i].scratch);
         free(ws[i].same);
@@ -556,7 +572,9 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
     if (ok && cfg->loop == VB_LOOP_OPEN) {
         out->lag = vb_histogram_new();
         out->service = vb_histogram_new();
-        ok = out->lag && out->service;
+        out->own = vb_histogram_new();
+        out->corrected = vb_histogram_new();
+        ok = out->lag && out->service && out->own && out->corrected;
     }
     if (ok && sh->budget > 0) {
         out->answers = calloc(sh->budget * (size_t)cfg->k, sizeof *out->answers);
@@ -586,7 +604,9 @@ static int allocate(const vb_workload_config *cfg, shared *sh, vb_workload_resul
         if (ok && cfg->loop == VB_LOOP_OPEN) {
             ws[i].lag = vb_histogram_new();
             ws[i].service = vb_histogram_new();
-            ok = ws[i].lag && ws[i].service;
+            ws[i].own = vb_histogram_new();
+            ws[i].corrected = vb_histogram_new();
+            ok = ws[i].lag && ws[i].service && ws[i].own && ws[i].corrected;
         }
     }
     if (!ok) {
@@ -657,9 +677,12 @@ static void merge(const vb_workload_config *cfg, const shared *sh, worker *ws, v
         }
         vb_histogram_merge(out->latency, w->hist);
         if (out->lag) vb_histogram_merge(out->lag, w->lag);
+        if (out->own) vb_histogram_merge(out->own, w->own);
+        if (out->corrected) vb_histogram_merge(out->corrected, w->corrected);
         if (out->service) vb_histogram_merge(out->service, w->service);
         out->late_starts += w->late;
         out->backlog += w->backlog;
+        out->scheduled += w->scheduled;
     }
     out->target_rate = cfg->loop == VB_LOOP_OPEN ? cfg->target_rate : 0;
     if (cfg->keep_answers) merge_answers(cfg, ws, out);
@@ -793,6 +816,8 @@ void vb_workload_result_free(vb_workload_result *r) {
     if (!r) return;
     vb_histogram_destroy(&r->latency);
     vb_histogram_destroy(&r->lag);
+    vb_histogram_destroy(&r->own);
+    vb_histogram_destroy(&r->corrected);
     vb_histogram_destroy(&r->service);
     free(r->fraction_in_call);
     free(r->answers);

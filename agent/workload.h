@@ -128,7 +128,14 @@ typedef struct vb_workload_result {
     uint64_t late_starts;        /* counted queries whose lag exceeded the tolerance */
     vb_histogram *lag;           /* intended start -> actual start; a lag under 1 us is recorded as 1 us */
     vb_histogram *service;       /* around the driver call only, as the closed loop measures */
+    /* the client's own delay: from when the client could have sent the query (its intended start, or the end of its
+     * previous query when that came later) to when it did, i.e. its wake-up and loop, not the engine's; a lag under
+     * 1 us is recorded as 1 us. corrected: the latency from the intended start less that delay, what a client that
+     * never stalled would have measured (the capacity phase's objective: docs/metrics.md "Capacity") */
+    vb_histogram *own, *corrected;
     uint64_t backlog;            /* arrivals due before the window's end that had not started by then */
+    uint64_t scheduled;          /* arrivals the schedule put in the window (intended start in it): the Poisson draw's
+                                  * own count, against which what started is compared (the capacity phase) */
 } vb_workload_result;
 
 /* Runs the workload. VB_ERROR only when it could not run at all (bad config, connect failed, no CPU to pin to);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The client against a real server: vbench's client beside pgbench and a Python-threads client, all three running
-# the same kNN query on the same throwaway PostgreSQL 17 + pgvector 0.8.0 (tests/e2e/pg-server.sh: the engine
+# the same kNN query on the same throwaway PostgreSQL 17 + pgvector 0.8.0 (tests/lib/pg-server.sh: the engine
 # image db-trixie, chrooted, reached through a unix socket directory; needs root), in one run:
 #   1. bench_client_pg load: 20k x 96 angular rows (seeded uniform) into vbench_items through the pgvector engine
 #      (binary COPY), HNSW m = 16, ef_construction = 64, and the query vectors written to a file.
@@ -58,7 +58,7 @@ PAIRS=${BENCH_PAIRS:-3000}
 PY=/usr/bin/python3
 PGBENCH=$(command -v pgbench || true)
 
-. "$ROOT/tests/e2e/pg-server.sh"
+. "$ROOT/tests/lib/pg-server.sh"
 why=$(vb_pg_skip_reason)
 [ -z "$PGBENCH" ] && why="${why:+$why; }no pgbench (apt-get install postgresql-contrib)"
 "$PY" -c 'import psycopg' 2>/dev/null || why="${why:+$why; }no psycopg 3 for $PY (apt-get install python3-psycopg)"

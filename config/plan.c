@@ -2,7 +2,7 @@
  *
  * One item per unit of work the coordinator assigns and checkpoints: a build, one recall-sweep point per
  * ef_search value, one concurrency window per (clients, repeat), one filtered point per selectivity, one churn
- * pass (its repeats are measurements inside the pass), one cold start. Keys are made only of names and canonical values from the profile, so loading the same profile again
+ * pass (its repeats are measurements inside the pass), one cold start, one capacity search. Keys are made only of names and canonical values from the profile, so loading the same profile again
  * (on resume) yields the same keys; each item's point carries every value the agent needs to run it, typed
  * (vb_point, parsed here and nowhere else) and as text (the plan table's point column). */
 #include "config/plan.h"
@@ -14,12 +14,12 @@
 #include <string.h>
 
 static const char *const phase_names[VB_PHASE__COUNT] = {"build", "recall_sweep", "concurrency", "filtered",
-                                                         "churn", "streaming", "cold_start", "mixed"};
+                                                         "churn", "streaming", "cold_start", "capacity", "mixed"};
 
 vb_phase_kind vb_phase_order(int i) {
     static const vb_phase_kind order[VB_PHASE__COUNT] = {VB_PHASE_BUILD, VB_PHASE_RECALL_SWEEP, VB_PHASE_CONCURRENCY,
-                                                         VB_PHASE_FILTERED, VB_PHASE_COLD_START, VB_PHASE_CHURN,
-                                                         VB_PHASE_STREAMING, VB_PHASE_MIXED};
+                                                         VB_PHASE_CAPACITY, VB_PHASE_FILTERED, VB_PHASE_COLD_START,
+                                                         VB_PHASE_CHURN, VB_PHASE_STREAMING, VB_PHASE_MIXED};
     return i >= 0 && i < VB_PHASE__COUNT ? order[i] : VB_PHASE__COUNT;
 }
 
@@ -422,6 +422,38 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         if (take_long(b, it, ph, "queries", 1, &it->p.queries) || take_long(b, it, ph, "ef_search", 1, &it->p.ef_search))
             return VB_ERROR;
         return VB_OK;
+    case VB_PHASE_CAPACITY: {
+        /* one item per engine configuration and dataset, ".../capacity": the search, its confirmations and every
+         * target run inside it (agent/phase_capacity.c), a result per window and one per target */
+        char tbuf[512], *targets[VB_MAX_LIST];
+        int nt = split_list(b, ph, "p99_ms", tbuf, sizeof tbuf, targets, VB_MAX_LIST);
+        if (nt < 0) return VB_ERROR;
+        if (nt > VB_PLAN_MAX_TARGETS)
+            return vb_error_set(b->err, "plan", 1, "phase 'capacity': at most %d p99 targets, got %d",
+                                VB_PLAN_MAX_TARGETS, nt);
+        if (!(it = item_add(b, kind, e, d, NULL))) return VB_ERROR;
+        const char *ef = vb_kv_get(ph->params, ph->n_params, "ef_search", "auto");
+        if (point_copy(b, it, ph, "ef_search")) return VB_ERROR;
+        if (strcmp(ef, "auto") == 0) it->p.ef_search = 0, it->p.op_source = VB_OP_PROBE;
+        else if (parse_long(b, it, "ef_search", ef, &it->p.ef_search)) return VB_ERROR;
+        else it->p.op_source = VB_OP_GIVEN;
+        if (take_double(b, it, ph, "recall", &it->p.recall_target) || point_copy(b, it, ph, "p99_ms") ||
+            take_double(b, it, ph, "window_s", &it->p.window_s) || take_double(b, it, ph, "warmup_s", &it->p.warmup_s) ||
+            take_long(b, it, ph, "repeats", 1, &it->p.repeats) ||
+            take_double(b, it, ph, "precision", &it->p.precision) || take_long(b, it, ph, "clients", 1, &it->p.clients))
+            return VB_ERROR;
+        for (int j = 0; j < nt; j++)
+            if (parse_double(b, it, "p99_ms", targets[j], &it->p.p99_ms[j])) return VB_ERROR;
+        it->p.n_p99 = nt;
+        /* ascending: the search grows until the largest fails and bisects down (metrics/capacity.h) */
+        for (int j = 1; j < nt; j++)
+            for (int m = j; m > 0 && it->p.p99_ms[m - 1] > it->p.p99_ms[m]; m--) {
+                double t = it->p.p99_ms[m];
+                it->p.p99_ms[m] = it->p.p99_ms[m - 1];
+                it->p.p99_ms[m - 1] = t;
+            }
+        return VB_OK;
+    }
     case VB_PHASE_MIXED: {
         /* one item per choice of rows: ".../mixed/ids=uniform", ".../mixed/ids=zipf-1.1"; each builds its own
          * index (writes change it) */

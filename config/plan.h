@@ -26,13 +26,14 @@ typedef enum {
     VB_PHASE_CHURN,
     VB_PHASE_STREAMING,
     VB_PHASE_COLD_START,            /* numbered after churn and streaming (the wire's Phase), run before churn: vb_phase_order */
+    VB_PHASE_CAPACITY,              /* the wire's Phase 7, run after concurrency: vb_phase_order */
     VB_PHASE_MIXED,                 /* issue 38; the wire's PHASE_MIXED is 900 (coordinator/agents.c vb_phase_wire) */
     VB_PHASE__COUNT
 } vb_phase_kind;
 
 const char *vb_phase_name(vb_phase_kind k);                 /* "build", "recall_sweep", ... */
 int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
-/* The phases in execution order, i from 0 to VB_PHASE__COUNT - 1: build, recall_sweep, concurrency, filtered,
+/* The phases in execution order, i from 0 to VB_PHASE__COUNT - 1: build, recall_sweep, concurrency, capacity, filtered,
  * cold_start, churn, streaming, mixed. cold_start comes before churn so that it restarts the index the other phases measured, not
  * one that churn has rewritten. */
 vb_phase_kind vb_phase_order(int i);
@@ -44,6 +45,11 @@ typedef enum { VB_POINT_CLOSED = 0, VB_POINT_OPEN = 1 } vb_point_loop;   /* the 
 typedef enum { VB_RESUME_CONTINUE = 0, VB_RESUME_RESTART = 1 } vb_on_resume;
 
 #define VB_PLAN_MAX_STAGES 16
+#define VB_PLAN_MAX_TARGETS 8       /* capacity: p99 targets of one item */
+
+/* capacity: where the operating point comes from (the wire's CapacityOpSource), set per attempt by the coordinator
+ * from the committed recall sweep (the plan leaves PROBE, or GIVEN when the profile names ef_search) */
+typedef enum { VB_OP_PROBE = 0, VB_OP_GIVEN = 1, VB_OP_SWEEP = 2, VB_OP_UNREACHABLE = 3 } vb_op_source;
 
 /* An item's parameters, typed. A phase reads only its own fields (listed per phase); the others are 0. */
 typedef struct vb_point {
@@ -86,6 +92,17 @@ typedef struct vb_point {
     int cold;
     long long evicted_files, evicted_bytes;
     double restart_s;
+    /* capacity (also clients, ef_search: 0 = auto, window_s, warmup_s, repeats above): the recall target (0 none), the
+     * p99 targets ascending, the bisection's precision; per attempt (the coordinator sets them from the committed
+     * sweep): the operating point's source, the sweep's recall at ef_search (or its best, and that best's ef_search,
+     * when unreachable) */
+    double recall_target;
+    double p99_ms[VB_PLAN_MAX_TARGETS];
+    int n_p99;
+    double precision;
+    vb_op_source op_source;
+    double op_recall;
+    long op_best_ef;
     /* mixed (issue 38; also clients, ef_search, mode, target_rate, window_s, limit_s above): the operations' shares
      * (search, update, delete, insert; they sum to 1), zipf_s the exponent of the rows' choice (0: uniform), the
      * windows while writing, the pool's fraction of the dataset's rows (the last ones, kept apart from the corpus:

@@ -8,7 +8,7 @@
  *
  * Format (top level): name (required), description, k (1..1000, 10), datasets (list of maps, keys from
  * vb_dataset_spec_keys, name required and unique), engines (list of maps, name required and unique, every other
- * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / filtered / cold_start /
+ * key an engine parameter kept as text), phases (map of build / recall_sweep / concurrency / capacity / filtered / cold_start /
  * churn / streaming; an empty section means all defaults; run in that fixed order, config/plan.h vb_phase_order), limits (phase_timeout_s, on_server_failure,
  * server_start_timeout_s, agent_silent_s, on_agent_lost, max_attempts), resources (config/budget.h; kept as "resources.KEY" settings), transport
  * (insecure). The phase keys, types, ranges and defaults are the tables below. */
@@ -46,7 +46,8 @@
 /* F_IDS_LIST: a list of row choices, each uniform or zipf(S) (mixed.ids); F_MAP: a map checked by its phase's own
  * check (mixed.ops), skipped by check_section. */
 typedef enum {
-    F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST, F_IDS_LIST, F_MAP
+    F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST, F_IDS_LIST, F_MAP,
+    F_INT_AUTO,                   /* an integer or the word auto (capacity.ef_search) */
 } field_type;
 
 typedef struct field {
@@ -186,6 +187,21 @@ static const field cold_start_fields[] = {
     {"ef_search", F_INT, 1, 1000000, "100", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
+/* capacity (docs/profiles.md "capacity"): the highest offered rate whose p99 from the intended start stays within each
+ * target of p99_ms while recall meets `recall` (0: no recall objective), found by a search of open-loop windows of
+ * window_s after warmup_s with `clients` clients, to `precision`, each found rate confirmed `repeats` times and shown
+ * failing at 1.2 x. ef_search: auto (the smallest of the recall sweep's that meets `recall`, or a probe) or a value. */
+static const field capacity_fields[] = {
+    {"recall", F_DOUBLE, 0, 1, "0.95", NULL},
+    {"p99_ms", F_DOUBLE_LIST, 0.001, 1e6, "10", NULL},
+    {"ef_search", F_INT_AUTO, 1, 1000000, "auto", NULL},
+    {"window_s", F_DOUBLE, 0.1, 86400, "10", NULL},
+    {"warmup_s", F_DOUBLE, 0, 3600, "1", NULL},
+    {"repeats", F_INT, 1, 20, "3", NULL},
+    {"precision", F_DOUBLE, 0.005, 0.5, "0.05", NULL},
+    {"clients", F_INT, 1, 4096, "32", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
 static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};
 static const char *const agent_lost_choices[] = {"rerun", "fail", NULL};
 /* on_server_failure: what happens after a server unit dies or fails to start. restart: the item that was running
@@ -287,7 +303,7 @@ static const char *const server_pass_choices[] = {"durable", "relaxed", NULL};
 /* Indexed by vb_phase_kind (the execution order is vb_phase_order's). */
 static const field *const phase_fields[VB_PHASE__COUNT] = {
     build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields, streaming_fields,
-    cold_start_fields, mixed_fields,
+    cold_start_fields, capacity_fields, mixed_fields,
 };
 
 static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
@@ -546,6 +562,7 @@ static const char *type_name(field_type t) {
     case F_INT_LIST: return "a list of integers";
     case F_DOUBLE_LIST: return "a list of numbers";
     case F_RATE_LIST: return "a list of numbers or max";
+    case F_INT_AUTO: return "an integer or auto";
     case F_ENUM_LIST: return "a name or a list of names";
     case F_BOOL: return "true or false";
     case F_IDS_LIST: return "uniform, zipf(S) or a list of them";
@@ -560,6 +577,9 @@ static int is_scalar_value(const vb_yaml_node *v) {
 
 static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_yaml_node *v, const char *path) {
     char got[64], buf[64], names[256];
+    if (t == F_INT_AUTO && is_scalar_value(v) && strcmp(v->text, "auto") == 0) return strdup("auto");
+    const int or_auto = t == F_INT_AUTO;
+    if (or_auto && is_scalar_value(v)) t = F_INT;
     if (!is_scalar_value(v)) {
         if (t == F_ENUM)
             fail(c, v ? v->line : 0, "key '%s': expected one of %s, got %s", path,
@@ -576,7 +596,8 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
         errno = 0;
         long x = strtol(s, &end, 10);
         if ((errno && errno != ERANGE) || end == s || *end != '\0') {
-            fail(c, v->line, "key '%s': expected an integer, got %s", path, vb_yaml_describe(v, got, sizeof got));
+            fail(c, v->line, "key '%s': expected an integer%s, got %s", path, or_auto ? " or auto" : "",
+                 vb_yaml_describe(v, got, sizeof got));
             return NULL;
         }
         if (errno == ERANGE || (double)x < f->min || (double)x > f->max) {   /* beyond a long: outside too */
@@ -1448,7 +1469,7 @@ static size_t numeric_fields(vb_profile_numeric_key *out, size_t cap, size_t n, 
             continue;
         snprintf(path, sizeof path, "%s.%s", section, f->key);
         n = numeric_add(out, cap, n, path, f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST,
-                        f->type == F_INT || f->type == F_INT_LIST, f->min, f->max);
+                        f->type == F_INT || f->type == F_INT_LIST || f->type == F_INT_AUTO, f->min, f->max);
     }
     return n;
 }

@@ -57,7 +57,7 @@ typedef struct vb_profile_phase {
 } vb_profile_phase;
 
 /* The profile's `limits:` section, typed, every value filled once when the profile is parsed: the profile's value
- * or the default of config/profile.c's limits table (docs/profiles.md "limits"). The run reads these fields; no
+ * or the default of config/profile.c's limits table (docs/profiles.md "Limits"). The run reads these fields; no
  * part of it repeats a default. */
 typedef enum {
     VB_ON_SERVER_FAILURE_RESTART,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coordinator/campaign_int.h"
+#include "store/capacity.h"
 #include "util/pidns.h"
 #include "util/versions.h"
 
@@ -50,6 +51,20 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
         }
     }
     vb_campaign_server_cold(c, i, first, &point);   /* cold_start: the facts of its cold start */
+    /* capacity with ef_search auto: the operating point from the committed recall sweep of the same configuration */
+    if (it->kind == VB_PHASE_CAPACITY && it->p.op_source == VB_OP_PROBE) {
+        vb_capacity_op op;
+        if (vb_store_capacity_op(c->store, e->name, d->name, it->p.recall_target, &op, &err))
+            vb_console_say(&c->console, "vbench: %s", err.message);
+        else if (op.points && op.ef_search) {
+            point.op_source = VB_OP_SWEEP, point.ef_search = op.ef_search, point.op_recall = op.recall;
+            if (first)
+                vb_console_say(&c->console, "%s: operating point from the recall sweep: ef_search %ld, recall %.4f >= %g",
+                               it->key, op.ef_search, op.recall, it->p.recall_target);
+        } else if (op.points) {
+            point.op_source = VB_OP_UNREACHABLE, point.op_recall = op.best_recall, point.op_best_ef = op.best_ef;
+        }
+    }
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.attempt = c->runs[i].attempt;

@@ -230,6 +230,25 @@ static int prepare(campaign *c, vb_error *err) {
     return VB_OK;
 }
 
+/* What a campaign holds in memory, freed (the sockets and local agents are teardown's): teardown's last step and
+ * the unit tests' fixture's (tests/unit/campaign_fixture.h). */
+void vb_campaign_free_state(campaign *c) {
+    free(c->peers);
+    vb_agent_queue_clear(&c->agent_events);
+    free(c->items);
+    free(c->runs);
+    for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
+        for (size_t i = 0; i < c->servers[e].n_connect; i++)
+            free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
+        free(c->servers[e].connect);
+    }
+    free(c->servers);
+    free(c->server_of);
+    vb_store_close(&c->store);
+    vb_plan_destroy(&c->plan);
+    vb_profile_destroy(&c->profile);
+}
+
 static void teardown(campaign *c) {
     for (size_t i = 0; i < c->n_peers; i++) {
         vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_CAMPAIGN_END, .p = &c->peers[i], .item = -1});
@@ -249,20 +268,7 @@ static void teardown(campaign *c) {
         }
         rmdir(c->run_dir);
     }
-    free(c->peers);
-    vb_agent_queue_clear(&c->agent_events);
-    free(c->items);
-    free(c->runs);
-    for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
-        for (size_t i = 0; i < c->servers[e].n_connect; i++)
-            free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
-        free(c->servers[e].connect);
-    }
-    free(c->servers);
-    free(c->server_of);
-    vb_store_close(&c->store);
-    vb_plan_destroy(&c->plan);
-    vb_profile_destroy(&c->profile);
+    vb_campaign_free_state(c);
 }
 
 /* SIGHUP asks for the allow-list to be read again (systemctl reload); the loop does it, not the handler. */

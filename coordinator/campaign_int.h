@@ -189,6 +189,10 @@ typedef struct agent_ev {
     int reason;                     /* ABORT: the reason (Vbench__AbortReason) */
 } agent_ev;
 
+/* ---- campaign.c -------------------------------------------------------------------------------------------- */
+
+void vb_campaign_free_state(campaign *c);
+
 /* ---- plan_state.c ------------------------------------------------------------------------------------------ */
 
 const char *vb_campaign_item_engine(campaign *c, int i);

@@ -1,6 +1,8 @@
 /* The runtime estimate (coordinator/estimate.h). */
 #include "coordinator/estimate.h"
 
+#include "metrics/capacity.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -266,6 +268,18 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
                      (ef > 0 ? ef : 100);
             if (r.brute_force) fq = r.filtered;
             s += point_num(it, "queries", 500) / fq + nq * rows * dim * point_num(it, "selectivity", 0.1) / gt_rate() +
+                 ITEM_OVERHEAD_S;
+            break;
+        }
+        case VB_PHASE_CAPACITY: {
+            /* a bound, not a guess (metrics/capacity.h vb_capacity_windows_bound): the growth from the 1-client
+             * QPS up to `clients` x it (the most the clients keep in flight at the 1-client latency), the bisection
+             * to the precision per target, repeats + 1 per target, each window after its warm-up; the probe of the
+             * operating point (up to 9 ef_search values on 200 queries) and the 1-client run before */
+            double start = qps > 0 ? qps : 1, clients = it->p.clients > 0 ? (double)it->p.clients : 32;
+            int windows = vb_capacity_windows_bound(start, start * clients, it->p.precision > 0 ? it->p.precision : 0.05,
+                                                    it->p.n_p99 > 0 ? it->p.n_p99 : 1, (int)it->p.repeats);
+            s += windows * (it->p.window_s + it->p.warmup_s + ITEM_OVERHEAD_S) + 9 * (200 < nq ? 200 : nq) / qps +
                  ITEM_OVERHEAD_S;
             break;
         }

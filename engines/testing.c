@@ -18,7 +18,16 @@
  * first id again on its last row, in place of the k-th id, as MariaDB 11.8.9 does in some filtered answers. With
  * one client measuring queries 0, 1, 2, ... in order, the answers of queries N-1, 2N-1, ... repeat an id; that is
  * how the tests drive the scoring of repeated ids (metrics/recall.h) through a whole campaign; and, since one
- * query's answers then differ between its repeats, the scoring of the recall sweep's windows (tests/e2e/96). */
+ * query's answers then differ between its repeats, the scoring of the recall sweep's windows (tests/e2e/96).
+ *
+ * sleep's servers (0 .. 4096; default 0, off: every query served at once, fully concurrent): at most c queries in
+ * service at once in this process, the rest waiting first come first served, each served for service_us. It is a
+ * queue computed rather than handed over: under a mutex a search takes the server that frees first (a ticket:
+ * the lock's order is the arrival order), its start is max(now, that server's free time) and its end start +
+ * service; the server's free time becomes that end, and the search sleeps to its end on the absolute clock. So
+ * the c servers serve in arrival order exactly as the FCFS recursion of a c-server queue (Kiefer-Wolfowitz), with
+ * no wake-up hand-off added to the service time. Under Poisson arrivals that is M/D/c, whose capacity is c /
+ * service (the capacity phase's check against queueing theory, docs/metrics.md "Capacity"). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,6 +50,10 @@ typedef struct testing_state {
     uint64_t alternate_ns;             /* sleep: every other connection's service time; 0 off */
     uint64_t insert_ns;                /* sleep: each insert call (not load) takes this long; 0 off */
     atomic_uint connects;
+    /* sleep with servers: c servers' free times on the monotonic clock (ns), under servers_lock */
+    int servers;
+    uint64_t *free_at;
+    pthread_mutex_t servers_lock;
 } testing_state;
 
 /* One per connect: the shared state, and the answers this connection gave (for duplicate_every). */
@@ -51,7 +64,7 @@ typedef struct testing_conn {
 } testing_conn;
 
 static const char *const null_params[] = {"duplicate_every", NULL};
-static const char *const sleep_params[] = {"service_us", "alternate_us", "duplicate_every", "insert_us", NULL};
+static const char *const sleep_params[] = {"service_us", "alternate_us", "duplicate_every", "insert_us", "servers", NULL};
 
 static int testing_open_as(const char *name, uint64_t service_ns, void **state, vb_error *err) {
     testing_state *s = calloc(1, sizeof *s);
@@ -59,8 +72,18 @@ static int testing_open_as(const char *name, uint64_t service_ns, void **state, 
     s->name = name;
     s->service_ns = service_ns;
     pthread_mutex_init(&s->load_lock, NULL);
+    pthread_mutex_init(&s->servers_lock, NULL);
     *state = s;
     return VB_OK;
+}
+
+static void testing_close(void *state) {
+    testing_state *s = state;
+    if (!s) return;
+    pthread_mutex_destroy(&s->load_lock);
+    pthread_mutex_destroy(&s->servers_lock);
+    free(s->free_at);
+    free(s);
 }
 
 static int null_open(const vb_engine_config *cfg, void **state, vb_error *err) {
@@ -73,8 +96,9 @@ static int null_open(const vb_engine_config *cfg, void **state, vb_error *err) {
 }
 
 static int sleep_open(const vb_engine_config *cfg, void **state, vb_error *err) {
-    long us, alt, every, ins;
+    long us, alt, every, ins, servers;
     if (vb_kv_get_long(cfg->params, cfg->n_params, "service_us", 1000, 0, 10000000, &us, err) != VB_OK ||
+        vb_kv_get_long(cfg->params, cfg->n_params, "servers", 0, 0, 4096, &servers, err) != VB_OK ||
         vb_kv_get_long(cfg->params, cfg->n_params, "insert_us", 0, 0, 10000000, &ins, err) != VB_OK ||
         vb_kv_get_long(cfg->params, cfg->n_params, "alternate_us", 0, 0, 10000000, &alt, err) != VB_OK ||
         vb_kv_get_long(cfg->params, cfg->n_params, "duplicate_every", 0, 0, 1000000, &every, err) != VB_OK)
@@ -82,16 +106,26 @@ static int sleep_open(const vb_engine_config *cfg, void **state, vb_error *err) 
     if (testing_open_as("sleep", (uint64_t)us * 1000u, state, err) != VB_OK) return VB_ERROR;
     ((testing_state *)*state)->alternate_ns = (uint64_t)alt * 1000u;
     ((testing_state *)*state)->duplicate_every = every;
-    ((testing_state *)*state)->insert_ns = (uint64_t)ins * 1000u;
+    testing_state *s = *state;
+    s->insert_ns = (uint64_t)ins * 1000u;
+    if (servers > 0) {
+        if (alt) {
+            testing_close(s);
+            *state = NULL;
+            return vb_error_set(err, "engine", 22, "engine sleep: servers and alternate_us do not go together (one "
+                                "service time per queue); set one of them");
+        }
+        s->free_at = calloc((size_t)servers, sizeof *s->free_at);
+        if (!s->free_at) {
+            testing_close(s);
+            *state = NULL;
+            return vb_error_set(err, "engine", 12, "engine sleep: out of memory for %ld servers", servers);
+        }
+        s->servers = (int)servers;
+    }
     return VB_OK;
 }
 
-static void testing_close(void *state) {
-    testing_state *s = state;
-    if (!s) return;
-    pthread_mutex_destroy(&s->load_lock);
-    free(s);
-}
 
 /* Forgets what was loaded: the next answers are 0 .. k-1 until rows arrive. */
 static int testing_create(void *state, const vb_table_spec *spec, vb_error *err) {
@@ -185,6 +219,19 @@ static int null_search(void *conn, const float *query, int k, const vb_filter *f
     return VB_OK;
 }
 
+/* With servers: the end of this query's service, first come first served on the server that frees first (the head
+ * comment), in ns on the monotonic clock. */
+static uint64_t queue_end(testing_state *s, uint64_t now, uint64_t service_ns) {
+    pthread_mutex_lock(&s->servers_lock);
+    int best = 0;
+    for (int i = 1; i < s->servers; i++)
+        if (s->free_at[i] < s->free_at[best]) best = i;
+    uint64_t start = s->free_at[best] > now ? s->free_at[best] : now;
+    s->free_at[best] = start + service_ns;
+    pthread_mutex_unlock(&s->servers_lock);
+    return start + service_ns;
+}
+
 /* Sleeps to an absolute deadline on the monotonic clock, so EINTR resumes the same deadline. */
 static int sleep_search(void *conn, const float *query, int k, const vb_filter *filter, int64_t *ids, int *n,
                         vb_error *err) {
@@ -194,9 +241,10 @@ static int sleep_search(void *conn, const float *query, int k, const vb_filter *
     testing_conn *c = conn;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t ns = (uint64_t)t.tv_nsec + c->service_ns;
-    t.tv_sec += (time_t)(ns / 1000000000u);
-    t.tv_nsec = (long)(ns % 1000000000u);
+    uint64_t now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    uint64_t end = c->s->servers ? queue_end(c->s, now, c->service_ns) : now + c->service_ns;
+    t.tv_sec = (time_t)(end / 1000000000u);
+    t.tv_nsec = (long)(end % 1000000000u);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {
     }
     answer(conn, k, ids, n);
@@ -206,7 +254,9 @@ static int sleep_search(void *conn, const float *query, int k, const vb_filter *
 static int testing_version(void *state, char *buf, size_t len, vb_error *err) {
     (void)err;
     const testing_state *s = state;
-    if (s->service_ns) snprintf(buf, len, "vbench %s engine, service %llu us", s->name,
+    if (s->service_ns && s->servers) snprintf(buf, len, "vbench %s engine, service %llu us, %d servers", s->name,
+                                              (unsigned long long)(s->service_ns / 1000u), s->servers);
+    else if (s->service_ns) snprintf(buf, len, "vbench %s engine, service %llu us", s->name,
                                 (unsigned long long)(s->service_ns / 1000u));
     else snprintf(buf, len, "vbench %s engine", s->name);
     return VB_OK;
@@ -246,7 +296,7 @@ const vb_engine_ops vb_engine_null = {
 const vb_engine_ops vb_engine_sleep = {
     .name = "sleep",
     .description = "for measuring the client: a fixed, fully concurrent service time (service_us, default 1000), "
-                   "then the first k loaded ids",
+                   "then the first k loaded ids; servers: c queues them first come first served on c servers (M/D/c)",
     .flags = VB_ENGINE_EMBEDDED | VB_ENGINE_STUB,
     .param_names = sleep_params,
     .open = sleep_open,

@@ -233,6 +233,13 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->zipf_s = p->zipf_s;
     w->mix_windows = (uint32_t)p->mix_windows;
     w->pool_fraction = p->pool_fraction;
+    w->recall_target = p->recall_target;
+    w->n_p99_ms = (size_t)p->n_p99;
+    w->p99_ms = p->n_p99 ? (double *)p->p99_ms : NULL;     /* borrowed from p, as stages */
+    w->precision = p->precision;
+    w->op_source = (Vbench__CapacityOpSource)p->op_source;
+    w->op_recall = p->op_recall;
+    w->op_best_ef = (int32_t)p->op_best_ef;
 }
 
 void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
@@ -279,4 +286,14 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->zipf_s = w->zipf_s;
     p->mix_windows = w->mix_windows;
     p->pool_fraction = w->pool_fraction;
+    p->recall_target = w->recall_target;
+    p->n_p99 = w->n_p99_ms < VB_PLAN_MAX_TARGETS ? (int)w->n_p99_ms : VB_PLAN_MAX_TARGETS;
+    for (int i = 0; i < p->n_p99; i++) p->p99_ms[i] = w->p99_ms[i];
+    p->precision = w->precision;
+    p->op_source = w->op_source == VBENCH__CAPACITY_OP_SOURCE__OP_GIVEN         ? VB_OP_GIVEN
+                 : w->op_source == VBENCH__CAPACITY_OP_SOURCE__OP_SWEEP         ? VB_OP_SWEEP
+                 : w->op_source == VBENCH__CAPACITY_OP_SOURCE__OP_UNREACHABLE   ? VB_OP_UNREACHABLE
+                                                                                : VB_OP_PROBE;
+    p->op_recall = w->op_recall;
+    p->op_best_ef = w->op_best_ef;
 }

@@ -776,6 +776,72 @@ static int charts_streaming(vb_report_set *rs, vb_error *err) {
                       "milliseconds (the worst stage)", NULL, err);
 }
 
+/* ---- 7c. capacity ---------------------------------------------------------------------------------------------- */
+/* The hockey stick, one chart per configuration: p50, p99 and p99.9 (from the intended start) of every window of the
+ * last attempt's search against its offered rate, the p99 targets as dashed lines, each found rate as a dotted
+ * vertical line, and the windows the client could not offer as open red points (they are not the engine's). */
+static int charts_capacity(vb_report_set *rs, vb_error *err) {
+    series_set *ss = calloc(1, sizeof *ss), *found = calloc(1, sizeof *found), *lim = calloc(1, sizeof *lim);
+    /* the last attempt of each item only: an earlier attempt's windows stay in the table, not on the curve */
+    static const char last[] = "attempt = (SELECT MAX(w2.attempt) FROM capacity_window AS w2 "
+                               "WHERE w2.item_key = v_capacity_windows.item_key)";
+    char sql[700];
+    snprintf(sql, sizeof sql, "SELECT {label}, offered_rate, p99_ms, p50_ms, p999_ms FROM v_capacity_windows "
+                              "WHERE %s AND client_limited = 0 ORDER BY 1, 2", last);
+    int rc = collect(rs, "v_capacity_windows", sql, ss, err);
+    snprintf(sql, sizeof sql, "SELECT {label}, offered_rate, p99_ms FROM v_capacity_windows "
+                              "WHERE %s AND client_limited <> 0 ORDER BY 1, 2", last);
+    if (!rc) rc = collect(rs, "v_capacity_windows", sql, lim, err);
+    /* x: the p99 target, y: the rate found (NULL when none: the target line is still drawn) */
+    if (!rc) rc = collect(rs, "v_capacity", "SELECT {label}, p99_target_ms, COALESCE(IIF(status = 'found', rate, NULL), "
+                                            "-1) FROM v_capacity ORDER BY 1, 2", found, err);
+    for (size_t i = 0; !rc && i < ss->n; i++) {
+        series *s = &ss->s[i];
+        char name[64], title[400];
+        snprintf(name, sizeof name, "capacity-%zu", i + 1);
+        snprintf(title, sizeof title, "Capacity: %s, latency from the intended start against the offered rate", s->name);
+        vb_chart *c = chart_new(rs, name, title, "v_capacity_windows");
+        vb_chart_cmd(c, "set xlabel 'offered rate (queries/s)'\nset ylabel 'latency (ms, log scale)'\n"
+                        "set logscale y\nset xrange [0:*]");
+        int b = vb_chart_block(c);
+        for (size_t j = 0; j < s->n; j++)
+            vb_chart_row(c, "%.9g %.9g %.9g %.9g %.9g %.9g", s->p[j].x, s->p[j].aux, s->p[j].med, s->p[j].lo,
+                         s->p[j].hi, s->p[j].aux2);
+        vb_chart_plot(c, "data index %d using 1:2 with linespoints pt 6 lw 1 lc 3 title 'p50'", b);
+        vb_chart_plot(c, "data index %d using 1:3:4:5 with yerrorlines pt 7 lw 2 lc 1 title 'p99 (median, min-max)'", b);
+        vb_chart_plot(c, "data index %d using 1:6 with linespoints pt 4 lw 1 lc 2 title 'p99.9'", b);
+        series *f = NULL;
+        for (size_t k = 0; k < found->n; k++)
+            if (strcmp(found->s[k].name, s->name) == 0) f = &found->s[k];
+        int obj = 1;
+        for (size_t k = 0; f && k < f->n; k++) {
+            double target = f->p[k].x, rate = f->p[k].med;
+            vb_chart_plot(c, "%.9g with lines dt %zu lw 1.5 lc rgb '#555555' title 'p99 target %g ms'", target, k + 2,
+                          target);
+            if (rate > 0) {
+                vb_chart_cmd(c, "set arrow %d from first %.9g, graph 0 to first %.9g, graph 1 nohead dt 3 lw 1.5 "
+                                "lc rgb '#276b2a'", obj, rate, rate);
+                vb_chart_cmd(c, "set label %d '%.0f/s at p99 <= %g ms' at first %.9g, graph %.2f left offset 0.5,0 "
+                                "tc rgb '#276b2a'", obj, rate, target, rate, 0.95 - 0.07 * (double)k);
+                obj++;
+            }
+        }
+        series *l = NULL;
+        for (size_t k = 0; k < lim->n; k++)
+            if (strcmp(lim->s[k].name, s->name) == 0) l = &lim->s[k];
+        if (l && l->n) {
+            int r = vb_chart_block(c);
+            for (size_t j = 0; j < l->n; j++) vb_chart_row(c, "%.9g %.9g", l->p[j].x, l->p[j].med);
+            vb_chart_plot(c, "data index %d using 1:2 with points pt 6 ps 2 lw 2 lc rgb '#b00000' "
+                             "title 'the client could not offer it'", r);
+        }
+        rc = draw(rs, c, err);
+    }
+    series_free(ss), series_free(found), series_free(lim);
+    free(ss), free(found), free(lim);
+    return rc ? VB_ERROR : VB_OK;
+}
+
 /* ---- 8. server memory over time, phases shaded ------------------------------------------------------------ */
 static int charts_server(vb_report_set *rs, vb_error *err) {
     static const char *const shade[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"};
@@ -875,6 +941,7 @@ int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_e
     if (strcmp(section, "cold_start") == 0) return charts_cold_start(rs, err);
     if (strcmp(section, "churn") == 0) return charts_churn(rs, err);
     if (strcmp(section, "streaming") == 0) return charts_streaming(rs, err);
+    if (strcmp(section, "capacity") == 0) return charts_capacity(rs, err);
     if (strcmp(section, "server") == 0) return charts_server(rs, err);
     return vb_error_set(err, "report", 1, "no chart section named %s", section);
 }

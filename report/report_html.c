@@ -263,6 +263,86 @@ static int figures(doc *d, const char *section, vb_error *err) {
     return VB_OK;
 }
 
+/* ---- capacity: one sentence per configuration and target ------------------------------------------------ */
+/* What limited the engine at its found rate: its CPU when the unit's cores were busy at 0.9 of those it was given or
+ * more, else the wait class its sessions spent most samples in (the wait profile), else unknown; an embedded engine
+ * has no server to sample. */
+static void capacity_limit(sqlite3_stmt *st, char *out, size_t len) {
+    double busy = sqlite3_column_type(st, 8) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 8);
+    int cores = sqlite3_column_int(st, 9);
+    const char *wait = (const char *)sqlite3_column_text(st, 10);
+    if (isnan(busy) || cores <= 0)
+        snprintf(out, len, "no server CPU was sampled (an embedded engine: the client process serves the queries)");
+    else if (busy >= 0.9 * cores)
+        snprintf(out, len, "limited by its CPU: cores busy %.2f of %d", busy, cores);
+    else if (wait)
+        snprintf(out, len, "not by its CPU (cores busy %.2f of %d): its sessions waited most on %s", busy, cores, wait);
+    else
+        snprintf(out, len, "not by its CPU (cores busy %.2f of %d)", busy, cores);
+}
+
+static int capacity(doc *d, vb_error *err) {
+    vb_report_set *rs = d->rs;
+    para(d, NULL, "The highest offered rate (open loop: Poisson arrivals, latency from the intended start, so queueing "
+                  "is counted) at which p99 stays within each target, at the smallest ef_search whose recall meets the "
+                  "recall target; a rate meets the objective when p99 <= the target, the achieved rate is at least 0.99 "
+                  "of the offered and no query failed. The search grows the rate geometrically until the objective "
+                  "fails, bisects to the stated precision, measures the found rate again (confirmed: how many of those "
+                  "windows met it) and once at 1.2 x (the knee: it must fail). docs/metrics.md, Capacity.");
+    int any = 0;
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3 *db = rs->runs[r].db;
+        char *q = vb_report_sql(db, "v_capacity", "SELECT {label}, status, rate, p99_target_ms, recall_target, ef_search, "
+                                "recall, p99_ms, server_cores_busy, server_cores, top_wait_class, repeats_met, repeats, "
+                                "knee_rate, knee_p99_ms, knee_failed, reason FROM v_capacity");
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
+        free(q);
+        if (rc != SQLITE_OK) return vb_error_set(err, "report", 1, "%s: %s", rs->runs[r].path, sqlite3_errmsg(db));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            if (!any++) fputs("<ul class=\"summary\">\n", d->html);
+            char name[300], text[1400], limit[200];
+            vb_report_series(rs, r, (const char *)sqlite3_column_text(st, 0), name, sizeof name);
+            const char *status = (const char *)sqlite3_column_text(st, 1), *reason = (const char *)sqlite3_column_text(st, 16);
+            double target = sqlite3_column_double(st, 3), recall_target = sqlite3_column_double(st, 4);
+            if (strcmp(status, "found") == 0) {
+                capacity_limit(st, limit, sizeof limit);
+                size_t o = (size_t)snprintf(text, sizeof text, "%s serves %.0f queries/s at p99 <= %g ms and recall >= %g "
+                                            "(ef_search %d: recall %.4f, p99 %.2f ms) on this host, %s; confirmed in %d of "
+                                            "%d windows", name, sqlite3_column_double(st, 2), target, recall_target,
+                                            sqlite3_column_int(st, 5), sqlite3_column_double(st, 6),
+                                            sqlite3_column_double(st, 7), limit, sqlite3_column_int(st, 11),
+                                            sqlite3_column_int(st, 12));
+                if (sqlite3_column_type(st, 13) != SQLITE_NULL)
+                    snprintf(text + o, sizeof text - o, "; at 1.2 x (%.0f/s) p99 was %.2f ms: %s.",
+                             sqlite3_column_double(st, 13), sqlite3_column_double(st, 14),
+                             sqlite3_column_int(st, 15) ? "the objective failed, the knee is shown" :
+                                                          "the objective still held (the knee is not shown)");
+                else snprintf(text + o, sizeof text - o, ".");
+            } else {
+                snprintf(text, sizeof text, "%s: no capacity at p99 <= %g ms and recall >= %g (%s)%s%s.", name, target,
+                         recall_target, status, reason ? ": " : "", reason ? reason : "");
+            }
+            fputs("<li>", d->html);
+            html_esc(d->html, text);
+            fputs("</li>\n", d->html);
+            fprintf(d->md, "- %s\n", text);
+        }
+        sqlite3_finalize(st);
+    }
+    if (any) fputs("</ul>\n", d->html), fputs("\n", d->md);
+    if (figures(d, "capacity", err)) return VB_ERROR;
+    if (table(d, "v_capacity", "SELECT {label} AS series, dataset, recall_target, p99_target_ms, status, rate, ef_search, "
+              "recall, p50_ms, p99_ms, p999_ms, printf('%d of %d', repeats_met, repeats) AS confirmed, knee_rate, "
+              "knee_p99_ms, server_cores_busy, server_cores, top_wait_class, reason FROM v_capacity", err) < 0)
+        return VB_ERROR;
+    h3(d, "Every window of the search (the last attempt)");
+    return table(d, "v_capacity_windows", "SELECT {label} AS series, dataset, step, stage, targets, met, offered_rate, "
+                 "achieved_rate, p50_ms, p99_ms, p999_ms, errors, late_starts, server_cores_busy, client_limited "
+                 "FROM v_capacity_windows WHERE attempt = (SELECT MAX(w2.attempt) FROM capacity_window AS w2 "
+                 "WHERE w2.item_key = v_capacity_windows.item_key)", err) < 0 ? VB_ERROR : VB_OK;
+}
+
 /* ---- summary: one paragraph of computed facts per series ------------------------------------------------- */
 static int step_double(sqlite3 *db, const char *table, const char *sql, const char *label, double *out, int n) {
     char *q = vb_report_sql(db, table, sql);
@@ -798,6 +878,7 @@ static const struct {
     {"cold_start", "Cold start"},
     {"churn", "Churn"},
     {"streaming", "Streaming (search while the corpus grows)"},
+    {"capacity", "Capacity at a latency objective"},
     {"mixed", "Mixed (search while rows are updated, deleted and inserted)"},
     {"server", "Server memory and CPU"},
     {"reproduce", "Reproduce this run"},
@@ -912,6 +993,8 @@ static int body(doc *d, vb_error *err) {
             if (!rc) rc = table(d, "v_streaming_cost", "SELECT {label} AS series, dataset, IIF(insert_rate = 0, 'max', "
                                 "printf('%g', insert_rate)) AS insert_rate, ingest_qps, rest_qps, throughput_ratio, "
                                 "ingest_p99_ms, rest_p99_ms, p99_ratio FROM v_streaming_cost", err) < 0;
+        } else if (strcmp(id, "capacity") == 0) {
+            rc = capacity(d, err);
         } else if (strcmp(id, "mixed") == 0) {
             /* per window (recall against the write log's state, ghosts, stale answers, QPS, p99) and per operation */
             rc = table(d, "v_mixed", "SELECT {label} AS series, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', "

@@ -22,7 +22,7 @@ static int optional(const report_table *t) {
     return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
            strncmp(t->name, "mixed", 5) == 0 ||
            strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0 ||
-           strcmp(t->name, "filtered_classes") == 0;
+           strcmp(t->name, "filtered_classes") == 0 || strncmp(t->name, "capacity", 8) == 0;
 }
 
 static const report_table tables[] = {
@@ -87,6 +87,13 @@ static const report_table tables[] = {
     {"streaming_cost", "Streaming: the cost of concurrent writes (windows during ingestion against the window at rest)",
      "SELECT engine, dataset, IIF(insert_rate = 0, 'max', printf('%g', insert_rate)) AS insert_rate, ingest_qps, "
      "rest_qps, throughput_ratio, ingest_p99_ms, rest_p99_ms, p99_ratio FROM v_streaming_cost"},
+    /* capacity (docs/metrics.md "Capacity"): the highest open-loop rate meeting each p99 target at the recall target;
+     * each window of the search: `show --windows` */
+    {"capacity", "Capacity at a latency objective (open loop, latency from the intended start; the last attempt)",
+     "SELECT engine, dataset, recall_target, p99_target_ms, status, rate, ef_search, recall, p50_ms, p99_ms, p999_ms, "
+     "printf('%d of %d', repeats_met, repeats) AS confirmed, knee_rate, knee_p99_ms, "
+     "IIF(server_cores_busy IS NULL, NULL, printf('%.2f of %d', server_cores_busy, server_cores)) AS server_cores_busy, "
+     "top_wait_class, op_source AS ef_from, windows, reason FROM v_capacity"},
     {"mixed", "Mixed (search while rows are updated, deleted and inserted; recall against the rows as acknowledged when "
      "each window began)",
      "SELECT engine, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', rate)) AS rate, window_index, phase, "
@@ -145,7 +152,7 @@ void vb_report_cell(sqlite3_stmt *st, int i, char *buf, size_t len) {
     case SQLITE_INTEGER: snprintf(buf, len, "%lld", (long long)sqlite3_column_int64(st, i)); break;
     case SQLITE_FLOAT: {
         double v = sqlite3_column_double(st, i);
-        if (strstr(name, "qps") || strstr(name, "per_s")) snprintf(buf, len, "%.0f", v);
+        if (strstr(name, "qps") || strstr(name, "per_s") || strstr(name, "rate")) snprintf(buf, len, "%.0f", v);
         else if (strstr(name, "recall") || strstr(name, "overlap")) snprintf(buf, len, "%.4f", v);
         else snprintf(buf, len, "%.3f", v);
         break;
@@ -345,6 +352,10 @@ static const report_table window_tables[] = {
     {"window_waits", "Wait profile per concurrency window (the server's sessions running the kNN statement, sampled every 50 ms)",
      "SELECT engine, dataset, clients, repeat, wait_class, top_event, samples, share FROM v_window_wait_classes "
      "ORDER BY engine, dataset, clients, repeat, share DESC"},
+    {"capacity_windows", "Capacity search windows (every window of every attempt, in the order measured)",
+     "SELECT engine, dataset, attempt, step, stage, targets, met, offered_rate, achieved_rate, p50_ms, p99_ms, "
+     "p999_ms, errors, late_starts, in_flight, clients, ef_search, client_cores, client_limited, server_cores_busy, "
+     "server_cores, server_ms_per_query, client_reason FROM v_capacity_windows"},
 };
 
 /* `show --recall` (and always in show --json): the distribution of per-query recall of every measured point. */

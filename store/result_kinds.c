@@ -254,24 +254,27 @@ static int prepare_window(vb_store *s, store_row *w, vb_error *err) {
     return VB_STORE_OK;
 }
 
-/* The window's wait profile (proto WaitCount), one row per class and event. */
-static int after_window(vb_store *s, store_row *w, vb_error *err) {
+/* A window's wait profile (proto WaitCount), one row per class and event, under the result's key: a concurrency
+ * window's, and a capacity window's (its WindowResult). */
+static int insert_waits(vb_store *s, const Vbench__Result *r, const Vbench__WindowResult *win, vb_error *err) {
     int rc = VB_STORE_OK;
-    for (size_t i = 0; rc == VB_STORE_OK && i < R->window->n_waits; i++) {
-        const Vbench__WaitCount *wc = R->window->waits[i];
+    for (size_t i = 0; rc == VB_STORE_OK && i < win->n_waits; i++) {
+        const Vbench__WaitCount *wc = win->waits[i];
         sqlite3_stmt *st = store_prepare(s, "INSERT OR REPLACE INTO window_wait (result_key, item_key, wait_class, "
                                             "event, samples, rounds) VALUES (?, ?, ?, ?, ?, ?)", err);
         if (!st) return s->last;
-        store_bind_text(st, 1, R->result_key);
-        store_bind_text(st, 2, R->item_key);
+        store_bind_text(st, 1, r->result_key);
+        store_bind_text(st, 2, r->item_key);
         store_bind_text(st, 3, wc->wait_class ? wc->wait_class : "");
         store_bind_text(st, 4, wc->event ? wc->event : "");
         sqlite3_bind_int64(st, 5, (sqlite3_int64)wc->samples);
-        sqlite3_bind_int64(st, 6, (sqlite3_int64)R->window->wait_rounds);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)win->wait_rounds);
         rc = store_run(s, st, err, "recording a window's wait profile");
     }
     return rc;
 }
+
+static int after_window(vb_store *s, store_row *w, vb_error *err) { return insert_waits(s, R, R->window, err); }
 
 static void describe_window(const Vbench__Result *r, char *buf, size_t len) {
     const Vbench__WindowResult *w = r->window;
@@ -641,6 +644,133 @@ static void describe_cold_start(const Vbench__Result *r, char *buf, size_t len) 
             cs->n_cold_ns, cs->n_cold_failed + cs->n_warm_failed);
 }
 
+/* ---- capacity ---------------------------------------------------------------------------------------------- */
+
+/* The wire's CapacityStage, CapacityStatus and CapacityOpSource as the words the tables hold (docs/metrics.md
+ * "Capacity"); NULL for a value this store does not know (the result is refused). */
+static const char *const capacity_stages[] = {"grow", "bisect", "descend", "confirm", "knee"};
+static const char *const capacity_statuses[] = {"found", "recall_unreachable", "client_limit", "target_unreachable",
+                                                "not_converged", "unconfirmed"};
+static const char *const capacity_sources[] = {"probe", "given", "sweep", "unreachable"};
+#define WORD_OF(words, v) ((unsigned)(v) < sizeof words / sizeof words[0] ? words[v] : NULL)
+
+/* One window of a capacity item's search: the search's fields, and its WindowResult as a concurrency window's (the
+ * latency from the intended start decoded here, the server's accounting, the wait profile beside it). */
+#define CW (R->capacity_window)
+#define CWW (R->capacity_window->w)
+#define CAPACITY_WINDOW_COLUMNS(k, C, P)                                                                            \
+    KEY_COLUMNS(k, C, P)                                                                                            \
+    C(k, attempt, v_int(R->attempt))                                                                                \
+    C(k, step, v_int(CW->step))                                                                                     \
+    C(k, stage, v_text(WORD_OF(capacity_stages, CW->stage)))                                                        \
+    C(k, target_ms, v_real_or_null(!(CW->target_ms > 0), CW->target_ms))                                            \
+    C(k, targets, v_text(w->text))                                                                                  \
+    C(k, met, v_int(CW->met))                                                                                       \
+    C(k, offered_rate, v_real(CW->offered_rate))                                                                    \
+    C(k, achieved_rate, v_real(CW->achieved_rate))                                                                  \
+    C(k, scheduled, v_int((sqlite3_int64)CW->scheduled))                                                            \
+    C(k, started, v_int((sqlite3_int64)CW->started))                                                                \
+    C(k, clients, v_int(CWW->clients))                                                                              \
+    C(k, ef_search, v_int(CW->ef_search))                                                                           \
+    C(k, recall, v_real_or_null(CW->recall < 0, CW->recall))                                                        \
+    C(k, start_rate, v_real(CW->start_rate))                                                                        \
+    C(k, window_s, v_real(CWW->window_s))                                                                           \
+    C(k, window_start, v_real_or_null(!(CWW->window_start > 0), CWW->window_start))                                 \
+    C(k, queries, v_int((sqlite3_int64)CWW->queries))                                                               \
+    C(k, errors, v_int((sqlite3_int64)CWW->errors))                                                                 \
+    C(k, p50_ms, v_real_or_null(w->lat.empty, w->lat.p50))                                                          \
+    C(k, p99_ms, v_real_or_null(w->lat.empty, w->lat.p99))                                                          \
+    C(k, p999_ms, v_real_or_null(w->lat.empty, w->lat.p999))                                                        \
+    C(k, latency_hist, v_blob(w->lat.blob, w->lat.blob_len))                                                        \
+    C(k, own_p99_ms, v_real(CW->own_p99_ms))                                                                        \
+    C(k, uncorrected_p99_ms, v_real(CW->uncorrected_p99_ms))                                                        \
+    C(k, late_starts, v_int((sqlite3_int64)CWW->late_starts))                                                       \
+    C(k, in_flight, v_real(CWW->window_s > 0 ? CWW->in_call_s / CWW->window_s : 0))                                 \
+    C(k, client_cores, v_real(CW->client_cores))                                                                    \
+    C(k, client_cpus, v_int(CW->client_cpus))                                                                       \
+    C(k, client_limited, v_int(CW->client_limited != 0))                                                            \
+    C(k, client_reason, CW->client_limited ? v_text_set(CW->client_reason) : v_null())                              \
+    C(k, server_calls, v_int_or_null(!CWW->server_stats, CWW->server_calls))                                        \
+    C(k, server_exec_s, v_real_or_null(!CWW->server_stats, CWW->server_exec_s))                                     \
+    C(k, server_window_calls, v_int_or_null(!(CWW->server_window_calls > 0), CWW->server_window_calls))            \
+    C(k, server_window_exec_s, v_real_or_null(!(CWW->server_window_calls > 0), CWW->server_window_exec_s))         \
+    C(k, wait_rounds, v_int_or_null(!CWW->wait_rounds, (sqlite3_int64)CWW->wait_rounds))                           \
+    C(k, wait_unit, CWW->wait_rounds ? v_text_set(CWW->wait_unit) : v_null())                                       \
+    AGENT_COLUMNS(k, C)
+COLUMNS(capacity_window, CAPACITY_WINDOW_COLUMNS)
+
+/* Its window and a stage this store knows, the latency histogram decoded, the targets as text ("5,10,50"). */
+static int prepare_capacity_window(vb_store *s, store_row *w, vb_error *err) {
+    if (!CWW || !WORD_OF(capacity_stages, CW->stage))
+        return store_poison(s, err, "result %s: a capacity window %s", R->result_key,
+                            !CWW ? "without its window" : "of an unknown stage");
+    int rc = store_latency_decode(s, CWW->latency, R->result_key, &w->lat, err);
+    if (rc) return rc;
+    size_t flen;
+    FILE *f = open_memstream(&w->text, &flen);
+    if (!f) return store_fail(s, err, VB_STORE_RETRY, ENOMEM, "%s: out of memory", s->path);
+    for (size_t i = 0; i < CW->n_targets_ms; i++) fprintf(f, "%s%g", i ? "," : "", CW->targets_ms[i]);
+    fclose(f);
+    return VB_STORE_OK;
+}
+
+static int after_capacity_window(vb_store *s, store_row *w, vb_error *err) { return insert_waits(s, R, CWW, err); }
+
+static void describe_capacity_window(const Vbench__Result *r, char *buf, size_t len) {
+    const Vbench__CapacityWindow *c = r->capacity_window;
+    say(buf, len, "%s: window %u (%s) at %.1f/s offered, %.1f/s achieved, p99 %.3f ms%s%s", r->item_key, c->step,
+        WORD_OF(capacity_stages, c->stage) ? WORD_OF(capacity_stages, c->stage) : "?", c->offered_rate,
+        c->achieved_rate, c->p99_ms, c->client_limited ? "; client-limited: " : "",
+        c->client_limited && c->client_reason ? c->client_reason : "");
+}
+
+/* A capacity item's answer for one p99 target. rate is NULL when nothing met the target; the latencies at the rate
+ * and the knee's columns NULL when they were not measured. */
+#define CAP (R->capacity)
+#define CAPACITY_COLUMNS(k, C, P)                                                                                   \
+    KEY_COLUMNS(k, C, P)                                                                                            \
+    C(k, attempt, v_int(R->attempt))                                                                                \
+    C(k, target_ms, v_real(CAP->target_ms))                                                                         \
+    C(k, recall_target, v_real(CAP->recall_target))                                                                 \
+    C(k, status, v_text(WORD_OF(capacity_statuses, CAP->status)))                                                   \
+    C(k, reason, v_text_set(CAP->reason))                                                                           \
+    C(k, ef_search, v_int(CAP->ef_search))                                                                          \
+    C(k, recall, v_real_or_null(CAP->recall < 0, CAP->recall))                                                      \
+    C(k, op_source, v_text(WORD_OF(capacity_sources, CAP->op_source)))                                              \
+    C(k, rate, v_real_or_null(!(CAP->rate > 0), CAP->rate))                                                         \
+    C(k, fail_rate, v_real_or_null(!(CAP->fail_rate > 0), CAP->fail_rate))                                          \
+    C(k, p50_ms, v_real_or_null(!(CAP->p50_ms > 0), CAP->p50_ms))                                                   \
+    C(k, p99_ms, v_real_or_null(!(CAP->p99_ms > 0), CAP->p99_ms))                                                   \
+    C(k, p999_ms, v_real_or_null(!(CAP->p999_ms > 0), CAP->p999_ms))                                                \
+    C(k, repeats, v_int(CAP->repeats))                                                                              \
+    C(k, repeats_met, v_int(CAP->repeats_met))                                                                      \
+    C(k, knee_rate, v_real_or_null(!(CAP->knee_rate > 0), CAP->knee_rate))                                          \
+    C(k, knee_p99_ms, v_real_or_null(!(CAP->knee_rate > 0), CAP->knee_p99_ms))                                      \
+    C(k, knee_failed, v_int_or_null(!(CAP->knee_rate > 0), CAP->knee_failed))                                       \
+    C(k, windows, v_int(CAP->windows))                                                                              \
+    C(k, start_rate, v_real(CAP->start_rate))                                                                       \
+    C(k, client_max_rate, v_real_or_null(!(CAP->client_max_rate > 0), CAP->client_max_rate))                        \
+    AGENT_COLUMNS(k, C)
+COLUMNS(capacity, CAPACITY_COLUMNS)
+
+static int prepare_capacity(vb_store *s, store_row *w, vb_error *err) {
+    (void)w;
+    if (!WORD_OF(capacity_statuses, CAP->status) || !WORD_OF(capacity_sources, CAP->op_source))
+        return store_poison(s, err, "result %s: capacity status %d or operating point source %d unknown",
+                            R->result_key, (int)CAP->status, (int)CAP->op_source);
+    return VB_STORE_OK;
+}
+
+static void describe_capacity(const Vbench__Result *r, char *buf, size_t len) {
+    const Vbench__CapacitySummary *m = r->capacity;
+    if (m->status == VBENCH__CAPACITY_STATUS__CAPACITY_FOUND)
+        say(buf, len, "%s: %.1f queries/s at p99 <= %g ms (ef_search %d, recall %.4f; p99 there %.3f ms; %u of %u "
+            "confirmations met it; the knee at %.1f/s %s)", r->item_key, m->rate, m->target_ms, m->ef_search, m->recall,
+            m->p99_ms, m->repeats_met, m->repeats, m->knee_rate, m->knee_failed ? "failed it" : "did not fail it");
+    else
+        say(buf, len, "%s: no capacity at p99 <= %g ms: %s", r->item_key, m->target_ms, m->reason ? m->reason : "");
+}
+
 /* ---- the table --------------------------------------------------------------------------------------------- */
 
 #define KIND_COLUMNS(kind) kind##_columns, sizeof kind##_columns / sizeof kind##_columns[0]
@@ -662,6 +792,10 @@ const vb_result_kind store_result_kinds[] = {
      KIND_COLUMNS(streaming), streaming_measurement, prepare_streaming, NULL, describe_streaming},
     {VBENCH__RESULT__BODY_COLD_START, NULL, "cold_start", "cold_start_result", "a cold start",
      KIND_COLUMNS(cold_start), NULL, prepare_cold_start, after_cold_start, describe_cold_start},
+    {VBENCH__RESULT__BODY_CAPACITY_WINDOW, NULL, "capacity_window", "capacity_window", "a capacity window",
+     KIND_COLUMNS(capacity_window), NULL, prepare_capacity_window, after_capacity_window, describe_capacity_window},
+    {VBENCH__RESULT__BODY_CAPACITY, NULL, "capacity", "capacity_result", "a capacity summary", KIND_COLUMNS(capacity),
+     NULL, prepare_capacity, NULL, describe_capacity},
     {VBENCH__RESULT__BODY_MIXED, NULL, "mixed", "mixed_result", "a mixed window", KIND_COLUMNS(mixed),
      mixed_measurement, prepare_mixed, NULL, describe_mixed},
 };

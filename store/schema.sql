@@ -524,3 +524,89 @@ CREATE TABLE IF NOT EXISTS streaming_result (
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );
+
+-- Capacity (docs/metrics.md "Capacity"): every open-loop window of a capacity item's search, in the order measured
+-- (step from 1), kept so the curve of latency against offered load can be drawn; attempt: the item's attempt that
+-- measured it (a killed attempt's windows stay, as that attempt's). stage: grow, bisect, descend (the search), confirm,
+-- knee (target_ms: the target they are for). met: bit i set when the window met p99 target i of targets (the item's
+-- targets ascending, comma-separated). offered_rate is the rate asked for; scheduled / started the arrivals the Poisson
+-- schedule put in the window and the queries that started in it (achieved >= 0.99 x offered is started >= 0.99 x
+-- scheduled); latency from the intended start less the client's own delay (docs/metrics.md "Capacity"). client_limited: the client could not offer the rate (client_reason):
+-- the window meets and fails nothing. The server's accounting and wait profile as window_result's (window_wait rows
+-- under the same result_key).
+CREATE TABLE IF NOT EXISTS capacity_window (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    config          TEXT,
+    dataset         TEXT NOT NULL,
+    attempt         INTEGER NOT NULL,
+    step            INTEGER NOT NULL,
+    stage           TEXT NOT NULL CHECK (stage IN ('grow', 'bisect', 'descend', 'confirm', 'knee')),
+    target_ms       REAL,
+    targets         TEXT NOT NULL,
+    met             INTEGER NOT NULL,
+    offered_rate    REAL NOT NULL,
+    achieved_rate   REAL NOT NULL,
+    scheduled       INTEGER NOT NULL,
+    started         INTEGER NOT NULL,
+    clients         INTEGER NOT NULL,
+    ef_search       INTEGER NOT NULL,
+    recall          REAL,                   -- the operating point's; NULL unknown
+    start_rate      REAL,
+    window_s        REAL NOT NULL,
+    window_start    REAL,                   -- epoch seconds (agent's clock): the server's samples inside it
+    queries         INTEGER NOT NULL,       -- started and finished inside the window
+    errors          INTEGER NOT NULL,
+    p50_ms REAL, p99_ms REAL, p999_ms REAL, -- the objective's: from the intended start less the client's own delay
+    latency_hist    BLOB,
+    own_p99_ms      REAL,                   -- the client's own delay (wake-up, loop), p99
+    uncorrected_p99_ms REAL,                -- from the intended start with that delay left in
+    late_starts     INTEGER,
+    in_flight       REAL,
+    client_cores    REAL,                   -- the workers' CPU seconds per second of the window
+    client_cpus     INTEGER,
+    client_limited  INTEGER NOT NULL,
+    client_reason   TEXT,
+    server_calls    INTEGER,
+    server_exec_s   REAL,
+    server_window_calls INTEGER,
+    server_window_exec_s REAL,
+    wait_rounds     INTEGER,
+    wait_unit       TEXT,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
+-- A capacity item's answer per p99 target (one row per target and attempt), or its one row when it measured nothing
+-- (status recall_unreachable, target_ms 0). status: found (rate is the capacity), recall_unreachable, client_limit (the
+-- client could not offer more than client_max_rate where the engine still met the target: no capacity),
+-- target_unreachable, not_converged, unconfirmed. p50 / p99 / p999 at the found rate: the medians over its confirmation windows.
+CREATE TABLE IF NOT EXISTS capacity_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    config          TEXT,
+    dataset         TEXT NOT NULL,
+    attempt         INTEGER NOT NULL,
+    target_ms       REAL NOT NULL,
+    recall_target   REAL NOT NULL,
+    status          TEXT NOT NULL,
+    reason          TEXT,
+    ef_search       INTEGER,
+    recall          REAL,
+    op_source       TEXT NOT NULL,          -- sweep, probe, given, unreachable: where ef_search came from
+    rate            REAL,
+    fail_rate       REAL,
+    p50_ms REAL, p99_ms REAL, p999_ms REAL,
+    repeats         INTEGER,
+    repeats_met     INTEGER,
+    knee_rate       REAL,
+    knee_p99_ms     REAL,
+    knee_failed     INTEGER,
+    windows         INTEGER,
+    start_rate      REAL,
+    client_max_rate REAL,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);

@@ -965,3 +965,43 @@ CREATE VIEW v_campaign_time AS
            1e18
     FROM c, parts
     ORDER BY seq;
+
+-- Capacity (docs/metrics.md "Capacity"): every window of every attempt, in the order measured, with the server unit's
+-- cores busy over the window (its CPU seconds per second between the orchestrator's samples inside it, as
+-- v_concurrency) against the CPUs the unit was given; meets_objective: met the largest target (any target: met > 0).
+CREATE VIEW v_capacity_windows AS
+    SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.attempt, w.step, w.stage, w.target_ms, w.targets, w.met,
+           w.met > 0 AS meets_any, w.offered_rate, w.achieved_rate, w.scheduled, w.started, w.clients, w.ef_search,
+           w.recall, w.p50_ms, w.p99_ms, w.p999_ms, w.own_p99_ms, w.uncorrected_p99_ms, w.errors, w.late_starts,
+           w.in_flight, w.client_cores,
+           w.client_cpus, w.client_limited, w.client_reason, cpu.cores_busy AS server_cores_busy,
+           (SELECT CAST(m.value AS INTEGER) FROM manifest AS m WHERE m.key = 'server.' || cpu.server || '.unit.cpus')
+               AS server_cores,
+           CASE WHEN w.server_window_calls > 0 THEN 1e3 * w.server_window_exec_s / w.server_window_calls END
+               AS server_ms_per_query, w.window_s, w.window_start, w.result_key, w.item_key, plan.seq
+    FROM capacity_window AS w JOIN plan ON plan.key = w.item_key
+    LEFT JOIN (SELECT w2.result_key, MIN(s.engine) AS server,
+                      CASE WHEN COUNT(*) >= 2 AND MAX(s.t) > MIN(s.t) THEN (MAX(s.cpu_s) - MIN(s.cpu_s)) / (MAX(s.t) - MIN(s.t))
+                      END AS cores_busy
+               FROM capacity_window AS w2 JOIN server_sample AS s ON s.item_key = w2.item_key
+                    AND s.t BETWEEN w2.window_start AND w2.window_start + w2.window_s
+               GROUP BY w2.result_key) AS cpu ON cpu.result_key = w.result_key
+    ORDER BY plan.seq, w.attempt, w.step;
+
+-- The capacity per configuration, dataset and p99 target: the last attempt's answer, with the server's cores busy at
+-- the found rate (the mean over that attempt's confirmation windows of the target) and the wait class the server
+-- spent most of them in.
+CREATE VIEW v_capacity AS
+    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.target_ms AS p99_target_ms, r.recall_target, r.status,
+           r.rate, r.ef_search, r.recall, r.op_source, r.p50_ms, r.p99_ms, r.p999_ms, r.repeats, r.repeats_met,
+           r.knee_rate, r.knee_p99_ms, r.knee_failed, r.fail_rate, r.client_max_rate, r.start_rate, r.windows,
+           (SELECT AVG(v.server_cores_busy) FROM v_capacity_windows AS v WHERE v.item_key = r.item_key
+                AND v.attempt = r.attempt AND v.stage = 'confirm' AND v.target_ms = r.target_ms) AS server_cores_busy,
+           (SELECT MAX(v.server_cores) FROM v_capacity_windows AS v WHERE v.item_key = r.item_key) AS server_cores,
+           (SELECT x.wait_class FROM window_wait AS x JOIN capacity_window AS c ON c.result_key = x.result_key
+            WHERE c.item_key = r.item_key AND c.attempt = r.attempt AND c.stage = 'confirm' AND c.target_ms = r.target_ms
+            GROUP BY x.wait_class ORDER BY SUM(x.samples) DESC LIMIT 1) AS top_wait_class,
+           r.reason, r.attempt, r.item_key, plan.seq
+    FROM capacity_result AS r JOIN plan ON plan.key = r.item_key
+    WHERE r.attempt = (SELECT MAX(r2.attempt) FROM capacity_result AS r2 WHERE r2.item_key = r.item_key)
+    ORDER BY plan.seq, r.target_ms;

@@ -31,7 +31,7 @@ static inline int tap_ok_(int pass, const char *file, int line, const char *fmt,
     if (!pass && !strstr(name, "# TODO")) {
         tap_failed++;
         printf("#   failed at %s:%d\n", file, line);
-        /* The digest tests/run-suite prints before prove's summary (see tests/e2e/lib.sh, fail_log). */
+        /* The digest tests/run-suite prints before prove's summary (see tests/lib/lib.sh, fail_log). */
         const char *log = getenv("VB_FAIL_LOG");
         FILE *f = log ? fopen(log, "a") : NULL;
         char exe[4096];
@@ -82,7 +82,7 @@ static inline int tap_contains_(const char *hay, const char *needle, const char 
 }
 /* A check that cannot run here: "ok N # SKIP why". Where every test is required (VB_REQUIRED=1, set by make test
  * through tests/run-suite as root with systemd and debootstrap: tests/required-here) it is a failure naming why.
- * Either way one line in $VB_SKIP_LOG, which make test counts by reason (as tests/e2e/lib.sh's skip). */
+ * Either way one line in $VB_SKIP_LOG, which make test counts by reason (as tests/lib/lib.sh's skip). */
 #define tap_skip(...) tap_skip_(__FILE__, __LINE__, __VA_ARGS__)
 static inline void tap_skip_(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline void tap_skip_(const char *file, int line, const char *fmt, ...) {

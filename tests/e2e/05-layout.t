@@ -3,7 +3,7 @@
 # headers of its own folder or of folders on lower levels only, never of a folder on its level or above it. The
 # include graph (folder -> the folders it includes) is printed as the table docs/design.md shows, and checked
 # against the levels; each program links its own folders only (the Makefile's link lines, read by make -n).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 

@@ -6,7 +6,7 @@
 # deploy/systemd-ns is the one tests/e2e/62-orchestrator.t runs (checked: the same command line there); the two
 # commands of "Two commands" are what `make fresh-check` runs on a fresh root. The dev campaign it runs is checked in
 # full by dev-campaign.sh (results, manifest, show, status, concurrency, the campaign's time).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 README=$ROOT/README.md
 
@@ -58,7 +58,7 @@ while IFS= read -r c; do
             like "$(cat "$SCRATCH/cmd.out")" "Recall sweep" "and printed the tables"
             # what the campaign measured and recorded: dev-campaign.sh's checks, on this run
             cp "$SCRATCH/cmd.out" "$SCRATCH/out.txt"; cp "$SCRATCH/cmd.err" "$SCRATCH/err.txt"
-            . "$(dirname "$0")/dev-campaign.sh" ;;
+            . "$(dirname "$0")/../lib/dev-campaign.sh" ;;
         "bin/vbench show --json")
             python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$SCRATCH/cmd.out"
             ok $? "show --json prints one JSON document" ;;

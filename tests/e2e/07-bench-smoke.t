@@ -5,7 +5,7 @@
 # (2,000 x 16 against numpy), bench-client (1 client, 0.2 s windows), bench-client-pg (1 client, 1 round of 1 s
 # against a throwaway PostgreSQL 17 + pgvector from the engine image, 300 interleaved pairs: root), bench-scale
 # (2,000 rows), bench-report (2 engines' results). Numbers are not checked (they are the host's): each ran, exited 0 and printed its table.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need make python3 sqlite3
 ROOT=$VB_ROOT
 bench() { # bench TARGET: make TARGET in the tree, its output in $SCRATCH/TARGET.out; the exit status in RC

@@ -6,7 +6,7 @@
 # docs/metrics.md, that starts with the name). Each is checked: the file exists and holds the section. Bare
 # document names are checked for the file only. The sources are read as they are (strings and comments: a comment
 # that points at text that moved misleads a reader as much); the help of every command, as printed.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
 ROOT=$VB_ROOT
 

@@ -5,12 +5,12 @@
 # not be green: every server test that needs the engine image db-trixie, with the image's recipe pointing at a
 # mirror that cannot be reached (a scratch recipe directory and cache, VBENCH_IMAGE_RECIPES / VBENCH_IMAGE_CACHE):
 # the suite FAILS, and the count line names each server test that did not run and why.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need prove
 ROOT=$VB_ROOT
 
 # Three tiny tests: one skips a check, one skips as a whole, one passes.
-mk() { printf '#!/usr/bin/env bash\n. %q/tests/e2e/lib.sh\n%s\ndone_testing\n' "$ROOT" "$2" >"$SCRATCH/t/$1"; chmod +x "$SCRATCH/t/$1"; }
+mk() { printf '#!/usr/bin/env bash\n. %q/tests/lib/lib.sh\n%s\ndone_testing\n' "$ROOT" "$2" >"$SCRATCH/t/$1"; chmod +x "$SCRATCH/t/$1"; }
 mkdir -p "$SCRATCH/t"
 mk a-check.t 'ok 0 "a check that runs"; skip "no frobnicator here"'
 mk b-whole.t 'skip_all "no frobnicator here"'
@@ -50,6 +50,15 @@ else
 fi
 out=$(bash "$ROOT/tests/run-suite" "$SCRATCH/t/c-pass.t" 2>/dev/null)
 like "$(printf '%s\n' "$out" | tail -4 | head -1)" "skips: none" "no skip: the count line says none"
+# The slowest files, each beside its budget (tests/budget.txt, or VB_BUDGET), and a line naming every file over 1.5
+# times its budget (c-pass.t's 0 s), or saying none was (100 s).
+printf '# file seconds\nc-pass.t 0\n' >"$SCRATCH/budget"
+out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --timer "$SCRATCH/t/c-pass.t" 2>/dev/null)
+like "$out" "c-pass.t  (budget 0 s)" "--timer: the slowest files, each with its budget"
+like "$out" "OVER BUDGET (more than 1.5 times $SCRATCH/budget): c-pass.t " "... a file over 1.5 times its budget is named"
+printf '* 100\n' >"$SCRATCH/budget"
+out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --timer "$SCRATCH/t/c-pass.t" 2>/dev/null)
+like "$out" "budget: no file took more than 1.5 times its budget ($SCRATCH/budget)" "... and none, when none is (the * budget)"
 
 # --- the engine image cannot be built: the server tests fail, the suite fails and says which did not run ---------
 [ "$(id -u)" -eq 0 ] || skip_all "the image build part needs root (deploy/image-build)"
@@ -57,7 +66,7 @@ mkdir -p "$SCRATCH/recipes" "$SCRATCH/images"
 sed 's|^@mirror .*|@mirror http://127.0.0.1:9/debian|' "$ROOT/deploy/images/db-trixie.list" >"$SCRATCH/recipes/db-trixie.list"
 grep -q '^@mirror http://127.0.0.1:9/debian$' "$SCRATCH/recipes/db-trixie.list"
 ok $? "a db-trixie recipe whose mirror cannot be reached (127.0.0.1:9), in a scratch recipe directory"
-servers=$(cd "$ROOT" && grep -l '^vb_ensure_image db-trixie' tests/e2e/*.t | grep -v '63-engine-builds\|64-valkey\|63-conformance')
+servers=$(cd "$ROOT" && grep -l '^\(vb_ensure_image db-trixie\|vb_ns_servers_boot\|vb_pg_boot\|mdb_boot\)' tests/e2e/*.t | grep -v '61-engine-builds\|64-valkey\|63-conformance')
 [ "$(echo "$servers" | wc -w)" -ge 4 ]
 ok $? "the server tests that need db-trixie: $(echo $servers | sed 's|tests/e2e/||g')"
 t0=$(date +%s)

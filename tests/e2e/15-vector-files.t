@@ -3,7 +3,7 @@
 # neighbours) and a big-ann pair (.u8bin, .ibin with distances) holding the same values, through the coordinator
 # and a real agent. The uint8 corpus is converted once into a float32 cache file per file; a broken ground-truth
 # file fails its dataset's items with the file and the query named; a mismatched pair is refused at load time.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 db="$SCRATCH/files.sqlite"
 d="$SCRATCH/data"
 mkdir -p "$d"

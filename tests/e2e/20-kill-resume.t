@@ -2,7 +2,7 @@
 # A coordinator killed with SIGKILL loses nothing committed: `vbench resume` completes the campaign and the
 # database holds every result exactly once. Killed twice: once during the recall sweep of the first engine,
 # once during the second engine's work.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need pgrep
 db="$SCRATCH/kill.sqlite"
 

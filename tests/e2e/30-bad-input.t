@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bad input gets a clear error naming the file, line and key (profile) or the array (dataset), and nothing
 # half-written is left behind as if it were a result.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 # A profile with a wrong key on line 6.
 cat >"$SCRATCH/bad.yml" <<'YML'

@@ -2,7 +2,7 @@
 # Churn under a wall-clock limit: a reinsert that cannot finish in its limit records the rows done and the rate,
 # ends within limit + 2 s, and `vbench resume` continues it from the checkpoint until it completes, every row
 # counted once.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 db="$SCRATCH/churn.sqlite"
 cat >"$SCRATCH/churn.yml" <<'YML'
 name: churn-limit

@@ -1,28 +1,19 @@
 #!/usr/bin/env bash
 # The churn limit on real servers (issue 16): 40-churn-limit.t's checks against PostgreSQL 17 + pgvector
-# (tests/e2e/pg-server.sh) and MariaDB 11.8 (tests/e2e/mariadb-server.sh), each a real server process from the
+# (tests/lib/pg-server.sh) and MariaDB 11.8 (tests/lib/mariadb-server.sh), each a real server process from the
 # engine image. The reinsert cannot finish in its 1 s limit: the item expires with its partial rows, and each
 # `vbench resume` (new coordinator, new agent processes) continues the reinsert from the committed checkpoint
 # against the table the server still holds, without a reload: one build result, no untimed rebuild, the
 # server's table is the same table (PostgreSQL: its OID and its own insert counter; MariaDB: its CREATE_TIME and
 # InnoDB TABLE_ID), and it ends with every row exactly once (the server's COUNT and COUNT DISTINCT
 # id), the per-attempt rows adding up to the planned rows.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
-. "$(dirname "$0")/mariadb-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -n "$reason" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] || reason="no engine image db-trixie with mariadbd (make image)"
-[ -z "$reason" ] || skip_all "$reason"
-trap 'vb_pg_stop; mdb_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
+. "$(dirname "$0")/../lib/mariadb-server.sh"
 ROWS=10000
 
-vb_pg_start "$SCRATCH/pg" churn-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
-mdb_start "$SCRATCH/my"
-ok $? "a MariaDB server starts"
-mdb_sql() { mdb_in_image "$MDB_DIR" /usr/bin/mariadb --no-defaults -S /var/lib/vbench/mysqld.sock -u root -N -e "$1"; }
+vb_pg_boot "$SCRATCH/pg" churn-pw
+mdb_boot "$SCRATCH/my"
 
 # The server's view of the campaign's table: an identity that a reload (DROP + CREATE) changes, and the rows.
 pg_table() { vb_pg_psql "SELECT tablename FROM pg_tables WHERE tablename LIKE 'vb_%' LIMIT 1"; }

@@ -1,20 +1,14 @@
 #!/usr/bin/env bash
 # A server vbench did not start (no orchestrator, no recipe: a PostgreSQL + pgvector of the user's, here
-# tests/e2e/pg-server.sh) is SIGKILLed between two items and its own supervisor starts it again 6 s later.
+# tests/lib/pg-server.sh) is SIGKILLed between two items and its own supervisor starts it again 6 s later.
 # The items that come up meanwhile wait for it (up to 120 s) instead of failing in a burst: before, every
 # remaining item failed within a fraction of a second with "the database system is starting up" or "No such
 # file" on the socket (found by the soak, docs/reliability.md). The campaign completes, each item once, and
 # the table the build made is used again (no reload).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 pgdir=$SCRATCH/pg
-vb_pg_start "$pgdir" wait-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$pgdir" wait-pw
 pg_again() { # the postmaster again on the same data directory (no initdb), as a supervisor would
     local img uidgid
     img=$(vb_pg_image)

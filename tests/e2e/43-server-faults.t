@@ -14,23 +14,10 @@
 #      item is), and a plain `vbench resume` continues the load from its checkpoint and runs the rest.
 #   4. SIGKILL of Redis in the middle of a churn reinsert: the item fails once on the terminal, its error names the
 #      death, and the death's event says the server was ready (issue 36.9).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || ls -d /var/cache/vbench/images/db-trixie-*/usr/sbin/mariadbd >/dev/null 2>&1 ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-if [ -n "$why" ]; then
-    if [ "$(id -u)" = 0 ]; then ok 1 "the servers cannot be reached: $why"; done_testing; exit 1; fi
-    echo "1..0 # SKIP $why"; exit 0
-fi
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 run_in() { vb_ns_run "$@"; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+vb_ns_servers_boot
 wait_status() { # wait_status DB KEY STATUS... TIMEOUT_S: polls the plan row until it has one of the statuses
     local db=$1 key=$2 t=${*: -1} st deadline
     deadline=$(($(date +%s) + t))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A long load continues from its checkpoint after a restart (issue 28): the coordinator SIGKILLed twice during
-# the build's load into a real MariaDB 11.8 (tests/e2e/mariadb-server.sh; MHNSW, whose graph grows on insert:
+# the build's load into a real MariaDB 11.8 (tests/lib/mariadb-server.sh; MHNSW, whose graph grows on insert:
 # the rows in the table are the index), `vbench resume` each time (a new coordinator, new agents). The load
 # sends a checkpoint about every second (table load_checkpoint); each resumed attempt continues from the last
 # checkpoint of the attempt before, not from row 0, against the same server table (MariaDB's CREATE_TIME and
@@ -8,20 +8,14 @@
 # upserts. In the end every row is in the server exactly once (COUNT = COUNT DISTINCT id = rows), the build
 # row's load time is the sum of the attempts' load work, its attempts are counted, and `show` says so.
 # Before: each resume dropped the table and loaded from the first row.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/load-checkpoint.sh"
-. "$(dirname "$0")/mariadb-server.sh"
-vb_ensure_image db-trixie
-reason=
-[ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] || reason="no engine image db-trixie with mariadbd (make image)"
-[ -z "$reason" ] || skip_all "$reason"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/load-checkpoint.sh"
+. "$(dirname "$0")/../lib/mariadb-server.sh"
 trap 'kill -9 $run 2>/dev/null; mdb_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=${VB_ROWS:-12000}
 KILLS=2
 
-mdb_start "$SCRATCH/my"
-ok $? "a MariaDB server starts"
-mdb_sql() { mdb_in_image "$MDB_DIR" /usr/bin/mariadb --no-defaults -S /var/lib/vbench/mysqld.sock -u root -N -e "$1"; }
+mdb_boot "$SCRATCH/my"
 my_table() { mdb_sql "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'vbload' LIMIT 1"; }
 my_ident() { mdb_sql "SELECT CONCAT(CREATE_TIME, ' ', TABLE_ID) FROM information_schema.TABLES t JOIN information_schema.INNODB_SYS_TABLES s ON s.NAME = CONCAT(t.TABLE_SCHEMA, '/', t.TABLE_NAME) WHERE t.TABLE_SCHEMA = 'vbload' AND t.TABLE_NAME = '$1'"; }
 my_rows() { mdb_sql "SELECT CONCAT(COUNT(*), ' ', COUNT(DISTINCT id)) FROM vbload.\`$1\`"; }

@@ -4,7 +4,7 @@
 # clients must keep every client in a call (in flight ~ clients) and scale (efficiency ~ 1); an open-loop
 # window at a rate well below capacity (8 clients at 125/s each: 1/8 busy, so queueing inside a client is rare)
 # must achieve it with few late starts. `vbench show` prints both tables.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 profile() { # profile NAME CONCURRENCY-SECTION
     cat <<YML

@@ -9,9 +9,8 @@
 #  - SIGKILL of the coordinator (and with it its local agent) in the middle of the stream, then resume: the item
 #    runs again from its build and v_streaming holds every stage exactly once, of the last attempt.
 # `vbench show` and `show --json` print the streaming tables.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need pgrep gnuplot chromium /usr/bin/python3
-ARTIFACTS=${VB_ARTIFACTS:-$(cd "$(dirname "$0")/../.." && pwd)/results.db/artifacts}
 
 profile() { # profile NAME ENGINES-YAML STREAMING-SECTION [ROWS]
     cat <<YML
@@ -98,30 +97,7 @@ is "$(ls "$SCRATCH/s-report/charts/" | grep -c '^streaming-.*\.png$')" "5" \
    "the report draws recall, QPS and p99 against the stage, offered against achieved rate, freshness"
 # The section seen in headless Chromium (JavaScript off, no network): the report's head and its streaming section
 # alone, so that the screenshot shows it.
-/usr/bin/python3 - "$html" "$SCRATCH/s-report/streaming.html" <<'PY'
-import sys
-t = open(sys.argv[1]).read()
-head = t[:t.index("<body")]
-i = t.index('<section id="streaming">')
-j = t.index("</section>", i) + len("</section>")
-open(sys.argv[2], "w").write(head + "<body>" + t[i:j] + "</body></html>")
-PY
-ok $? "the streaming section extracted from report.html"
-mkdir -p "$SCRATCH/c1/Default"
-echo '{"profile":{"default_content_setting_values":{"javascript":2}}}' > "$SCRATCH/c1/Default/Preferences"
-timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-    --disable-sync --no-first-run --user-data-dir="$SCRATCH/c1" --proxy-server=127.0.0.1:9 \
-    --proxy-bypass-list='<-loopback>' --window-size=1100,2600 --screenshot="$SCRATCH/streaming.png" \
-    "file://$SCRATCH/s-report/streaming.html" >/dev/null 2>"$SCRATCH/chromium.log"
-ok $? "Chromium renders the report's streaming section"
-/usr/bin/python3 - "$SCRATCH/streaming.png" <<'PY'
-import sys
-from PIL import Image
-shot = Image.open(sys.argv[1]).convert("RGB")
-assert len(shot.getcolors(1 << 24)) > 50, "the screenshot is blank"
-PY
-ok $? "the screenshot is not blank"
-mkdir -p "$ARTIFACTS" && cp "$SCRATCH/streaming.png" "$ARTIFACTS/report-streaming.png" && echo "# screenshot: $ARTIFACTS/report-streaming.png"
+vb_report_section_shot "$html" streaming "$SCRATCH/streaming.png"
 
 "$VBENCH" export "$db" --format csv -o "$SCRATCH/csv" >/dev/null 2>&1
 ok $? "vbench export --format csv exits 0"
@@ -315,32 +291,15 @@ ok $? "mixed: vbench report exits 0" || tail -5 "$SCRATCH/mixed-report.err" | se
 html=$SCRATCH/mixed-report/report.html
 like "$(cat "$html" 2>/dev/null)" '<section id="mixed"><h2>Mixed (search while rows are updated, deleted and inserted)' \
      "the report has a mixed section"
-/usr/bin/python3 - "$html" "$SCRATCH/mixed-report/mixed.html" <<'PY'
+/usr/bin/python3 - "$html" <<'PY'
 import sys
 t = open(sys.argv[1]).read()
-head = t[:t.index("<body")]
 i = t.index('<section id="mixed">')
-j = t.index("</section>", i) + len("</section>")
-sec = t[i:j]
+sec = t[i:t.index("</section>", i)]
 assert "ghost_answers" in sec and "zipf(1.1)" in sec and "maintained" in sec and "update" in sec, "mixed section content"
-open(sys.argv[2], "w").write(head + "<body>" + sec + "</body></html>")
 PY
 ok $? "the report's mixed section has the windows (ghosts, zipf, the maintained window) and the operations"
-mkdir -p "$SCRATCH/c2/Default"
-echo '{"profile":{"default_content_setting_values":{"javascript":2}}}' > "$SCRATCH/c2/Default/Preferences"
-timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
-    --disable-sync --no-first-run --user-data-dir="$SCRATCH/c2" --proxy-server=127.0.0.1:9 \
-    --proxy-bypass-list='<-loopback>' --window-size=1100,2600 --screenshot="$SCRATCH/mixed.png" \
-    "file://$SCRATCH/mixed-report/mixed.html" >/dev/null 2>"$SCRATCH/chromium-mixed.log"
-ok $? "Chromium renders the report's mixed section"
-/usr/bin/python3 - "$SCRATCH/mixed.png" <<'PY'
-import sys
-from PIL import Image
-shot = Image.open(sys.argv[1]).convert("RGB")
-assert len(shot.getcolors(1 << 24)) > 50, "the screenshot is blank"
-PY
-ok $? "the mixed section's screenshot is not blank"
-mkdir -p "$ARTIFACTS" && cp "$SCRATCH/mixed.png" "$ARTIFACTS/report-mixed.png" && echo "# screenshot: $ARTIFACTS/report-mixed.png"
+vb_report_section_shot "$html" mixed "$SCRATCH/mixed.png"
 
 # An open loop at 3000 operations/s: searches at 2400/s, writes at 600/s, offered = achieved.
 db="$SCRATCH/mixed-open.sqlite"

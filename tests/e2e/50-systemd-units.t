@@ -6,7 +6,7 @@
 # D-Bus errors, a SIGKILL that is not an OOM kill, and an OOM kill reported as such. Then, from the engine
 # image (deploy/image-build db-trixie, built here when missing, ~3 min), PostgreSQL 17 + pgvector and MariaDB
 # 11.8 start as units and answer real queries; a broken server option fails with the server's own words.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CTL=${VB_UNITCTL:-$ROOT/${BUILD:-build}/tools/vb_unitctl}

@@ -4,7 +4,7 @@
 # leaves neither an image nor a temporary directory behind and shows debootstrap's own words, a missing debootstrap
 # is installed through apt (a stub), and a finished image is found again without building (a no-op that prints its
 # path).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD_IMG="$ROOT/deploy/image-build"
 recipes="$SCRATCH/recipes"

@@ -4,7 +4,7 @@
 # private inside and carried in), with its exit status passed on; `vbench run` gets the namespace's bus unless it
 # names one; a Ctrl-C (SIGINT to the process group) is the command's to handle; nothing is left afterwards; a
 # namespace that cannot boot is exit 125.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 NS="$(cd "$(dirname "$0")/../.." && pwd)/deploy/systemd-ns"
 why=$(vb_ns_skip_reason)

@@ -5,9 +5,9 @@
 # pass the predicate, short answers counted, the plan the server chose (EXPLAIN: the vector index or an exact
 # scan); the report's filtered table says which plan ran and draws the selectivity chart. Small data (3000 rows,
 # 20 queries a point) so that the three campaigns take a few minutes on two cores. Then the class predicates of issue
-# 35 on the three servers (Redis too), beside exact.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/ns-servers.sh"
+# 35 on the three servers (Redis too), beside exact; then the capacity phase of issue 37 on the three servers.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
 
 for pred in range equality and; do
@@ -112,6 +112,45 @@ out=$("$VBENCH" show "$cdb")
 like "$out" "the query's own class and another class side by side" "vbench show: the side-by-side table"
 is "$(q "$cdb" "SELECT COUNT(*) FROM v_filtered_classes WHERE tags_selectivity = 0.2 AND own_recall IS NOT NULL
                 AND other_recall IS NOT NULL")" "4" "one side-by-side row per engine: tags, own class, other class"
+
+# Issue 37: the capacity phase on the three servers (the same corpus, the namespace already booted). The recall sweep
+# runs first, so the operating point comes from it (the coordinator reads the committed sweep): the smallest ef_search
+# whose recall meets 0.95. Two targets from one search, p99 <= 20 ms and <= 200 ms: each engine must have a rate for
+# one of them at least (on a loaded 2-core host a server's stalls can put 20 ms out of reach at any rate, and a fast
+# engine can saturate the client agent's CPUs, which it shares with the server here, before it fails 200 ms: refused
+# as the client's limit, the item then fails), every
+# window of its search a row of the curve, and the server's cores busy at its found rate. 1 s windows.
+cat >"$SCRATCH/cap.yml" <<YML
+name: fs-capacity
+k: 10
+datasets:
+  - {name: fc, source: synthetic, rows: 3000, queries: 40, dim: 16, clusters: 8, metric: angular, seed: 5}
+engines:
+  - {name: pgvector, recipe: pgvector}
+  - {name: mariadb, recipe: mariadb}
+  - {name: redis, recipe: redis, m: 16, ef_construction: 64}
+phases:
+  build:
+  recall_sweep: {ef_search: [10, 40, 100]}
+  capacity: {recall: 0.95, p99_ms: [20, 200], window_s: 1, warmup_s: 0.3, repeats: 1, precision: 0.1, clients: 32}
+YML
+kdb=$SCRATCH/cap.sqlite
+vb_ns_run "$VBENCH" run --profile "$SCRATCH/cap.yml" --out "$kdb" --quiet >"$kdb.out" 2>"$kdb.err"
+echo "# capacity campaign exit $? (an item refused as the client's limit fails it: $(q "$kdb" "SELECT group_concat(key || ': ' || substr(error, 1, 160), '; ') FROM plan WHERE status <> 'done'"))"
+q "$kdb" "SELECT engine, p99_target_ms, status, printf('%.0f', rate), ef_search, printf('%.3f', recall), op_source,
+          printf('%.2f', p99_ms), printf('%.2f', server_cores_busy), server_cores, windows, top_wait_class FROM v_capacity" |
+    sed 's/^/# capacity: /'
+for e in pgvector mariadb redis; do
+    is "$(q "$kdb" "SELECT COUNT(*) > 0 FROM v_capacity WHERE engine = '$e' AND status = 'found' AND rate > 0
+                    AND op_source = 'sweep' AND recall >= 0.95
+                    AND ef_search = (SELECT MIN(ef_search) FROM v_recall_sweep WHERE engine = '$e' AND recall >= 0.95)")" \
+       "1" "$e: a rate found ($(q "$kdb" "SELECT group_concat(printf('%.0f/s at p99 <= %g ms', rate, p99_target_ms), ', ') FROM v_capacity WHERE engine = '$e' AND status = 'found'")), at the sweep's smallest ef_search with recall >= 0.95"
+    is "$(q "$kdb" "SELECT COUNT(*) = (SELECT MAX(windows) FROM v_capacity WHERE engine = '$e') FROM v_capacity_windows
+                    WHERE engine = '$e' AND offered_rate > 0 AND achieved_rate > 0 AND p99_ms > 0 AND scheduled > 0")" "1" \
+       "$e: every window of the search is a row of the curve ($(q "$kdb" "SELECT group_concat(printf('%.0f:%.1f', offered_rate, p99_ms), ' ') FROM v_capacity_windows WHERE engine = '$e'"))"
+    is "$(q "$kdb" "SELECT MIN(server_cores_busy > 0 AND server_cores > 0) FROM v_capacity WHERE engine = '$e' AND status = 'found'")" "1" \
+       "$e: the server's cores busy at each found rate ($(q "$kdb" "SELECT group_concat(printf('%.2f of %d', server_cores_busy, server_cores), ', ') FROM v_capacity WHERE engine = '$e' AND status = 'found'"))"
+done
 
 is "$(vb_ns_run systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" \
    "no server unit is left running"

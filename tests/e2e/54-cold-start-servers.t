@@ -7,9 +7,9 @@
 # report (table and chart), hnswlib (embedded) says "not applicable" with the reason; a coordinator killed during
 # the cold start resumes into a second cold start and records the item once; no unit is left running. One namespace
 # boot, two campaigns of 3000 rows.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3 pgrep
-. "$(dirname "$0")/ns-servers.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
 
 cat >"$SCRATCH/cold.yml" <<YML

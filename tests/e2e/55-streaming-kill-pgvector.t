@@ -1,21 +1,15 @@
 #!/usr/bin/env bash
 # Issue 25, "what must be shown" 3: SIGKILL of the coordinator and its agent in the middle of a streaming stage on
-# PostgreSQL 17 + pgvector (tests/e2e/pg-server.sh: a real server from the engine image), then `vbench resume`:
+# PostgreSQL 17 + pgvector (tests/lib/pg-server.sh: a real server from the engine image), then `vbench resume`:
 # the item runs again from its build (a fresh table of the initial fraction), v_streaming holds every stage exactly
 # once (of the last attempt), and the server's table ends with every row of the corpus exactly once (its COUNT
 # and COUNT DISTINCT id).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 need pgrep
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=3000
 
-vb_pg_start "$SCRATCH/pg" stream-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$SCRATCH/pg" stream-pw
 pg_table() { vb_pg_psql "SELECT tablename FROM pg_tables WHERE tablename LIKE 'vb_%' LIMIT 1"; }
 
 db=$SCRATCH/k.sqlite

@@ -9,8 +9,8 @@
 # statements' time). Small data (2000 rows, 2 s windows).
 # Then Redis 8 vector sets in the same namespace, on one CPU too: cmdstat_VSIM's calls delta per window equal to
 # vbench's counts, its usec per call as the server's time per query.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/ns-servers.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
 
 last=$(($(nproc) - 1))

@@ -7,8 +7,8 @@
 # windows run without perf (the profiled point's other repeat: perf's cost, printed). Then MariaDB the same way
 # (mariadbd's statement path in its stacks), and a campaign whose perf is missing (VBENCH_PERF): the manifest and
 # vbench show say so, every item is done. Small data (3000 rows, 2 s windows).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/ns-servers.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
 [ -x /usr/bin/perf ]
 ok $? "perf is installed (linux-perf: bash deploy/install-deps --with-servers)"

@@ -9,20 +9,10 @@
 # and an unknown recipe each fail that engine with the engine's own words and the campaign goes on with the
 # next engine; and a server killed in the middle of a concurrency window fails that window, is started again
 # (limits.on_server_failure: restart) and the campaign completes with every committed result kept.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 run_in() { vb_ns_run "$@"; }     # everything that talks to the namespace's systemd runs inside it
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+vb_ns_servers_boot
 m() { q "$1" "SELECT value FROM manifest WHERE key = '$2'"; }
 
 # --- 1. the dev profile with both servers -----------------------------------------------------------------------

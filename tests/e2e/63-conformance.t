@@ -8,27 +8,17 @@
 # Then each server's own section (pgvector: halfvec, iterative scan at 1 %, EXPLAIN, a terminated backend,
 # attach, sizes, version, its error messages; MariaDB: recall at a high ef_search, attach, EXPLAIN, a killed
 # connection, sizes, version, its error messages), and what a campaign does with wrong credentials
-# (on_item_failure continue / stop). Replaces 60-pgvector.t and 61-mariadb.t and their two drivers; whole
-# campaigns on both servers are 62-orchestrator.t's.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# (on_item_failure continue / stop). Replaces the former 60-pgvector.t and 61-mariadb.t (numbers used again since)
+# and their two drivers; whole campaigns on both servers are 62-orchestrator.t's.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 TOOLS=${VB_TOOLS:-$ROOT/${BUILD:-build}/tools}
 CONF=$TOOLS/vb_conformance
 CTL=$TOOLS/vb_unitctl
-
-vb_ensure_image db-trixie
-IMG=$(bash "$ROOT/deploy/image-build" --path-only db-trixie 2>/dev/null)
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || { [ -x "$CONF" ] && [ -x "$CTL" ]; } || why="the test tools are not built in $TOOLS (make unit)"
-[ -n "$why" ] || [ -n "$IMG" ] || why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
+{ [ -x "$CONF" ] && [ -x "$CTL" ]; } || skip_all "the test tools are not built in $TOOLS (make unit)"
 ctl() { vb_ns_run "$CTL" "$@"; }
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+vb_ns_servers_boot
+IMG=$(vb_image_path db-trixie)
 
 # --- PostgreSQL 17 + pgvector: scram password on the socket, so a wrong password is a real server error --------
 PGB=/usr/lib/postgresql/17/bin

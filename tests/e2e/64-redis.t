@@ -11,20 +11,9 @@
 #      ef_search, memory (MEMORY USAGE of each key) the other way, all three in one report;
 #   3. a euclidean dataset refused before anything starts, naming the dataset and the metric, nothing created.
 # As root a missing image or namespace fails the test (it does not skip): the engine is Debian's own package.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie db-sid
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || bash "$ROOT/deploy/image-build" --path-only db-trixie >/dev/null 2>&1 ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
+vb_ns_servers_boot db-trixie db-sid
 
 # ---- 1. the dev campaign -------------------------------------------------------------------------------------
 # The shipped dev profile, as a user runs it: 20,000 x 96 angular, M 16, ef_construction 128, q8 (the default).

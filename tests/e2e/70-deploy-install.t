@@ -13,7 +13,7 @@
 #     change loses the old agents (stopped, disabled, pruned). When bin/vbench-agent takes the flags the unit
 #     passes (--cert, --server-key, --recipes, --images), also: the agents run pinned to their CPUs, speak CURVE
 #     to the coordinator's address, and come back after a SIGKILL.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

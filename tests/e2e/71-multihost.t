@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Three hosts (network namespaces with veth links, tests/e2e/hosts.sh): the coordinator on one, the client agent
+# Three hosts (network namespaces with veth links, tests/lib/hosts.sh): the coordinator on one, the client agent
 # on another, an agent with role orchestrator on the third, speaking CURVE over TCP with keys made by
 # `vbench keys`. A small campaign of all five phases completes, every result recorded once, the agents recorded
 # with their hosts. Meanwhile an agent whose key is not on the allow-list is refused (the refusal is in the
 # events table), an agent whose key is added to the allow-list after the start is welcomed once the coordinator
 # has had SIGHUP, an agent that uses an allowed key with another agent's id is sent away, and an agent that pins
 # another coordinator's key refuses to go on, saying why.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 hosts_up
 ok $? "three hosts: coord, bench and orch, linked by veth pairs"
 hosts_keys bench orch

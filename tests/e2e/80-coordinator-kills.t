@@ -5,8 +5,8 @@
 # acknowledged; the new coordinator takes over the item that was running instead of running it again. In the
 # end every item is done and every result is in the database exactly once.
 # VB_SEED=N repeats the moments of an earlier run (the seed is printed).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 KILLS=${VB_KILLS:-20}
 hosts_up
 ok $? "three hosts: coord, bench and orch"

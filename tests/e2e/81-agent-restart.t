@@ -9,8 +9,8 @@
 #   3. A damaged file in the outbox at that start: reported by name (terminal and events table), set aside,
 #      and the agent works on.
 # In the end: every item done, every result exactly once.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 hosts_up
 ok $? "three hosts: coord, bench and orch"
 hosts_keys bench orch

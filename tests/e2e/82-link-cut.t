@@ -5,9 +5,9 @@
 # connecting again on new sockets. When the link is back it says hello, tells that it finished the window
 # and resends it from its outbox: that result belongs to the interrupted attempt, so it is acknowledged and
 # recorded as an event, not as a result. The window runs again (attempt 2) and is recorded once.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 CUT_S=${VB_CUT_S:-10}
 hosts_up
 ok $? "three hosts: coord, bench and orch"

@@ -5,7 +5,7 @@
 #   rerun (the default), max_attempts 3: the window runs again on the restarted agent; the campaign finishes
 #   fail: the window fails, saying why; the rest of the campaign goes on; exit 1
 #   rerun with max_attempts 1: the first interruption was the last attempt: the window fails the same way
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need pgrep
 
 profile() { # profile FILE LIMIT-LINES

@@ -5,7 +5,7 @@
 # item done and every result exactly once. Twice: space freed after the coordinator ended, and space freed while it
 # is stopping (the agent's Done of the window whose result could not be committed must not mark it done).
 # The database lives on a small tmpfs (root only: skipped otherwise) filled by a file during a concurrency window.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then skip_all "needs root to mount a tmpfs"; fi
 for tool in sqlite3 pgrep; do

@@ -6,7 +6,7 @@
 #   SIGINT, and SIGTERM, to the coordinator during a window: coordinator and agent gone within 20 s, the campaign
 #   `interrupted`, and `vbench resume` completes it; SIGTERM also with its agent stopped (SIGSTOP), which before
 #   the fix held the coordinator in waitpid forever
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 for tool in sqlite3 pgrep mkfifo; do
     command -v $tool >/dev/null || skip_all "$tool is not installed (deploy/install-deps)"

@@ -3,7 +3,7 @@
 # compared with the truth at the end (an event and a status line); the measured rates go into the history under
 # the cache ($VBENCH_CACHE/history.sqlite) and the next estimate uses them; `status` shows elapsed time, the ETA
 # and the time since the last result while the campaign runs, and `status --watch` ends with the campaign.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need sqlite3
 
 cat >"$SCRATCH/est.yml" <<'YML'

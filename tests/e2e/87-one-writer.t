@@ -3,9 +3,9 @@
 # systemd unit does on its own) and a second `run --out` of the same file are refused with who holds it, and
 # change nothing in it; `status` and `show` read it meanwhile, and `status` names the running coordinator. A
 # SIGKILLed coordinator leaves no lock behind: `status` says the campaign stopped without finishing and how to go
-# on, and `resume` completes it. With a second agent (network namespaces, tests/e2e/hosts.sh): a second
+# on, and `resume` completes it. With a second agent (network namespaces, tests/lib/hosts.sh): a second
 # coordinator on another port, with an agent of its own, is refused before it can hand out a single item.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 db="$SCRATCH/one.sqlite"
 # About 8 s: windows of 1 s at six client counts on the exact engine.
 cat >"$SCRATCH/slow.yml" <<'YML'
@@ -116,7 +116,7 @@ fi
 
 # A second agent: two coordinators on one database, each with an agent of its own (different ports), would both
 # measure. The second is refused before it binds or assigns anything.
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 if [ "$(id -u)" -ne 0 ] || ! ip netns add "vbt-probe-$HOSTS_TAG" 2>/dev/null; then
     skip "two coordinators with agents on other hosts: needs root and network namespaces"
     done_testing

@@ -6,7 +6,7 @@
 #   last good backup and `.recover`, and change nothing; the advice works (restore the .bak, resume: complete).
 # - An empty file, another program's SQLite database and a text file: status, show and resume say what the file is,
 #   exit 2, and leave it byte for byte as it was (no vbench schema written into it).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 for tool in sqlite3 sha256sum dd; do
     command -v $tool >/dev/null || { echo "not ok 1 - $tool is missing (deploy/install-deps)"; echo "1..1"; exit 1; }
 done

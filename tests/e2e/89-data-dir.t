@@ -4,7 +4,7 @@
 # The run puts its agents' files there and nothing into FILE.d but the progress file; the directory is kept in
 # the results (manifest campaign.data_dir), so a resume after a SIGKILL uses it again without being told; a
 # --data-dir that cannot be made is refused before the results file exists.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "mounting a tmpfs for the data directory needs root"
 data=$SCRATCH/data
 mkdir -p "$data" && mount -t tmpfs -o size=256m vbtest "$data"

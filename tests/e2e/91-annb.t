@@ -5,7 +5,7 @@
 # is <= the dataset's k-th true distance + 1e-3, the mean over queries / count) computed from each file's
 # `distances` and the dataset's `distances` must equal the recall vbench recorded for the same point to 1e-9; the
 # files carry the datasets and attributes ann-benchmarks' plot.py and data_export.py read, with its types.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need /usr/bin/python3 sqlite3
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null ||
     skip_all "python3-h5py is not installed (bash deploy/install-deps --with-tests installs it)"

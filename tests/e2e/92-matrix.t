@@ -3,7 +3,7 @@
 # adapter run in one campaign; every configuration has its label in the plan keys, in its result rows, in `show`,
 # `show --json` and the manifest, and its own index (m=16 builds a bigger one than m=8). A coordinator killed in
 # the middle of the matrix resumes and finishes every configuration exactly once.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need pgrep python3
 db="$SCRATCH/matrix.sqlite"
 cat >"$SCRATCH/matrix.yml" <<'YML'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pgvector configurations side by side (issue 14): variant [vector, halfvec] x iterative_scan [off, relaxed_order]
-# in one campaign against a real PostgreSQL + pgvector (tests/e2e/pg-server.sh). Four configurations, two builds:
+# in one campaign against a real PostgreSQL + pgvector (tests/lib/pg-server.sh). Four configurations, two builds:
 # iterative_scan is a search-time setting, so the relaxed_order configurations search the table their off twin
 # built; each variant has its own table, and the halfvec index is smaller than the vector one.
 # Then, on the same server, builds repeated (issue 35): build_repeats: 3 with two load connections and
@@ -8,16 +8,10 @@
 # choice); the one table is dropped and built again by each build (one table in the server at the end), each build's
 # sweep runs on it, and the recall differs between builds: pgvector draws each element's level from the backend's
 # random state (pgvector#786), so even a serial build differs.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 pgdir="$SCRATCH/pg"
-vb_pg_start "$pgdir" secret-pw
-ok $? "a PostgreSQL server with pgvector starts"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$pgdir" secret-pw
 db="$SCRATCH/pgmatrix.sqlite"
 cat >"$SCRATCH/pgmatrix.yml" <<YML
 name: pgmatrix

@@ -7,14 +7,10 @@
 # churn, 3 on concurrency (sleep engine): the bootstrap 95 % interval of the median QPS is there from 5 repeats
 # (within the range, around the median) and absent below; the concurrency rows are the medians of their windows
 # (kept: show --windows); churn measures before and after 5 times each around one reinsert.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
 db="$SCRATCH/rep.sqlite"
-cat >"$SCRATCH/rep.yml" <<'YML'
-name: rep
-k: 10
-datasets:
-  - {name: s, source: synthetic, rows: 3000, queries: 50, dim: 16, clusters: 8, metric: euclidean, seed: 2}
+vb_profile "$SCRATCH/rep.yml" rep "rows: 3000, queries: 50, dim: 16, clusters: 8, metric: euclidean, seed: 2" <<'YML'
 engines:
   - name: hnswlib
     m: [8, 16]
@@ -83,11 +79,7 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_filtered WHERE recall_p50 IS NOT NULL AND 
 grep -q "repeats  qps_min  qps_max  qps_ci_lo  qps_ci_hi" "$SCRATCH/show.txt"
 ok $? "show prints the repeats, the range and the interval"
 db2="$SCRATCH/alt.sqlite"
-cat >"$SCRATCH/alt.yml" <<'YML'
-name: alt
-k: 10
-datasets:
-  - {name: s, source: synthetic, rows: 1000, queries: 60, dim: 8, clusters: 4, metric: euclidean, seed: 2}
+vb_profile "$SCRATCH/alt.yml" alt "rows: 1000, queries: 60, dim: 8, clusters: 4, metric: euclidean, seed: 2" <<'YML'
 engines:
   - name: sleep
     service_us: 2000
@@ -118,11 +110,7 @@ PY
 ok $? "alternating service times: two repeats of one kind, the median is theirs, the range spans both"
 
 db3="$SCRATCH/ci.sqlite"
-cat >"$SCRATCH/ci.yml" <<'YML'
-name: ci
-k: 10
-datasets:
-  - {name: s, source: synthetic, rows: 1000, queries: 40, dim: 8, clusters: 4, metric: euclidean, seed: 2}
+vb_profile "$SCRATCH/ci.yml" ci "rows: 1000, queries: 40, dim: 8, clusters: 4, metric: euclidean, seed: 2" <<'YML'
 engines:
   - name: sleep
     service_us: 300

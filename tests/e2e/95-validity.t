@@ -4,7 +4,7 @@
 # rise and its p99 jump between neighbouring ef_search points, and gives a 2-client window a heavy tail (one
 # client fast, one slow: QPS x p50 far below in flight). A recall that falls with ef_search is planted in the
 # results file itself. A well-behaved engine (sleep without alternation) has none of these findings.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 db="$SCRATCH/val.sqlite"
 profile() { # profile SERVICE_US ALTERNATE_US [QUERIES]
     cat <<YML

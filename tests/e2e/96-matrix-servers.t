@@ -8,19 +8,9 @@
 # so each m builds); each configuration's own table in the server (MariaDB's table files, pgvector's recorded
 # plans); `show` has a labelled row per configuration and point; the halfvec index is smaller than the vector
 # one; at 1 % selectivity relaxed_order has fewer short answers than off.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/../../deploy/systemd-ns"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-
-vb_ensure_image db-trixie
-why=$(vb_ns_skip_reason)
-[ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
-    why="no engine image db-trixie (vbench image build db-trixie)"
-[ -z "$why" ] || skip_all "$why"
-
-vb_ns_start "$SCRATCH" "$ROOT"
-ok $? "systemd boots in a namespace"
-[ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
+vb_ns_servers_boot
 
 cat >"$SCRATCH/mxs.yml" <<'YML'
 name: mxs

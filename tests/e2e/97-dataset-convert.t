@@ -5,7 +5,7 @@
 # neighbors.parquet and one whose ids are not 0..rows-1 are refused by name. The converter's parquet reader
 # (hyparquet) is installed by vbench under the cache on first use: without node, npm or their registry this test
 # is skipped, saying which, and where every test is required (root, systemd, debootstrap) it fails, saying which.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need cmp
 for c in node npm; do
     command -v $c >/dev/null || skip_all "$c is not installed (bash deploy/install-deps --with-tests installs it)"

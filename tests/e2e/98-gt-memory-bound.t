@@ -6,7 +6,7 @@
 # 10 s and 731.5 MiB read for a 732.4 MiB corpus). The answer is the same file, byte for byte, as without the
 # limit, and no process is OOM-killed. (That the progress moves per corpus block is test_groundtruth's: here it would
 # depend on the machine's speed.)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need sqlite3 dd cmp
 [ "$(id -u)" = 0 ] || skip_all "a memory cgroup needs root"
 

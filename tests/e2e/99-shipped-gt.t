@@ -4,7 +4,7 @@
 # whose neighbours are right is accepted (the exact engine then scores recall 1 against them); the same file with
 # one neighbour id changed is refused, naming the query; a synthetic dataset with ground_truth: shipped is refused
 # before anything runs, naming the profile's line.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need /usr/bin/python3 sqlite3
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null ||
     skip_all "python3-h5py is not installed (bash deploy/install-deps --with-tests installs it)"

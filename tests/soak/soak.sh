@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The soak campaign (`make soak`, not part of `make test`): a pgvector campaign of SOAK_MINUTES (default 30) on
-# three "hosts" (tests/e2e/hosts.sh: network namespaces, CURVE over TCP) with a fault every FAULT_EVERY_S
+# three "hosts" (tests/lib/hosts.sh: network namespaces, CURVE over TCP) with a fault every FAULT_EVERY_S
 # (default 180 s), in turn: coordinator SIGKILL, client agent SIGKILL, PostgreSQL postmaster SIGKILL, the client
 # host's link cut for 10 s, client agent SIGSTOPped for 30 s. The script is the supervisor a host would have
 # (systemd's Restart=): a coordinator that died is resumed (`vbench resume`, with --retry-failed once the
@@ -20,10 +20,10 @@
 #   SOAK_MINUTES=30 FAULT_EVERY_S=180 bash tests/soak/soak.sh      (root: network namespaces, chroot)
 #   The database, samples.tsv, faults.txt and the logs are copied to SOAK_OUT (default results.db/soak).
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-. "$ROOT/tests/e2e/lib.sh"
+. "$ROOT/tests/lib/lib.sh"
 need python3 sqlite3
-. "$ROOT/tests/e2e/pg-server.sh"
-. "$ROOT/tests/e2e/hosts.sh"
+. "$ROOT/tests/lib/pg-server.sh"
+. "$ROOT/tests/lib/hosts.sh"
 SOAK_MINUTES=${SOAK_MINUTES:-30}
 FAULT_EVERY_S=${FAULT_EVERY_S:-180}
 FIRST_FAULT_S=${FIRST_FAULT_S:-$((FAULT_EVERY_S * 3 / 4))}

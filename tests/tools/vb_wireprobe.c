@@ -1,5 +1,5 @@
 /* Test tool: abuses a coordinator's CURVE port the way a hostile or broken client would, for the wire tests
- * (tests/e2e/84-wire-abuse.t). Each mode prints one line of what it saw and exits 0 when it could do what it was
+ * (tests/e2e/78-wire-abuse.t). Each mode prints one line of what it saw and exits 0 when it could do what it was
  * asked (the verdict on the coordinator's side is the test's to check).
  *
  *   vb_wireprobe junk HOST PORT N
@@ -17,7 +17,7 @@
  *       an agent with role orchestrator that never does anything: one Hello as ID, then a Heartbeat every second
  *       for SECONDS, whatever the coordinator asks; prints "< BODY" for each message as it comes and "received N
  *       messages: BODY..." at the end. A server the
- *       coordinator asks it for stays "starting" (tests/e2e/71-stop-refusal.t keeps the coordinator in its stop
+ *       coordinator asks it for stays "starting" (tests/e2e/73-stop-refusal.t keeps the coordinator in its stop
  *       loop with it).
  * Exit status: 0 done, 1 could not (the reason on stderr), 2 usage. */
 #include <arpa/inet.h>

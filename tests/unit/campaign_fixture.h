@@ -143,25 +143,19 @@ static inline const char *fixture_status(fixture *f, int i) {
 /* The next event posted for the agent machine into *e; 0 when none waits. */
 static inline int fixture_posted(fixture *f, vb_agent_post *e) { return vb_agent_queue_take(&f->c.agent_events, e); }
 
+/* The plan index of the first item of phase kind k (-1: none). */
+static inline int fixture_item_of(fixture *f, vb_phase_kind k) {
+    for (size_t i = 0; i < f->c.plan->n_items; i++)
+        if (f->c.plan->items[i].kind == k) return (int)i;
+    return -1;
+}
+
 static inline void fixture_close(fixture *f) {
     campaign *c = &f->c;
     for (int k = 0; k < f->n_dealers; k++) zsock_destroy(&f->dealers[k]);
     for (size_t i = 0; i < c->n_peers; i++) zframe_destroy(&c->peers[i].routing);
     zsock_destroy(&c->router);
-    free(c->peers);
-    vb_agent_queue_clear(&c->agent_events);
-    free(c->items);
-    free(c->runs);
-    for (size_t e = 0; c->servers && e < c->profile->n_engines; e++) {
-        for (size_t i = 0; i < c->servers[e].n_connect; i++)
-            free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
-        free(c->servers[e].connect);
-    }
-    free(c->servers);
-    free(c->server_of);
-    vb_store_close(&c->store);
-    vb_plan_destroy(&c->plan);
-    vb_profile_destroy(&c->profile);
+    vb_campaign_free_state(c);
     if (c->console.out) fclose(c->console.out);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);

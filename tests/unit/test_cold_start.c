@@ -122,8 +122,8 @@ static void test_profile(void) {
     free(json);
     vb_profile_destroy(&p);
     is_str(vb_phase_name(VB_PHASE_COLD_START), "cold_start", "phase name");
-    is_int(vb_phase_order(4), VB_PHASE_COLD_START, "execution order: cold_start fifth");
-    is_int(vb_phase_order(5), VB_PHASE_CHURN, "execution order: churn last");
+    is_int(vb_phase_order(5), VB_PHASE_COLD_START, "execution order: cold_start sixth (after capacity and filtered)");
+    is_int(vb_phase_order(6), VB_PHASE_CHURN, "execution order: churn after it");
 
     expect_error("queries below the window", PROFILE_HEAD "  build:\n  cold_start: {queries: 5}\n",
                  "cs.yml:9: key 'phases.cold_start.queries'");

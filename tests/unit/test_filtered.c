@@ -187,20 +187,18 @@ static const vb_kv dataset_kv[] = {
 };
 static const vb_kv hnsw_kv[] = {{"m", "16"}, {"ef_construction", "128"}};
 
-/* Runs one filtered item; queries NULL sends the profile's default (500), as the plan would. */
-static void run_item(const char *engine, const char *selectivity, const char *queries, const char *ef,
-                     item_out *o) {
+/* Runs one filtered item (KEY, POINT) on ENGINE as the agent would, and collects what it sent: its results (a
+ * filtered one copied into O, with its filter, predicate, measurement and histogram total), progress stages and logs. */
+static void run_point(const char *engine, const char *key, vb_point point, item_out *o) {
     memset(o, 0, sizeof *o);
-    char key[256];
-    snprintf(key, sizeof key, "test/%s/synth-filtered/filtered/selectivity=%s", engine, selectivity);
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
-    a.item_key = key;
+    a.item_key = (char *)key;
     a.phase = VBENCH__PHASE__PHASE_FILTERED;
     a.engine = (char *)engine;
     a.dataset = "synth-filtered";
     a.k = K;
-    vb_point point = {.selectivity = atof(selectivity), .queries = queries ? atol(queries) : 500, .ef_search = atol(ef),
-                      .load_connections = 2, .load_batch = 1000};   /* the build phase's defaults */
+    point.load_connections = 2;   /* the build phase's defaults */
+    point.load_batch = 1000;
     int hnsw = strcmp(engine, "hnswlib") == 0;
     vb_phase_ctx ctx = {
         .assign = &a, .point = point,
@@ -223,11 +221,14 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
             o->completes += r->completes_item;
             snprintf(o->result_key, sizeof o->result_key, "%s", r->result_key);
             if (r->body_case == VBENCH__RESULT__BODY_FILTERED) {
-                const Vbench__Measurement *m = r->filtered->m;
-                o->f = *r->filtered;
+                const Vbench__FilteredResult *f = r->filtered;
+                const Vbench__Measurement *m = f->m;
+                o->f = *f;
                 o->f.filter = NULL;
                 o->f.m = NULL;
-                snprintf(o->filter, sizeof o->filter, "%s", r->filtered->filter);
+                o->f.predicate = NULL;
+                snprintf(o->filter, sizeof o->filter, "%s", f->filter);
+                snprintf(o->predicate, sizeof o->predicate, "%s", f->predicate ? f->predicate : "");
                 if (m) {
                     o->m = *m;
                     o->m.latency = NULL;
@@ -250,6 +251,16 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
         }
         vb_wire_free(env);
     }
+}
+
+/* Runs one filtered item; queries NULL sends the profile's default (500), as the plan would. */
+static void run_item(const char *engine, const char *selectivity, const char *queries, const char *ef,
+                     item_out *o) {
+    char key[256];
+    snprintf(key, sizeof key, "test/%s/synth-filtered/filtered/selectivity=%s", engine, selectivity);
+    run_point(engine, key,
+              (vb_point){.selectivity = atof(selectivity), .queries = queries ? atol(queries) : 500, .ef_search = atol(ef)},
+              o);
     printf("#   %s at %s: rc %d, passing %llu, recall %.4f, id_overlap %.4f, short %llu, errors %llu, qps %.0f%s%s\n",
            engine, selectivity, o->rc, (unsigned long long)o->f.passing_rows, o->m.recall, o->m.id_overlap,
            (unsigned long long)o->m.short_answers, (unsigned long long)o->m.errors, o->m.qps,
@@ -258,50 +269,12 @@ static void run_item(const char *engine, const char *selectivity, const char *qu
 
 /* Runs one item of a class predicate (label_own, label_other, class with cls), as the plan makes it. */
 static void run_class_item(const char *engine, int pred, int cls, const char *queries, const char *ef, item_out *o) {
-    memset(o, 0, sizeof *o);
     char key[256];
     snprintf(key, sizeof key, "test/%s/synth-filtered/filtered/predicate=%s", engine, vb_filter_predicate_name(pred));
-    Vbench__Assign a = VBENCH__ASSIGN__INIT;
-    a.item_key = key;
-    a.phase = VBENCH__PHASE__PHASE_FILTERED;
-    a.engine = (char *)engine;
-    a.dataset = "synth-filtered";
-    a.k = K;
-    vb_point point = {.predicate = pred, .filter_class = cls, .class_seed = 1, .queries = atol(queries),
-                      .ef_search = atol(ef), .load_connections = 2, .load_batch = 1000};
-    int hnsw = strcmp(engine, "hnswlib") == 0;
-    vb_phase_ctx ctx = {
-        .assign = &a, .point = point,
-        .engine_params = hnsw ? (vb_kv *)hnsw_kv : NULL, .n_engine_params = hnsw ? 2 : 0,
-        .dataset_params = (vb_kv *)dataset_kv, .n_dataset_params = sizeof dataset_kv / sizeof dataset_kv[0],
-        .session = &session, .out = push, .stop = &stop_flag, .agent_id = "test",
-        .work_dir = work_dir, .cache_dir = cache_dir,
-    };
-    vb_error_clear(&o->err);
-    o->rc = vb_phase_lookup(VBENCH__PHASE__PHASE_FILTERED)(&ctx, &o->err);
-    if (o->rc != VB_OK) vb_session_close(&session);
-    vb_error werr;
-    Vbench__Envelope *env;
-    while ((env = vb_wire_recv(pull, NULL, &werr))) {
-        if (env->body_case == VBENCH__ENVELOPE__BODY_RESULT && env->result->body_case == VBENCH__RESULT__BODY_FILTERED) {
-            const Vbench__FilteredResult *f = env->result->filtered;
-            o->results++;
-            o->completes += env->result->completes_item;
-            o->f = *f;
-            o->f.filter = NULL;
-            o->f.m = NULL;
-            o->f.predicate = NULL;
-            snprintf(o->filter, sizeof o->filter, "%s", f->filter);
-            snprintf(o->predicate, sizeof o->predicate, "%s", f->predicate ? f->predicate : "");
-            if (f->m) {
-                o->m = *f->m;
-                o->m.latency = NULL;
-                o->m.plan = NULL;
-                o->m.duplicate_example = NULL;
-            }
-        }
-        vb_wire_free(env);
-    }
+    run_point(engine, key,
+              (vb_point){.predicate = pred, .filter_class = cls, .class_seed = 1, .queries = atol(queries),
+                         .ef_search = atol(ef)},
+              o);
     printf("#   %s %s: rc %d, passed share %.4f (%llu rows), recall %.4f, short %llu, qps %.0f%s%s\n", engine,
            vb_filter_predicate_name(pred), o->rc, o->f.passed_share, (unsigned long long)o->f.passing_rows,
            o->m.recall, (unsigned long long)o->m.short_answers, o->m.qps, o->rc ? ", error: " : "",

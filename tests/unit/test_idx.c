@@ -70,6 +70,16 @@ static void write_gz(const char *path, const unsigned char *b, size_t len) {
     gzclose(g);
 }
 
+/* A gzipped IDX file NAME in the scratch directory, of idx_bytes(MAGIC, DIMS, ND, 0); its path. */
+static const char *gz_idx(const char *name, uint32_t magic, const uint32_t *dims, unsigned nd) {
+    size_t len;
+    unsigned char *b = idx_bytes(magic, dims, nd, 0, &len);
+    const char *p = in_tmp(name);
+    write_gz(p, b, len);
+    free(b);
+    return p;
+}
+
 static long file_size(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
@@ -185,12 +195,7 @@ int main(void) {
                 "not an IDX file (wrong magic)");
     }
     {   /* count mismatch: 5 labels for 6 images */
-        uint32_t d5[1] = {5};
-        size_t l5;
-        unsigned char *b = idx_bytes(VB_IDX_MAGIC_LABELS, d5, 1, 0, &l5);
-        const char *p = in_tmp("labels5.gz");
-        write_gz(p, b, l5);
-        free(b);
+        const char *p = gz_idx("labels5.gz", VB_IDX_MAGIC_LABELS, (const uint32_t[]){5}, 1);
         refused(TI, QI, p, QL, p, (const char *const[]){"IDX byte 4: 5 labels", "holds 6 images", NULL},
                 "a label count that is not the image count");
     }
@@ -246,21 +251,11 @@ int main(void) {
                  "where the file ends and what the header declares");
     }
     {   /* a dimension of 0 */
-        uint32_t dz[3] = {6, 0, 5};
-        size_t lz;
-        unsigned char *b = idx_bytes(VB_IDX_MAGIC_IMAGES, dz, 3, 0, &lz);
-        const char *p = in_tmp("zero-dim.gz");
-        write_gz(p, b, lz);
-        free(b);
+        const char *p = gz_idx("zero-dim.gz", VB_IDX_MAGIC_IMAGES, (const uint32_t[]){6, 0, 5}, 3);
         refused(p, QI, NULL, NULL, p, (const char *const[]){"IDX byte 8: dimension 1 is 0", NULL}, "a dimension of 0");
     }
     {   /* queries of another image size */
-        uint32_t d[3] = {4, 5, 4};
-        size_t l;
-        unsigned char *b = idx_bytes(VB_IDX_MAGIC_IMAGES, d, 3, 0, &l);
-        const char *p = in_tmp("other-size.gz");
-        write_gz(p, b, l);
-        free(b);
+        const char *p = gz_idx("other-size.gz", VB_IDX_MAGIC_IMAGES, (const uint32_t[]){4, 5, 4}, 3);
         refused(TI, p, NULL, NULL, p, (const char *const[]){"images of 20 pixels", "images of 15", NULL},
                 "queries of another image size");
     }

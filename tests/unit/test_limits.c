@@ -17,13 +17,6 @@ static const char *const PROFILE =
     "  churn: {limit_s: 60}\n"
     "limits: {phase_timeout_s: 100, agent_silent_s: 15, abort_unanswered_s: 30}\n";
 
-/* The plan index of the item of phase kind k. */
-static int item_of(fixture *f, vb_phase_kind k) {
-    for (size_t i = 0; i < f->c.plan->n_items; i++)
-        if (f->c.plan->items[i].kind == k) return (int)i;
-    return -1;
-}
-
 static void silent(void) {
     fixture f;
     if (!ok(fixture_open(&f, PROFILE) == 0, "silent: a campaign")) return;
@@ -127,7 +120,7 @@ static void reinsert_limit(void) {
     fixture f;
     if (!ok(fixture_open(&f, PROFILE) == 0, "reinsert: a campaign")) return;
     campaign *c = &f.c;
-    int ch = item_of(&f, VB_PHASE_CHURN);
+    int ch = fixture_item_of(&f, VB_PHASE_CHURN);
     if (!ok(ch >= 0, "reinsert: the plan has a churn item")) return;
     peer *a = fixture_agent(&f, "a", "client", VB_AGENT_IDLE, 0, NULL);
     fixture_run(&f, a, ch);

@@ -17,12 +17,6 @@ static const char *const PROFILE =
     "  churn: {}\n"
     "limits: {max_attempts: 2}\n";
 
-static int item_of(fixture *f, vb_phase_kind k) {
-    for (size_t i = 0; i < f->c.plan->n_items; i++)
-        if (f->c.plan->items[i].kind == k) return (int)i;
-    return -1;
-}
-
 static void interrupt(void) {
     fixture f;
     if (!ok(fixture_open(&f, PROFILE) == 0, "interrupt: a campaign")) return;
@@ -61,7 +55,7 @@ static void policies(void) {
     if (!ok(fixture_open(&f, PROFILE) == 0, "policies: a campaign")) return;
     campaign *c = &f.c;
     peer *a = fixture_agent(&f, "a", "client", VB_AGENT_IDLE, 0, NULL);
-    int sw = item_of(&f, VB_PHASE_RECALL_SWEEP), ch = item_of(&f, VB_PHASE_CHURN);
+    int sw = fixture_item_of(&f, VB_PHASE_RECALL_SWEEP), ch = fixture_item_of(&f, VB_PHASE_CHURN);
     /* on_agent_lost: fail (set in the typed limits, as config fills them) */
     c->profile->limits.fail_on_agent_lost = 1;
     fixture_run(&f, a, sw);

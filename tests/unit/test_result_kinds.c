@@ -106,8 +106,19 @@ int main(void) {
     Vbench__ChurnResult ch = VBENCH__CHURN_RESULT__INIT;
     Vbench__StreamingResult stm = VBENCH__STREAMING_RESULT__INIT;
     Vbench__ColdStartResult cs = VBENCH__COLD_START_RESULT__INIT;
+    Vbench__WindowResult cwin = VBENCH__WINDOW_RESULT__INIT;
+    Vbench__CapacityWindow cw = VBENCH__CAPACITY_WINDOW__INIT;
+    Vbench__CapacitySummary cap = VBENCH__CAPACITY_SUMMARY__INIT;
     Vbench__MixedResult mx = VBENCH__MIXED_RESULT__INIT;
     Vbench__Measurement m = VBENCH__MEASUREMENT__INIT;
+    double targets[2] = {5, 10};
+    cw.w = &cwin;
+    cw.step = 1;
+    cw.offered_rate = 100;
+    cw.n_targets_ms = 2;
+    cw.targets_ms = targets;
+    cap.target_ms = 10;
+    cap.rate = 90;
     b.rows = 1000;
     b.engine_version = "1";
     b.dataset_hash = "h";
@@ -133,6 +144,7 @@ int main(void) {
         {VBENCH__RESULT__BODY_SWEEP, &sw, "sweep"},           {VBENCH__RESULT__BODY_WINDOW, &win, "window"},
         {VBENCH__RESULT__BODY_FILTERED, &fi, "filtered"},     {VBENCH__RESULT__BODY_CHURN, &ch, "churn"},
         {VBENCH__RESULT__BODY_STREAMING, &stm, "streaming"},  {VBENCH__RESULT__BODY_COLD_START, &cs, "cold_start"},
+        {VBENCH__RESULT__BODY_CAPACITY_WINDOW, &cw, "capacity_window"}, {VBENCH__RESULT__BODY_CAPACITY, &cap, "capacity"},
         {VBENCH__RESULT__BODY_MIXED, &mx, "mixed"},
     };
     size_t n_one = sizeof one / sizeof one[0];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every fuzz target (tests/fuzz/) replays its committed corpus once, without fuzzing: the seeds and each input
 # that once crashed a decoder (the bug-* files) must run clean, with the targets' own invariants (FZ_CHECK).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 # The replay drivers are built with the unit tests (make unit: BUILD/fuzz-replay/NAME, tests/fuzz/replay.c), by the

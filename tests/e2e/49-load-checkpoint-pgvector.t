@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A long pgvector load continues from its checkpoint after a restart (issue 28), as 44-load-checkpoint.t shows
-# for MariaDB: a real PostgreSQL 17 + pgvector (tests/e2e/pg-server.sh), the coordinator SIGKILLed twice during the
+# for MariaDB: a real PostgreSQL 17 + pgvector (tests/lib/pg-server.sh), the coordinator SIGKILLed twice during the
 # build's COPY, `vbench resume` each time (a new coordinator, new agents). Each COPY (load_batch rows) is its own
 # transaction: the batches committed before a kill stay, the one cut off is rolled back. Each resumed attempt counts
 # the server's rows, continues from the last checkpoint of the attempt before (not from row 0) into the same
@@ -11,18 +11,14 @@
 # The load is made slow enough to be hit: an event trigger gives each table the test's campaigns create a
 # BEFORE INSERT trigger that sleeps 2 ms a row (about 900 rows/s over two connections here), and another sleeps
 # 6 s at the start of each CREATE INDEX. Before: pgvector's load started from the first row on every resume.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/load-checkpoint.sh"
-. "$(dirname "$0")/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/load-checkpoint.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 trap 'kill -9 $run 2>/dev/null; vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 ROWS=${VB_ROWS:-6000}
 KILLS=2
 
-vb_pg_start "$SCRATCH/pg" ckpt-pw
-ok $? "a PostgreSQL server with pgvector starts"
+vb_pg_boot "$SCRATCH/pg" ckpt-pw
 vb_pg_psql "
 CREATE FUNCTION vbt_slow_row() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN PERFORM pg_sleep(0.002); RETURN NEW; END\$\$;
 CREATE FUNCTION vbt_slow_table() RETURNS event_trigger LANGUAGE plpgsql AS \$\$

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vbench dataset fetch over real HTTP on loopback (tests/e2e/range-server.py), on a fixture TEXMEX archive served
+# vbench dataset fetch over real HTTP on loopback (tests/lib/range-server.py), on a fixture TEXMEX archive served
 # under the registry's name (texmex-siftsmall: siftsmall.tar.gz, same shape): a transfer cut in the middle leaves
 # FILE.part and exit 3, the second fetch resumes it with an HTTP Range request, verifies it and unpacks the members
 # the dataset needs; retries resume within one command; a corrupted copy (at the source or in the cache) is refused
@@ -7,7 +7,7 @@
 # off is done again; an archive with a ".." member is refused; a file of another shape than the registry's is
 # refused and moved aside; a big-ann cut fetches only its bytes (Range) and resumes; `vbench run` on a profile
 # that names a registry dataset refuses with the fetch command under --no-fetch, and fetches it from a mirror.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need /usr/bin/python3 sha256sum
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null ||
     skip_all "python3-h5py/python3-numpy missing (bash deploy/install-deps --with-tests)"
@@ -54,7 +54,7 @@ good_sha=$(sha256sum "$mirror/$arc" | cut -d' ' -f1)
 size=$(stat -c %s "$mirror/$arc")
 cut=$((size / 3))
 
-/usr/bin/python3 "$(dirname "$0")/range-server.py" "$mirror" "$SCRATCH/port" &
+/usr/bin/python3 "$(dirname "$0")/../lib/range-server.py" "$mirror" "$SCRATCH/port" &
 srv=$!
 trap 'kill $srv 2>/dev/null; rm -rf "$SCRATCH"' EXIT
 [ -n "${KEEP:-}" ] && trap 'kill $srv 2>/dev/null' EXIT

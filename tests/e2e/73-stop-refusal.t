@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The sender check holds while the coordinator waits for its servers to stop, not only in its main loop. Three
-# hosts (tests/e2e/hosts.sh), CURVE: a campaign on a server engine (recipe pgvector) whose orchestrator agent
+# hosts (tests/lib/hosts.sh), CURVE: a campaign on a server engine (recipe pgvector) whose orchestrator agent
 # (tests/tools/vb_wireprobe orchestrator, as orch with orch's key) says Hello and heartbeats but never answers, so
 # the server stays "starting". SIGINT: the coordinator leaves its main loop and waits (up to 120 s) for the
 # server, answering messages meanwhile. Then the holder of orch's key (allowed) speaks as agent bench, an allowed
 # id that is not connected (libzmq ignores a second connection under a live id): its Hello is refused (an event,
 # a Bye) and bench is never welcomed. Before one receive path served both loops, the stop loop welcomed it.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 PROBE=${VB_PROBE:-$VB_BIN/../build/tools/vb_wireprobe}
 [ -x "$PROBE" ] || skip_all "$PROBE is not built (make tools)"
 hosts_up

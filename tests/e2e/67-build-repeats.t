@@ -7,14 +7,10 @@
 # show --json, the exports and the report carry the spread across builds beside the spread across query repeats, and
 # the report says which one the interval covers. The estimate counts the three builds. A campaign stopped with build
 # 2's Done in the agent's outbox resumes and runs every build item once.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need python3
 db="$SCRATCH/br.sqlite"
-cat >"$SCRATCH/br.yml" <<'YML'
-name: br
-k: 10
-datasets:
-  - {name: s, source: synthetic, rows: 4000, queries: 200, dim: 16, clusters: 8, metric: euclidean, seed: 4}
+vb_profile "$SCRATCH/br.yml" br "rows: 4000, queries: 200, dim: 16, clusters: 8, metric: euclidean, seed: 4" <<'YML'
 engines:
   - name: hnswlib
     m: 8
@@ -187,11 +183,7 @@ is "$(q "$SCRATCH/cal.sqlite.probe.sqlite" "SELECT COUNT(*) FROM build_result") 
 # the last build's repeats only: with build 1's QPS made 100 times larger in a copy of the database, the interval
 # stays within build 2's range (pooled, half of its values would be build 1's and it would reach them).
 db3="$SCRATCH/ci.sqlite"
-cat >"$SCRATCH/ci.yml" <<'YML'
-name: ci
-k: 10
-datasets:
-  - {name: s, source: synthetic, rows: 1000, queries: 50, dim: 8, clusters: 4, metric: euclidean, seed: 2}
+vb_profile "$SCRATCH/ci.yml" ci "rows: 1000, queries: 50, dim: 8, clusters: 4, metric: euclidean, seed: 2" <<'YML'
 engines:
   - {name: hnswlib, m: 8, build_repeats: 2}
 phases:

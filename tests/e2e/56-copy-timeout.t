@@ -1,24 +1,19 @@
 #!/usr/bin/env bash
 # A pgvector COPY into a server that stops reading is bounded by the phase's timeout (issue 28): a real
-# PostgreSQL 17 + pgvector (tests/e2e/pg-server.sh) over its Unix socket, the postmaster and its backends
+# PostgreSQL 17 + pgvector (tests/lib/pg-server.sh) over its Unix socket, the postmaster and its backends
 # SIGSTOPped while the build's COPY streams rows. A Unix socket has no TCP timeouts and libpq's blocking write
 # waits without a bound for a full socket to drain; the rows are now written in nonblocking mode, every write
 # waiting with poll() up to io_timeout_s (limits.phase_timeout_s). The load fails at the bound, and the agent
 # answers the coordinator's Abort (sent at the phase timeout) itself: it is not stuck (limits.abort_unanswered_s is
 # set far beyond this test's patience), and the embedded engine's build after it runs on the same agent. Before:
 # the loader thread sat in PQputCopyData until SIGCONT, the agent never answered, nothing ran for 600 s.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
-vb_ensure_image db-trixie
-reason=$(vb_pg_skip_reason)
-[ -z "$reason" ] || skip_all "$reason"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 stopped=
 trap '[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null; kill -9 $run 2>/dev/null; vb_pg_stop; rm -rf "$SCRATCH"' EXIT
 TIMEOUT=8
 
-vb_pg_start "$SCRATCH/pg" copy-pw
-ok $? "a PostgreSQL server with pgvector starts"
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$SCRATCH/pg" copy-pw
 db=$SCRATCH/copy.sqlite
 # 300,000 x 64 rows in COPYs of 50,000 rows (some 15 MB each): a COPY is streaming most of the load's time.
 cat >"$SCRATCH/copy.yml" <<YML

@@ -10,7 +10,7 @@
 # loads the extension in the layer's own PostgreSQL, and runs a build + sweep on a recipe that points at the
 # layer, so the manifest's layer provenance (tarball, sha256, flags, target ISA against this host) is checked
 # end to end. No third-party source is built.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 IB="$ROOT/deploy/image-build"
@@ -84,7 +84,7 @@ tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$SCRATCH/ext"
 SHA=$(sha256sum "$SCRATCH/layer-src/vbtest-1.0.tar.gz" | cut -d' ' -f1)
 cp "$ROOT/deploy/images/db-trixie.list" "$ROOT/deploy/images/build-trixie-pg17.list" "$SCRATCH/layer-recipes/"
 cat >"$SCRATCH/layer-recipes/$LAYER.list" <<REC
-# db-trixie with the test's own extension vbtest 1.0 (tests/e2e/63-engine-builds.t writes its source)
+# db-trixie with the test's own extension vbtest 1.0 (tests/e2e/61-engine-builds.t writes its source)
 @base db-trixie
 @buildroot build-trixie-pg17
 @source vbtest-1.0.tar.gz $SHA

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The coordinator's CURVE port under abuse while a campaign runs (three hosts, tests/e2e/hosts.sh; the abuse comes
+# The coordinator's CURVE port under abuse while a campaign runs (three hosts, tests/lib/hosts.sh; the abuse comes
 # from the orchestrator's host through tests/tools/vb_wireprobe):
 #   junk      200 plain TCP connections sending bytes that are not ZMTP (libzmq 4.3.4 closes them without a
 #             handshake event, so they make no event at all: checked here is that they flood nothing)
@@ -10,8 +10,8 @@
 #             nothing back, and the client's window is neither interrupted nor run again
 # The refusals are counted, a handful of events with counts (never one row each), and the campaign completes with
 # every result once.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 PROBE=${VB_PROBE:-$VB_BIN/../build/tools/vb_wireprobe}
 [ -x "$PROBE" ] || skip_all "$PROBE is not built (make tools)"
 hosts_up

@@ -6,7 +6,7 @@
 # A resume without --data-dir checks the servers' data directory the campaign uses (issue 28): the --data-dir its
 # run recorded (manifest campaign.data_dir; here on the tmpfs, remounted read-only: refused, naming it), else
 # FILE.d beside the results, and says which it checked. Before: it checked FILE.d whatever the run had used.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then skip_all "needs root to mount a tmpfs"; fi
 need sqlite3

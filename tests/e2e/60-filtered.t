@@ -2,7 +2,7 @@
 # The filtered phase end to end: build plus three selectivities on the embedded engines, through the coordinator
 # and a real agent process into SQLite, then read back with `vbench show`. 0.0002 (tag < 2) leaves fewer rows
 # than k = 10, so the -1-padded ground truth is exercised too: a correct engine returns them all and is not short.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need script
 db="$SCRATCH/filtered.sqlite"
 

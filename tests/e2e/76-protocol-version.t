@@ -3,8 +3,8 @@
 # vbench of protocol 3 does) joins a campaign over CURVE: the coordinator records one event and answers with a Bye
 # (code BYE_PROTOCOL) that names both versions and what to do; the agent prints it and exits 1 instead of saying
 # Hello forever. The campaign runs on with the agents of its own version.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/hosts.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/hosts.sh"
 hosts_up
 ok $? "three hosts: coord, bench and orch"
 hosts_keys bench orch old

@@ -1,5 +1,5 @@
 # The checks of a load continued from its checkpoint across coordinator kills, for 44-load-checkpoint (MariaDB) and
-# 44-load-checkpoint-pgvector. Sourced after lib.sh; uses $db (the results file).
+# 49-load-checkpoint-pgvector. Sourced after lib.sh; uses $db (the results file).
 # ckpt A: the last checkpoint of attempt A (rows), 0 when none.
 ckpt() { q "$db" "SELECT COALESCE(MAX(rows), 0) FROM load_checkpoint WHERE attempt = $1" 2>/dev/null || echo 0; }
 

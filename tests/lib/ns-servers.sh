@@ -2,7 +2,8 @@
 # 11.8) started by the orchestrator as systemd units, in a namespace booted once for all its checks
 # (deploy/systemd-ns). Sourced after lib.sh. vb_ns_servers_boot: ensures the image (building it if it is missing,
 # or failing the test where it cannot be built), skips where systemd cannot boot in a namespace (a failure where
-# every test is required), boots it as check 1 and stops it at the exit. Sets ROOT (diag is lib.sh's).
+# every test is required), boots it as check 1 and stops it at the exit. Sets ROOT (diag is lib.sh's). Other
+# images the test needs too: vb_ns_servers_boot db-trixie db-sid.
 . "$(dirname "${BASH_SOURCE[0]}")/../../deploy/systemd-ns"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -20,8 +21,8 @@ vb_ns_campaign() {
     return $rc
 }
 
-vb_ns_servers_boot() {
-    vb_ensure_image db-trixie
+vb_ns_servers_boot() { # vb_ns_servers_boot [IMAGE...]: the images to ensure (db-trixie by default)
+    vb_ensure_image "${@:-db-trixie}"
     local why
     why=$(vb_ns_skip_reason)
     [ -n "$why" ] || [ -x "$(vb_image_path db-trixie)/usr/sbin/mariadbd" ] ||
@@ -30,5 +31,5 @@ vb_ns_servers_boot() {
     vb_ns_start "$SCRATCH" "$ROOT"
     ok $? "systemd boots in a namespace"
     [ -n "$VB_NS_PID" ] || { done_testing; exit 1; }
-    trap 'vb_ns_stop; rm -rf "$SCRATCH"' EXIT
+    # vb_ns_start put vb_ns_stop in front of the EXIT trap, before lib.sh's removal of $SCRATCH (VB_KEEP_SCRATCH keeps it)
 }

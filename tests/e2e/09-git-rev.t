@@ -3,7 +3,7 @@
 # no git, so the hash is read from .git as files (a branch's ref file, packed-refs, a detached HEAD, a worktree's
 # .git file); a tree without .git is "unknown", never "unknown-dirty" (what the Makefile said when git was there
 # but the tree was not a repository, or when git was missing).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 GR="$(cd "$(dirname "$0")/../.." && pwd)/util/git-rev.sh"
 nogit="$SCRATCH/nogit"       # a PATH with what the script uses and no git
 mkdir -p "$nogit"

@@ -6,9 +6,9 @@
 # hnswlib (embedded): its window recall equals, bit for bit, the one-client sweep of the same index (a second
 # campaign without clients). The sleep engine (engines/testing.c) whose every 3rd answer on a connection repeats an
 # id: answers to one query differ between repeats, each is scored on its own, and with a fixed service time QPS
-# grows with the clients. pgvector against a real PostgreSQL (tests/e2e/pg-server.sh), when one can run here.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/pg-server.sh"
+# grows with the clients. pgvector against a real PostgreSQL (tests/lib/pg-server.sh), when one can run here.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/pg-server.sh"
 vb_ensure_image db-trixie
 need python3
 
@@ -147,17 +147,8 @@ is "$(q "$db2" "SELECT COUNT(*) FROM event WHERE message LIKE '%answers differed
    "the differing answers are said, once per window that answered a query twice"
 
 # ---- pgvector against a real PostgreSQL ---------------------------------------------------------------------------
-reason=$(vb_pg_skip_reason)
-if [ -n "$reason" ]; then
-    skip "pgvector: $reason"
-    done_testing
-    exit
-fi
 pgdir="$SCRATCH/pg"
-vb_pg_start "$pgdir" secret-pw
-ok $? "a PostgreSQL server with pgvector starts"
-trap 'vb_pg_stop; rm -rf "$SCRATCH"' EXIT
-vb_pg_psql "CREATE EXTENSION IF NOT EXISTS vector" >/dev/null
+vb_pg_boot "$pgdir" secret-pw     # where it cannot run: one skipped check naming why, and the end
 db3="$SCRATCH/pc.sqlite"
 sweep_yml pc "  - {name: pgvector, host: $pgdir, user: postgres, password: secret-pw, dbname: postgres, m: 8, ef_construction: 32}" \
     "{ef_search: [10, 40], clients: [1, 2, 4], window_s: 0.5, warmup_s: 0.2}" >"$SCRATCH/pc.yml"

@@ -3,7 +3,7 @@
 # incomplete, with a one-paragraph summary on stdin and VBENCH_EVENT in its environment; --notify overrides the
 # profile's notify.command; a failing and a hanging command are events (bounded by notify.timeout_s) and never
 # stop the campaign. The command is a script that writes its stdin to a file.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 need sqlite3
 
 cat >"$SCRATCH/notify.sh" <<'SH'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `vbench keys NAME`: a CURVE key pair in czmq's zcert format, the secret half private, never overwritten by
 # accident. What the keys do on the wire is tests/unit/test_transport.c.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 
 out=$("$VBENCH" keys --help 2>&1)
 ok $? "keys --help exits 0"

@@ -7,7 +7,7 @@
 #   inodes: the creation fails half-way): the error names the file, nothing is left, and
 #   once there is space the same command runs.
 # - Modes: the database, its -wal/-shm, .bak and lock 0600, a directory it makes 0700; --mode 0640 gives 0640/0750.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 profile="$(dirname "$0")/../profiles/tiny.yml"
 port=$((20000 + RANDOM % 20000))
 

@@ -6,7 +6,7 @@
 # (duplicate_answers) with the first one named (duplicate_example), score the repeats as misses, and show each
 # as a "duplicate ids" row of the validity view and of `vbench show`. Then an older database without the new
 # columns: `vbench resume` adds them and records the item it runs again.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 db="$SCRATCH/dup.sqlite"
 cat >"$SCRATCH/dup.yml" <<'YML'
 name: dup

@@ -5,8 +5,8 @@
 # when the window began (and, for contrast, against the full corpus), achieved = offered where the engine keeps
 # up, freshness, and every scheduled row inserted. Then Redis 8 vector sets in the same namespace, with the server's
 # own command counts checked per result.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/ns-servers.sh"
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
 
 cat >"$SCRATCH/s.yml" <<YML

@@ -3,7 +3,7 @@
 # (deploy/systemd-ns): it says READY=1 (the start completes), its main loop keeps the watchdog fed (still the
 # same process after twice the interval), it shows a STATUS=, and once it hangs (SIGSTOP) systemd kills it for
 # the watchdog timeout and starts it again (Restart=on-failure): a new process, active again.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../../deploy/systemd-ns"
 NS="$(cd "$(dirname "$0")/../.." && pwd)/deploy/systemd-ns"
 why=$(vb_ns_skip_reason)

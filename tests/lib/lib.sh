@@ -66,10 +66,25 @@ unlike() { # unlike TEXT SUBSTRING NAME...: TEXT does not contain SUBSTRING
     local text=$1 sub=$2; shift 2
     case "$text" in *"$sub"*) ok 1 "$*"; fail_note "#   '$sub' is in: $(printf %s "$text" | head -c 600)" ;; *) ok 0 "$*" ;; esac
 }
+# vb_on_exit CMD: CMD runs at the test's exit, before what the EXIT trap does already (a server's stop before
+# the removal of the scratch directory it lives in); nothing when the trap runs CMD already.
+vb_on_exit() {
+    local prev
+    eval "prev=($(trap -p EXIT))"          # trap -- 'COMMANDS' EXIT
+    prev=${prev[2]:-}
+    case "$prev" in *"$1"*) return 0 ;; esac
+    # shellcheck disable=SC2064
+    trap "$1; $prev" EXIT
+}
+# vb_profile FILE NAME DATASET <<'YML' ... YML: a test's profile: its name, k 10, one synthetic dataset "s" of DATASET
+# (e.g. "rows: 3000, queries: 50, dim: 16, metric: euclidean, seed: 2"), then stdin (its engines and phases).
+vb_profile() {
+    { printf 'name: %s\nk: 10\ndatasets:\n  - {name: s, source: synthetic, %s}\n' "$2" "$3"; cat; } >"$1"
+}
 # Query a results database; never creates one (the sqlite3 shell would create a missing file).
 q() { [ -e "$1" ] || return 1; sqlite3 -batch -noheader "$@"; }
 # vb_image_path NAME: the engine image's directory (image-path.sh, shared with the server helpers).
-. "$VB_ROOT/tests/e2e/image-path.sh"
+. "$VB_ROOT/tests/lib/image-path.sh"
 # vb_ensure_image NAME...: makes sure the engine images exist (builds one on first use: a few minutes, cached
 # afterwards), so the server tests run on a fresh machine instead of skipping. Only root can build them; others get
 # what exists (and their tests skip, saying why). As root an image that cannot be built fails the test at once,
@@ -169,6 +184,39 @@ wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in 
     WAIT_RC=$?
     return 0
 } 2>/dev/null   # not bash's "Killed" notice for a child that died of a signal: WAIT_RC says it
+
+# vb_report_section_shot HTML SECTION PNG: the report's head and its section SECTION alone, drawn by headless
+# Chromium (JavaScript off, no network) into PNG, 1,100 pixels wide; a check each: extracted, drawn, not blank; the
+# picture kept as an artifact (VB_ARTIFACTS, default results.db/artifacts) as report-SECTION.png.
+vb_report_section_shot() {
+    local html=$1 section=$2 png=$3 dir
+    dir=$(mktemp -d "$SCRATCH/shot.XXXXXX")
+    /usr/bin/python3 - "$html" "$section" "$dir/section.html" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+head = t[:t.index("<body")]
+i = t.index('<section id="%s">' % sys.argv[2])
+j = t.index("</section>", i) + len("</section>")
+open(sys.argv[3], "w").write(head + "<body>" + t[i:j] + "</body></html>")
+PY
+    ok $? "the $section section extracted from the report"
+    mkdir -p "$dir/profile/Default"
+    echo '{"profile":{"default_content_setting_values":{"javascript":2}}}' > "$dir/profile/Default/Preferences"
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+        --disable-sync --no-first-run --user-data-dir="$dir/profile" --proxy-server=127.0.0.1:9 \
+        --proxy-bypass-list='<-loopback>' --window-size=1100,2600 --screenshot="$png" \
+        "file://$dir/section.html" >/dev/null 2>"$dir/chromium.log"
+    ok $? "Chromium renders the report's $section section"
+    /usr/bin/python3 - "$png" <<'PY'
+import sys
+from PIL import Image
+shot = Image.open(sys.argv[1]).convert("RGB")
+assert len(shot.getcolors(1 << 24)) > 50, "the screenshot is blank"
+PY
+    ok $? "the screenshot of the $section section is not blank"
+    local artifacts=${VB_ARTIFACTS:-$VB_ROOT/results.db/artifacts}
+    mkdir -p "$artifacts" && cp "$png" "$artifacts/report-$section.png" && echo "# screenshot: $artifacts/report-$section.png"
+}
 
 # vb_report_overflow HTML: the report's tables that do not fit their page in headless Chromium, 1400 pixels wide
 # (issue 36.15), one per line as "section: first header cells (scroll width > visible width)"; empty when every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny HTTP file server for the fetch tests (tests/e2e/96-dataset-fetch.t), on 127.0.0.1 and a free port.
+"""A tiny HTTP file server for the fetch tests (tests/e2e/36-dataset-fetch.t), on 127.0.0.1 and a free port.
 
 Serves the files of DIR with HTTP Range support (bytes=N- and bytes=N-M, 206 with Content-Range), which python3's
 http.server lacks. It can cut a transfer in the middle: when DIR/.cut holds a number N, the next GET sends the
