@@ -19,6 +19,7 @@ vb_phase_fn vb_phase_lookup(Vbench__Phase phase) {
     case VBENCH__PHASE__PHASE_CHURN: return vb_phase_churn;
     case VBENCH__PHASE__PHASE_FILTERED: return vb_phase_filtered;
     case VBENCH__PHASE__PHASE_STREAMING: return vb_phase_streaming;
+    case VBENCH__PHASE__PHASE_MIXED: return vb_phase_mixed;
     case VBENCH__PHASE__PHASE_COLD_START: return vb_phase_cold_start;
     case VBENCH__PHASE__PHASE_CAPACITY: return vb_phase_capacity;
     default: return NULL;

@@ -143,5 +143,6 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_filtered(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_cold_start(vb_phase_ctx *ctx, vb_error *err);
 int vb_phase_capacity(vb_phase_ctx *ctx, vb_error *err);
+int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err);
 
 #endif

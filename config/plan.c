@@ -14,12 +14,12 @@
 #include <string.h>
 
 static const char *const phase_names[VB_PHASE__COUNT] = {"build", "recall_sweep", "concurrency", "filtered",
-                                                         "churn", "streaming", "cold_start", "capacity"};
+                                                         "churn", "streaming", "cold_start", "capacity", "mixed"};
 
 vb_phase_kind vb_phase_order(int i) {
     static const vb_phase_kind order[VB_PHASE__COUNT] = {VB_PHASE_BUILD, VB_PHASE_RECALL_SWEEP, VB_PHASE_CONCURRENCY,
                                                          VB_PHASE_CAPACITY, VB_PHASE_FILTERED, VB_PHASE_COLD_START,
-                                                         VB_PHASE_CHURN, VB_PHASE_STREAMING};
+                                                         VB_PHASE_CHURN, VB_PHASE_STREAMING, VB_PHASE_MIXED};
     return i >= 0 && i < VB_PHASE__COUNT ? order[i] : VB_PHASE__COUNT;
 }
 
@@ -454,6 +454,36 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
             }
         return VB_OK;
     }
+    case VB_PHASE_MIXED: {
+        /* one item per choice of rows: ".../mixed/ids=uniform", ".../mixed/ids=zipf-1.1"; each builds its own
+         * index (writes change it) */
+        if ((n = split_list(b, ph, "ids", buf, buf_len, list, VB_MAX_LIST)) < 0) return VB_ERROR;
+        const char *rate = vb_kv_get(ph->params, ph->n_params, "rate", "closed");
+        int open = strcmp(rate, "closed") != 0;
+        static const char *const shares[4] = {"ops.search", "ops.update", "ops.delete", "ops.insert"};
+        for (int i = 0; i < n; i++) {
+            char keyed[64];
+            snprintf(keyed, sizeof keyed, "%s", list[i]);
+            for (char *q = keyed; *q; q++) *q = *q == '(' ? '-' : *q == ')' ? '\0' : *q;
+            snprintf(point, point_len, "ids=%s", keyed);
+            if (!(it = item_add(b, kind, e, d, point))) return VB_ERROR;
+            if (point_add(b, it, "ids", list[i])) return VB_ERROR;
+            it->p.zipf_s = strncmp(list[i], "zipf(", 5) == 0 ? strtod(list[i] + 5, NULL) : 0;
+            it->p.mode = open ? VB_POINT_OPEN : VB_POINT_CLOSED;
+            if (open && parse_double(b, it, "rate", rate, &it->p.target_rate)) return VB_ERROR;
+            if (point_add(b, it, "rate", rate)) return VB_ERROR;
+            for (int j = 0; j < 4; j++)
+                if (take_double(b, it, ph, shares[j], &it->p.mix[j])) return VB_ERROR;
+            if (take_long(b, it, ph, "clients", 1, &it->p.clients) ||
+                take_long(b, it, ph, "ef_search", 1, &it->p.ef_search) ||
+                take_double(b, it, ph, "window_s", &it->p.window_s) ||
+                take_long(b, it, ph, "windows", 1, &it->p.mix_windows) ||
+                take_double(b, it, ph, "pool_fraction", &it->p.pool_fraction) ||
+                take_long(b, it, ph, "limit_s", 1, &it->p.limit_s))
+                return VB_ERROR;
+        }
+        return VB_OK;
+    }
     default:
         return vb_error_set(b->err, "plan", 1, "unknown phase '%s'", ph->kind);
     }
@@ -521,6 +551,7 @@ static size_t plan_size(const vb_profile *p) {
                              : kind == VB_PHASE_CONCURRENCY  ? "clients"
                              : kind == VB_PHASE_FILTERED     ? "selectivity"
                              : kind == VB_PHASE_STREAMING    ? "insert_rate"
+                             : kind == VB_PHASE_MIXED        ? "ids"
                                                              : NULL;
             size_t points = 1;
             const char *v = list ? vb_profile_engine_phase_value(p, e, ph->kind, list) : NULL;

@@ -26,14 +26,15 @@ typedef enum {
     VB_PHASE_CHURN,
     VB_PHASE_STREAMING,
     VB_PHASE_COLD_START,            /* numbered after churn and streaming (the wire's Phase), run before churn: vb_phase_order */
-    VB_PHASE_CAPACITY,              /* numbered last (the wire's Phase), run after concurrency: vb_phase_order */
+    VB_PHASE_CAPACITY,              /* the wire's Phase 7, run after concurrency: vb_phase_order */
+    VB_PHASE_MIXED,                 /* issue 38; the wire's PHASE_MIXED is 900 (coordinator/agents.c vb_phase_wire) */
     VB_PHASE__COUNT
 } vb_phase_kind;
 
 const char *vb_phase_name(vb_phase_kind k);                 /* "build", "recall_sweep", ... */
 int vb_phase_parse(const char *name, vb_phase_kind *out);   /* 0 or -1 */
 /* The phases in execution order, i from 0 to VB_PHASE__COUNT - 1: build, recall_sweep, concurrency, capacity, filtered,
- * cold_start, churn, streaming. cold_start comes before churn so that it restarts the index the other phases measured, not
+ * cold_start, churn, streaming, mixed. cold_start comes before churn so that it restarts the index the other phases measured, not
  * one that churn has rewritten. */
 vb_phase_kind vb_phase_order(int i);
 
@@ -102,6 +103,14 @@ typedef struct vb_point {
     vb_op_source op_source;
     double op_recall;
     long op_best_ef;
+    /* mixed (issue 38; also clients, ef_search, mode, target_rate, window_s, limit_s above): the operations' shares
+     * (search, update, delete, insert; they sum to 1), zipf_s the exponent of the rows' choice (0: uniform), the
+     * windows while writing, the pool's fraction of the dataset's rows (the last ones, kept apart from the corpus:
+     * updates and inserts take their vectors from it) */
+    double mix[4];
+    double zipf_s;
+    long mix_windows;
+    double pool_fraction;
 } vb_point;
 
 #define VB_PLAN_MAX_POINT 12

@@ -43,8 +43,10 @@
 
 /* F_RATE_LIST: a list of numbers or the word max (streaming.insert_rate); F_ENUM_LIST: a list of choices
  * (filtered.predicate). Every list type takes one value alone too, as a list of one ("insert_rate: 2000"). */
+/* F_IDS_LIST: a list of row choices, each uniform or zipf(S) (mixed.ids); F_MAP: a map checked by its phase's own
+ * check (mixed.ops), skipped by check_section. */
 typedef enum {
-    F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST,
+    F_INT, F_DOUBLE, F_STRING, F_ENUM, F_INT_LIST, F_DOUBLE_LIST, F_BOOL, F_RATE_LIST, F_ENUM_LIST, F_IDS_LIST, F_MAP,
     F_INT_AUTO,                   /* an integer or the word auto (capacity.ef_search) */
 } field_type;
 
@@ -142,6 +144,38 @@ static const field streaming_fields[] = {
     {"target_rate", F_DOUBLE, 0.001, 1e9, NULL, NULL},
     {"window_s", F_DOUBLE, 0.1, 86400, "5", NULL},
     {"limit_s", F_INT, 1, 2592000, "7200", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+/* mixed (issue 38; docs/profiles.md): the index of the corpus (the dataset's rows but the last pool_fraction, the pool
+ * updates and inserts take their vectors from), then searches, updates, deletes and inserts together at the shares of
+ * ops (summing to 1), rows chosen by ids (one item per choice: uniform or zipf(S)), at rate operations/s in all
+ * (open loop) or closed (each of `clients` clients runs the next operation when the last returns); `windows`
+ * windows of window_s while writing, one at rest, one after the engine's maintenance; limit_s bounds the item. */
+static const field mixed_fields[] = {
+    {"ops", F_MAP, 0, 0, NULL, NULL},
+    {"ids", F_IDS_LIST, 0, 0, "uniform", NULL},
+    {"rate", F_STRING, 0, 0, "closed", NULL},
+    {"clients", F_INT, 1, 4096, "2", NULL},
+    {"ef_search", F_INT, 1, 1000000, "100", NULL},
+    {"window_s", F_DOUBLE, 0.1, 86400, "5", NULL},
+    {"windows", F_INT, 1, 1000, "3", NULL},
+    {"pool_fraction", F_DOUBLE, 0.01, 0.5, "0.1", NULL},
+    {"limit_s", F_INT, 1, 2592000, "7200", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+static const field mixed_ops_fields[] = {
+    {"search", F_DOUBLE, 0, 1, "0.9", NULL},
+    {"update", F_DOUBLE, 0, 1, "0.05", NULL},
+    {"delete", F_DOUBLE, 0, 1, "0.025", NULL},
+    {"insert", F_DOUBLE, 0, 1, "0.025", NULL},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+/* with ops given, a share it leaves out is 0 */
+static const field mixed_ops_given_fields[] = {
+    {"search", F_DOUBLE, 0, 1, "0", NULL},
+    {"update", F_DOUBLE, 0, 1, "0", NULL},
+    {"delete", F_DOUBLE, 0, 1, "0", NULL},
+    {"insert", F_DOUBLE, 0, 1, "0", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 /* cold_start: after the server is restarted with its data directory evicted from the page cache, the first `queries`
@@ -269,7 +303,7 @@ static const char *const server_pass_choices[] = {"durable", "relaxed", NULL};
 /* Indexed by vb_phase_kind (the execution order is vb_phase_order's). */
 static const field *const phase_fields[VB_PHASE__COUNT] = {
     build_fields, recall_sweep_fields, concurrency_fields, filtered_fields, churn_fields, streaming_fields,
-    cold_start_fields, capacity_fields,
+    cold_start_fields, capacity_fields, mixed_fields,
 };
 
 static const field k_field = {"k", F_INT, 1, 1000, "10", NULL};
@@ -531,6 +565,8 @@ static const char *type_name(field_type t) {
     case F_INT_AUTO: return "an integer or auto";
     case F_ENUM_LIST: return "a name or a list of names";
     case F_BOOL: return "true or false";
+    case F_IDS_LIST: return "uniform, zipf(S) or a list of them";
+    case F_MAP: return "a map";
     }
     return "?";
 }
@@ -605,6 +641,20 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
             return NULL;
         }
         return strdup(s);
+    case F_IDS_LIST: {   /* one item of the list: uniform or zipf(S), S in (0, 10] */
+        double x = 0;
+        int used = 0;
+        if (strcmp(s, "uniform") == 0) return strdup(s);
+        if (sscanf(s, "zipf(%lf)%n", &x, &used) == 1 && s[used] == '\0' && x > 0 && x <= 10) {
+            char num[32];
+            fmt_double(x, num, sizeof num);
+            snprintf(buf, sizeof buf, "zipf(%s)", num);
+            break;
+        }
+        fail(c, v->line, "key '%s': expected uniform or zipf(S) with S in (0, 10] (the rows' choice: zipf(1.1) updates "
+             "and deletes hot rows again and again), got %s", path, vb_yaml_describe(v, got, sizeof got));
+        return NULL;
+    }
     default:   /* F_STRING */
         return strdup(s);
     }
@@ -612,7 +662,10 @@ static char *conv_scalar(const ctx *c, const field *f, field_type t, const vb_ya
 }
 
 static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    field_type item_type = f->type == F_INT_LIST ? F_INT : f->type == F_ENUM_LIST ? F_ENUM : F_DOUBLE;
+    field_type item_type = f->type == F_INT_LIST    ? F_INT
+                         : f->type == F_ENUM_LIST   ? F_ENUM
+                         : f->type == F_IDS_LIST    ? F_IDS_LIST
+                                                    : F_DOUBLE;
     if (f->type == F_RATE_LIST && v && v->type != VB_YAML_SEQ && v->type == VB_YAML_SCALAR && v->text &&
         strcmp(v->text, "max") == 0)
         return strdup("max");   /* insert_rate: max alone, not in a list */
@@ -665,7 +718,8 @@ static char *conv_list(const ctx *c, const field *f, const vb_yaml_node *v, cons
 }
 
 static char *convert(const ctx *c, const field *f, const vb_yaml_node *v, const char *path) {
-    int list = f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST || f->type == F_ENUM_LIST;
+    int list = f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST || f->type == F_ENUM_LIST ||
+               f->type == F_IDS_LIST;
     char *s = list ? conv_list(c, f, v, path) : conv_scalar(c, f, f->type, v, path);
     if (!s && c->err && c->err->message[0] == '\0') oom(c);
     return s;
@@ -690,6 +744,7 @@ static int check_section(const ctx *c, const vb_yaml_node *node, const char *pat
     }
     const vb_yaml_node *map = node && node->type == VB_YAML_MAP ? node : NULL;
     for (const field *f = fields; f->key; f++) {
+        if (f->type == F_MAP) continue;   /* its phase's own check */
         const vb_yaml_node *v = vb_yaml_map_get(map, f->key, NULL);
         char fpath[300], key[300];
         snprintf(fpath, sizeof fpath, "%s.%s", path, f->key);
@@ -1116,6 +1171,36 @@ static int check_streaming(const ctx *c, const vb_yaml_node *sec, const vb_profi
     return VB_OK;
 }
 
+/* The mixed phase: ops a map of the four shares (search, update, delete, insert; without ops 0.9, 0.05, 0.025, 0.025;
+ * with it, a share left out is 0), summing to 1, kept as
+ * ops.search ...; rate a number of operations/s (the open loop) or closed. */
+static int check_mixed(const ctx *c, const vb_yaml_node *sec, kvbuf *kv) {
+    const vb_yaml_node *map = sec && sec->type == VB_YAML_MAP ? sec : NULL;
+    size_t at = 0;
+    const vb_yaml_node *ops = vb_yaml_map_get(map, "ops", &at);
+    int line = ops ? map->key_lines[at] : sec ? sec->line : 0;
+    size_t first = kv->n;
+    if (check_section(c, ops, "phases.mixed.ops", ops ? mixed_ops_given_fields : mixed_ops_fields, "ops.", kv) != VB_OK)
+        return VB_ERROR;
+    double sum = 0;
+    for (size_t i = first; i < kv->n; i++) sum += strtod(kv->kv[i].value, NULL);
+    if (fabs(sum - 1) > 1e-9)
+        return fail(c, line, "key 'phases.mixed.ops': the shares of search, update, delete and insert sum to %g, not 1 "
+                             "(a share left out is 0)", sum);
+    const char *rate = NULL;
+    for (size_t i = 0; i < first; i++)
+        if (strcmp(kv->kv[i].key, "rate") == 0) rate = kv->kv[i].value;
+    if (rate && strcmp(rate, "closed") != 0) {
+        char *end;
+        double r = strtod(rate, &end);
+        if (*end || !(r > 0) || r > 1e9)
+            return fail(c, vb_yaml_map_get(map, "rate", &at) ? map->key_lines[at] : line,
+                        "key 'phases.mixed.rate': expected operations per second in (0, 1e9] (the open loop, split by "
+                        "the ops' shares) or closed, got %s", rate);
+    }
+    return VB_OK;
+}
+
 /* The sweep's window (window_s, warmup_s) goes with a clients list: without one, the sweep runs each query once. */
 static int check_sweep_window(const ctx *c, const vb_yaml_node *sec, const vb_profile_phase *ph) {
     if (vb_kv_get(ph->params, ph->n_params, "clients", NULL)) return VB_OK;
@@ -1165,6 +1250,7 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
         snprintf(path, sizeof path, "phases.%s", kinds[i]);
         kvbuf kv = {0};
         int rc = check_section(c, sec, path, phase_fields[k], "", &kv);
+        if (rc == VB_OK && k == VB_PHASE_MIXED) rc = check_mixed(c, sec, &kv);
         ph->params = kv.kv;
         ph->n_params = kv.n;
         if (rc != VB_OK) return VB_ERROR;
@@ -1378,7 +1464,9 @@ static size_t numeric_fields(vb_profile_numeric_key *out, size_t cap, size_t n, 
                              const field *fields) {
     char path[64];
     for (const field *f = fields; f->key; f++) {
-        if (f->type == F_STRING || f->type == F_ENUM || f->type == F_BOOL || f->type == F_ENUM_LIST) continue;
+        if (f->type == F_STRING || f->type == F_ENUM || f->type == F_BOOL || f->type == F_ENUM_LIST ||
+            f->type == F_IDS_LIST || f->type == F_MAP)
+            continue;
         snprintf(path, sizeof path, "%s.%s", section, f->key);
         n = numeric_add(out, cap, n, path, f->type == F_INT_LIST || f->type == F_DOUBLE_LIST || f->type == F_RATE_LIST,
                         f->type == F_INT || f->type == F_INT_LIST || f->type == F_INT_AUTO, f->min, f->max);

@@ -4,6 +4,7 @@
  * tests of the config module, tools that only print a plan); the coordinator calls this right after loading,
  * before any work is assigned, so a misspelt engine parameter fails in the first second with its line. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/profile.h"
@@ -26,6 +27,32 @@ static int registry_search_time(const char *adapter, const char *key) {
     for (const char *const *a = ops ? ops->search_params : NULL; a && *a; a++)
         if (strcmp(*a, key) == 0) return 1;
     return 0;
+}
+
+/* The mixed phase (issue 38) writes through insert (update, insert: upserts) and remove (delete): an engine without the
+ * operation a share needs is refused before anything starts, naming the engine and the share. */
+static int check_mixed_ops(const vb_profile *p, vb_error *err) {
+    const vb_profile_phase *ph = NULL;
+    for (size_t i = 0; i < p->n_phases; i++)
+        if (strcmp(p->phases[i].kind, "mixed") == 0) ph = &p->phases[i];
+    if (!ph) return VB_OK;
+    static const char *const shares[] = {"update", "insert", "delete"};
+    for (size_t i = 0; i < p->n_engines; i++) {
+        const vb_engine_ops *ops = vb_engine_find(p->engines[i].adapter);
+        for (int j = 0; j < 3; j++) {
+            char key[32];
+            snprintf(key, sizeof key, "ops.%s", shares[j]);
+            double share = strtod(vb_kv_get(ph->params, ph->n_params, key, "0"), NULL);
+            int can = j < 2 ? ops->insert != NULL : ops->remove != NULL;
+            if (share > 0 && !can)
+                return vb_error_set(err, "profile", 1, "%s:%d: key 'phases.mixed.ops.%s': engine '%s' (%s) has no %s "
+                                    "operation, so it cannot run the mixed phase at %s: %g (set the share to 0, or "
+                                    "run the phase without this engine)", p->source, ph->line, shares[j],
+                                    p->engines[i].name, p->engines[i].adapter, j == 2 ? "remove" : "insert (upsert)",
+                                    shares[j], share);
+        }
+    }
+    return VB_OK;
 }
 
 int vb_profile_check_engines(vb_profile *p, vb_error *err) {
@@ -58,6 +85,7 @@ int vb_profile_check_engines(vb_profile *p, vb_error *err) {
                                 join(ops->param_names, 64, known, sizeof known));
         }
     }
+    if (check_mixed_ops(p, err)) return VB_ERROR;
     vb_profile_share_builds(p, registry_search_time);
     return VB_OK;
 }

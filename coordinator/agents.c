@@ -68,7 +68,8 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     Vbench__Assign a = VBENCH__ASSIGN__INIT;
     a.item_key = (char *)it->key;
     a.attempt = c->runs[i].attempt;
-    a.phase = (Vbench__Phase)it->kind;   /* the same order (proto/vbench.proto Phase) */
+    /* the same order (proto/vbench.proto Phase), but mixed's number, 900 */
+    a.phase = it->kind == VB_PHASE_MIXED ? VBENCH__PHASE__PHASE_MIXED : (Vbench__Phase)it->kind;
     a.engine = e->adapter;
     a.config = e->name;
     /* The adapter gets the profile's engine parameters without the general keys (recipe, optional), and the

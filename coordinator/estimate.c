@@ -301,6 +301,17 @@ int vb_estimate_plan(const vb_profile *p, const vb_plan *plan, const unsigned ch
                  nq * rows * dim / gt_rate() + ITEM_OVERHEAD_S;
             break;
         }
+        case VB_PHASE_MIXED: {
+            /* its own index of the corpus (all but the pool), the closed loop's 0.5 s rate run, each window after
+             * 0.25 s of searches, the one at rest and the one after maintenance, a ground truth over the live rows
+             * per window; limit_s cuts the writes */
+            double f = it->p.pool_fraction > 0 && it->p.pool_fraction < 1 ? 1 - it->p.pool_fraction : 0.9;
+            double w = it->p.window_s > 0 ? it->p.window_s : 5, nw = it->p.mix_windows > 0 ? (double)it->p.mix_windows : 3;
+            double writes = nw * (w + 0.25) + 0.5, limit = it->p.limit_s > 0 ? (double)it->p.limit_s : 1e12;
+            s += rows * f / r.load + (r.build > 0 ? rows * f / r.build : 0) + (writes < limit ? writes : limit) +
+                 2 * w + (nw + 2) * nq * rows * dim / gt_rate() + ITEM_OVERHEAD_S;
+            break;
+        }
         case VB_PHASE_CHURN: {
             double moved = rows * point_num(it, "fraction", 0.1), limit = point_num(it, "limit_s", 7200);
             double reinsert = moved / r.insert;

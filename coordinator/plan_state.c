@@ -146,8 +146,8 @@ void vb_campaign_restate_failure(campaign *c, int i, const char *domain, const c
 
 void vb_campaign_fail_item(campaign *c, int i, const char *domain, const char *message) {
     if (i < 0) return;
-    vb_phase_kind kind = c->plan->items[i].kind;   /* the two phases with a limit of their own */
-    if (strcmp(domain, "limit") == 0 && (kind == VB_PHASE_CHURN || kind == VB_PHASE_STREAMING)) {
+    vb_phase_kind kind = c->plan->items[i].kind;   /* the phases with a limit of their own */
+    if (strcmp(domain, "limit") == 0 && (kind == VB_PHASE_CHURN || kind == VB_PHASE_STREAMING || kind == VB_PHASE_MIXED)) {
         vb_campaign_expire_item(c, i, message);
         return;
     }

@@ -226,6 +226,13 @@ void vb_wire_point_make(const vb_point *p, Vbench__Point *w) {
     w->evicted_bytes = p->evicted_bytes > 0 ? (uint64_t)p->evicted_bytes : 0;
     w->restart_s = p->restart_s;
     w->build = p->build > 0 ? (uint32_t)p->build : 0;
+    w->mix_search = p->mix[0];
+    w->mix_update = p->mix[1];
+    w->mix_delete = p->mix[2];
+    w->mix_insert = p->mix[3];
+    w->zipf_s = p->zipf_s;
+    w->mix_windows = (uint32_t)p->mix_windows;
+    w->pool_fraction = p->pool_fraction;
     w->recall_target = p->recall_target;
     w->n_p99_ms = (size_t)p->n_p99;
     w->p99_ms = p->n_p99 ? (double *)p->p99_ms : NULL;     /* borrowed from p, as stages */
@@ -272,6 +279,13 @@ void vb_wire_point_read(const Vbench__Point *w, vb_point *p) {
     p->evicted_bytes = w->evicted_bytes <= INT64_MAX ? (long long)w->evicted_bytes : INT64_MAX;
     p->restart_s = w->restart_s;
     p->build = w->build;
+    p->mix[0] = w->mix_search;
+    p->mix[1] = w->mix_update;
+    p->mix[2] = w->mix_delete;
+    p->mix[3] = w->mix_insert;
+    p->zipf_s = w->zipf_s;
+    p->mix_windows = w->mix_windows;
+    p->pool_fraction = w->pool_fraction;
     p->recall_target = w->recall_target;
     p->n_p99 = w->n_p99_ms < VB_PLAN_MAX_TARGETS ? (int)w->n_p99_ms : VB_PLAN_MAX_TARGETS;
     for (int i = 0; i < p->n_p99; i++) p->p99_ms[i] = w->p99_ms[i];

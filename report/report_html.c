@@ -879,6 +879,7 @@ static const struct {
     {"churn", "Churn"},
     {"streaming", "Streaming (search while the corpus grows)"},
     {"capacity", "Capacity at a latency objective"},
+    {"mixed", "Mixed (search while rows are updated, deleted and inserted)"},
     {"server", "Server memory and CPU"},
     {"reproduce", "Reproduce this run"},
     {"appendix", "Appendix: the manifest"},
@@ -994,6 +995,15 @@ static int body(doc *d, vb_error *err) {
                                 "ingest_p99_ms, rest_p99_ms, p99_ratio FROM v_streaming_cost", err) < 0;
         } else if (strcmp(id, "capacity") == 0) {
             rc = capacity(d, err);
+        } else if (strcmp(id, "mixed") == 0) {
+            /* per window (recall against the write log's state, ghosts, stale answers, QPS, p99) and per operation */
+            rc = table(d, "v_mixed", "SELECT {label} AS series, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', "
+                       "rate)) AS rate, window_index, phase, rows_live, recall, ghost_answers, stale_answers, "
+                       "ghost_example, qps, p50_ms, p99_ms, writes, update_p99_ms, delete_p99_ms, insert_p99_ms, "
+                       "fresh_p50_ms, fresh_p99_ms, fresh_never, maintain_s, rows_engine FROM v_mixed", err) < 0;
+            if (!rc) rc = table(d, "v_mixed_ops", "SELECT {label} AS series, dataset, ids, window_index, phase, op, done, "
+                                "offered, achieved_s, offered_s, errors, mean_ms, p50_ms, p99_ms, max_ms "
+                                "FROM v_mixed_ops", err) < 0;
         } else if (strcmp(id, "server") == 0) {
             rc = figures(d, "server", err);
             if (!rc) rc = table(d, "v_servers", "SELECT {label} AS series, cpus, memory_max, ready_s, peak_cgroup_bytes, "

@@ -16,10 +16,11 @@ typedef struct report_table {
     const char *sql;
 } report_table;
 
-/* The cost tables exist only with a cost in the profile, the streaming ones only with a streaming phase: without
- * rows they have no key in show --json either. */
+/* The cost tables exist only with a cost in the profile, the streaming ones only with a streaming phase, the mixed ones
+ * only with a mixed phase: without rows they have no key in show --json either. */
 static int optional(const report_table *t) {
     return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
+           strncmp(t->name, "mixed", 5) == 0 ||
            strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0 ||
            strcmp(t->name, "filtered_classes") == 0 || strncmp(t->name, "capacity", 8) == 0;
 }
@@ -93,6 +94,15 @@ static const report_table tables[] = {
      "printf('%d of %d', repeats_met, repeats) AS confirmed, knee_rate, knee_p99_ms, "
      "IIF(server_cores_busy IS NULL, NULL, printf('%.2f of %d', server_cores_busy, server_cores)) AS server_cores_busy, "
      "top_wait_class, op_source AS ef_from, windows, reason FROM v_capacity"},
+    {"mixed", "Mixed (search while rows are updated, deleted and inserted; recall against the rows as acknowledged when "
+     "each window began)",
+     "SELECT engine, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', rate)) AS rate, window_index, phase, "
+     "rows_live, recall, ghost_answers, stale_answers, ghost_example, qps, p50_ms, p99_ms, writes, update_p99_ms, "
+     "delete_p99_ms, insert_p99_ms, fresh_p50_ms, fresh_p99_ms, fresh_never, fresh_probes, maintain_s, rows_engine "
+     "FROM v_mixed"},
+    {"mixed_ops", "Mixed: the write operations per window (done, offered and achieved per second, latency)",
+     "SELECT engine, dataset, ids, window_index, phase, op, done, offered, achieved_s, offered_s, errors, mean_ms, "
+     "p50_ms, p99_ms, max_ms FROM v_mixed_ops"},
     {"servers", "Servers (systemd units started by the orchestrator; peaks over the server's life, when stopped)",
      "SELECT engine, cpus, printf('%.1f', memory_max / 1073741824.0) AS memory_max_gib, "
      "printf('%.2f', dev_shm_bytes / 1073741824.0) AS dev_shm_gib, ready_s, "

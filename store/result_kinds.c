@@ -450,6 +450,85 @@ static void describe_streaming(const Vbench__Result *r, char *buf, size_t len) {
         w->achieved_rows_s, w->offered_rows_s, w->max_lag_s);
 }
 
+/* ---- mixed (issue 38) --------------------------------------------------------------------------------------- */
+
+/* The write operation named op of a mixed window (NULL when the agent sent none). */
+static const Vbench__MixedOp *mixed_op(const Vbench__Result *r, const char *op) {
+    for (size_t i = 0; i < r->mixed->n_ops; i++)
+        if (r->mixed->ops[i]->op && strcmp(r->mixed->ops[i]->op, op) == 0) return r->mixed->ops[i];
+    return NULL;
+}
+static const Vbench__MixedOp mixed_no_op = VBENCH__MIXED_OP__INIT;
+#define MOP(op) (mixed_op(R, #op) ? mixed_op(R, #op) : &mixed_no_op)
+/* done, offered (NULL at rest: nothing was offered), errors, mean / p50 / p99 / max ms (NULL when none ran) */
+#define MIXED_OP_COLUMNS(k, C, op)                                                                                  \
+    C(k, op##_done, v_int((sqlite3_int64)MOP(op)->done))                                                            \
+    C(k, op##_offered, v_int_or_null(strcmp(R->mixed->phase, "write") != 0, (sqlite3_int64)MOP(op)->offered))     \
+    C(k, op##_errors, v_int((sqlite3_int64)MOP(op)->errors))                                                        \
+    C(k, op##_mean_ms, v_real_or_null(MOP(op)->done == 0, MOP(op)->mean_ms))                                        \
+    C(k, op##_p50_ms, v_real_or_null(MOP(op)->done == 0, MOP(op)->p50_ms))                                          \
+    C(k, op##_p99_ms, v_real_or_null(MOP(op)->done == 0, MOP(op)->p99_ms))                                          \
+    C(k, op##_max_ms, v_real_or_null(MOP(op)->done == 0, MOP(op)->max_ms))
+
+#define MIXED_COLUMNS(k, C, P)                                                                                      \
+    KEY_COLUMNS(k, C, P)                                                                                            \
+    C(k, attempt, v_int(R->attempt))                                                                                \
+    C(k, window_index, v_int(R->mixed->window_index))                                                               \
+    C(k, phase, v_text(R->mixed->phase))                                                                            \
+    C(k, zipf_s, v_real(R->mixed->zipf_s))                                                                          \
+    C(k, rate, v_real(R->mixed->rate))                                                                              \
+    C(k, clients, v_int(R->mixed->clients))                                                                         \
+    C(k, rows_live, v_int((sqlite3_int64)R->mixed->rows_live))                                                      \
+    C(k, queries, v_int((sqlite3_int64)M->queries))                                                                 \
+    C(k, recall, v_real_or_null(M->queries == 0, M->recall))                                                        \
+    C(k, answers_scored, v_int((sqlite3_int64)R->mixed->answers_scored))                                            \
+    C(k, ghost_answers, v_int((sqlite3_int64)R->mixed->ghost_answers))                                              \
+    C(k, ghost_example, v_text_set(R->mixed->ghost_example))                                                        \
+    C(k, stale_answers, v_int((sqlite3_int64)R->mixed->stale_answers))                                              \
+    C(k, short_answers, v_int((sqlite3_int64)M->short_answers))                                                     \
+    C(k, errors, v_int((sqlite3_int64)M->errors))                                                                   \
+    C(k, elapsed_s, v_real(M->elapsed_s))                                                                           \
+    C(k, qps, v_real(M->qps))                                                                                       \
+    LATENCY_COLUMNS(k, C, lat)                                                                                      \
+    C(k, latency_hist, v_blob(w->lat.blob, w->lat.blob_len))                                                        \
+    C(k, interval_s, v_real(MOP(update)->interval_s))                                                               \
+    MIXED_OP_COLUMNS(k, C, update)                                                                                  \
+    MIXED_OP_COLUMNS(k, C, delete)                                                                                  \
+    MIXED_OP_COLUMNS(k, C, insert)                                                                                  \
+    C(k, writes_total, v_int((sqlite3_int64)R->mixed->writes_total))                                               \
+    C(k, fresh_probes, v_int((sqlite3_int64)R->mixed->fresh_probes))                                                \
+    C(k, fresh_never, v_int((sqlite3_int64)R->mixed->fresh_never))                                                  \
+    C(k, fresh_p50_ms, v_real_or_null(w->lat2.empty, w->lat2.p50))                                                  \
+    C(k, fresh_p99_ms, v_real_or_null(w->lat2.empty, w->lat2.p99))                                                  \
+    C(k, maintain_s, v_real_or_null(strcmp(R->mixed->phase, "maintained") != 0, R->mixed->maintain_s))            \
+    C(k, live_id_sum, v_int((sqlite3_int64)R->mixed->live_id_sum))                                                  \
+    C(k, live_id_sumsq, v_int((sqlite3_int64)R->mixed->live_id_sumsq))                                              \
+    C(k, rows_engine, v_int_or_null(R->mixed->rows_engine < 0 || !strcmp(R->mixed->phase, "write"),                 \
+                                    R->mixed->rows_engine))                                                         \
+    AGENT_COLUMNS(k, C)
+COLUMNS(mixed, MIXED_COLUMNS)
+
+static const Vbench__Measurement *mixed_measurement(const Vbench__Result *r) { return r->mixed->m; }
+
+/* The search latency and the freshness histograms; a window of another phase is refused. */
+static int prepare_mixed(vb_store *s, store_row *w, vb_error *err) {
+    const char *ph = R->mixed->phase;
+    if (!ph || (strcmp(ph, "write") && strcmp(ph, "rest") && strcmp(ph, "maintained")))
+        return store_poison(s, err, "result %s: a mixed window of phase '%s' (write, rest or maintained)", R->result_key,
+                            ph ? ph : "");
+    int rc = decode_measurement(s, w, err);
+    return rc ? rc : store_latency_decode(s, R->mixed->freshness, R->result_key, &w->lat2, err);
+}
+
+static void describe_mixed(const Vbench__Result *r, char *buf, size_t len) {
+    const Vbench__MixedResult *x = r->mixed;
+    const Vbench__Measurement *m = x->m;
+    say(buf, len, "%s window %u (%s): %llu rows live, recall %.4f, %.0f QPS, %llu ghost and %llu stale answers; "
+        "%llu writes so far", r->item_key, x->window_index, x->phase, (unsigned long long)x->rows_live,
+        m ? m->recall : 0, m ? m->qps : 0, (unsigned long long)x->ghost_answers, (unsigned long long)x->stale_answers,
+        (unsigned long long)x->writes_total);
+}
+
 /* ---- cold start -------------------------------------------------------------------------------------------- */
 
 /* A cold start's measured columns: NULL when the cold start does not apply; NULL too for a value that is not a
@@ -717,6 +796,8 @@ const vb_result_kind store_result_kinds[] = {
      KIND_COLUMNS(capacity_window), NULL, prepare_capacity_window, after_capacity_window, describe_capacity_window},
     {VBENCH__RESULT__BODY_CAPACITY, NULL, "capacity", "capacity_result", "a capacity summary", KIND_COLUMNS(capacity),
      NULL, prepare_capacity, NULL, describe_capacity},
+    {VBENCH__RESULT__BODY_MIXED, NULL, "mixed", "mixed_result", "a mixed window", KIND_COLUMNS(mixed),
+     mixed_measurement, prepare_mixed, NULL, describe_mixed},
 };
 const size_t store_n_result_kinds = sizeof store_result_kinds / sizeof store_result_kinds[0];
 

@@ -423,6 +423,57 @@ CREATE TABLE IF NOT EXISTS server_log (
     recorded_at     TEXT NOT NULL
 );
 
+-- One window of a mixed item (issue 38; docs/metrics.md "Mixed"): `windows` windows while rows are updated, deleted
+-- and inserted (phase 'write'), one at rest ('rest') and one after the engine's maintenance ('maintained'). recall is
+-- against the exact top-k over the rows and vectors acknowledged before the window began (rows_live of them);
+-- ghost_answers: returned ids absent then and not written during the window; stale_answers: returned rows answered
+-- from the vector they held before their last update. The op columns cover the interval from the previous window's
+-- end to this window's end (offered: due by the open loop's schedule, or the closed loop's ratio; NULL at rest). An interrupted item
+-- runs again from its build (attempt): v_mixed shows the last attempt's rows only.
+CREATE TABLE IF NOT EXISTS mixed_result (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    config          TEXT,
+    dataset         TEXT NOT NULL,
+    attempt         INTEGER NOT NULL,
+    window_index    INTEGER NOT NULL,
+    phase           TEXT NOT NULL,          -- write, rest, maintained
+    zipf_s          REAL NOT NULL,          -- the rows' choice: 0 uniform, else zipf's exponent
+    rate            REAL NOT NULL,          -- offered operations/s in all; 0 closed loop
+    clients         INTEGER NOT NULL,
+    rows_live       INTEGER NOT NULL,
+    queries         INTEGER NOT NULL,
+    recall          REAL,
+    answers_scored  INTEGER NOT NULL,
+    ghost_answers   INTEGER NOT NULL,
+    ghost_example   TEXT,
+    stale_answers   INTEGER NOT NULL,
+    short_answers   INTEGER NOT NULL,
+    errors          INTEGER NOT NULL,
+    elapsed_s       REAL NOT NULL,
+    qps             REAL NOT NULL,
+    mean_ms REAL, p50_ms REAL, p95_ms REAL, p99_ms REAL, p999_ms REAL, max_ms REAL,
+    latency_hist    BLOB,
+    interval_s      REAL NOT NULL,
+    update_done INTEGER NOT NULL, update_offered INTEGER, update_errors INTEGER NOT NULL,
+    update_mean_ms REAL, update_p50_ms REAL, update_p99_ms REAL, update_max_ms REAL,
+    delete_done INTEGER NOT NULL, delete_offered INTEGER, delete_errors INTEGER NOT NULL,
+    delete_mean_ms REAL, delete_p50_ms REAL, delete_p99_ms REAL, delete_max_ms REAL,
+    insert_done INTEGER NOT NULL, insert_offered INTEGER, insert_errors INTEGER NOT NULL,
+    insert_mean_ms REAL, insert_p50_ms REAL, insert_p99_ms REAL, insert_max_ms REAL,
+    writes_total    INTEGER NOT NULL,
+    fresh_probes    INTEGER NOT NULL,
+    fresh_never     INTEGER NOT NULL,
+    fresh_p50_ms REAL, fresh_p99_ms REAL,
+    maintain_s      REAL,
+    live_id_sum     INTEGER NOT NULL,       -- the live ids before the window: sum and sum of squares (the set's check
+    live_id_sumsq   INTEGER NOT NULL,       -- against a server's table: SUM(id), SUM(id * id))
+    rows_engine     INTEGER,                -- rest, maintained: the rows the engine counts (against rows_live)
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+
 -- One window of a streaming item (issue 25; docs/metrics.md "Streaming"): each stage's, then one at rest (at_rest,
 -- stage_index = stages + 1). recall is against the exact ground truth of the rows_visible rows acknowledged before
 -- the window began; fresh_rows_found counts returned rows acknowledged during the window. The insert columns cover

@@ -118,7 +118,11 @@ CREATE VIEW v_recall_dist AS
         SELECT result_key, COALESCE(config, engine), dataset, 'streaming',
                IIF(at_rest, 'at rest', printf('stage %g', stage)) || printf(', attempt %d', attempt), recall, 0,
                stage_index, attempt
-        FROM streaming_result) AS x ON x.result_key = d.result_key
+        FROM streaming_result
+        UNION ALL
+        SELECT result_key, COALESCE(config, engine), dataset, 'mixed',
+               printf('window %d (%s), attempt %d', window_index, phase, attempt), recall, 0, window_index, attempt
+        FROM mixed_result) AS x ON x.result_key = d.result_key
     JOIN plan ON plan.key = d.item_key
     ORDER BY plan.seq, x.o1, x.o2, d.result_key;
 
@@ -396,6 +400,40 @@ CREATE TEMP VIEW v_churn_ci AS
          ON c.item_key = v.item
     ORDER BY v.seq;
 
+-- The mixed phase (issue 38): one row per window of each item's last attempt (an interrupted item ran again from its
+-- build), the write windows in order, then the one at rest and the one after maintenance. ids: uniform or zipf(S).
+CREATE VIEW v_mixed AS
+    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset,
+           IIF(r.zipf_s > 0, printf('zipf(%g)', r.zipf_s), 'uniform') AS ids, IIF(r.rate > 0, r.rate, NULL) AS rate,
+           r.window_index, r.phase, r.clients, r.rows_live, r.recall, r.ghost_answers, r.stale_answers, r.ghost_example,
+           r.qps, r.p50_ms, r.p95_ms, r.p99_ms, r.p999_ms, r.queries, r.answers_scored, r.short_answers, r.errors,
+           r.update_done + r.delete_done + r.insert_done AS writes, r.writes_total, r.interval_s,
+           r.update_p99_ms, r.delete_p99_ms, r.insert_p99_ms, r.fresh_probes, r.fresh_never, r.fresh_p50_ms,
+           r.fresh_p99_ms, r.maintain_s, r.rows_engine, r.live_id_sum, r.live_id_sumsq, r.attempt, r.item_key
+    FROM mixed_result AS r JOIN plan ON plan.key = r.item_key
+    WHERE r.attempt = (SELECT MAX(x.attempt) FROM mixed_result AS x WHERE x.item_key = r.item_key)
+    ORDER BY plan.seq, r.window_index;
+
+-- The mixed phase's write operations: one row per (window, operation) of v_mixed's windows: done, offered and
+-- achieved per second over the window's interval, errors and latency.
+CREATE VIEW v_mixed_ops AS
+    SELECT v.engine, v.dataset, v.ids, v.window_index, v.phase, o.op, o.done, o.offered,
+           IIF(r.interval_s > 0, o.done / r.interval_s, NULL) AS achieved_s,
+           IIF(r.interval_s > 0 AND o.offered IS NOT NULL, o.offered / r.interval_s, NULL) AS offered_s,
+           o.errors, o.mean_ms, o.p50_ms, o.p99_ms, o.max_ms, v.item_key
+    FROM v_mixed AS v JOIN mixed_result AS r ON r.item_key = v.item_key AND r.attempt = v.attempt
+                                             AND r.window_index = v.window_index
+    JOIN (SELECT result_key, 'update' AS op, update_done AS done, update_offered AS offered, update_errors AS errors,
+                 update_mean_ms AS mean_ms, update_p50_ms AS p50_ms, update_p99_ms AS p99_ms, update_max_ms AS max_ms
+          FROM mixed_result
+          UNION ALL
+          SELECT result_key, 'delete', delete_done, delete_offered, delete_errors, delete_mean_ms, delete_p50_ms,
+                 delete_p99_ms, delete_max_ms FROM mixed_result
+          UNION ALL
+          SELECT result_key, 'insert', insert_done, insert_offered, insert_errors, insert_mean_ms, insert_p50_ms,
+                 insert_p99_ms, insert_max_ms FROM mixed_result) AS o ON o.result_key = r.result_key
+    ORDER BY v.item_key, v.window_index, o.op;
+
 -- The streaming phase (issue 25): one row per window of each item's last attempt (an interrupted item ran again
 -- from its build), stages in order, the window at rest last. recall: against the rows visible when the window
 -- began; shortfall_rows = rows scheduled but not yet inserted at the window's start (the lag, in rows).
@@ -635,6 +673,18 @@ CREATE VIEW v_validity AS
     FROM v_streaming WHERE insert_rate > 0 AND at_rest = 0
       AND ((offered_rows_s > 0 AND achieved_rows_s < 0.95 * offered_rows_s)
            OR shortfall_rows > 0.05 * rows_scheduled_total)
+    UNION ALL
+    -- the mixed phase (issue 38): an engine that returned deleted rows (ghosts), or whose row count after the writes
+    -- is not the write log's
+    SELECT engine, dataset, item_key, 'deleted rows returned',
+           printf('window %d (%s): %d answers named rows deleted before the window (first: %s)', window_index, phase,
+                  ghost_answers, COALESCE(ghost_example, '?'))
+    FROM v_mixed WHERE ghost_answers > 0
+    UNION ALL
+    SELECT engine, dataset, item_key, 'rows not the write log''s',
+           printf('window %d (%s): the engine counts %d rows, the acknowledged writes leave %d', window_index, phase,
+                  rows_engine, rows_live)
+    FROM v_mixed WHERE rows_engine IS NOT NULL AND rows_engine <> rows_live
     UNION ALL
     SELECT COALESCE(config, engine) AS engine, dataset, item_key AS item, 'short answers',
            printf('%d of %d answers had fewer than k distinct rows (recall %.4f)', short_answers, queries, recall)

@@ -221,4 +221,132 @@ is "$(q "$db" "SELECT COUNT(*) FROM streaming_result WHERE attempt < (SELECT MAX
    "the first attempt's $before windows stay in the table, apart"
 is "$(q "$db" "SELECT rows_inserted_total, rows_visible FROM v_streaming WHERE at_rest = 1" | tr '|' ' ')" "2000 4000" \
    "the resumed stream inserted every row once more into a fresh index of 2000"
+# The mixed phase (issue 38): searches while one writer updates, deletes and inserts rows, rows chosen uniform and
+# zipf(1.1). Each window is scored against the exact top-k over the rows as the write log acknowledged them before
+# the window: exact scores 1 in every window, with no ghost (a deleted row returned) and no stale answer.
+mixed_profile() { # mixed_profile NAME ENGINES-YAML MIXED-SECTION
+    cat <<YML
+name: $1
+datasets:
+  - {name: synth, source: synthetic, rows: 3000, queries: 100, dim: 16, clusters: 8, metric: euclidean, seed: 3}
+engines:
+$2
+phases:
+  build:
+  mixed: $3
+YML
+}
+db="$SCRATCH/mixed.sqlite"
+mixed_profile mixed "  - name: exact
+  - name: hnswlib" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: [uniform, zipf(1.1)], window_s: 0.5, windows: 2, clients: 2}" >"$SCRATCH/mixed.yml"
+"$VBENCH" run --profile "$SCRATCH/mixed.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "mixed: vbench run exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+is "$(q "$db" "SELECT engine || ' ' || ids || ':' || group_concat(phase, ',') FROM v_mixed GROUP BY engine, ids ORDER BY engine, ids" | tr '\n' ' ')" \
+   "exact uniform:write,write,rest,maintained exact zipf(1.1):write,write,rest,maintained hnswlib uniform:write,write,rest,maintained hnswlib zipf(1.1):write,write,rest,maintained " \
+   "mixed: two windows while writing, one at rest, one after maintenance, per engine and choice of rows"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE engine = 'exact' AND printf('%.6f', recall) = '1.000000' AND ghost_answers = 0 AND stale_answers = 0 AND answers_scored > 100")" "8" \
+   "mixed, exact: recall 1, no ghost and no stale answer in every window, uniform and zipf: $(q "$db" "SELECT group_concat(ids || ' ' || printf('%.4f', recall) || '/' || ghost_answers, ' ') FROM v_mixed WHERE engine = 'exact'")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase = 'write' AND writes > 100")" "8" \
+   "mixed: every write window ran among writes: $(q "$db" "SELECT group_concat(writes, ' ') FROM v_mixed WHERE phase = 'write'")"
+is "$(q "$db" "SELECT COUNT(DISTINCT op) FROM v_mixed_ops WHERE phase = 'write' AND done > 0 AND p99_ms > 0 AND offered > 0 AND achieved_s > 0")" "3" \
+   "mixed: update, delete and insert each with its latency, offered and achieved rate"
+# closed loop: the writer keeps the ratio to the searches' rate, 0.1 : 0.05 : 0.05 between the writes
+is "$(q "$db" "SELECT COUNT(*) FROM (SELECT item_key, window_index, SUM(IIF(op = 'update', done, 0)) AS u, SUM(IIF(op <> 'update', done, 0)) AS o FROM v_mixed_ops WHERE phase = 'write' GROUP BY 1, 2) WHERE u BETWEEN 0.8 * o AND 1.25 * o")" "8" \
+   "mixed: updates as many as deletes and inserts together, as the shares say"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase <> 'write' AND rows_engine = rows_live")" "8" \
+   "mixed: at rest and after maintenance the engine holds the write log's rows: $(q "$db" "SELECT group_concat(engine || ' ' || rows_engine || '/' || rows_live, ', ') FROM v_mixed WHERE phase = 'rest'")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase = 'write' AND fresh_probes > 0 AND fresh_never = 0")" "8" \
+   "mixed: update freshness probed in every write window, every updated row found at its new position"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE engine = 'hnswlib' AND recall >= 0.95")" "8" \
+   "mixed, hnswlib: recall >= 0.95 in every window: $(q "$db" "SELECT group_concat(printf('%.4f', recall), ' ') FROM v_mixed WHERE engine = 'hnswlib'")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'mixed' AND engine = 'exact' AND recall_min = 1")" "8" \
+   "mixed: the recall distribution of every window (exact: every query at 1)"
+out=$("$VBENCH" show "$db")
+like "$out" "Mixed (search while rows are updated" "show prints the mixed table"
+like "$out" "Mixed: the write operations per window" "show prints the mixed operations"
+"$VBENCH" show --json "$db" >"$SCRATCH/mixed.json"
+/usr/bin/python3 - "$SCRATCH/mixed.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["mixed"]) == 16, len(d["mixed"])
+for k in ("engine", "ids", "phase", "rows_live", "recall", "ghost_answers", "stale_answers", "qps", "p99_ms",
+          "update_p99_ms", "fresh_p50_ms", "rows_engine"):
+    assert k in d["mixed"][0], k
+assert len(d["mixed_ops"]) == 48, len(d["mixed_ops"])
+assert "streaming" not in d
+PY
+ok $? "show --json: the mixed windows and operations with their fields (and no streaming key without streaming)"
+"$VBENCH" export "$db" --format csv -o "$SCRATCH/mixed-csv" >/dev/null 2>&1
+is "$(tail -n +2 "$SCRATCH/mixed-csv/mixed.csv" 2>/dev/null | wc -l)" "16" "export: mixed.csv has the 16 windows"
+is "$(q "$db" "SELECT COUNT(*) FROM v_validity")" "0" "mixed: no validity finding (no ghost, every engine count the log's)"
+cp "$db" "$SCRATCH/mixed-ghost.sqlite"
+q "$SCRATCH/mixed-ghost.sqlite" "UPDATE mixed_result SET ghost_answers = 2, ghost_example = 'query 1: id 5' WHERE window_index = 1 AND item_key LIKE '%exact%uniform'; UPDATE mixed_result SET rows_engine = rows_live + 1 WHERE phase = 'rest' AND item_key LIKE '%hnswlib%uniform'"
+is "$(q "$SCRATCH/mixed-ghost.sqlite" "SELECT engine || ': ' || \"check\" || ': ' || detail FROM v_validity" | tr '\n' ';')" \
+   "exact: deleted rows returned: window 1 (write): 2 answers named rows deleted before the window (first: query 1: id 5);hnswlib: rows not the write log's: window 3 (rest): the engine counts $(q "$db" "SELECT rows_live + 1 FROM v_mixed WHERE phase = 'rest' AND engine = 'hnswlib' AND ids = 'uniform'") rows, the acknowledged writes leave $(q "$db" "SELECT rows_live FROM v_mixed WHERE phase = 'rest' AND engine = 'hnswlib' AND ids = 'uniform'");" \
+   "mixed: ghosts and a row count that is not the log's are validity findings (the same results with both set)"
+"$VBENCH" report "$db" >/dev/null 2>"$SCRATCH/mixed-report.err"
+ok $? "mixed: vbench report exits 0" || tail -5 "$SCRATCH/mixed-report.err" | sed 's/^/#   /'
+html=$SCRATCH/mixed-report/report.html
+like "$(cat "$html" 2>/dev/null)" '<section id="mixed"><h2>Mixed (search while rows are updated, deleted and inserted)' \
+     "the report has a mixed section"
+/usr/bin/python3 - "$html" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+i = t.index('<section id="mixed">')
+sec = t[i:t.index("</section>", i)]
+assert "ghost_answers" in sec and "zipf(1.1)" in sec and "maintained" in sec and "update" in sec, "mixed section content"
+PY
+ok $? "the report's mixed section has the windows (ghosts, zipf, the maintained window) and the operations"
+vb_report_section_shot "$html" mixed "$SCRATCH/mixed.png"
+
+# An open loop at 3000 operations/s: searches at 2400/s, writes at 600/s, offered = achieved.
+db="$SCRATCH/mixed-open.sqlite"
+mixed_profile mixedopen "  - name: exact" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), rate: 3000, window_s: 0.5, windows: 2, clients: 2}" >"$SCRATCH/mixed-open.yml"
+"$VBENCH" run --profile "$SCRATCH/mixed-open.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+rc=$?
+ok $rc "mixed, open loop: vbench run exits 0"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE printf('%.6f', recall) = '1.000000' AND ghost_answers = 0 AND rate = 3000")" "4" \
+   "mixed, open loop, exact: recall 1 and no ghost in every window"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase = 'write' AND qps BETWEEN 2000 AND 2800")" "2" \
+   "mixed, open loop: searches at about 2400/s: $(q "$db" "SELECT group_concat(printf('%.0f', qps), ' ') FROM v_mixed WHERE phase = 'write'")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed_ops WHERE phase = 'write' AND ABS(done - offered) <= 0.1 * offered + 5")" "6" \
+   "mixed, open loop: each operation achieved its offered count: $(q "$db" "SELECT group_concat(op || ' ' || done || '/' || offered, ', ') FROM v_mixed_ops WHERE phase = 'write'")"
+
+# The item's limit: 50 windows of 0.5 s cannot end within limit_s 1; the writes stop at the limit, the windows
+# measured before it stay, and the item is expired with a message that says how far it got.
+db="$SCRATCH/mixed-limit.sqlite"
+mixed_profile mixedlimit "  - name: exact" "{ops: {search: 0.8, update: 0.2}, window_s: 0.5, windows: 50, clients: 1, limit_s: 1}" >"$SCRATCH/mixed-limit.yml"
+"$VBENCH" run --profile "$SCRATCH/mixed-limit.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+is "$?" "1" "mixed, limit: vbench run exits 1 (an item stopped at its limit)"
+like "$(q "$db" "SELECT status || ': ' || error FROM plan WHERE phase = 'mixed'")" \
+     "expired: mixed stopped at its limit of 1 s after " "mixed, limit: the item is expired, its message says how far it got"
+is "$(q "$db" "SELECT COUNT(*) > 0, SUM(phase <> 'write') FROM v_mixed" | tr '|' ' ')" "1 0" \
+   "mixed, limit: the write windows measured before the limit are kept ($(q "$db" "SELECT COUNT(*) FROM v_mixed"))"
+
+# SIGKILL of the coordinator and its agent in the middle of the mixed phase, then resume: the item runs again from
+# its build; the engine's rows at rest equal the write log's, every window once, of the last attempt.
+db="$SCRATCH/mixed-kill.sqlite"
+mixed_profile mixedkill "  - name: hnswlib" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), window_s: 0.5, windows: 4, clients: 2}" >"$SCRATCH/mixed-kill.yml"
+"$VBENCH" run --profile "$SCRATCH/mixed-kill.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
+pid=$!
+wait_sql "$db" "SELECT COUNT(*) FROM mixed_result" 2 120
+ok $? "mixed: the first run committed two windows"
+children=$(pgrep -P "$pid" | tr '\n' ' ')
+kill -9 "$pid" $children
+wait "$pid" 2>/dev/null
+before=$(q "$db" "SELECT COUNT(*) FROM mixed_result")
+is "$(q "$db" "SELECT status FROM plan WHERE phase = 'mixed'")" "running" "mixed: the killed item is not done"
+"$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run2.txt"
+rc=$?
+ok $rc "mixed: resume completes the campaign"
+[ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/run2.txt" | tail -20
+is "$(q "$db" "SELECT COUNT(*), COUNT(DISTINCT window_index), MIN(attempt) = MAX(attempt), MAX(attempt) > 1 FROM v_mixed" | tr '|' ' ')" \
+   "6 6 1 1" "mixed: v_mixed has every window once, all of the last attempt (the item ran again from its build)"
+is "$(q "$db" "SELECT COUNT(*) FROM mixed_result WHERE attempt < (SELECT MAX(attempt) FROM mixed_result)")" "$before" \
+   "mixed: the first attempt's $before windows stay in the table, apart"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase <> 'write' AND rows_engine = rows_live")" "2" \
+   "mixed: after the resume the engine's rows equal the write log's: $(q "$db" "SELECT group_concat(rows_engine || '/' || rows_live, ' ') FROM v_mixed WHERE phase <> 'write'")"
 done_testing

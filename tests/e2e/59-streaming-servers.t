@@ -21,6 +21,7 @@ engines:
 phases:
   build:
   streaming: {insert_rate: [300], insert_batch: 20, stages: [0.7, 0.9, 1.0], window_s: 0.5, clients: 2, ef_search: 40}
+  mixed: {ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), rate: 1000, window_s: 0.5, windows: 2, clients: 2, ef_search: 40}
 YML
 db=$SCRATCH/s.sqlite
 vb_ns_campaign "$SCRATCH/s.yml" "$db" "the streaming campaign on pgvector, mariadb and hnswlib"
@@ -48,6 +49,27 @@ q "$db" "SELECT engine, IIF(at_rest, 'rest', printf('%g', stage)), rows_visible,
          printf('%.2f', fresh_p50_ms), printf('%.2f', fresh_p99_ms), fresh_never || '/' || fresh_probes
          FROM v_streaming" | sed "s/^/# stream: /"
 q "$db" "SELECT engine, printf('%.2f', throughput_ratio), printf('%.2f', p99_ratio) FROM v_streaming_cost" | sed "s/^/# cost: /"
+
+# The mixed phase (issue 38) on the same servers: searches at 800/s while rows are updated (UPDATE through the
+# upsert), deleted and inserted at 200/s, zipf(1.1) over the ids; then a window at rest, pgvector's VACUUM (MariaDB and
+# hnswlib: no maintenance) and a window after it. Recall against the write log's state before each window.
+q "$db" "SELECT engine, window_index, phase, rows_live, COALESCE(rows_engine, '-'), printf('%.3f', recall),
+         ghost_answers, stale_answers, COALESCE(ghost_example, '-'), printf('%.0f', qps), printf('%.2f', p99_ms),
+         writes, printf('%.2f', update_p99_ms), printf('%.2f', delete_p99_ms), printf('%.2f', insert_p99_ms),
+         COALESCE(printf('%.2f', fresh_p50_ms), '-'), fresh_never || '/' || fresh_probes, COALESCE(printf('%.3f', maintain_s), '-')
+         FROM v_mixed" | sed "s/^/# mixed: /"
+is "$(q "$db" "SELECT engine || ':' || group_concat(phase, ',') FROM v_mixed GROUP BY engine ORDER BY engine" | tr '\n' ' ')" \
+   "hnswlib:write,write,rest,maintained mariadb:write,write,rest,maintained pgvector:write,write,rest,maintained " \
+   "mixed: two windows while writing, one at rest, one after maintenance on every engine"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE errors = 0 AND queries > 0 AND recall >= 0.8")" "12" \
+   "mixed: every window answered without errors, recall >= 0.8 against the rows as acknowledged: $(q "$db" "SELECT group_concat(engine || ' ' || printf('%.3f', recall), ', ') FROM v_mixed")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed_ops WHERE phase = 'write' AND done > 0 AND errors = 0 AND p99_ms > 0")" "18" \
+   "mixed: update, delete and insert ran in every write window on every engine, each with its latency"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase <> 'write' AND rows_engine = rows_live")" "6" \
+   "mixed: at rest and after maintenance each server counts the write log's rows: $(q "$db" "SELECT group_concat(engine || ' ' || rows_engine || '/' || rows_live, ', ') FROM v_mixed WHERE phase = 'maintained'")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE engine = 'pgvector' AND phase = 'maintained' AND maintain_s > 0")" "1" \
+   "mixed: pgvector's VACUUM ran before the last window ($(q "$db" "SELECT printf('%.3f', maintain_s) FROM v_mixed WHERE engine = 'pgvector' AND phase = 'maintained'") s)"
+is "$(q "$db" "SELECT SUM(ghost_answers) FROM v_mixed")" "0" "mixed: no engine returned a deleted row"
 
 # Redis 8 vector sets (cosine only: an angular copy of the data) through the same phase, the server started from the
 # recipe deploy/engines/redis.yml in the same namespace. The writer inserts on its own connection, the probe and the
@@ -86,6 +108,16 @@ is "$(q "$db" "SELECT COUNT(*) || '/' || SUM(agrees) FROM v_server_count WHERE p
    "redis: per streaming result the server's VSIM and VADD calls equal vbench's (the probe's and the writer's included)"
 is "$(q "$db" "SELECT SUM(sent) || '/' || SUM(server) FROM v_server_count WHERE phase = 'streaming' AND command = 'write'")" \
    "1500/1500" "redis: 1500 VADD calls for the 1500 streamed rows"
+q "$db" "SELECT engine, window_index, phase, rows_live, COALESCE(rows_engine, '-'), printf('%.3f', recall),
+         ghost_answers, stale_answers, COALESCE(ghost_example, '-'), printf('%.0f', qps), printf('%.2f', p99_ms),
+         writes, printf('%.2f', update_p99_ms), printf('%.2f', delete_p99_ms), printf('%.2f', insert_p99_ms),
+         COALESCE(printf('%.2f', fresh_p50_ms), '-'), fresh_never || '/' || fresh_probes FROM v_mixed" | sed "s/^/# mixed: /"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE errors = 0 AND queries > 0 AND recall >= 0.8 AND ghost_answers = 0")" "4" \
+   "redis, mixed (VADD over an element, VREM): every window without errors or ghosts, recall >= 0.8: $(q "$db" "SELECT group_concat(printf('%.3f', recall), ' ') FROM v_mixed")"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed_ops WHERE phase = 'write' AND done > 0 AND errors = 0")" "6" \
+   "redis, mixed: updates, deletes and inserts in both write windows"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase <> 'write' AND rows_engine = rows_live")" "2" \
+   "redis, mixed: VCARD equals the write log's rows at rest and after: $(q "$db" "SELECT group_concat(rows_engine || '/' || rows_live, ' ') FROM v_mixed WHERE phase <> 'write'")"
 is "$(q "$db" "SELECT COUNT(*) FROM v_validity WHERE \"check\" IN ('server count mismatch', 'insert rate not kept')")" "0" \
    "redis: no count mismatch and no insert rate finding"
 

@@ -1197,6 +1197,81 @@ static void test_streaming(void) {
                  "required with mode: open");
 }
 
+/* The mixed phase (issue 38): defaults, one item per ids choice with the typed shares, the checks of ops (a map whose
+ * shares sum to 1), ids and rate; an engine without remove refused for a delete share, by name, before anything. */
+static int nr_open(const vb_engine_config *c, void **s, vb_error *e) { (void)c, (void)e; *s = NULL; return VB_OK; }
+static void nr_close(void *s) { (void)s; }
+static int nr_create(void *s, const vb_table_spec *sp, vb_error *e) { (void)s, (void)sp, (void)e; return VB_OK; }
+static int nr_connect(void *s, void **c, vb_error *e) { (void)s, (void)e; *c = NULL; return VB_OK; }
+static void nr_disconnect(void *c) { (void)c; }
+static int nr_load(void *c, const int64_t *i, const float *v, const int32_t *t, const int32_t *cl, size_t n,
+                   vb_error *e) { (void)c, (void)i, (void)v, (void)t, (void)cl, (void)n, (void)e; return VB_OK; }
+static int nr_set(void *c, const vb_search_params *p, vb_error *e) { (void)c, (void)p, (void)e; return VB_OK; }
+static int nr_search(void *c, const float *q, int k, const vb_filter *f, int64_t *o, int *n, vb_error *e) {
+    (void)c, (void)q, (void)k, (void)f, (void)o, (void)e;
+    *n = 0;
+    return VB_OK;
+}
+static int nr_version(void *s, char *b, size_t l, vb_error *e) { (void)s, (void)e; snprintf(b, l, "0"); return VB_OK; }
+static const vb_engine_ops noremove_ops = {
+    .name = "noremove", .description = "inserts but cannot remove", .open = nr_open, .close = nr_close,
+    .create = nr_create, .connect = nr_connect, .disconnect = nr_disconnect, .load = nr_load, .set_search = nr_set,
+    .search = nr_search, .version = nr_version, .insert = nr_load,
+};
+
+static void test_mixed(void) {
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "  mixed:\n    ids: [uniform, zipf(1.1)]\n", &err);
+    if (!ok(p != NULL, "mixed profile parses (%s)", err.message)) return;
+    const vb_profile_phase *mx = vb_profile_phase_find(p, "mixed");
+    is_str(vb_kv_get(mx->params, mx->n_params, "ops.search", NULL), "0.9", "default mixed.ops.search");
+    is_str(vb_kv_get(mx->params, mx->n_params, "ops.delete", NULL), "0.025", "default mixed.ops.delete");
+    is_str(vb_kv_get(mx->params, mx->n_params, "rate", NULL), "closed", "default mixed.rate");
+    is_str(vb_kv_get(mx->params, mx->n_params, "ids", NULL), "uniform,zipf(1.1)", "ids keeps both choices");
+    vb_plan *plan = NULL;
+    ok(vb_plan_build(p, &plan, &err) == VB_OK && plan->n_items == 1 + 2, "mixed: 1 build + 2 choices (%s)", err.message);
+    const vb_plan_item *u = plan ? vb_plan_find(plan, "t/e1/d1/mixed/ids=uniform") : NULL;
+    const vb_plan_item *z = plan ? vb_plan_find(plan, "t/e1/d1/mixed/ids=zipf-1.1") : NULL;
+    ok(u && z && u->kind == VB_PHASE_MIXED, "mixed: one key per ids choice");
+    ok(u && z && u->p.zipf_s == 0 && z->p.zipf_s == 1.1 && z->p.mix[0] == 0.9 && z->p.mix[1] == 0.05 &&
+           z->p.mix[2] == 0.025 && z->p.mix[3] == 0.025 && z->p.mix_windows == 3 && z->p.pool_fraction == 0.1 &&
+           z->p.mode == VB_POINT_CLOSED && z->p.clients == 2 && z->p.window_s == 5,
+       "mixed: the typed point has the shares, the choice and the defaults");
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    p = parse(BASE_HEAD "  mixed:\n    ops: {search: 0.5, update: 0.5, delete: 0, insert: 0}\n    rate: 800\n", &err);
+    ok(p && vb_plan_build(p, &plan, &err) == VB_OK, "mixed with a rate plans (%s)", err.message);
+    const vb_plan_item *o = plan ? vb_plan_find(plan, "t/e1/d1/mixed/ids=uniform") : NULL;
+    ok(o && o->p.mode == VB_POINT_OPEN && o->p.target_rate == 800 && o->p.mix[1] == 0.5,
+       "mixed: rate 800 is the open loop at 800 operations/s");
+    vb_plan_destroy(&plan);
+    vb_profile_destroy(&p);
+    expect_error("shares not summing to 1", BASE_HEAD "  mixed:\n    ops: {search: 0.9, update: 0.2}\n", 13,
+                 "phases.mixed.ops", "sum to 1.1, not 1");
+    expect_error("ops not a map", BASE_HEAD "  mixed:\n    ops: 1\n", 13, "phases.mixed.ops", "expected a map");
+    expect_error("unknown op", BASE_HEAD "  mixed:\n    ops: {search: 1, upsert: 0}\n", 13, "phases.mixed.ops.upsert",
+                 "unknown key");
+    expect_error("ids word", BASE_HEAD "  mixed:\n    ids: [zipf]\n", 13, "phases.mixed.ids[0]", "uniform or zipf(S)");
+    expect_error("zipf out of range", BASE_HEAD "  mixed:\n    ids: zipf(0)\n", 13, "phases.mixed.ids", "(0, 10]");
+    expect_error("rate word", BASE_HEAD "  mixed:\n    rate: fast\n", 13, "phases.mixed.rate", "or closed");
+
+    /* an engine that cannot remove: refused for a delete share, accepted without one */
+    ok(vb_engine_register(&noremove_ops) == VB_OK, "register noremove");
+    const char *head = "name: t\nk: 10\ndatasets:\n  - name: d1\n    source: synthetic\n    rows: 1000\nengines:\n"
+                       "  - name: noremove\nphases:\n  build:\n  mixed:\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s    ops: {search: 0.9, update: 0.05, delete: 0.05}\n", head);
+    p = parse(text, &err);
+    ok(p && vb_profile_check_engines(p, &err) == VB_ERROR, "a delete share on an engine without remove is refused");
+    contains(err.message, "engine 'noremove'", "the message names the engine");
+    contains(err.message, "delete: 0.05", "and the share");
+    vb_profile_destroy(&p);
+    snprintf(text, sizeof text, "%s    ops: {search: 0.9, update: 0.1, delete: 0, insert: 0}\n", head);
+    p = parse(text, &err);
+    ok(p && vb_profile_check_engines(p, &err) == VB_OK, "without a delete share it runs (%s)", err.message);
+    vb_profile_destroy(&p);
+}
+
 /* A single value wherever a list is accepted, and a list of predicates as an axis of the filtered phase (issue 36.13:
  * insert_rate: 2000 was refused as "expected a list of numbers or max", predicate: [range, equality] as "got a
  * list"). */
@@ -1333,6 +1408,7 @@ int main(void) {
     test_limits_struct();
     test_errors();
     test_numeric_bounds();
+    test_mixed();
     test_single_values_and_predicates();
     test_cost();
     test_dataset_files();

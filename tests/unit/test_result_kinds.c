@@ -109,6 +109,7 @@ int main(void) {
     Vbench__WindowResult cwin = VBENCH__WINDOW_RESULT__INIT;
     Vbench__CapacityWindow cw = VBENCH__CAPACITY_WINDOW__INIT;
     Vbench__CapacitySummary cap = VBENCH__CAPACITY_SUMMARY__INIT;
+    Vbench__MixedResult mx = VBENCH__MIXED_RESULT__INIT;
     Vbench__Measurement m = VBENCH__MEASUREMENT__INIT;
     double targets[2] = {5, 10};
     cw.w = &cwin;
@@ -130,6 +131,8 @@ int main(void) {
     ch.m = &m;
     stm.m = &m;
     cs.reason = "no server";
+    mx.m = &m;
+    mx.phase = "write";
     m.queries = 10;
     m.recall = 0.5;
     struct {
@@ -142,6 +145,7 @@ int main(void) {
         {VBENCH__RESULT__BODY_FILTERED, &fi, "filtered"},     {VBENCH__RESULT__BODY_CHURN, &ch, "churn"},
         {VBENCH__RESULT__BODY_STREAMING, &stm, "streaming"},  {VBENCH__RESULT__BODY_COLD_START, &cs, "cold_start"},
         {VBENCH__RESULT__BODY_CAPACITY_WINDOW, &cw, "capacity_window"}, {VBENCH__RESULT__BODY_CAPACITY, &cap, "capacity"},
+        {VBENCH__RESULT__BODY_MIXED, &mx, "mixed"},
     };
     size_t n_one = sizeof one / sizeof one[0];
     is_int((int)n_one, (int)store_n_result_kinds, nm("a result for each of the %zu kinds", store_n_result_kinds));
