@@ -188,8 +188,8 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     vb_capacity_client cl = {
         .window_s = res.elapsed_s, .scheduled = o.scheduled, .started = o.started, .clients = (int)p->clients,
         .in_flight = res.elapsed_s > 0 ? res.in_call_s / res.elapsed_s : 0,
-        /* an embedded engine computes inside the workers' calls: their CPU is the engine's, not the client's */
-        .client_cpu_s = c->embedded ? 0 : res.client_cpu_s, .cpus = c->cpus,
+        /* an embedded engine computes inside the workers' calls: their CPU is the engine's too (metrics/capacity.h) */
+        .client_cpu_s = res.client_cpu_s, .cpus = c->cpus, .embedded = c->embedded,
         .service_p50_ms = (double)vb_histogram_value_at_percentile(res.service, 50) / 1e6,
         .service_p99_ms = (double)vb_histogram_value_at_percentile(res.service, 99) / 1e6,
         .unloaded_ms = c->start > 0 ? 1e3 / c->start : 0,

@@ -92,6 +92,7 @@ typedef struct vb_capacity_client {
     double in_flight;                  /* time-averaged queries inside driver calls */
     double client_cpu_s;               /* the worker threads' CPU time in the window */
     int cpus;                          /* CPUs the client may use */
+    int embedded;                      /* the engine computes inside the workers' calls (their CPU is its CPU too) */
     double service_p50_ms, service_p99_ms;   /* around the driver call (the engine's answers as the client saw them) */
     double unloaded_ms;                /* the engine's time per query unloaded: 1 / the 1-client QPS */
     double target_ms;                  /* the largest p99 target */

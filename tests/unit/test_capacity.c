@@ -291,6 +291,19 @@ static void test_client_check(void) {
     is_int(vb_capacity_client_check(&c, why, sizeof why), 1,
            "every client busy while the engine answered as fast as unloaded: the client");
     contains(why, "raise clients", "what to do");
+    /* an embedded engine: the workers' CPU is its search too; saturated, it is the client's limit only while the calls
+     * stay as fast as unloaded (the null engine), not while they slow down under the threads' contention (a search) */
+    vb_capacity_client e = {.window_s = 1, .scheduled = 1000, .started = 1000, .clients = 32, .in_flight = 3,
+                            .client_cpu_s = 1.95, .cpus = 2, .embedded = 1, .service_p50_ms = 0.001,
+                            .service_p99_ms = 30, .unloaded_ms = 0.0005, .target_ms = 10};
+    is_int(vb_capacity_client_check(&e, why, sizeof why), 1, "embedded, saturated CPUs, the calls as fast as unloaded: "
+           "the client");
+    contains(why, "the client's own work", "the reason says the client's own work filled the CPUs");
+    e.service_p50_ms = 0.8, e.unloaded_ms = 0.2;
+    is_int(vb_capacity_client_check(&e, why, sizeof why), 0, "embedded, saturated CPUs, the calls 4 x slower than "
+           "unloaded: the engine's search");
+    e.client_cpu_s = 0.5, e.service_p50_ms = 0.001, e.unloaded_ms = 0.0005;
+    is_int(vb_capacity_client_check(&e, why, sizeof why), 0, "embedded, CPUs to spare, on schedule: not the client");
     c.service_p50_ms = 16, c.service_p99_ms = 30, c.target_ms = 200;
     is_int(vb_capacity_client_check(&c, why, sizeof why), 0,
            "every client busy, the engine's answers 8 x slower than unloaded (but within the target): an overload, the engine's");
