@@ -263,12 +263,6 @@ static const char *status_reason(const cap_item *c, int t, char *buf, size_t len
     case VB_CAP_TARGET_UNREACHABLE:
         snprintf(buf, len, "p99 <= %g ms was not met even at %.1f/s, the lowest rate tried", c->p->p99_ms[t], a->fail_rate);
         break;
-    case VB_CAP_UNCONFIRMED:
-        snprintf(buf, len, "not confirmed: the search found %.1f/s for p99 <= %g ms, but only %d of its %d confirmation "
-                 "windows met it, and with the search's windows at that rate fewer than half did: the host's noise or a "
-                 "target at the edge of the curve; more repeats or a longer window_s", a->rate, c->p->p99_ms[t],
-                 a->repeats_met, a->repeats);
-        break;
     case VB_CAP_NOT_CONVERGED:
         snprintf(buf, len, "the search used its %d windows without converging (last met %.1f/s, failed %.1f/s)",
                  VB_CAPACITY_MAX_WINDOWS, a->rate, a->fail_rate);

@@ -234,14 +234,6 @@ void vb_capacity_record(vb_capacity_search *s, const vb_capacity_obs *o) {
     if (o->stage == VB_CAP_CONFIRM) {
         a->repeats++;
         a->repeats_met += vb_capacity_meets(s, o, t);
-        /* a rate its measurements did not hold is not reported as the capacity: of every window at the found rate
-         * (the search's votes there and the confirmations) at least half must meet the target */
-        if (a->repeats == s->repeats) {
-            int met = a->repeats_met, all = a->repeats;
-            for (int i = 0; i < s->n; i++)
-                if (is_search(&s->w[i]) && s->w[i].rate == a->rate) all++, met += vb_capacity_meets(s, &s->w[i], t);
-            if (2 * met < all) a->status = VB_CAP_UNCONFIRMED;
-        }
     } else if (o->stage == VB_CAP_KNEE) {
         a->knee_measured = 1;
         a->knee_rate = o->rate;

@@ -42,7 +42,6 @@
 typedef enum { VB_CAP_GROW = 0, VB_CAP_BISECT, VB_CAP_DESCEND, VB_CAP_CONFIRM, VB_CAP_KNEE } vb_capacity_stage;
 typedef enum {
     VB_CAP_FOUND = 0, VB_CAP_RECALL_UNREACHABLE, VB_CAP_CLIENT_LIMIT, VB_CAP_TARGET_UNREACHABLE, VB_CAP_NOT_CONVERGED,
-    VB_CAP_UNCONFIRMED,                /* the search's rate, but fewer than half the windows at it met the target */
     VB_CAP_OPEN = 99                   /* still being searched (never reported) */
 } vb_capacity_status;
 

@@ -650,7 +650,7 @@ static void describe_cold_start(const Vbench__Result *r, char *buf, size_t len) 
  * "Capacity"); NULL for a value this store does not know (the result is refused). */
 static const char *const capacity_stages[] = {"grow", "bisect", "descend", "confirm", "knee"};
 static const char *const capacity_statuses[] = {"found", "recall_unreachable", "client_limit", "target_unreachable",
-                                                "not_converged", "unconfirmed"};
+                                                "not_converged"};
 static const char *const capacity_sources[] = {"probe", "given", "sweep", "unreachable"};
 #define WORD_OF(words, v) ((unsigned)(v) < sizeof words / sizeof words[0] ? words[v] : NULL)
 

@@ -581,7 +581,7 @@ CREATE TABLE IF NOT EXISTS capacity_window (
 -- A capacity item's answer per p99 target (one row per target and attempt), or its one row when it measured nothing
 -- (status recall_unreachable, target_ms 0). status: found (rate is the capacity), recall_unreachable, client_limit (the
 -- client could not offer more than client_max_rate where the engine still met the target: no capacity),
--- target_unreachable, not_converged, unconfirmed. p50 / p99 / p999 at the found rate: the medians over its confirmation windows.
+-- target_unreachable, not_converged. p50 / p99 / p999 at the found rate: the medians over its confirmation windows.
 CREATE TABLE IF NOT EXISTS capacity_result (
     result_key      TEXT PRIMARY KEY,
     item_key        TEXT NOT NULL REFERENCES plan(key),
