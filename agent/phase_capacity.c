@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "metrics/capacity.h"
+#include "agent/hiccup.h"
 #include "agent/measure.h"
 #include "agent/phase.h"
 #include "agent/window.h"
@@ -163,8 +164,11 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     };
     vb_window_measured meas;
     vb_workload_result res;
-    if (vb_window_measured_run(ctx, s->engine, &cfg, &meas, &res, err) != VB_OK)
-        return vb_error_prefix(err, "%s capacity, window %d at %.1f/s", s->engine_name, step, rate);
+    vb_hiccup pause;   /* over warm-up and window: a pause in warm-up leaves its queue to the window */
+    vb_hiccup_start(&pause, 0);
+    int run = vb_window_measured_run(ctx, s->engine, &cfg, &meas, &res, err);
+    vb_hiccup_stop(&pause);
+    if (run != VB_OK) return vb_error_prefix(err, "%s capacity, window %d at %.1f/s", s->engine_name, step, rate);
     if (res.stopped || (ctx->stop && atomic_load(ctx->stop))) {
         vb_workload_result_free(&res);
         return vb_error_set(err, "agent", 1, "aborted");
@@ -176,7 +180,8 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
         vb_workload_result_free(&res);
         return VB_ERROR;
     }
-    vb_capacity_obs o = {.rate = rate, .stage = stage, .target = target, .errors = res.errors};
+    vb_capacity_obs o = {.rate = rate, .stage = stage, .target = target, .errors = res.errors,
+                         .host_pause_ms = (double)pause.max_ns / 1e6};
     o.started = res.queries + res.edge_queries + res.errors;
     o.scheduled = res.scheduled;
     o.achieved = res.elapsed_s > 0 ? (double)o.started / res.elapsed_s : 0;
@@ -200,6 +205,7 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     if (o.client_limited && !c->client_reason[0])
         snprintf(c->client_reason, sizeof c->client_reason, "at %.1f/s offered: %s", rate, why);
     vb_capacity_record(&c->search, &o);
+    unsigned discounted = c->search.w[c->search.n - 1].discounted;
 
     vb_window_wire w;
     vb_histogram *uncorrected = res.latency;
@@ -224,6 +230,8 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     cw.p99_ms = o.p99_ms;
     cw.own_p99_ms = (double)vb_histogram_value_at_percentile(res.own, 99) / 1e6;
     cw.uncorrected_p99_ms = (double)vb_histogram_value_at_percentile(uncorrected, 99) / 1e6;
+    cw.host_pause_ms = o.host_pause_ms;
+    cw.discounted = discounted;
     cw.n_targets_ms = (size_t)p->n_p99;
     cw.targets_ms = (double *)p->p99_ms;
     cw.client_cores = res.elapsed_s > 0 ? res.client_cpu_s / res.elapsed_s : 0;
@@ -238,11 +246,12 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     if (target >= 0) snprintf(for_target, sizeof for_target, " for p99 <= %g ms", p->p99_ms[target]);
     vb_phase_log(ctx, o.client_limited ? "warn" : "info",
                  "%s capacity window %d (%s%s): offered %.1f/s, achieved %.1f/s (%llu of %llu arrivals started), p99 "
-                 "%.3f ms from the intended start%s%s%s", s->engine_name, step, stage_name(stage), for_target, rate,
+                 "%.3f ms from the intended start%s%s%s%s", s->engine_name, step, stage_name(stage), for_target, rate,
                  o.achieved,
                  (unsigned long long)o.started, (unsigned long long)o.scheduled, o.p99_ms,
                  res.errors ? ", queries failed: " : "", res.errors ? res.first_error : "",
-                 o.client_limited ? "; client-limited" : "");
+                 o.client_limited ? "; client-limited" : "",
+                 discounted ? "; failed while the client host paused: measured again" : "");
     vb_window_wire_free(&w);
     vb_workload_result_free(&res);
     return VB_OK;

@@ -63,6 +63,10 @@ int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len)
     return 0;
 }
 
+int vb_capacity_paused(const vb_capacity_search *s, const vb_capacity_obs *o, int t) {
+    return !o->client_limited && !vb_capacity_meets(s, o, t) && o->host_pause_ms > VB_CAPACITY_PAUSE_SHARE * s->targets_ms[t];
+}
+
 static int is_search(const vb_capacity_obs *o) {
     return o->stage == VB_CAP_GROW || o->stage == VB_CAP_BISECT || o->stage == VB_CAP_DESCEND;
 }
@@ -76,7 +80,7 @@ static verdict rate_verdict(const vb_capacity_search *s, double rate, int t) {
     int met = 0, failed = 0, client = 0, n = 0;
     for (int i = 0; i < s->n; i++) {
         const vb_capacity_obs *o = &s->w[i];
-        if (!is_search(o) || o->rate != rate) continue;
+        if (!is_search(o) || o->rate != rate || (o->discounted >> t & 1u)) continue;
         n++;
         if (o->client_limited) client++;
         else if (vb_capacity_meets(s, o, t)) met++;
@@ -214,31 +218,57 @@ static void at_rate(vb_capacity_search *s, int t) {
     int n = 0;
     for (int i = 0; i < s->n; i++) {
         const vb_capacity_obs *o = &s->w[i];
-        if (o->stage == VB_CAP_CONFIRM && o->target == t) p50[n] = o->p50_ms, p99[n] = o->p99_ms, p999[n++] = o->p999_ms;
+        if (o->stage == VB_CAP_CONFIRM && o->target == t && !(o->discounted >> t & 1u)) p50[n] = o->p50_ms, p99[n] = o->p99_ms, p999[n++] = o->p999_ms;
     }
     for (int i = 0; n == 0 && i < s->n; i++) {
         const vb_capacity_obs *o = &s->w[i];
-        if (is_search(o) && o->rate == a->rate) p50[n] = o->p50_ms, p99[n] = o->p99_ms, p999[n++] = o->p999_ms;
+        if (is_search(o) && o->rate == a->rate && !(o->discounted >> t & 1u)) p50[n] = o->p50_ms, p99[n] = o->p99_ms, p999[n++] = o->p999_ms;
     }
     a->p50_ms = median(p50, n);
     a->p99_ms = median(p99, n);
     a->p999_ms = median(p999, n);
 }
 
+/* How many search windows at rate are already discounted for target t. */
+static int discounted_at(const vb_capacity_search *s, double rate, int t) {
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        if (is_search(&s->w[i]) && s->w[i].rate == rate && (s->w[i].discounted >> t & 1u)) n++;
+    return n;
+}
+
 void vb_capacity_record(vb_capacity_search *s, const vb_capacity_obs *o) {
     if (s->n >= VB_CAPACITY_MAX_WINDOWS) return;
-    s->w[s->n++] = *o;
+    vb_capacity_obs *w = &s->w[s->n];
+    *w = *o;
+    w->discounted = 0;
+    if (is_search(o))
+        for (int t = 0; t < s->n_targets; t++)
+            if (vb_capacity_paused(s, o, t) && discounted_at(s, o->rate, t) < VB_CAPACITY_PAUSE_RETRIES)
+                w->discounted |= 1u << t;
+    s->n++;
     int t = o->target;
     if (t < 0 || t >= s->n_targets) return;
     vb_capacity_answer *a = &s->a[t];
     if (o->stage == VB_CAP_CONFIRM) {
-        a->repeats++;
-        a->repeats_met += vb_capacity_meets(s, o, t);
+        if (vb_capacity_paused(s, o, t) && a->confirm_discounted < VB_CAPACITY_PAUSE_RETRIES) {
+            a->confirm_discounted++;
+            w->discounted |= 1u << t;
+        } else {
+            a->repeats++;
+            a->repeats_met += vb_capacity_meets(s, o, t);
+        }
     } else if (o->stage == VB_CAP_KNEE) {
-        a->knee_measured = 1;
-        a->knee_rate = o->rate;
-        a->knee_p99_ms = o->p99_ms;
-        a->knee_failed = !o->client_limited && !vb_capacity_meets(s, o, t);
+        /* a knee that failed only because the host paused does not show the knee: measured again */
+        if (vb_capacity_paused(s, o, t) && a->knee_discounted < VB_CAPACITY_PAUSE_RETRIES) {
+            a->knee_discounted++;
+            w->discounted |= 1u << t;
+        } else {
+            a->knee_measured = 1;
+            a->knee_rate = o->rate;
+            a->knee_p99_ms = o->p99_ms;
+            a->knee_failed = !o->client_limited && !vb_capacity_meets(s, o, t);
+        }
     }
     at_rate(s, t);
 }

@@ -13,6 +13,14 @@
  * Each rate of the search is measured until VB_CAPACITY_VOTES (2) of its windows agree (met, failed or client-limited;
  * a third settles a disagreement): one window disturbed by the host does not steer the search.
  *
+ * A window that failed target t while the client host paused (agent/hiccup.h: the longest late wake-up of a thread
+ * that sleeps a millisecond at a time) for more than VB_CAPACITY_PAUSE_SHARE x t is discounted for t: the pause, not the
+ * engine, may have failed it (every query in flight waited that long, and the arrivals queued behind them). It is kept
+ * and shown, but it is no vote, no confirmation and no knee; the window is measured again, at most
+ * VB_CAPACITY_PAUSE_RETRIES times for one rate and target, after which the failures count as they are (a host that
+ * pauses that often is the measurement's condition, not an accident). A window that met its target while the host
+ * paused counts: the pause did not matter.
+ *
  * The search, for targets t_1 < ... < t_n (ascending):
  *   grow     from start (the 1-client QPS) the rate x growth (2) until the largest target fails (or a window is
  *            client-limited);
@@ -37,6 +45,8 @@
 #define VB_CAPACITY_KNEE 1.2
 #define VB_CAPACITY_ACHIEVED 0.99      /* achieved >= this x offered */
 #define VB_CAPACITY_DESCENT 64.0       /* min_rate = start / this */
+#define VB_CAPACITY_PAUSE_SHARE 0.25   /* a host pause longer than this x the target discounts a failed window */
+#define VB_CAPACITY_PAUSE_RETRIES 2    /* windows discounted at most per rate and target (and per confirmation, knee) */
 
 /* The stage and status values are the wire's (proto/vbench.proto CapacityStage, CapacityStatus). */
 typedef enum { VB_CAP_GROW = 0, VB_CAP_BISECT, VB_CAP_DESCEND, VB_CAP_CONFIRM, VB_CAP_KNEE } vb_capacity_stage;
@@ -53,8 +63,10 @@ typedef struct vb_capacity_obs {
     double p50_ms, p99_ms, p999_ms;    /* from the intended start */
     uint64_t errors;
     int client_limited;
+    double host_pause_ms;              /* the client host's longest pause in the window (0: not measured) */
     vb_capacity_stage stage;
     int target;                        /* CONFIRM / KNEE: the target's index; -1 otherwise */
+    unsigned discounted;               /* set by vb_capacity_record: bit t, the window is discounted for target t */
 } vb_capacity_obs;
 
 typedef struct vb_capacity_answer {
@@ -65,6 +77,7 @@ typedef struct vb_capacity_answer {
     double p50_ms, p99_ms, p999_ms;    /* the median of each over the confirmation windows */
     double knee_rate, knee_p99_ms;
     int knee_measured, knee_failed;
+    int confirm_discounted, knee_discounted;   /* confirmation and knee windows measured again after a host pause */
 } vb_capacity_answer;
 
 typedef struct vb_capacity_search {
@@ -82,6 +95,8 @@ void vb_capacity_search_init(vb_capacity_search *s, const double *targets_ms, in
                              double precision, int repeats);
 /* Whether window o meets target t (the definition above). */
 int vb_capacity_meets(const vb_capacity_search *s, const vb_capacity_obs *o, int t);
+/* Whether window o failed target t while the host paused longer than VB_CAPACITY_PAUSE_SHARE x t. */
+int vb_capacity_paused(const vb_capacity_search *s, const vb_capacity_obs *o, int t);
 
 /* What the client side did in one window, for vb_capacity_client_check. */
 typedef struct vb_capacity_client {
@@ -111,7 +126,8 @@ int vb_capacity_client_check(const vb_capacity_client *c, char *why, size_t len)
 /* The next window to measure: returns 1 with its rate, stage and target (-1 for the search's own windows), or 0 when
  * the search is over (every answer final). */
 int vb_capacity_next(vb_capacity_search *s, double *rate, vb_capacity_stage *stage, int *target);
-/* Records the window measured for the last vb_capacity_next (o->rate, o->stage and o->target as it said). */
+/* Records the window measured for the last vb_capacity_next (o->rate, o->stage and o->target as it said); sets
+ * the recorded copy's discounted bits (s->w[s->n - 1].discounted). */
 void vb_capacity_record(vb_capacity_search *s, const vb_capacity_obs *o);
 /* The bound on the windows of a search (the estimate's): growth steps from start to max_rate, bisection steps to
  * the precision per target, and repeats + 1 per target. */

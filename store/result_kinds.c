@@ -684,6 +684,8 @@ static const char *const capacity_sources[] = {"probe", "given", "sweep", "unrea
     C(k, latency_hist, v_blob(w->lat.blob, w->lat.blob_len))                                                        \
     C(k, own_p99_ms, v_real(CW->own_p99_ms))                                                                        \
     C(k, uncorrected_p99_ms, v_real(CW->uncorrected_p99_ms))                                                        \
+    C(k, host_pause_ms, v_real_or_null(!(CW->host_pause_ms > 0), CW->host_pause_ms))                                \
+    C(k, discounted, v_int(CW->discounted))                                                                         \
     C(k, late_starts, v_int((sqlite3_int64)CWW->late_starts))                                                       \
     C(k, in_flight, v_real(CWW->window_s > 0 ? CWW->in_call_s / CWW->window_s : 0))                                 \
     C(k, client_cores, v_real(CW->client_cores))                                                                    \

@@ -562,6 +562,8 @@ CREATE TABLE IF NOT EXISTS capacity_window (
     latency_hist    BLOB,
     own_p99_ms      REAL,                   -- the client's own delay (wake-up, loop), p99
     uncorrected_p99_ms REAL,                -- from the intended start with that delay left in
+    host_pause_ms   REAL,                   -- the client host's longest pause (agent/hiccup.h); NULL unmeasured
+    discounted      INTEGER,                -- bit i: failed target i while the host paused: measured again, no vote
     late_starts     INTEGER,
     in_flight       REAL,
     client_cores    REAL,                   -- the workers' CPU seconds per second of the window

@@ -972,7 +972,8 @@ CREATE VIEW v_campaign_time AS
 CREATE VIEW v_capacity_windows AS
     SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.attempt, w.step, w.stage, w.target_ms, w.targets, w.met,
            w.met > 0 AS meets_any, w.offered_rate, w.achieved_rate, w.scheduled, w.started, w.clients, w.ef_search,
-           w.recall, w.p50_ms, w.p99_ms, w.p999_ms, w.own_p99_ms, w.uncorrected_p99_ms, w.errors, w.late_starts,
+           w.recall, w.p50_ms, w.p99_ms, w.p999_ms, w.own_p99_ms, w.uncorrected_p99_ms, w.host_pause_ms,
+           COALESCE(w.discounted, 0) AS discounted, w.errors, w.late_starts,
            w.in_flight, w.client_cores,
            w.client_cpus, w.client_limited, w.client_reason, cpu.cores_busy AS server_cores_busy,
            (SELECT CAST(m.value AS INTEGER) FROM manifest AS m WHERE m.key = 'server.' || cpu.server || '.unit.cpus')

@@ -20,7 +20,10 @@
 # here): the objective's latency leaves the client's own delay out (docs/metrics.md "Capacity": before that, three
 # runs at a load of 6-8 found 632, 671 and 732/s for servers 2 and 1,469, 1,747 and 867/s for servers 4), and the
 # sleep engine's campaign runs under SCHED_FIFO (chrt -f 1) where it may: its threads sleep almost all the time, and
-# the real-time class keeps the other processes from delaying their wake-ups.
+# the real-time class keeps the other processes from delaying their wake-ups. Even so the host pauses now and then
+# (0.1 - 8.5 ms per 2 s window under SCHED_FIFO at a load of 8 on this VM: steal); a window that fails the objective
+# while the client host paused longer than a quarter of the target is measured again (docs/metrics.md "Capacity",
+# host pauses): CI failed here once with servers 4 found too low and its knee met, with no pause measurement to say why.
 . "$(dirname "$0")/../lib/lib.sh"
 need pgrep gnuplot chromium /usr/bin/python3
 MDC=${VB_TOOLS:-$VB_ROOT/${BUILD:-build}/tools}/vb_mdc
@@ -69,8 +72,11 @@ for c in 2 4; do
     is "$(q "$db" "SELECT COUNT(*) = (SELECT windows FROM v_capacity WHERE engine = '$e') FROM v_capacity_windows
                    WHERE engine = '$e' AND offered_rate > 0 AND p99_ms > 0 AND scheduled > 0 AND client_limited = 0")" "1" \
        "servers $c: every window of the search is a row of the curve (offered, achieved, p99)"
+    is "$(q "$db" "SELECT COUNT(*) FROM v_capacity_windows WHERE engine = '$e' AND host_pause_ms IS NULL")" "0" \
+       "servers $c: the client host's pauses measured in every window (the longest $(q "$db" "SELECT printf('%.2f', MAX(host_pause_ms)) FROM v_capacity_windows WHERE engine = '$e'") ms; $(q "$db" "SELECT COUNT(*) FROM v_capacity_windows WHERE engine = '$e' AND discounted > 0") window(s) failed while it paused, measured again)"
     q "$db" "SELECT step, stage, printf('%.1f', offered_rate), printf('%.1f', achieved_rate), printf('%.2f', p99_ms), met,
-             printf('own %.2f, uncorrected %.2f', own_p99_ms, uncorrected_p99_ms)
+             printf('own %.2f, uncorrected %.2f, host pause %.2f%s', own_p99_ms, uncorrected_p99_ms, host_pause_ms,
+                    CASE WHEN discounted > 0 THEN ', discounted' ELSE '' END)
              FROM v_capacity_windows WHERE engine = '$e'" | sed "s/^/#   servers $c window: /"
 done
 t2=$("$MDC" 2 2000 10 | awk '{print $2}'); t4=$("$MDC" 4 2000 10 | awk '{print $2}')

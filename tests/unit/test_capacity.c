@@ -194,6 +194,79 @@ static void test_stall(void) {
     is_double(s.a[0].rate, clean.a[0].rate, 1e-9, "the stall does not steer the search: the rate found without it");
 }
 
+/* Host pauses (metrics/capacity.h): the first `stalls` windows of the search fail with a p99 of 1 s while the host
+ * paused pause_ms; returns how many windows were measured at the first rate, the search in *s. */
+static int paused_search(vb_capacity_search *s, int stalls, double pause_ms, int repeats, int knee_pauses,
+                         int *confirm_windows, int *knee_windows) {
+    double targets[] = {10};
+    model m = {.c = 2};
+    vb_capacity_search_init(s, targets, 1, 500, 0.05, repeats);
+    double r;
+    vb_capacity_stage stage;
+    int t, n = 0, at_first = 0, knees = 0;
+    *confirm_windows = 0;
+    while (vb_capacity_next(s, &r, &stage, &t)) {
+        vb_capacity_obs o = measure(&m, r, stage, t);
+        if (n++ < stalls) o.p99_ms = 1000, o.host_pause_ms = pause_ms;
+        if (stage == VB_CAP_KNEE && knees++ < knee_pauses) o.host_pause_ms = pause_ms;
+        *confirm_windows += stage == VB_CAP_CONFIRM;
+        at_first += r == 500 && stage == VB_CAP_GROW;
+        vb_capacity_record(s, &o);
+    }
+    *knee_windows = knees;
+    return at_first;
+}
+
+static void test_host_pause(void) {
+    vb_capacity_search clean, s;
+    double targets[] = {10};
+    model m = {.c = 2};
+    vb_capacity_search_init(&clean, targets, 1, 500, 0.05, 0);
+    double rates[96];
+    vb_capacity_stage st[96];
+    run(&clean, &m, rates, st, 96);
+    int confirms, knees;
+    /* two stalled windows agree at 500/s: without the pause they fail the rate and the search goes down */
+    paused_search(&s, 2, 2.0, 0, 0, &confirms, &knees);
+    ok(s.a[0].rate < 500 && clean.a[0].rate > 500, "two windows failed at 500/s while the host paused 2 ms (below 0.25 x 10 ms): "
+       "they count, the search ends below 500/s (%.1f/s, %.1f/s without them)", s.a[0].rate, clean.a[0].rate);
+    int first = paused_search(&s, 2, 5.0, 0, 0, &confirms, &knees);
+    is_int(first, 4, "the same two windows with a 5 ms pause (above 0.25 x 10 ms) are discounted: 500/s measured 4 times");
+    ok(s.w[0].discounted == 1 && s.w[1].discounted == 1 && s.w[2].discounted == 0, "their discounted bit is set, the "
+       "next window's is not");
+    is_double(s.a[0].rate, clean.a[0].rate, 1e-9, "the pauses do not steer the search: the rate found without them");
+    /* a host that pauses in every window: two discounted per rate, then the failures count and the search ends */
+    vb_capacity_search all;
+    first = paused_search(&all, 1000, 5.0, 0, 0, &confirms, &knees);
+    ok(first == 4 && all.a[0].status == VB_CAP_TARGET_UNREACHABLE && all.n < VB_CAPACITY_MAX_WINDOWS,
+       "a host that pauses in every window: 2 discounted and 2 counted at each rate (%d at 500/s), the target "
+       "unreachable after %d windows, not an endless search", first, all.n);
+    /* met while paused: counts */
+    vb_capacity_search met;
+    vb_capacity_search_init(&met, targets, 1, 500, 0.05, 0);
+    vb_capacity_obs o = measure(&m, 500, VB_CAP_GROW, -1);
+    o.host_pause_ms = 9;
+    vb_capacity_record(&met, &o);
+    ok(met.w[0].discounted == 0 && vb_capacity_meets(&met, &met.w[0], 0), "a window that met its target while the host "
+       "paused counts");
+    /* a paused, failed confirmation is measured again; a knee that failed while paused too */
+    paused_search(&s, 0, 5.0, 2, 2, &confirms, &knees);
+    is_int(knees, 3, "a knee window that failed while the host paused is measured again, twice at most (3 knee windows)");
+    ok(s.a[0].knee_measured && s.a[0].knee_failed && s.a[0].knee_discounted == 2, "the third knee window is the knee");
+    vb_capacity_search_init(&s, targets, 1, 500, 0.05, 2);
+    double r;
+    vb_capacity_stage stage;
+    int t, c = 0;
+    while (vb_capacity_next(&s, &r, &stage, &t)) {
+        vb_capacity_obs w = measure(&m, r, stage, t);
+        if (stage == VB_CAP_CONFIRM && c++ == 0) w.p99_ms = 50, w.host_pause_ms = 5;
+        vb_capacity_record(&s, &w);
+    }
+    ok(c == 3 && s.a[0].repeats == 2 && s.a[0].repeats_met == 2 && s.a[0].confirm_discounted == 1,
+       "a confirmation failed while the host paused is measured again: 3 confirmation windows, 2 of 2 counted met");
+    ok(s.a[0].p99_ms < 10, "the found rate's p99 leaves the discounted confirmation out (%.2f ms)", s.a[0].p99_ms);
+}
+
 /* Confirmations at the found rate count what they saw (repeats_met) without changing the answer: at the knee a window
  * meets the target about half the time, so the rate stays found and the report says how many met it. */
 static void test_confirmations(void) {
@@ -437,6 +510,7 @@ int main(void) {
     test_one_target();
     test_targets();
     test_stall();
+    test_host_pause();
     test_confirmations();
     test_unreachable();
     test_client_limit();
