@@ -1,6 +1,8 @@
 /* The layer the RESP adapters share (see engines/resp_common.h for what and why). */
 #include "engines/resp_common.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,16 @@ int vb_resp_addr_read(vb_resp_addr *a, const char *engine, const vb_engine_confi
     return VB_OK;
 }
 
+/* hiredis writes with write(2): a write to a server that has gone (SHUTDOWN, a killed unit) raises SIGPIPE, whose
+ * default kills the whole process (the agent, with every result it holds) instead of failing the call with EPIPE.
+ * The process ignores it once, before its first connection, as redis-cli and redis-benchmark do; libpq and MariaDB
+ * Connector/C protect their own writes (MSG_NOSIGNAL, and MariaDB's library init ignores SIGPIPE too). Seen: the
+ * conformance tool died of SIGPIPE (exit 141) at Redis's restart check when no MariaDB engine ran in the process. */
+static void ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
+
 int vb_resp_dial(const vb_resp_addr *a, redisContext **out, vb_error *err) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, ignore_sigpipe);
     struct timeval tv = {a->timeout_s, 0}, ctv = {a->timeout_s < 10 ? a->timeout_s : 10, 0};
     *out = NULL;
     redisContext *rc = a->socket[0] ? redisConnectUnixWithTimeout(a->socket, ctv)

@@ -8,8 +8,13 @@
  * tests/e2e/63-conformance.t and 64-redis.t), replies as the server sends them fed through hiredis' own reader,
  * INFO commandstats as 8.0.2 writes it, the pipeline's reply accounting and the engine's parameters and metric. */
 #include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "engines/engine.h"
 #include "engines/redis_vset.h"
@@ -17,8 +22,50 @@
 #include "tests/tap.h"
 #include "tests/unit/resp_fixture.h"
 
+/* A server that has gone (SHUTDOWN, a killed unit) while the client still holds its connection: a real Unix socket
+ * whose listener accepts the connection and closes it at once. Writing to it must fail the call, not raise SIGPIPE
+ * (whose default would kill the agent with every result it holds): engines/resp_common.c ignores the signal. The
+ * test process keeps SIGPIPE's default, so without that the program dies here and the test fails. */
+static void test_server_gone(void) {
+    char dir[] = "/tmp/vb-test-redis.XXXXXX", path[64];
+    if (!mkdtemp(dir)) {
+        ok(0, "a scratch directory");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/gone.sock", dir);
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 1) != 0) {
+        ok(0, "a listening socket at %s", path);
+        return;
+    }
+    signal(SIGPIPE, SIG_DFL);
+    vb_kv kv[] = {{"socket", path}};
+    vb_engine_config cfg = {kv, 1, NULL, 0};
+    vb_resp_addr addr;
+    vb_error err = {0};
+    redisContext *rc = NULL;
+    ok(vb_resp_addr_read(&addr, "redis", &cfg, &err) == VB_OK && vb_resp_dial(&addr, &rc, &err) == VB_OK,
+       "connected to the socket (%s)", err.message);
+    int c = accept(l, NULL, NULL);
+    close(c);   /* the server goes */
+    int st = VB_OK;
+    for (int i = 0; rc && i < 3 && st == VB_OK; i++) {   /* the first write may land before the close is seen */
+        vb_resp_argv a;
+        vb_resp_argv_init(&a);
+        vb_resp_arg(&a, "PING");
+        st = vb_resp_do("redis", rc, &a, &err, "PING");
+    }
+    ok(rc && st != VB_OK, "a command to a server that has gone fails the call, the process lives on (%s)", err.message);
+    if (rc) redisFree(rc);
+    close(l);
+    unlink(path);
+    rmdir(dir);
+}
 
 int main(void) {
+    test_server_gone();
     vb_resp_argv a;
     float v[2] = {1.0f, -2.0f};
     int32_t attrs[3] = {7, 42, 3};
