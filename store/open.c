@@ -65,6 +65,11 @@ static const struct {
     {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
     {"streaming_result", "fresh_row_max", "INTEGER"},
     {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
+    {"mixed_result", "maintenance", "TEXT"},  /* issue 38: what the maintenance ran, the rows checked id by id */
+    {"mixed_result", "rows_checked", "INTEGER"},
+    {"mixed_result", "rows_vectors_checked", "INTEGER"},
+    {"mixed_result", "rows_differ", "INTEGER"},
+    {"mixed_result", "rows_diff_example", "TEXT"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
