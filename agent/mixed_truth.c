@@ -2,6 +2,7 @@
 #include "agent/mixed_truth.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,4 +238,67 @@ size_t vb_mixed_pick(const double *cdf, size_t n, double u) {
         else hi = mid;
     }
     return lo;
+}
+
+/* ---- the engine's rows against the log (vb_mixed_check) ------------------------------------------------------- */
+
+int vb_mixed_check_begin(vb_mixed_check *c, const vb_mixed_state *s, const float *vecs, size_t dim, vb_metric metric,
+                         vb_error *err) {
+    memset(c, 0, sizeof *c);
+    c->s = s, c->vecs = vecs, c->dim = dim, c->metric = metric;
+    if (!(c->seen = calloc(s->n_ids ? s->n_ids : 1, 1)))
+        return vb_error_set(err, "agent", 1, "out of memory for the check of %zu rows", s->n_ids);
+    return VB_OK;
+}
+
+static void differs(vb_mixed_check *c, int64_t id, const char *why) {
+    c->differ++;
+    if (c->shown >= 3) return;
+    size_t used = strlen(c->example);
+    snprintf(c->example + used, sizeof c->example - used, "%sid %lld: %s", c->shown ? "; " : "", (long long)id, why);
+    c->shown++;
+}
+
+static int same_vector(const vb_mixed_check *c, const float *got, const float *want) {
+    if (c->metric == VB_METRIC_ANGULAR) return vb_distance(c->metric, got, want, c->dim) <= 1e-6;
+    for (size_t j = 0; j < c->dim; j++)
+        if (fabsf(got[j] - want[j]) > 1e-6f * fmaxf(1.0f, fabsf(want[j]))) return 0;
+    return 1;
+}
+
+int vb_mixed_check_row(void *check, int64_t id, const float *vec) {
+    vb_mixed_check *c = check;
+    c->checked++;
+    if (id < 0 || (size_t)id >= c->s->n_ids) {
+        differs(c, id, "on the engine, never written by the log");
+        return 0;
+    }
+    if (c->seen[id]) {
+        c->checked--;
+        differs(c, id, "listed twice by the engine");
+        return 0;
+    }
+    c->seen[id] = 1;
+    int32_t src = c->s->src[id];
+    if (src < 0) {
+        differs(c, id, "absent in the log (deleted or never inserted), on the engine");
+        return 0;
+    }
+    if (!vec) return 0;
+    c->vectors++;
+    if (!same_vector(c, vec, c->vecs + (size_t)src * c->dim))
+        differs(c, id, c->s->prev[id] >= 0 && same_vector(c, vec, c->vecs + (size_t)c->s->prev[id] * c->dim)
+                           ? "the vector before its last update (the update not applied)"
+                           : "another vector than the log's");
+    return 0;
+}
+
+void vb_mixed_check_end(vb_mixed_check *c) {
+    for (size_t id = 0; c->seen && id < c->s->n_ids; id++)
+        if (c->s->src[id] >= 0 && !c->seen[id]) {
+            c->checked++;
+            differs(c, (int64_t)id, "live in the log, not on the engine");
+        }
+    free(c->seen);
+    c->seen = NULL;
 }

@@ -70,6 +70,29 @@ void vb_mixed_score_answer(const vb_mixed_truth *t, const vb_mixed_state *s, con
                            const float *vecs, size_t dim, vb_metric metric, const float *query, size_t q,
                            const int64_t *ids, int n, vb_mixed_score *out);
 
+/* The engine's rows held against a state, id by id (the mixed phase's last window: after a kill and a resume the
+ * engine must hold exactly the write log's rows, each with the log's vector, nothing applied twice or missed).
+ * vb_mixed_check_row is a vb_row_fn (engines/engine.h) for vb_engine_rows; vec NULL: the id alone is compared. A
+ * vector is the log's when it equals vecs[src[id]] within 1e-6 of each component's size (angular: its direction,
+ * within a cosine distance of 1e-6, as engines that normalize store it). */
+typedef struct vb_mixed_check {
+    const vb_mixed_state *s;
+    const float *vecs;
+    size_t dim;
+    vb_metric metric;
+    uint8_t *seen;          /* per id of the state */
+    uint64_t checked;       /* ids compared: every id on the engine, and every live id of the log it lacks */
+    uint64_t vectors;       /* rows whose vector was compared */
+    uint64_t differ;
+    int shown;
+    char example[192];      /* the first differing ids: "id 17: deleted in the log, on the engine; ..." */
+} vb_mixed_check;
+int vb_mixed_check_begin(vb_mixed_check *c, const vb_mixed_state *s, const float *vecs, size_t dim, vb_metric metric,
+                         vb_error *err);
+int vb_mixed_check_row(void *check, int64_t id, const float *vec);
+/* Counts the log's live ids the engine did not list, and frees what begin took (the figures stay). */
+void vb_mixed_check_end(vb_mixed_check *c);
+
 /* The row chosen by a draw u in [0, 1) among n rows: uniform (s <= 0), or zipf with exponent s over ranks 1..n
  * (rank r has weight r^-s; rank 1 is row 0: the hot rows are the first ones). cdf: the zipf's cumulative weights,
  * n entries (vb_mixed_zipf_cdf), NULL for uniform. */

@@ -36,6 +36,7 @@
 #include "agent/mixed_truth.h"
 #include "agent/phase.h"
 #include "agent/workload.h"
+#include "agent/writer.h"
 #include "util/clock.h"
 #include "util/mix.h"
 
@@ -54,10 +55,7 @@ typedef struct mixed {
     int k, ef_search;
     double window_s;
     uint64_t t0, stop_ns;        /* stop_ns: when the writer was told to stop (0: running) */
-    atomic_int stop;
-    pthread_rwlock_t count_lock; /* as streaming's (agent/phase_streaming.c) */
-    pthread_mutex_t lock;        /* everything below */
-    pthread_cond_t acked_cond;
+    vb_writer w;                 /* the writer's stop flag, locks and end (agent/writer.h); w.lock guards below */
     vb_mixed_state st;           /* the acknowledged state */
     uint64_t writes_total;
     int64_t inflight_id;
@@ -67,29 +65,34 @@ typedef struct mixed {
     vb_histogram *lat[4];        /* this interval's write calls, per op (1..3) */
     uint64_t done[4], errors[4], due_writes;   /* this interval */
     uint64_t next_insert, next_pool, issued;
-    int64_t probe_id;
-    int32_t probe_src;
-    uint64_t probe_ack_ns;
     vb_histogram *fresh;
     uint64_t fresh_probes, fresh_never;
-    int writer_rc, writer_done;
-    vb_error writer_err;
 } mixed;
-
-static void sleep_until(uint64_t t) {
-    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
-}
 
 static double unit(uint64_t *rng) { return (double)(vb_splitmix64(rng) >> 11) * (1.0 / 9007199254740992.0); }
 
-/* The first id from `from` (wrapping over [0, n)) whose liveness is `live`; -1 none. Under m->lock. */
+/* The first id from `from` (wrapping over [0, n)) whose liveness is `live`; -1 none. Under m->w.lock. */
 static int64_t next_with(const mixed *m, size_t from, int live) {
     for (size_t j = 0; j < m->n; j++) {
         size_t id = (from + j) % m->n;
         if ((m->st.src[id] >= 0) == live) return (int64_t)id;
     }
     return -1;
+}
+
+/* One write of the log: a delete, or an upsert of the row's new vector, through vb_writer_call. */
+typedef struct write_one {
+    int op;
+    int64_t id;
+    const float *vec;
+    int32_t tag;
+    const int32_t *cls;
+} write_one;
+
+static int write_call(vb_conn *c, void *arg, vb_error *err) {
+    const write_one *x = arg;
+    if (x->op == VB_MIXED_DELETE) return vb_conn_remove(c, &x->id, 1, err);
+    return vb_conn_insert(c, &x->id, x->vec, &x->tag, x->cls, 1, err);
 }
 
 static void *writer_main(void *arg) {
@@ -101,10 +104,14 @@ static void *writer_main(void *arg) {
     uint64_t rng = 0x6d69786564ull ^ (uint64_t)m->ctx->assign->attempt;
     double wsum = m->share[1] + m->share[2] + m->share[3], credit[4] = {0, 0, 0, 0};
     size_t pool = m->n - m->corpus;
-    for (uint64_t i = 0; rc == VB_OK && !atomic_load(&m->stop); i++) {
+    /* VBENCH_MIXED_FAULT=skip-write:N (tests): the N-th write is logged as acknowledged but never sent to the engine,
+     * the mutation the row check at the end must catch */
+    const char *fault = getenv("VBENCH_MIXED_FAULT");
+    uint64_t skip = fault && !strncmp(fault, "skip-write:", 11) ? strtoull(fault + 11, NULL, 10) : 0;
+    for (uint64_t i = 0; rc == VB_OK && !atomic_load(&m->w.stop); i++) {
         uint64_t due = m->write_rate > 0 ? m->t0 + (uint64_t)llround((double)i / m->write_rate * 1e9) : 0;
-        if (due > vb_now_ns()) sleep_until(due);
-        if (atomic_load(&m->stop)) break;
+        if (due > vb_now_ns()) vb_writer_sleep_until(due);
+        if (atomic_load(&m->w.stop)) break;
         /* the operations interleaved at their exact shares (smooth weighted round robin, as nginx's upstreams): every
          * write adds each operation's share to its credit, the largest credit goes and pays the writes' total */
         int op = VB_MIXED_UPDATE;
@@ -114,7 +121,7 @@ static void *writer_main(void *arg) {
         }
         credit[op] -= wsum;
         size_t pick = vb_mixed_pick(m->cdf, m->corpus, unit(&rng));
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
         int64_t id = -1;
         int32_t src = -1;
         if (op == VB_MIXED_INSERT && m->next_insert < pool) {
@@ -126,45 +133,27 @@ static void *writer_main(void *arg) {
         }
         m->inflight_id = id, m->inflight_src = src;
         if (id >= 0 && m->recording) vb_mixed_touched_add(&m->during, id, src);
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
         if (id < 0) continue;   /* nothing to write (no live row, or none to insert): not a write */
-        int32_t tag = vb_dataset_tag(id);
-        const int32_t *cl = ds->train_class && src >= 0 ? ds->train_class + src : NULL;
-        pthread_rwlock_rdlock(&m->count_lock);
-        uint64_t start = vb_now_ns();
-        if (op == VB_MIXED_DELETE) rc = vb_conn_remove(c, &id, 1, &err);
-        else rc = vb_conn_insert(c, &id, ds->train + (size_t)src * ds->dim, &tag, cl, 1, &err);
-        if (rc == VB_RETRY) {   /* a lost connection: once more on a new one (both are idempotent) */
-            pthread_mutex_lock(&m->lock);
-            m->errors[op]++;
-            pthread_mutex_unlock(&m->lock);
-            vb_conn_close(&c);
-            rc = vb_engine_connect(m->s->engine, &c, &err);
-            if (rc == VB_OK && op == VB_MIXED_DELETE) rc = vb_conn_remove(c, &id, 1, &err);
-            else if (rc == VB_OK) rc = vb_conn_insert(c, &id, ds->train + (size_t)src * ds->dim, &tag, cl, 1, &err);
-        }
-        uint64_t ack = vb_now_ns();
-        pthread_rwlock_unlock(&m->count_lock);
+        write_one x = {op, id, src >= 0 ? ds->train + (size_t)src * ds->dim : NULL, vb_dataset_tag(id),
+                       ds->train_class && src >= 0 ? ds->train_class + src : NULL};
+        uint64_t start, ack;
+        int retried = 0;
+        if (skip && m->writes_total + 1 == skip) start = ack = vb_now_ns();   /* the fault: logged, not sent */
+        else rc = vb_writer_call(&m->w, m->s->engine, &c, write_call, &x, &retried, &start, &ack, &err);
         if (rc != VB_OK) break;
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(&m->w.lock);
+        m->errors[op] += (uint64_t)retried;
         vb_mixed_apply(&m->st, op, id, src);
         m->writes_total++;
         m->inflight_id = -1;
         m->done[op]++;
         vb_histogram_record(m->lat[op], ack - start);
-        if (op == VB_MIXED_UPDATE) {
-            m->probe_id = id, m->probe_src = src, m->probe_ack_ns = ack;
-            pthread_cond_signal(&m->acked_cond);
-        }
-        pthread_mutex_unlock(&m->lock);
+        if (op == VB_MIXED_UPDATE) vb_writer_acked(&m->w, id, src, ack);
+        pthread_mutex_unlock(&m->w.lock);
     }
     vb_conn_close(&c);
-    pthread_mutex_lock(&m->lock);
-    m->writer_rc = rc == VB_OK ? VB_OK : VB_ERROR;
-    if (rc != VB_OK) m->writer_err = err;
-    m->writer_done = 1;
-    pthread_cond_signal(&m->acked_cond);
-    pthread_mutex_unlock(&m->lock);
+    vb_writer_finish(&m->w, rc, &err);
     return NULL;
 }
 
@@ -174,62 +163,44 @@ static void *probe_main(void *arg) {
     const vb_dataset *ds = m->s->ds;
     vb_conn *c = NULL;
     vb_error err;
-    if (vb_engine_connect(m->s->engine, &c, &err) != VB_OK) return NULL;
-    vb_search_params sp = {.ef_search = m->ef_search};
-    vb_conn_set_search(c, &sp, &err);
+    if (vb_writer_probe_connect(m->s->engine, m->ef_search, &c, &err) != VB_OK) return NULL;
     int64_t *got = malloc((size_t)m->k * sizeof *got);
     uint64_t last_ack = 0, give_up = (uint64_t)llround(m->window_s * 1e9);
-    while (got && !atomic_load(&m->stop)) {
-        pthread_mutex_lock(&m->lock);
-        if ((m->probe_id < 0 || m->probe_ack_ns == last_ack) && !m->writer_done) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_nsec += 50000000L;
-            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-            pthread_cond_timedwait(&m->acked_cond, &m->lock, &until);
-        }
-        int64_t id = m->probe_id;
-        int32_t src = m->probe_src;
-        uint64_t ack = m->probe_ack_ns;
-        int done = m->writer_done;
-        pthread_mutex_unlock(&m->lock);
-        if (id < 0 || ack == last_ack) {
-            if (done) break;
-            continue;
-        }
-        last_ack = ack;
+    while (got && !atomic_load(&m->w.stop)) {
+        int64_t id;
+        int32_t src;
+        uint64_t ack;
+        int next = vb_writer_next_ack(&m->w, &last_ack, &id, &src, &ack);
+        if (next < 0) break;
+        if (next == 0) continue;
         int found = 0, tied = 0, moved = 0;
         uint64_t now = vb_now_ns();
-        while (!found && !tied && !moved && now - ack <= give_up && !atomic_load(&m->stop)) {
+        while (!found && !tied && !moved && now - ack <= give_up && !atomic_load(&m->w.stop)) {
             int n = 0;
-            vb_filter nf = {.kind = VB_FILTER_NONE};
-            pthread_rwlock_rdlock(&m->count_lock);
-            int src_rc = vb_conn_search(c, ds->train + (size_t)src * ds->dim, m->k, &nf, got, &n, &err);
-            vb_conn_sent_flush(c);
-            pthread_rwlock_unlock(&m->count_lock);
+            int src_rc = vb_writer_probe_search(&m->w, c, ds->train + (size_t)src * ds->dim, m->k, got, &n, &err);
             if (src_rc == VB_OK)
                 for (int j = 0; j < n && !found; j++) found = got[j] == id;
             /* k other rows at distance 0 hold the same pool vector (a pool row serves several updates): the row is
              * rightly not among them, and the probe says nothing */
             if (!found && src_rc == VB_OK && n == m->k) {
-                pthread_mutex_lock(&m->lock);
+                pthread_mutex_lock(&m->w.lock);
                 tied = 1;
                 for (int j = 0; j < n && tied; j++)
                     tied = got[j] >= 0 && (size_t)got[j] < m->n && m->st.src[got[j]] >= 0 &&
                            vb_distance(ds->metric, ds->train + (size_t)src * ds->dim,
                                        ds->train + (size_t)m->st.src[got[j]] * ds->dim, ds->dim) <= 1e-6;
-                pthread_mutex_unlock(&m->lock);
+                pthread_mutex_unlock(&m->w.lock);
             }
             now = vb_now_ns();
             if (!found) {   /* written again since (a hot row): its new position is the next probe's */
-                pthread_mutex_lock(&m->lock);
+                pthread_mutex_lock(&m->w.lock);
                 moved = m->st.src[id] != src;
-                pthread_mutex_unlock(&m->lock);
+                pthread_mutex_unlock(&m->w.lock);
             }
             if (!found && !moved && !tied) vb_sleep_ns(1000000ull);
         }
-        if (atomic_load(&m->stop) && !found) break;
-        pthread_mutex_lock(&m->lock);
+        if (atomic_load(&m->w.stop) && !found) break;
+        pthread_mutex_lock(&m->w.lock);
         /* a later write to the row (deleted, updated again) makes the probe moot, not a failure */
         int moot = m->st.src[id] != src || tied;
         if (!moot) {
@@ -237,7 +208,7 @@ static void *probe_main(void *arg) {
             if (found) vb_histogram_record(m->fresh, now > ack ? now - ack : 1000);
             else m->fresh_never++;
         }
-        pthread_mutex_unlock(&m->lock);
+        pthread_mutex_unlock(&m->w.lock);
     }
     free(got);
     vb_conn_close(&c);
@@ -260,7 +231,7 @@ static uint64_t writes_due(const mixed *m, uint64_t now) {
 /* Takes the interval's figures (from the previous window's end to this one's: the gap before the window and the
  * window itself). */
 static void interval_take(mixed *m, interval *iv, uint64_t now) {
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->w.lock);
     iv->end_ns = now;
     iv->due_end = writes_due(m, now);
     for (int op = 1; op < 4; op++) {
@@ -275,15 +246,15 @@ static void interval_take(mixed *m, interval *iv, uint64_t now) {
     vb_histogram_reset(m->fresh);
     iv->fresh_probes = m->fresh_probes, iv->fresh_never = m->fresh_never;
     m->fresh_probes = m->fresh_never = 0;
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->w.lock);
 }
 
 static void on_window_end(void *arg, int in_window, uint64_t done_ns, uint64_t total_ns) {
     mixed *m = arg;
     if (!in_window || done_ns < total_ns) return;
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->w.lock);
     m->recording = 0;
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->w.lock);
 }
 
 /* A window's scores (beside the workload's result). */
@@ -329,10 +300,10 @@ static int run_window(mixed *m, const vb_mixed_state *s0, int open, double searc
     };
     vb_workload_result res;
     int rc = vb_workload_run(&cfg, &res, err);
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->w.lock);
     m->recording = 0;
     vb_mixed_touched_sort(&m->during);
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->w.lock);
     double *per_query = rc == VB_OK ? malloc((ds->n_test ? ds->n_test : 1) * sizeof *per_query) : NULL;
     if (rc == VB_OK && !per_query) rc = vb_error_set(err, "agent", 1, "out of memory");
     size_t answered = 0;
@@ -389,7 +360,8 @@ static void op_wire(const interval *iv, int op, double write_share, double share
 }
 
 static void send_window(mixed *m, const interval *iv, int index, const char *phase, const window_score *ws,
-                        const vb_mixed_state *s0, int64_t rows_engine, double maintain_s, int last) {
+                        const vb_mixed_state *s0, int64_t rows_engine, double maintain_s, const vb_mixed_check *chk,
+                        int last) {
     vb_phase_ctx *ctx = m->ctx;
     vb_measure_wire mw;
     vb_measure_to_wire(&ws->meas, &mw);
@@ -421,6 +393,11 @@ static void send_window(mixed *m, const interval *iv, int index, const char *pha
     r.maintain_s = maintain_s;
     r.answers_scored = ws->scored;
     r.rows_engine = rows_engine;
+    if (last) {
+        r.maintenance = (char *)vb_engine_maintenance(m->s->engine);
+        r.rows_checked = chk->checked, r.rows_vectors_checked = chk->vectors, r.rows_differ = chk->differ;
+        r.rows_diff_example = (char *)chk->example;
+    }
     for (size_t id = 0; id < m->n; id++)
         if (s0->src[id] >= 0) r.live_id_sum += id, r.live_id_sumsq += (uint64_t)id * id;
     Vbench__Result res = VBENCH__RESULT__INIT;
@@ -429,41 +406,37 @@ static void send_window(mixed *m, const interval *iv, int index, const char *pha
     res.completes_item = last;
     char suffix[64];
     snprintf(suffix, sizeof suffix, "a%u/%s=%d", ctx->assign->attempt, phase, index);
-    pthread_rwlock_wrlock(&m->count_lock);
-    vb_phase_result(ctx, &res, suffix);
-    pthread_rwlock_unlock(&m->count_lock);
+    vb_writer_result(&m->w, ctx, &res, suffix);
     for (int i = 0; i < 3; i++) vb_phase_histogram_wire_free(&oh[i]);
     vb_phase_histogram_wire_free(&fh);
     vb_measure_wire_free(&mw);
 }
 
-/* Unscored searches between windows (and, closed loop, the rate the writer keeps its ratio to). */
-static int gap_search(mixed *m, double secs, int open, double search_rate, double *qps, vb_error *err) {
-    vb_phase_ctx *ctx = m->ctx;
+/* The engine's rows against the state s (no write in flight); nothing checked (0 rows) on an engine that cannot
+ * list them. */
+static int check_rows(mixed *m, const vb_mixed_state *s, vb_mixed_check *chk, vb_error *err) {
     const vb_dataset *ds = m->s->ds;
-    vb_workload_config cfg = {
-        .engine = m->s->engine, .clients = (int)ctx->point.clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
-        .queries = ds->test, .n_queries = ds->n_test, .dim = ds->dim, .k = m->k,
-        .search = {.ef_search = m->ef_search}, .filter = {VB_FILTER_NONE, 0},
-        .window_ns = (uint64_t)(secs * 1e9), .stop = ctx->stop,
-        .loop = open ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = search_rate, .seed = 7,
-    };
-    vb_workload_result res;
-    int rc = vb_workload_run(&cfg, &res, err);
-    if (qps) *qps = res.qps;
-    vb_workload_result_free(&res);
+    if (vb_mixed_check_begin(chk, s, ds->train, ds->dim, ds->metric, err)) return VB_ERROR;
+    int listed = 0;
+    int rc = vb_engine_rows(m->s->engine, vb_mixed_check_row, chk, &listed, err);
+    if (rc == VB_OK && listed) vb_mixed_check_end(chk);
+    else {
+        free(chk->seen);
+        memset(chk, 0, sizeof *chk);
+    }
+    if (rc != VB_OK) vb_error_prefix(err, "%s: the rows after the writes", m->s->engine_name);
     return rc;
 }
 
 /* The state now (under the lock), with the interval taken and the window's recording started. */
 static int window_begin(mixed *m, interval *iv, int writing, vb_mixed_state *s0, vb_error *err) {
     (void)iv;
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->w.lock);
     int rc = vb_mixed_state_copy(&m->st, s0, err);
     vb_mixed_touched_clear(&m->during);
     m->recording = writing;
     if (writing && m->inflight_id >= 0) vb_mixed_touched_add(&m->during, m->inflight_id, m->inflight_src);
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->w.lock);
     return rc;
 }
 
@@ -504,20 +477,9 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
     vb_phase_count_begin(ctx, s->engine);
 
     mixed m = {.ctx = ctx, .s = s, .corpus = corpus, .n = n, .k = s->k, .ef_search = (int)p->ef_search,
-               .window_s = p->window_s, .inflight_id = -1, .probe_id = -1};
+               .window_s = p->window_s, .inflight_id = -1};
     memcpy(m.share, p->mix, sizeof m.share);
-    atomic_init(&m.stop, 0);
-    pthread_mutex_init(&m.lock, NULL);
-    pthread_rwlockattr_t ra;
-    pthread_rwlockattr_init(&ra);
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&m.count_lock, &ra);
-    pthread_rwlockattr_destroy(&ra);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m.acked_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    vb_writer_init(&m.w);
     interval iv = {0};
     int rc = vb_mixed_state_init(&m.st, n, corpus, err);
     if (rc == VB_OK && p->zipf_s > 0 && !(m.cdf = vb_mixed_zipf_cdf(corpus, p->zipf_s)))
@@ -537,7 +499,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
     else if (rc == VB_OK && wshare > 0 && m.share[0] > 0) {   /* closed: the writes' ratio to the searches' rate */
         double qps = 0;
         vb_phase_progress(ctx, "searches' rate", 0, 1, 0, 1);
-        rc = gap_search(&m, CALIBRATE_S, 0, 0, &qps, err);
+        rc = vb_writer_gap_search(ctx, s, CALIBRATE_S, 0, 0, &qps, err);
         m.write_rate = qps * wshare / m.share[0];
         if (rc == VB_OK && !(m.write_rate > 0)) rc = vb_error_set(err, "agent", 1, "mixed: no search answered");
         if (rc == VB_OK)
@@ -572,10 +534,10 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
             char label[64];
             snprintf(label, sizeof label, "writes before window %d", j + 1);
             vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)windows + 2, 0, 1);
-            rc = gap_search(&m, GAP_S, open, search_rate, NULL, err);
+            rc = vb_writer_gap_search(ctx, s, GAP_S, open, search_rate, NULL, err);
         } else if (j == windows) {   /* the writes stop: the index at rest */
             m.stop_ns = vb_now_ns();
-            atomic_store(&m.stop, 1);
+            atomic_store(&m.w.stop, 1);
             if (writer_started) pthread_join(writer, NULL);
             if (probe_started) pthread_join(probe, NULL);
             writer_started = probe_started = 0;
@@ -586,13 +548,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
             maintain_s = (double)(vb_now_ns() - t) / 1e9;
             if (rc != VB_OK) vb_error_prefix(err, "%s: maintenance after the writes", s->engine_name);
         }
-        pthread_mutex_lock(&m.lock);
-        int wdone = m.writer_done, wrc = m.writer_rc;
-        pthread_mutex_unlock(&m.lock);
-        if (rc == VB_OK && wdone && wrc != VB_OK) {
-            *err = m.writer_err;
-            rc = vb_error_prefix(err, "%s: a write of the mixed phase", s->engine_name);
-        }
+        if (rc == VB_OK) rc = vb_writer_failed(&m.w, s->engine_name, "a write of the mixed phase", err);
         if (rc != VB_OK) break;
         vb_mixed_state s0;
         if ((rc = window_begin(&m, &iv, writing, &s0, err))) break;
@@ -600,6 +556,12 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
         vb_sizes sz = {-1, -1, -1};
         vb_error serr = {0};
         if (!writing && vb_engine_sizes(s->engine, &sz, &serr) != VB_OK) sz.rows = -1;
+        /* the last window: the engine's rows, id by id and vector by vector, against the log's final state */
+        vb_mixed_check chk = {0};
+        if (j == windows + 1 && (rc = check_rows(&m, &s0, &chk, err)) != VB_OK) {
+            vb_mixed_state_free(&s0);
+            break;
+        }
         char label[64];
         snprintf(label, sizeof label, "window %d (%s)", j + 1, phase);
         vb_phase_progress(ctx, label, (uint64_t)j, (uint64_t)windows + 2, 0, 1);
@@ -613,13 +575,17 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
             if (!writing && sz.rows >= 0 && (size_t)sz.rows != s0.live)
                 vb_phase_log(ctx, "warn", "%s, window %d (%s): the engine counts %lld rows, the write log %zu",
                              s->engine_name, j + 1, phase, (long long)sz.rows, s0.live);
-            send_window(&m, &iv, j + 1, phase, &ws, &s0, writing ? -1 : sz.rows, maintain_s, j == windows + 1);
+            if (chk.differ)
+                vb_phase_log(ctx, "warn", "%s: %llu of the engine's %llu rows are not the write log's (%s)",
+                             s->engine_name, (unsigned long long)chk.differ, (unsigned long long)chk.checked,
+                             chk.example);
+            send_window(&m, &iv, j + 1, phase, &ws, &s0, writing ? -1 : sz.rows, maintain_s, &chk, j == windows + 1);
         }
         vb_measure_free(&ws.meas);
         vb_mixed_state_free(&s0);
         iv.start_ns = iv.end_ns, iv.due_start = iv.due_end;
     }
-    atomic_store(&m.stop, 1);
+    atomic_store(&m.w.stop, 1);
     if (writer_started) pthread_join(writer, NULL);
     if (probe_started) pthread_join(probe, NULL);
     uint64_t writes = m.writes_total;
@@ -632,9 +598,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
         vb_histogram_destroy(&m.lat[op]);
         vb_histogram_destroy(&iv.lat[op]);
     }
-    pthread_mutex_destroy(&m.lock);
-    pthread_rwlock_destroy(&m.count_lock);
-    pthread_cond_destroy(&m.acked_cond);
+    vb_writer_destroy(&m.w);
     if (limit_hit)
         return vb_error_set(err, "limit", 1, "mixed stopped at its limit of %ld s after %llu writes; the windows "
                             "measured before it are kept", p->limit_s, (unsigned long long)writes);

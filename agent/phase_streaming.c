@@ -28,6 +28,7 @@
 #include "agent/measure.h"
 #include "agent/phase.h"
 #include "agent/workload.h"
+#include "agent/writer.h"
 #include "datasets/groundtruth.h"
 #include "util/clock.h"
 
@@ -45,24 +46,12 @@ typedef struct stream {
     double window_s;
     uint64_t t0;
     atomic_size_t acked;         /* rows [0, acked) are acknowledged */
-    atomic_int stop;             /* writer and probe: stop now */
-    /* The server-count check (agent/phase.h ctx->count): held shared by the writer around each insert call and by
-     * the probe around each search and the flush of its count (they never wait for each other), exclusively by the
-     * phase thread while vb_phase_result reads what vbench sent and the server's counters (writer preferred, so it
-     * gets in between two calls), so that both are read with no write or probe search in flight. */
-    pthread_rwlock_t count_lock;
-    pthread_mutex_t lock;        /* everything below */
-    pthread_cond_t acked_cond;   /* signalled at each acknowledgement (the probe waits on it) */
+    vb_writer w;                 /* the writer's stop flag, locks and end (agent/writer.h); w.lock guards below */
     vb_histogram *insert_lat;    /* this interval's insert calls */
     vb_histogram *fresh;         /* this interval's found probes: ack -> returned */
     uint64_t fresh_probes, fresh_never, insert_errors;
     uint64_t max_lag_ns;         /* the stream's largest lag so far */
     uint64_t interval_lag_ns;    /* this interval's largest lag */
-    int64_t probe_id;            /* the latest batch's first row, and when it was acknowledged */
-    uint64_t probe_ack_ns;
-    int writer_rc;
-    vb_error writer_err;
-    int writer_done;
 } stream;
 
 /* Rows due by time now (relative to t0) under the schedule, at most the rows to insert. */
@@ -76,9 +65,17 @@ static size_t rows_due(const stream *st, uint64_t now) {
     return rows >= (double)todo ? todo : (size_t)rows;
 }
 
-static void sleep_until(uint64_t t) {
-    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
+/* One batch of the stream: vb_conn_insert through vb_writer_call. */
+typedef struct batch {
+    const int64_t *ids;
+    const float *vecs;
+    const int32_t *tags, *classes;
+    size_t n;
+} batch;
+
+static int insert_batch(vb_conn *c, void *arg, vb_error *err) {
+    const batch *b = arg;
+    return vb_conn_insert(c, b->ids, b->vecs, b->tags, b->classes, b->n, err);
 }
 
 static void *writer_main(void *arg) {
@@ -91,49 +88,38 @@ static void *writer_main(void *arg) {
     int rc = ids && tags ? vb_engine_connect(st->s->engine, &c, &err) : vb_error_set(&err, "agent", 1, "out of memory");
     size_t b = (size_t)st->batch;
     for (size_t row = st->initial, i = 0; rc == VB_OK && row < st->total; row += b, i++) {
-        if (atomic_load(&st->stop)) break;
+        if (atomic_load(&st->w.stop)) break;
         size_t n = row + b <= st->total ? b : st->total - row;
         uint64_t due = st->rate > 0 ? st->t0 + (uint64_t)llround((double)i * (double)b / st->rate * 1e9) : 0;
-        if (due > vb_now_ns()) sleep_until(due);
+        if (due > vb_now_ns()) vb_writer_sleep_until(due);
         for (size_t j = 0; j < n; j++) {
             ids[j] = (int64_t)(row + j);
             tags[j] = vb_dataset_tag(ids[j]);
         }
-        pthread_rwlock_rdlock(&st->count_lock);   /* a wait here is the phase thread reading the counts: lag */
-        uint64_t start = vb_now_ns();
-        const int32_t *cl = ds->train_class ? ds->train_class + row : NULL;
-        rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, cl, n, &err);
-        /* a transient failure (a lost connection) is retried once on a new connection: the batch is never skipped */
-        if (rc == VB_RETRY) {
-            pthread_mutex_lock(&st->lock);
+        /* a wait for the count lock is the phase thread reading the counts: lag; a lost connection is retried once
+         * on a new one, the batch never skipped */
+        batch bt = {ids, ds->train + row * ds->dim, tags, ds->train_class ? ds->train_class + row : NULL, n};
+        uint64_t start, ack;
+        int retried;
+        rc = vb_writer_call(&st->w, st->s->engine, &c, insert_batch, &bt, &retried, &start, &ack, &err);
+        if (retried) {
+            pthread_mutex_lock(&st->w.lock);
             st->insert_errors++;
-            pthread_mutex_unlock(&st->lock);
-            vb_conn_close(&c);
-            rc = vb_engine_connect(st->s->engine, &c, &err);
-            if (rc == VB_OK) rc = vb_conn_insert(c, ids, ds->train + row * ds->dim, tags, cl, n, &err);
+            pthread_mutex_unlock(&st->w.lock);
         }
-        uint64_t ack = vb_now_ns();
-        pthread_rwlock_unlock(&st->count_lock);
         if (rc != VB_OK) break;
         atomic_store(&st->acked, row + n);
-        pthread_mutex_lock(&st->lock);
+        pthread_mutex_lock(&st->w.lock);
         vb_histogram_record(st->insert_lat, ack - start);
         if (due && start > due && start - due > st->max_lag_ns) st->max_lag_ns = start - due;
         if (due && start > due && start - due > st->interval_lag_ns) st->interval_lag_ns = start - due;
-        st->probe_id = (int64_t)row;
-        st->probe_ack_ns = ack;
-        pthread_cond_signal(&st->acked_cond);
-        pthread_mutex_unlock(&st->lock);
+        vb_writer_acked(&st->w, (int64_t)row, (int32_t)row, ack);   /* the probe follows the batch's first row */
+        pthread_mutex_unlock(&st->w.lock);
     }
     vb_conn_close(&c);
     free(ids);
     free(tags);
-    pthread_mutex_lock(&st->lock);
-    st->writer_rc = rc == VB_OK ? VB_OK : VB_ERROR;
-    if (rc != VB_OK) st->writer_err = err;
-    st->writer_done = 1;
-    pthread_cond_signal(&st->acked_cond);
-    pthread_mutex_unlock(&st->lock);
+    vb_writer_finish(&st->w, rc, &err);
     return NULL;
 }
 
@@ -143,51 +129,32 @@ static void *probe_main(void *arg) {
     const vb_dataset *ds = st->s->ds;
     vb_conn *c = NULL;
     vb_error err;
-    if (vb_engine_connect(st->s->engine, &c, &err) != VB_OK) return NULL;
-    vb_search_params sp = {.ef_search = st->ef_search};
-    vb_conn_set_search(c, &sp, &err);
+    if (vb_writer_probe_connect(st->s->engine, st->ef_search, &c, &err) != VB_OK) return NULL;
     int64_t *got = malloc((size_t)st->k * sizeof *got);
-    int64_t last = -1;
-    uint64_t give_up = (uint64_t)llround(st->window_s * 1e9);
-    while (got && !atomic_load(&st->stop)) {
-        /* wait for the next acknowledgement (a bounded wait, so that the stop flag is seen) */
-        pthread_mutex_lock(&st->lock);
-        if ((st->probe_id < 0 || st->probe_id == last) && !st->writer_done) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_nsec += 50000000L;
-            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
-            pthread_cond_timedwait(&st->acked_cond, &st->lock, &until);
-        }
-        int64_t id = st->probe_id;
-        uint64_t ack = st->probe_ack_ns;
-        int done = st->writer_done;
-        pthread_mutex_unlock(&st->lock);
-        if (id < 0 || id == last) {
-            if (done) break;
-            continue;
-        }
-        last = id;
+    uint64_t last = 0, give_up = (uint64_t)llround(st->window_s * 1e9);
+    while (got && !atomic_load(&st->w.stop)) {
+        int64_t id;
+        int32_t src_row;
+        uint64_t ack;
+        int next = vb_writer_next_ack(&st->w, &last, &id, &src_row, &ack);
+        if (next < 0) break;
+        if (next == 0) continue;
         int found = 0;
         uint64_t now = vb_now_ns();
-        while (!found && now - ack <= give_up && !atomic_load(&st->stop)) {
+        while (!found && now - ack <= give_up && !atomic_load(&st->w.stop)) {
             int n = 0;
-            vb_filter nf = {.kind = VB_FILTER_NONE};
-            pthread_rwlock_rdlock(&st->count_lock);
-            int src = vb_conn_search(c, ds->train + (size_t)id * ds->dim, st->k, &nf, got, &n, &err);
-            vb_conn_sent_flush(c);
-            pthread_rwlock_unlock(&st->count_lock);
+            int src = vb_writer_probe_search(&st->w, c, ds->train + (size_t)id * ds->dim, st->k, got, &n, &err);
             if (src == VB_OK)
                 for (int j = 0; j < n && !found; j++) found = got[j] == id;
             now = vb_now_ns();
             if (!found) vb_sleep_ns(1000000ull);
         }
-        if (atomic_load(&st->stop) && !found) break;   /* cut by the end of the stream, not an answer */
-        pthread_mutex_lock(&st->lock);
+        if (atomic_load(&st->w.stop) && !found) break;   /* cut by the end of the stream, not an answer */
+        pthread_mutex_lock(&st->w.lock);
         st->fresh_probes++;
         if (found) vb_histogram_record(st->fresh, now > ack ? now - ack : 1000);
         else st->fresh_never++;
-        pthread_mutex_unlock(&st->lock);
+        pthread_mutex_unlock(&st->w.lock);
     }
     free(got);
     vb_conn_close(&c);
@@ -206,7 +173,7 @@ static void interval_take(stream *st, interval *iv, uint64_t now) {
     iv->end_ns = now;
     iv->acked_end = atomic_load(&st->acked);
     iv->due_end = st->initial + rows_due(st, now);
-    pthread_mutex_lock(&st->lock);
+    pthread_mutex_lock(&st->w.lock);
     vb_histogram_merge(iv->insert_lat, st->insert_lat);
     vb_histogram_reset(st->insert_lat);
     vb_histogram_merge(iv->fresh, st->fresh);
@@ -216,7 +183,7 @@ static void interval_take(stream *st, interval *iv, uint64_t now) {
     iv->max_lag_ns = st->max_lag_ns;
     iv->interval_lag_ns = st->interval_lag_ns;
     st->interval_lag_ns = 0;
-    pthread_mutex_unlock(&st->lock);
+    pthread_mutex_unlock(&st->w.lock);
 }
 
 /* The rows acknowledged and due when a window's clock ended (vb_measure_stream_window's at_end): the rows acknowledged
@@ -277,29 +244,10 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     char suffix[64];
     if (at_rest) snprintf(suffix, sizeof suffix, "a%u/rest", ctx->assign->attempt);
     else snprintf(suffix, sizeof suffix, "a%u/stage=%d", ctx->assign->attempt, stage_index);
-    pthread_rwlock_wrlock(&st->count_lock);
-    vb_phase_result(ctx, &res, suffix);
-    pthread_rwlock_unlock(&st->count_lock);
+    vb_writer_result(&st->w, ctx, &res, suffix);
     vb_phase_histogram_wire_free(&ih);
     vb_phase_histogram_wire_free(&fh);
     vb_measure_wire_free(&mw);
-}
-
-/* An unscored closed-loop run of the clients between windows: the searches never pause. */
-static int gap_search(stream *st, vb_error *err) {
-    vb_phase_ctx *ctx = st->ctx;
-    const vb_point *p = &ctx->point;
-    vb_workload_config cfg = {
-        .engine = st->s->engine, .clients = (int)p->clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
-        .queries = st->s->ds->test, .n_queries = st->s->ds->n_test, .dim = st->s->ds->dim, .k = st->k,
-        .search = {.ef_search = (int)p->ef_search}, .filter = {VB_FILTER_NONE, 0},
-        .window_ns = (uint64_t)(GAP_WINDOW_S * 1e9), .stop = ctx->stop,
-        .loop = p->mode == VB_POINT_OPEN ? VB_LOOP_OPEN : VB_LOOP_CLOSED, .target_rate = p->target_rate, .seed = 7,
-    };
-    vb_workload_result res;
-    int rc = vb_workload_run(&cfg, &res, err);
-    vb_workload_result_free(&res);
-    return rc;
 }
 
 int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
@@ -335,21 +283,9 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     vb_phase_count_begin(ctx, s->engine);
 
     stream st = {.ctx = ctx, .s = s, .initial = initial, .total = n, .batch = p->insert_batch,
-                 .rate = p->insert_rate, .k = s->k, .ef_search = (int)p->ef_search, .window_s = p->window_s,
-                 .probe_id = -1};
+                 .rate = p->insert_rate, .k = s->k, .ef_search = (int)p->ef_search, .window_s = p->window_s};
     atomic_init(&st.acked, initial);
-    atomic_init(&st.stop, 0);
-    pthread_mutex_init(&st.lock, NULL);
-    pthread_rwlockattr_t ra;
-    pthread_rwlockattr_init(&ra);
-    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&st.count_lock, &ra);
-    pthread_rwlockattr_destroy(&ra);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&st.acked_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    vb_writer_init(&st.w);
     st.insert_lat = vb_histogram_new();
     st.fresh = vb_histogram_new();
     interval iv = {0};
@@ -375,14 +311,7 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
         if (target > n) target = n;
         /* search while the writer reaches the stage */
         while (rc == VB_OK && atomic_load(&st.acked) < target) {
-            pthread_mutex_lock(&st.lock);
-            int done = st.writer_done, wrc = st.writer_rc;
-            pthread_mutex_unlock(&st.lock);
-            if (done && wrc != VB_OK) {
-                *err = st.writer_err;
-                rc = vb_error_prefix(err, "%s: insert of the stream", s->engine_name);
-                break;
-            }
+            if ((rc = vb_writer_failed(&st.w, s->engine_name, "insert of the stream", err))) break;
             if (ctx->stop && atomic_load(ctx->stop)) rc = vb_error_set(err, "agent", 1, "aborted");
             else if (vb_now_ns() >= limit_at) {
                 limit_hit = 1;
@@ -393,12 +322,12 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
                 char label[64];
                 snprintf(label, sizeof label, "stream to stage %g", stage);
                 vb_phase_progress(ctx, label, a, n, secs > 0 ? (double)(a - initial) / secs : 0, 0);
-                rc = gap_search(&st, err);
+                rc = vb_writer_gap_search(ctx, s, GAP_WINDOW_S, p->mode == VB_POINT_OPEN, p->target_rate, NULL, err);
             }
         }
         if (rc != VB_OK) break;
         if (at_rest) {   /* every row is in: stop the writer and the probe, so the index is at rest */
-            atomic_store(&st.stop, 1);
+            atomic_store(&st.w.stop, 1);
             pthread_join(writer, NULL);
             writer_started = 0;
             if (probe_started) pthread_join(probe, NULL);
@@ -432,7 +361,7 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
         vb_histogram_reset(iv.fresh);
         iv.start_ns = now, iv.acked_start = iv.acked_end, iv.due_start = iv.due_end;
     }
-    atomic_store(&st.stop, 1);
+    atomic_store(&st.w.stop, 1);
     if (writer_started) pthread_join(writer, NULL);
     if (probe_started) pthread_join(probe, NULL);
     vb_groundtruth_free(&gt);
@@ -440,9 +369,7 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     vb_histogram_destroy(&st.fresh);
     vb_histogram_destroy(&iv.insert_lat);
     vb_histogram_destroy(&iv.fresh);
-    pthread_mutex_destroy(&st.lock);
-    pthread_rwlock_destroy(&st.count_lock);
-    pthread_cond_destroy(&st.acked_cond);
+    vb_writer_destroy(&st.w);
     if (limit_hit) {
         size_t a = atomic_load(&st.acked);
         return vb_error_set(err, "limit", 1, "streaming stopped at its limit of %ld s with %zu of %zu rows in; the "

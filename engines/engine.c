@@ -236,6 +236,18 @@ int vb_engine_maintain(vb_engine *e, vb_error *err) {
     return finish(e->ops->maintain(e->state, err), err, e->ops, "maintain");
 }
 
+int vb_engine_rows(vb_engine *e, vb_row_fn fn, void *arg, int *listed, vb_error *err) {
+    *listed = e->ops->rows != NULL;
+    if (!e->ops->rows) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->rows(e->state, fn, arg, err), err, e->ops, "rows");
+}
+
+const char *vb_engine_maintenance(const vb_engine *e) {
+    if (!e->ops->maintain) return "none";
+    return e->ops->maintenance ? e->ops->maintenance : "the engine's maintain";
+}
+
 int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err) {
     out->index_bytes = out->table_bytes = out->rows = -1;
     if (!e->ops->sizes) return VB_OK;

@@ -205,6 +205,9 @@ typedef struct vb_engine_estimate {
                              * and no rate is scaled by the rows' graph (exact) */
 } vb_engine_estimate;
 
+/* One row of vb_engine_rows: non-zero stops the listing. */
+typedef int (*vb_row_fn)(void *arg, int64_t id, const float *vec);
+
 typedef struct vb_engine_ops {
     const char *name;
     const char *description;
@@ -243,8 +246,13 @@ typedef struct vb_engine_ops {
     /* An upsert: live ids are replaced, removed ids come back, new ids are added. */
     int (*insert)(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
                   size_t n, vb_error *err);
-    int (*maintain)(void *state, vb_error *err);               /* VACUUM and the like, after churn */
+    int (*maintain)(void *state, vb_error *err);               /* VACUUM and the like, after churn and mixed */
+    const char *maintenance;    /* what maintain runs, as a result names it ("VACUUM (ANALYZE)"); NULL: none */
     int (*sizes)(void *state, vb_sizes *out, vb_error *err);
+    /* Every row the engine holds, fn(arg, id, vec) once per row in any order: vec its dim floats as stored (valid
+     * during the call), NULL where the engine cannot return them. For a check after the writes (the mixed phase
+     * holds the rows against its write log), with no write in flight. fn returns non-zero to stop (an error). */
+    int (*rows)(void *state, vb_row_fn fn, void *arg, vb_error *err);
     /* The query plan the server uses for the kNN query at ef_search with filter (may be NULL): *uses_index = 1
      * when it scans the vector index, plan (may be NULL) gets its text. Servers only; embedded engines have no
      * planner. */
@@ -292,6 +300,10 @@ int vb_engine_attach(vb_engine *e, const vb_table_spec *spec, int *found, vb_err
 int vb_engine_build(vb_engine *e, vb_error *err);
 int vb_engine_persist(vb_engine *e, vb_error *err);
 int vb_engine_maintain(vb_engine *e, vb_error *err);
+/* Lists the engine's rows (the ops' rows); *listed = 0, VB_OK, when the engine has no rows op. */
+int vb_engine_rows(vb_engine *e, vb_row_fn fn, void *arg, int *listed, vb_error *err);
+/* What vb_engine_maintain runs (the ops' maintenance): "none" without a maintain op. Static text. */
+const char *vb_engine_maintenance(const vb_engine *e);
 int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fields when no op */
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
 /* VB_OK with -1 fields when the engine has no counters op. */

@@ -379,6 +379,17 @@ static int exact_load(void *conn, const int64_t *ids, const float *vecs, const i
     return exact_write(conn, ids, vecs, tags, classes, n, err);
 }
 
+/* The live rows, in the order they were first written. */
+static int exact_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
+    exact_state *s = state;
+    pthread_rwlock_rdlock(&s->lock);
+    int stop = 0;
+    for (size_t r = 0; r < s->n && !stop; r++)
+        if (s->alive[r]) stop = fn(arg, s->ids[r], s->vecs + r * s->dim);
+    pthread_rwlock_unlock(&s->lock);
+    return stop ? vb_error_set(err, "exact", 1, "exact: the listing of the rows was stopped") : VB_OK;
+}
+
 /* Tombstones rows; absent or already removed ids are skipped (a repeated batch is not an error). */
 static int exact_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
     exact_state *s = ((exact_conn *)conn)->s;
@@ -554,6 +565,7 @@ const vb_engine_ops vb_engine_exact = {
     .remove = exact_remove,
     .insert = exact_load,
     .sizes = exact_sizes,
+    .rows = exact_rows,
     .client_bytes = exact_client_bytes,
     .client_keeps = "its private copy of the rows",
 };

@@ -528,5 +528,6 @@ const vb_engine_ops vb_engine_mongodb = {
     .remove = mg_remove,
     .insert = mg_insert,
     .maintain = mg_maintain,
+    .maintenance = "wait until the search index is ready",
     .sizes = mg_sizes,
 };

@@ -744,6 +744,49 @@ static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
     return vb_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
 }
 
+/* Every row with its vector as text ("[1,2.5,...]", pgvector's shortest round-trip floats), parsed. The whole table
+ * in one result: for the mixed phase's check of a test-sized table, not for a corpus of millions. */
+typedef struct rows_arg {
+    pg_state *s;
+    vb_row_fn fn;
+    void *arg;
+} rows_arg;
+
+static int rows_on(void *conn, void *arg, vb_error *err) {
+    rows_arg *a = arg;
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT id, embedding::text FROM %s", a->s->table);
+    PGresult *r = pg_exec(conn, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        int rc = pg_fail(conn, r, err, "rows");
+        PQclear(r);
+        return rc;
+    }
+    float *v = malloc(a->s->dim * sizeof *v);
+    int rc = v ? VB_OK : vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+    for (int i = 0; rc == VB_OK && i < PQntuples(r); i++) {
+        const char *p = PQgetvalue(r, i, 1);
+        size_t j = 0;
+        if (*p == '[') p++;
+        for (char *end; j < a->s->dim; j++, p = end + (*end == ',')) {
+            v[j] = strtof(p, &end);
+            if (end == p) break;
+        }
+        if (j != a->s->dim) rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: rows: id %s holds '%.40s', not %zu numbers",
+                                              PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), a->s->dim);
+        else if (a->fn(a->arg, strtoll(PQgetvalue(r, i, 0), NULL, 10), v))
+            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: the listing of the rows was stopped");
+    }
+    free(v);
+    PQclear(r);
+    return rc;
+}
+
+static int pg_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
+    rows_arg a = {state, fn, arg};
+    return vb_admin_run(&((pg_state *)state)->admin, rows_on, &a, err);
+}
+
 typedef struct stats_arg {
     pg_state *s;
     vb_server_stats *out;
@@ -1152,5 +1195,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .remove = pg_remove,
     .insert = pg_insert,
     .maintain = pg_maintain,
+    .maintenance = "VACUUM (ANALYZE)",
+    .rows = pg_rows,
     .sizes = pg_sizes,
 };

@@ -607,6 +607,7 @@ const vb_engine_ops vb_engine_valkey = {
     .remove = vk_remove,
     .insert = vk_insert,
     .maintain = vk_maintain,
+    .maintenance = "wait until the index has caught up",
     .sizes = vk_sizes,
     .build_progress = vk_build_progress,
 };

@@ -776,6 +776,55 @@ static int charts_streaming(vb_report_set *rs, vb_error *err) {
                       "milliseconds (the worst stage)", NULL, err);
 }
 
+/* ---- 7b'. mixed ------------------------------------------------------------------------------------------------ */
+/* The series of a mixed chart: the configuration and its choice of rows (uniform or zipf(s)). */
+#define MIXED_SERIES "{label} || ' ' || ids"
+
+/* One line per series of `column` against the window: the write windows 1..W, then the one at rest and the one after
+ * maintenance (W + 1, W + 2), which the x axis names. */
+static int chart_window_lines(vb_report_set *rs, const char *name, const char *title, const char *column,
+                              const char *ylabel, const char *yrange, vb_error *err) {
+    char sql[640], qb[300];
+    series_set *ss = calloc(1, sizeof *ss);
+    snprintf(sql, sizeof sql, "SELECT " MIXED_SERIES ", window_index, %s FROM v_mixed ORDER BY 1, 2", column);
+    if (collect(rs, "v_mixed", sql, ss, err)) return free(ss), VB_ERROR;
+    vb_chart *c = chart_new(rs, name, title, "v_mixed");
+    vb_chart_cmd(c, "set xlabel 'window (the last two of each line: at rest, then after the maintenance)'");
+    vb_chart_cmd(c, "set ylabel '%s'\nset yrange [%s]\nset xtics 1", ylabel, yrange);
+    for (size_t i = 0; i < ss->n; i++) {
+        int b = vb_chart_block(c);
+        for (size_t j = 0; j < ss->s[i].n; j++) vb_chart_row(c, "%g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med);
+        if (!ss->s[i].n) vb_chart_row(c, "NaN NaN");
+        vb_chart_plot(c, "data index %d using 1:2 with linespoints pt 7 lw 2 lc %zu title '%s'", b, i + 1,
+                      q(ss->s[i].name, qb, sizeof qb));
+    }
+    size_t n = ss->n;
+    series_free(ss);
+    free(ss);
+    if (!n) {
+        vb_chart_free(c);
+        return VB_OK;
+    }
+    return draw(rs, c, err);
+}
+
+static int charts_mixed(vb_report_set *rs, vb_error *err) {
+    static const char *const op_titles[3] = {"update p99 (ms)", "delete p99 (ms)", "insert p99 (ms)"};
+    if (chart_window_lines(rs, "mixed-recall", "Mixed: recall against the write log's rows, per window", "recall",
+                           "recall@k", "0:1.05", err) ||
+        chart_window_lines(rs, "mixed-ghosts", "Mixed: ghost answers (deleted rows returned) per window",
+                           "ghost_answers", "answers naming a deleted row", "0:*", err) ||
+        chart_window_lines(rs, "mixed-qps", "Mixed: search QPS per window while rows are written", "qps",
+                           "queries per second", "0:*", err) ||
+        chart_window_lines(rs, "mixed-p99", "Mixed: search p99 latency per window", "p99_ms", "p99 (ms)", "0:*", err))
+        return VB_ERROR;
+    /* each write operation's worst p99 over the item's write windows */
+    return chart_bars(rs, "mixed-ops", "Mixed: latency of the writes, per operation", "v_mixed",
+                      "SELECT " MIXED_SERIES ", 0, MAX(update_p99_ms), MAX(delete_p99_ms), MAX(insert_p99_ms) "
+                      "FROM v_mixed WHERE phase = 'write' GROUP BY item_key ORDER BY 1",
+                      op_titles, "milliseconds (the worst write window)", NULL, err);
+}
+
 /* ---- 7c. capacity ---------------------------------------------------------------------------------------------- */
 /* The hockey stick, one chart per configuration: p50, p99 and p99.9 (from the intended start) of every window of the
  * last attempt's search against its offered rate, the p99 targets as dashed lines, each found rate as a dotted
@@ -942,6 +991,7 @@ int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_e
     if (strcmp(section, "churn") == 0) return charts_churn(rs, err);
     if (strcmp(section, "streaming") == 0) return charts_streaming(rs, err);
     if (strcmp(section, "capacity") == 0) return charts_capacity(rs, err);
+    if (strcmp(section, "mixed") == 0) return charts_mixed(rs, err);
     if (strcmp(section, "server") == 0) return charts_server(rs, err);
     return vb_error_set(err, "report", 1, "no chart section named %s", section);
 }

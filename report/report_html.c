@@ -466,6 +466,7 @@ static const char *chart_of_phase(const char *phase) {
     if (strcmp(phase, "concurrency") == 0) return "chart-concurrency-qps";
     if (strcmp(phase, "filtered") == 0) return "chart-filtered-recall";
     if (strcmp(phase, "churn") == 0) return "chart-churn-qps";
+    if (strcmp(phase, "mixed") == 0) return "chart-mixed-recall";
     if (strcmp(phase, "cold_start") == 0) return "cold_start";   /* the section: one chart per engine */
     if (strcmp(phase, "build") == 0) return "chart-build-time";
     return NULL;
@@ -997,10 +998,12 @@ static int body(doc *d, vb_error *err) {
             rc = capacity(d, err);
         } else if (strcmp(id, "mixed") == 0) {
             /* per window (recall against the write log's state, ghosts, stale answers, QPS, p99) and per operation */
-            rc = table(d, "v_mixed", "SELECT {label} AS series, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', "
+            rc = figures(d, "mixed", err);
+            if (!rc) rc = table(d, "v_mixed", "SELECT {label} AS series, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', "
                        "rate)) AS rate, window_index, phase, rows_live, recall, ghost_answers, stale_answers, "
                        "ghost_example, qps, p50_ms, p99_ms, writes, update_p99_ms, delete_p99_ms, insert_p99_ms, "
-                       "fresh_p50_ms, fresh_p99_ms, fresh_never, maintain_s, rows_engine FROM v_mixed", err) < 0;
+                       "fresh_p50_ms, fresh_p99_ms, fresh_never, maintenance, maintain_s, rows_engine, rows_differ, "
+                       "rows_diff_example FROM v_mixed", err) < 0;
             if (!rc) rc = table(d, "v_mixed_ops", "SELECT {label} AS series, dataset, ids, window_index, phase, op, done, "
                                 "offered, achieved_s, offered_s, errors, mean_ms, p50_ms, p99_ms, max_ms "
                                 "FROM v_mixed_ops", err) < 0;

@@ -98,8 +98,8 @@ static const report_table tables[] = {
      "each window began)",
      "SELECT engine, dataset, ids, IIF(rate IS NULL, 'closed', printf('%g', rate)) AS rate, window_index, phase, "
      "rows_live, recall, ghost_answers, stale_answers, ghost_example, qps, p50_ms, p99_ms, writes, update_p99_ms, "
-     "delete_p99_ms, insert_p99_ms, fresh_p50_ms, fresh_p99_ms, fresh_never, fresh_probes, maintain_s, rows_engine "
-     "FROM v_mixed"},
+     "delete_p99_ms, insert_p99_ms, fresh_p50_ms, fresh_p99_ms, fresh_never, fresh_probes, maintenance, maintain_s, "
+     "rows_engine, rows_checked, rows_differ, rows_diff_example FROM v_mixed"},
     {"mixed_ops", "Mixed: the write operations per window (done, offered and achieved per second, latency)",
      "SELECT engine, dataset, ids, window_index, phase, op, done, offered, achieved_s, offered_s, errors, mean_ms, "
      "p50_ms, p99_ms, max_ms FROM v_mixed_ops"},

@@ -67,6 +67,11 @@ static const struct {
     {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
     {"capacity_window", "host_pause_ms", "REAL"},   /* issue 37: a window failed while the client host paused */
     {"capacity_window", "discounted", "INTEGER"},
+    {"mixed_result", "maintenance", "TEXT"},  /* issue 38: what the maintenance ran, the rows checked id by id */
+    {"mixed_result", "rows_checked", "INTEGER"},
+    {"mixed_result", "rows_vectors_checked", "INTEGER"},
+    {"mixed_result", "rows_differ", "INTEGER"},
+    {"mixed_result", "rows_diff_example", "TEXT"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {

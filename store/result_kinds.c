@@ -505,7 +505,14 @@ static const Vbench__MixedOp mixed_no_op = VBENCH__MIXED_OP__INIT;
     C(k, live_id_sumsq, v_int((sqlite3_int64)R->mixed->live_id_sumsq))                                              \
     C(k, rows_engine, v_int_or_null(R->mixed->rows_engine < 0 || !strcmp(R->mixed->phase, "write"),                 \
                                     R->mixed->rows_engine))                                                         \
+    C(k, maintenance, v_text_set(strcmp(R->mixed->phase, "maintained") ? NULL : R->mixed->maintenance))             \
+    C(k, rows_checked, v_int_or_null(MIXED_UNCHECKED(R), (sqlite3_int64)R->mixed->rows_checked))                    \
+    C(k, rows_vectors_checked, v_int_or_null(MIXED_UNCHECKED(R), (sqlite3_int64)R->mixed->rows_vectors_checked))    \
+    C(k, rows_differ, v_int_or_null(MIXED_UNCHECKED(R), (sqlite3_int64)R->mixed->rows_differ))                      \
+    C(k, rows_diff_example, v_text_set(R->mixed->rows_diff_example))                                                \
     AGENT_COLUMNS(k, C)
+/* the row check ran in the maintained window only, on an engine that lists its rows */
+#define MIXED_UNCHECKED(R) (strcmp((R)->mixed->phase, "maintained") != 0 || (R)->mixed->rows_checked == 0)
 COLUMNS(mixed, MIXED_COLUMNS)
 
 static const Vbench__Measurement *mixed_measurement(const Vbench__Result *r) { return r->mixed->m; }

@@ -471,7 +471,12 @@ CREATE TABLE IF NOT EXISTS mixed_result (
     live_id_sumsq   INTEGER NOT NULL,       -- against a server's table: SUM(id), SUM(id * id))
     rows_engine     INTEGER,                -- rest, maintained: the rows the engine counts (against rows_live)
     agent           TEXT,
-    recorded_at     TEXT NOT NULL
+    recorded_at     TEXT NOT NULL,
+    maintenance     TEXT,                   -- maintained: what the maintenance ran ("VACUUM (ANALYZE)", "none")
+    rows_checked    INTEGER,                -- maintained: ids compared, the engine's rows against the write log's
+    rows_vectors_checked INTEGER,           -- of them, rows whose vector was compared too
+    rows_differ     INTEGER,                -- ids on one side only, or holding another vector than the log's
+    rows_diff_example TEXT                  -- the first of them ("id 17: deleted in the log, on the engine; ...")
 );
 
 -- One window of a streaming item (issue 25; docs/metrics.md "Streaming"): each stage's, then one at rest (at_rest,

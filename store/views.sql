@@ -409,7 +409,8 @@ CREATE VIEW v_mixed AS
            r.qps, r.p50_ms, r.p95_ms, r.p99_ms, r.p999_ms, r.queries, r.answers_scored, r.short_answers, r.errors,
            r.update_done + r.delete_done + r.insert_done AS writes, r.writes_total, r.interval_s,
            r.update_p99_ms, r.delete_p99_ms, r.insert_p99_ms, r.fresh_probes, r.fresh_never, r.fresh_p50_ms,
-           r.fresh_p99_ms, r.maintain_s, r.rows_engine, r.live_id_sum, r.live_id_sumsq, r.attempt, r.item_key
+           r.fresh_p99_ms, r.maintain_s, r.rows_engine, r.live_id_sum, r.live_id_sumsq, r.attempt, r.item_key,
+           r.maintenance, r.rows_checked, r.rows_vectors_checked, r.rows_differ, r.rows_diff_example
     FROM mixed_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(x.attempt) FROM mixed_result AS x WHERE x.item_key = r.item_key)
     ORDER BY plan.seq, r.window_index;
@@ -675,7 +676,7 @@ CREATE VIEW v_validity AS
            OR shortfall_rows > 0.05 * rows_scheduled_total)
     UNION ALL
     -- the mixed phase (issue 38): an engine that returned deleted rows (ghosts), or whose row count after the writes
-    -- is not the write log's
+    -- is not the write log's, or whose rows id by id (and vector by vector) are not
     SELECT engine, dataset, item_key, 'deleted rows returned',
            printf('window %d (%s): %d answers named rows deleted before the window (first: %s)', window_index, phase,
                   ghost_answers, COALESCE(ghost_example, '?'))
@@ -685,6 +686,11 @@ CREATE VIEW v_validity AS
            printf('window %d (%s): the engine counts %d rows, the acknowledged writes leave %d', window_index, phase,
                   rows_engine, rows_live)
     FROM v_mixed WHERE rows_engine IS NOT NULL AND rows_engine <> rows_live
+    UNION ALL
+    SELECT engine, dataset, item_key, 'rows not the write log''s',
+           printf('window %d (%s): %d of %d ids differ from the write log''s final state (%s)', window_index, phase,
+                  rows_differ, rows_checked, COALESCE(rows_diff_example, '?'))
+    FROM v_mixed WHERE rows_differ > 0
     UNION ALL
     SELECT COALESCE(config, engine) AS engine, dataset, item_key AS item, 'short answers',
            printf('%d of %d answers had fewer than k distinct rows (recall %.4f)', short_answers, queries, recall)

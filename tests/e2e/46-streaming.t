@@ -261,6 +261,9 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase = 'write' AND fresh_prob
    "mixed: update freshness probed in every write window, every updated row found at its new position"
 is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE engine = 'hnswlib' AND recall >= 0.95")" "8" \
    "mixed, hnswlib: recall >= 0.95 in every window: $(q "$db" "SELECT group_concat(printf('%.4f', recall), ' ') FROM v_mixed WHERE engine = 'hnswlib'")"
+is "$(q "$db" "SELECT engine || ' ' || ids || ' ' || maintenance || ' ' || COALESCE(rows_checked = rows_live AND rows_vectors_checked = rows_live AND rows_differ = 0, '-') FROM v_mixed WHERE phase = 'maintained'" | tr '\n' ';')" \
+   "exact uniform none 1;exact zipf(1.1) none 1;hnswlib uniform none -;hnswlib zipf(1.1) none -;" \
+   "mixed: the maintained window names the maintenance (none: embedded engines); exact's rows equal the write log's id by id and vector by vector (hnswlib cannot list its rows: not checked)"
 is "$(q "$db" "SELECT COUNT(*) FROM v_recall_dist WHERE phase = 'mixed' AND engine = 'exact' AND recall_min = 1")" "8" \
    "mixed: the recall distribution of every window (exact: every query at 1)"
 out=$("$VBENCH" show "$db")
@@ -272,7 +275,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert len(d["mixed"]) == 16, len(d["mixed"])
 for k in ("engine", "ids", "phase", "rows_live", "recall", "ghost_answers", "stale_answers", "qps", "p99_ms",
-          "update_p99_ms", "fresh_p50_ms", "rows_engine"):
+          "update_p99_ms", "fresh_p50_ms", "rows_engine", "maintenance", "rows_checked", "rows_differ"):
     assert k in d["mixed"][0], k
 assert len(d["mixed_ops"]) == 48, len(d["mixed_ops"])
 assert "streaming" not in d
@@ -299,6 +302,15 @@ sec = t[i:t.index("</section>", i)]
 assert "ghost_answers" in sec and "zipf(1.1)" in sec and "maintained" in sec and "update" in sec, "mixed section content"
 PY
 ok $? "the report's mixed section has the windows (ghosts, zipf, the maintained window) and the operations"
+missing=
+for c in mixed-recall mixed-ghosts mixed-qps mixed-p99 mixed-ops; do
+    [ -s "$SCRATCH/mixed-report/charts/$c.png" ] && [ -s "$SCRATCH/mixed-report/charts/$c.svg" ] || missing="$missing $c(file)"
+    /usr/bin/python3 -c 'import sys; t = open(sys.argv[1]).read(); i = t.index("<section id=\"mixed\">"); sys.exit(("<figure id=\"chart-%s\"><img alt=" % sys.argv[2]) not in t[i:t.index("</section>", i)])' "$html" "$c" || missing="$missing $c(figure)"
+done
+is "${missing:-none}" "none" "the report's mixed section draws recall, ghosts, QPS and p99 per window and the writes' latency per operation (gnuplot, PNG and SVG)"
+over=$(vb_report_overflow "$html"); rc=$?
+ok $rc "the mixed report is measured in headless Chromium"
+is_empty "$(printf '%s\n' "$over" | grep '^mixed')" "the mixed section's tables fit their page at 1,400 pixels"
 vb_report_section_shot "$html" mixed "$SCRATCH/mixed.png"
 
 # An open loop at 3000 operations/s: searches at 2400/s, writes at 600/s, offered = achieved.
@@ -326,10 +338,23 @@ like "$(q "$db" "SELECT status || ': ' || error FROM plan WHERE phase = 'mixed'"
 is "$(q "$db" "SELECT COUNT(*) > 0, SUM(phase <> 'write') FROM v_mixed" | tr '|' ' ')" "1 0" \
    "mixed, limit: the write windows measured before the limit are kept ($(q "$db" "SELECT COUNT(*) FROM v_mixed"))"
 
+# The row check cannot pass vacuously: the agent's fault VBENCH_MIXED_FAULT=skip-write:5 logs the fifth write as
+# acknowledged but never sends it; the maintained window's check finds exactly that row and names it.
+db="$SCRATCH/mixed-skip.sqlite"
+mixed_profile mixedskip "  - name: exact" "{ops: {search: 0.8, update: 0.2}, window_s: 0.3, windows: 1, clients: 1}" >"$SCRATCH/mixed-skip.yml"
+VBENCH_MIXED_FAULT=skip-write:5 "$VBENCH" run --profile "$SCRATCH/mixed-skip.yml" --out "$db" >"$SCRATCH/out.txt" 2>"$SCRATCH/err.txt"
+ok $? "mixed, one update logged but not applied: vbench run exits 0 (a finding, not a failure)" || tail -5 "$SCRATCH/err.txt" | sed 's/^/#   /'
+is "$(q "$db" "SELECT rows_differ || ' ' || (rows_checked = rows_live) FROM v_mixed WHERE phase = 'maintained'")" "1 1" \
+   "mixed, a skipped update: exactly one of the engine's rows differs from the write log's"
+is "$(q "$db" "SELECT engine || ': ' || \"check\" || ': ' || detail FROM v_validity" | sed -e 's/ of [0-9]* ids/ of R ids/' -e 's/(id [0-9]*:/(id N:/')" \
+   "exact: rows not the write log's: window 3 (maintained): 1 of R ids differ from the write log's final state (id N: the vector before its last update (the update not applied))" \
+   "mixed, a skipped update: a validity finding naming the row and why: $(q "$db" "SELECT detail FROM v_validity")"
+
 # SIGKILL of the coordinator and its agent in the middle of the mixed phase, then resume: the item runs again from
 # its build; the engine's rows at rest equal the write log's, every window once, of the last attempt.
 db="$SCRATCH/mixed-kill.sqlite"
-mixed_profile mixedkill "  - name: hnswlib" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), window_s: 0.5, windows: 4, clients: 2}" >"$SCRATCH/mixed-kill.yml"
+mixed_profile mixedkill "  - name: exact
+  - name: hnswlib" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), window_s: 0.5, windows: 4, clients: 2}" >"$SCRATCH/mixed-kill.yml"
 "$VBENCH" run --profile "$SCRATCH/mixed-kill.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
 wait_sql "$db" "SELECT COUNT(*) FROM mixed_result" 2 120
@@ -338,15 +363,19 @@ children=$(pgrep -P "$pid" | tr '\n' ' ')
 kill -9 "$pid" $children
 wait "$pid" 2>/dev/null
 before=$(q "$db" "SELECT COUNT(*) FROM mixed_result")
-is "$(q "$db" "SELECT status FROM plan WHERE phase = 'mixed'")" "running" "mixed: the killed item is not done"
+is "$(q "$db" "SELECT group_concat(status, ' ') FROM plan WHERE phase = 'mixed' ORDER BY seq")" "running pending" "mixed: the killed item (exact's) is not done, hnswlib's not started"
 "$VBENCH" resume --out "$db" --quiet 2>"$SCRATCH/run2.txt"
 rc=$?
 ok $rc "mixed: resume completes the campaign"
 [ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/run2.txt" | tail -20
-is "$(q "$db" "SELECT COUNT(*), COUNT(DISTINCT window_index), MIN(attempt) = MAX(attempt), MAX(attempt) > 1 FROM v_mixed" | tr '|' ' ')" \
-   "6 6 1 1" "mixed: v_mixed has every window once, all of the last attempt (the item ran again from its build)"
-is "$(q "$db" "SELECT COUNT(*) FROM mixed_result WHERE attempt < (SELECT MAX(attempt) FROM mixed_result)")" "$before" \
+is "$(q "$db" "SELECT engine || ':' || COUNT(*) || ' ' || COUNT(DISTINCT window_index) || ' ' || (MIN(attempt) = MAX(attempt)) FROM v_mixed GROUP BY engine ORDER BY engine" | tr '\n' ' ')" \
+   "exact:6 6 1 hnswlib:6 6 1 " "mixed: v_mixed has every window once per engine, all of one attempt"
+is "$(q "$db" "SELECT MAX(attempt) > 1 FROM v_mixed WHERE engine = 'exact'")" "1" "mixed: the killed item ran again from its build"
+is "$(q "$db" "SELECT COUNT(*) FROM mixed_result WHERE attempt < (SELECT MAX(attempt) FROM mixed_result AS x WHERE x.item_key = mixed_result.item_key)")" "$before" \
    "mixed: the first attempt's $before windows stay in the table, apart"
-is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase <> 'write' AND rows_engine = rows_live")" "2" \
+is "$(q "$db" "SELECT rows_checked || ' ' || rows_vectors_checked || ' ' || rows_differ || ' ' || COALESCE(rows_diff_example, '-') FROM v_mixed WHERE engine = 'exact' AND phase = 'maintained'")" \
+   "$(q "$db" "SELECT rows_live || ' ' || rows_live || ' 0 -' FROM v_mixed WHERE engine = 'exact' AND phase = 'maintained'")" \
+   "mixed, exact after the resume: the engine's rows are the write log's, id by id and vector by vector (nothing applied twice or missed)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE phase <> 'write' AND rows_engine = rows_live")" "4" \
    "mixed: after the resume the engine's rows equal the write log's: $(q "$db" "SELECT group_concat(rows_engine || '/' || rows_live, ' ') FROM v_mixed WHERE phase <> 'write'")"
 done_testing

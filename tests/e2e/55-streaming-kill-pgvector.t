@@ -59,6 +59,7 @@ q "$db" "SELECT attempt, stage_index, rows_visible, printf('%.3f', recall), prin
 # two windows of updates, deletes and inserts, then resume. The item runs again from its build (a new table: nothing
 # applied twice), and the server's table at the end holds exactly the write log's rows: its COUNT, SUM(id) and
 # SUM(id * id) equal the log's live rows and the sum and sum of squares of their ids.
+# The agent checks it too, id by id: every row it lists (SELECT id, embedding) against the log, vector by vector.
 db=$SCRATCH/m.sqlite
 sed -e 's/^name: sk/name: mk/' -e 's/^  streaming: .*/  mixed: {ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), rate: 1000, window_s: 0.5, windows: 4, clients: 2, ef_search: 40}/' \
     "$SCRATCH/k.yml" >"$SCRATCH/m.yml"
@@ -80,6 +81,9 @@ tbl=$(pg_table)
 is "$(vb_pg_psql "SELECT COUNT(*) || ' ' || SUM(id) || ' ' || SUM(id::numeric * id)  || ' ' || COUNT(DISTINCT id) FROM $tbl")" \
    "$(q "$db" "SELECT rows_live || ' ' || live_id_sum || ' ' || live_id_sumsq || ' ' || rows_live FROM v_mixed WHERE phase = 'maintained'")" \
    "mixed: the server's table holds exactly the write log's rows, each once (count, sum and sum of squares of the ids)"
+is "$(q "$db" "SELECT rows_checked || ' ' || rows_vectors_checked || ' ' || rows_differ || ' ' || COALESCE(rows_diff_example, '-') FROM v_mixed WHERE phase = 'maintained'")" \
+   "$(q "$db" "SELECT rows_live || ' ' || rows_live || ' 0 -' FROM v_mixed WHERE phase = 'maintained'")" \
+   "mixed: after the resume the server's rows are the write log's id by id, each with the log's vector (nothing applied twice or missed)"
 is "$(q "$db" "SELECT COUNT(*) FROM v_mixed WHERE ghost_answers = 0 AND recall >= 0.8")" "6" \
    "mixed: no ghost answer, recall >= 0.8 in every window: $(q "$db" "SELECT group_concat(printf('%.3f', recall), ' ') FROM v_mixed")"
 done_testing

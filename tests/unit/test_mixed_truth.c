@@ -238,6 +238,49 @@ static void test_pick(void) {
     free(cdf);
 }
 
+/* The engine's rows against the log id by id (vb_mixed_check through vb_engine_rows). */
+static vb_mixed_check check(world *w) {
+    vb_error err = {0};
+    vb_mixed_check c;
+    int listed = 0;
+    ok(vb_mixed_check_begin(&c, &w->st, vecs, DIM, VB_METRIC_EUCLIDEAN, &err) == VB_OK, "check begins");
+    ok(vb_engine_rows(w->e, vb_mixed_check_row, &c, &listed, &err) == VB_OK && listed, "exact lists its rows: %s",
+       err.message);
+    vb_mixed_check_end(&c);
+    return c;
+}
+
+/* After writes applied to both, the rows agree; each write applied to one side only is named by the check. */
+static void test_rows_check(void) {
+    world w;
+    world_open(&w);
+    put(&w, VB_MIXED_UPDATE, 3, CORPUS + 1, 1, 1);
+    put(&w, VB_MIXED_DELETE, 4, -1, 1, 1);
+    put(&w, VB_MIXED_INSERT, CORPUS + 2, CORPUS + 2, 1, 1);
+    vb_mixed_check c = check(&w);
+    is_int((long long)c.differ, 0, "writes applied to both: no row differs");
+    is_int((long long)c.checked, (long long)w.st.live, "every live id compared");
+    is_int((long long)c.vectors, (long long)w.st.live, "and every vector");
+    put(&w, VB_MIXED_UPDATE, 7, CORPUS + 3, 0, 1);   /* the mutations: logged, not applied */
+    c = check(&w);
+    is_int((long long)c.differ, 1, "an update logged but not applied: one row differs");
+    is_str(c.example, "id 7: the vector before its last update (the update not applied)", "named, with why");
+    put(&w, VB_MIXED_UPDATE, 7, CORPUS + 3, 1, 0);
+    put(&w, VB_MIXED_DELETE, 9, -1, 0, 1);
+    c = check(&w);
+    is_str(c.example, "id 9: absent in the log (deleted or never inserted), on the engine", "a delete not applied");
+    put(&w, VB_MIXED_DELETE, 9, -1, 1, 0);
+    put(&w, VB_MIXED_INSERT, CORPUS + 5, CORPUS + 5, 0, 1);
+    c = check(&w);
+    is_str(c.example, "id 505: live in the log, not on the engine", "an insert not applied");
+    put(&w, VB_MIXED_INSERT, CORPUS + 5, CORPUS + 5, 1, 0);
+    put(&w, VB_MIXED_UPDATE, 11, CORPUS + 6, 1, 1);
+    put(&w, VB_MIXED_UPDATE, 11, CORPUS + 7, 1, 0);   /* applied twice on the engine's side: the wrong vector */
+    c = check(&w);
+    is_str(c.example, "id 11: another vector than the log's", "a write the log does not hold");
+    world_close(&w);
+}
+
 int main(void) {
     make_data();
     test_exact_stays_exact(0);
@@ -247,5 +290,6 @@ int main(void) {
     test_stale();
     test_written_during_window();
     test_pick();
+    test_rows_check();
     return done_testing();
 }
