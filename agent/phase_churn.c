@@ -271,10 +271,12 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
     if (rc == VB_OK) {
         vb_phase_progress_churn(ctx, VBENCH__CHURN_STAGE__CHURN_MAINTAIN, "maintain", 0, 1, 0, 1);
         uint64_t t0 = vb_now_ns();
-        rc = vb_engine_maintain(s->engine, err);
+        /* routine upkeep only: a maintenance that rebuilds the table and its index (MariaDB's) is the mixed phase's */
+        int routine = ops->maintain && !(ops->flags & VB_ENGINE_MAINTAIN_REBUILDS);
+        if (routine) rc = vb_engine_maintain(s->engine, err);
         /* rows_done: the rows the maintenance covered, 0 when the engine has none (nothing ran): the coordinator
          * says so instead of a rate. Maintenance has no row rate of its own. */
-        size_t covered = ops->maintain ? c.planned : 0;
+        size_t covered = routine ? c.planned : 0;
         if (rc == VB_OK)
             send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_MAINTAIN, "maintain", c.planned, 0, covered, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
     }

@@ -186,6 +186,10 @@ enum {
     VB_ENGINE_STUB = 1u << 3,             /* a stand-in for measuring the client (engines/testing.c): its answers
                                            * are not nearest neighbours, so the contract's search rules do not
                                            * apply and the conformance script skips it */
+    VB_ENGINE_MAINTAIN_REBUILDS = 1u << 14, /* maintain is a rebuild of the table and its index (as costly as a
+                                           * build), not routine upkeep: the mixed phase's after-maintenance
+                                           * window runs it, churn does not (the reference campaign maintained
+                                           * only PostgreSQL after its rewrite, with VACUUM (ANALYZE)) */
 };
 
 /* What the runtime estimate (coordinator/estimate.c) takes for an engine on a host where nothing was measured yet:
