@@ -139,7 +139,7 @@ mkdir -p "$SCRATCH/engines"
 sed "s/^    packaged: {image: db-trixie}$/    packaged: {image: $LAYER}/" "$ROOT/deploy/engines/pgvector.yml" >"$SCRATCH/engines/pgvector.yml"
 grep -q "packaged: {image: $LAYER}" "$SCRATCH/engines/pgvector.yml"; ok $? "a recipe that runs pgvector from the layer"
 sed -e 's/^name: dev$/name: dev-layer/' -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' \
-    "$ROOT/profiles/dev.yml" | small_dev >"$SCRATCH/layer.yml"
+    -e '/^    phases: {filtered:/d' "$ROOT/profiles/dev.yml" | small_dev >"$SCRATCH/layer.yml"
 ldb=$SCRATCH/layer.sqlite
 vb_ns_run env VBENCH_RECIPES="$SCRATCH/engines" "$VBENCH" run --profile "$SCRATCH/layer.yml" --engines pgvector \
     --out "$ldb" >/dev/null 2>"$SCRATCH/layer-run.err"
@@ -207,7 +207,8 @@ fi
 
 # The packaged 0.8.0 on PostgreSQL 17: its build and recall sweep (what the side-by-side report needs).
 sed -e 's/^name: dev$/name: dev-pgv080/' -e 's/^    recipe: pgvector$/    recipe: pgvector pgvector_version=packaged/' \
-    -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' "$ROOT/profiles/dev.yml" | small_dev >"$SCRATCH/pkg.yml"
+    -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' -e '/^    phases: {filtered:/d' "$ROOT/profiles/dev.yml" |
+    small_dev >"$SCRATCH/pkg.yml"
 pkg=$SCRATCH/pkg.sqlite
 vb_ns_run "$VBENCH" run --profile "$SCRATCH/pkg.yml" --engines pgvector --out "$pkg" >/dev/null 2>"$SCRATCH/pkg.err"
 rc=$?; ok $rc "a campaign on the packaged pgvector 0.8.0 exits 0"; [ $rc -eq 0 ] || tail -20 "$SCRATCH/pkg.err" | diag

@@ -149,7 +149,7 @@ datasets: [{name: t, source: synthetic, rows: 5000, queries: 200, dim: 32, metri
 engines: [{name: pgvector, recipe: pgvector}]
 phases:
   build: {}
-  concurrency: {clients: [2, 4], window_s: 12, repeats: 1, warmup_s: 0.2, ef_search: 40}
+  concurrency: {clients: [2, 4], window_s: 8, repeats: 1, warmup_s: 0.2, ef_search: 40}
 limits: {on_server_failure: restart}
 YML
 run_in "$VBENCH" run --profile "$SCRATCH/die.yml" --out "$SCRATCH/die.sqlite" >/dev/null 2>"$SCRATCH/die.err" &

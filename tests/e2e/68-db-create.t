@@ -8,7 +8,14 @@
 #   once there is space the same command runs.
 # - Modes: the database, its -wal/-shm, .bak and lock 0600, a directory it makes 0700; --mode 0640 gives 0640/0750.
 . "$(dirname "$0")/../lib/lib.sh"
-profile="$(dirname "$0")/../profiles/tiny.yml"
+tiny="$(dirname "$0")/../profiles/tiny.yml"
+# What is checked here is the creation of the database and its files, not what a campaign measures: the tiny profile's
+# builds alone (the campaign still runs and finishes), not its 1 s sweep warm-ups and windows, for every run but the
+# one that must still be running when its files are looked at (issue 40: seven whole tiny campaigns, one of them
+# with four repeats, were most of its 61 s).
+profile=$SCRATCH/builds.yml
+sed -e 's/^name: tiny$/name: builds/' -e '/^  recall_sweep:/d' -e '/^  concurrency:/d' -e '/^  filtered:/d' -e '/^  churn:/d' \
+    "$tiny" >"$profile"
 port=$((20000 + RANDOM % 20000))
 
 out=$("$VBENCH" run --profile "$profile" --out "$SCRATCH/l/tiny.sqlite" --listen "tcp://0.0.0.0:$port" --quiet 2>&1)
@@ -38,8 +45,9 @@ is "$(stat -c %a "$SCRATCH/m") $(stat -c %a "$d")" "700 700" "the directories it
 is "$(stat -c %a "$d/tiny.sqlite")" "600" "the database is 0600"
 is "$(stat -c %a "$d/tiny.sqlite.bak")" "600" "the backup is 0600"
 is "$(stat -c %a "$d/tiny.sqlite.d")" "700" "its work directory is 0700"
-sed 's/window_s: 1, repeats: 1/window_s: 1, repeats: 4/' "$profile" >"$SCRATCH/long.yml"
-"$VBENCH" run --profile "$SCRATCH/long.yml" --out "$d/long.sqlite" --quiet 2>"$SCRATCH/long.txt" &
+# A campaign that runs a while: the whole tiny profile (about 7 s, its sweep warm-ups and windows; its -wal, -shm and
+# lock exist from its first moment and are looked at within 0.05 s of that).
+"$VBENCH" run --profile "$tiny" --out "$d/long.sqlite" --quiet 2>"$SCRATCH/long.txt" &
 pid=$!
 wait_until 60 test -e "$d/long.sqlite-wal" -a -e "$d/long.sqlite.lock"
 is "$(stat -c %a "$d/long.sqlite-wal" "$d/long.sqlite-shm" "$d/long.sqlite.lock" 2>&1 | tr '\n' ' ')" "600 600 600 " \

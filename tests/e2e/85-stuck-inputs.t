@@ -67,12 +67,14 @@ engines:
     ef_construction: 32
 phases:
   build: {}
-  concurrency: {clients: [1, 2, 3], window_s: 3, repeats: 1, warmup_s: 0.1, ef_search: 20}
+  concurrency: {clients: [1, 2, 3], window_s: 2, repeats: 1, warmup_s: 0.1, ef_search: 20}
 limits:
   agent_silent_s: 5
 YML
 
-# start NAME: runs the campaign in the background (PID, DB, AGENT) and waits until its first window runs
+# start NAME: runs the campaign in the background (PID, DB, AGENT) and waits until its first window runs, then half
+# a second into it (its 2 s window, after the 0.1 s warm-up: each case signals there; the windows were 3 s and the
+# wait 1 s, about 16 s more of closed-loop windows over the five runs of the file)
 start() {
     DB="$SCRATCH/$1.sqlite"
     "$VBENCH" run --profile "$SCRATCH/p.yml" --out "$DB" --quiet 2>"$SCRATCH/$1.err" &
@@ -83,7 +85,7 @@ start() {
         [ "${n:-0}" -ge 1 ] && break
         sleep 0.1
     done
-    sleep 1
+    sleep 0.5
     AGENT=$(pgrep -P "$PID" -x vbench-agent)
 }
 
