@@ -66,7 +66,8 @@
 
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
-                                        "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile", NULL};
+                                        "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile",
+                                        "replicas", NULL};
 /* session settings of the kNN query (SET hnsw.iterative_scan, hnsw.max_scan_tuples): the index is the same */
 static const char *const pg_search_params[] = {"iterative_scan", "max_scan_tuples", NULL};
 
@@ -276,6 +277,9 @@ static void pg_close(void *state) {
 static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     const vb_kv *kv = cfg->params;
     size_t n = cfg->n_params;
+    if (atoi(vb_kv_get(kv, n, "replicas", "0")) > 0)
+        return vb_error_set(err, PG_DOMAIN, 1, "pgvector: replicas: the servers start, but this adapter does not spread "
+                            "reads over them yet: run with replicas: 0");
     if (vb_kv_check_keys(kv, n, pg_params, "pgvector engine", err) != VB_OK) return VB_ERROR;
     pg_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
@@ -1128,7 +1132,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .name = "pgvector",
     .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
-             VB_ENGINE_LOAD_RESUMES,
+             VB_ENGINE_LOAD_RESUMES | VB_ENGINE_REPLICAS,
     .param_names = pg_params,
     .search_params = pg_search_params,
     /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
