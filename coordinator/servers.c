@@ -84,6 +84,7 @@ static void send_server_request_x(campaign *c, peer *p, int e, Vbench__ServerAct
     rq.item_key = (char *)(item_key ? item_key : "");
     rq.campaign = c->profile->name;
     rq.nodes = (uint32_t)vb_profile_engine_nodes(&c->profile->engines[e]);
+    rq.replicas = (uint32_t)vb_profile_engine_replicas(&c->profile->engines[e]);
     if (budget) {
         rq.n_budget = budget->n;
         rq.budget = vb_wire_kv_make(budget->kv, budget->n);

@@ -90,12 +90,14 @@ typedef struct server {
     char perf_item[256], perf_path[PATH_MAX + 128], perf_note[1100];
     int perf_said;              /* a refusal was reported (once per server) */
     /* Topology (ServerRequest.nodes, issue 39): node 0 is this server; nodes 1 .. n_nodes - 1 are servers of the
-     * same recipe, each its own unit ("UNIT.nodeK") and data directory ("servers/ENGINE.nodeK"), started, probed,
+     * same recipe, each its own unit ("UNIT-nodeK") and data directory ("servers/ENGINE.nodeK"), started, probed,
      * sized and stopped by node 0's operations and reported under its engine name with their facts as node.K.*.
      * node_index and n_nodes pick the node's share of the budget (vb_budget_node_share). */
     int node_index, n_nodes;
     struct server *node[MAX_NODES];   /* [1 .. n_nodes - 1], allocated by the first start that needs them */
     int dead_node;                    /* check_died: the node found dead (0: node 0), for op_died */
+    int n_replicas;                   /* nodes 1 .. n_replicas are read replicas of node 0 (ServerRequest.replicas) */
+    struct server *primary;           /* a replica node: node 0, whose data its recipe's replica.run copies */
 } server;
 
 struct vb_orch {
@@ -191,7 +193,8 @@ static int find_image(const vb_orch *o, const char *name, char *out, size_t len,
  * resumed campaign reconnects; also written where the recipe's init reads it, owned by the server's user. */
 static int server_password(server *s, uid_t uid, gid_t gid, char *pw, size_t len, vb_error *err) {
     char keep[PATH_MAX + 32];
-    snprintf(keep, sizeof keep, "%s.password", s->datadir);
+    /* a replica is a copy of its primary, roles and passwords included */
+    snprintf(keep, sizeof keep, "%s.password", s->primary ? s->primary->datadir : s->datadir);
     FILE *f = fopen(keep, "r");
     if (f) {
         int ok = fgets(pw, (int)len, f) != NULL;
@@ -463,6 +466,15 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
                               vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))))
         goto fail;
     vb_budget_node_share(&whole, s->node_index, s->n_nodes, &b);
+    /* a replica's settings are its primary's (a hot standby refuses to start with fewer worker processes or
+     * connections than its primary has); its CPUs and memory are its own share */
+    vb_budget settings_b;
+    vb_budget_node_share(&whole, s->primary ? 0 : s->node_index, s->n_nodes, &settings_b);
+    if (s->primary && !s->recipe->replica_mount) {
+        vb_error_set(&err, "orchestrator", 1, "%s has no replica: section, so it cannot make read replicas (replicas: "
+                     "%d): add one, or run with replicas: 0", s->recipe->path, s->primary->n_replicas);
+        goto fail;
+    }
     snprintf(s->image_root, sizeof s->image_root, "%s", s->recipe->image ? image : "");
     if (!s->recipe->image) {
         /* Binaries on the host (built from a tag): the host's user, the data directory at its own path. */
@@ -495,7 +507,7 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
     }
     char password[64] = "";
     if (server_password(s, uid, gid, password, sizeof password, &err)) goto fail;
-    if (vb_recipe_settings(s->recipe, &b, &settings, &n_settings, &err)) goto fail;
+    if (vb_recipe_settings(s->recipe, &settings_b, &settings, &n_settings, &err)) goto fail;
     for (size_t i = 0; i < n_settings; i++) {
         kv_addf(&vars, settings[i].key, "%s", settings[i].value);
         char key[128];
@@ -507,6 +519,11 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
     kv_addf(&vars, "password", "%s", password);
     kv_addf(&vars, "cpus", "%d", b.n_server_cpus);
     kv_addf(&vars, "memory_bytes", "%llu", (unsigned long long)b.server_memory);
+    if (s->primary) {
+        kv_addf(&vars, "primary", "%s", image[0] ? s->recipe->replica_mount : s->primary->datadir);
+        kv_addf(&vars, "primary_password", "%s", password);
+        kv_addf(&facts, "replica_of", "%s", s->primary->unit);
+    }
     for (size_t i = 0; i < s->recipe->n_connect; i++) {
         char *v = NULL;
         if (vb_recipe_expand(s->recipe, s->recipe->connect[i].value, vars.kv, vars.n, &v, &err)) goto fail;
@@ -519,9 +536,10 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
                               "namespace that deploy/systemd-ns boots: deploy/systemd-ns -- vbench run ...)");
         goto fail;
     }
-    char bind[PATH_MAX * 2];
+    char bind[PATH_MAX * 2], bind_primary[PATH_MAX * 2];
     snprintf(bind, sizeof bind, "%s:%s", s->datadir, s->recipe->data_mount);
-    const char *binds[] = {bind, NULL};
+    if (s->primary) snprintf(bind_primary, sizeof bind_primary, "%s:%s", s->primary->datadir, s->recipe->replica_mount);
+    const char *binds[] = {bind, s->primary ? bind_primary : NULL, NULL};
     const char *const *bind_paths = image[0] ? binds : NULL;
     const char *root = image[0] ? image : NULL;
     vb_unit_state st;
@@ -534,9 +552,12 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         char creates[PATH_MAX + 256];
         snprintf(creates, sizeof creates, "%s/%s", s->datadir, s->recipe->init_creates ? s->recipe->init_creates : "");
         struct stat sst;
-        if (s->recipe->n_init && stat(creates, &sst) != 0) {
-            for (size_t i = 0; i < s->recipe->n_init; i++) {
-                char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->init[i], vars.kv, vars.n, &err);
+        /* a replica's init is its copy of the primary (replica.run) */
+        size_t n_init = s->primary ? s->recipe->n_replica_init : s->recipe->n_init;
+        char ***init = s->primary ? s->recipe->replica_init : s->recipe->init;
+        if (n_init && stat(creates, &sst) != 0) {
+            for (size_t i = 0; i < n_init; i++) {
+                char **argv = vb_recipe_expand_argv(s->recipe, init[i], vars.kv, vars.n, &err);
                 if (!argv) goto fail;
                 char name[256];
                 snprintf(name, sizeof name, "%s-init%zu", s->unit, i);
@@ -548,7 +569,8 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
                 vb_recipe_argv_free(argv);
                 if (rc) {
                     tail = journal_tail(u, name);
-                    vb_error_prefix(&err, "init step %zu of recipe %s", i + 1, s->recipe->path);
+                    vb_error_prefix(&err, "%s step %zu of recipe %s", s->primary ? "replica.run" : "init", i + 1,
+                                    s->recipe->path);
                     vb_unit_reset_failed(u, name, NULL);
                     goto fail;
                 }
@@ -650,11 +672,12 @@ static server *node_of(server *s, int k) {
     snprintf(n->engine, sizeof n->engine, "%s", s->engine);
     snprintf(n->recipe_name, sizeof n->recipe_name, "%s", s->recipe_name);
     snprintf(n->campaign, sizeof n->campaign, "%s", s->campaign);
-    if (snprintf(n->unit, sizeof n->unit, "%.180s.node%d", s->unit, k) < 0) n->unit[0] = '\0';
+    if (snprintf(n->unit, sizeof n->unit, "%.180s-node%d", s->unit, k) < 0) n->unit[0] = '\0';
     kv_clear(&n->budget);
     for (size_t i = 0; i < s->budget.n; i++) kv_addf(&n->budget, s->budget.kv[i].key, "%s", s->budget.kv[i].value);
     n->node_index = k;
     n->n_nodes = s->n_nodes;
+    n->primary = k <= s->n_replicas ? s : NULL;
     return n;
 }
 
@@ -1129,6 +1152,7 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         unit_name(s->unit, sizeof s->unit, rq->campaign, rq->engine);
         s->node_index = 0;
         s->n_nodes = rq->nodes > 1 ? (rq->nodes < MAX_NODES ? (int)rq->nodes : MAX_NODES) : 1;
+        s->n_replicas = rq->replicas < (uint32_t)s->n_nodes ? (int)rq->replicas : s->n_nodes - 1;
         kv_clear(&s->budget);
         for (size_t i = 0; i < rq->n_budget; i++) kv_addf(&s->budget, rq->budget[i]->key, "%s", rq->budget[i]->value);
         s->pending[0] = '\0';

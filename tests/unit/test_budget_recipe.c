@@ -281,6 +281,11 @@ int main(void) {
             printf("#   %s\n", err.message);
             continue;
         }
+        if (i == 0)   /* issue 39: pgvector makes read replicas with pg_basebackup; mariadb's recipe none yet */
+            ok(r->replica_mount && strcmp(r->replica_mount, "/var/lib/vbench-primary") == 0 &&
+                   r->n_replica_init == 1 && strstr(r->replica_init[0][0], "pg_basebackup"),
+               "pgvector's recipe: replica.run copies the primary with pg_basebackup");
+        if (i == 1) ok(r->replica_mount == NULL && r->n_replica_init == 0, "mariadb's recipe: no replica section");
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
