@@ -262,6 +262,13 @@ int vb_engine_server_stats(vb_engine *e, vb_server_stats *out, vb_error *err) {
     return finish(e->ops->server_stats(e->state, out, err), err, e->ops, "server_stats");
 }
 
+int vb_engine_node_stats(vb_engine *e, vb_node_stats *out, size_t cap, size_t *n, vb_error *err) {
+    *n = 0;
+    if (!e->ops->node_stats) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->node_stats(e->state, out, cap, n, err), err, e->ops, "node_stats");
+}
+
 int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err) {
     error_reset(err);
     if (!e->ops->wait_sample) return vb_error_set(err, e->ops->name, 1, "%s has no wait profile", e->ops->name);

@@ -920,6 +920,39 @@ static int pg_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
     return vb_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
 }
 
+/* Each node's own rows, index and table sizes, kNN statement count and replay lag (vb_node_stats), on a connection of
+ * its own per node. */
+static int pg_node_stats(void *state, vb_node_stats *out, size_t cap, size_t *n, vb_error *err) {
+    pg_state *s = state;
+    char lsn[64] = "", v[64];
+    *n = 0;
+    if (s->n_nodes <= 1) return VB_OK;
+    for (int k = 0; k < s->n_nodes && (size_t)k < cap; k++) {
+        PGconn *pg = NULL;
+        vb_node_stats *o = &out[k];
+        *o = (vb_node_stats){.node = k, .rows = -1, .index_bytes = -1, .table_bytes = -1, .searches = -1, .lag_bytes = 0};
+        snprintf(o->role, sizeof o->role, "%s", k ? "replica" : "primary");
+        int rc = pg_dial_node(s, k, &pg, err);
+        if (rc == VB_OK && k == 0) rc = query_value(pg, "SELECT pg_current_wal_lsn()::text", NULL, lsn, sizeof lsn, err);
+        if (rc == VB_OK && k > 0) {
+            rc = query_value(pg, "SELECT pg_wal_lsn_diff($1::pg_lsn, coalesce(pg_last_wal_replay_lsn(), '0/0'))::bigint",
+                             lsn, v, sizeof v, err);
+            o->lag_bytes = atoll(v) > 0 ? atoll(v) : 0;
+        }
+        vb_sizes sz;
+        sizes_arg sa = {s, &sz};
+        if (rc == VB_OK && s->ready && (rc = sizes_on(pg, &sa, err)) == VB_OK)
+            o->rows = sz.rows, o->index_bytes = sz.index_bytes, o->table_bytes = sz.table_bytes;
+        vb_server_stats st = {0};
+        stats_arg ta = {s, &st, 1};
+        if (rc == VB_OK && stats_on(pg, &ta, err) == VB_OK) o->searches = st.calls;
+        if (pg) PQfinish(pg);
+        if (rc != VB_OK) return vb_error_prefix(err, "node %d", k), rc;
+        (*n)++;
+    }
+    return VB_OK;
+}
+
 /* Summed over the primary and every replica (each server counts the searches it ran): with replicas the sum is what
  * the window's validity check compares with the searches vbench sent. */
 static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
@@ -1272,6 +1305,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .open = pg_open,
     .close = pg_close,
     .explain = pg_explain,
+    .node_stats = pg_node_stats,
     .build_progress = pg_build_progress,
     .create = pg_create,
     .connect = pg_connect,

@@ -65,4 +65,16 @@ is "$(q "$db" "SELECT COUNT(*) FROM sweep_result a JOIN sweep_result b ON a.ef_s
                WHERE a.config = 'pgvector[replicas=0]' AND b.config = '$r1' AND b.recall >= a.recall - 0.02")" "2" \
    "recall on primary + replica is the one server's at each ef_search (same index replayed)"
 q "$db" "SELECT config, ef_search, recall, qps FROM sweep_result ORDER BY config, ef_search" | diag
+
+# --- the per-node table (node_reading / node_result, v_nodes): what each server says of itself -------------------
+q "$db" "SELECT engine, after, node, role, rows, index_bytes, searches, lag_bytes, unit, cpus, memory_max, peak_bytes,
+         cpu_s FROM v_nodes" | diag
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$r1' AND after = 'build' AND rows = 3000 AND index_bytes > 0
+               AND lag_bytes = 0")" "2" "after the build, primary and replica each hold the 3000 rows and the index, replay lag 0"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$r1' AND after = 'window' AND searches > 0")" "2" \
+   "after the window, both nodes ran searches (one client each, round robin)"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE unit IS NOT NULL AND cpus IS NOT NULL AND memory_max > 0 AND peak_bytes > 0
+               AND cpu_s > 0")" "$(q "$db" "SELECT COUNT(*) FROM v_nodes")" \
+   "every node's row has its unit, CPUs, memory limit, peak memory and CPU seconds beside it"
+is "$(q "$db" "SELECT COUNT(*) FROM node_reading WHERE config = 'pgvector[replicas=0]'")" "0" "one server: no per-node reading"
 done_testing
