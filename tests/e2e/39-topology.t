@@ -30,11 +30,12 @@ phases:
   build: {}
   recall_sweep: {ef_search: [10, 40], queries: 60}
   concurrency: {clients: [2], repeats: 1, window_s: 2, warmup_s: 0.3, ef_search: 40}
+  churn: {fraction: 0.1, queries: 30, ef_search: 40}
 YML
 db=$SCRATCH/topo.sqlite
 vb_ns_campaign "$SCRATCH/topo.yml" "$db" "pgvector with replicas [0, 1]"
-is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done' AND key LIKE 'topo/pgvector[replicas=%'")" "8" \
-   "both topologies ran every item (build, two sweep points, a window each)"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done' AND key LIKE 'topo/pgvector[replicas=%'")" "10" \
+   "both topologies ran every item (build, two sweep points, a window, a churn each)"
 
 # --- the servers: two sets, the replicated one of two units, each node its own directory and share ---------------
 r1='pgvector[replicas=1]'
@@ -77,4 +78,16 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE unit IS NOT NULL AND cpus IS N
                AND cpu_s > 0")" "$(q "$db" "SELECT COUNT(*) FROM v_nodes")" \
    "every node's row has its unit, CPUs, memory limit, peak memory and CPU seconds beside it"
 is "$(q "$db" "SELECT COUNT(*) FROM node_reading WHERE config = 'pgvector[replicas=0]'")" "0" "one server: no per-node reading"
+# churn: each node read right after the deletes and after the reinserts (the replica's lag then, whatever it was: at
+# 300 rows it has replayed them already, 0 bytes, so this shows the reading, not a lag),
+# and the measurement after the reinserts only once the replica replayed them (maintain waits): same recall as one server
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$r1' AND after IN ('churn-delete', 'churn-reinsert')
+               AND lag_bytes IS NOT NULL")" "4" "churn: each node's replay lag read after the deletes and after the reinserts"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$r1' AND after = 'churn-delete' AND rows = 2700
+               AND role = 'primary'")" "1" \
+   "churn: the primary had 2700 rows right after deleting 10 % (the replica's count is what it had replayed)"
+q "$db" "SELECT config, stage, recall FROM churn_result WHERE stage IN ('before', 'after') ORDER BY config, stage" | diag
+is "$(q "$db" "SELECT COUNT(*) FROM churn_result a JOIN churn_result b ON a.stage = b.stage
+               WHERE a.config = 'pgvector[replicas=0]' AND b.config = '$r1' AND a.stage = 'after'
+               AND b.recall >= a.recall - 0.02")" "1" "churn: recall after the reinserts on primary + replica is one server's"
 done_testing
