@@ -373,3 +373,33 @@ int vb_phase_load_rows(vb_phase_ctx *ctx, vb_session *s, size_t rows, int connec
     free(ls);
     return rc;
 }
+
+void vb_phase_node_result(vb_phase_ctx *ctx, vb_engine *e, const char *after) {
+    vb_node_stats ns[VB_ENGINE_MAX_NODES];
+    size_t n = 0;
+    vb_error err = {0};
+    if (vb_engine_node_stats(e, ns, VB_ENGINE_MAX_NODES, &n, &err) != VB_OK) {
+        vb_phase_log(ctx, "warn", "the servers' own numbers could not be read after the %s: %s", after, err.message);
+        return;
+    }
+    if (n == 0) return;
+    Vbench__NodeStats w[VB_ENGINE_MAX_NODES], *wp[VB_ENGINE_MAX_NODES];
+    for (size_t i = 0; i < n; i++) {
+        vbench__node_stats__init(&w[i]);
+        w[i].node = (uint32_t)ns[i].node;
+        w[i].role = ns[i].role;
+        w[i].rows = ns[i].rows, w[i].index_bytes = ns[i].index_bytes, w[i].table_bytes = ns[i].table_bytes;
+        w[i].searches = ns[i].searches, w[i].lag_bytes = ns[i].lag_bytes;
+        wp[i] = &w[i];
+    }
+    Vbench__NodeResult nr = VBENCH__NODE_RESULT__INIT;
+    nr.after = (char *)after;
+    nr.n_nodes = n;
+    nr.nodes = wp;
+    Vbench__Result r = VBENCH__RESULT__INIT;
+    r.body_case = VBENCH__RESULT__BODY_NODES;
+    r.nodes = &nr;
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "nodes-%s", after);
+    vb_phase_result(ctx, &r, suffix);
+}

@@ -87,6 +87,10 @@ void vb_phase_count_begin(vb_phase_ctx *ctx, vb_engine *e);
  * the result carries the server's and vbench's counts since the last result (or the baseline): ServerCount "search"
  * (VSIM calls against searches sent) and "write" (VADD calls against rows written). */
 void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix);
+/* For an engine of several servers (vb_engine_node_stats): each node's rows, sizes, searches and replay lag as a
+ * NodeResult "KEY#nodes-AFTER" (not completing the item), sent before the result it accompanies; nothing for an
+ * engine of one server. A reading that fails is logged, not the item's failure. */
+void vb_phase_node_result(vb_phase_ctx *ctx, vb_engine *e, const char *after);
 /* Copies a merged latency histogram into its wire form. w->idx and w->counts are malloc'd: release them with
  * vb_phase_histogram_wire_free (which leaves w reusable). */
 void vb_phase_histogram_to_wire(const vb_histogram *h, Vbench__Histogram *w);

@@ -360,6 +360,7 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
     b.engine_version = version;
     b.load_connections = (uint32_t)conns;
     b.dataset_hash = s->ds->content_hash;
+    vb_phase_node_result(ctx, s->engine, "build");
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_BUILD;

@@ -239,6 +239,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
             if (rc == VB_OK) {
                 s->churn_deleted = 1;
                 s->churn_reinserted = 0;
+                vb_phase_node_result(ctx, s->engine, "churn-delete");   /* each node's replay lag, just written */
                 send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_DELETE, "delete", c.planned, 0, c.planned, secs, secs > 0 ? (double)c.planned / secs : 0, 1);
             }
         }
@@ -255,6 +256,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         double rate = secs > 0 ? (double)(done - start) / secs : 0;
         char suffix[64];
         snprintf(suffix, sizeof suffix, "reinsert@%zu", done);
+        if (rc == VB_OK) vb_phase_node_result(ctx, s->engine, "churn-reinsert");
         if (rc == VB_OK) send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_REINSERT, suffix, c.planned, start, done, secs, rate, done == c.planned);
         if (rc == VB_OK && done < c.planned) {
             int limit = ctx->stop && atomic_load(ctx->stop) == VB_STOP_LIMIT;

@@ -108,6 +108,7 @@ int vb_phase_concurrency(vb_phase_ctx *ctx, vb_error *err) {
 
     vb_window_wire w;
     vb_window_measured_fill(ctx, &meas, &res, &w, (int)pt.repeat, (int)pt.ef_search);
+    vb_phase_node_result(ctx, s->engine, "window");
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.completes_item = 1;
     r.body_case = VBENCH__RESULT__BODY_WINDOW;

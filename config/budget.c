@@ -171,3 +171,25 @@ int vb_budget_from_kv(const vb_kv *kv, size_t n, vb_budget *b, vb_error *err) {
     if (!b->server_memory) return vb_error_set(err, "orchestrator", 1, "the server budget has no memory");
     return VB_OK;
 }
+
+void vb_budget_node_share(const vb_budget *b, int node, int nodes, vb_budget *out) {
+    *out = *b;
+    if (nodes <= 1) return;
+    vb_error err;
+    int cpus[MAX_CPUS], n = vb_cpulist_parse(b->server_cpus, cpus, MAX_CPUS, &err);
+    if (n > 0) {
+        int from, count;
+        if (n >= nodes) {
+            int base = n / nodes, extra = n % nodes;
+            from = node * base + (node < extra ? node : extra);
+            count = base + (node < extra);
+        } else {
+            from = node % n;
+            count = 1;
+        }
+        vb_cpulist_format(cpus + from, count, out->server_cpus, sizeof out->server_cpus);
+        out->n_server_cpus = count;
+    }
+    out->server_memory = b->server_memory / (uint64_t)nodes;
+    out->shm = b->shm / (uint64_t)nodes;
+}

@@ -52,5 +52,10 @@ const char *vb_size_format(uint64_t bytes, char *buf, size_t len);
 void vb_budget_each(const vb_budget *b, void (*fn)(void *ctx, const char *key, const char *value), void *ctx);
 /* The inverse, on the orchestrator's side: fills b from such entries. VB_ERROR naming a missing or bad key. */
 int vb_budget_from_kv(const vb_kv *kv, size_t n, vb_budget *b, vb_error *err);
+/* Node k's share (0 .. nodes - 1) of b when one host runs several servers of an engine (topology, issue 39:
+ * config/profile.h vb_profile_engine_nodes): the server CPUs cut into nodes contiguous slices, the first ones a
+ * CPU larger when they do not divide (fewer CPUs than nodes: node k gets CPU k mod n, shared), the memory and the
+ * /dev/shm divided by nodes. The client's part is unchanged. */
+void vb_budget_node_share(const vb_budget *b, int node, int nodes, vb_budget *out);
 
 #endif

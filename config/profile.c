@@ -912,11 +912,46 @@ static int valid_build_repeats(const char *text) {
     return text[0] >= '0' && text[0] <= '9' && *end == '\0' && n >= 1 && n <= VB_PROFILE_MAX_BUILD_REPEATS;
 }
 
+/* A value of shards (1 .. VB_PROFILE_MAX_NODES) or replicas (0 .. VB_PROFILE_MAX_NODES - 1): a whole number. */
+static int valid_topology(const char *key, const char *text) {
+    char *end;
+    long n = strtol(text, &end, 10);
+    long lo = strcmp(key, "shards") == 0 ? 1 : 0, hi = strcmp(key, "shards") == 0 ? VB_PROFILE_MAX_NODES
+                                                                                  : VB_PROFILE_MAX_NODES - 1;
+    return text[0] >= '0' && text[0] <= '9' && *end == '\0' && n >= lo && n <= hi;
+}
+
+/* shards and replicas (vb_profile_engine_nodes): each value, a list's too, in range; not both on one entry. */
+static int check_topology(const ctx *c, const vb_yaml_node *e, size_t i) {
+    int line_s = 0, line_r = 0;
+    for (size_t j = 0; j < e->n; j++) {
+        const char *k = e->keys[j];
+        const vb_yaml_node *v = e->items[j];
+        if (!vb_profile_engine_param_is_topology(k)) continue;
+        *(strcmp(k, "shards") == 0 ? &line_s : &line_r) = e->key_lines[j];
+        for (size_t x = 0; x < (v->type == VB_YAML_SEQ ? v->n : 1); x++) {
+            const vb_yaml_node *item = v->type == VB_YAML_SEQ ? v->items[x] : v;
+            if (item->type == VB_YAML_SEQ || item->type == VB_YAML_MAP || !valid_topology(k, item->text))
+                return fail(c, item->line, "key 'engines[%zu].%s': expected a whole number from %d to %d (%s), got "
+                            "'%s'", i, k, strcmp(k, "shards") == 0 ? 1 : 0,
+                            strcmp(k, "shards") == 0 ? VB_PROFILE_MAX_NODES : VB_PROFILE_MAX_NODES - 1,
+                            strcmp(k, "shards") == 0 ? "the servers the rows are split over"
+                                                     : "the read replicas beside the primary",
+                            item->type == VB_YAML_SEQ || item->type == VB_YAML_MAP ? "a collection" : item->text);
+        }
+    }
+    if (line_s && line_r)
+        return fail(c, line_r, "key 'engines[%zu].replicas': an entry has shards or replicas, not both (replicas of "
+                    "each shard are not supported yet): split it into two entries", i);
+    return VB_OK;
+}
+
 /* Checks one engine entry: scalars, or lists of values (matrix axes, each value a name-like token because it
  * becomes part of the label and of plan keys). Returns the number of configurations, 0 on error. */
 static size_t check_engine_entry(const ctx *c, const vb_yaml_node *e, size_t i) {
     char got[64];
     size_t configs = 1;
+    if (check_topology(c, e, i) != VB_OK) return 0;
     for (size_t j = 0; j < e->n; j++) {
         const char *k = e->keys[j];
         const vb_yaml_node *v = e->items[j];
@@ -1557,6 +1592,23 @@ int vb_profile_engine_is_optional(const vb_profile_engine *e) {
 
 int vb_profile_engine_build_repeats(const vb_profile_engine *e) {
     return atoi(vb_kv_get(e->params, e->n_params, "build_repeats", "1"));   /* checked by the loader */
+}
+
+int vb_profile_engine_param_is_topology(const char *key) {
+    return strcmp(key, "shards") == 0 || strcmp(key, "replicas") == 0;
+}
+
+int vb_profile_engine_shards(const vb_profile_engine *e) {
+    return atoi(vb_kv_get(e->params, e->n_params, "shards", "1"));   /* checked by the loader */
+}
+
+int vb_profile_engine_replicas(const vb_profile_engine *e) {
+    return atoi(vb_kv_get(e->params, e->n_params, "replicas", "0"));
+}
+
+int vb_profile_engine_nodes(const vb_profile_engine *e) {
+    int s = vb_profile_engine_shards(e);
+    return s > 1 ? 1 + s : 1 + vb_profile_engine_replicas(e);
 }
 
 int vb_profile_engine_param_is_general(const char *key) {

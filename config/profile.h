@@ -118,6 +118,18 @@ int vb_profile_engine_param_is_general(const char *key);
  * default 1): HNSW builds are not deterministic, so the recall sweep runs on each build (config/plan.h). */
 #define VB_PROFILE_MAX_BUILD_REPEATS 20
 int vb_profile_engine_build_repeats(const vb_profile_engine *e);
+/* Topology (issue 39): `shards: N` (1 to VB_PROFILE_MAX_NODES) and `replicas: R` (0 to VB_PROFILE_MAX_NODES - 1) on
+ * an engine entry, matrix axes like any engine key. They are the adapter's parameters (it spreads the rows or the
+ * reads), declared by the engines that take them (engines/engine.h VB_ENGINE_SHARDS, VB_ENGINE_REPLICAS:
+ * vb_profile_check_engines refuses them elsewhere, naming the line). The servers it takes: one without either;
+ * with shards N > 1 a router (node 0) and N shard servers (nodes 1 .. N); with replicas R the primary (node 0) and
+ * R replicas (nodes 1 .. R). Both at once are refused by the loader. vb_profile_engine_nodes says how many servers
+ * the orchestrator starts for the configuration. */
+#define VB_PROFILE_MAX_NODES 8
+int vb_profile_engine_param_is_topology(const char *key);
+int vb_profile_engine_shards(const vb_profile_engine *e);     /* 1 when absent */
+int vb_profile_engine_replicas(const vb_profile_engine *e);   /* 0 when absent */
+int vb_profile_engine_nodes(const vb_profile_engine *e);
 
 const vb_profile_phase *vb_profile_phase_find(const vb_profile *p, const char *kind); /* NULL when absent */
 /* The canonical value of phases.KIND.KEY: the profile's, or the field's default when the profile has no such

@@ -55,6 +55,30 @@ static int check_mixed_ops(const vb_profile *p, vb_error *err) {
     return VB_OK;
 }
 
+/* shards / replicas (config/profile.h) on an engine that does not declare them (VB_ENGINE_SHARDS,
+ * VB_ENGINE_REPLICAS): refused naming the line and the engines that take the key. */
+static int check_topology_key(const vb_profile *p, const vb_profile_engine *e, size_t index, const vb_engine_ops *ops,
+                              const char *key, vb_error *err) {
+    if (!vb_profile_engine_param_is_topology(key)) return VB_OK;
+    unsigned flag = strcmp(key, "shards") == 0 ? VB_ENGINE_SHARDS : VB_ENGINE_REPLICAS;
+    if (ops->flags & flag) return VB_OK;
+    const char *names[64];
+    char takes[512] = "";
+    size_t n = vb_engine_list(names, 64);
+    for (size_t k = 0; k < n && k < 64; k++) {
+        const vb_engine_ops *o = vb_engine_find(names[k]);
+        if (o && (o->flags & flag))
+            snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s%s", takes[0] ? ", " : "", names[k]);
+    }
+    int line = vb_profile_engine_line(p, e->name, key, NULL);
+    return vb_error_set(err, "profile", 1, "%s:%d: key 'engines[%zu].%s': engine '%s' runs on one server and cannot "
+                        "take %s (engines that can: %s); remove the key from this entry", p->source,
+                        line ? line : e->line, index, key, e->adapter,
+                        flag == VB_ENGINE_SHARDS ? "shards (its rows split over several servers)"
+                                                 : "replicas (read replicas of its server)",
+                        takes[0] ? takes : "none");
+}
+
 int vb_profile_check_engines(vb_profile *p, vb_error *err) {
     char known[512];
     for (size_t i = 0; i < p->n_engines; i++) {
@@ -72,6 +96,7 @@ int vb_profile_check_engines(vb_profile *p, vb_error *err) {
         }
         for (size_t j = 0; j < e->n_params; j++) {
             const char *key = e->params[j].key;
+            if (check_topology_key(p, e, index, ops, key, err) != VB_OK) return VB_ERROR;
             int accepted = vb_profile_engine_param_is_general(key);
             for (const char *const *a = ops->param_names; a && *a && !accepted; a++) accepted = strcmp(*a, key) == 0;
             if (accepted) continue;

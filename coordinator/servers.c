@@ -10,8 +10,8 @@
 
 const char *vb_campaign_engine_recipe(campaign *c, int e) { return vb_profile_engine_recipe(&c->profile->engines[e]); }
 
-/* One server per engine entry and recipe: the configurations of an entry (a matrix such as `m: [6, 16]`) run on
- * the server of the first of them, so it starts once for all of them and each configuration that shares a build
+/* One server per engine entry, recipe and topology (its nodes, which the orchestrator starts as one server): the
+ * configurations of an entry (a matrix such as `m: [6, 16]`) run on the server of the first of them, so it starts once for all of them and each configuration that shares a build
  * (config/profile.h build_of) finds the table its twin built. Each configuration's own table keeps them apart. */
 int vb_campaign_servers_init(campaign *c) {
     size_t n = c->profile->n_engines;
@@ -28,7 +28,9 @@ int vb_campaign_servers_init(campaign *c) {
         c->server_of[e] = (int)e;
         for (size_t j = 0; recipe && j < e; j++) {
             const char *rj = vb_campaign_engine_recipe(c, (int)j);
-            if (rj && strcmp(rj, recipe) == 0 && strcmp(c->profile->engines[j].entry, en->entry) == 0) {
+            /* and the same topology: `shards: [1, 2]` are two sets of servers (config/profile.h) */
+            if (rj && strcmp(rj, recipe) == 0 && strcmp(c->profile->engines[j].entry, en->entry) == 0 &&
+                vb_profile_engine_nodes(&c->profile->engines[j]) == vb_profile_engine_nodes(en)) {
                 c->server_of[e] = c->server_of[j];
                 break;
             }
@@ -81,6 +83,8 @@ static void send_server_request_x(campaign *c, peer *p, int e, Vbench__ServerAct
     rq.action = action;
     rq.item_key = (char *)(item_key ? item_key : "");
     rq.campaign = c->profile->name;
+    rq.nodes = (uint32_t)vb_profile_engine_nodes(&c->profile->engines[e]);
+    rq.replicas = (uint32_t)vb_profile_engine_replicas(&c->profile->engines[e]);
     if (budget) {
         rq.n_budget = budget->n;
         rq.budget = vb_wire_kv_make(budget->kv, budget->n);

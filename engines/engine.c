@@ -157,7 +157,12 @@ static int check_params(const vb_engine_ops *ops, const vb_engine_config *cfg, v
     for (size_t i = 0; i < cfg->n_params; i++) {
         const char *key = cfg->params[i].key;
         int known = 0;
-        for (const char *const *a = allowed; *a && !known && key; a++) known = strcmp(*a, key) == 0;
+        /* node.K.KEY: node K's connect parameter, for an engine of several servers (VB_ENGINE_SHARDS, _REPLICAS) */
+        const char *bare = key;
+        if (key && strncmp(key, "node.", 5) == 0 && (ops->flags & (VB_ENGINE_SHARDS | VB_ENGINE_REPLICAS)) &&
+            strchr(key + 5, '.'))
+            bare = strchr(key + 5, '.') + 1;
+        for (const char *const *a = allowed; *a && !known && bare; a++) known = strcmp(*a, bare) == 0;
         if (known) continue;
         char list[512] = "";
         size_t used = 0;
@@ -267,6 +272,13 @@ int vb_engine_server_stats(vb_engine *e, vb_server_stats *out, vb_error *err) {
     if (!e->ops->server_stats) return VB_OK;
     error_reset(err);
     return finish(e->ops->server_stats(e->state, out, err), err, e->ops, "server_stats");
+}
+
+int vb_engine_node_stats(vb_engine *e, vb_node_stats *out, size_t cap, size_t *n, vb_error *err) {
+    *n = 0;
+    if (!e->ops->node_stats) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->node_stats(e->state, out, cap, n, err), err, e->ops, "node_stats");
 }
 
 int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err) {

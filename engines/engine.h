@@ -165,6 +165,19 @@ void vb_wait_profile_add(vb_wait_profile *p, const char *cls, const char *event,
 /* An engine's metrics as a mask of these bits; 0 in the ops table means every metric. */
 #define VB_METRIC_BIT(m) (1u << (unsigned)(m))
 
+/* One server of an engine's topology (issue 39; engines/engine.h VB_ENGINE_REPLICAS), as the node_stats op reads
+ * it from the server itself: node 0 the primary, K a replica; -1 where the engine cannot say. */
+typedef struct vb_node_stats {
+    int node;
+    char role[16];          /* "primary", "replica" */
+    int64_t rows;           /* rows of the table on that server */
+    int64_t index_bytes;
+    int64_t table_bytes;
+    int64_t searches;       /* the server's own count of kNN statements since it started (pg_stat_statements) */
+    int64_t lag_bytes;      /* a replica's WAL not yet replayed, against the primary's position now; 0 the primary */
+} vb_node_stats;
+#define VB_ENGINE_MAX_NODES 16
+
 typedef struct vb_sizes {
     int64_t index_bytes;    /* -1 when the engine cannot say */
     int64_t table_bytes;
@@ -183,10 +196,16 @@ enum {
                                            * load can continue into it with insert (upserts) before the build;
                                            * attach with attach_missing >= capacity finds such a table without
                                            * its index (agent/phase_build.c load_resume) */
+    /* Topology (issue 39; config/profile.h vb_profile_engine_nodes): the orchestrator starts several servers of the
+     * recipe and gives the adapter each node's connect parameters as node.K.KEY (node 0's as today's KEY). */
+    VB_ENGINE_SHARDS = 1u << 14,          /* takes `shards: N`: the rows split over N shard servers behind a router
+                                           * (node 0), each shard with its own index */
+    VB_ENGINE_REPLICAS = 1u << 15,        /* takes `replicas: R`: R read replicas of the primary (node 0), made after
+                                           * the build and caught up before a measurement; reads spread over all */
     VB_ENGINE_STUB = 1u << 3,             /* a stand-in for measuring the client (engines/testing.c): its answers
                                            * are not nearest neighbours, so the contract's search rules do not
                                            * apply and the conformance script skips it */
-    VB_ENGINE_MAINTAIN_REBUILDS = 1u << 14, /* maintain is a rebuild of the table and its index (as costly as a
+    VB_ENGINE_MAINTAIN_REBUILDS = 1u << 16, /* maintain is a rebuild of the table and its index (as costly as a
                                            * build), not routine upkeep: the mixed phase's after-maintenance
                                            * window runs it, churn does not (the reference campaign maintained
                                            * only PostgreSQL after its rewrite, with VACUUM (ANALYZE)) */
@@ -265,6 +284,8 @@ typedef struct vb_engine_ops {
     /* While build runs in another thread: how far it is (*done of *total, in the unit stage names, e.g.
      * "tuples loaded into the graph"). Called from a thread of its own; must not use the build's connection. */
     int (*build_progress)(void *state, uint64_t *done, uint64_t *total, char *stage, size_t stage_len, vb_error *err);
+    /* Per node of a topology (vb_node_stats), up to cap into out, *n of them; engines of one server: NULL. */
+    int (*node_stats)(void *state, vb_node_stats *out, size_t cap, size_t *n, vb_error *err);
     /* The server's command counts (vb_counters), on the administrative connection. */
     int (*counters)(void *state, vb_counters *out, vb_error *err);
     /* The server's own accounting of the kNN statement (vb_server_stats), on the administrative connection. */
@@ -312,6 +333,8 @@ int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fiel
 int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
 /* VB_OK with -1 fields when the engine has no counters op. */
 int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err);
+/* VB_OK with *n = 0 when the engine has no node_stats op (one server). */
+int vb_engine_node_stats(vb_engine *e, vb_node_stats *out, size_t cap, size_t *n, vb_error *err);
 /* VB_ERROR when the engine has no wait_sample op. */
 int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err);
 /* VB_OK with calls = -1, exec_s = -1 when the engine has no server_stats op. */

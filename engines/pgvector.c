@@ -63,17 +63,26 @@
 
 #define PG_DOMAIN "pgvector"
 #define PG_NAME_MAX 48
+#define PG_MAX_NODES 16   /* node 0 and its read replicas (replicas: R, issue 39) */
 
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
-                                        "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile", NULL};
+                                        "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile",
+                                        "replicas", NULL};
 /* session settings of the kNN query (SET hnsw.iterative_scan, hnsw.max_scan_tuples): the index is the same */
 static const char *const pg_search_params[] = {"iterative_scan", "max_scan_tuples", NULL};
 
 typedef struct pg_state {
-    /* libpq connection keywords/values, NULL-terminated. */
+    /* libpq connection keywords/values, NULL-terminated: node 0's (the primary) */
     const char *keys[16];
     char *vals[16];
+    /* Read replicas (replicas: R): nodes 1 .. R, hot standbys of node 0 that the orchestrator made (its recipe's
+     * replica.run: pg_basebackup) and whose connect parameters are node.K.KEY. Writes, the build and every engine
+     * op go to node 0; each connection reads from one node, round robin over 0 .. R (next_node). */
+    int n_nodes;
+    const char *node_keys[PG_MAX_NODES][16];
+    char *node_vals[PG_MAX_NODES][16];
+    atomic_uint next_node;
     char table[PG_NAME_MAX + 1];
     int waits_off;          /* wait_profile: off (the sampler's overhead measured against it) */
     char index[PG_NAME_MAX + 8];
@@ -95,6 +104,9 @@ static const vb_admin_ops pg_admin_ops;
 
 typedef struct pg_conn {
     pg_state *s;
+    int node;                          /* the server it talks to: 0 the primary, K a replica */
+    struct pg_conn *reader;            /* a connection whose searches go to replica K: its own session there */
+    int read_node;                     /* where this connection's searches go (round robin at connect) */
     PGconn *pg;
     int ef_search;                     /* 0 = never set */
     vb_sql_knn_cache knn;              /* statement names, per filter mode, for the LIMIT they were made for */
@@ -269,6 +281,8 @@ static void pg_close(void *state) {
     if (!s) return;
     vb_admin_destroy(&s->admin);
     for (size_t i = 0; s->keys[i]; i++) free(s->vals[i]);
+    for (int k = 1; k < s->n_nodes; k++)
+        for (size_t i = 0; s->node_keys[k][i]; i++) free(s->node_vals[k][i]);
     free(s);
 }
 
@@ -276,7 +290,10 @@ static void pg_close(void *state) {
 static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     const vb_kv *kv = cfg->params;
     size_t n = cfg->n_params;
-    if (vb_kv_check_keys(kv, n, pg_params, "pgvector engine", err) != VB_OK) return VB_ERROR;
+    for (size_t i = 0; i < n; i++) {   /* node.K.KEY: a replica's connect parameter (engine.c checked KEY) */
+        if (strncmp(kv[i].key, "node.", 5) == 0) continue;
+        if (vb_kv_check_keys(kv + i, 1, pg_params, "pgvector engine", err) != VB_OK) return VB_ERROR;
+    }
     pg_state *s = calloc(1, sizeof *s);
     if (!s) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
     vb_admin_init(&s->admin, &pg_admin_ops, s);
@@ -310,6 +327,40 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
         atomic_store(&pg_io_ms, t * 1000);
     }
     s->keys[nk] = NULL;
+    long replicas = 0;
+    if (vb_kv_get_long(kv, n, "replicas", 0, 0, PG_MAX_NODES - 1, &replicas, err)) {
+        vb_error_prefix(err, "pgvector");
+        goto fail;
+    }
+    s->n_nodes = 1 + (int)replicas;
+    for (int k = 1; k < s->n_nodes; k++) {
+        /* node K's own connect keys (host, password, ...), then node 0's other keys (application name, bounds) */
+        size_t m = 0;
+        for (size_t i = 0; s->keys[i]; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "node.%d.%s", k, s->keys[i]);
+            const char *v = vb_kv_get(kv, n, key, NULL);
+            int conn_key = 0;
+            for (size_t j = 0; j < sizeof conn_keys / sizeof *conn_keys; j++) conn_key |= strcmp(s->keys[i], conn_keys[j]) == 0;
+            if (conn_key && !v) continue;
+            s->node_keys[k][m] = s->keys[i];
+            if (!(s->node_vals[k][m++] = strdup(conn_key ? v : s->vals[i]))) goto oom;
+        }
+        for (size_t j = 0; j < sizeof conn_keys / sizeof *conn_keys; j++) {   /* a key node 0 lacks */
+            char key[64];
+            snprintf(key, sizeof key, "node.%d.%s", k, conn_keys[j]);
+            const char *v = vb_kv_get(kv, n, key, NULL);
+            if (!v || vb_kv_get(kv, n, conn_keys[j], NULL)) continue;
+            s->node_keys[k][m] = conn_keys[j];
+            if (!(s->node_vals[k][m++] = strdup(v))) goto oom;
+        }
+        s->node_keys[k][m] = NULL;
+        if (!vb_kv_get(kv, n, "node.1.host", NULL) && k == 1) {
+            vb_error_set(err, PG_DOMAIN, 1, "pgvector: replicas: %ld without their servers (no node.1.host): the "
+                         "orchestrator starts them for an entry with a recipe", replicas);
+            goto fail;
+        }
+    }
 
     const char *table = vb_kv_get(kv, n, "table", "vbench_items");
     if (vb_sql_ident_check(PG_DOMAIN, "table", table, PG_NAME_MAX, VB_SQL_IDENT_PLAIN, err) != VB_OK) goto fail;
@@ -363,9 +414,10 @@ fail:
     return VB_ERROR;
 }
 
-/* A new connection to the server; VB_RETRY when it cannot be made (the server's words in err). */
-static int pg_dial(pg_state *s, PGconn **out, vb_error *err) {
-    PGconn *pg = PQconnectdbParams(s->keys, (const char *const *)s->vals, 0);
+/* A new connection to node (0 the primary, K a replica); VB_RETRY when it cannot be made (the server's words). */
+static int pg_dial_node(pg_state *s, int node, PGconn **out, vb_error *err) {
+    PGconn *pg = node > 0 ? PQconnectdbParams(s->node_keys[node], (const char *const *)s->node_vals[node], 0)
+                          : PQconnectdbParams(s->keys, (const char *const *)s->vals, 0);
     if (!pg) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory for a connection");
     if (PQstatus(pg) != CONNECTION_OK) {
         const char *msg = PQerrorMessage(pg);
@@ -380,6 +432,8 @@ static int pg_dial(pg_state *s, PGconn **out, vb_error *err) {
     *out = pg;
     return VB_OK;
 }
+
+static int pg_dial(pg_state *s, PGconn **out, vb_error *err) { return pg_dial_node(s, 0, out, err); }
 
 static int admin_dial(void *owner, void **conn, vb_error *err) {
     PGconn *pg = NULL;
@@ -512,7 +566,7 @@ static int conn_ready(pg_conn *c, vb_error *err) {
     c->pg = NULL;
     vb_sql_knn_clear(&c->knn, NULL, NULL);   /* they went with the old connection */
     c->staged = 0;
-    int rc = pg_dial(c->s, &c->pg, err);
+    int rc = pg_dial_node(c->s, c->node, &c->pg, err);
     if (rc == VB_OK) rc = apply_settings(c, err);
     return rc;
 }
@@ -520,6 +574,7 @@ static int conn_ready(pg_conn *c, vb_error *err) {
 static void pg_disconnect(void *conn) {
     pg_conn *c = conn;
     if (!c) return;
+    pg_disconnect(c->reader);
     if (c->pg) PQfinish(c->pg);
     free(c->buf);
     free(c);
@@ -530,12 +585,28 @@ static int pg_connect(void *state, void **conn, vb_error *err) {
     pg_conn *c = calloc(1, sizeof *c);
     if (!c) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
     c->s = state;
+    c->read_node = (int)(atomic_fetch_add(&c->s->next_node, 1) % (unsigned)c->s->n_nodes);
     int rc = conn_ready(c, err);
     if (rc != VB_OK) {
         pg_disconnect(c);
         return rc;
     }
     *conn = c;
+    return VB_OK;
+}
+
+/* The connection c's searches use: c itself, or its session on replica read_node, opened at the first search (a
+ * load connection never reads, and a replica has the extension only once the primary's build replayed there). */
+static int reader_of(pg_conn *c, pg_conn **out, vb_error *err) {
+    *out = c;
+    if (c->read_node == 0) return VB_OK;
+    if (!c->reader) {
+        if (!(c->reader = calloc(1, sizeof *c->reader))) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+        c->reader->s = c->s;
+        c->reader->node = c->reader->read_node = c->read_node;
+        c->reader->ef_search = c->ef_search;
+    }
+    *out = c->reader;
     return VB_OK;
 }
 
@@ -633,6 +704,8 @@ static int attach_on(void *conn, void *arg, vb_error *err) {
  * exists, and it holds spec->capacity rows (or up to spec->attach_missing fewer, in a churn): a finished build
  * from an earlier run (a resumed campaign). With attach_missing >= capacity, a load in progress: the table with
  * any number of rows, with or without its index (VB_ENGINE_LOAD_RESUMES; the build drops an index it finds). */
+static int replicas_catch_up(pg_state *s, vb_error *err);
+
 static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_error *err) {
     pg_state *s = state;
     *found = 0;
@@ -641,6 +714,7 @@ static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_erro
     int rc = vb_admin_run(&s->admin, attach_on, &a, err);
     *found = rc == VB_OK && a.found;
     s->ready = *found;
+    if (*found) rc = replicas_catch_up(s, err);   /* an item on an existing build measures caught-up replicas */
     return rc;
 }
 
@@ -698,10 +772,44 @@ static int build_on(void *conn, void *arg, vb_error *err) {
     return rc;
 }
 
+/* Replay lag 0 before a measurement (replicas: R): the primary's WAL position now, then each replica polled until
+ * it has replayed up to it (pg_last_wal_replay_lsn), at most the phase's bound (10 minutes without one). A replica
+ * that does not get there fails the op with how far behind it stayed: no window measures a replica that lags. */
+static int replicas_catch_up(pg_state *s, vb_error *err) {
+    if (s->n_nodes <= 1) return VB_OK;
+    PGconn *pg = NULL;
+    char lsn[64], behind[64] = "";
+    int rc = pg_dial_node(s, 0, &pg, err);
+    if (rc == VB_OK) rc = query_value(pg, "SELECT pg_current_wal_lsn()::text", NULL, lsn, sizeof lsn, err);
+    if (pg) PQfinish(pg);
+    if (rc != VB_OK) return rc;
+    long ms = atomic_load(&pg_io_ms);
+    uint64_t t0 = vb_now_ns(), bound = (uint64_t)(ms > 0 ? ms : 600000) * 1000000ull;
+    for (int k = 1; k < s->n_nodes && rc == VB_OK; k++) {
+        pg = NULL;
+        if ((rc = pg_dial_node(s, k, &pg, err)) != VB_OK) break;
+        for (;;) {
+            rc = query_value(pg, "SELECT pg_wal_lsn_diff($1::pg_lsn, coalesce(pg_last_wal_replay_lsn(), '0/0'))::bigint",
+                             lsn, behind, sizeof behind, err);
+            if (rc != VB_OK || atoll(behind) <= 0) break;
+            if (vb_now_ns() - t0 > bound) {
+                rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: replica %d did not replay the primary's WAL up to %s "
+                                  "within %.0f s (%s bytes behind): its measurement would read old rows", k, lsn,
+                                  (double)bound / 1e9, behind);
+                break;
+            }
+            vb_sleep_ns(20000000ull);
+        }
+        PQfinish(pg);
+    }
+    return rc;
+}
+
 static int pg_build(void *state, vb_error *err) {
     pg_state *s = state;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: build before create or attach");
-    return vb_admin_run(&s->admin, build_on, s, err);
+    int rc = vb_admin_run(&s->admin, build_on, s, err);
+    return rc == VB_OK ? replicas_catch_up(s, err) : rc;
 }
 
 static int maintain_on(void *conn, void *arg, vb_error *err) {
@@ -712,7 +820,8 @@ static int maintain_on(void *conn, void *arg, vb_error *err) {
 
 static int pg_maintain(void *state, vb_error *err) {
     pg_state *s = state;
-    return vb_admin_run(&s->admin, maintain_on, s, err);
+    int rc = vb_admin_run(&s->admin, maintain_on, s, err);
+    return rc == VB_OK ? replicas_catch_up(s, err) : rc;
 }
 
 typedef struct sizes_arg {
@@ -790,6 +899,7 @@ static int pg_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
 typedef struct stats_arg {
     pg_state *s;
     vb_server_stats *out;
+    int replica;
 } stats_arg;
 
 /* The kNN statements of the table as pg_stat_statements normalises them ("SELECT id FROM t ORDER BY embedding <=>
@@ -797,17 +907,25 @@ typedef struct stats_arg {
  * first use; the recipe preloads it (shared_preload_libraries). */
 static int stats_on(void *conn, void *arg, vb_error *err) {
     stats_arg *a = arg;
-    int rc = pg_command(conn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", err);
+    /* a replica is read-only: the primary's CREATE EXTENSION reaches it by replay */
+    int rc = a->replica ? VB_OK : pg_command(conn, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements", err);
     if (rc != VB_OK) return rc;
     char sql[512];
+    if (a->replica) {
+        char there[8];
+        if ((rc = query_value(conn, "SELECT to_regclass('pg_stat_statements') IS NOT NULL", NULL, there, sizeof there,
+                              err)) != VB_OK)
+            return rc;
+        if (strcmp(there, "t") != 0) return VB_OK;   /* not replayed yet: nothing ran there */
+    }
     snprintf(sql, sizeof sql,
              "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
              "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
              "AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%'", a->s->table);
     PGresult *r;
     if ((rc = pg_row(conn, sql, "pg_stat_statements", &r, err)) != VB_OK) return rc;
-    a->out->calls = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    a->out->exec_s = strtod(PQgetvalue(r, 0, 1), NULL) / 1e3;
+    a->out->calls += strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    a->out->exec_s += strtod(PQgetvalue(r, 0, 1), NULL) / 1e3;
     PQclear(r);
     return VB_OK;
 }
@@ -845,9 +963,54 @@ static int pg_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
     return vb_admin_run(&((pg_state *)state)->admin, wait_on, &a, err);
 }
 
+/* Each node's own rows, index and table sizes, kNN statement count and replay lag (vb_node_stats), on a connection of
+ * its own per node. */
+static int pg_node_stats(void *state, vb_node_stats *out, size_t cap, size_t *n, vb_error *err) {
+    pg_state *s = state;
+    char lsn[64] = "", v[64];
+    *n = 0;
+    if (s->n_nodes <= 1) return VB_OK;
+    for (int k = 0; k < s->n_nodes && (size_t)k < cap; k++) {
+        PGconn *pg = NULL;
+        vb_node_stats *o = &out[k];
+        *o = (vb_node_stats){.node = k, .rows = -1, .index_bytes = -1, .table_bytes = -1, .searches = -1, .lag_bytes = 0};
+        snprintf(o->role, sizeof o->role, "%s", k ? "replica" : "primary");
+        int rc = pg_dial_node(s, k, &pg, err);
+        if (rc == VB_OK && k == 0) rc = query_value(pg, "SELECT pg_current_wal_lsn()::text", NULL, lsn, sizeof lsn, err);
+        if (rc == VB_OK && k > 0) {
+            rc = query_value(pg, "SELECT pg_wal_lsn_diff($1::pg_lsn, coalesce(pg_last_wal_replay_lsn(), '0/0'))::bigint",
+                             lsn, v, sizeof v, err);
+            o->lag_bytes = atoll(v) > 0 ? atoll(v) : 0;
+        }
+        vb_sizes sz;
+        sizes_arg sa = {s, &sz};
+        if (rc == VB_OK && s->ready && (rc = sizes_on(pg, &sa, err)) == VB_OK)
+            o->rows = sz.rows, o->index_bytes = sz.index_bytes, o->table_bytes = sz.table_bytes;
+        vb_server_stats st = {0};
+        stats_arg ta = {s, &st, 1};
+        if (rc == VB_OK && stats_on(pg, &ta, err) == VB_OK) o->searches = st.calls;
+        if (pg) PQfinish(pg);
+        if (rc != VB_OK) return vb_error_prefix(err, "node %d", k), rc;
+        (*n)++;
+    }
+    return VB_OK;
+}
+
+/* Summed over the primary and every replica (each server counts the searches it ran): with replicas the sum is what
+ * the window's validity check compares with the searches vbench sent. */
 static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
-    stats_arg a = {state, out};
-    return vb_admin_run(&((pg_state *)state)->admin, stats_on, &a, err);
+    pg_state *s = state;
+    stats_arg a = {state, out, 0};
+    out->calls = 0, out->exec_s = 0;
+    int rc = vb_admin_run(&s->admin, stats_on, &a, err);
+    for (int k = 1; rc == VB_OK && k < s->n_nodes; k++) {
+        PGconn *pg = NULL;
+        a.replica = 1;
+        if ((rc = pg_dial_node(s, k, &pg, err)) == VB_OK) rc = stats_on(pg, &a, err);
+        if (pg) PQfinish(pg);
+        if (rc != VB_OK) vb_error_prefix(err, "replica %d", k);
+    }
+    return rc;
 }
 
 typedef struct version_arg {
@@ -1028,6 +1191,10 @@ static int pg_set_search(void *conn, const vb_search_params *p, vb_error *err) {
     char sql[64];
     snprintf(sql, sizeof sql, "SET hnsw.ef_search = %d", p->ef_search);
     if ((rc = pg_command(c->pg, sql, err)) == VB_OK) c->ef_search = p->ef_search;
+    if (rc == VB_OK && c->reader) {   /* its replica session: set now if open, else when it opens */
+        c->reader->ef_search = p->ef_search;
+        if (c->reader->pg && PQstatus(c->reader->pg) == CONNECTION_OK) rc = pg_command(c->reader->pg, sql, err);
+    }
     return rc;
 }
 
@@ -1056,6 +1223,7 @@ static int pg_search(void *conn, const float *query, int k, const vb_filter *fil
     pg_conn *c = conn;
     pg_state *s = c->s;
     *n_out = 0;
+    if (reader_of(conn, &c, err) != VB_OK) return VB_ERROR;
     if (k <= 0) return VB_OK;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
     int filtered = filter ? (int)filter->kind : 0;
@@ -1171,7 +1339,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .name = "pgvector",
     .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
-             VB_ENGINE_LOAD_RESUMES,
+             VB_ENGINE_LOAD_RESUMES | VB_ENGINE_REPLICAS,
     .param_names = pg_params,
     .search_params = pg_search_params,
     /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
@@ -1180,6 +1348,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .open = pg_open,
     .close = pg_close,
     .explain = pg_explain,
+    .node_stats = pg_node_stats,
     .build_progress = pg_build_progress,
     .create = pg_create,
     .connect = pg_connect,

@@ -37,6 +37,7 @@
 #define LOG_TAIL_LINES 40
 #define KEY_HISTORY 32
 #define PROBE_TIMEOUT_S 10   /* one readiness or liveness probe of a server: connect and a query */
+#define MAX_NODES 16         /* servers of one engine's topology (ServerRequest.nodes), node 0 included */
 
 /* A growing list of owned key/value strings: facts and connect parameters of a report. */
 typedef struct kvlist {
@@ -88,6 +89,15 @@ typedef struct server {
     pid_t perf_pid;
     char perf_item[256], perf_path[PATH_MAX + 128], perf_note[1100];
     int perf_said;              /* a refusal was reported (once per server) */
+    /* Topology (ServerRequest.nodes, issue 39): node 0 is this server; nodes 1 .. n_nodes - 1 are servers of the
+     * same recipe, each its own unit ("UNIT-nodeK") and data directory ("servers/ENGINE.nodeK"), started, probed,
+     * sized and stopped by node 0's operations and reported under its engine name with their facts as node.K.*.
+     * node_index and n_nodes pick the node's share of the budget (vb_budget_node_share). */
+    int node_index, n_nodes;
+    struct server *node[MAX_NODES];   /* [1 .. n_nodes - 1], allocated by the first start that needs them */
+    int dead_node;                    /* check_died: the node found dead (0: node 0), for op_died */
+    int n_replicas;                   /* nodes 1 .. n_replicas are read replicas of node 0 (ServerRequest.replicas) */
+    struct server *primary;           /* a replica node: node 0, whose data its recipe's replica.run copies */
 } server;
 
 struct vb_orch {
@@ -183,7 +193,8 @@ static int find_image(const vb_orch *o, const char *name, char *out, size_t len,
  * resumed campaign reconnects; also written where the recipe's init reads it, owned by the server's user. */
 static int server_password(server *s, uid_t uid, gid_t gid, char *pw, size_t len, vb_error *err) {
     char keep[PATH_MAX + 32];
-    snprintf(keep, sizeof keep, "%s.password", s->datadir);
+    /* a replica is a copy of its primary, roles and passwords included */
+    snprintf(keep, sizeof keep, "%s.password", s->primary ? s->primary->datadir : s->datadir);
     FILE *f = fopen(keep, "r");
     if (f) {
         int ok = fgets(pw, (int)len, f) != NULL;
@@ -428,7 +439,10 @@ static int cold_prepare(server *s, vb_units *u, zsock_t *out, kvlist *facts, vb_
     return VB_OK;
 }
 
-static void op_start(server *s, zsock_t *out) {
+/* Starts one node of the server (node 0, or a node of its topology): its data directory, init, unit and readiness.
+ * Fills facts and connect; on failure err, and *tail_out with the unit's log tail (the caller frees it). */
+static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvlist *connect_out, int *adopted_out,
+                      char **tail_out, vb_error *err_out) {
     vb_orch *o = s->o;
     vb_error err;
     vb_error_clear(&err);
@@ -438,19 +452,29 @@ static void op_start(server *s, zsock_t *out) {
     char image[PATH_MAX], version[256] = "";
     vb_kv *settings = NULL;
     size_t n_settings = 0;
-    vb_budget b;
+    vb_budget b, whole;
     uid_t uid;
     gid_t gid;
-    int started = 0, adopted = 0, cold = atomic_exchange(&s->cold, 0);
+    int started = 0, adopted = 0, rc = VB_OK;
     double t0 = vb_wall_time();
     uint64_t t0ns = vb_now_ns();
 
     vb_recipe_destroy(&s->recipe);
     if (vb_recipe_load(o->recipes_dir, s->recipe_name, &s->recipe, &err) ||
-        vb_budget_from_kv(s->budget.kv, s->budget.n, &b, &err) ||
+        vb_budget_from_kv(s->budget.kv, s->budget.n, &whole, &err) ||
         (s->recipe->image && (find_image(o, s->recipe->image, image, sizeof image, &err) ||
                               vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))))
         goto fail;
+    vb_budget_node_share(&whole, s->node_index, s->n_nodes, &b);
+    /* a replica's settings are its primary's (a hot standby refuses to start with fewer worker processes or
+     * connections than its primary has); its CPUs and memory are its own share */
+    vb_budget settings_b;
+    vb_budget_node_share(&whole, s->primary ? 0 : s->node_index, s->n_nodes, &settings_b);
+    if (s->primary && !s->recipe->replica_mount) {
+        vb_error_set(&err, "orchestrator", 1, "%s has no replica: section, so it cannot make read replicas (replicas: "
+                     "%d): add one, or run with replicas: 0", s->recipe->path, s->primary->n_replicas);
+        goto fail;
+    }
     snprintf(s->image_root, sizeof s->image_root, "%s", s->recipe->image ? image : "");
     if (!s->recipe->image) {
         /* Binaries on the host (built from a tag): the host's user, the data directory at its own path. */
@@ -464,7 +488,10 @@ static void op_start(server *s, zsock_t *out) {
         uid = pw->pw_uid;
         gid = pw->pw_gid;
     }
-    if (snprintf(s->datadir, sizeof s->datadir, "%s/servers/%s", o->work_dir, s->engine) >= (int)sizeof s->datadir) {
+    char suffix[32] = "";
+    if (s->node_index > 0) snprintf(suffix, sizeof suffix, ".node%d", s->node_index);
+    if (snprintf(s->datadir, sizeof s->datadir, "%s/servers/%s%s", o->work_dir, s->engine, suffix) >=
+        (int)sizeof s->datadir) {
         vb_error_set(&err, "orchestrator", 1, "work directory path too long: %s", o->work_dir);
         goto fail;
     }
@@ -480,7 +507,7 @@ static void op_start(server *s, zsock_t *out) {
     }
     char password[64] = "";
     if (server_password(s, uid, gid, password, sizeof password, &err)) goto fail;
-    if (vb_recipe_settings(s->recipe, &b, &settings, &n_settings, &err)) goto fail;
+    if (vb_recipe_settings(s->recipe, &settings_b, &settings, &n_settings, &err)) goto fail;
     for (size_t i = 0; i < n_settings; i++) {
         kv_addf(&vars, settings[i].key, "%s", settings[i].value);
         char key[128];
@@ -492,6 +519,11 @@ static void op_start(server *s, zsock_t *out) {
     kv_addf(&vars, "password", "%s", password);
     kv_addf(&vars, "cpus", "%d", b.n_server_cpus);
     kv_addf(&vars, "memory_bytes", "%llu", (unsigned long long)b.server_memory);
+    if (s->primary) {
+        kv_addf(&vars, "primary", "%s", image[0] ? s->recipe->replica_mount : s->primary->datadir);
+        kv_addf(&vars, "primary_password", "%s", password);
+        kv_addf(&facts, "replica_of", "%s", s->primary->unit);
+    }
     for (size_t i = 0; i < s->recipe->n_connect; i++) {
         char *v = NULL;
         if (vb_recipe_expand(s->recipe, s->recipe->connect[i].value, vars.kv, vars.n, &v, &err)) goto fail;
@@ -504,9 +536,10 @@ static void op_start(server *s, zsock_t *out) {
                               "namespace that deploy/systemd-ns boots: deploy/systemd-ns -- vbench run ...)");
         goto fail;
     }
-    char bind[PATH_MAX * 2];
+    char bind[PATH_MAX * 2], bind_primary[PATH_MAX * 2];
     snprintf(bind, sizeof bind, "%s:%s", s->datadir, s->recipe->data_mount);
-    const char *binds[] = {bind, NULL};
+    if (s->primary) snprintf(bind_primary, sizeof bind_primary, "%s:%s", s->primary->datadir, s->recipe->replica_mount);
+    const char *binds[] = {bind, s->primary ? bind_primary : NULL, NULL};
     const char *const *bind_paths = image[0] ? binds : NULL;
     const char *root = image[0] ? image : NULL;
     vb_unit_state st;
@@ -519,9 +552,12 @@ static void op_start(server *s, zsock_t *out) {
         char creates[PATH_MAX + 256];
         snprintf(creates, sizeof creates, "%s/%s", s->datadir, s->recipe->init_creates ? s->recipe->init_creates : "");
         struct stat sst;
-        if (s->recipe->n_init && stat(creates, &sst) != 0) {
-            for (size_t i = 0; i < s->recipe->n_init; i++) {
-                char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->init[i], vars.kv, vars.n, &err);
+        /* a replica's init is its copy of the primary (replica.run) */
+        size_t n_init = s->primary ? s->recipe->n_replica_init : s->recipe->n_init;
+        char ***init = s->primary ? s->recipe->replica_init : s->recipe->init;
+        if (n_init && stat(creates, &sst) != 0) {
+            for (size_t i = 0; i < n_init; i++) {
+                char **argv = vb_recipe_expand_argv(s->recipe, init[i], vars.kv, vars.n, &err);
                 if (!argv) goto fail;
                 char name[256];
                 snprintf(name, sizeof name, "%s-init%zu", s->unit, i);
@@ -533,7 +569,8 @@ static void op_start(server *s, zsock_t *out) {
                 vb_recipe_argv_free(argv);
                 if (rc) {
                     tail = journal_tail(u, name);
-                    vb_error_prefix(&err, "init step %zu of recipe %s", i + 1, s->recipe->path);
+                    vb_error_prefix(&err, "%s step %zu of recipe %s", s->primary ? "replica.run" : "init", i + 1,
+                                    s->recipe->path);
                     vb_unit_reset_failed(u, name, NULL);
                     goto fail;
                 }
@@ -595,9 +632,9 @@ static void op_start(server *s, zsock_t *out) {
     kv_clear(&s->connect);
     for (size_t i = 0; i < connect.n; i++) kv_addf(&s->connect, connect.kv[i].key, "%s", connect.kv[i].value);
     set_state(s, VB_SERVER_READY);
-    send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : cold ? "started cold" : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
     goto done;
 fail:
+    rc = VB_ERROR;
     if (u && started) {
         free(tail);
         tail = journal_tail(u, s->unit);
@@ -606,14 +643,105 @@ fail:
     }
     if (s->sampler) vb_sampler_stop(s->sampler);
     set_state(s, VB_SERVER_FAILED);
-    send_report(out, s, VBENCH__SERVER_REPORT__BODY_FAILED, err.message, tail, NULL, &facts, NULL, NULL, 0, 0);
+    *err_out = err;
+    *tail_out = tail;
+    tail = NULL;
 done:
+    for (size_t i = 0; i < facts.n; i++) kv_addf(facts_out, facts.kv[i].key, "%s", facts.kv[i].value);
+    for (size_t i = 0; i < connect.n; i++) kv_addf(connect_out, connect.kv[i].key, "%s", connect.kv[i].value);
+    *adopted_out = adopted;
     free(tail);
     vb_recipe_kv_free(settings, n_settings);
     kv_clear(&facts);
     kv_clear(&connect);
     kv_clear(&vars);
     vb_units_close(&u);
+    return rc;
+}
+
+/* Node k (1 .. n_nodes - 1) of s's topology, made on first use: the same engine name (its reports are s's), recipe,
+ * campaign and budget, its own unit name and node index. */
+static server *node_of(server *s, int k) {
+    if (!s->node[k]) {
+        s->node[k] = calloc(1, sizeof *s->node[k]);
+        if (!s->node[k]) return NULL;
+        s->node[k]->o = s->o;
+        pthread_mutex_init(&s->node[k]->lock, NULL);
+    }
+    server *n = s->node[k];
+    snprintf(n->engine, sizeof n->engine, "%s", s->engine);
+    snprintf(n->recipe_name, sizeof n->recipe_name, "%s", s->recipe_name);
+    snprintf(n->campaign, sizeof n->campaign, "%s", s->campaign);
+    if (snprintf(n->unit, sizeof n->unit, "%.180s-node%d", s->unit, k) < 0) n->unit[0] = '\0';
+    kv_clear(&n->budget);
+    for (size_t i = 0; i < s->budget.n; i++) kv_addf(&n->budget, s->budget.kv[i].key, "%s", s->budget.kv[i].value);
+    n->node_index = k;
+    n->n_nodes = s->n_nodes;
+    n->primary = k <= s->n_replicas ? s : NULL;
+    return n;
+}
+
+/* pfx + every entry of from, into to. */
+static void kv_add_prefixed(kvlist *to, const char *pfx, const kvlist *from) {
+    for (size_t i = 0; i < from->n; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s", pfx, from->kv[i].key);
+        kv_addf(to, key, "%s", from->kv[i].value);
+    }
+}
+
+/* Stops node k's unit: its peaks and sizes into facts as node.K.*, and its log tail (node.K.log_tail), so each node's
+ * memory, CPU, files and last words are on record. */
+static int stop_node(server *n, vb_units *u, kvlist *facts, vb_error *err);
+
+/* SERVER_START: node 0, then the nodes of its topology one after the other (each waits until it answers); ready when
+ * all are, their connect parameters as node.K.KEY beside node 0's. A node that fails stops the ones started. */
+static void op_start(server *s, zsock_t *out) {
+    int cold = atomic_exchange(&s->cold, 0), adopted = 0;
+    kvlist facts = {0}, connect = {0};
+    char *tail = NULL;
+    vb_error err;
+    vb_error_clear(&err);
+    int rc = start_node(s, out, cold, &facts, &connect, &adopted, &tail, &err);
+    if (s->n_nodes > 1) kv_addf(&facts, "nodes", "%d", s->n_nodes);
+    for (int k = 1; rc == VB_OK && k < s->n_nodes; k++) {
+        server *n = node_of(s, k);
+        kvlist nf = {0}, nc = {0};
+        int nadopted = 0;
+        char pfx[32];
+        snprintf(pfx, sizeof pfx, "node.%d.", k);
+        if (!n) rc = vb_error_set(&err, "orchestrator", ENOMEM, "out of memory for node %d", k);
+        else if ((rc = start_node(n, out, cold, &nf, &nc, &nadopted, &tail, &err)) != VB_OK)
+            vb_error_prefix(&err, "node %d of %d (%s)", k, s->n_nodes, n->unit);
+        kv_add_prefixed(&facts, pfx, &nf);
+        kv_add_prefixed(&connect, pfx, &nc);
+        kv_clear(&nf);
+        kv_clear(&nc);
+    }
+    if (rc != VB_OK && s->n_nodes > 1) {   /* the nodes that did start stop again: the server is one thing */
+        vb_units_opts uo = {.bus_address = s->o->bus[0] ? s->o->bus : NULL};
+        vb_error ue;
+        vb_units *u = vb_units_open(&uo, &ue);
+        kvlist ignored = {0};
+        if (u && get_state(s) == VB_SERVER_READY) vb_unit_stop(u, s->unit, NULL);
+        for (int k = 1; u && k < s->n_nodes; k++)
+            if (s->node[k] && get_state(s->node[k]) == VB_SERVER_READY) stop_node(s->node[k], u, &ignored, NULL);
+        kv_clear(&ignored);
+        vb_units_close(&u);
+    }
+    if (rc == VB_OK) {
+        kv_clear(&s->connect);
+        for (size_t i = 0; i < connect.n; i++) kv_addf(&s->connect, connect.kv[i].key, "%s", connect.kv[i].value);
+        set_state(s, VB_SERVER_READY);
+        send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : cold ? "started cold"
+                    : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
+    } else {
+        set_state(s, VB_SERVER_FAILED);
+        send_report(out, s, VBENCH__SERVER_REPORT__BODY_FAILED, err.message, tail, NULL, &facts, NULL, NULL, 0, 0);
+    }
+    free(tail);
+    kv_clear(&facts);
+    kv_clear(&connect);
 }
 
 static void op_stop(server *s, zsock_t *out) {
@@ -642,11 +770,43 @@ static void op_stop(server *s, zsock_t *out) {
         kv_addf(&facts, "cgroup_version", "%d", sum.cgroup_version);
     }
     if (s->recipe) measure_sizes(s, &facts);
+    for (int k = 1; u && k < s->n_nodes; k++)
+        if (s->node[k] && stop_node(s->node[k], u, &facts, rc ? NULL : &err) != VB_OK && !rc) {
+            rc = VB_ERROR;
+            tail = journal_tail(u, s->node[k]->unit);
+        }
     set_state(s, rc ? VB_SERVER_FAILED : VB_SERVER_STOPPED);
     send_report(out, s, rc ? VBENCH__SERVER_REPORT__BODY_FAILED : VBENCH__SERVER_REPORT__BODY_STOPPED, rc ? err.message : "stopped", tail, NULL, &facts, NULL, NULL, 0, 0);
     free(tail);
     kv_clear(&facts);
     vb_units_close(&u);
+}
+
+static int stop_node(server *n, vb_units *u, kvlist *facts, vb_error *err) {
+    vb_error e;
+    char pfx[32];
+    snprintf(pfx, sizeof pfx, "node.%d.", n->node_index);
+    kvlist nf = {0};
+    int rc = vb_unit_stop(u, n->unit, &e);
+    if (rc && err) *err = e, vb_error_prefix(err, "node %d (%s)", n->node_index, n->unit);
+    char *tail = journal_tail(u, n->unit);
+    if (n->sampler) {
+        vb_sampler_stop(n->sampler);
+        vb_sampler_summary sum;
+        vb_sampler_summary_get(n->sampler, &sum);
+        kv_addf(&nf, "peak_cgroup_bytes", "%llu", (unsigned long long)sum.peak_cgroup_bytes);
+        kv_addf(&nf, "peak_rss_bytes", "%llu", (unsigned long long)sum.peak_rss_bytes);
+        kv_addf(&nf, "cpu_s", "%.3f", (double)sum.cpu_usec / 1e6);
+        kv_addf(&nf, "samples", "%zu", sum.samples);
+        kv_addf(&nf, "oom_kills", "%d", sum.oom_kills);
+    }
+    if (n->recipe) measure_sizes(n, &nf);
+    kv_addf(&nf, "log_tail", "%s", tail ? tail : "");
+    free(tail);
+    kv_add_prefixed(facts, pfx, &nf);
+    kv_clear(&nf);
+    set_state(n, rc ? VB_SERVER_FAILED : VB_SERVER_STOPPED);
+    return rc;
 }
 
 /* The unit ended while it should have been serving (or, hung: it did not answer the probe and was killed): why,
@@ -708,8 +868,28 @@ static void op_phase(server *s, zsock_t *out) {
         op_died(s, out, err.message);
         return;
     }
+    for (int k = 1; k < s->n_nodes && s->node[k]; k++) {   /* every node of the topology answers, or it is dead */
+        server *n = s->node[k];
+        cfg = (vb_engine_config){.params = n->connect.kv, .n_params = n->connect.n, .io_timeout_s = PROBE_TIMEOUT_S};
+        rc = vb_engine_open(n->recipe->engine, &cfg, &e, &err);
+        if (rc == VB_OK) rc = vb_engine_version(e, version, sizeof version, &err);
+        vb_engine_close(&e);
+        if (rc != VB_OK && get_state(s) == VB_SERVER_READY) {
+            set_state(s, VB_SERVER_DIED);
+            op_died(n, out, err.message);
+            return;
+        }
+    }
     kvlist facts = {0};
     measure_sizes(s, &facts);
+    for (int k = 1; k < s->n_nodes && s->node[k]; k++) {
+        kvlist nf = {0};
+        char pfx[32];
+        snprintf(pfx, sizeof pfx, "node.%d.", k);
+        measure_sizes(s->node[k], &nf);
+        kv_add_prefixed(&facts, pfx, &nf);
+        kv_clear(&nf);
+    }
     send_report(out, s, VBENCH__SERVER_REPORT__BODY_SIZES, NULL, NULL, NULL, &facts, s->phase_key, NULL, 0, 0);
     kv_clear(&facts);
 }
@@ -719,7 +899,11 @@ static void *op_main(void *arg) {
     zsock_t *out = zsock_new_push(s->o->inbox_ep);
     if (strcmp(s->action, "start") == 0) op_start(s, out);
     else if (strcmp(s->action, "stop") == 0) op_stop(s, out);
-    else if (strcmp(s->action, "died") == 0) op_died(s, out, NULL);
+    else if (strcmp(s->action, "died") == 0) {
+        int k = s->dead_node;   /* a node of the topology died: its unit, its log, reported as this server's death */
+        s->dead_node = 0;
+        op_died(k > 0 && s->node[k] ? s->node[k] : s, out, NULL);
+    }
     else if (strcmp(s->action, "phase") == 0) op_phase(s, out);
     zsock_destroy(&out);
     atomic_store(&s->op_done, 1);
@@ -807,7 +991,14 @@ static int unit_alive(vb_orch *o, server *s) {
 
 /* A ready server whose unit ended: report it (on an operation thread: the journal is read there). */
 static int check_died(vb_orch *o, server *s) {
-    if (get_state(s) != VB_SERVER_READY || unit_alive(o, s)) return 0;
+    if (get_state(s) != VB_SERVER_READY) return 0;
+    int dead = !unit_alive(o, s);
+    for (int k = 1; !dead && k < s->n_nodes; k++)
+        if (s->node[k] && !unit_alive(o, s->node[k])) {
+            dead = 1;
+            s->dead_node = k;
+        }
+    if (!dead) return 0;
     set_state(s, VB_SERVER_DIED);
     run_op(s, "died");
     return 1;
@@ -959,6 +1150,9 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         snprintf(s->recipe_name, sizeof s->recipe_name, "%s", rq->recipe);
         snprintf(s->campaign, sizeof s->campaign, "%s", rq->campaign);
         unit_name(s->unit, sizeof s->unit, rq->campaign, rq->engine);
+        s->node_index = 0;
+        s->n_nodes = rq->nodes > 1 ? (rq->nodes < MAX_NODES ? (int)rq->nodes : MAX_NODES) : 1;
+        s->n_replicas = rq->replicas < (uint32_t)s->n_nodes ? (int)rq->replicas : s->n_nodes - 1;
         kv_clear(&s->budget);
         for (size_t i = 0; i < rq->n_budget; i++) kv_addf(&s->budget, rq->budget[i]->key, "%s", rq->budget[i]->value);
         s->pending[0] = '\0';
@@ -1073,6 +1267,16 @@ void vb_orch_destroy(vb_orch **op) {
             }
         }
         perf_drop(s);
+        for (int k = 1; k < MAX_NODES; k++) {
+            server *n = s->node[k];
+            if (!n) continue;
+            vb_sampler_destroy(&n->sampler);
+            vb_recipe_destroy(&n->recipe);
+            kv_clear(&n->budget);
+            kv_clear(&n->connect);
+            pthread_mutex_destroy(&n->lock);
+            free(n);
+        }
         vb_sampler_destroy(&s->sampler);
         vb_recipe_destroy(&s->recipe);
         kv_clear(&s->budget);

@@ -21,7 +21,7 @@
 static const char *const top_keys[] = {"name", "engine", "description", "image", "user", "data_mount", "packages",
                                        "password_file", "init", "start", "settings", "connect", "sizes",
                                        "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", "build",
-                                       "parameters", NULL};
+                                       "parameters", "replica", NULL};
 
 typedef struct rctx {
     const char *path;
@@ -232,7 +232,7 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             return rfail(c, root->key_lines[i], "unknown key '%s' (known: name, engine, description, image, user, "
                                                 "data_mount, packages, password_file, init, start, settings, connect, "
                                                 "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal, "
-                                                "build, parameters)",
+                                                "build, parameters, replica)",
                          root->keys[i]);
     if (get_string(c, root, "name", 1, &r->name) || get_string(c, root, "engine", 1, &r->engine) ||
         get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 0, &r->image) ||
@@ -272,6 +272,22 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             snprintf(what, sizeof what, "init.run[%zu]", i);
             if (get_argv(c, run->items[i], what, &r->init[i], NULL)) return VB_ERROR;
             r->n_init++;
+        }
+    }
+    if ((n = vb_yaml_map_get(root, "replica", NULL))) {
+        if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'replica': expected a map with primary_mount and run");
+        if (get_string(c, n, "primary_mount", 1, &r->replica_mount)) return VB_ERROR;
+        if (r->replica_mount[0] != '/')
+            return rfail(c, n->line, "key 'replica.primary_mount': '%s' is not an absolute path", r->replica_mount);
+        const vb_yaml_node *run = vb_yaml_map_get(n, "run", NULL);
+        if (!run || run->type != VB_YAML_SEQ || run->n == 0)
+            return rfail(c, n->line, "key 'replica.run': expected a list of commands");
+        r->replica_init = calloc(run->n, sizeof *r->replica_init);
+        for (size_t i = 0; i < run->n; i++) {
+            char what[48];
+            snprintf(what, sizeof what, "replica.run[%zu]", i);
+            if (get_argv(c, run->items[i], what, &r->replica_init[i], NULL)) return VB_ERROR;
+            r->n_replica_init++;
         }
     }
     if ((n = vb_yaml_map_get(root, "settings", NULL))) {
@@ -396,6 +412,9 @@ void vb_recipe_destroy(vb_recipe **rp) {
     vb_recipe_argv_free(r->start);
     for (size_t i = 0; i < r->n_init; i++) vb_recipe_argv_free(r->init[i]);
     free(r->init);
+    for (size_t i = 0; i < r->n_replica_init; i++) vb_recipe_argv_free(r->replica_init[i]);
+    free(r->replica_init);
+    free(r->replica_mount);
     for (size_t i = 0; i < r->n_settings; i++) free(r->settings[i].name), free(r->settings[i].literal);
     free(r->settings);
     vb_recipe_kv_free(r->connect, r->n_connect);

@@ -29,6 +29,10 @@
  *     flags: "..."                      targeted (x86-64, x86-64-v2/v3/v4), the flags as far as known, and
  *     runtime_dispatch: "..."           what the code picks at run time from the CPU it finds, and
  *     kernel_isa: x86-64-v4             the level its vector distance kernels reach that way (default: target_isa)
+ *   replica:                            optional: how a read replica of the server is made (topology, issue 39:
+ *     primary_mount: /var/lib/vbench-primary   the engine's `replicas: R`): where the primary's data directory
+ *     run: [[.../pg_basebackup, ...]]    appears in the replica's units, and the commands that replace init
+ *                                       for a replica node ({primary}, {primary_password}: the primary's)
  *   parameters:                         choices a profile makes by naming the recipe as "NAME key=value ...":
  *     pgvector_version:                 each value may set the image, literal settings, the packages and the
  *       default: packaged               build: block (the default applies when not named)
@@ -72,6 +76,9 @@ typedef struct vb_recipe {
     long ready_timeout_s, stop_timeout_s, limit_nofile;
     int stop_signal;
     char *build_package, *build_target_isa, *build_kernel_isa, *build_flags, *build_dispatch; /* build: or NULL */
+    char *replica_mount;    /* replica.primary_mount, or NULL: the recipe makes no replicas */
+    char ***replica_init;   /* replica.run: argv lists */
+    size_t n_replica_init;
     vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.7") */
     size_t n_params;
 } vb_recipe;

@@ -651,6 +651,52 @@ static void describe_cold_start(const Vbench__Result *r, char *buf, size_t len) 
             cs->n_cold_ns, cs->n_cold_failed + cs->n_warm_failed);
 }
 
+/* ---- nodes (topology, issue 39) ------------------------------------------------------------------------------ */
+
+/* One reading of an engine's servers: its row in node_reading, a row per node in node_result. */
+#define NODES_COLUMNS(k, C, P)                                                                                      \
+    KEY_COLUMNS(k, C, P)                                                                                            \
+    C(k, after, v_text(R->nodes->after))                                                                            \
+    C(k, nodes, v_int((sqlite3_int64)R->nodes->n_nodes))                                                            \
+    AGENT_COLUMNS(k, C)
+COLUMNS(nodes, NODES_COLUMNS)
+
+static store_value int_or_null(int64_t v) { return v < 0 ? v_null() : v_int(v); }
+
+static int after_nodes(vb_store *s, store_row *w, vb_error *err) {
+    sqlite3_stmt *st = store_prepare(s, "INSERT INTO node_result (result_key, node, role, rows, index_bytes, "
+                                        "table_bytes, searches, lag_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err);
+    if (!st) return s->last;
+    int rc = SQLITE_DONE;
+    for (size_t i = 0; i < R->nodes->n_nodes && rc == SQLITE_DONE; i++) {
+        const Vbench__NodeStats *n = R->nodes->nodes[i];
+        store_value v[] = {int_or_null(n->rows), int_or_null(n->index_bytes), int_or_null(n->table_bytes),
+                           int_or_null(n->searches), int_or_null(n->lag_bytes)};
+        store_bind_text(st, 1, R->result_key);
+        sqlite3_bind_int(st, 2, (int)n->node);
+        store_bind_text(st, 3, n->role);
+        for (int j = 0; j < 5; j++)
+            if (v[j].type == STORE_NULL) sqlite3_bind_null(st, 4 + j);
+            else sqlite3_bind_int64(st, 4 + j, v[j].i);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+    }
+    vb_store_class cls = VB_STORE_OK;
+    if (rc != SQLITE_DONE)
+        cls = store_fail(s, err, store_classify(rc), sqlite3_extended_errcode(s->db), "%s: recording a node's reading: %s",
+                         s->path, sqlite3_errmsg(s->db));
+    sqlite3_finalize(st);
+    return cls;
+}
+
+static void describe_nodes(const Vbench__Result *r, char *buf, size_t len) {
+    for (size_t i = 0; i < r->nodes->n_nodes; i++) {
+        const Vbench__NodeStats *n = r->nodes->nodes[i];
+        say(buf, len, "%s: node %u (%s) after the %s: %lld rows, %lld searches, replay lag %lld bytes", r->item_key,
+            n->node, n->role, r->nodes->after, (long long)n->rows, (long long)n->searches, (long long)n->lag_bytes);
+    }
+}
+
 /* ---- capacity ---------------------------------------------------------------------------------------------- */
 
 /* The wire's CapacityStage, CapacityStatus and CapacityOpSource as the words the tables hold (docs/metrics.md
@@ -807,6 +853,8 @@ const vb_result_kind store_result_kinds[] = {
      NULL, prepare_capacity, NULL, describe_capacity},
     {VBENCH__RESULT__BODY_MIXED, NULL, "mixed", "mixed_result", "a mixed window", KIND_COLUMNS(mixed),
      mixed_measurement, prepare_mixed, NULL, describe_mixed},
+    {VBENCH__RESULT__BODY_NODES, NULL, "nodes", "node_reading", "a reading of an engine's servers",
+     KIND_COLUMNS(nodes), NULL, NULL, after_nodes, describe_nodes},
 };
 const size_t store_n_result_kinds = sizeof store_result_kinds / sizeof store_result_kinds[0];
 

@@ -617,3 +617,30 @@ CREATE TABLE IF NOT EXISTS capacity_result (
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );
+
+-- Topology (issue 39, proto NodeResult): an engine of several servers (replicas: R) read each server's own numbers
+-- after the build and after each concurrency window: one row per reading here, one per node in node_result. The
+-- orchestrator's per-node memory, CPU, sizes and log tail are in the manifest (server.NAME.node.K.*,
+-- server.NAME.at_stop.node.K.*); v_nodes puts them beside these.
+CREATE TABLE IF NOT EXISTS node_reading (
+    result_key      TEXT PRIMARY KEY,
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    engine          TEXT NOT NULL,
+    config          TEXT,
+    dataset         TEXT NOT NULL,
+    after           TEXT NOT NULL,          -- build, window
+    nodes           INTEGER NOT NULL,
+    agent           TEXT,
+    recorded_at     TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS node_result (
+    result_key      TEXT NOT NULL,
+    node            INTEGER NOT NULL,       -- 0 the primary, K a replica
+    role            TEXT NOT NULL,
+    rows            INTEGER,                -- NULL: the engine cannot say
+    index_bytes     INTEGER,
+    table_bytes     INTEGER,
+    searches        INTEGER,                -- the server's own kNN statement count since it started
+    lag_bytes       INTEGER,                -- WAL not replayed yet against the primary's position at the reading
+    PRIMARY KEY (result_key, node)
+);

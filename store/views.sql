@@ -1012,3 +1012,23 @@ CREATE VIEW v_capacity AS
     FROM capacity_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(r2.attempt) FROM capacity_result AS r2 WHERE r2.item_key = r.item_key)
     ORDER BY plan.seq, r.target_ms;
+
+-- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window),
+-- with the orchestrator's facts of that node from the manifest: its unit, CPUs and memory limit, and at the stop its
+-- peak memory and CPU seconds (node 0's facts are the server's own keys).
+CREATE VIEW v_nodes AS
+    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
+           n.table_bytes, n.searches, n.lag_bytes,
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
+                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit') AS unit,
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
+                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit.cpu_affinity') AS cpus,
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
+                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit.memory_max') AS memory_max,
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
+                   CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'peak_cgroup_bytes') AS peak_bytes,
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
+                   CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'cpu_s') AS cpu_s,
+           r.item_key AS item, plan.seq
+    FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key
+    ORDER BY plan.seq, n.node;

@@ -83,6 +83,25 @@ int main(void) {
            strcmp(b.client_cpus, "13-15") == 0, "16 cores: the last fifth for the client");
     vb_profile_destroy(&p);
 
+    /* ---- a node's share (topology, issue 39) */
+    {
+        vb_budget whole = {.server_cpus = "0-6", .n_server_cpus = 7, .server_memory = 12 * GIB, .shm = 3 * GIB}, n;
+        vb_budget_node_share(&whole, 0, 3, &n);
+        ok(strcmp(n.server_cpus, "0-2") == 0 && n.n_server_cpus == 3, "share: node 0 of 3 on 7 CPUs: 0-2 (%s)",
+           n.server_cpus);
+        vb_budget_node_share(&whole, 2, 3, &n);
+        ok(strcmp(n.server_cpus, "5-6") == 0 && n.n_server_cpus == 2, "share: node 2 of 3: 5-6 (%s)", n.server_cpus);
+        is_int(n.server_memory, 4 * GIB, "share: a third of the memory");
+        is_int(n.shm, 1 * GIB, "share: a third of /dev/shm");
+        snprintf(whole.server_cpus, sizeof whole.server_cpus, "0-1");
+        whole.n_server_cpus = 2;
+        vb_budget_node_share(&whole, 2, 3, &n);
+        ok(strcmp(n.server_cpus, "0") == 0 && n.n_server_cpus == 1, "share: fewer CPUs than nodes, round robin (%s)",
+           n.server_cpus);
+        vb_budget_node_share(&whole, 0, 1, &n);
+        ok(strcmp(n.server_cpus, "0-1") == 0 && n.server_memory == 12 * GIB, "share: one node keeps the whole budget");
+    }
+
     p = profile("resources:\n  layout: reference\n", &err);
     ok(vb_budget_resolve(p, 2, 24 * GIB, &b, &err) == VB_ERROR, "the reference layout on a 2-core host fails");
     contains(err.message, "names CPU 63, but this host has 2", "saying which CPU is missing");
@@ -262,6 +281,11 @@ int main(void) {
             printf("#   %s\n", err.message);
             continue;
         }
+        if (i == 0)   /* issue 39: pgvector makes read replicas with pg_basebackup; mariadb's recipe none yet */
+            ok(r->replica_mount && strcmp(r->replica_mount, "/var/lib/vbench-primary") == 0 &&
+                   r->n_replica_init == 1 && strstr(r->replica_init[0][0], "pg_basebackup"),
+               "pgvector's recipe: replica.run copies the primary with pg_basebackup");
+        if (i == 1) ok(r->replica_mount == NULL && r->n_replica_init == 0, "mariadb's recipe: no replica section");
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;

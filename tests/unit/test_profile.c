@@ -1400,6 +1400,65 @@ static void test_numeric_bounds(void) {
     ok(seen_rows && seen_k && seen_sel, "the walk covers the dataset keys, k and the phases' lists");
 }
 
+/* Topology (issue 39): shards and replicas on an engine entry, matrix axes like any engine key; the servers each
+ * configuration takes; bad values and both keys refused with their line; an engine that does not declare the key
+ * (engines/engine.h VB_ENGINE_SHARDS, VB_ENGINE_REPLICAS) refused by vb_profile_check_engines naming the line and
+ * the engines that can. */
+static void test_topology(void) {
+    vb_error err = {0};
+    /* pgvector takes replicas; shards belong to an engine registered here until an adapter declares them */
+    static const char *const probe_topology_params[] = {"shards", "replicas", NULL};
+    static vb_engine_ops sharded_ops;
+    sharded_ops = vb_engine_null;
+    sharded_ops.name = "sharded_probe", sharded_ops.param_names = probe_topology_params;
+    sharded_ops.flags |= VB_ENGINE_SHARDS | VB_ENGINE_REPLICAS;
+    ok(vb_engine_register(&sharded_ops) == VB_OK, "topology: sharded_probe registered");
+    vb_profile *p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    engine: sharded_probe\n"
+                          "    shards: [1, 2, 3]\n  - name: pg2\n    engine: pgvector\n    replicas: [0, 2]\n"
+                          "  - name: pg3\n    engine: pgvector\n    replicas: 1\nphases:\n  build:\n", &err);
+    if (ok(p != NULL, "topology: parses (%s)", err.message)) {
+        is_int(p->n_engines, 6, "topology: shards [1, 2, 3] and replicas [0, 2] are matrix axes");
+        is_str(p->engines[1].name, "pgvector[shards=2]", "topology: the label names the axis");
+        is_int(vb_profile_engine_nodes(&p->engines[0]), 1, "topology: shards 1 is one server");
+        is_int(vb_profile_engine_nodes(&p->engines[1]), 3, "topology: shards 2 is a router and two shards");
+        is_int(vb_profile_engine_nodes(&p->engines[2]), 4, "topology: shards 3, four servers");
+        is_int(vb_profile_engine_nodes(&p->engines[3]), 1, "topology: replicas 0, one server");
+        is_int(vb_profile_engine_nodes(&p->engines[4]), 3, "topology: replicas 2, the primary and two");
+        is_int(vb_profile_engine_shards(&p->engines[4]), 1, "topology: shards default 1");
+        is_int(vb_profile_engine_replicas(&p->engines[5]), 1, "topology: replicas read");
+        ok(!vb_profile_engine_param_is_general("shards") && vb_profile_engine_param_is_topology("replicas"),
+           "topology: the keys are the adapter's (it spreads the rows), not general ones");
+        ok(vb_profile_check_engines(p, &err) == VB_OK, "topology: the probe takes both, pgvector replicas (%s)",
+           err.message);
+        ok(p->engines[1].build_of == 1 && p->engines[2].build_of == 2, "topology: each topology builds its own index");
+    }
+    vb_profile_destroy(&p);
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: mariadb\n    shards: [1, 2]\n"
+              "phases:\n  build:\n", &err);
+    if (ok(p != NULL, "topology refused: parses")) {
+        ok(vb_profile_check_engines(p, &err) == VB_ERROR, "topology refused: mariadb has no shards");
+        contains(err.message, "bad.yml:5: key 'engines[0].shards': engine 'mariadb' runs on one server",
+                 "topology refused: file, line, key and engine");
+        contains(err.message, "(engines that can: sharded_probe)", "topology refused: names the engines that can");
+    }
+    vb_profile_destroy(&p);
+    p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: hnswlib\n    replicas: 1\n"
+              "phases:\n  build:\n", &err);
+    if (ok(p != NULL, "topology refused (embedded): parses")) {
+        ok(vb_profile_check_engines(p, &err) == VB_ERROR, "topology refused: hnswlib has no replicas");
+        contains(err.message, "bad.yml:5: key 'engines[0].replicas': engine 'hnswlib' runs on one server and cannot "
+                 "take replicas", "topology refused (embedded): says why");
+        contains(err.message, "(engines that can: pgvector, sharded_probe)", "topology refused (embedded): names the engines that can");
+    }
+    vb_profile_destroy(&p);
+    expect_error("shards 0", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    shards: [1, 0]\n"
+                 "phases: {build: }\n", 5, "key 'engines[0].shards'", "from 1 to 8");
+    expect_error("replicas not a number", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n"
+                 "    replicas: two\nphases: {build: }\n", 5, "key 'engines[0].replicas'", "got 'two'");
+    expect_error("shards and replicas", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n"
+                 "    shards: 2\n    replicas: 1\nphases: {build: }\n", 6, "key 'engines[0].replicas'", "not both");
+}
+
 int main(void) {
     test_yaml_tree();
     test_builtin();
@@ -1419,6 +1478,7 @@ int main(void) {
     test_shared_builds();
     test_repeats();
     test_build_repeats();
+    test_topology();
     test_sweep_clients();
     test_json();
     test_plan_dev();

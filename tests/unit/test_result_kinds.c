@@ -110,6 +110,8 @@ int main(void) {
     Vbench__CapacityWindow cw = VBENCH__CAPACITY_WINDOW__INIT;
     Vbench__CapacitySummary cap = VBENCH__CAPACITY_SUMMARY__INIT;
     Vbench__MixedResult mx = VBENCH__MIXED_RESULT__INIT;
+    Vbench__NodeResult nr = VBENCH__NODE_RESULT__INIT;
+    Vbench__NodeStats ns[2] = {VBENCH__NODE_STATS__INIT, VBENCH__NODE_STATS__INIT}, *nsp[2] = {&ns[0], &ns[1]};
     Vbench__Measurement m = VBENCH__MEASUREMENT__INIT;
     double targets[2] = {5, 10};
     cw.w = &cwin;
@@ -133,6 +135,11 @@ int main(void) {
     cs.reason = "no server";
     mx.m = &m;
     mx.phase = "write";
+    nr.after = "build";
+    nr.n_nodes = 2;
+    nr.nodes = nsp;
+    ns[0].role = "primary", ns[0].rows = 1000, ns[0].searches = 7;
+    ns[1].node = 1, ns[1].role = "replica", ns[1].rows = 1000, ns[1].searches = -1, ns[1].lag_bytes = 0;
     m.queries = 10;
     m.recall = 0.5;
     struct {
@@ -145,7 +152,7 @@ int main(void) {
         {VBENCH__RESULT__BODY_FILTERED, &fi, "filtered"},     {VBENCH__RESULT__BODY_CHURN, &ch, "churn"},
         {VBENCH__RESULT__BODY_STREAMING, &stm, "streaming"},  {VBENCH__RESULT__BODY_COLD_START, &cs, "cold_start"},
         {VBENCH__RESULT__BODY_CAPACITY_WINDOW, &cw, "capacity_window"}, {VBENCH__RESULT__BODY_CAPACITY, &cap, "capacity"},
-        {VBENCH__RESULT__BODY_MIXED, &mx, "mixed"},
+        {VBENCH__RESULT__BODY_MIXED, &mx, "mixed"},           {VBENCH__RESULT__BODY_NODES, &nr, "nodes"},
     };
     size_t n_one = sizeof one / sizeof one[0];
     is_int((int)n_one, (int)store_n_result_kinds, nm("a result for each of the %zu kinds", store_n_result_kinds));
@@ -177,6 +184,12 @@ int main(void) {
         vb_result_describe(k, &r, lines, sizeof lines);
         if (labelled) ok(strstr(lines, it->key) != NULL, "%s: the terminal line names the item (%s)", k->name, lines);
         else is_str(lines, "", "a load checkpoint says nothing (the progress line does)");
+        if (strcmp(k->name, "nodes") == 0) {   /* a row per node beside the reading, -1 as NULL */
+            is_int((int)count(db, "SELECT COUNT(*) FROM node_result WHERE result_key = 'k-nodes'"), 2,
+                   "nodes: a row per node in node_result");
+            is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE node = 1 AND searches IS NULL AND rows = 1000 "
+                                  "AND role = 'replica'"), 1, "nodes: v_nodes shows node 1, its unknown count NULL");
+        }
     }
     /* a sweep point whose answers repeated ids and whose queries include recall-0 ones: three lines */
     m.duplicate_answers = 2;
