@@ -200,8 +200,9 @@ enum {
      * recipe and gives the adapter each node's connect parameters as node.K.KEY (node 0's as today's KEY). */
     VB_ENGINE_SHARDS = 1u << 14,          /* takes `shards: N`: the rows split over N shard servers behind a router
                                            * (node 0), each shard with its own index */
-    VB_ENGINE_REPLICAS = 1u << 15,        /* takes `replicas: R`: R read replicas of the primary (node 0), made after
-                                           * the build and caught up before a measurement; reads spread over all */
+    VB_ENGINE_REPLICAS = 1u << 15,        /* takes `replicas: R`: R read replicas of the primary (node 0), made from it
+                                           * when the servers start (they replay the build), caught up before a
+                                           * measurement; reads spread over all */
     VB_ENGINE_STUB = 1u << 3,             /* a stand-in for measuring the client (engines/testing.c): its answers
                                            * are not nearest neighbours, so the contract's search rules do not
                                            * apply and the conformance script skips it */
