@@ -176,17 +176,9 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
         vb_workload_result_free(&res);
         return VB_ERROR;
     }
-    vb_capacity_obs o = {.rate = rate, .stage = stage, .target = target, .errors = res.errors};
-    o.started = res.queries + res.edge_queries + res.errors;
-    o.scheduled = res.scheduled;
-    o.achieved = res.elapsed_s > 0 ? (double)o.started / res.elapsed_s : 0;
-    /* the objective is checked on the latency from the intended start less the client's own delay (its wake-up and
-     * loop: a host that stalls the client is not the engine's queue); the uncorrected p99 and that delay are kept */
-    o.p50_ms = (double)vb_histogram_value_at_percentile(res.corrected, 50) / 1e6;
-    o.p99_ms = (double)vb_histogram_value_at_percentile(res.corrected, 99) / 1e6;
-    o.p999_ms = (double)vb_histogram_value_at_percentile(res.corrected, 99.9) / 1e6;
+    uint64_t started = res.queries + res.edge_queries + res.errors;
     vb_capacity_client cl = {
-        .window_s = res.elapsed_s, .scheduled = o.scheduled, .started = o.started, .clients = (int)p->clients,
+        .window_s = res.elapsed_s, .scheduled = res.scheduled, .started = started, .clients = (int)p->clients,
         .in_flight = res.elapsed_s > 0 ? res.in_call_s / res.elapsed_s : 0,
         /* an embedded engine computes inside the workers' calls: their CPU is the engine's too (metrics/capacity.h) */
         .client_cpu_s = res.client_cpu_s, .cpus = c->cpus, .embedded = c->embedded,
@@ -195,8 +187,22 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
         .unloaded_ms = c->start > 0 ? 1e3 / c->start : 0,
         .target_ms = p->p99_ms[p->n_p99 - 1],
     };
-    char why[512] = "";
-    o.client_limited = vb_capacity_client_check(&cl, why, sizeof why);
+    char own_why[512] = "", why[640] = "";
+    /* the window as the search sees it: this agent's share merged (metrics/capacity.h vb_capacity_merge; one agent
+     * runs the whole rate, so its share is the window). The objective is checked on the latency from the intended
+     * start less the client's own delay (its wake-up and loop: a host that stalls the client is not the engine's
+     * queue); the uncorrected p99 and that delay are kept */
+    vb_capacity_share share = {
+        .agent = ctx->agent_id, .rate = rate, .elapsed_s = res.elapsed_s, .scheduled = res.scheduled,
+        .started = started, .errors = res.errors, .corrected = res.corrected,
+        .client_limited = vb_capacity_client_check(&cl, own_why, sizeof own_why), .why = own_why,
+    };
+    vb_capacity_obs o = {.stage = stage, .target = target};
+    if (vb_capacity_merge(&share, 1, &o, NULL, why, sizeof why)) {
+        vb_workload_result_free(&res);
+        return vb_error_set(err, "agent", 1, "%s capacity, window %d: out of memory merging the window", s->engine_name,
+                            step);
+    }
     if (o.client_limited && !c->client_reason[0])
         snprintf(c->client_reason, sizeof c->client_reason, "at %.1f/s offered: %s", rate, why);
     vb_capacity_record(&c->search, &o);
@@ -228,6 +234,17 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     cw.targets_ms = (double *)p->p99_ms;
     cw.client_cores = res.elapsed_s > 0 ? res.client_cpu_s / res.elapsed_s : 0;
     cw.client_cpus = (uint32_t)c->cpus;
+    /* the agents that offered it, each with its share: this one, the whole rate */
+    Vbench__CapacityShare sw = VBENCH__CAPACITY_SHARE__INIT, *shares[1] = {&sw};
+    sw.agent = (char *)(ctx->agent_id ? ctx->agent_id : "");
+    sw.offered_rate = share.rate;
+    sw.scheduled = share.scheduled, sw.started = share.started, sw.errors = share.errors;
+    sw.p99_ms = (double)vb_histogram_value_at_percentile(res.corrected, 99) / 1e6;
+    sw.client_limited = share.client_limited;
+    sw.client_cores = cw.client_cores;
+    cw.agents = 1;
+    cw.n_shares = 1;
+    cw.shares = shares;
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.body_case = VBENCH__RESULT__BODY_CAPACITY_WINDOW;
     r.capacity_window = &cw;

@@ -65,6 +65,8 @@ static const struct {
     {"streaming_result", "rows_scheduled_window_end", "INTEGER"},  /* issue 36.1: the window's end, not scoring's */
     {"streaming_result", "fresh_row_max", "INTEGER"},
     {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
+    {"capacity_window", "agents", "INTEGER"},   /* issue 37: the client agents that offered a window, and their shares */
+    {"capacity_window_share", "client_cores", "REAL"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {
