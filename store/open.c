@@ -67,6 +67,7 @@ static const struct {
     {"streaming_result", "interval_max_lag_s", "REAL"},  /* issue 36.3: each stage's own lag */
     {"capacity_window", "agents", "INTEGER"},   /* issue 37: the client agents that offered a window, and their shares */
     {"capacity_window_share", "client_cores", "REAL"},
+    {"capacity_window_share", "window_start", "REAL"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {

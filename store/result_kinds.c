@@ -722,7 +722,7 @@ static int after_capacity_window(vb_store *s, store_row *w, vb_error *err) {
         const Vbench__CapacityShare *sh = CW->shares[i];
         sqlite3_stmt *st = store_prepare(s, "INSERT OR REPLACE INTO capacity_window_share (result_key, item_key, share, "
                                             "agent, offered_rate, scheduled, started, errors, p99_ms, client_limited, "
-                                            "client_cores) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+                                            "client_cores, window_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
         if (!st) return s->last;
         store_bind_text(st, 1, R->result_key);
         store_bind_text(st, 2, R->item_key);
@@ -735,6 +735,8 @@ static int after_capacity_window(vb_store *s, store_row *w, vb_error *err) {
         sqlite3_bind_double(st, 9, sh->p99_ms);
         sqlite3_bind_int(st, 10, sh->client_limited != 0);
         sqlite3_bind_double(st, 11, sh->client_cores);
+        if (sh->window_start > 0) sqlite3_bind_double(st, 12, sh->window_start);
+        else sqlite3_bind_null(st, 12);
         rc = store_run(s, st, err, "recording a capacity window's share of a client agent");
     }
     return rc;

@@ -594,6 +594,7 @@ CREATE TABLE IF NOT EXISTS capacity_window_share (
     p99_ms          REAL,
     client_limited  INTEGER NOT NULL,
     client_cores    REAL,
+    window_start    REAL,                   -- when its measured window started (epoch s): the shares start together
     PRIMARY KEY (result_key, share)
 );
 
