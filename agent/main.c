@@ -87,6 +87,7 @@ typedef struct agent {
     /* The last item that finished, while its Done/Failed waits in the outbox for an Ack. */
     char finished_item[512];
     uint32_t finished_attempt;
+    int finished_helper;   /* it ran as a helper lent to a capacity item (Hello.item_helper) */
     vb_outbox *outbox;
     char *notes[16];       /* outbox files set aside at start: told to the coordinator after the Welcome */
     int n_notes;
@@ -183,10 +184,12 @@ static void say_hello(agent *a) {
     if (a->busy) {
         h.item_key = a->assign_env->assign->item_key;
         h.item_attempt = a->attempt;
+        h.item_helper = a->assign_env->assign->helper_of && a->assign_env->assign->helper_of[0];
     } else if (a->finished_item[0]) {
         h.item_key = a->finished_item;
         h.item_attempt = a->finished_attempt;
         h.item_finished = 1;
+        h.item_helper = a->finished_helper;
     }
     h.outbox = (uint32_t)vb_outbox_count(a->outbox);
     h.instance = a->instance;
@@ -431,6 +434,7 @@ static void forward_from_worker(agent *a) {
         if (a->busy && strcmp(item, a->assign_env->assign->item_key) == 0) {
             snprintf(a->finished_item, sizeof a->finished_item, "%s", item);
             a->finished_attempt = attempt;
+            a->finished_helper = a->assign_env->assign->helper_of && a->assign_env->assign->helper_of[0];
         }
         keep_and_send(a, key, attempt, env, "crash-after-final");
         finish_item(a);

@@ -197,8 +197,9 @@ static unsigned agent_facts(campaign *c, const agent_ev *ev) {
             f |= VB_AGENT_F_ITEM_RUNNING;
         if (y >= 0 && vb_campaign_attempt_current(c, y, att) && c->items[y] == ITEM_RUNNING && c->running == y)
             f |= VB_AGENT_F_RUNNING_ATTEMPT;
+        /* a helper lent to a capacity item (coordinator/lend.c) never takes it over: the item is its leader's */
         if (y >= 0 && y == c->orphan && att == c->runs[y].attempt && c->items[y] == ITEM_PENDING && c->running < 0 &&
-            !vb_campaign_engine_recipe(c, (int)c->plan->items[y].engine))
+            !vb_campaign_engine_recipe(c, (int)c->plan->items[y].engine) && !h->item_helper)
             f |= VB_AGENT_F_ORPHAN;
     }
     if (ev->kind == VB_AGENT_EV_HELLO && p && p->state == VB_AGENT_LOST && p->stuck_key[0] && key[0] &&

@@ -11,6 +11,9 @@
 #    objective (tests/tools/vb_mdc, Crommelin's method, as 47-capacity.t): an uneven split, or a merge that dropped
 #    an agent's latencies, misses it. Every window has two shares, from both agents, each offered half the window's
 #    rate, their windows starting together;
+#  - a helper lost during the item (SIGKILL) does not hang it: the leader's window waits for its share a bounded time,
+#    then the item fails with a message naming the helper;
+#  - client_agents is range-checked when the profile is read.
 . "$(dirname "$0")/../lib/lib.sh"
 need pgrep
 MDC=${VB_TOOLS:-$VB_ROOT/${BUILD:-build}/tools}/vb_mdc
@@ -79,4 +82,34 @@ q "$db" "SELECT step, stage, printf('%.1f', offered_rate), printf('%.1f', achiev
          shares FROM v_capacity_windows WHERE engine = 'sleep'" | sed "s/^/#   window: /"
 like "$("$VBENCH" show "$db" --windows 2>&1)" "bench2" "show --windows names the agents' shares"
 
+# ---- a helper lost: the item fails naming it, within window + warm-up + a margin ---------------------------------
+sed -e 's/^name: two/name: lost/' -e 's/^phases:/limits: {agent_silent_s: 4}\nphases:/' "$SCRATCH/two.yml" >"$SCRATCH/lost.yml"
+db=$SCRATCH/lost.sqlite
+sock=$SCRATCH/lost.sock
+"$VBENCH" run --profile "$SCRATCH/lost.yml" --out "$db" --listen "ipc://$sock" >"$SCRATCH/lost.out" 2>"$SCRATCH/lost.err" &
+coord=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+"$VB_BIN/vbench-agent" --connect "ipc://$sock" --id bench2 --roles client --workdir "$SCRATCH/lost2.d" \
+    >"$SCRATCH/lost2.txt" 2>&1 &
+agent2=$!
+vb_on_exit "kill $coord $agent2 2>/dev/null"
+wait_sql "$db" "SELECT COUNT(*) FROM capacity_window" 1 120
+# the helper is the agent that does not run the item (either may lead: the first idle one found leads)
+helper=$(q "$db" "SELECT s.agent FROM capacity_window_share AS s JOIN plan ON plan.key = s.item_key
+                  WHERE s.agent <> plan.agent LIMIT 1")
+if [ "$helper" = bench2 ]; then hpid=$agent2; else hpid=$(pgrep -P $coord -x vbench-agent); fi
+kill -9 ${hpid:-0}
+killed=$(date +%s)
+wait_pid $coord 120
+ended=$(date +%s)
+[ "$WAIT_RC" -ne 0 ] && [ "$WAIT_RC" -ne 124 ]; ok $? "with its helper killed, the campaign ends, as a failure (exit $WAIT_RC, $((ended - killed)) s after the kill)"
+msg=$(q "$db" "SELECT error FROM plan WHERE key LIKE '%capacity%'")
+is "$(q "$db" "SELECT status FROM plan WHERE key LIKE '%capacity%'")" "failed" "the capacity item failed"
+like "$msg" "no share from helper agent ${helper:-?} within" "its message names the helper lost, ${helper:-?} ($msg)"
+
+# ---- client_agents is checked when the profile is read ------------------------------------------------------------
+sed 's/client_agents: 2/client_agents: 65/' "$SCRATCH/two.yml" >"$SCRATCH/bad.yml"
+out=$("$VBENCH" run --profile "$SCRATCH/bad.yml" --check 2>&1)
+is "$?" "2" "client_agents: 65 is refused"
+like "$out" "bad.yml:8: key 'phases.capacity.client_agents': 65 is outside [0, 64]" "... naming the file, line, key and range"
 done_testing

@@ -437,6 +437,27 @@ static void test_scenarios(void) {
     st = S(NEW);
     walk(sc, &st, E(HELLO), F(BAD_PROTOCOL) | F(NEW_PROCESS), "reject_hello", S(NEW));
     walk(sc, &st, E(LOG), 0, "ask_hello", S(NEW));
+
+    /* 48: a capacity item borrows an idle client agent (coordinator/lend.c): its shares relayed, its end the end of its
+     * share session (not the item's), and its loss the leader's to report, not an interrupted item. */
+    sc = "lent helper";
+    st = S(IDLE);
+    walk(sc, &st, E(LEND), 0, "lend", S(BUSY));
+    walk(sc, &st, E(ASSIGN), F(LENT), "refuse", S(BUSY));
+    walk(sc, &st, E(PROGRESS), F(LENT) | F(ON_RUNNING), "touch", S(BUSY));
+    walk(sc, &st, E(SHARE), F(LENT) | F(ON_RUNNING), "touch,relay_share", S(BUSY));
+    walk(sc, &st, E(SHARE), F(LENT), "touch", S(BUSY));
+    walk(sc, &st, E(DONE), F(LENT) | F(ITS_ATTEMPT) | F(CURRENT), "touch,end_lent", S(IDLE));
+    sc = "lent helper lost";
+    st = S(BUSY);
+    walk(sc, &st, E(SILENT), F(LENT), "report_silent", S(LOST));
+    st = S(BUSY);
+    walk(sc, &st, E(PROCESS_DIED), F(LENT), "", S(LOST));
+    st = S(BUSY);
+    walk(sc, &st, E(HELLO), F(LENT) | F(NEW_PROCESS), "record_hello,forget_orphan,welcome", S(IDLE));
+    sc = "lent helper's item ended while it was away: its share session is stale";
+    st = S(BUSY);
+    walk(sc, &st, E(HELLO), F(LENT) | F(NAMES_ITEM), "record_hello,abort_stale,forget_orphan,welcome", S(DRAINING));
 }
 
 int main(void) {
