@@ -77,7 +77,7 @@ skew=$(q "$db" "SELECT printf('%.1f', 1e3 * MAX(d)) FROM (SELECT MAX(s.window_st
                 GROUP BY s.result_key)")
 echo "# the shares' windows started at most ${skew:-?} ms apart (the request relayed by the coordinator)"
 ok "$(awk -v s="${skew:-1e9}" 'BEGIN { exit !(s >= 0 && s < 250) }'; echo $?)" \
-   "the shares of a window start together (at most ${skew:-?} ms apart, under a tenth of the window)"
+   "the shares of a window start together (at most ${skew:-?} ms apart, under an eighth of the 2 s window)"
 q "$db" "SELECT step, stage, printf('%.1f', offered_rate), printf('%.1f', achieved_rate), printf('%.2f', p99_ms), met,
          shares FROM v_capacity_windows WHERE engine = 'sleep'" | sed "s/^/#   window: /"
 like "$("$VBENCH" show "$db" --windows 2>&1)" "bench2" "show --windows names the agents' shares"

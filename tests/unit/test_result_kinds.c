@@ -122,6 +122,7 @@ int main(void) {
     sh1.agent = "bench-1", sh2.agent = "bench-2";
     sh1.offered_rate = sh2.offered_rate = 50;
     sh1.scheduled = 100, sh2.scheduled = 98;
+    sh1.window_start = 1e9, sh2.window_start = 1e9 + 0.02;
     sh2.client_limited = 1;
     cw.agents = 2;
     cw.n_shares = 2;
@@ -192,6 +193,9 @@ int main(void) {
                           "offered_rate = 50"), 2, "capacity_window: a share row per client agent, 50/s each");
     is_int((int)count(db, "SELECT share FROM capacity_window_share WHERE agent = 'bench-2' AND scheduled = 98 AND "
                           "client_limited = 1"), 2, "... bench-2 the second, its own counts and guard");
+    is_int((int)count(db, "SELECT CAST(round(1e3 * (MAX(window_start) - MIN(window_start))) AS INTEGER) FROM "
+                          "capacity_window_share WHERE result_key = 'k-capacity_window'"), 20,
+           "... each share's window start (20 ms apart)");
     is_int((int)count(db, "SELECT COUNT(*) FROM v_capacity_windows WHERE agents = 2 AND "
                           "shares = 'bench-1 50.0/s, bench-2 50.0/s'"), 1, "v_capacity_windows: agents 2 and the shares");
     /* a sweep point whose answers repeated ids and whose queries include recall-0 ones: three lines */
