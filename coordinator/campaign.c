@@ -401,8 +401,7 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             peer *p = vb_campaign_idle_peer_with_role(&c, c.plan->items[next].role);
             int lent = p && vb_campaign_server_confirmed(&c, next) ? vb_campaign_lend_pick(&c, next, p) : 0;
             if (lent < 0) {
-                /* capacity's client_agents: N waits until N client agents are idle */
-                vb_campaign_note_waiting(&c, next);
+                /* capacity's client_agents: N waits until N client agents are idle (said by lend.c) */
             } else if (p && vb_campaign_server_confirmed(&c, next)) {
                 vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_ASSIGN, .p = p, .item = next});
                 if (lent) vb_campaign_lend_start(&c, next);

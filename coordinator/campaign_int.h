@@ -147,6 +147,7 @@ typedef struct campaign {
     int need_orchestrator;     /* a selected engine has a recipe */
     vb_budget local_budget;    /* resolved against this host (local mode) */
     int running;          /* plan index of the running item, or -1 */
+    uint64_t lend_said_ns;   /* coordinator/lend.c: a capacity item's wait for its client_agents was last said */
     /* The limits (limits.*) are the profile's typed struct, profile->limits, filled once by config/profile.c. */
     /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
      * still run it. Nothing is assigned until that agent said hello or orphan_deadline_ns passed. */

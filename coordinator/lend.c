@@ -42,7 +42,17 @@ int vb_campaign_lend_pick(campaign *c, int i, const peer *leader) {
         const peer *q = &c->peers[k];
         if (q != leader && q->state == VB_AGENT_IDLE && strstr(q->roles, "client")) idle++;
     }
-    if (want > 1 && idle < want - 1) return -1;
+    if (want > 1 && idle < want - 1) {
+        /* said when the wait starts, then once a minute: the item waits as an item waits for an agent of its role */
+        uint64_t now = vb_now_ns();
+        if (!c->lend_said_ns || now - c->lend_said_ns >= 60000000000ull) {
+            c->lend_said_ns = now;
+            vb_console_say(&c->console, "%s waits for %ld client agents (capacity's client_agents): %d idle besides "
+                           "its own", it->key, want, idle);
+        }
+        return -1;
+    }
+    c->lend_said_ns = 0;
     int n = 0;
     for (size_t k = 0; k < c->n_peers && n < VB_LEND_MAX && (want == 0 || n < want - 1); k++) {
         peer *q = &c->peers[k];
