@@ -81,6 +81,9 @@ ok "$(awk -v s="${skew:-1e9}" 'BEGIN { exit !(s >= 0 && s < 250) }'; echo $?)" \
 q "$db" "SELECT step, stage, printf('%.1f', offered_rate), printf('%.1f', achieved_rate), printf('%.2f', p99_ms), met,
          shares FROM v_capacity_windows WHERE engine = 'sleep'" | sed "s/^/#   window: /"
 like "$("$VBENCH" show "$db" --windows 2>&1)" "bench2" "show --windows names the agents' shares"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE message LIKE '%own copy of the index%'") $(q "$db" "SELECT COUNT(*)
+    FROM event WHERE message LIKE '%no index in this agent (restart?)%'")" "1 0" \
+   "the helper says it builds its own copy of the embedded engine's index (not a restart's rebuild)"
 
 # ---- a helper lost: the item fails naming it, within window + warm-up + a margin ---------------------------------
 sed -e 's/^name: two/name: lost/' -e 's/^phases:/limits: {agent_silent_s: 4}\nphases:/' "$SCRATCH/two.yml" >"$SCRATCH/lost.yml"
