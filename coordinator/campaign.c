@@ -404,7 +404,8 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
                 /* capacity's client_agents: N waits until N client agents are idle (said by lend.c) */
             } else if (p && vb_campaign_server_confirmed(&c, next)) {
                 vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_ASSIGN, .p = p, .item = next});
-                if (lent) vb_campaign_lend_start(&c, next);
+                for (peer *q; lent && (q = vb_campaign_lend_next(&c, next));)
+                    vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_LEND, .p = q, .id = q->id, .item = next});
                 c.waiting_said_ns = 0;
             } else if (p) {
                 /* waiting for the orchestrator's go */

@@ -246,8 +246,9 @@ void vb_campaign_agent_fire(campaign *c, agent_ev *ev);
 /* Marks the idle client agents other than leader that item i borrows (its client_agents: 0 all, N: N - 1); returns
  * how many, 0 for any other item, -1 when client_agents asks for more than are idle (the item waits). */
 int vb_campaign_lend_pick(campaign *c, int i, const peer *leader);
-/* After the leader's Assign: the marked agents are lent (LEND) if i runs, else unmarked. */
-void vb_campaign_lend_start(campaign *c, int i);
+/* After the leader's Assign: the next marked agent to lend to i (the caller fires LEND for it: this file does not call
+ * the agent machine), NULL when none is left; when i does not run (its Assign did not go out) the marks are cleared. */
+peer *vb_campaign_lend_next(campaign *c, int i);
 const peer *vb_campaign_lend_leader(campaign *c, int i);
 size_t vb_campaign_lend_helpers(campaign *c, int i, const peer *leader, const char **ids, size_t cap);
 int vb_campaign_lend_index(campaign *c, const peer *p);

@@ -61,16 +61,14 @@ int vb_campaign_lend_pick(campaign *c, int i, const peer *leader) {
     return n;
 }
 
-void vb_campaign_lend_start(campaign *c, int i) {
+peer *vb_campaign_lend_next(campaign *c, int i) {
     for (size_t k = 0; k < c->n_peers; k++) {
         peer *q = &c->peers[k];
         if (q->lend_to != i + 1 || q->state != VB_AGENT_IDLE) continue;
-        if (c->running != i) {
-            q->lend_to = 0;   /* the leader's Assign did not go out (the item failed at its start) */
-            continue;
-        }
-        vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_LEND, .p = q, .id = q->id, .item = i});
+        if (c->running == i) return q;
+        q->lend_to = 0;   /* the leader's Assign did not go out (the item failed at its start) */
     }
+    return NULL;
 }
 
 void vb_campaign_relay_share(campaign *c, peer *from, const Vbench__Envelope *env) {

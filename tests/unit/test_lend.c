@@ -69,7 +69,9 @@ static void lend_and_relay(void) {
            strcmp(env->assign->helpers[0], "b") == 0 && !env->assign->helper_of[0],
        "the leader's Assign names its helper b");
     if (env) vb_wire_free(env);
-    vb_campaign_lend_start(c, cap);
+    for (peer *q; (q = vb_campaign_lend_next(c, cap));)
+        vb_campaign_agent_fire(c, &(agent_ev){.kind = VB_AGENT_EV_LEND, .p = q, .id = q->id, .item = cap});
+    ok(vb_campaign_lend_next(c, cap) == NULL, "... each marked agent lent once");
     is_int(b->state, VB_AGENT_BUSY, "b is lent: busy");
     is_int(b->item, cap, "... with the item");
     env = fixture_received(db);
