@@ -78,6 +78,7 @@ typedef struct agent {
     uint32_t attempt;      /* the running item's attempt */
     atomic_int stop;
     atomic_int limit_moot;   /* see vb_phase_ctx.limit_moot */
+    vb_mailbox mail;         /* the running item's share messages (vb_phase_ctx.mail) */
     vb_session *session;
     uint64_t instance;     /* random per process (Hello.instance) */
     uint64_t hello_seq;    /* hellos said by this process */
@@ -86,6 +87,7 @@ typedef struct agent {
     /* The last item that finished, while its Done/Failed waits in the outbox for an Ack. */
     char finished_item[512];
     uint32_t finished_attempt;
+    int finished_helper;   /* it ran as a helper lent to a capacity item (Hello.item_helper) */
     vb_outbox *outbox;
     char *notes[16];       /* outbox files set aside at start: told to the coordinator after the Welcome */
     int n_notes;
@@ -182,10 +184,12 @@ static void say_hello(agent *a) {
     if (a->busy) {
         h.item_key = a->assign_env->assign->item_key;
         h.item_attempt = a->attempt;
+        h.item_helper = a->assign_env->assign->helper_of && a->assign_env->assign->helper_of[0];
     } else if (a->finished_item[0]) {
         h.item_key = a->finished_item;
         h.item_attempt = a->finished_attempt;
         h.item_finished = 1;
+        h.item_helper = a->finished_helper;
     }
     h.outbox = (uint32_t)vb_outbox_count(a->outbox);
     h.instance = a->instance;
@@ -321,7 +325,7 @@ static void *worker_main(void *arg) {
         .assign = as,
         .engine_params = vb_wire_kv_view(as->engine_params, as->n_engine_params), .n_engine_params = as->n_engine_params,
         .dataset_params = vb_wire_kv_view(as->dataset_params, as->n_dataset_params), .n_dataset_params = as->n_dataset_params,
-        .session = &a->session, .out = out, .stop = &a->stop, .limit_moot = &a->limit_moot, .agent_id = a->id,
+        .session = &a->session, .out = out, .stop = &a->stop, .limit_moot = &a->limit_moot, .agent_id = a->id, .mail = &a->mail,
         .work_dir = a->work_dir, .cache_dir = a->cache_dir, .cpus = a->cpus, .n_cpus = a->n_cpus,
     };
     vb_wire_point_read(as->point, &ctx.point);
@@ -388,6 +392,7 @@ static void start_item(agent *a, Vbench__Envelope *env) {
     a->finished_item[0] = '\0';   /* a new item: the coordinator has dealt with the previous one */
     atomic_store(&a->stop, 0);
     atomic_store(&a->limit_moot, 0);
+    vb_mailbox_clear(&a->mail);
     a->busy = 1;
     if (pthread_create(&a->worker, NULL, worker_main, a) != 0) {
         fprintf(stderr, "vbench-agent: cannot start the work thread\n");
@@ -429,6 +434,7 @@ static void forward_from_worker(agent *a) {
         if (a->busy && strcmp(item, a->assign_env->assign->item_key) == 0) {
             snprintf(a->finished_item, sizeof a->finished_item, "%s", item);
             a->finished_attempt = attempt;
+            a->finished_helper = a->assign_env->assign->helper_of && a->assign_env->assign->helper_of[0];
         }
         keep_and_send(a, key, attempt, env, "crash-after-final");
         finish_item(a);
@@ -517,6 +523,14 @@ static void handle_coordinator(agent *a, int *quit) {
             if (limit && atomic_load(&a->limit_moot)) atomic_compare_exchange_strong(&a->stop, &expect, VB_STOP_NONE);
         }
         break;
+    case VBENCH__ENVELOPE__BODY_SHARE_REQUEST:
+    case VBENCH__ENVELOPE__BODY_SHARE_REPORT:
+        /* a capacity item's share: for its work thread (agent/phase_capacity.c); none running, it is stale */
+        if (a->busy) {
+            vb_mailbox_put(&a->mail, env);
+            return;
+        }
+        break;
     case VBENCH__ENVELOPE__BODY_SERVER_REQUEST:
         if (a->orch) {
             vb_orch_request(a->orch, env->server_request, a->coord);
@@ -574,6 +588,7 @@ static int handle_monitor(agent *a) {
 
 int main(int argc, char **argv) {
     agent a = {.heartbeat_ms = 1000, .silent_ns = 15000000000ull};
+    vb_mailbox_init(&a.mail);
     snprintf(a.roles, sizeof a.roles, "client");
     snprintf(a.work_dir, sizeof a.work_dir, "vbench-agent.d");
     gethostname(a.host, sizeof a.host - 1);

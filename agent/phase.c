@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "datasets/dataset.h"
 #include "proto/wire.h"
@@ -402,4 +403,50 @@ void vb_phase_node_result(vb_phase_ctx *ctx, vb_engine *e, const char *after) {
     char suffix[64];
     snprintf(suffix, sizeof suffix, "nodes-%s", after);
     vb_phase_result(ctx, &r, suffix);
+}
+
+/* ---- the work thread's mailbox ------------------------------------------------------------------------------ */
+
+void vb_mailbox_init(vb_mailbox *m) {
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->cv, NULL);
+    m->n = 0;
+}
+
+void vb_mailbox_put(vb_mailbox *m, Vbench__Envelope *env) {
+    pthread_mutex_lock(&m->mu);
+    if (m->n == (int)(sizeof m->q / sizeof m->q[0])) {
+        vb_wire_free(m->q[0]);
+        memmove(m->q, m->q + 1, (size_t)(m->n - 1) * sizeof m->q[0]);
+        m->n--;
+    }
+    m->q[m->n++] = env;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+}
+
+Vbench__Envelope *vb_mailbox_take(vb_mailbox *m, uint64_t deadline_ns, atomic_int *stop) {
+    Vbench__Envelope *env = NULL;
+    pthread_mutex_lock(&m->mu);
+    while (m->n == 0 && vb_now_ns() < deadline_ns && !(stop && atomic_load(stop))) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100000000L;   /* the stop flag is looked at every 100 ms */
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&m->cv, &m->mu, &ts);
+    }
+    if (m->n > 0) {
+        env = m->q[0];
+        memmove(m->q, m->q + 1, (size_t)(m->n - 1) * sizeof m->q[0]);
+        m->n--;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return env;
+}
+
+void vb_mailbox_clear(vb_mailbox *m) {
+    pthread_mutex_lock(&m->mu);
+    for (int i = 0; i < m->n; i++) vb_wire_free(m->q[i]);
+    m->n = 0;
+    pthread_mutex_unlock(&m->mu);
 }

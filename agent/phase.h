@@ -8,6 +8,7 @@
 #define VB_AGENT_PHASE_H
 
 #include <czmq.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "agent/session.h"
@@ -19,6 +20,21 @@
 
 /* Values of *ctx->stop: why the coordinator stopped the item. */
 enum { VB_STOP_NONE = 0, VB_STOP_ABORT = 1, VB_STOP_LIMIT = 2 };
+
+/* Messages of the coordinator for the running item's work thread (a capacity item's ShareRequest and ShareReport:
+ * agent/phase_capacity.c): the main thread puts, the work thread takes. */
+typedef struct vb_mailbox {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    Vbench__Envelope *q[64];
+    int n;
+} vb_mailbox;
+void vb_mailbox_init(vb_mailbox *m);
+/* Takes env (freed when the box is full: the oldest is dropped). */
+void vb_mailbox_put(vb_mailbox *m, Vbench__Envelope *env);
+/* The oldest message, or NULL once deadline_ns (vb_now_ns) passed or *stop is set; the caller frees it. */
+Vbench__Envelope *vb_mailbox_take(vb_mailbox *m, uint64_t deadline_ns, atomic_int *stop);
+void vb_mailbox_clear(vb_mailbox *m);
 
 typedef struct vb_phase_ctx {
     const Vbench__Assign *assign;
@@ -34,6 +50,7 @@ typedef struct vb_phase_ctx {
      * on the wire) is ignored, since the limit is the reinsert's (the coordinator's clock stopped at "maintain"). */
     atomic_int *limit_moot;
     const char *agent_id;
+    vb_mailbox *mail;
     const char *work_dir;
     const char *cache_dir;
     const int *cpus;

@@ -249,6 +249,12 @@ int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err) {
     } else if (s->ready) {
         vb_phase_count_begin(ctx, s->engine);
         return VB_OK;
+    } else if ((vb_engine_ops_of(s->engine)->flags & VB_ENGINE_EMBEDDED) && ctx->assign && ctx->assign->helper_of &&
+               ctx->assign->helper_of[0]) {
+        /* a helper lent to a capacity item (agent/phase_capacity.c): an embedded engine runs in each agent */
+        vb_phase_log(ctx, "info", "%s on %s: building this agent's own copy of the index, untimed (an embedded engine runs "
+                                  "in each client agent: lent to agent %s's capacity item)", s->engine_name,
+                     s->dataset_name, ctx->assign->helper_of);
     } else if (vb_engine_ops_of(s->engine)->flags & VB_ENGINE_EMBEDDED) {
         /* A server keeps its table over agent restarts (the session attached to it when it opened): no table there
          * is data the server lost, and what is measured on the rebuilt one is a finding (v_validity "measured after

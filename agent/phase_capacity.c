@@ -31,8 +31,11 @@
 #include "agent/phase.h"
 #include "agent/window.h"
 #include "agent/workload.h"
+#include "proto/wire.h"
+#include "util/clock.h"
 
 #define PROBE_QUERIES 200
+#define VB_CAPACITY_MAX_HELPERS 64   /* coordinator/campaign_int.h VB_LEND_MAX */
 #define PROBE_EF_MAX 2560
 
 typedef struct cap_item {
@@ -148,19 +151,90 @@ static int operating_point(cap_item *c, vb_error *err) {
     return 1;
 }
 
-/* One open-loop window at rate: measured, checked for the client's limit, sent, recorded in the search. */
+/* The client guard's inputs of one share (this agent's workers, its CPUs). */
+static vb_capacity_client client_of(const vb_workload_result *res, int clients, int cpus, int embedded,
+                                    double unloaded_ms, double target_ms) {
+    uint64_t started = res->queries + res->edge_queries + res->errors;
+    return (vb_capacity_client){
+        .window_s = res->elapsed_s, .scheduled = res->scheduled, .started = started, .clients = clients,
+        .in_flight = res->elapsed_s > 0 ? res->in_call_s / res->elapsed_s : 0,
+        /* an embedded engine computes inside the workers' calls: their CPU is the engine's too (metrics/capacity.h) */
+        .client_cpu_s = res->client_cpu_s, .cpus = cpus, .embedded = embedded,
+        .service_p50_ms = (double)vb_histogram_value_at_percentile(res->service, 50) / 1e6,
+        .service_p99_ms = (double)vb_histogram_value_at_percentile(res->service, 99) / 1e6,
+        .unloaded_ms = unloaded_ms, .target_ms = target_ms,
+    };
+}
+
+/* Several client agents (docs/design.md §8): the helpers' reports of window `step`, one per helper in the Assign's
+ * order (got[k] for helpers[k]), waited for until deadline_ns. A report of another window or attempt is stale and
+ * dropped. A helper that does not report in time, or reports that it could not run its share, fails the item. */
+static int collect_shares(cap_item *c, int step, uint64_t deadline_ns, Vbench__Envelope **got, vb_error *err) {
+    const Vbench__Assign *as = c->ctx->assign;
+    size_t have = 0;
+    while (have < as->n_helpers) {
+        Vbench__Envelope *env = vb_mailbox_take(c->ctx->mail, deadline_ns, c->ctx->stop);
+        if (!env) break;
+        const Vbench__ShareReport *r = env->body_case == VBENCH__ENVELOPE__BODY_SHARE_REPORT ? env->share_report : NULL;
+        size_t k = as->n_helpers;
+        if (r && r->step == (uint32_t)step && r->attempt == as->attempt && strcmp(r->item_key, as->item_key) == 0)
+            for (k = 0; k < as->n_helpers && strcmp(as->helpers[k], r->agent) != 0; k++) {}
+        if (k == as->n_helpers || got[k]) {
+            vb_wire_free(env);
+            continue;
+        }
+        got[k] = env;
+        have++;
+        if (r->error && r->error[0])
+            return vb_error_set(err, "agent", 1, "%s capacity, window %d: helper agent %s could not run its share: %s; "
+                                "the item fails", c->s->engine_name, step, r->agent, r->error);
+    }
+    if (c->ctx->stop && atomic_load(c->ctx->stop)) return vb_error_set(err, "agent", 1, "aborted");
+    for (size_t k = 0; k < as->n_helpers; k++)
+        if (!got[k])
+            return vb_error_set(err, "agent", 1, "%s capacity, window %d: no share from helper agent %s within "
+                                "window_s + warmup_s + a margin (%.0f s in all; is it lost?); the window cannot be "
+                                "merged and the item fails", c->s->engine_name, step, as->helpers[k],
+                                1.5 * (c->p->window_s + c->p->warmup_s) + 5);
+    return VB_OK;
+}
+
+/* One open-loop window at rate: measured, checked for the client's limit, sent, recorded in the search. With
+ * helpers (Assign.helpers) the rate is split: each helper is asked for its share before this agent runs its own, and
+ * the window the search records is the merge of all shares. */
 static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int target, vb_error *err) {
     vb_phase_ctx *ctx = c->ctx;
     vb_session *s = c->s;
     const vb_point *p = c->p;
     int step = c->search.n + 1;
+    const Vbench__Assign *as = ctx->assign;
+    int n_agents = 1 + (int)as->n_helpers;
+    uint64_t seed = ((uint64_t)as->attempt << 32) ^ (uint64_t)step * 0x9e3779b97f4a7c15ull;
+    double share_rate = vb_capacity_share_rate(rate, n_agents);
+    double unloaded_ms = c->start > 0 ? 1e3 / c->start : 0, target_ms = p->p99_ms[p->n_p99 - 1];
+    uint64_t deadline_ns = 0;
+    if (n_agents > 1) {
+        Vbench__ShareRequest rq = VBENCH__SHARE_REQUEST__INIT;
+        rq.item_key = as->item_key;
+        rq.attempt = as->attempt;
+        rq.step = (uint32_t)step;
+        rq.rate = share_rate;
+        rq.seed = seed;
+        rq.ef_search = c->ef;
+        rq.unloaded_ms = unloaded_ms;
+        rq.target_ms = target_ms;
+        Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
+        env.body_case = VBENCH__ENVELOPE__BODY_SHARE_REQUEST;
+        env.share_request = &rq;
+        vb_wire_send(ctx->out, NULL, &env, NULL);
+        deadline_ns = vb_now_ns() + (uint64_t)llround((1.5 * (p->window_s + p->warmup_s) + 5) * 1e9);
+    }
     vb_workload_config cfg = {
         .engine = s->engine, .clients = (int)p->clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
         .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
         .search = {.ef_search = c->ef}, .filter = {VB_FILTER_NONE, 0},
         .window_ns = (uint64_t)llround(p->window_s * 1e9), .warmup_ns = (uint64_t)llround(p->warmup_s * 1e9),
-        .stop = ctx->stop, .loop = VB_LOOP_OPEN, .target_rate = rate,
-        .seed = ((uint64_t)ctx->assign->attempt << 32) ^ (uint64_t)step * 0x9e3779b97f4a7c15ull,
+        .stop = ctx->stop, .loop = VB_LOOP_OPEN, .target_rate = share_rate, .seed = vb_capacity_share_seed(seed, 0),
     };
     vb_window_measured meas;
     vb_workload_result res;
@@ -180,36 +254,61 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
         vb_workload_result_free(&res);
         return VB_ERROR;
     }
-    vb_capacity_obs o = {.rate = rate, .stage = stage, .target = target, .errors = res.errors,
-                         .host_pause_ms = (double)pause.max_ns / 1e6};
-    o.started = res.queries + res.edge_queries + res.errors;
-    o.scheduled = res.scheduled;
-    o.achieved = res.elapsed_s > 0 ? (double)o.started / res.elapsed_s : 0;
-    /* the objective is checked on the latency from the intended start less the client's own delay (its wake-up and
-     * loop: a host that stalls the client is not the engine's queue); the uncorrected p99 and that delay are kept */
-    o.p50_ms = (double)vb_histogram_value_at_percentile(res.corrected, 50) / 1e6;
-    o.p99_ms = (double)vb_histogram_value_at_percentile(res.corrected, 99) / 1e6;
-    o.p999_ms = (double)vb_histogram_value_at_percentile(res.corrected, 99.9) / 1e6;
-    vb_capacity_client cl = {
-        .window_s = res.elapsed_s, .scheduled = o.scheduled, .started = o.started, .clients = (int)p->clients,
-        .in_flight = res.elapsed_s > 0 ? res.in_call_s / res.elapsed_s : 0,
-        /* an embedded engine computes inside the workers' calls: their CPU is the engine's too (metrics/capacity.h) */
-        .client_cpu_s = res.client_cpu_s, .cpus = c->cpus, .embedded = c->embedded,
-        .service_p50_ms = (double)vb_histogram_value_at_percentile(res.service, 50) / 1e6,
-        .service_p99_ms = (double)vb_histogram_value_at_percentile(res.service, 99) / 1e6,
-        .unloaded_ms = c->start > 0 ? 1e3 / c->start : 0,
-        .target_ms = p->p99_ms[p->n_p99 - 1],
+    uint64_t started = res.queries + res.edge_queries + res.errors;
+    vb_capacity_client cl = client_of(&res, (int)p->clients, c->cpus, c->embedded, unloaded_ms, target_ms);
+    char own_why[512] = "", why[640] = "";
+    /* the window as the search sees it: the agents' shares merged (metrics/capacity.h vb_capacity_merge; one agent
+     * runs the whole rate, so its share is the window). The objective is checked on the latency from the intended
+     * start less the client's own delay (its wake-up and loop: a host that stalls the client is not the engine's
+     * queue); the uncorrected p99 and that delay are kept */
+    vb_capacity_share shares[1 + VB_CAPACITY_MAX_HELPERS];
+    Vbench__Envelope *got[VB_CAPACITY_MAX_HELPERS] = {0};
+    vb_histogram *theirs[VB_CAPACITY_MAX_HELPERS] = {0};
+    shares[0] = (vb_capacity_share){
+        .agent = ctx->agent_id, .rate = share_rate, .elapsed_s = res.elapsed_s, .scheduled = res.scheduled,
+        .started = started, .errors = res.errors, .corrected = res.corrected,
+        .client_limited = vb_capacity_client_check(&cl, own_why, sizeof own_why), .why = own_why,
     };
-    char why[512] = "";
-    o.client_limited = vb_capacity_client_check(&cl, why, sizeof why);
+    int rc = n_agents > 1 ? collect_shares(c, step, deadline_ns, got, err) : VB_OK;
+    for (int k = 1; k < n_agents && rc == VB_OK; k++) {
+        const Vbench__ShareReport *r = got[k - 1]->share_report;
+        theirs[k - 1] = vb_histogram_new();
+        const Vbench__Histogram *h = r->corrected;
+        if (!theirs[k - 1] || (h && vb_histogram_decode_add(theirs[k - 1], h->idx, h->counts, h->n_idx) != 0)) {
+            rc = vb_error_set(err, "agent", 1, "%s capacity, window %d: helper agent %s sent a latency histogram that "
+                              "cannot be read", s->engine_name, step, r->agent);
+            break;
+        }
+        if (h) vb_histogram_decode_summary(theirs[k - 1], h->out_of_range, h->min_ns, h->max_ns);
+        shares[k] = (vb_capacity_share){
+            .agent = r->agent, .rate = r->rate, .elapsed_s = r->elapsed_s, .scheduled = r->scheduled,
+            .started = r->started, .errors = r->errors, .corrected = theirs[k - 1],
+            .client_limited = r->client_limited, .why = r->why,
+        };
+    }
+    vb_capacity_obs o = {.stage = stage, .target = target};
+    vb_histogram *merged = rc == VB_OK ? vb_histogram_new() : NULL;
+    if (rc == VB_OK && (!merged || vb_capacity_merge(shares, n_agents, &o, merged, why, sizeof why)))
+        rc = vb_error_set(err, "agent", 1, "%s capacity, window %d: out of memory merging the window", s->engine_name,
+                          step);
+    if (rc != VB_OK) {
+        for (int k = 0; k < n_agents - 1; k++) vb_wire_free(got[k]), vb_histogram_destroy(&theirs[k]);
+        vb_histogram_destroy(&merged);
+        vb_workload_result_free(&res);
+        return VB_ERROR;
+    }
     if (o.client_limited && !c->client_reason[0])
         snprintf(c->client_reason, sizeof c->client_reason, "at %.1f/s offered: %s", rate, why);
+    /* the longest pause of any agent's host: every share's queries count in the merged p99 */
+    o.host_pause_ms = (double)pause.max_ns / 1e6;
+    for (int k = 1; k < n_agents; k++)
+        if (got[k - 1]->share_report->host_pause_ms > o.host_pause_ms) o.host_pause_ms = got[k - 1]->share_report->host_pause_ms;
     vb_capacity_record(&c->search, &o);
     unsigned discounted = c->search.w[c->search.n - 1].discounted;
 
     vb_window_wire w;
     vb_histogram *uncorrected = res.latency;
-    res.latency = res.corrected;   /* the window's latency on the wire is the objective's */
+    res.latency = merged;   /* the window's latency on the wire is the objective's, all agents' */
     vb_window_measured_fill(ctx, &meas, &res, &w, step, c->ef);
     res.latency = uncorrected;
     Vbench__CapacityWindow cw = VBENCH__CAPACITY_WINDOW__INIT;
@@ -236,6 +335,23 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     cw.targets_ms = (double *)p->p99_ms;
     cw.client_cores = res.elapsed_s > 0 ? res.client_cpu_s / res.elapsed_s : 0;
     cw.client_cpus = (uint32_t)c->cpus;
+    /* the agents that offered it, each with its share (this one first) and when its window started */
+    Vbench__CapacityShare sw[1 + VB_CAPACITY_MAX_HELPERS], *swp[1 + VB_CAPACITY_MAX_HELPERS];
+    for (int k = 0; k < n_agents; k++) {
+        const Vbench__ShareReport *r = k ? got[k - 1]->share_report : NULL;
+        vbench__capacity_share__init(&sw[k]);
+        swp[k] = &sw[k];
+        sw[k].agent = (char *)(shares[k].agent ? shares[k].agent : "");
+        sw[k].offered_rate = shares[k].rate;
+        sw[k].scheduled = shares[k].scheduled, sw[k].started = shares[k].started, sw[k].errors = shares[k].errors;
+        sw[k].p99_ms = (double)vb_histogram_value_at_percentile(shares[k].corrected, 99) / 1e6;
+        sw[k].client_limited = shares[k].client_limited;
+        sw[k].client_cores = r ? r->client_cores : cw.client_cores;
+        sw[k].window_start = r ? r->window_start : res.window_start;
+    }
+    cw.agents = (uint32_t)n_agents;
+    cw.n_shares = (size_t)n_agents;
+    cw.shares = swp;
     Vbench__Result r = VBENCH__RESULT__INIT;
     r.body_case = VBENCH__RESULT__BODY_CAPACITY_WINDOW;
     r.capacity_window = &cw;
@@ -244,17 +360,112 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     send_result(c, &r, what);
     char for_target[48] = "";
     if (target >= 0) snprintf(for_target, sizeof for_target, " for p99 <= %g ms", p->p99_ms[target]);
+    char split[96] = "";
+    if (n_agents > 1) {
+        double first = res.window_start, last = res.window_start;
+        for (int k = 1; k < n_agents; k++) {
+            if (sw[k].window_start < first) first = sw[k].window_start;
+            if (sw[k].window_start > last) last = sw[k].window_start;
+        }
+        snprintf(split, sizeof split, " on %d client agents (%.1f/s each, starts %.1f ms apart)", n_agents, share_rate,
+                 (last - first) * 1e3);
+    }
     vb_phase_log(ctx, o.client_limited ? "warn" : "info",
-                 "%s capacity window %d (%s%s): offered %.1f/s, achieved %.1f/s (%llu of %llu arrivals started), p99 "
+                 "%s capacity window %d (%s%s): offered %.1f/s%s, achieved %.1f/s (%llu of %llu arrivals started), p99 "
                  "%.3f ms from the intended start%s%s%s%s", s->engine_name, step, stage_name(stage), for_target, rate,
-                 o.achieved,
+                 split, o.achieved,
                  (unsigned long long)o.started, (unsigned long long)o.scheduled, o.p99_ms,
                  res.errors ? ", queries failed: " : "", res.errors ? res.first_error : "",
                  o.client_limited ? "; client-limited" : "",
                  discounted ? "; failed while the client host paused: measured again" : "");
     vb_window_wire_free(&w);
     vb_workload_result_free(&res);
+    for (int k = 0; k < n_agents - 1; k++) vb_wire_free(got[k]), vb_histogram_destroy(&theirs[k]);
+    vb_histogram_destroy(&merged);
     return VB_OK;
+}
+
+/* A helper lent to another agent's capacity item (Assign.helper_of): its session open for the whole item, it runs
+ * each ShareRequest's share of a window with the same open loop and sends its ShareReport, until the release. */
+static int helper(vb_phase_ctx *ctx, vb_error *err) {
+    const Vbench__Assign *as = ctx->assign;
+    const vb_point *p = &ctx->point;
+    if (!ctx->mail) return vb_error_set(err, "agent", 1, "capacity helper: no mailbox");
+    if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
+    vb_session *s = *ctx->session;
+    int cpus = ctx->n_cpus > 0 ? ctx->n_cpus : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int embedded = (vb_engine_ops_of(s->engine)->flags & VB_ENGINE_EMBEDDED) != 0;
+    vb_phase_log(ctx, "info", "%s capacity: lent to agent %s as its helper %u: this agent runs its share of each window",
+                 s->engine_name, as->helper_of, as->share_index);
+    for (;;) {
+        Vbench__Envelope *env = vb_mailbox_take(ctx->mail, UINT64_MAX, ctx->stop);
+        if (!env) return vb_error_set(err, "agent", 1, "aborted");
+        const Vbench__ShareRequest *rq = env->body_case == VBENCH__ENVELOPE__BODY_SHARE_REQUEST ? env->share_request
+                                                                                                : NULL;
+        if (!rq || rq->attempt != as->attempt || strcmp(rq->item_key, as->item_key) != 0) {
+            vb_wire_free(env);
+            continue;
+        }
+        if (rq->release) {
+            vb_wire_free(env);
+            return VB_OK;
+        }
+        vb_workload_config cfg = {
+            .engine = s->engine, .clients = (int)p->clients, .cpus = ctx->cpus, .n_cpus = ctx->n_cpus,
+            .queries = s->ds->test, .n_queries = s->ds->n_test, .dim = s->ds->dim, .k = s->k,
+            .search = {.ef_search = rq->ef_search}, .filter = {VB_FILTER_NONE, 0},
+            .window_ns = (uint64_t)llround(p->window_s * 1e9), .warmup_ns = (uint64_t)llround(p->warmup_s * 1e9),
+            .stop = ctx->stop, .loop = VB_LOOP_OPEN, .target_rate = rq->rate,
+            .seed = vb_capacity_share_seed(rq->seed, (int)as->share_index),
+        };
+        vb_workload_result res;
+        vb_error werr;
+        vb_error_clear(&werr);
+        Vbench__ShareReport r = VBENCH__SHARE_REPORT__INIT;
+        Vbench__Histogram h = VBENCH__HISTOGRAM__INIT;
+        char why[512] = "";
+        r.item_key = as->item_key;
+        r.attempt = as->attempt;
+        r.step = rq->step;
+        r.agent = (char *)(ctx->agent_id ? ctx->agent_id : "");
+        r.rate = rq->rate;
+        vb_hiccup pause;   /* as the leader's: the window's host pauses */
+        vb_hiccup_start(&pause, 0);
+        int run = vb_workload_run(&cfg, &res, &werr);
+        vb_hiccup_stop(&pause);
+        r.host_pause_ms = (double)pause.max_ns / 1e6;
+        if (run != VB_OK) {
+            r.error = werr.message;
+        } else if (res.clients_lost) {
+            snprintf(why, sizeof why, "%d client(s) lost the server and could not reconnect (first: %.300s)",
+                     res.clients_lost, res.first_error);
+            r.error = why;
+        } else {
+            vb_capacity_client cl = client_of(&res, (int)p->clients, cpus, embedded, rq->unloaded_ms, rq->target_ms);
+            r.elapsed_s = res.elapsed_s;
+            r.scheduled = res.scheduled;
+            r.started = res.queries + res.edge_queries + res.errors;
+            r.errors = res.errors;
+            r.client_limited = vb_capacity_client_check(&cl, why, sizeof why);
+            r.why = why;
+            vb_phase_histogram_to_wire(res.corrected, &h);
+            r.corrected = &h;
+            r.client_cores = res.elapsed_s > 0 ? res.client_cpu_s / res.elapsed_s : 0;
+            r.window_start = res.window_start;
+            r.own_p99_ms = (double)vb_histogram_value_at_percentile(res.own, 99) / 1e6;
+        }
+        int stopped = res.stopped || (ctx->stop && atomic_load(ctx->stop));
+        if (!stopped) {
+            Vbench__Envelope out = VBENCH__ENVELOPE__INIT;
+            out.body_case = VBENCH__ENVELOPE__BODY_SHARE_REPORT;
+            out.share_report = &r;
+            vb_wire_send(ctx->out, NULL, &out, NULL);
+        }
+        vb_phase_histogram_wire_free(&h);
+        vb_workload_result_free(&res);
+        vb_wire_free(env);
+        if (stopped) return vb_error_set(err, "agent", 1, "aborted");
+    }
 }
 
 static const char *status_reason(const cap_item *c, int t, char *buf, size_t len) {
@@ -288,6 +499,10 @@ int vb_phase_capacity(vb_phase_ctx *ctx, vb_error *err) {
         return vb_error_set(err, "agent", 1, "capacity point: clients %ld (1 to 4096), window_s %g, warmup_s %g, %d p99 "
                             "targets (1 to %d), precision %g, recall %g", p->clients, p->window_s, p->warmup_s, p->n_p99,
                             VB_CAPACITY_MAX_TARGETS, p->precision, p->recall_target);
+    if (ctx->assign->helper_of && ctx->assign->helper_of[0]) return helper(ctx, err);
+    if (ctx->assign->n_helpers > VB_CAPACITY_MAX_HELPERS)
+        return vb_error_set(err, "agent", 1, "capacity: %zu helper agents, at most %d", ctx->assign->n_helpers,
+                            VB_CAPACITY_MAX_HELPERS);
     if (vb_phase_ensure_index(ctx, err)) return VB_ERROR;
     cap_item c = {.ctx = ctx, .s = *ctx->session, .p = p, .recall = -1};
     c.cpus = ctx->n_cpus > 0 ? ctx->n_cpus : (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -440,7 +440,8 @@ static int expand_items(builder *b, const vb_profile_phase *ph, vb_phase_kind ki
         if (take_double(b, it, ph, "recall", &it->p.recall_target) || point_copy(b, it, ph, "p99_ms") ||
             take_double(b, it, ph, "window_s", &it->p.window_s) || take_double(b, it, ph, "warmup_s", &it->p.warmup_s) ||
             take_long(b, it, ph, "repeats", 1, &it->p.repeats) ||
-            take_double(b, it, ph, "precision", &it->p.precision) || take_long(b, it, ph, "clients", 1, &it->p.clients))
+            take_double(b, it, ph, "precision", &it->p.precision) || take_long(b, it, ph, "clients", 1, &it->p.clients) ||
+            take_long(b, it, ph, "client_agents", 0, &it->p.client_agents))
             return VB_ERROR;
         for (int j = 0; j < nt; j++)
             if (parse_double(b, it, "p99_ms", targets[j], &it->p.p99_ms[j])) return VB_ERROR;

@@ -100,6 +100,7 @@ typedef struct vb_point {
     double p99_ms[VB_PLAN_MAX_TARGETS];
     int n_p99;
     double precision;
+    long client_agents;       /* the client agents a window is split across; 0 all idle ones (not in the point's text) */
     vb_op_source op_source;
     double op_recall;
     long op_best_ef;

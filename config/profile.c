@@ -200,6 +200,9 @@ static const field capacity_fields[] = {
     {"repeats", F_INT, 1, 20, "3", NULL},
     {"precision", F_DOUBLE, 0.005, 0.5, "0.05", NULL},
     {"clients", F_INT, 1, 4096, "32", NULL},
+    /* the client agents a window's rate is split across (docs/design.md §8): 0 every client agent idle when the item
+     * starts, N waits until N are idle */
+    {"client_agents", F_INT, 0, 64, "0", NULL},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 static const char *const server_failure_choices[] = {"restart", "skip", "stop", NULL};

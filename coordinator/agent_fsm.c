@@ -74,6 +74,8 @@ static const vb_agent_row rows[] = {
     ASK_HELLO(NEW, DONE, ),
     ASK_HELLO(NEW, FAILED, ),
     ASK_HELLO(NEW, OTHER, ),
+    ASK_HELLO(NEW, SHARE, ),
+    ROW(NEW, LEND, 0, 0, NEW, "no record: never chosen", A(REFUSE)),
     /* The loop acts only on agents it has a record of. */
     ROW(NEW, ASSIGN, 0, 0, NEW, "no record: never chosen", A(REFUSE)),
     ROW(NEW, ABORT, 0, 0, NEW, "no record: runs nothing of ours", A(REFUSE)),
@@ -92,6 +94,9 @@ static const vb_agent_row rows[] = {
     ITEM_END(IDLE, DONE, FINISH_ITEM),
     ITEM_END(IDLE, FAILED, FAIL_ITEM),
     ROW(IDLE, ASSIGN, 0, 0, BUSY, "assigned", A(ASSIGN)),
+    ROW(IDLE, SHARE, 0, 0, IDLE, "a share of an item it does not run: dropped", A(TOUCH)),
+    /* a capacity item just assigned to another client agent borrows it (docs/design.md §8) */
+    ROW(IDLE, LEND, 0, 0, BUSY, "lent to the capacity item as a helper", A(LEND)),
     ROW(IDLE, ABORT, 0, 0, IDLE, "runs nothing", A(IGNORE)),
     /* check_liveness: silent past limits.agent_silent_s; watch_local_agents: its process died. */
     ROW(IDLE, SILENT, 0, 0, LOST, "silent: lost", A(REPORT_SILENT)),
@@ -108,6 +113,12 @@ static const vb_agent_row rows[] = {
         A(RECORD_HELLO), A(FORGET_ORPHAN), A(WELCOME)),
     ROW(BUSY, HELLO, F(ITS_ATTEMPT), 0, BUSY, "reconnected, item running",
         A(RECORD_HELLO), A(FORGET_ORPHAN), A(WELCOME)),
+    /*   a lent helper restarted: its share is gone, the item is not its own (the leader's window waits for the
+     *   share and fails naming it) */
+    ROW(BUSY, HELLO, F(LENT) | F(NEW_PROCESS) | F(NAMES_ITEM), F(FINISHED), DRAINING,
+        "a lent helper restarted running a stale item", A(RECORD_HELLO), A(ABORT_STALE), A(FORGET_ORPHAN), A(WELCOME)),
+    ROW(BUSY, HELLO, F(LENT) | F(NEW_PROCESS), 0, IDLE, "a lent helper restarted: idle",
+        A(RECORD_HELLO), A(FORGET_ORPHAN), A(WELCOME)),
     /*   another process says otherwise                 -> it restarted: X interrupted, then the tail */
     HELLO_TAIL(BUSY, F(NEW_PROCESS), 0, A(INTERRUPT_ITEM), ),
     /*   the same process runs nothing or finished another, X still running -> our Assign and its hello crossed
@@ -122,6 +133,8 @@ static const vb_agent_row rows[] = {
     ROW(BUSY, HELLO, F(FINISHED) | F(NAMES_ITEM), 0, IDLE, "idle, a stale item finished",
         A(RECORD_HELLO), A(FORGET_ORPHAN), A(WELCOME)),
     ROW(BUSY, HELLO, 0, F(NAMES_ITEM), IDLE, "idle", A(RECORD_HELLO), A(FORGET_ORPHAN), A(WELCOME)),
+    ROW(BUSY, HELLO, F(LENT) | F(NAMES_ITEM), F(FINISHED), DRAINING, "a lent helper runs a stale item: draining it",
+        A(RECORD_HELLO), A(ABORT_STALE), A(FORGET_ORPHAN), A(WELCOME)),
     /*   the same process runs another item             -> X did not take: back to the plan, then the tail */
     ROW(BUSY, HELLO, F(RUNNING_ATTEMPT), F(FINISHED), BUSY, "reconnected, item running",
         A(RECORD_HELLO), A(REQUEUE_ITEM), A(REJOIN_ITEM), A(FORGET_ORPHAN), A(WELCOME)),
@@ -130,20 +143,34 @@ static const vb_agent_row rows[] = {
     ROW(BUSY, HELLO, 0, 0, DRAINING, "draining a stale item",
         A(RECORD_HELLO), A(REQUEUE_ITEM), A(ABORT_STALE), A(FORGET_ORPHAN), A(WELCOME)),
     CHATTER(BUSY),
+    ROW(BUSY, PROGRESS, F(LENT), 0, BUSY, "a lent helper's progress: the leader's is shown", A(TOUCH)),
     ROW(BUSY, PROGRESS, F(ON_RUNNING), 0, BUSY, "progress", A(TOUCH), A(NOTE_PROGRESS)),
     ROW(BUSY, PROGRESS, 0, 0, BUSY, "progress of an item it does not run: not shown", A(TOUCH)),
+    /* A lent helper's end is the end of its share session, never the item's (the leader's Done or Failed is). */
+    ROW(BUSY, DONE, F(LENT) | F(ITS_ATTEMPT), 0, IDLE, "its lent share ended", A(TOUCH), A(END_LENT)),
+    ROW(BUSY, FAILED, F(LENT) | F(ITS_ATTEMPT), 0, IDLE, "its lent share failed", A(TOUCH), A(END_LENT)),
     ITEM_END(BUSY, DONE, FINISH_ITEM),
     ITEM_END(BUSY, FAILED, FAIL_ITEM),
     ROW(BUSY, ASSIGN, 0, 0, BUSY, "busy: only idle agents are chosen", A(REFUSE)),
+    ROW(BUSY, LEND, 0, 0, BUSY, "busy: only idle agents are lent", A(REFUSE)),
+    ROW(BUSY, SHARE, F(ON_RUNNING), 0, BUSY, "a share of the running capacity item: relayed", A(TOUCH),
+        A(RELAY_SHARE)),
+    ROW(BUSY, SHARE, 0, 0, BUSY, "a share of an item not running: dropped", A(TOUCH)),
     /* The item is stopped by the coordinator; the agent stays busy until its Done or Failed. */
     ROW(BUSY, ABORT, 0, 0, BUSY, "told to stop its item", A(SEND_ABORT)),
+    /* A lent helper lost does not interrupt the item: the leader's window waits for its share and fails naming it. */
+    ROW(BUSY, SILENT, F(LENT), 0, LOST, "a lent helper silent: lost", A(REPORT_SILENT)),
     ROW(BUSY, SILENT, 0, 0, LOST, "silent: lost, its item interrupted", A(REPORT_SILENT), A(INTERRUPT_ITEM)),
+    ROW(BUSY, PROCESS_DIED, F(LENT), 0, LOST, "a lent helper's process died: lost", A(NONE)),
     ROW(BUSY, PROCESS_DIED, 0, 0, LOST, "its process died: lost, its item interrupted", A(INTERRUPT_ITEM)),
+    ROW(BUSY, LIMIT_UNANSWERED, F(LENT), 0, LOST, "a lent helper did not stop: stuck", A(REPORT_STUCK)),
     /* check_liveness: the reinsert's limit abort was not answered within limits.abort_unanswered_s. */
     ROW(BUSY, LIMIT_UNANSWERED, 0, 0, LOST, "did not stop at the limit: item expired, agent stuck",
         A(EXPIRE_ITEM), A(REPORT_STUCK)),
     /* check_liveness: any other Abort (phase timeout, server died) unanswered as long: stuck in a driver call. The
      * item already ended (failed) or is interrupted here; the campaign goes on without the agent. */
+    ROW(BUSY, ABORT_UNANSWERED, F(LENT), 0, LOST, "a lent helper did not answer the Abort: stuck, lost",
+        A(REPORT_STUCK)),
     ROW(BUSY, ABORT_UNANSWERED, 0, 0, LOST, "did not answer the Abort: stuck, lost",
         A(INTERRUPT_ITEM), A(REPORT_STUCK)),
     ROW(BUSY, CAMPAIGN_END, 0, 0, BUSY, "campaign over", A(SEND_BYE)),
@@ -159,6 +186,8 @@ static const vb_agent_row rows[] = {
     ITEM_END(DRAINING, DONE, FINISH_ITEM),
     ITEM_END(DRAINING, FAILED, FAIL_ITEM),
     ROW(DRAINING, ASSIGN, 0, 0, DRAINING, "draining: only idle agents are chosen", A(REFUSE)),
+    ROW(DRAINING, LEND, 0, 0, DRAINING, "draining: only idle agents are lent", A(REFUSE)),
+    ROW(DRAINING, SHARE, 0, 0, DRAINING, "a share of a stale item: dropped", A(TOUCH)),
     ROW(DRAINING, ABORT, 0, 0, DRAINING, "already told to stop", A(IGNORE)),
     ROW(DRAINING, SILENT, 0, 0, LOST, "silent: lost", A(REPORT_SILENT)),
     ROW(DRAINING, PROCESS_DIED, 0, 0, LOST, "its process died: lost", A(NONE)),
@@ -181,6 +210,8 @@ static const vb_agent_row rows[] = {
     ASK_HELLO(LOST, DONE, A(NOTE_HEARD), ),
     ASK_HELLO(LOST, FAILED, A(NOTE_HEARD), ),
     ASK_HELLO(LOST, OTHER, A(NOTE_HEARD), ),
+    ASK_HELLO(LOST, SHARE, A(NOTE_HEARD), ),
+    ROW(LOST, LEND, 0, 0, LOST, "lost: only idle agents are lent", A(REFUSE)),
     ROW(LOST, ASSIGN, 0, 0, LOST, "lost: only idle agents are chosen", A(REFUSE)),
     ROW(LOST, ABORT, 0, 0, LOST, "lost: its item was interrupted already", A(IGNORE)),
     ROW(LOST, SILENT, 0, 0, LOST, "still silent", A(IGNORE)),
@@ -211,7 +242,7 @@ const char *vb_agent_fsm_state_name(vb_agent_state s) {
 const char *vb_agent_fsm_event_name(vb_agent_event e) {
     static const char *const names[] = {"hello", "heartbeat", "progress", "log", "result", "server_report", "done",
                                         "failed", "other", "assign", "abort", "silent", "process_died",
-                                        "limit_unanswered", "campaign_end", "abort_unanswered"};
+                                        "limit_unanswered", "campaign_end", "abort_unanswered", "share", "lend"};
     _Static_assert(sizeof names / sizeof names[0] == VB_AGENT_N_EVENTS, "a name per event");
     return (unsigned)e < VB_AGENT_N_EVENTS ? names[e] : "?";
 }
@@ -222,7 +253,7 @@ const char *vb_agent_fsm_action_name(vb_agent_action a) {
         "rejoin_item", "take_over_orphan", "abort_stale", "forget_orphan", "welcome", "touch", "note_heard",
         "ask_hello", "note_progress", "record_log", "record_result", "ack_only", "server_report", "finish_item",
         "fail_item", "end_stale", "warn_unexpected", "assign", "send_abort", "report_silent", "expire_item",
-        "send_bye", "report_stuck"};
+        "send_bye", "report_stuck", "relay_share", "lend", "end_lent"};
     _Static_assert(sizeof names / sizeof names[0] == VB_AGENT_N_ACTIONS, "a name per action");
     return (unsigned)a < VB_AGENT_N_ACTIONS ? names[a] : "?";
 }
@@ -230,7 +261,7 @@ const char *vb_agent_fsm_action_name(vb_agent_action a) {
 const char *vb_agent_fsm_fact_name(unsigned bit) {
     static const char *const names[] = {"bad_protocol", "old_hello", "new_process", "names_item", "finished",
                                         "its_attempt", "item_running", "running_attempt", "orphan", "on_running",
-                                        "current", "stuck_on_it"};
+                                        "current", "stuck_on_it", "lent"};
     _Static_assert(sizeof names / sizeof names[0] == VB_AGENT_N_FACTS, "a name per fact");
     for (unsigned i = 0; i < VB_AGENT_N_FACTS; i++)
         if (bit == 1u << i) return names[i];

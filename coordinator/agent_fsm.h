@@ -56,6 +56,8 @@ typedef enum {
     VB_AGENT_EV_CAMPAIGN_END,     /* the campaign is over (teardown) */
     VB_AGENT_EV_ABORT_UNANSWERED, /* an Abort (any phase, or a stale attempt's) unanswered for
                                    * limits.abort_unanswered_s: the agent is stuck in a call */
+    VB_AGENT_EV_SHARE,            /* a ShareRequest (leader) or ShareReport (helper) of a capacity item: relayed */
+    VB_AGENT_EV_LEND,             /* lent to the capacity item just assigned, as a helper (idle client agents) */
     VB_AGENT_N_EVENTS
 } vb_agent_event;
 
@@ -76,8 +78,9 @@ enum {
                                            * still pending, nothing running, and its engine has no server */
     VB_AGENT_F_ON_RUNNING = 1u << 9,      /* progress: names the running item, and this agent runs it */
     VB_AGENT_F_CURRENT = 1u << 10,        /* result, done, failed: y is in the plan and the attempt is current */
+    VB_AGENT_F_LENT = 1u << 12,           /* BUSY as a helper lent to x (a capacity item another agent leads) */
     VB_AGENT_F_STUCK_ON_IT = 1u << 11,    /* hello, LOST: names, unfinished, the attempt it was found stuck in */
-    VB_AGENT_N_FACTS = 12
+    VB_AGENT_N_FACTS = 13
 };
 
 typedef enum {
@@ -121,6 +124,9 @@ typedef enum {
     VB_AGENT_ACT_REPORT_STUCK,    /* an agent_stuck event (the agent, the item, the wait); a local agent is SIGKILLed
                                    * (local_agents.c starts it again), a remote one stays lost until it comes back
                                    * without that attempt */
+    VB_AGENT_ACT_RELAY_SHARE,     /* a ShareRequest to each helper lent to the running item, a ShareReport to its leader */
+    VB_AGENT_ACT_LEND,            /* the agent's item := the running one as its helper; its Assign (helper_of) */
+    VB_AGENT_ACT_END_LENT,        /* the end of a helper's share session: ack; an event when it failed; not lent */
     VB_AGENT_N_ACTIONS
 } vb_agent_action;
 

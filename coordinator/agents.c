@@ -99,6 +99,16 @@ static void send_assign(campaign *c, peer *p, int i, int first) {
     a.k = (uint32_t)c->profile->k;
     /* no driver call outlasts the phase (docs/reliability.md) */
     a.io_timeout_s = (uint32_t)c->profile->limits.phase_timeout_s;
+    /* capacity on several client agents: the leader names its helpers, a helper its leader and its share */
+    char *helpers[VB_LEND_MAX];
+    if (it->kind == VB_PHASE_CAPACITY && p->lend_to) {
+        const peer *l = vb_campaign_lend_leader(c, i);
+        a.helper_of = l ? (char *)l->id : "";
+        a.share_index = (uint32_t)vb_campaign_lend_index(c, p);
+    } else if (it->kind == VB_PHASE_CAPACITY) {
+        a.n_helpers = vb_campaign_lend_helpers(c, i, p, (const char **)helpers, VB_LEND_MAX);
+        a.helpers = helpers;
+    }
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_ASSIGN;
     env.assign = &a;
@@ -157,6 +167,12 @@ static int message_item(campaign *c, const Vbench__Envelope *env, const char **k
     case VBENCH__ENVELOPE__BODY_DONE: *key = env->done->item_key, *attempt = env->done->attempt; break;
     case VBENCH__ENVELOPE__BODY_FAILED: *key = env->failed->item_key, *attempt = env->failed->attempt; break;
     case VBENCH__ENVELOPE__BODY_PROGRESS: *key = env->progress->item_key; break;
+    case VBENCH__ENVELOPE__BODY_SHARE_REQUEST:
+        *key = env->share_request->item_key, *attempt = env->share_request->attempt;
+        break;
+    case VBENCH__ENVELOPE__BODY_SHARE_REPORT:
+        *key = env->share_report->item_key, *attempt = env->share_report->attempt;
+        break;
     default: break;
     }
     return (*key)[0] ? vb_campaign_item_index(c, *key) : -1;
@@ -181,8 +197,9 @@ static unsigned agent_facts(campaign *c, const agent_ev *ev) {
             f |= VB_AGENT_F_ITEM_RUNNING;
         if (y >= 0 && vb_campaign_attempt_current(c, y, att) && c->items[y] == ITEM_RUNNING && c->running == y)
             f |= VB_AGENT_F_RUNNING_ATTEMPT;
+        /* a helper lent to a capacity item (coordinator/lend.c) never takes it over: the item is its leader's */
         if (y >= 0 && y == c->orphan && att == c->runs[y].attempt && c->items[y] == ITEM_PENDING && c->running < 0 &&
-            !vb_campaign_engine_recipe(c, (int)c->plan->items[y].engine))
+            !vb_campaign_engine_recipe(c, (int)c->plan->items[y].engine) && !h->item_helper)
             f |= VB_AGENT_F_ORPHAN;
     }
     if (ev->kind == VB_AGENT_EV_HELLO && p && p->state == VB_AGENT_LOST && p->stuck_key[0] && key[0] &&
@@ -194,6 +211,10 @@ static unsigned agent_facts(campaign *c, const agent_ev *ev) {
         f |= VB_AGENT_F_ITS_ATTEMPT;
     if (ev->kind == VB_AGENT_EV_PROGRESS && p && c->running >= 0 && y == c->running && p->item == c->running)
         f |= VB_AGENT_F_ON_RUNNING;
+    if (ev->kind == VB_AGENT_EV_SHARE && p && c->running >= 0 && y == c->running && p->item == c->running &&
+        vb_campaign_attempt_current(c, y, att))
+        f |= VB_AGENT_F_ON_RUNNING;
+    if (p && p->state == VB_AGENT_BUSY && p->lend_to) f |= VB_AGENT_F_LENT;
     if (vb_campaign_attempt_current(c, y, att)) f |= VB_AGENT_F_CURRENT;
     return f;
 }
@@ -395,6 +416,24 @@ static int agent_do(campaign *c, agent_ev *ev, const vb_agent_row *row, vb_agent
                        p->id);
         break;
     case VB_AGENT_ACT_ASSIGN: return assign(c, p, ev->item);
+    case VB_AGENT_ACT_LEND:
+        p->item = ev->item;
+        p->lend_to = ev->item + 1;
+        p->lent_attempt = c->runs[ev->item].attempt;
+        p->released = 0;
+        p->item_started_ns = now;
+        send_assign(c, p, ev->item, 0);
+        break;
+    case VB_AGENT_ACT_RELAY_SHARE: vb_campaign_relay_share(c, p, env); break;
+    case VB_AGENT_ACT_END_LENT: {
+        const Vbench__Failed *f = env->body_case == VBENCH__ENVELOPE__BODY_FAILED ? env->failed : NULL;
+        if (f)
+            vb_store_event(c->store, VB_EVENT_AGENT_LOG, "warn", key, p->id, "its share of the capacity item failed: %s",
+                           f->message);
+        const char *ack_key = f ? f->key : env->done->key;
+        if (ack_key && ack_key[0] && !vb_store_failure(c->store)) vb_campaign_send_ack(c, p, ack_key, att);
+        break;
+    }
     case VB_AGENT_ACT_SEND_ABORT:
         vb_campaign_send_simple(c, p, VBENCH__ENVELOPE__BODY_ABORT, ev->reason, c->plan->items[ev->item].key, ev->why);
         /* The bound runs from the first Abort of the attempt. Not the reinsert's limit: the agent stops the reinsert
@@ -439,7 +478,7 @@ void vb_campaign_agent_fire(campaign *c, agent_ev *ev) {
     if (!p) return;
     if (row->next != p->state || (row->next == VB_AGENT_BUSY && ev->kind == VB_AGENT_EV_HELLO)) p->abort_sent_ns = 0;
     p->state = row->next;
-    if (p->state != VB_AGENT_BUSY) p->item = -1;
+    if (p->state != VB_AGENT_BUSY) p->item = -1, p->lend_to = 0, p->released = 0;
     if (p->state != VB_AGENT_DRAINING) p->drain_key[0] = '\0';
 }
 
@@ -466,7 +505,9 @@ void vb_campaign_agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env)
         {VBENCH__ENVELOPE__BODY_RESULT, VB_AGENT_EV_RESULT},
         {VBENCH__ENVELOPE__BODY_SERVER_REPORT, VB_AGENT_EV_SERVER_REPORT},
         {VBENCH__ENVELOPE__BODY_DONE, VB_AGENT_EV_DONE},
-        {VBENCH__ENVELOPE__BODY_FAILED, VB_AGENT_EV_FAILED}};
+        {VBENCH__ENVELOPE__BODY_FAILED, VB_AGENT_EV_FAILED},
+        {VBENCH__ENVELOPE__BODY_SHARE_REQUEST, VB_AGENT_EV_SHARE},
+        {VBENCH__ENVELOPE__BODY_SHARE_REPORT, VB_AGENT_EV_SHARE}};
     /* The store failed (full, I/O error): the campaign is stopping. What a Result, Done or Failed would record
      * stays in the agent's outbox, unacknowledged, for the next `vbench resume`; nothing moves an item meanwhile
      * (not even if space came back during the stop). */

@@ -395,11 +395,17 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
             if (!end_wait_ns) end_wait_ns = vb_now_ns() + 30000000000ull;
             if (vb_now_ns() > end_wait_ns) break;
         }
+        vb_campaign_lend_release(&c);
         int hold = vb_campaign_hold_assignments(&c);
         if (c.running < 0 && next >= 0 && !hold && vb_campaign_server_ready_for(&c, next)) {
             peer *p = vb_campaign_idle_peer_with_role(&c, c.plan->items[next].role);
-            if (p && vb_campaign_server_confirmed(&c, next)) {
+            int lent = p && vb_campaign_server_confirmed(&c, next) ? vb_campaign_lend_pick(&c, next, p) : 0;
+            if (lent < 0) {
+                /* capacity's client_agents: N waits until N client agents are idle (said by lend.c) */
+            } else if (p && vb_campaign_server_confirmed(&c, next)) {
                 vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_ASSIGN, .p = p, .item = next});
+                for (peer *q; lent && (q = vb_campaign_lend_next(&c, next));)
+                    vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_LEND, .p = q, .id = q->id, .item = next});
                 c.waiting_said_ns = 0;
             } else if (p) {
                 /* waiting for the orchestrator's go */

@@ -49,6 +49,11 @@ typedef struct peer {
     uint64_t memory_bytes;
     vb_agent_state state;
     int item;             /* plan index while BUSY, else -1 */
+    /* A helper lent to a capacity item another agent leads (docs/design.md §8): 1 + the item's plan index (set when
+     * chosen, kept while BUSY with it), 0 none; the attempt it was lent for; its release was sent (coordinator/lend.c) */
+    int lend_to;
+    unsigned lent_attempt;
+    int released;
     char drain_key[512];  /* DRAINING: the item key it runs, and the attempt */
     unsigned drain_attempt;
     int send_failed;      /* the last send to it failed (said once until one succeeds) */
@@ -142,6 +147,7 @@ typedef struct campaign {
     int need_orchestrator;     /* a selected engine has a recipe */
     vb_budget local_budget;    /* resolved against this host (local mode) */
     int running;          /* plan index of the running item, or -1 */
+    uint64_t lend_said_ns;   /* coordinator/lend.c: a capacity item's wait for its client_agents was last said */
     /* The limits (limits.*) are the profile's typed struct, profile->limits, filled once by config/profile.c. */
     /* The item that was running when a previous coordinator process stopped (resume), -1 none: its agent may
      * still run it. Nothing is assigned until that agent said hello or orphan_deadline_ns passed. */
@@ -234,6 +240,21 @@ void vb_campaign_send_hello_again(campaign *c, zframe_t *routing);
 /* ---- agents.c ---------------------------------------------------------------------------------------------- */
 
 void vb_campaign_agent_fire(campaign *c, agent_ev *ev);
+
+/* coordinator/lend.c: client agents lent to a capacity item as helpers (docs/design.md §8). */
+#define VB_LEND_MAX 64
+/* Marks the idle client agents other than leader that item i borrows (its client_agents: 0 all, N: N - 1); returns
+ * how many, 0 for any other item, -1 when client_agents asks for more than are idle (the item waits). */
+int vb_campaign_lend_pick(campaign *c, int i, const peer *leader);
+/* After the leader's Assign: the next marked agent to lend to i (the caller fires LEND for it: this file does not call
+ * the agent machine), NULL when none is left; when i does not run (its Assign did not go out) the marks are cleared. */
+peer *vb_campaign_lend_next(campaign *c, int i);
+const peer *vb_campaign_lend_leader(campaign *c, int i);
+size_t vb_campaign_lend_helpers(campaign *c, int i, const peer *leader, const char **ids, size_t cap);
+int vb_campaign_lend_index(campaign *c, const peer *p);
+void vb_campaign_relay_share(campaign *c, peer *from, const Vbench__Envelope *env);
+/* Each loop turn: a helper whose item no longer runs the attempt it was lent for is told to end its share session. */
+void vb_campaign_lend_release(campaign *c);
 void vb_campaign_agent_drain(campaign *c);
 void vb_campaign_agent_on(campaign *c, zframe_t *routing, Vbench__Envelope *env);
 int vb_campaign_sender_allowed(campaign *c, zframe_t *routing, const char *key);

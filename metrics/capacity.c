@@ -282,3 +282,42 @@ int vb_capacity_windows_bound(double start, double max_rate, double precision, i
     long total = (VB_CAPACITY_VOTES + 1) * (grow + (long)n_targets * bisect) + (long)n_targets * (repeats + 1);
     return total > VB_CAPACITY_MAX_WINDOWS ? VB_CAPACITY_MAX_WINDOWS : (int)total;
 }
+
+double vb_capacity_share_rate(double rate, int n) { return n > 0 ? rate / n : rate; }
+
+uint64_t vb_capacity_share_seed(uint64_t window_seed, int i) {
+    return i == 0 ? window_seed : window_seed ^ ((uint64_t)i * 0xd1b54a32d192ed03ull);
+}
+
+int vb_capacity_merge(const vb_capacity_share *sh, int n, vb_capacity_obs *o, vb_histogram *merged, char *why,
+                      size_t len) {
+    if (n < 1) return -1;
+    vb_histogram *h = merged ? merged : vb_histogram_new();
+    if (!h) return -1;
+    if (merged) vb_histogram_reset(h);
+    double longest = 0;
+    o->rate = 0, o->scheduled = 0, o->started = 0, o->errors = 0, o->client_limited = 0;
+    if (why && len) why[0] = 0;
+    for (int i = 0; i < n; i++) {
+        o->rate += sh[i].rate;
+        o->scheduled += sh[i].scheduled;
+        o->started += sh[i].started;
+        o->errors += sh[i].errors;
+        if (sh[i].elapsed_s > longest) longest = sh[i].elapsed_s;
+        if (sh[i].corrected) vb_histogram_merge(h, sh[i].corrected);
+        if (sh[i].client_limited && !o->client_limited) {
+            o->client_limited = 1;
+            if (why && len) {
+                if (n == 1) snprintf(why, len, "%s", sh[i].why ? sh[i].why : "");
+                else snprintf(why, len, "agent %s (%d of %d, offered %.1f/s): %s", sh[i].agent ? sh[i].agent : "?",
+                              i + 1, n, sh[i].rate, sh[i].why ? sh[i].why : "");
+            }
+        }
+    }
+    o->achieved = longest > 0 ? (double)o->started / longest : 0;
+    o->p50_ms = (double)vb_histogram_value_at_percentile(h, 50) / 1e6;
+    o->p99_ms = (double)vb_histogram_value_at_percentile(h, 99) / 1e6;
+    o->p999_ms = (double)vb_histogram_value_at_percentile(h, 99.9) / 1e6;
+    if (!merged) vb_histogram_destroy(&h);
+    return 0;
+}

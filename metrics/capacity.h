@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics/histogram.h"
+
 #define VB_CAPACITY_MAX_TARGETS 8
 #define VB_CAPACITY_MAX_WINDOWS 128
 #define VB_CAPACITY_VOTES 2          /* windows that must agree on a rate's verdict */
@@ -129,6 +131,30 @@ int vb_capacity_next(vb_capacity_search *s, double *rate, vb_capacity_stage *sta
 /* Records the window measured for the last vb_capacity_next (o->rate, o->stage and o->target as it said); sets
  * the recorded copy's discounted bits (s->w[s->n - 1].discounted). */
 void vb_capacity_record(vb_capacity_search *s, const vb_capacity_obs *o);
+/* Several client agents (docs/design.md §8 "A capacity window on several client agents"): each window's offered rate
+ * is split evenly, rate / n to each agent, each on its own Poisson schedule (its own seed), and the search sees ONE
+ * observation per window, the merge of the agents' shares. */
+typedef struct vb_capacity_share {
+    const char *agent;                 /* the agent's id (named in the reason when it is the client's limit) */
+    double rate;                       /* its offered share */
+    double elapsed_s;                  /* its window's length */
+    uint64_t scheduled, started, errors;
+    const vb_histogram *corrected;     /* its latency from the intended start (the objective's) */
+    int client_limited;                /* its own client guard (vb_capacity_client_check) said so */
+    const char *why;                   /* that guard's reason */
+} vb_capacity_share;
+/* Agent i's share of a window at rate split across n agents: rate / n. */
+double vb_capacity_share_rate(double rate, int n);
+/* Agent i's schedule seed from the window's: agent 0 keeps the window's seed (one agent draws what it always drew),
+ * the others a different stream each. */
+uint64_t vb_capacity_share_seed(uint64_t window_seed, int i);
+/* Merges the n shares of one window into the observation the search records (o->stage and o->target are left as
+ * they are): rate, scheduled, started and errors summed; achieved = started / the longest share's window (they
+ * start together); p50 / p99 / p99.9 from the merged histograms, written also into merged when it is non-NULL (the
+ * caller's, reset first); client-limited when any share is, and why (len > 0) says which agent ("agent bench-2: ...")
+ * when n > 1, the share's own reason when n is 1. Returns 0, or -1 when n < 1 or a histogram cannot be made. */
+int vb_capacity_merge(const vb_capacity_share *sh, int n, vb_capacity_obs *o, vb_histogram *merged, char *why,
+                      size_t len);
 /* The bound on the windows of a search (the estimate's): growth steps from start to max_rate, bisection steps to
  * the precision per target, and repeats + 1 per target. */
 int vb_capacity_windows_bound(double start, double max_rate, double precision, int n_targets, int repeats);

@@ -142,6 +142,8 @@ const char *vb_wire_body_name(const Vbench__Envelope *env) {
                                   "done",   "failed", "abort",  "ack",      "log",       "bye",
                                   "server_request", "server_report"};
     unsigned c = (unsigned)env->body_case;
+    if (env->body_case == VBENCH__ENVELOPE__BODY_SHARE_REQUEST) return "share_request";
+    if (env->body_case == VBENCH__ENVELOPE__BODY_SHARE_REPORT) return "share_report";
     return c < sizeof names / sizeof names[0] ? names[c] : "unknown";
 }
 

@@ -26,8 +26,8 @@ static const char *const views[] = {"v_build", "v_recall_sweep", "v_build_spread
                                     "v_validity", NULL};
 static const char *const tables[] = {"campaign", "plan", "agent", "build_result", "sweep_result", "window_result",
                                      "filtered_result", "cold_start_result", "cold_start_query", "churn_result",
-                                     "recall_dist", "streaming_result", "capacity_window", "capacity_result",
-                                     "mixed_result", "server_log", "server_size", "server_profile",
+                                     "recall_dist", "streaming_result", "capacity_window", "capacity_window_share",
+                                     "capacity_result", "mixed_result", "server_log", "server_size", "server_profile",
                                      "server_profile_function", "event", NULL};
 
 /* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled; lines end in CRLF. */

@@ -355,7 +355,8 @@ static const report_table window_tables[] = {
     {"capacity_windows", "Capacity search windows (every window of every attempt, in the order measured)",
      "SELECT engine, dataset, attempt, step, stage, targets, met, offered_rate, achieved_rate, p50_ms, p99_ms, "
      "p999_ms, errors, late_starts, in_flight, clients, ef_search, client_cores, host_pause_ms, discounted, "
-     "client_limited, server_cores_busy, server_cores, server_ms_per_query, client_reason FROM v_capacity_windows"},
+     "client_limited, server_cores_busy, server_cores, server_ms_per_query, agents, shares, client_reason "
+     "FROM v_capacity_windows"},
 };
 
 /* `show --recall` (and always in show --json): the distribution of per-query recall of every measured point. */

@@ -72,6 +72,9 @@ static const struct {
     {"mixed_result", "rows_vectors_checked", "INTEGER"},
     {"mixed_result", "rows_differ", "INTEGER"},
     {"mixed_result", "rows_diff_example", "TEXT"},
+    {"capacity_window", "agents", "INTEGER"},   /* issue 37: the client agents that offered a window, and their shares */
+    {"capacity_window_share", "client_cores", "REAL"},
+    {"capacity_window_share", "window_start", "REAL"},
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {

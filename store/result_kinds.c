@@ -751,7 +751,8 @@ static const char *const capacity_sources[] = {"probe", "given", "sweep", "unrea
     C(k, server_window_exec_s, v_real_or_null(!(CWW->server_window_calls > 0), CWW->server_window_exec_s))         \
     C(k, wait_rounds, v_int_or_null(!CWW->wait_rounds, (sqlite3_int64)CWW->wait_rounds))                           \
     C(k, wait_unit, CWW->wait_rounds ? v_text_set(CWW->wait_unit) : v_null())                                       \
-    AGENT_COLUMNS(k, C)
+    AGENT_COLUMNS(k, C)                                                                                             \
+    C(k, agents, v_int_or_null(!CW->agents, CW->agents))
 COLUMNS(capacity_window, CAPACITY_WINDOW_COLUMNS)
 
 /* Its window and a stage this store knows, the latency histogram decoded, the targets as text ("5,10,50"). */
@@ -769,7 +770,32 @@ static int prepare_capacity_window(vb_store *s, store_row *w, vb_error *err) {
     return VB_STORE_OK;
 }
 
-static int after_capacity_window(vb_store *s, store_row *w, vb_error *err) { return insert_waits(s, R, CWW, err); }
+/* Its wait profile, and each client agent's share of it (capacity_window_share). */
+static int after_capacity_window(vb_store *s, store_row *w, vb_error *err) {
+    int rc = insert_waits(s, R, CWW, err);
+    for (size_t i = 0; rc == VB_STORE_OK && i < CW->n_shares; i++) {
+        const Vbench__CapacityShare *sh = CW->shares[i];
+        sqlite3_stmt *st = store_prepare(s, "INSERT OR REPLACE INTO capacity_window_share (result_key, item_key, share, "
+                                            "agent, offered_rate, scheduled, started, errors, p99_ms, client_limited, "
+                                            "client_cores, window_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", err);
+        if (!st) return s->last;
+        store_bind_text(st, 1, R->result_key);
+        store_bind_text(st, 2, R->item_key);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)i + 1);
+        store_bind_text(st, 4, sh->agent ? sh->agent : "");
+        sqlite3_bind_double(st, 5, sh->offered_rate);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)sh->scheduled);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)sh->started);
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)sh->errors);
+        sqlite3_bind_double(st, 9, sh->p99_ms);
+        sqlite3_bind_int(st, 10, sh->client_limited != 0);
+        sqlite3_bind_double(st, 11, sh->client_cores);
+        if (sh->window_start > 0) sqlite3_bind_double(st, 12, sh->window_start);
+        else sqlite3_bind_null(st, 12);
+        rc = store_run(s, st, err, "recording a capacity window's share of a client agent");
+    }
+    return rc;
+}
 
 static void describe_capacity_window(const Vbench__Result *r, char *buf, size_t len) {
     const Vbench__CapacityWindow *c = r->capacity_window;

@@ -582,7 +582,27 @@ CREATE TABLE IF NOT EXISTS capacity_window (
     wait_rounds     INTEGER,
     wait_unit       TEXT,
     agent           TEXT,
-    recorded_at     TEXT NOT NULL
+    recorded_at     TEXT NOT NULL,
+    agents          INTEGER                 -- the client agents that offered it (capacity_window_share); NULL: older
+);
+
+-- Each client agent's part of a capacity window (docs/design.md §8, "A capacity window on several client agents"): share
+-- 1..agents, the agent, its share of the offered rate on its own Poisson schedule, its counts, its own p99 from the
+-- intended start (the window's p99 is from the merged histograms), whether its own client guard found it at its limit.
+CREATE TABLE IF NOT EXISTS capacity_window_share (
+    result_key      TEXT NOT NULL,          -- the capacity_window's
+    item_key        TEXT NOT NULL REFERENCES plan(key),
+    share           INTEGER NOT NULL,
+    agent           TEXT NOT NULL,
+    offered_rate    REAL NOT NULL,
+    scheduled       INTEGER NOT NULL,
+    started         INTEGER NOT NULL,
+    errors          INTEGER NOT NULL,
+    p99_ms          REAL,
+    client_limited  INTEGER NOT NULL,
+    client_cores    REAL,
+    window_start    REAL,                   -- when its measured window started (epoch s): the shares start together
+    PRIMARY KEY (result_key, share)
 );
 
 -- A capacity item's answer per p99 target (one row per target and attempt), or its one row when it measured nothing

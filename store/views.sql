@@ -974,7 +974,8 @@ CREATE VIEW v_campaign_time AS
 
 -- Capacity (docs/metrics.md "Capacity"): every window of every attempt, in the order measured, with the server unit's
 -- cores busy over the window (its CPU seconds per second between the orchestrator's samples inside it, as
--- v_concurrency) against the CPUs the unit was given; meets_objective: met the largest target (any target: met > 0).
+-- v_concurrency) against the CPUs the unit was given; meets_objective: met the largest target (any target: met > 0);
+-- agents: the client agents that offered it, shares: each one's id and offered rate (capacity_window_share).
 CREATE VIEW v_capacity_windows AS
     SELECT COALESCE(w.config, w.engine) AS engine, w.dataset, w.attempt, w.step, w.stage, w.target_ms, w.targets, w.met,
            w.met > 0 AS meets_any, w.offered_rate, w.achieved_rate, w.scheduled, w.started, w.clients, w.ef_search,
@@ -985,7 +986,11 @@ CREATE VIEW v_capacity_windows AS
            (SELECT CAST(m.value AS INTEGER) FROM manifest AS m WHERE m.key = 'server.' || cpu.server || '.unit.cpus')
                AS server_cores,
            CASE WHEN w.server_window_calls > 0 THEN 1e3 * w.server_window_exec_s / w.server_window_calls END
-               AS server_ms_per_query, w.window_s, w.window_start, w.result_key, w.item_key, plan.seq
+               AS server_ms_per_query, w.window_s, w.window_start, w.result_key, w.item_key, plan.seq,
+           COALESCE(w.agents, 1) AS agents,
+           (SELECT group_concat(printf('%s %.1f/s', sh.agent, sh.offered_rate), ', ')
+              FROM (SELECT * FROM capacity_window_share AS x WHERE x.result_key = w.result_key ORDER BY x.share) AS sh)
+               AS shares
     FROM capacity_window AS w JOIN plan ON plan.key = w.item_key
     LEFT JOIN (SELECT w2.result_key, MIN(s.engine) AS server,
                       CASE WHEN COUNT(*) >= 2 AND MAX(s.t) > MIN(s.t) THEN (MAX(s.cpu_s) - MIN(s.cpu_s)) / (MAX(s.t) - MIN(s.t))

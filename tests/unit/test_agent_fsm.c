@@ -53,6 +53,13 @@ static outcome legacy_hello(vb_agent_state st, unsigned f) {
     int named = HAS(NAMES_ITEM), fin = HAS(FINISHED);
     if (st == VB_AGENT_BUSY) {
         if (HAS(ITS_ATTEMPT)) return DO(FORGET_ORPHAN), DO(WELCOME), o;
+        /* coordinator/lend.c: a helper lent to a capacity item that restarted, or runs a stale item, leaves the item
+         * alone (it is the leader's); a stale item it runs is drained */
+        if (HAS(LENT) && (HAS(NEW_PROCESS) || (named && !fin))) {
+            if (named && !fin) DO(ABORT_STALE), o.next = VB_AGENT_DRAINING;
+            else o.next = VB_AGENT_IDLE;
+            return DO(FORGET_ORPHAN), DO(WELCOME), o;
+        }
         if (HAS(NEW_PROCESS)) {
             DO(INTERRUPT_ITEM);
         } else if (!named || fin) {
@@ -100,6 +107,11 @@ static outcome legacy(vb_agent_state st, vb_agent_event ev, unsigned f) {
             return DO(ASK_HELLO), o;
         }
         DO(TOUCH);
+        /* a lent helper's end is its share session's (coordinator/lend.c), its progress not shown */
+        if ((ev == VB_AGENT_EV_DONE || ev == VB_AGENT_EV_FAILED) && st == VB_AGENT_BUSY && HAS(LENT) &&
+            HAS(ITS_ATTEMPT))
+            return DO(END_LENT), o.next = VB_AGENT_IDLE, o;
+        if (ev == VB_AGENT_EV_PROGRESS && st == VB_AGENT_BUSY && HAS(LENT)) return o;
         if (ev == VB_AGENT_EV_PROGRESS && st == VB_AGENT_BUSY && HAS(ON_RUNNING)) DO(NOTE_PROGRESS);
         if (ev == VB_AGENT_EV_LOG) DO(RECORD_LOG);
         if (ev == VB_AGENT_EV_RESULT) HAS(CURRENT) ? DO(RECORD_RESULT) : DO(ACK_ONLY);
@@ -114,6 +126,18 @@ static outcome legacy(vb_agent_state st, vb_agent_event ev, unsigned f) {
             if (ran_it) o.next = VB_AGENT_IDLE;
         }
         return o;
+    case VB_AGENT_EV_SHARE:    /* coordinator/lend.c: relayed while its agent runs (or helps) the running item */
+        if (!known) {
+            if (st == VB_AGENT_LOST) DO(NOTE_HEARD);
+            return DO(ASK_HELLO), o;
+        }
+        DO(TOUCH);
+        if (st == VB_AGENT_BUSY && HAS(ON_RUNNING)) DO(RELAY_SHARE);
+        return o;
+    case VB_AGENT_EV_LEND:     /* coordinator/lend.c: idle client agents lent to a capacity item */
+        if (st != VB_AGENT_IDLE) return DO(REFUSE), o;
+        o.next = VB_AGENT_BUSY;
+        return DO(LEND), o;
     case VB_AGENT_EV_ASSIGN:   /* idle_peer_with_role + assign() */
         if (st != VB_AGENT_IDLE) return DO(REFUSE), o;
         o.next = VB_AGENT_BUSY;
@@ -125,22 +149,24 @@ static outcome legacy(vb_agent_state st, vb_agent_event ev, unsigned f) {
         if (st == VB_AGENT_NEW) return DO(REFUSE), o;
         if (st == VB_AGENT_LOST) return DO(IGNORE), o;
         DO(REPORT_SILENT);
-        if (st == VB_AGENT_BUSY) DO(INTERRUPT_ITEM);
+        if (st == VB_AGENT_BUSY && !HAS(LENT)) DO(INTERRUPT_ITEM);   /* a lent helper's loss: the leader's to say */
         o.next = VB_AGENT_LOST;
         return o;
     case VB_AGENT_EV_PROCESS_DIED:   /* watch_local_agents */
         if (st == VB_AGENT_NEW || st == VB_AGENT_LOST) return DO(IGNORE), o;
-        if (st == VB_AGENT_BUSY) DO(INTERRUPT_ITEM);
+        if (st == VB_AGENT_BUSY && !HAS(LENT)) DO(INTERRUPT_ITEM);
+        else if (st == VB_AGENT_BUSY) DO(NONE);
         o.next = VB_AGENT_LOST;
         return o;
     case VB_AGENT_EV_LIMIT_UNANSWERED:   /* check_liveness: the busy agent of the running churn item */
         if (st != VB_AGENT_BUSY) return DO(REFUSE), o;
         o.next = VB_AGENT_LOST;
+        if (HAS(LENT)) return DO(REPORT_STUCK), o;
         return DO(EXPIRE_ITEM), DO(REPORT_STUCK), o;   /* issue 28: stuck, a local one killed */
     case VB_AGENT_EV_ABORT_UNANSWERED:   /* issue 28: check_liveness, any Abort unanswered past the bound */
         if (st == VB_AGENT_LOST) return DO(IGNORE), o;
         if (st != VB_AGENT_BUSY && st != VB_AGENT_DRAINING) return DO(REFUSE), o;
-        if (st == VB_AGENT_BUSY) DO(INTERRUPT_ITEM);
+        if (st == VB_AGENT_BUSY && !HAS(LENT)) DO(INTERRUPT_ITEM);
         o.next = VB_AGENT_LOST;
         return DO(REPORT_STUCK), o;
     case VB_AGENT_EV_CAMPAIGN_END:   /* teardown: Bye to every agent not lost */
@@ -411,6 +437,27 @@ static void test_scenarios(void) {
     st = S(NEW);
     walk(sc, &st, E(HELLO), F(BAD_PROTOCOL) | F(NEW_PROCESS), "reject_hello", S(NEW));
     walk(sc, &st, E(LOG), 0, "ask_hello", S(NEW));
+
+    /* 48: a capacity item borrows an idle client agent (coordinator/lend.c): its shares relayed, its end the end of its
+     * share session (not the item's), and its loss the leader's to report, not an interrupted item. */
+    sc = "lent helper";
+    st = S(IDLE);
+    walk(sc, &st, E(LEND), 0, "lend", S(BUSY));
+    walk(sc, &st, E(ASSIGN), F(LENT), "refuse", S(BUSY));
+    walk(sc, &st, E(PROGRESS), F(LENT) | F(ON_RUNNING), "touch", S(BUSY));
+    walk(sc, &st, E(SHARE), F(LENT) | F(ON_RUNNING), "touch,relay_share", S(BUSY));
+    walk(sc, &st, E(SHARE), F(LENT), "touch", S(BUSY));
+    walk(sc, &st, E(DONE), F(LENT) | F(ITS_ATTEMPT) | F(CURRENT), "touch,end_lent", S(IDLE));
+    sc = "lent helper lost";
+    st = S(BUSY);
+    walk(sc, &st, E(SILENT), F(LENT), "report_silent", S(LOST));
+    st = S(BUSY);
+    walk(sc, &st, E(PROCESS_DIED), F(LENT), "", S(LOST));
+    st = S(BUSY);
+    walk(sc, &st, E(HELLO), F(LENT) | F(NEW_PROCESS), "record_hello,forget_orphan,welcome", S(IDLE));
+    sc = "lent helper's item ended while it was away: its share session is stale";
+    st = S(BUSY);
+    walk(sc, &st, E(HELLO), F(LENT) | F(NAMES_ITEM), "record_hello,abort_stale,forget_orphan,welcome", S(DRAINING));
 }
 
 int main(void) {

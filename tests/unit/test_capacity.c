@@ -502,6 +502,77 @@ static void test_estimate(void) {
     if (system(cmd) != 0) printf("# could not remove %s\n", dir);
 }
 
+/* Several client agents: a window's shares merged into the one observation the search records. The merged p99 comes
+ * from the merged histograms, which is neither the shares' mean p99 nor their largest; the counts are summed; one agent
+ * at its client limit makes the window client-limited, naming that agent; one agent is its own window unchanged. */
+static vb_histogram *hist_of(int fast, int slow) {
+    vb_histogram *h = vb_histogram_new();
+    for (int i = 0; i < fast; i++) vb_histogram_record(h, 1000000);     /* 1 ms */
+    for (int i = 0; i < slow; i++) vb_histogram_record(h, 30000000);    /* 30 ms */
+    return h;
+}
+
+static void test_merge(void) {
+    is_double(vb_capacity_share_rate(500, 2), 250, 0, "500/s on two agents: 250/s each");
+    is_double(vb_capacity_share_rate(500, 1), 500, 0, "one agent offers the whole rate");
+    ok(vb_capacity_share_seed(77, 0) == 77, "agent 0 keeps the window's seed (one agent draws what it always drew)");
+    ok(vb_capacity_share_seed(77, 1) != 77 && vb_capacity_share_seed(77, 2) != vb_capacity_share_seed(77, 1),
+       "the other agents each draw their own schedule");
+
+    vb_histogram *a = hist_of(1000, 0), *b = hist_of(980, 20), *m = vb_histogram_new();
+    vb_capacity_share sh[2] = {
+        {.agent = "bench-1", .rate = 250, .elapsed_s = 2.0, .scheduled = 1000, .started = 1000, .corrected = a},
+        {.agent = "bench-2", .rate = 250, .elapsed_s = 2.001, .scheduled = 1001, .started = 1000, .errors = 2,
+         .corrected = b},
+    };
+    is_double((double)vb_histogram_value_at_percentile(b, 99) / 1e6, 30, 0.5, "bench-2 alone: p99 30 ms (20 of 1000 slow)");
+    vb_capacity_obs o = {.stage = VB_CAP_GROW, .target = -1};
+    char why[256];
+    is_int(vb_capacity_merge(sh, 2, &o, m, why, sizeof why), 0, "two shares merged");
+    is_double(o.rate, 500, 0, "offered: the shares summed");
+    is_int(o.scheduled, 2001, "scheduled summed");
+    is_int(o.started, 2000, "started summed");
+    is_int(o.errors, 2, "errors summed");
+    is_double(o.achieved, 2000 / 2.001, 1e-9, "achieved: started over the longest share's window");
+    is_double(o.p99_ms, 1, 0.02, "merged p99 1 ms: 20 slow of 2000 is 1 percent (the shares' mean p99 would be 15.5, their "
+              "largest 30)");
+    is_int(vb_histogram_count(m), 2000, "the merged histogram holds both shares' queries");
+    is_int(o.client_limited, 0, "no agent at its limit: not client-limited");
+    is_int(o.stage, VB_CAP_GROW, "the stage is left as the caller set it");
+    vb_capacity_search s;
+    double t10 = 10;
+    vb_capacity_search_init(&s, &t10, 1, 100, 0.05, 0);
+    is_int(vb_capacity_meets(&s, &o, 0), 0, "2 queries failed on bench-2: the merged window fails the objective");
+    sh[1].errors = 0;
+    vb_capacity_merge(sh, 2, &o, m, why, sizeof why);
+    is_int(vb_capacity_meets(&s, &o, 0), 1, "without them the merged window meets p99 <= 10 ms, though bench-2 alone "
+           "did not");
+
+    vb_histogram_destroy(&b);
+    b = hist_of(975, 25);
+    sh[1].corrected = b;
+    vb_capacity_merge(sh, 2, &o, m, why, sizeof why);
+    is_double(o.p99_ms, 30, 0.5, "25 slow of 2000: the merged p99 is the slow one");
+    is_int(vb_capacity_meets(&s, &o, 0), 0, "and the merged window fails the objective");
+
+    sh[1].client_limited = 1, sh[1].why = "the client's limit, not the engine's: the client agent's CPUs were saturated";
+    vb_capacity_merge(sh, 2, &o, NULL, why, sizeof why);
+    is_int(o.client_limited, 1, "one agent at its limit: the window is client-limited");
+    contains(why, "agent bench-2 (2 of 2, offered 250.0/s): the client's limit", "the reason names that agent and its share");
+    is_int(vb_capacity_meets(&s, &o, 0), 0, "a client-limited window meets nothing");
+
+    vb_capacity_obs one = {0};
+    is_int(vb_capacity_merge(&sh[1], 1, &one, NULL, why, sizeof why), 0, "one share merged");
+    is_double(one.p99_ms, (double)vb_histogram_value_at_percentile(b, 99) / 1e6, 0, "one agent: its own p99");
+    is_double(one.achieved, 1000 / 2.001, 1e-9, "its own achieved rate");
+    is_str(why, "the client's limit, not the engine's: the client agent's CPUs were saturated",
+           "one agent: its own reason, unchanged");
+    is_int(vb_capacity_merge(sh, 0, &one, NULL, why, sizeof why), -1, "no shares: refused");
+    vb_histogram_destroy(&a);
+    vb_histogram_destroy(&b);
+    vb_histogram_destroy(&m);
+}
+
 int main(void) {
     test_profile_plan();
     test_estimate();
@@ -515,5 +586,6 @@ int main(void) {
     test_unreachable();
     test_client_limit();
     test_client_check();
+    test_merge();
     return done_testing();
 }

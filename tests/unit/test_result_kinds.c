@@ -119,6 +119,16 @@ int main(void) {
     cw.offered_rate = 100;
     cw.n_targets_ms = 2;
     cw.targets_ms = targets;
+    /* two client agents, 50/s each (capacity_window_share) */
+    Vbench__CapacityShare sh1 = VBENCH__CAPACITY_SHARE__INIT, sh2 = VBENCH__CAPACITY_SHARE__INIT, *shs[2] = {&sh1, &sh2};
+    sh1.agent = "bench-1", sh2.agent = "bench-2";
+    sh1.offered_rate = sh2.offered_rate = 50;
+    sh1.scheduled = 100, sh2.scheduled = 98;
+    sh1.window_start = 1e9, sh2.window_start = 1e9 + 0.02;
+    sh2.client_limited = 1;
+    cw.agents = 2;
+    cw.n_shares = 2;
+    cw.shares = shs;
     cap.target_ms = 10;
     cap.rate = 90;
     b.rows = 1000;
@@ -191,6 +201,16 @@ int main(void) {
                                   "AND role = 'replica'"), 1, "nodes: v_nodes shows node 1, its unknown count NULL");
         }
     }
+    /* the capacity window's shares, beside it and in its view */
+    is_int((int)count(db, "SELECT COUNT(*) FROM capacity_window_share WHERE result_key = 'k-capacity_window' AND "
+                          "offered_rate = 50"), 2, "capacity_window: a share row per client agent, 50/s each");
+    is_int((int)count(db, "SELECT share FROM capacity_window_share WHERE agent = 'bench-2' AND scheduled = 98 AND "
+                          "client_limited = 1"), 2, "... bench-2 the second, its own counts and guard");
+    is_int((int)count(db, "SELECT CAST(round(1e3 * (MAX(window_start) - MIN(window_start))) AS INTEGER) FROM "
+                          "capacity_window_share WHERE result_key = 'k-capacity_window'"), 20,
+           "... each share's window start (20 ms apart)");
+    is_int((int)count(db, "SELECT COUNT(*) FROM v_capacity_windows WHERE agents = 2 AND "
+                          "shares = 'bench-1 50.0/s, bench-2 50.0/s'"), 1, "v_capacity_windows: agents 2 and the shares");
     /* a sweep point whose answers repeated ids and whose queries include recall-0 ones: three lines */
     m.duplicate_answers = 2;
     m.duplicate_example = "query 3: id 7 at rows 0 and 1";
