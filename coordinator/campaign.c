@@ -399,10 +399,13 @@ int vb_campaign_run(const vb_campaign_opts *o, vb_error *err) {
         int hold = vb_campaign_hold_assignments(&c);
         if (c.running < 0 && next >= 0 && !hold && vb_campaign_server_ready_for(&c, next)) {
             peer *p = vb_campaign_idle_peer_with_role(&c, c.plan->items[next].role);
-            int lent = p && vb_campaign_server_confirmed(&c, next) ? vb_campaign_lend_pick(&c, next, p) : 0;
+            /* asked once a turn: a yes is given once (the server's phase request is then done with), so a second
+             * call in the same turn would send the request again and wait for it anew */
+            int confirmed = p && vb_campaign_server_confirmed(&c, next);
+            int lent = confirmed ? vb_campaign_lend_pick(&c, next, p) : 0;
             if (lent < 0) {
                 /* capacity's client_agents: N waits until N client agents are idle (said by lend.c) */
-            } else if (p && vb_campaign_server_confirmed(&c, next)) {
+            } else if (confirmed) {
                 vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_ASSIGN, .p = p, .item = next});
                 for (peer *q; lent && (q = vb_campaign_lend_next(&c, next));)
                     vb_campaign_agent_fire(&c, &(agent_ev){.kind = VB_AGENT_EV_LEND, .p = q, .id = q->id, .item = next});
