@@ -89,6 +89,11 @@ for v in vector halfvec; do
 done
 tables=$(cd "$db.d/servers/mariadb/data" 2>/dev/null && ls */vb_mariadb_m_*.frm 2>/dev/null | xargs -n1 basename 2>/dev/null | sort | tr '\n' ' ')
 is "$tables" "vb_mariadb_m_16.frm vb_mariadb_m_6.frm " "MariaDB's data directory has one table per m"
+# the recipe gives MariaDB a temporary directory beside its data (deploy/engines/mariadb.yml: the image's /tmp is shared
+# by every unit of the image, where two bootstraps at once collided on their temporary tables' names); mariadbd does
+# not start with a --tmpdir that is missing, so the campaign's success says it used it
+[ -d "$db.d/servers/mariadb/tmp" ]
+ok $? "MariaDB's temporary files have a directory of their own (servers/mariadb/tmp), not the image's shared /tmp"
 iv=$(q "$db" "SELECT index_bytes FROM build_result WHERE config = 'pgvector[variant=vector,iterative_scan=off]'")
 ih=$(q "$db" "SELECT index_bytes FROM build_result WHERE config = 'pgvector[variant=halfvec,iterative_scan=off]'")
 [ -n "$iv" ] && [ -n "$ih" ] && [ "$ih" -lt "$iv" ]
