@@ -165,6 +165,18 @@ static int draw(vb_report_set *rs, vb_chart *c, vb_error *err) {
     return VB_OK;
 }
 
+/* The end of a chart made from ss: ss freed, the chart drawn when ss had a series, dropped (VB_OK) when it had none. */
+static int draw_series(vb_report_set *rs, vb_chart *c, series_set *ss, vb_error *err) {
+    size_t n = ss->n;
+    series_free(ss);
+    free(ss);
+    if (!n) {
+        vb_chart_free(c);
+        return VB_OK;
+    }
+    return draw(rs, c, err);
+}
+
 static const char *q(const char *s, char *buf, size_t len) { return vb_chart_quote(s, buf, len); }
 
 /* ---- 1. recall vs QPS, ann-benchmarks style --------------------------------------------------------------- */
@@ -448,14 +460,7 @@ static int chart_bars(vb_report_set *rs, const char *name, const char *title, co
     vb_chart_cmd(c, "set xtics (%s) rotate by -20\nset xrange [-1:%g]", tics, ss->n * 4.0 - 1);
     vb_chart_cmd(c, "set ylabel '%s'", ylabel);
     if (extra) vb_chart_cmd(c, "%s", extra);
-    size_t n = ss->n;
-    series_free(ss);
-    free(ss);
-    if (!n) {
-        vb_chart_free(c);
-        return VB_OK;
-    }
-    return draw(rs, c, err);
+    return draw_series(rs, c, ss, err);
 }
 
 /* The raw float32 size of each run's corpus (rows x dim x 4 bytes), in MiB, as reference lines. */
@@ -623,14 +628,7 @@ static int charts_filtered(vb_report_set *rs, vb_error *err) {
                              "title 'short answers (fewer than k rows)'", marks);
             vb_chart_plot(c, "data index %d using 1:2:3 with labels offset 0,1.2 tc rgb '#b00000' notitle", marks);
         }
-        size_t n = ss->n;
-        series_free(ss);
-        free(ss);
-        if (!n) {
-            vb_chart_free(c);
-            continue;
-        }
-        if (draw(rs, c, err)) return VB_ERROR;
+        if (draw_series(rs, c, ss, err)) return VB_ERROR;
     }
     return VB_OK;
 }
@@ -743,14 +741,7 @@ static int chart_stage_lines(vb_report_set *rs, const char *name, const char *ti
         if (!rows) vb_chart_row(c, "NaN NaN");
         vb_chart_plot(c, "data index %d using 1:2 with points pt 6 ps 2 lw 2 lc %zu notitle", r, i + 1);
     }
-    size_t n = ss->n;
-    series_free(ss);
-    free(ss);
-    if (!n) {
-        vb_chart_free(c);
-        return VB_OK;
-    }
-    return draw(rs, c, err);
+    return draw_series(rs, c, ss, err);
 }
 
 static int charts_streaming(vb_report_set *rs, vb_error *err) {
@@ -798,14 +789,7 @@ static int chart_window_lines(vb_report_set *rs, const char *name, const char *t
         vb_chart_plot(c, "data index %d using 1:2 with linespoints pt 7 lw 2 lc %zu title '%s'", b, i + 1,
                       q(ss->s[i].name, qb, sizeof qb));
     }
-    size_t n = ss->n;
-    series_free(ss);
-    free(ss);
-    if (!n) {
-        vb_chart_free(c);
-        return VB_OK;
-    }
-    return draw(rs, c, err);
+    return draw_series(rs, c, ss, err);
 }
 
 static int charts_mixed(vb_report_set *rs, vb_error *err) {
