@@ -427,6 +427,7 @@ static void describe_churn(const Vbench__Result *r, char *buf, size_t len) {
                                       (sqlite3_int64)R->streaming->fresh_row_max))                                  \
     C(k, interval_max_lag_s,                                                                                        \
       v_real_or_null(R->streaming->rows_scheduled_window_end == 0, R->streaming->interval_max_lag_s))               \
+    C(k, fresh_node, v_int_or_null(R->streaming->fresh_node < 0, R->streaming->fresh_node))                        \
     AGENT_COLUMNS(k, C)
 COLUMNS(streaming, STREAMING_COLUMNS)
 
@@ -658,6 +659,8 @@ static void describe_cold_start(const Vbench__Result *r, char *buf, size_t len) 
     KEY_COLUMNS(k, C, P)                                                                                            \
     C(k, after, v_text(R->nodes->after))                                                                            \
     C(k, nodes, v_int((sqlite3_int64)R->nodes->n_nodes))                                                            \
+    C(k, at_s, v_real_or_null(strcmp(R->nodes->after, "churn") && strcmp(R->nodes->after, "streaming"),            \
+                              R->nodes->at_s))                                                                      \
     AGENT_COLUMNS(k, C)
 COLUMNS(nodes, NODES_COLUMNS)
 
@@ -692,8 +695,12 @@ static int after_nodes(vb_store *s, store_row *w, vb_error *err) {
 static void describe_nodes(const Vbench__Result *r, char *buf, size_t len) {
     for (size_t i = 0; i < r->nodes->n_nodes; i++) {
         const Vbench__NodeStats *n = r->nodes->nodes[i];
-        say(buf, len, "%s: node %u (%s) after the %s: %lld rows, %lld searches, replay lag %lld bytes", r->item_key,
-            n->node, n->role, r->nodes->after, (long long)n->rows, (long long)n->searches, (long long)n->lag_bytes);
+        if (strcmp(r->nodes->after, "churn") == 0 || strcmp(r->nodes->after, "streaming") == 0)
+            say(buf, len, "%s: node %u (%s) during the %s at %.2f s: replay lag %lld bytes", r->item_key, n->node,
+                n->role, r->nodes->after, r->nodes->at_s, (long long)n->lag_bytes);
+        else
+            say(buf, len, "%s: node %u (%s) after the %s: %lld rows, %lld searches, replay lag %lld bytes", r->item_key,
+                n->node, n->role, r->nodes->after, (long long)n->rows, (long long)n->searches, (long long)n->lag_bytes);
     }
 }
 
