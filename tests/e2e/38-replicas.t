@@ -60,6 +60,9 @@ like "$(m "server.$r2.at_stop.node.2.log_tail")" "Slave I/O thread: connected to
 q "$db" "SELECT engine, after, node, role, rows, index_bytes, searches, lag_bytes FROM v_nodes WHERE at_s IS NULL" | diag
 is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE after = 'build' AND rows = 2000 AND index_bytes > 0 AND lag_bytes = 0")" \
    "8" "after the build, every node of the three replicated topologies holds the 2000 rows and its index, lag 0"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes r JOIN v_nodes p ON p.engine = r.engine AND p.after = 'build' AND p.node = 0
+               WHERE r.engine LIKE 'mariadb[%' AND r.after = 'build' AND r.node > 0 AND r.index_bytes = p.index_bytes")" "3" \
+   "after the build each MariaDB replica's index (the MHNSW graph's hidden table, replayed there) is the primary's size"
 is "$(q "$db" "SELECT COUNT(*) FROM v_nodes w JOIN v_nodes b ON b.engine = w.engine AND b.node = w.node AND b.after = 'build'
                WHERE w.after = 'window' AND w.searches > b.searches")" "8" \
    "in the window every node ran searches (three clients, round robin over 2 or 3 nodes)"
