@@ -213,8 +213,7 @@ int main(void) {
             is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE after = 'churn' AND at_s = 0.4 AND node = 1 AND "
                                   "lag_bytes = 4096"), 1, "nodes: v_nodes shows the lag sample with its time");
             vb_result_describe(k, &lr, lines, sizeof lines);
-            ok(strstr(lines, "during the churn at 0.40 s: replay lag 4096 bytes") != NULL, "nodes: a sample's line (%s)",
-               lines);
+            is_str(lines, "", "nodes: a lag sample says nothing on the terminal (five a second)");
         }
     }
     /* the capacity window's shares, beside it and in its view */
