@@ -10,7 +10,8 @@
 # events); before each measurement the adapter waits until every replica has the primary's GTID position (replay lag
 # 0): after the build, before the churn's after measurement, before the streaming window at rest. Each client
 # connection reads from one node, round robin; the servers' own statement counts sum to vbench's. While the churn
-# and the stream write, each replica's lag is sampled every 0.2 s (node_reading after = churn / streaming, at_s); the
+# and the stream write (and the mixed phase), each replica's lag is sampled every 0.2 s (node_reading after = churn /
+# streaming / mixed, at_s); the
 # streaming phase's freshness probe reads on the last replica, so a row is fresh when a replica returns it.
 # Smallest data: 2000 rows of dimension 8.
 . "$(dirname "$0")/../lib/lib.sh"
@@ -38,11 +39,12 @@ phases:
   concurrency: {clients: [3], repeats: 1, window_s: 1, warmup_s: 0.2, ef_search: 40}
   churn: {fraction: 0.2, queries: 40, ef_search: 40}
   streaming: {insert_rate: [400], insert_batch: 20, stages: [0.8, 1.0], window_s: 1, clients: 2, ef_search: 40}
+  mixed: {ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), rate: 400, window_s: 0.5, windows: 1, clients: 2, ef_search: 40}
 YML
 db=$SCRATCH/rep.sqlite
 vb_ns_campaign "$SCRATCH/rep.yml" "$db" "mariadb with replicas [0, 1, 2] and pgvector with replicas 2"
-is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "16" \
-   "every item of the four topologies ran (build, window, churn, streaming each)"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "20" \
+   "every item of the four topologies ran (build, window, churn, streaming, mixed each)"
 r0='mariadb[replicas=0]' r1='mariadb[replicas=1]' r2='mariadb[replicas=2]'
 
 # --- the servers: the replicas made by MariaDB's replication, each node its own unit -------------------------------
@@ -84,6 +86,14 @@ is "$(q "$db" "SELECT COUNT(*) FROM (SELECT engine, node FROM v_nodes WHERE afte
 is "$(q "$db" "SELECT COUNT(*) FROM (SELECT engine, node FROM v_nodes WHERE after = 'streaming' AND role = 'replica'
                GROUP BY engine, node HAVING COUNT(*) >= 2 AND MAX(at_s) > MIN(at_s))")" "5" \
    "during the stream, every replica's lag was sampled over time"
+is "$(q "$db" "SELECT COUNT(*) FROM (SELECT engine, node FROM v_nodes WHERE after = 'mixed' AND role = 'replica'
+               GROUP BY engine, node HAVING COUNT(*) >= 2)")" "5" \
+   "during the mixed phase's writes, every replica's lag was sampled"
+q "$db" "SELECT config, window_index, phase, rows_live, printf('%.3f', recall), ghost_answers, stale_answers, writes
+         FROM mixed_result ORDER BY config, window_index" | diag
+is "$(q "$db" "SELECT COUNT(*) FROM mixed_result WHERE phase IN ('rest', 'maintained') AND ghost_answers = 0
+               AND stale_answers = 0")" "8" \
+   "the mixed phase's windows at rest and after maintenance, the replicas caught up, name no deleted or old row"
 is "$(q "$db" "SELECT COUNT(*) FROM node_reading WHERE config = '$r0'")" "0" "replicas 0: no node readings"
 is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE at_s IS NOT NULL AND role = 'primary' AND lag_bytes <> 0")" "0" \
    "the primary's own lag is 0 in every sample"
