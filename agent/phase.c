@@ -468,24 +468,34 @@ struct vb_lag_sampler {
     char failure[1100];
 };
 
+/* One sample of every node's lag into the sampler; non-zero (and failure said) when it cannot be read. */
+static int lag_take(vb_lag_sampler *ls) {
+    int64_t lag[VB_ENGINE_MAX_NODES];
+    size_t n = 0;
+    vb_error err = {0};
+    uint64_t now = vb_now_ns();
+    int rc = vb_engine_node_lag(ls->e, lag, VB_ENGINE_MAX_NODES, &n, &err);
+    pthread_mutex_lock(&ls->lock);
+    if (rc != VB_OK || n != ls->n_nodes) {
+        snprintf(ls->failure, sizeof ls->failure, "%s", rc != VB_OK ? err.message : "the number of nodes changed");
+        rc = VB_ERROR;
+    } else if (ls->n < LAG_MAX_SAMPLES) {
+        ls->at_s[ls->n] = (double)(now - ls->t0) / 1e9;
+        memcpy(ls->lag + ls->n * ls->n_nodes, lag, n * sizeof *lag);
+        ls->n++;
+    }
+    pthread_mutex_unlock(&ls->lock);
+    return rc;
+}
+
 static void *lag_main(void *arg) {
     vb_lag_sampler *ls = arg;
     pthread_mutex_lock(&ls->lock);
     while (!ls->stop && ls->n < LAG_MAX_SAMPLES) {
         pthread_mutex_unlock(&ls->lock);
-        int64_t lag[VB_ENGINE_MAX_NODES];
-        size_t n = 0;
-        vb_error err = {0};
-        uint64_t now = vb_now_ns();
-        int rc = vb_engine_node_lag(ls->e, lag, VB_ENGINE_MAX_NODES, &n, &err);
+        int rc = lag_take(ls);
         pthread_mutex_lock(&ls->lock);
-        if (rc != VB_OK || n != ls->n_nodes) {
-            snprintf(ls->failure, sizeof ls->failure, "%s", rc != VB_OK ? err.message : "the number of nodes changed");
-            break;
-        }
-        ls->at_s[ls->n] = (double)(now - ls->t0) / 1e9;
-        memcpy(ls->lag + ls->n * ls->n_nodes, lag, n * sizeof *lag);
-        ls->n++;
+        if (rc != VB_OK) break;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         uint64_t ns = (uint64_t)until.tv_nsec + ls->interval_ns;
@@ -530,6 +540,8 @@ void vb_lag_sampler_stop(vb_phase_ctx *ctx, vb_lag_sampler **lsp, const char *du
     pthread_cond_signal(&ls->cond);
     pthread_mutex_unlock(&ls->lock);
     pthread_join(ls->thread, NULL);
+    /* and once more as the writes stop, so a phase shorter than the interval still has its lag at both ends */
+    if (!ls->failure[0]) lag_take(ls);
     if (ls->failure[0])
         vb_phase_log(ctx, "warn", "the replicas' lag could not be read during the %s after %zu samples: %s", during,
                      ls->n, ls->failure);
