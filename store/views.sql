@@ -1034,6 +1034,11 @@ CREATE VIEW v_nodes AS
                    CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'peak_cgroup_bytes') AS peak_bytes,
            (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
                    CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'cpu_s') AS cpu_s,
-           r.item_key AS item, plan.seq
+           r.item_key AS item, plan.seq,
+           -- where the node ran (coordinator/placement.h): its orchestrator's host and agent id
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
+                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.host') AS host,
+           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
+                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.agent') AS agent
     FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key
     ORDER BY plan.seq, n.node;

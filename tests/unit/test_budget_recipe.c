@@ -286,6 +286,11 @@ int main(void) {
                    r->n_replica_init == 1 && strstr(r->replica_init[0][0], "pg_basebackup"),
                "pgvector's recipe: replica.run copies the primary with pg_basebackup");
         if (i == 1) ok(r->replica_mount == NULL && r->n_replica_init == 0, "mariadb's recipe: no replica section");
+        if (i == 0)   /* placement (coordinator/placement.h): TCP at {listen} on port + K, replicas over {primary_host} */
+            ok(r->port == 5432 && strstr(r->replica_init[0][2], "host={primary_host} port={primary_port}") &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{host}") == 0 &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "port", ""), "{port}") == 0,
+               "pgvector's recipe: port 5432, connect host {host} and port {port}, replicas copy {primary_host}:{primary_port}");
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
@@ -297,6 +302,9 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};   /* what the orchestrator gives every node (orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"host", "/x"};
+        if (r->port) vars[nv++] = (vb_kv){"port", "5432"};
         char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         ok(argv != NULL, "%s: every start argument expands", names[i]);
         if (!argv) printf("#   %s\n", err.message);
@@ -372,6 +380,9 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};   /* what the orchestrator gives every node (orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"host", "/x"};
+        if (r->port) vars[nv++] = (vb_kv){"port", "5432"};
         char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         char line[1024] = "";
         for (size_t j = 0; argv && argv[j]; j++)
@@ -406,6 +417,8 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};
+        vars[nv++] = (vb_kv){"port", "5432"};
         char **sv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         is_str(sv ? sv[0] : "(no argv)", "/usr/lib/postgresql/18/bin/postgres", "0.8.7: PostgreSQL 18's postgres starts");
         vb_recipe_argv_free(sv);
