@@ -128,6 +128,11 @@ typedef struct server {
         size_t n_connect;
         int phase_ok;
     } part[VB_PLACE_MAX_PARTS];
+    /* The orchestrators asked to stop their part after another part failed or died, whose answer has not come: it
+     * is recorded only, also when the server was placed anew (a restart) before it came. */
+    char cleanup[VB_PLACE_MAX_PARTS][128];
+    int n_cleanup;
+    uint64_t cleanup_since_ns;   /* the latest cleanup stop: the campaign's end waits for the answers, 900 s at most */
 } server;
 
 typedef struct local_agent {

@@ -334,6 +334,12 @@ static void server_start(campaign *c, int e, peer *p, const vb_budget *b, int co
     server *sv = &c->servers[e];
     kvbuild kb = {.n = 0};
     vb_budget_each(b, vb_campaign_kvbuild_add, &kb);
+    for (size_t j = 0; j < c->profile->n_engines; j++) {   /* which server each configuration's facts are under */
+        if (vb_campaign_server_of(c, (int)j) != e) continue;
+        char key[256];
+        snprintf(key, sizeof key, "engine.%s.server", c->profile->engines[j].name);
+        vb_store_manifest_set(c->store, key, vb_campaign_server_name(c, e), NULL);
+    }
     for (size_t i = 0; i < kb.n; i++) {
         char key[256];
         snprintf(key, sizeof key, "server.%s.budget.%s", vb_campaign_server_name(c, e), kb.kv[i].key);
@@ -430,7 +436,21 @@ static void stop_cleanup_parts(campaign *c, int e) {
         vb_console_say(&c->console, "stopping the %s server's part on %s (another part of it failed)",
                        vb_campaign_server_name(c, e), o->id);
         send_server_request(c, o, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+        if (sv->n_cleanup < VB_PLACE_MAX_PARTS)
+            snprintf(sv->cleanup[sv->n_cleanup++], sizeof sv->cleanup[0], "%s", o->id);
+        sv->cleanup_since_ns = vb_now_ns();
     }
+}
+
+/* Whether agent id's stopped (or failed) report answers a cleanup stop (stop_cleanup_parts): taken off the list. */
+static int cleanup_answered(server *sv, const char *id) {
+    for (int i = 0; i < sv->n_cleanup; i++)
+        if (strcmp(sv->cleanup[i], id) == 0) {
+            memmove(sv->cleanup[i], sv->cleanup[i + 1], (size_t)(sv->n_cleanup - i - 1) * sizeof sv->cleanup[0]);
+            sv->n_cleanup--;
+            return 1;
+        }
+    return 0;
 }
 
 static int engine_has_pending(campaign *c, int e) {
@@ -520,6 +540,15 @@ int vb_campaign_servers_housekeeping(campaign *c) {
         if (waited > 900ull * 1000000000ull)
             vb_campaign_server_fire(c, (int)e, &(server_ev){.kind = VB_SERVER_EV_STOP_TIMEOUT});
         busy |= sv->state == VB_SERVER_STARTING || sv->state == VB_SERVER_STOPPING || sv->state == VB_SERVER_READY;
+        /* a placed server's parts stopped after another part's failure: their answers (at_stop facts) are waited
+         * for, as a stop's are */
+        if (sv->n_cleanup > 0 && now - sv->cleanup_since_ns > 900ull * 1000000000ull) {
+            vb_store_server_log(c->store, vb_campaign_server_name(c, (int)e), NULL, "failed",
+                                "no answer to the stop request within 900 s (a part stopped after another part failed)",
+                                NULL, NULL);
+            sv->n_cleanup = 0;
+        }
+        busy |= sv->n_cleanup > 0;
     }
     return busy;
 }
@@ -806,6 +835,14 @@ void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerRepo
         if (r->body_case == kinds[i].body) ev.kind = kinds[i].kind;
     server *sv = &c->servers[e];
     int part = part_of_agent(sv, p->id);
+    if ((ev.kind == VB_SERVER_EV_REPORT_STOPPED || ev.kind == VB_SERVER_EV_REPORT_FAILED) && cleanup_answered(sv, p->id)) {
+        /* the answer to a stop after another part's failure: recorded, whatever the server does now */
+        report_view v = report_parts(r);
+        vb_store_server_log(c->store, r->engine, r->unit, vb_wire_server_report_name(r), v.message, v.log_tail, NULL);
+        if (ev.kind == VB_SERVER_EV_REPORT_STOPPED) record_facts(c, r->engine, "at_stop.", v.facts, v.n_facts);
+        if (part >= 0 && sv->parts[part].state == VB_PART_CLEANUP) sv->parts[part].state = VB_PART_IDLE;
+        return;
+    }
     if (sv->n_parts > 1 && part >= 0 && (ev.kind == VB_SERVER_EV_REPORT_READY || ev.kind == VB_SERVER_EV_REPORT_STOPPED ||
                                          ev.kind == VB_SERVER_EV_REPORT_FAILED || ev.kind == VB_SERVER_EV_REPORT_DIED)) {
         /* one part of a placed server answered: the machine hears the server's answer (placement.h) */

@@ -2,15 +2,17 @@
 # Placement (issue 39, step 3): a server's nodes over several orchestrator hosts. Four hosts in network namespaces
 # (tests/lib/hosts.sh, CURVE as in 71): the coordinator, the client agent, and TWO orchestrator agents, each under a
 # systemd of its own booted in its host's network namespace (on_host_systemd), so the units it starts have that host's
-# address. pgvector with replicas: 1 and resources.orchestrators: 2: the coordinator places node 0 (the primary) on
-# the first orchestrator and node 1 (the replica) on the second, round robin; each starts its node from the same
-# recipe and image under its own host's budget, listening on TCP at its host's address; the replica is copied by
-# pg_basebackup over the network from the primary on the other host and streams from it. Checked: the campaign
-# completes; the manifest and v_nodes say where each node ran (host, agent, unit); each node listened on its own
-# host's address; the replica's log says it streams from the primary at the other host's address; both nodes hold
-# the rows at replay lag 0 after the build and both served searches in the window, whose statement counts sum to
-# vbench's; recall is what one server gives (the same index replayed). Smallest data: 3000 rows of dimension 8;
-# one campaign, each host's systemd booted once.
+# address. pgvector with replicas [1, 2] and resources.orchestrators: 2, one campaign: the coordinator places node K
+# on orchestrator K mod 2; each orchestrator starts its nodes from the same recipe and image under its own host's
+# budget, listening on TCP at its host's address (node K on 5432 + K); a replica on the other host than node 0 is
+# copied by pg_basebackup over the network and streams from it. Checked for replicas 1 (primary on one host, replica
+# on the other): the manifest and v_nodes say where each node ran (host, agent, unit, data directory, address); the
+# replica's primary_conninfo names the other host; both nodes hold the rows at replay lag 0 after the build and both
+# served searches in the window, whose statement counts sum to vbench's; recall is one server's. For replicas 2:
+# nodes 0 and 2 share the first host (its budget halved, node 2 copied over node 0's socket), node 1 on the second;
+# then node 1 is killed in the middle of the window on its host: the window fails with its unit's death (the server's
+# death, as on one host), the first host's nodes are stopped, the campaign goes on to its end. Smallest data: 3000
+# rows of dimension 8; each host's systemd booted once.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/hosts.sh"
 . "$VB_ROOT/deploy/systemd-ns"
@@ -32,12 +34,12 @@ engines:
     recipe: pgvector
     m: 8
     ef_construction: 32
-    replicas: 1
+    replicas: [1, 2]
 resources: {layout: small, orchestrators: 2}
 phases:
   build: {}
   recall_sweep: {ef_search: [40], queries: 60}
-  concurrency: {clients: [2], repeats: 1, window_s: 2, warmup_s: 0.3, ef_search: 40}
+  concurrency: {clients: [2], repeats: 1, window_s: 3, warmup_s: 0.3, ef_search: 40}
 YML
 db="$SCRATCH/placed.sqlite"
 
@@ -58,11 +60,28 @@ orch2=$!
 agent bench bench 2>"$SCRATCH/bench.txt" &
 bench=$!
 HOST_PIDS="$coord $orch $orch2 $bench"
+
+# replicas 2's window: node 1, on the second orchestrator's host, is killed in the middle of it (every process of
+# its unit, found by its cgroup below that host's systemd: deploy/systemd-ns names it vbench-ns-PID)
+r2='pgvector[replicas=2]'
+wait_sql "$db" "SELECT COUNT(*) FROM plan WHERE key LIKE 'placed/$r2/t/concurrency%' AND status = 'running'" 1 240
+ok $? "replicas 2's window runs"
+sleep 1   # into the window (warm-up 0.3 s, window 3 s)
+unit1=$(q "$db" "SELECT value FROM manifest WHERE key = 'server.$r2.node.1.unit'")
+killed=0
+for procs in $(find /sys/fs/cgroup -path "*/vbench-ns-$orch2/*" -name cgroup.procs -path "*/$unit1.service/*" 2>/dev/null) \
+             $(find /sys/fs/cgroup -path "*/vbench-ns-$orch2/*/$unit1.service/cgroup.procs" 2>/dev/null); do
+    for pid in $(cat "$procs"); do kill -KILL "$pid" 2>/dev/null && killed=$((killed + 1)); done
+done
+[ "$killed" -gt 0 ]
+ok $? "node 1 of replicas 2 ($unit1) killed on its host: $killed processes"
+
 wait_pid $coord 300
-is "$WAIT_RC" "0" "the campaign over two orchestrator hosts completes (exit 0, $(($(date +%s) - t0)) s)"
-[ "$WAIT_RC" = 0 ] || { tail -20 "$SCRATCH/coord.txt"; tail -8 "$SCRATCH/orch.txt" "$SCRATCH/orch2.txt"; } | diag
-q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | diag
-is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "3" "every item is done (build, a sweep point, a window)"
+is "$WAIT_RC" "1" "the campaign over two orchestrator hosts goes on to its end (exit 1: one item failed, $(($(date +%s) - t0)) s)"
+[ "$WAIT_RC" = 1 ] || { tail -20 "$SCRATCH/coord.txt"; tail -8 "$SCRATCH/orch.txt" "$SCRATCH/orch2.txt"; } | diag
+q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | cut -c1-300 | diag
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "5" \
+   "every other item is done (build, a sweep point, a window for replicas 1; build and sweep for replicas 2)"
 is "$(q "$db" "SELECT group_concat(id || ':' || host, ' ') FROM (SELECT * FROM agent ORDER BY id)")" \
    "bench:bench-host orch:orch-host orch2:orch2-host" "the agents, each on its own host"
 
@@ -92,19 +111,40 @@ n0=$(m server.pgvector.unit.memory_max); n1=$(m server.pgvector.node.1.unit.memo
 ok $? "each node has its host's whole server budget: one node per host ($n0 and $n1 bytes)"
 
 # --- v_nodes: the nodes' own readings beside where they ran -------------------------------------------------------
-q "$db" "SELECT after, node, role, rows, searches, lag_bytes, host, agent, unit FROM v_nodes" | diag
+r1='pgvector[replicas=1]'
+q "$db" "SELECT engine, after, node, role, rows, searches, lag_bytes, host, agent, unit FROM v_nodes" | diag
 is "$(q "$db" "SELECT group_concat(node || ':' || host || ':' || agent, ' ') FROM (SELECT DISTINCT node, host, agent
-               FROM v_nodes ORDER BY node)")" "0:$a0-host:$a0 1:$a1-host:$a1" "v_nodes names each node's host and agent"
-is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE after = 'build' AND rows = 3000 AND lag_bytes = 0")" "2" \
-   "after the build both nodes hold the 3000 rows, the replica at replay lag 0"
-is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE after = 'window' AND searches > 0")" "2" \
+               FROM v_nodes WHERE engine = '$r1' ORDER BY node)")" "0:$a0-host:$a0 1:$a1-host:$a1" \
+   "v_nodes names each node's host and agent"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$r1' AND after = 'build' AND rows = 3000 AND lag_bytes = 0
+               AND unit IS NOT NULL")" "2" "after the build both nodes hold the 3000 rows, the replica at replay lag 0"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$r1' AND after = 'window' AND searches > 0")" "2" \
    "after the window both nodes served searches (one client each)"
-q "$db" "SELECT clients, queries, warmup_queries, edge_queries, server_calls FROM window_result" | diag
-is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE server_calls = queries + warmup_queries + edge_queries")" "1" \
+q "$db" "SELECT config, clients, queries, warmup_queries, edge_queries, server_calls FROM window_result" | diag
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE config = '$r1' AND server_calls = queries + warmup_queries + edge_queries")" "1" \
    "the two nodes' own statement counts sum to the searches vbench sent"
-r=$(q "$db" "SELECT recall FROM sweep_result")
+r=$(q "$db" "SELECT recall FROM sweep_result WHERE config = '$r1'")
 awk -v r="$r" 'BEGIN { exit !(r >= 0.9) }'
 ok $? "recall through primary and replica on two hosts is one server's ($r at ef_search 40)"
+
+# --- replicas 2: three nodes on two hosts (nodes 0 and 2 on the first), then node 1's death -------------------------
+like "$(m "server.$r2.placement")" "node 0 on $a0 ($a0-host), node 1 on $a1 ($a1-host), node 2 on $a0 ($a0-host)" \
+     "replicas 2: round robin, node 2 back on the first orchestrator"
+is "$(m "server.$r2.node.2.listen_address")" "$(addr "$a0"):5434" "node 2 beside node 0, on port + 2"
+is "$(m "server.$r2.node.2.replica_of")" "$(m "server.$r2.unit")" "node 2 copies node 0 on their host (its socket)"
+m0=$(m "server.$r2.unit.memory_max"); m2=$(m "server.$r2.node.2.unit.memory_max"); m1=$(m "server.$r2.node.1.unit.memory_max")
+[ -n "$m0" ] && [ "$m0" = "$m2" ] && [ "$((m0 * 2))" -le "$m1" ] && [ "$((m0 * 2 + 2))" -ge "$m1" ]
+ok $? "nodes 0 and 2 share their host's budget ($m0 + $m2), node 1 has its host's whole ($m1)"
+is "$(q "$db" "SELECT group_concat(node || ':' || host, ' ') FROM v_nodes WHERE engine = '$r2' AND after = 'build'
+               AND rows = 3000 AND lag_bytes = 0")" "0:$a0-host 1:$a1-host 2:$a0-host" \
+   "after the build the three nodes hold the rows at replay lag 0, each on its host"
+like "$(q "$db" "SELECT error FROM plan WHERE key LIKE 'placed/$r2/t/concurrency%'")" "$unit1 ended" \
+     "the window failed with node 1's death on the other host: a node's death is the server's"
+is "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'server_died' AND message LIKE '%$unit1%'")" "1" \
+   "one server_died event, naming node 1's unit"
+is "$(q "$db" "SELECT COUNT(*) FROM server_log WHERE engine = '$r2' AND state = 'stopped'")" "1" \
+   "the first host's part (nodes 0 and 2) was stopped after the death, its answer recorded"
+q "$db" "SELECT engine, state, substr(message, 1, 120) FROM server_log" | diag
 
 wait_pid $bench 30; is "$WAIT_RC" "0" "the client agent leaves when the campaign is over"
 wait_pid $orch 60; is "$WAIT_RC" "0" "the first orchestrator leaves, its host's systemd torn down cleanly"

@@ -128,7 +128,8 @@ static const char *const PLACED =
     "  - {name: pgvector, recipe: pgvector, replicas: 1}\n"
     "resources: {orchestrators: 2}\n"
     "phases:\n"
-    "  build: {}\n";
+    "  build: {}\n"
+    "  recall_sweep: {ef_search: [10]}\n";
 
 /* Orchestrator `from` reports engine pgvector's server ready (connect: n pairs key, value) or stopped. */
 static void report_state(fixture *f, const char *from, Vbench__ServerReport__BodyCase body, const char *const *connect,
@@ -250,8 +251,21 @@ static void placed(void) {
     ok((rq = request_at(da, &env)) && rq->action == VBENCH__SERVER_ACTION__SERVER_STOP,
        "placed: A is asked to stop its part (node 0)");
     if (env) vb_wire_free(env);
+    /* restarted for the next item before A's stop answered: the stop's answer is not the new start's */
+    c->running = -1;
+    is_int(vb_campaign_server_ready_for(c, 1), 0, "placed: the next item needs the server: started again");
+    ok((rq = request_at(da, &env)) && rq->action == VBENCH__SERVER_ACTION__SERVER_START && rq->n_place == 1 &&
+           rq->place[0] == 0, "placed: A is asked to start node 0 again");
+    if (env) vb_wire_free(env);
     report_state(&f, "oa", VBENCH__SERVER_REPORT__BODY_STOPPED, NULL, 0);
-    is_int(c->servers[0].state, VB_SERVER_NONE, "placed: A's stop is recorded, not taken for the server's");
+    is_int(c->servers[0].state, VB_SERVER_STARTING, "placed: A's late answer to the cleanup stop is recorded only");
+    ok(!fixture_pending(db), "placed: ... and B is not started by it");
+    report_state(&f, "oa", VBENCH__SERVER_REPORT__BODY_READY, ca, 3);
+    ok((rq = request_at(db, &env)) && rq->action == VBENCH__SERVER_ACTION__SERVER_START && rq->place[0] == 1,
+       "placed: A's ready starts B's node again");
+    if (env) vb_wire_free(env);
+    report_state(&f, "ob", VBENCH__SERVER_REPORT__BODY_READY, cb, 2);
+    is_int(c->servers[0].state, VB_SERVER_READY, "placed: ready again on both hosts");
     fixture_close(&f);
 }
 
