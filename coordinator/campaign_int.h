@@ -133,6 +133,7 @@ typedef struct server {
     char cleanup[VB_PLACE_MAX_PARTS][128];
     int n_cleanup;
     uint64_t cleanup_since_ns;   /* the latest cleanup stop: the campaign's end waits for the answers, 900 s at most */
+    uint64_t orch_wait_said_ns;  /* when the wait for resources.orchestrators was last said (once a minute) */
 } server;
 
 typedef struct local_agent {

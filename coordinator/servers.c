@@ -421,9 +421,12 @@ static void server_stop(campaign *c, int e, peer *p) {
         peer *o = vb_campaign_orchestrator_peer(c, sv->part[q].orchestrator);
         if (sv->parts[q].state == VB_PART_WAITING) sv->parts[q].state = VB_PART_IDLE;
         if (sv->parts[q].state != VB_PART_READY && sv->parts[q].state != VB_PART_STARTING) continue;
+        if (!o || strcmp(o->id, sv->part[q].orchestrator) != 0) {   /* its orchestrator is gone: nobody to ask */
+            sv->parts[q].state = VB_PART_IDLE;
+            continue;
+        }
         sv->parts[q].state = VB_PART_STOPPING;
-        if (o && strcmp(o->id, sv->part[q].orchestrator) == 0)
-            send_server_request(c, o, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+        send_server_request(c, o, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
     }
 }
 
@@ -465,7 +468,17 @@ static int engine_has_pending(campaign *c, int e) {
 int vb_campaign_server_ready_for(campaign *c, int i) {
     int e = vb_campaign_server_of(c, (int)c->plan->items[i].engine);
     if (!vb_campaign_engine_recipe(c, e)) return 1;
-    return vb_campaign_server_fire(c, e, &(server_ev){.kind = VB_SERVER_EV_NEEDED, .item = i});
+    int may = vb_campaign_server_fire(c, e, &(server_ev){.kind = VB_SERVER_EV_NEEDED, .item = i});
+    server *sv = &c->servers[e];
+    peer *live[VB_PLACE_MAX_PARTS];
+    int n = live_orchestrators(c, live, VB_PLACE_MAX_PARTS), want = orchestrators_wanted(c);
+    if (!may && n > 0 && n < want && (sv->state == VB_SERVER_NONE || sv->state == VB_SERVER_STOPPED) &&
+        vb_now_ns() - sv->orch_wait_said_ns > 60000000000ull) {
+        sv->orch_wait_said_ns = vb_now_ns();
+        vb_console_say(&c->console, "the %s server waits for %d orchestrator agents (resources.orchestrators): %d "
+                       "joined so far", vb_campaign_server_name(c, e), want, n);
+    }
+    return may;
 }
 
 /* For an item on a server: asks the orchestrator whether the server is alive (and to tag its samples with the
@@ -689,6 +702,8 @@ static int take_part(campaign *c, int e, const server_ev *ev, const report_view 
     if (ev->kind == VB_SERVER_EV_REPORT_READY && ev->start_waiting)
         for (int q = 1; q < sv->n_parts; q++)
             if (sv->parts[q].state == VB_PART_WAITING) part_start(c, e, q, sv->cold_requested);
+    /* a placed server's cold start: node 0's part says what it evicted (cold.*), the other parts started cold above */
+    if (ev->kind == VB_SERVER_EV_REPORT_READY && p == 0 && sv->n_parts > 1) take_cold_ready(c, e, v);
     return p;
 }
 
@@ -758,7 +773,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
                 vb_console_say(&c->console, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message,
                                r->unit, ready_s);
             }
-            take_cold_ready(c, e, &v);
+            if (sv->n_parts <= 1) take_cold_ready(c, e, &v);   /* placed: node 0's part said it (take_part) */
             break;
         }
         case VB_SERVER_ACT_RECORD_FAILURE:
@@ -791,8 +806,8 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
             if (sv->phase_item >= 0 && strcmp(v.item_key, c->plan->items[sv->phase_item].key) == 0) {
                 int p = ev->from ? part_of_agent(sv, ev->from->id) : 0;
                 if (p >= 0) sv->part[p].phase_ok = 1;
-                sv->phase_ok = 1;   /* once every part answered for its nodes */
-                for (int q = 0; q < sv->n_parts; q++) sv->phase_ok &= sv->part[q].phase_ok;
+                sv->phase_ok = 1;   /* one orchestrator: its answer; placed: once every part answered for its nodes */
+                for (int q = 0; sv->n_parts > 1 && q < sv->n_parts; q++) sv->phase_ok &= sv->part[q].phase_ok;
             }
             break;
         case VB_SERVER_ACT_START_TIMED_OUT: {
