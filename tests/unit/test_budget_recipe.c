@@ -270,6 +270,13 @@ int main(void) {
     write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nbuild: {cflags: x}\n");
     ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "an unknown build key is refused");
     contains(err.message, "pv.yml:6: unknown key 'build.cflags'", "with file, line and key");
+    /* port: the TCP port of a server placed over several hosts (node K on port + K) */
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nport: 65530\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "a port without room for the nodes' ports is refused");
+    contains(err.message, "key 'port': 65530 is not a TCP port from 1 to 65519", "saying the range");
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x, \"{port}\"]\nport: 6000\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_OK && r->port == 6000, "port: 6000 is kept");
+    vb_recipe_destroy(&r);
     snprintf(path, sizeof path, "rm -rf %s", dir);
     if (system(path) != 0) printf("# cleanup failed\n");
 
