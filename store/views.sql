@@ -446,7 +446,7 @@ CREATE VIEW v_streaming AS
            r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
            r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.recall_full,
            r.rows_scheduled_window_end, r.fresh_row_max, r.interval_max_lag_s, r.attempt,
-           r.item_key
+           r.item_key, r.fresh_node
     FROM streaming_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(x.attempt) FROM streaming_result AS x WHERE x.item_key = r.item_key)
     ORDER BY plan.seq, r.stage_index;
@@ -1018,7 +1018,8 @@ CREATE VIEW v_capacity AS
     WHERE r.attempt = (SELECT MAX(r2.attempt) FROM capacity_result AS r2 WHERE r2.item_key = r.item_key)
     ORDER BY plan.seq, r.target_ms;
 
--- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window),
+-- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window;
+-- read replicas' lag samples taken during a churn's writes and a stream's, after 'churn' / 'streaming' with at_s),
 -- with the orchestrator's facts of that node from the manifest: its unit, CPUs and memory limit, and at the stop its
 -- peak memory and CPU seconds (node 0's facts are the server's own keys), and where it ran (its orchestrator's host
 -- and agent id, coordinator/placement.h). The facts are under the server's name (engine.LABEL.server: the entry's
@@ -1030,13 +1031,13 @@ CREATE VIEW v_nodes AS
            (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit.memory_max') AS memory_max,
            (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.peak_cgroup_bytes') AS peak_bytes,
            (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.cpu_s') AS cpu_s,
-           item, seq,
+           item, seq, at_s,
            (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.host') AS host,
            (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.agent') AS agent
     FROM (SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
-                 n.table_bytes, n.searches, n.lag_bytes, r.item_key AS item, plan.seq,
+                 n.table_bytes, n.searches, n.lag_bytes, r.item_key AS item, plan.seq, r.at_s,
                  COALESCE((SELECT value FROM manifest WHERE key = 'engine.' || COALESCE(r.config, r.engine) || '.server'),
                           COALESCE(r.config, r.engine)) AS srv,
                  CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END AS nk
           FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key)
-    ORDER BY seq, node;
+    ORDER BY seq, at_s, node;
