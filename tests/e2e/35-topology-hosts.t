@@ -11,7 +11,8 @@
 # served searches in the window, whose statement counts sum to vbench's; recall is one server's. For replicas 2:
 # nodes 0 and 2 share the first host (its budget halved, node 2 copied over node 0's socket), node 1 on the second;
 # then node 1 is killed in the middle of the window on its host: the window fails with its unit's death (the server's
-# death, as on one host), the first host's nodes are stopped, the campaign goes on to its end. Smallest data: 3000
+# death, as on one host), the first host's nodes are stopped, the campaign goes on to its end. MariaDB with replicas
+# 1 (a recipe without port:) is refused placement with the reason. Smallest data: 3000
 # rows of dimension 8; each host's systemd booted once.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/hosts.sh"
@@ -35,6 +36,7 @@ engines:
     m: 8
     ef_construction: 32
     replicas: [1, 2]
+  - {name: mariadb, recipe: mariadb, m: 8, replicas: 1}
 resources: {layout: small, orchestrators: 2}
 phases:
   build: {}
@@ -83,6 +85,9 @@ is "$WAIT_RC" "1" "the campaign over two orchestrator hosts goes on to its end (
 q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | cut -c1-300 | diag
 is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "5" \
    "every other item is done (build, a sweep point, a window for replicas 1; build and sweep for replicas 2)"
+like "$(q "$db" "SELECT error FROM plan WHERE key = 'placed/mariadb/t/build'")" \
+     "mariadb.yml has no port:, so the nodes of its topology cannot be placed over several orchestrator hosts" \
+     "MariaDB's replicas, whose recipe reaches the primary on the loopback, are refused placement, saying why"
 is "$(q "$db" "SELECT group_concat(id || ':' || host, ' ') FROM (SELECT * FROM agent ORDER BY id)")" \
    "bench:bench-host orch:orch-host orch2:orch2-host" "the agents, each on its own host"
 
