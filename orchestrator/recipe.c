@@ -21,7 +21,7 @@
 static const char *const top_keys[] = {"name", "engine", "description", "image", "user", "data_mount", "packages",
                                        "password_file", "init", "start", "settings", "connect", "sizes",
                                        "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", "build",
-                                       "parameters", "replica", NULL};
+                                       "parameters", "replica", "port", NULL};
 
 typedef struct rctx {
     const char *path;
@@ -232,7 +232,7 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             return rfail(c, root->key_lines[i], "unknown key '%s' (known: name, engine, description, image, user, "
                                                 "data_mount, packages, password_file, init, start, settings, connect, "
                                                 "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal, "
-                                                "build, parameters, replica)",
+                                                "build, parameters, replica, port)",
                          root->keys[i]);
     if (get_string(c, root, "name", 1, &r->name) || get_string(c, root, "engine", 1, &r->engine) ||
         get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 0, &r->image) ||
@@ -240,9 +240,12 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
         get_string(c, root, "password_file", 0, &r->password_file) ||
         get_long(c, root, "ready_timeout_s", 120, &r->ready_timeout_s) ||
         get_long(c, root, "stop_timeout_s", 300, &r->stop_timeout_s) ||
-        get_long(c, root, "limit_nofile", 65536, &r->limit_nofile))
+        get_long(c, root, "limit_nofile", 65536, &r->limit_nofile) || get_long(c, root, "port", 0, &r->port))
         return VB_ERROR;
     if (!r->data_mount) r->data_mount = strdup("/var/lib/vbench");
+    if (r->port < 0 || r->port > 65535 - 16)
+        return rfail(c, 1, "key 'port': %ld is not a TCP port from 1 to 65519 (node K of a server placed over several "
+                     "hosts listens on port + K)", r->port);
     r->stop_signal = SIGTERM;
     const vb_yaml_node *sig = vb_yaml_map_get(root, "stop_signal", NULL);
     if (sig) {
@@ -483,7 +486,8 @@ int vb_recipe_expand(const vb_recipe *r, const char *tmpl, const vb_kv *vars, si
                 free(s);
                 return vb_error_set(err, "recipe", 1,
                                     "%s: '%s': unknown name {%s} (known: data, datadir, password, cpus, memory_bytes, "
-                                    "and the settings)", r->path, tmpl, name);
+                                    "host, listen, port, and the settings; a replica's primary, primary_password, "
+                                    "primary_host, primary_port)", r->path, tmpl, name);
             }
             skip = (size_t)(end - p) + 1;
         }

@@ -29,10 +29,18 @@
  *     flags: "..."                      targeted (x86-64, x86-64-v2/v3/v4), the flags as far as known, and
  *     runtime_dispatch: "..."           what the code picks at run time from the CPU it finds, and
  *     kernel_isa: x86-64-v4             the level its vector distance kernels reach that way (default: target_isa)
+ *   port: 5432                          optional: the server's TCP port, {port}. A server whose nodes are placed
+ *                                       over several orchestrator hosts (coordinator/placement.h) listens on TCP at
+ *                                       the host's address, {listen} (empty otherwise), node K on port + K, and
+ *                                       {host} is that address (else the data directory: a socket); one host keeps
+ *                                       port for every node
  *   replica:                            optional: how a read replica of the server is made (topology, issue 39:
  *     primary_mount: /var/lib/vbench-primary   the engine's `replicas: R`): where the primary's data directory
  *     run: [[.../pg_basebackup, ...]]    appears in the replica's units, and the commands that replace init
- *                                       for a replica node ({primary}, {primary_password}: the primary's)
+ *                                       for a replica node ({primary}, {primary_password}: the primary's;
+ *                                       {primary_host}, {primary_port}: where the replica reaches it, the
+ *                                       primary_mount socket on one host, node 0's address and port from another,
+ *                                       where nothing is bound)
  *     primary_args: [--log-bin=binlog]   optional: arguments added to start on a primary that has replicas, and
  *     args: ["--server-id={server_id}"]  on each replica ({server_id}: the node's index + 1; {replication_port}:
  *                                       a free loopback TCP port kept for the primary, for engines whose
@@ -45,7 +53,8 @@
  *               build: {package: postgresql-18-pgvector, target_isa: x86-64}}
  *
  * Templates: {data} (data_mount), {datadir} (the data directory on the host), {password}, {cpus} and
- * {memory_bytes} (the budget), and every setting by name. An unknown name in braces is an error. */
+ * {memory_bytes} (the budget), {host}, {listen} and {port} (port: above), and every setting by name. An unknown name
+ * in braces is an error. */
 #ifndef VB_ORCHESTRATOR_RECIPE_H
 #define VB_ORCHESTRATOR_RECIPE_H
 
@@ -78,6 +87,7 @@ typedef struct vb_recipe {
     char **sizes;
     size_t n_sizes;
     long ready_timeout_s, stop_timeout_s, limit_nofile;
+    long port;              /* the server's TCP port, 0 none (the recipe uses no {port}) */
     int stop_signal;
     char *build_package, *build_target_isa, *build_kernel_isa, *build_flags, *build_dispatch; /* build: or NULL */
     char *replica_mount;    /* replica.primary_mount, or NULL: the recipe makes no replicas */

@@ -1021,20 +1021,23 @@ CREATE VIEW v_capacity AS
 -- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window;
 -- read replicas' lag samples taken during a churn's writes and a stream's, after 'churn' / 'streaming' with at_s),
 -- with the orchestrator's facts of that node from the manifest: its unit, CPUs and memory limit, and at the stop its
--- peak memory and CPU seconds (node 0's facts are the server's own keys).
+-- peak memory and CPU seconds (node 0's facts are the server's own keys), and where it ran (its orchestrator's host
+-- and agent id, coordinator/placement.h). The facts are under the server's name (engine.LABEL.server: the entry's
+-- name for its first configuration with a server, the label for a later one on a server of its own).
 CREATE VIEW v_nodes AS
-    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
-           n.table_bytes, n.searches, n.lag_bytes,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
-                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit') AS unit,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
-                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit.cpu_affinity') AS cpus,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
-                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit.memory_max') AS memory_max,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
-                   CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'peak_cgroup_bytes') AS peak_bytes,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
-                   CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'cpu_s') AS cpu_s,
-           r.item_key AS item, plan.seq, r.at_s
-    FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key
-    ORDER BY plan.seq, r.at_s, n.node;
+    SELECT engine, dataset, after, node, role, rows, index_bytes, table_bytes, searches, lag_bytes,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit') AS unit,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit.cpu_affinity') AS cpus,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit.memory_max') AS memory_max,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.peak_cgroup_bytes') AS peak_bytes,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.cpu_s') AS cpu_s,
+           item, seq, at_s,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.host') AS host,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.agent') AS agent
+    FROM (SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
+                 n.table_bytes, n.searches, n.lag_bytes, r.item_key AS item, plan.seq, r.at_s,
+                 COALESCE((SELECT value FROM manifest WHERE key = 'engine.' || COALESCE(r.config, r.engine) || '.server'),
+                          COALESCE(r.config, r.engine)) AS srv,
+                 CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END AS nk
+          FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key)
+    ORDER BY seq, at_s, node;

@@ -274,6 +274,13 @@ int main(void) {
     write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nbuild: {cflags: x}\n");
     ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "an unknown build key is refused");
     contains(err.message, "pv.yml:6: unknown key 'build.cflags'", "with file, line and key");
+    /* port: the TCP port of a server placed over several hosts (node K on port + K) */
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nport: 65530\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "a port without room for the nodes' ports is refused");
+    contains(err.message, "key 'port': 65530 is not a TCP port from 1 to 65519", "saying the range");
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x, \"{port}\"]\nport: 6000\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_OK && r->port == 6000, "port: 6000 is kept");
+    vb_recipe_destroy(&r);
     snprintf(path, sizeof path, "rm -rf %s", dir);
     if (system(path) != 0) printf("# cleanup failed\n");
 
@@ -300,17 +307,25 @@ int main(void) {
                 id |= strcmp(r->replica_args[j], "--server-id={server_id}") == 0;
             ok(bin && id, "mariadb's recipe: the binary log on a primary with replicas, a server id per replica");
         }
+        if (i == 0)   /* placement (coordinator/placement.h): TCP at {listen} on port + K, replicas over {primary_host} */
+            ok(r->port == 5432 && strstr(r->replica_init[0][2], "host={primary_host} port={primary_port}") &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{host}") == 0 &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "port", ""), "{port}") == 0,
+               "pgvector's recipe: port 5432, connect host {host} and port {port}, replicas copy {primary_host}:{primary_port}");
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
         size_t ns = 0;
         vb_recipe_settings(r, &b, &set, &ns, &err);
-        vb_kv vars[40];
+        vb_kv vars[48];
         size_t nv = 0;
-        for (size_t j = 0; j < ns && nv < 30; j++) vars[nv++] = set[j];   /* room for the 7 below */
+        for (size_t j = 0; j < ns && nv < 30; j++) vars[nv++] = set[j];   /* room for the 12 below */
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};   /* what the orchestrator gives every node (orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"host", "/x"};
+        if (r->port) vars[nv++] = (vb_kv){"port", "5432"};
         char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         ok(argv != NULL, "%s: every start argument expands", names[i]);
         if (!argv) printf("#   %s\n", err.message);
@@ -327,6 +342,8 @@ int main(void) {
         vars[nv++] = (vb_kv){"primary_password", "p"};
         vars[nv++] = (vb_kv){"server_id", "2"};
         vars[nv++] = (vb_kv){"replication_port", "40000"};
+        vars[nv++] = (vb_kv){"primary_host", "/var/lib/vbench-primary"};   /* placement: node 0's host and port */
+        vars[nv++] = (vb_kv){"primary_port", "5432"};
         int rep_ok = 1;
         char **more[2] = {r->replica_primary_args, r->replica_args};
         for (size_t j = 0; j < r->n_replica_init + 2; j++) {
@@ -401,6 +418,9 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};   /* what the orchestrator gives every node (orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"host", "/x"};
+        if (r->port) vars[nv++] = (vb_kv){"port", "5432"};
         char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         char line[1024] = "";
         for (size_t j = 0; argv && argv[j]; j++)
@@ -435,6 +455,8 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};
+        vars[nv++] = (vb_kv){"port", "5432"};
         char **sv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         is_str(sv ? sv[0] : "(no argv)", "/usr/lib/postgresql/18/bin/postgres", "0.8.7: PostgreSQL 18's postgres starts");
         vb_recipe_argv_free(sv);

@@ -328,6 +328,16 @@ static void test_errors(void) {
     expect_error("empty value", BASE_HEAD "  churn:\n    limit_s:\n", 13, "key 'phases.churn.limit_s'",
                  "got an empty value");
     expect_error("resources not a map", BASE_HEAD "resources: 5\n", 12, "key 'resources'", "expected a map");
+    /* placement (coordinator/placement.h): the orchestrator agents a server waits for */
+    expect_error("orchestrators 0", BASE_HEAD "resources:\n  orchestrators: 0\n", 13, "key 'resources.orchestrators'",
+                 "not a whole number from 1 to 16");
+    expect_error("orchestrators a word", BASE_HEAD "resources: {orchestrators: two}\n", 12,
+                 "key 'resources.orchestrators'", "'two' is not a whole number");
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "resources: {orchestrators: 3}\n", &err);
+    is_str(p ? vb_profile_setting(p, "resources.orchestrators", NULL) : "(refused)", "3",
+           "resources.orchestrators: 3 is kept");
+    vb_profile_destroy(&p);
 }
 
 static void test_select_engines(void) {
