@@ -1074,15 +1074,16 @@ CREATE VIEW v_topology AS
 -- and what limited the point, from what the results record and nothing else (docs/metrics.md "Topology"): the
 -- client (in flight under half its clients, or its CPU saturated: v_validity's finding), node 0's CPU (the router
 -- of shards, the primary of replicas: its unit's cores busy in the windows against the cores it was given: its
--- share), replay lag at the window's node reading, else "not recorded" with what was measured. Only node 0's unit is
--- sampled during a window: the other nodes' CPU in the window is not recorded (their CPU seconds over their life are,
+-- share), replay lag at the window's node reading, else "not recorded" with what was measured (node 0's cores busy,
+-- the CPUs the nodes share, server_share: the part of the client's latency the servers' own statistics say they
+-- executed, as v_concurrency; the queries the client kept in flight). Only node 0's unit is sampled during a window: the other nodes' CPU in the window is not recorded (their CPU seconds over their life are,
 -- in v_nodes), and the line says so.
 CREATE VIEW v_topology_points AS
     WITH pt AS (
         SELECT t.entry, t.engine, t.shards, t.replicas, t.nodes, t.kind, s.dataset, 'recall_sweep' AS phase,
                s.clients, s.ef_search, s.recall, s.qps, s.p50_ms, s.p99_ms, NULL AS in_flight, NULL AS refused,
-               NULL AS client_saturated, NULL AS cores_busy, NULL AS cores, NULL AS lag_bytes, NULL AS shared_cpus,
-               s.seq
+               NULL AS client_saturated, NULL AS cores_busy, NULL AS cores, NULL AS server_share, NULL AS lag_bytes,
+               NULL AS shared_cpus, s.seq
         FROM v_topology AS t JOIN v_recall_sweep AS s ON s.engine = t.engine
         UNION ALL
         SELECT t.entry, t.engine, t.shards, t.replicas, t.nodes, t.kind, c.dataset, 'concurrency', c.clients, w.ef,
@@ -1096,6 +1097,8 @@ CREATE VIEW v_topology_points AS
                     AND k.dataset = c.dataset AND k.clients = c.clients AND k.target_rate IS NULL),
                (SELECT MAX(k.server_cores) FROM v_concurrency AS k WHERE k.engine = c.engine
                     AND k.dataset = c.dataset AND k.clients = c.clients AND k.target_rate IS NULL),
+               (SELECT AVG(k.server_share) FROM v_concurrency AS k WHERE k.engine = c.engine
+                    AND k.dataset = c.dataset AND k.clients = c.clients AND k.target_rate IS NULL),
                (SELECT MAX(n.lag_bytes) FROM v_nodes AS n WHERE n.engine = c.engine AND n.after = 'window'
                     AND n.item IN (SELECT item_key FROM window_result AS x WHERE COALESCE(x.config, x.engine) = c.engine
                                    AND x.dataset = c.dataset AND x.clients = c.clients AND x.target_rate IS NULL)),
@@ -1108,7 +1111,7 @@ CREATE VIEW v_topology_points AS
               WHERE target_rate IS NULL GROUP BY 1, 2, 3) AS w
              ON w.cfg = c.engine AND w.dataset = c.dataset AND w.clients = c.clients)
     SELECT entry, engine, shards, replicas, nodes, kind, dataset, phase, clients, ef_search, recall, qps, p50_ms,
-           p99_ms, in_flight, cores_busy AS node0_cores_busy, cores AS node0_cores, lag_bytes AS max_lag_bytes,
+           p99_ms, in_flight, cores_busy AS node0_cores_busy, cores AS node0_cores, server_share, lag_bytes AS max_lag_bytes,
            CASE
            WHEN phase = 'recall_sweep' AND clients = 1 THEN 'one client: QPS = 1 / latency'
            WHEN refused THEN printf('the client: %.2f of %d queries in flight', in_flight, clients)
@@ -1123,6 +1126,7 @@ CREATE VIEW v_topology_points AS
                     printf('node 0 %.2f of %d core%s busy', cores_busy, cores, IIF(cores = 1, '', 's'))) ||
                 IIF(nodes > 1, ', other nodes not sampled', '') ||
                 IIF(shared_cpus IS NOT NULL, printf(', all %d nodes on CPU %s', nodes, shared_cpus), '') ||
+                IIF(server_share IS NULL, '', printf(', the servers executed %.0f %% of the latency', 100 * server_share)) ||
                 printf(', %.2f of %d in flight)', in_flight, clients)
            END AS limited_by, seq
     FROM pt ORDER BY entry, dataset, phase DESC, clients, ef_search, nodes;
