@@ -907,7 +907,8 @@ static int topology(doc *d, vb_error *err) {
         return VB_ERROR;
     h3(d, "Each node at its configuration's last reading");
     para(d, NULL, "After the build or the configuration's last window: rows, index and table size, the server's own "
-                  "count of kNN statements since it started, replay lag then and the most any reading saw "
+                  "count of kNN statements since it started and in the last window (last_window_searches: how the reads "
+                  "spread, when the reading before it was a window's), replay lag then and the most any reading saw "
                   "(max_lag_bytes); the orchestrator's CPUs, memory limit, and over the node's life its peak memory and "
                   "CPU seconds. Every reading: `vbench export` (v_nodes).");
     sqlite3 **dbs = calloc(rs->n, sizeof *dbs);

@@ -126,7 +126,8 @@ static const report_table tables[] = {
      "SELECT entry, shards, replicas, nodes, dataset, phase, clients, ef_search, recall, qps, p50_ms, p99_ms, "
      "limited_by FROM v_topology_points"},
     {"topology_nodes", "Topology: each node at its configuration's last reading (after the build or its last window; "
-                       "max_lag_bytes: the most any reading saw; cpu_s and peak_bytes: over the node's life)",
+                       "last_window_searches: the node's share of the last window; max_lag_bytes: the most any reading saw; cpu_s "
+                       "and peak_bytes: over the node's life)",
      NULL},
     {"engine_provenance", "Engine provenance (what the server reports, where it came from, how it was built)",
      "SELECT engine, server_version, source, image, suite, sha256, flags, target_isa, build_simd, host_simd FROM v_engine_provenance"},

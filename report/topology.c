@@ -22,6 +22,10 @@ static const node_col node_cols[] = {
     {"table_bytes", "v.table_bytes"},
     {"build_s", "v.build_s"},          /* the node's own index build, where the engine times one per node */
     {"searches", "v.searches"},        /* the server's own count of kNN statements since it started */
+    {"searches", "(SELECT v.searches - p.searches FROM v_nodes AS p WHERE p.engine = v.engine AND p.dataset = v.dataset "
+                 "AND p.node = v.node AND p.after = 'window' AND p.seq = (SELECT MAX(x.seq) FROM v_nodes AS x WHERE "
+                 "x.engine = v.engine AND x.dataset = v.dataset AND x.node = v.node AND x.seq < v.seq)) "
+                 "AS last_window_searches"},   /* how the last window's reads spread: since the window before it */
     {"lag_bytes", "v.lag_bytes"},
     {"lag_bytes", "(SELECT MAX(w.lag_bytes) FROM v_nodes AS w WHERE w.engine = v.engine AND w.dataset = v.dataset "
                   "AND w.node = v.node) AS max_lag_bytes"},

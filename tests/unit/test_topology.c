@@ -59,13 +59,16 @@ int main(void) {
            "sharded:4:shards:sharded",
            "v_topology: nodes (a primary and its replicas; a router and its shards), kind, and the server: the entry's "
            "name for its first configuration, its own label for the next; an engine without shards or replicas absent");
-    /* two readings of pgvector[replicas=1]: after the build, then after a window (the one the node table shows) */
+    /* three readings of pgvector[replicas=1]: after the build, then after two windows (the last one the node table shows,
+     * with the searches since the window before it) */
     exec(db, "INSERT INTO plan (key, seq, phase, engine, dataset) VALUES ('b', 1, 'build', 'pgvector', 's'), "
-             "('w', 2, 'concurrency', 'pgvector', 's');"
+             "('w', 2, 'concurrency', 'pgvector', 's'), ('w2', 3, 'concurrency', 'pgvector', 's');"
              "INSERT INTO node_reading VALUES ('rb', 'b', 'pgvector', 'pgvector[replicas=1]', 's', 'build', 2, NULL, 'now'), "
-             "('rw', 'w', 'pgvector', 'pgvector[replicas=1]', 's', 'window', 2, NULL, 'now');"
+             "('rw', 'w', 'pgvector', 'pgvector[replicas=1]', 's', 'window', 2, NULL, 'now'), "
+             "('rw2', 'w2', 'pgvector', 'pgvector[replicas=1]', 's', 'window', 2, NULL, 'now');"
              "INSERT INTO node_result VALUES ('rb', 0, 'primary', 100, 10, 20, 0, 0), ('rb', 1, 'replica', 100, 10, 20, "
-             "0, 700), ('rw', 0, 'primary', 100, 10, 20, 40, 0), ('rw', 1, 'replica', 100, 10, 20, 60, 0)");
+             "0, 700), ('rw', 0, 'primary', 100, 10, 20, 40, 0), ('rw', 1, 'replica', 100, 10, 20, 60, 0), "
+             "('rw2', 0, 'primary', 100, 10, 20, 45, 0), ('rw2', 1, 'replica', 100, 10, 20, 90, 0)");
     is_str(one(db, "SELECT unit || ' ' || cpus || ' ' || peak_bytes FROM v_nodes WHERE node = 1 LIMIT 1", b, sizeof b),
            "u1 1 5000", "v_nodes: node 1 of the entry's first configuration has its facts from server pgvector's keys");
     sqlite3 *dbs[1] = {db};
@@ -73,10 +76,11 @@ int main(void) {
     ok(sql && !strstr(sql, "host"), "the per-node SQL leaves out a column v_nodes has not got (host)");
     char q[8192];
     snprintf(q, sizeof q, "SELECT group_concat(engine || ' ' || node || ' ' || reading || ' ' || searches || ' ' || "
-                          "lag_bytes || ' ' || max_lag_bytes || ' ' || IFNULL(peak_bytes, 'NULL'), '; ') FROM (%s)", sql ? sql : "");
+                          "last_window_searches || ' ' || lag_bytes || ' ' || max_lag_bytes || ' ' || IFNULL(peak_bytes, 'NULL'), '; ') FROM (%s)", sql ? sql : "");
     is_str(one(db, q, b, sizeof b),
-           "pgvector[replicas=1] 0 window 40 0 0 NULL; pgvector[replicas=1] 1 window 60 0 700 5000",
-           "per node: the last reading (after the window), the most lag any reading saw, the node's peak memory");
+           "pgvector[replicas=1] 0 window 45 5 0 0 NULL; pgvector[replicas=1] 1 window 90 30 0 700 5000",
+           "per node: the last reading (after the last window), its searches in that window, the most lag any reading "
+           "saw, the node's peak memory");
     free(sql);
     /* v_nodes with one more column (as a later vbench adds the host a node ran on): shown, nothing else changed */
     exec(db, "CREATE TEMP VIEW v_nodes AS SELECT *, 'host-' || node AS host FROM main.v_nodes");
