@@ -947,7 +947,7 @@ static int charts_server(vb_report_set *rs, vb_error *err) {
  * client count (QPS, the closed-loop concurrency points) or ef_search (recall, the one-client sweep), against the
  * nodes the configuration took: the Doris seed's single node against three, for our engines. */
 static int chart_topology(vb_report_set *rs, const char *name, const char *title, const char *series, const char *y,
-                          const char *where, const char *ylabel, const char *yrange, vb_error *err) {
+                          const char *where, const char *ylabel, const char *yrange, int whiskers, vb_error *err) {
     char sql[1024], qb[300];
     snprintf(sql, sizeof sql, "SELECT p.entry || ' ' || k.kind || ', ' || %s || IIF((SELECT COUNT(DISTINCT dataset) FROM "
              "v_topology_points) > 1, ' on ' || p.dataset, ''), p.nodes, %s FROM v_topology_points AS p "
@@ -961,21 +961,23 @@ static int chart_topology(vb_report_set *rs, const char *name, const char *title
     for (size_t i = 0; i < ss->n; i++) {
         int b = vb_chart_block(c);
         for (size_t j = 0; j < ss->s[i].n; j++)
-            vb_chart_row(c, "%g %.9g %.9g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med, ss->s[i].p[j].lo, ss->s[i].p[j].hi);
-        vb_chart_plot(c, "data index %d using 1:2 with linespoints pt 7 lw 2 lc %zu title '%s'", b, i + 1,
-                      q(ss->s[i].name, qb, sizeof qb));
+            vb_chart_row(c, "%g %.9g %.9g %.9g %.9g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med, ss->s[i].p[j].lo,
+                         ss->s[i].p[j].hi, ss->s[i].p[j].aux, ss->s[i].p[j].aux2);
+        /* y's median over its repeats with their range as whiskers (y is "MEDIAN, MIN, MAX"), or the line alone */
+        vb_chart_plot(c, "data index %d using 1:2%s with %s pt 7 lw 2 lc %zu title '%s'", b, whiskers ? ":5:6" : "",
+                      whiskers ? "yerrorlines" : "linespoints", i + 1, q(ss->s[i].name, qb, sizeof qb));
     }
     return draw_series(rs, c, ss, err);
 }
 
 static int charts_topology(vb_report_set *rs, vb_error *err) {
     if (chart_topology(rs, "topology-qps", "Topology: QPS against the number of nodes (closed loop)",
-                       "p.clients || ' client' || IIF(p.clients = 1, '', 's')", "p.qps", "p.phase = 'concurrency'",
-                       "queries per second", "0:*", err))
+                       "p.clients || ' client' || IIF(p.clients = 1, '', 's')", "p.qps, p.qps_min, p.qps_max",
+                       "p.phase = 'concurrency'", "queries per second (median, min-max over the repeats)", "0:*", 1, err))
         return VB_ERROR;
     return chart_topology(rs, "topology-recall", "Topology: recall against the number of nodes (one client)",
                           "'ef_search ' || p.ef_search", "p.recall", "p.phase = 'recall_sweep' AND p.clients = 1",
-                          "recall@k", "*:1.0", err);
+                          "recall@k", "*:1.0", 0, err);
 }
 
 int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_error *err) {

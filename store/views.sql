@@ -1081,7 +1081,8 @@ CREATE VIEW v_topology AS
 CREATE VIEW v_topology_points AS
     WITH pt AS (
         SELECT t.entry, t.engine, t.shards, t.replicas, t.nodes, t.kind, s.dataset, 'recall_sweep' AS phase,
-               s.clients, s.ef_search, s.recall, s.qps, s.p50_ms, s.p99_ms, NULL AS in_flight, NULL AS refused,
+               s.clients, s.ef_search, s.recall, s.qps, s.qps_min, s.qps_max, s.p50_ms, s.p99_ms, NULL AS in_flight,
+               NULL AS refused,
                NULL AS client_saturated, NULL AS cores_busy, NULL AS cores, NULL AS server_share, NULL AS lag_bytes,
                NULL AS shared_cpus, s.seq
         FROM v_topology AS t JOIN v_recall_sweep AS s ON s.engine = t.engine
@@ -1089,7 +1090,7 @@ CREATE VIEW v_topology_points AS
         SELECT t.entry, t.engine, t.shards, t.replicas, t.nodes, t.kind, c.dataset, 'concurrency', c.clients, w.ef,
                (SELECT s.recall FROM v_recall_sweep AS s WHERE s.engine = c.engine AND s.dataset = c.dataset
                     AND s.clients = 1 AND s.ef_search = w.ef),
-               c.qps, c.p50_ms, c.p99_ms, c.in_flight, c.efficiency_refused LIKE 'refused%',
+               c.qps, c.qps_min, c.qps_max, c.p50_ms, c.p99_ms, c.in_flight, c.efficiency_refused LIKE 'refused%',
                (SELECT group_concat(DISTINCT v.detail) FROM v_validity AS v WHERE v."check" = 'client CPU saturated'
                     AND v.item IN (SELECT item_key FROM window_result AS x WHERE COALESCE(x.config, x.engine) = c.engine
                                    AND x.dataset = c.dataset AND x.clients = c.clients AND x.target_rate IS NULL)),
@@ -1110,8 +1111,8 @@ CREATE VIEW v_topology_points AS
         JOIN (SELECT COALESCE(config, engine) AS cfg, dataset, clients, MAX(ef_search) AS ef FROM window_result
               WHERE target_rate IS NULL GROUP BY 1, 2, 3) AS w
              ON w.cfg = c.engine AND w.dataset = c.dataset AND w.clients = c.clients)
-    SELECT entry, engine, shards, replicas, nodes, kind, dataset, phase, clients, ef_search, recall, qps, p50_ms,
-           p99_ms, in_flight, cores_busy AS node0_cores_busy, cores AS node0_cores, server_share, lag_bytes AS max_lag_bytes,
+    SELECT entry, engine, shards, replicas, nodes, kind, dataset, phase, clients, ef_search, recall, qps, qps_min,
+           qps_max, p50_ms, p99_ms, in_flight, cores_busy AS node0_cores_busy, cores AS node0_cores, server_share, lag_bytes AS max_lag_bytes,
            CASE
            WHEN phase = 'recall_sweep' AND clients = 1 THEN 'one client: QPS = 1 / latency'
            WHEN refused THEN printf('the client: %.2f of %d queries in flight', in_flight, clients)

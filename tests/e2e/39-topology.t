@@ -129,8 +129,8 @@ html=$SCRATCH/report/report.html
 like "$(cat "$html" 2>/dev/null)" '<section id="topology">' "the report has a Topology section"
 is "$(ls "$SCRATCH/report/charts/" | grep -c '^topology-\(qps\|recall\)\.png$')" "2" \
    "the report draws QPS and recall against the number of nodes"
-grep -q "'pgvector replicas, 2 clients'" "$SCRATCH/report/charts/topology-qps.body.gp"
-ok $? "the QPS chart has a line for pgvector's replicas at 2 clients (1 and 2 nodes)"
+grep -q "with yerrorlines .* title 'pgvector replicas, 2 clients'" "$SCRATCH/report/charts/topology-qps.body.gp"
+ok $? "the QPS chart has a line for pgvector's replicas at 2 clients (1 and 2 nodes), the repeats' range as whiskers"
 like "$(cat "$html" 2>/dev/null)" "pgvector[replicas=1] (2 nodes) on t at 2 clients, ef_search 40:" \
      "the section says what limited each concurrency point"
 over=$(vb_report_overflow "$html"); rc=$?
