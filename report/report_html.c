@@ -873,6 +873,13 @@ static int topology(doc *d, vb_error *err) {
         return VB_OK;
     }
     if (figures(d, "topology", err)) return VB_ERROR;
+    /* the seed's table (Doris: one BE node against three, BestQPS and recall): per configuration and dataset its
+     * closed-loop point of the highest QPS */
+    h3(d, "Best QPS per topology");
+    if (table(d, "v_topology_points", "SELECT {label} AS series, nodes, dataset, qps AS best_qps, clients, ef_search, "
+              "recall, p99_ms FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY engine, dataset ORDER BY qps DESC) AS r "
+              "FROM v_topology_points WHERE phase = 'concurrency') WHERE r = 1 ORDER BY entry, dataset, nodes", err) < 0)
+        return VB_ERROR;
     /* one sentence per concurrency point: its QPS and recall beside what limited it */
     int points = 0;
     for (size_t r = 0; r < rs->n; r++) {

@@ -131,6 +131,9 @@ is "$(ls "$SCRATCH/report/charts/" | grep -c '^topology-\(qps\|recall\)\.png$')"
    "the report draws QPS and recall against the number of nodes"
 grep -q "with yerrorlines .* title 'pgvector replicas, 2 clients'" "$SCRATCH/report/charts/topology-qps.body.gp"
 ok $? "the QPS chart has a line for pgvector's replicas at 2 clients (1 and 2 nodes), the repeats' range as whiskers"
+like "$(cat "$SCRATCH/report/report.md" 2>/dev/null)" \
+     "| pgvector[replicas=1] | 2 | $(printf %.0f "$(q "$db" "SELECT qps FROM window_result WHERE config = '$r1'")") |" \
+     "the seed's table: each topology's best QPS beside its node count (replicas 1: 2 nodes, its window's QPS)"
 like "$(cat "$html" 2>/dev/null)" "pgvector[replicas=1] (2 nodes) on t at 2 clients, ef_search 40:" \
      "the section says what limited each concurrency point"
 over=$(vb_report_overflow "$html"); rc=$?
