@@ -90,7 +90,8 @@ static int export_json(sqlite3 *db, const char *dir, int quiet, vb_error *err) {
             /* the resolved profile is JSON itself: nested, not a string */
             json_t *parsed = strcmp(k, "profile.resolved") == 0 ? json_loads(v, 0, NULL) : NULL;
             if (parsed) json_object_set_new(doc, "profile", parsed);
-            json_object_set_new(manifest, k, json_string(v) ? json_string(v) : json_null());
+            json_t *text = json_string(v);   /* NULL when v is not UTF-8: null, not a second copy leaked */
+            json_object_set_new(manifest, k, text ? text : json_null());
         }
         sqlite3_finalize(st);
     }
