@@ -75,6 +75,7 @@ static const struct {
     {"capacity_window", "agents", "INTEGER"},   /* issue 37: the client agents that offered a window, and their shares */
     {"capacity_window_share", "client_cores", "REAL"},
     {"capacity_window_share", "window_start", "REAL"},
+    {"node_result", "build_ms", "INTEGER"},   /* issue 39: a shard's own index build */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {

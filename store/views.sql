@@ -1023,7 +1023,7 @@ CREATE VIEW v_capacity AS
 -- peak memory and CPU seconds (node 0's facts are the server's own keys).
 CREATE VIEW v_nodes AS
     SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
-           n.table_bytes, n.searches, n.lag_bytes,
+           n.table_bytes, n.searches, n.lag_bytes, n.build_ms,
            (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
                    CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit') AS unit,
            (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
