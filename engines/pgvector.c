@@ -1428,8 +1428,11 @@ static int shard_explain(pg_conn *c, int ef, int k, int filtered, int *uses_inde
         }
         sc->s = s, sc->node = sc->read_node = K, sc->ef_search = ef;
         if ((rc = conn_ready(sc, err)) == VB_OK) {
-            snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF, GENERIC_PLAN) SELECT id FROM %s%s ORDER BY embedding %s $1 "
-                     "LIMIT %d", s->table, knn_where[filtered], metric_op(s->metric), k);
+            /* the shard's query as the router sends it: the plain form's carries no LIMIT */
+            char limit[32] = "";
+            if (s->router_cte) snprintf(limit, sizeof limit, " LIMIT %d", k);
+            snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF, GENERIC_PLAN) SELECT id FROM %s%s ORDER BY embedding %s $1%s",
+                     s->table, knn_where[filtered], metric_op(s->metric), limit);
             PGresult *r = pg_exec(sc->pg, sql);
             if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(sc->pg, r, err, "EXPLAIN on a shard");
             int uses = 0;

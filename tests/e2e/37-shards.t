@@ -24,6 +24,8 @@ engines:
     m: 8
     ef_construction: 32
     shards: [1, 2, 3]
+  # the router's other form: the query an application would write against the partitioned table
+  - {name: pgvector-plain, engine: pgvector, recipe: pgvector, m: 8, ef_construction: 32, shards: 2, router_form: plain}
   - {name: exact, phases: {recall_sweep: {ef_search: [40]}}}
 resources: {layout: small}
 phases:
@@ -84,6 +86,16 @@ for n in 2 3; do
        "shards $n: both sweep points count as on the index (pushed down, async, every shard on its index)"
 done
 diag <<<"$(q "$db" "SELECT plan FROM sweep_result WHERE config = '$s3' AND ef_search = 10")"
+# router_form: plain, as the issue found it from outside: a Merge Append whose shards get the ORDER BY without the
+# LIMIT, not async; measured as it is, its points say index_used 0 (the validity section's "index not used")
+plain=$(q "$db" "SELECT plan FROM sweep_result WHERE config = 'pgvector-plain' AND ef_search = 10")
+like "$plain" "router_form: plain" "plain: the plan names the form"
+like "$plain" "Merge Append" "plain: the router plans a Merge Append"
+is "$(grep -c 'Async Foreign Scan' <<<"$plain")" "0" "plain: no scan is async (the shards one after the other)"
+is "$(grep -c 'Remote SQL: .* ORDER BY .*ASC NULLS LAST$' <<<"$plain")" "2" "plain: each shard gets the ORDER BY without a LIMIT"
+is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE config = 'pgvector-plain' AND index_used = 0 AND recall > 0.9")" "2" \
+   "plain: both sweep points measured (recall above 0.9) and marked as not pushed down (index_used 0)"
+diag <<<"$plain"
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result a JOIN sweep_result b ON a.ef_search = b.ef_search
                WHERE a.config = 'pgvector[shards=1]' AND b.config IN ('pgvector[shards=2]', '$s3') AND b.recall >= a.recall")" "4" \
    "recall at each ef_search (10, 20: one server below 1) with 2 and 3 shards is not lower than one server's"
