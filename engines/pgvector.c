@@ -44,7 +44,11 @@
  *
  * The engine instance keeps one administrative connection (create, build, maintain, sizes, version, attach;
  * engines/adapter_common.h: opened on first use, serialised, dialled again after a loss); every vb_conn owns its own
- * connection. */
+ * connection.
+ *
+ * Topology (issue 39): `replicas: R` reads from hot standbys of the primary (pg_state); `shards: N` splits the rows
+ * over N shard servers behind a postgres_fdw router, where the administrative connection and every search go to the
+ * router and writes straight to the shards (the section "shards" below). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libpq-fe.h>
