@@ -88,8 +88,9 @@ typedef struct pg_state {
     char *node_vals[PG_MAX_NODES][16];
     atomic_uint next_node;
     /* Shards (shards: N > 1, the section "shards" below): node 0 the router, nodes 1 .. N the shard servers; a row
-     * lives on node 1 + id % N. peer_host[K]: where the router's postgres_fdw reaches node K (node.K.peer_host, the
-     * recipe's path of its socket as the router's unit sees it; else node.K.host). */
+     * lives on node 1 + id % N. peer_host[K]: where the router's postgres_fdw reaches node K: a node whose host is a
+     * socket directory at node.K.peer_host (the recipe's path of it as the router's unit sees it), else at its host
+     * (a network address: another host, with node.K.port). */
     int n_shards;                      /* 0: one server, or replicas */
     int router_cte;                    /* router_form: cte (1, the default) or plain (0) */
     char *peer_host[PG_MAX_NODES];
@@ -362,10 +363,13 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
     s->n_nodes = 1 + (shards > 1 ? (int)shards : (int)replicas);
     for (int k = 0; k < PG_MAX_NODES; k++) s->build_ms[k] = -1;
     for (int k = 1; k < s->n_nodes; k++) {
+        /* a node reached by a socket directory (host a path: on this host) is reached by the router at peer_host; a
+         * node at a network address (another host) at that same address */
         char key[64];
+        snprintf(key, sizeof key, "node.%d.host", k);
+        const char *host = vb_kv_get(kv, n, key, "");
         snprintf(key, sizeof key, "node.%d.peer_host", k);
-        const char *v = vb_kv_get(kv, n, key, NULL);
-        if (!v) snprintf(key, sizeof key, "node.%d.host", k), v = vb_kv_get(kv, n, key, "");
+        const char *v = host[0] == '/' ? vb_kv_get(kv, n, key, host) : host;
         if (!(s->peer_host[k] = strdup(v))) goto oom;
     }
     for (int k = 1; k < s->n_nodes; k++) {
@@ -1267,8 +1271,8 @@ static int router_create_on(void *conn, void *arg, vb_error *err) {
         /* the router reaches the shard now, or the create fails naming it (not every search after the build) */
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s_set%d", s->table, K);
         if ((rc = pg_command(pg, sql, err)) != VB_OK)
-            vb_error_prefix(err, "the router cannot reach shard %d through postgres_fdw at host '%s' (node.%d.peer_host, "
-                            "else node.%d.host)", K, s->peer_host[K], K, K);
+            vb_error_prefix(err, "the router cannot reach shard %d through postgres_fdw at host '%s' (node.%d.host, or "
+                            "node.%d.peer_host for a socket directory)", K, s->peer_host[K], K, K);
     }
     if (rc == VB_OK && PQserverVersion(pg) < 160000)
         rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: shards need PostgreSQL 16 or later on the router (its plan is "
