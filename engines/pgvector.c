@@ -1080,6 +1080,47 @@ static int pg_node_stats(void *state, vb_node_stats *out, size_t cap, size_t *n,
     return VB_OK;
 }
 
+/* Each replica's replay lag now (bytes of WAL behind the primary's current position; node 0: 0), on connections of
+ * its own: sampled while writes run. */
+static int pg_node_lag(void *state, int64_t *lag, size_t cap, size_t *n, vb_error *err) {
+    pg_state *s = state;
+    char lsn[64] = "", v[64];
+    *n = 0;
+    if (s->n_nodes <= 1 || s->n_shards) return VB_OK;   /* shards replicate nothing: no lag to sample */
+    for (int k = 0; k < s->n_nodes && (size_t)k < cap; k++) {
+        PGconn *pg = NULL;
+        lag[k] = 0;
+        int rc = pg_dial_node(s, k, &pg, err);
+        if (rc == VB_OK && k == 0) rc = query_value(pg, "SELECT pg_current_wal_lsn()::text", NULL, lsn, sizeof lsn, err);
+        if (rc == VB_OK && k > 0 &&
+            (rc = query_value(pg, "SELECT pg_wal_lsn_diff($1::pg_lsn, coalesce(pg_last_wal_replay_lsn(), '0/0'))::bigint",
+                              lsn, v, sizeof v, err)) == VB_OK)
+            lag[k] = atoll(v) > 0 ? atoll(v) : 0;
+        if (pg) PQfinish(pg);
+        if (rc != VB_OK) return vb_error_prefix(err, "node %d", k), rc;
+        (*n)++;
+    }
+    return VB_OK;
+}
+
+static int pg_catch_up(void *state, vb_error *err) { return replicas_catch_up(state, err); }
+
+/* Searches of conn go to node from now on (0 the primary, K a replica, -1 the last replica): the streaming phase's
+ * freshness probe reads on a replica. */
+static int pg_read_on(void *conn, int node, int *chosen, vb_error *err) {
+    pg_conn *c = conn;
+    if (c->s->n_shards) node = 0;   /* shards: every search is the router's */
+    else if (node < 0) node = c->s->n_nodes - 1;
+    if (node >= c->s->n_nodes) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no node %d (%d servers)", node, c->s->n_nodes);
+    if (node != c->read_node) {
+        pg_disconnect(c->reader);
+        c->reader = NULL;
+        c->read_node = node;
+    }
+    *chosen = node;
+    return VB_OK;
+}
+
 /* Summed over the primary and every replica (each server counts the searches it ran): with replicas the sum is what
  * the window's validity check compares with the searches vbench sent. */
 static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
@@ -1868,6 +1909,9 @@ const vb_engine_ops vb_engine_pgvector = {
     .close = pg_close,
     .explain = pg_explain,
     .node_stats = pg_node_stats,
+    .node_lag = pg_node_lag,
+    .catch_up = pg_catch_up,
+    .read_on = pg_read_on,
     .build_progress = pg_build_progress,
     .create = pg_create,
     .connect = pg_connect,

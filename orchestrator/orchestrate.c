@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -223,6 +226,55 @@ write_copy:
     }
     close(fd);
     return VB_OK;
+}
+
+/* The loopback TCP port a primary with replicas listens on for them (recipe replica.primary_args and replica.run's
+ * {replication_port}: MariaDB's replicas connect over TCP): a free port chosen once per primary data directory and
+ * kept beside it, so a restarted primary keeps the port its replicas were told. */
+static int replication_port(const server *primary, unsigned *port, vb_error *err) {
+    char keep[PATH_MAX + 32];
+    snprintf(keep, sizeof keep, "%s.port", primary->datadir);
+    FILE *f = fopen(keep, "r");
+    if (f) {
+        int ok = fscanf(f, "%u", port) == 1 && *port > 0 && *port < 65536;
+        fclose(f);
+        if (ok) return VB_OK;
+    }
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return vb_error_set(err, "orchestrator", e, "no free loopback TCP port for the replicas: %s", strerror(e));
+    }
+    close(fd);
+    *port = ntohs(a.sin_port);
+    if (!(f = fopen(keep, "w")) || fprintf(f, "%u\n", *port) < 0) {
+        if (f) fclose(f);
+        return vb_error_set(err, "orchestrator", errno, "cannot write %s: %s", keep, strerror(errno));
+    }
+    fclose(f);
+    return VB_OK;
+}
+
+/* argv with extra's elements expanded and appended (extra NULL: argv as it is); NULL with err on failure (argv freed). */
+static char **argv_append(const vb_recipe *r, char **argv, char **extra, const vb_kv *vars, size_t n_vars, vb_error *err) {
+    if (!argv || !extra) return argv;
+    char **more = vb_recipe_expand_argv(r, extra, vars, n_vars, err);
+    size_t n = 0, m = 0;
+    while (argv[n]) n++;
+    while (more && more[m]) m++;
+    char **all = more ? realloc(argv, (n + m + 1) * sizeof *all) : NULL;
+    if (!all) {
+        if (more) vb_error_set(err, "orchestrator", 1, "out of memory");
+        vb_recipe_argv_free(argv);
+        vb_recipe_argv_free(more);
+        return NULL;
+    }
+    memcpy(all + n, more, (m + 1) * sizeof *all);
+    free(more);
+    return all;
 }
 
 static char *journal_tail(vb_units *u, const char *unit) {
@@ -529,6 +581,12 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         kv_addf(&vars, "primary_password", "%s", password);
         kv_addf(&facts, "replica_of", "%s", s->primary->unit);
     }
+    kv_addf(&vars, "server_id", "%d", s->node_index + 1);
+    if (s->primary || s->n_replicas > 0) {
+        unsigned port = 0;
+        if (replication_port(s->primary ? s->primary : s, &port, &err)) goto fail;
+        kv_addf(&vars, "replication_port", "%u", port);
+    }
     for (size_t i = 0; i < s->recipe->n_connect; i++) {
         char *v = NULL;
         if (vb_recipe_expand(s->recipe, s->recipe->connect[i].value, vars.kv, vars.n, &v, &err)) goto fail;
@@ -589,7 +647,20 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
             }
         }
         char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->start, vars.kv, vars.n, &err);
+        /* the recipe's replica.primary_args on a primary with replicas, replica.args on a replica (the manifest's
+         * replica.start_args: what this node's start command has beyond the recipe's start) */
+        size_t n_start = 0;
+        while (argv && argv[n_start]) n_start++;
+        argv = argv_append(s->recipe, argv, s->primary ? s->recipe->replica_args
+                                            : s->n_replicas > 0 ? s->recipe->replica_primary_args : NULL,
+                           vars.kv, vars.n, &err);
         if (!argv) goto fail;
+        if (argv[n_start]) {
+            char extra[2048] = "";
+            for (size_t i = n_start, u = 0; argv[i] && u < sizeof extra; i++)
+                u += (size_t)snprintf(extra + u, sizeof extra - u, "%s%s", i > n_start ? " " : "", argv[i]);
+            kv_addf(&facts, "replica.start_args", "%s", extra);
+        }
         vb_unit_spec spec = {.description = "vbench database server", .argv = (const char *const *)argv,
                              .root_directory = root, .bind_paths = bind_paths, .bind_ro_paths = bind_ro_paths,
                              .cpus = b.server_cpus,

@@ -289,6 +289,12 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             if (get_argv(c, run->items[i], what, &r->replica_init[i], NULL)) return VB_ERROR;
             r->n_replica_init++;
         }
+        /* arguments added to start: on the primary of a server with replicas, on each replica (MariaDB: the binary
+         * log and a TCP port on the primary, a server id on each) */
+        const vb_yaml_node *pa = vb_yaml_map_get(n, "primary_args", NULL), *ra = vb_yaml_map_get(n, "args", NULL);
+        if ((pa && get_argv(c, pa, "replica.primary_args", &r->replica_primary_args, NULL)) ||
+            (ra && get_argv(c, ra, "replica.args", &r->replica_args, NULL)))
+            return VB_ERROR;
     }
     if ((n = vb_yaml_map_get(root, "shard", NULL))) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'shard': expected a map with nodes_mount");
@@ -421,6 +427,8 @@ void vb_recipe_destroy(vb_recipe **rp) {
     for (size_t i = 0; i < r->n_replica_init; i++) vb_recipe_argv_free(r->replica_init[i]);
     free(r->replica_init);
     free(r->replica_mount);
+    vb_recipe_argv_free(r->replica_primary_args);
+    vb_recipe_argv_free(r->replica_args);
     free(r->nodes_mount);
     for (size_t i = 0; i < r->n_settings; i++) free(r->settings[i].name), free(r->settings[i].literal);
     free(r->settings);

@@ -33,6 +33,10 @@
  *     primary_mount: /var/lib/vbench-primary   the engine's `replicas: R`): where the primary's data directory
  *     run: [[.../pg_basebackup, ...]]    appears in the replica's units, and the commands that replace init
  *                                       for a replica node ({primary}, {primary_password}: the primary's)
+ *     primary_args: [--log-bin=binlog]   optional: arguments added to start on a primary that has replicas, and
+ *     args: ["--server-id={server_id}"]  on each replica ({server_id}: the node's index + 1; {replication_port}:
+ *                                       a free loopback TCP port kept for the primary, for engines whose
+ *                                       replicas connect over TCP)
  *   shard:                              optional: for the engine's `shards: N` (issue 39), where node 0 (the router)
  *     nodes_mount: /var/lib/vbench-nodes   sees the work directory's servers/ (every node's data directory, read-only,
  *                                       so it reaches the shards' sockets); {peer_data} is a node's data directory
@@ -84,6 +88,8 @@ typedef struct vb_recipe {
     char *replica_mount;    /* replica.primary_mount, or NULL: the recipe makes no replicas */
     char ***replica_init;   /* replica.run: argv lists */
     size_t n_replica_init;
+    char **replica_primary_args;   /* replica.primary_args: appended to start on a primary with replicas, or NULL */
+    char **replica_args;           /* replica.args: appended to start on a replica, or NULL */
     char *nodes_mount;      /* shard.nodes_mount, or NULL: where node 0 sees the other nodes' data directories */
     vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.7") */
     size_t n_params;

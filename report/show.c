@@ -264,6 +264,19 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
     int last = -1, width = 0, n = 0;
     for (int i = 0; i < g->cols; i++)
         if (show[i]) last = i, width += g->w[i] + (n++ ? 2 : 0);
+    /* A table printed in parts had its text cut to fit the whole width; the part's last column takes back the room
+     * its part leaves (up to its longest cell), so a reason wraps on a few wide lines, not many narrow ones. */
+    int lw = last < 0 ? 0 : g->w[last];
+    if (last >= 0) {
+        int longest = lw;
+        for (int r = 0; r < g->rows; r++) {
+            int l = (int)strlen(vb_grid_at(g, r, last));
+            if (l > longest) longest = l;
+        }
+        int room = VB_SHOW_WIDTH - (width - lw);
+        if (room > lw) lw = room < longest ? room : longest;
+        width += lw - g->w[last];
+    }
     int first = 1;
     for (int i = 0; i < g->cols; i++)
         if (show[i]) fprintf(out, "%s%-*s", first ? "" : "  ", i == last ? 0 : g->w[i], g->name[i]), first = 0;
@@ -273,7 +286,7 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
         if (!show[i]) continue;
         fprintf(out, "%s", first ? "" : "  ");
         first = 0;
-        for (int j = 0; j < g->w[i]; j++) fputc('-', out);
+        for (int j = 0; j < (i == last ? lw : g->w[i]); j++) fputc('-', out);
     }
     fputc('\n', out);
     for (int r = 0; r < g->rows; r++) {
@@ -282,8 +295,10 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
             if (!show[i]) continue;
             const char *cell = vb_grid_at(g, r, i);
             int numeric = g->num[(size_t)r * (size_t)g->cols + (size_t)i];
-            if ((int)strlen(cell) > g->w[i] && i == last)   /* the last column wraps at its width */
-                fputs(first ? "" : "  ", out), put_column(out, cell, g->w[i], width - g->w[i]);
+            if ((int)strlen(cell) > lw && i == last)   /* the last column wraps at its width */
+                fputs(first ? "" : "  ", out), put_column(out, cell, lw, width - lw);
+            else if (i == last)
+                fprintf(out, "%s%*s", first ? "" : "  ", numeric ? lw : 0, cell);
             else if ((int)strlen(cell) > g->w[i])   /* cut: the start of the text and "..." */
                 fprintf(out, "%s%.*s...", first ? "" : "  ", g->w[i] - 3, cell);
             else

@@ -446,7 +446,7 @@ CREATE VIEW v_streaming AS
            r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
            r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.recall_full,
            r.rows_scheduled_window_end, r.fresh_row_max, r.interval_max_lag_s, r.attempt,
-           r.item_key
+           r.item_key, r.fresh_node
     FROM streaming_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(x.attempt) FROM streaming_result AS x WHERE x.item_key = r.item_key)
     ORDER BY plan.seq, r.stage_index;
@@ -1018,7 +1018,8 @@ CREATE VIEW v_capacity AS
     WHERE r.attempt = (SELECT MAX(r2.attempt) FROM capacity_result AS r2 WHERE r2.item_key = r.item_key)
     ORDER BY plan.seq, r.target_ms;
 
--- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window),
+-- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window;
+-- read replicas' lag samples taken during a churn's writes and a stream's, after 'churn' / 'streaming' with at_s),
 -- with the orchestrator's facts of that node from the manifest: its unit, CPUs and memory limit, and at the stop its
 -- peak memory and CPU seconds (node 0's facts are the server's own keys).
 CREATE VIEW v_nodes AS
@@ -1034,6 +1035,6 @@ CREATE VIEW v_nodes AS
                    CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'peak_cgroup_bytes') AS peak_bytes,
            (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
                    CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'cpu_s') AS cpu_s,
-           r.item_key AS item, plan.seq
+           r.item_key AS item, plan.seq, r.at_s
     FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key
-    ORDER BY plan.seq, n.node;
+    ORDER BY plan.seq, r.at_s, n.node;

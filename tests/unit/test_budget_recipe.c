@@ -267,6 +267,10 @@ int main(void) {
     contains(err.message, "no parameter 'nope'", "naming it");
     ok(vb_recipe_load(dir, "pv ver", &r, &err) == VB_ERROR, "a word without '=' is refused");
     contains(err.message, "is not key=value", "saying how to write it");
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nreplica:\n  primary_mount: /p\n"
+                     "  run: [[/y]]\n  args: --x\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "replica.args that is not a list is refused");
+    contains(err.message, "pv.yml:9: key 'replica.args': expected a non-empty list", "with file, line and key");
     write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nbuild: {cflags: x}\n");
     ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "an unknown build key is refused");
     contains(err.message, "pv.yml:6: unknown key 'build.cflags'", "with file, line and key");
@@ -281,11 +285,21 @@ int main(void) {
             printf("#   %s\n", err.message);
             continue;
         }
-        if (i == 0)   /* issue 39: pgvector makes read replicas with pg_basebackup; mariadb's recipe none yet */
+        if (i == 0)   /* issue 39: pgvector makes read replicas with pg_basebackup, MariaDB by its replication */
             ok(r->replica_mount && strcmp(r->replica_mount, "/var/lib/vbench-primary") == 0 &&
                    r->n_replica_init == 1 && strstr(r->replica_init[0][0], "pg_basebackup"),
                "pgvector's recipe: replica.run copies the primary with pg_basebackup");
-        if (i == 1) ok(r->replica_mount == NULL && r->n_replica_init == 0, "mariadb's recipe: no replica section");
+        if (i == 1) {
+            ok(r->replica_mount && r->n_replica_init == 1 && strstr(r->replica_init[0][2], "mariadb-dump") &&
+                   strstr(r->replica_init[0][2], "MASTER_USE_GTID = slave_pos"),
+               "mariadb's recipe: replica.run seeds the replica from the primary's dump at its GTID position");
+            int bin = 0, id = 0;
+            for (size_t j = 0; r->replica_primary_args && r->replica_primary_args[j]; j++)
+                bin |= strcmp(r->replica_primary_args[j], "--log-bin=binlog") == 0;
+            for (size_t j = 0; r->replica_args && r->replica_args[j]; j++)
+                id |= strcmp(r->replica_args[j], "--server-id={server_id}") == 0;
+            ok(bin && id, "mariadb's recipe: the binary log on a primary with replicas, a server id per replica");
+        }
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
@@ -293,7 +307,7 @@ int main(void) {
         vb_recipe_settings(r, &b, &set, &ns, &err);
         vb_kv vars[40];
         size_t nv = 0;
-        for (size_t j = 0; j < ns && nv < 34; j++) vars[nv++] = set[j];
+        for (size_t j = 0; j < ns && nv < 30; j++) vars[nv++] = set[j];   /* room for the 7 below */
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
@@ -308,6 +322,21 @@ int main(void) {
             vb_recipe_argv_free(iv);
         }
         ok(init_ok, "%s: every init step expands (%zu)", names[i], r->n_init);
+        /* the replica's steps and arguments with the replica's variables (orchestrator/orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"primary", "/var/lib/vbench-primary"};
+        vars[nv++] = (vb_kv){"primary_password", "p"};
+        vars[nv++] = (vb_kv){"server_id", "2"};
+        vars[nv++] = (vb_kv){"replication_port", "40000"};
+        int rep_ok = 1;
+        char **more[2] = {r->replica_primary_args, r->replica_args};
+        for (size_t j = 0; j < r->n_replica_init + 2; j++) {
+            char **src = j < r->n_replica_init ? r->replica_init[j] : more[j - r->n_replica_init];
+            if (!src) continue;
+            char **iv = vb_recipe_expand_argv(r, src, vars, nv, &err);
+            if (!iv) rep_ok = 0, printf("#   %s\n", err.message);
+            vb_recipe_argv_free(iv);
+        }
+        ok(rep_ok, "%s: every replica step and argument expands", names[i]);
         vb_recipe_kv_free(set, ns);
         vb_profile_destroy(&p);
         vb_recipe_destroy(&r);

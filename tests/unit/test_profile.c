@@ -1448,7 +1448,7 @@ static void test_topology(void) {
         ok(vb_profile_check_engines(p, &err) == VB_ERROR, "topology refused: hnswlib has no replicas");
         contains(err.message, "bad.yml:5: key 'engines[0].replicas': engine 'hnswlib' runs on one server and cannot "
                  "take replicas", "topology refused (embedded): says why");
-        contains(err.message, "(engines that can: pgvector, sharded_probe)", "topology refused (embedded): names the engines that can");
+        contains(err.message, "(engines that can: mariadb, pgvector, sharded_probe)", "topology refused (embedded): names the engines that can");
     }
     vb_profile_destroy(&p);
     expect_error("shards 0", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    shards: [1, 0]\n"

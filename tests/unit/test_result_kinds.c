@@ -199,6 +199,21 @@ int main(void) {
                    "nodes: a row per node in node_result");
             is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE node = 1 AND searches IS NULL AND rows = 1000 "
                                   "AND role = 'replica'"), 1, "nodes: v_nodes shows node 1, its unknown count NULL");
+            is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE at_s IS NULL"), 2,
+                   "nodes: a reading after the build has no sample time");
+            /* a lag sample taken during a churn's writes (agent/phase.c vb_lag_sampler): its time since they began */
+            Vbench__Result lr = r;
+            Vbench__NodeResult ln = nr;
+            ln.after = "churn", ln.at_s = 0.4;
+            ns[1].lag_bytes = 4096;
+            lr.nodes = &ln;
+            lr.result_key = "k-nodes-lag";
+            rc = vb_store_commit_result(s, &lr, "exact", "d1", "a", &dup, &err);
+            ok(rc == VB_OK && dup == 0, "nodes: a lag sample commits");
+            is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE after = 'churn' AND at_s = 0.4 AND node = 1 AND "
+                                  "lag_bytes = 4096"), 1, "nodes: v_nodes shows the lag sample with its time");
+            vb_result_describe(k, &lr, lines, sizeof lines);
+            is_str(lines, "", "nodes: a lag sample says nothing on the terminal (five a second)");
         }
     }
     /* the capacity window's shares, beside it and in its view */
