@@ -390,7 +390,7 @@ void vb_phase_node_result(vb_phase_ctx *ctx, vb_engine *e, const char *after) {
         w[i].node = (uint32_t)ns[i].node;
         w[i].role = ns[i].role;
         w[i].rows = ns[i].rows, w[i].index_bytes = ns[i].index_bytes, w[i].table_bytes = ns[i].table_bytes;
-        w[i].searches = ns[i].searches, w[i].lag_bytes = ns[i].lag_bytes;
+        w[i].searches = ns[i].searches, w[i].lag_bytes = ns[i].lag_bytes, w[i].build_ms = ns[i].build_ms;
         wp[i] = &w[i];
     }
     Vbench__NodeResult nr = VBENCH__NODE_RESULT__INIT;

@@ -175,6 +175,7 @@ typedef struct vb_node_stats {
     int64_t table_bytes;
     int64_t searches;       /* the server's own count of kNN statements since it started (pg_stat_statements) */
     int64_t lag_bytes;      /* a replica's WAL not yet replayed, against the primary's position now; 0 the primary */
+    int64_t build_ms;       /* a shard's own index build, ms; <= 0: not measured (a router, a replica) */
 } vb_node_stats;
 #define VB_ENGINE_MAX_NODES 16
 

@@ -603,6 +603,11 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
     }
     kv_addf(&vars, "data", "%s", image[0] ? s->recipe->data_mount : s->datadir);
     kv_addf(&vars, "datadir", "%s", s->datadir);
+    /* where node 0 (a router) reaches this node's data directory: node 0's unit binds servers/ at nodes_mount */
+    if (image[0] && s->recipe->nodes_mount)
+        kv_addf(&vars, "peer_data", "%s/%s", s->recipe->nodes_mount, strrchr(s->datadir, '/') + 1);
+    else
+        kv_addf(&vars, "peer_data", "%s", s->datadir);
     kv_addf(&vars, "password", "%s", password);
     kv_addf(&vars, "cpus", "%d", b.n_server_cpus);
     kv_addf(&vars, "memory_bytes", "%llu", (unsigned long long)b.server_memory);
@@ -652,6 +657,13 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
     if (bind_it) snprintf(bind_primary, sizeof bind_primary, "%s:%s", s->primary->datadir, s->recipe->replica_mount);
     const char *binds[] = {bind, bind_it ? bind_primary : NULL, NULL};
     const char *const *bind_paths = image[0] ? binds : NULL;
+    /* node 0 of shards (several nodes, none a replica): every node's data directory, read-only, at nodes_mount, so
+     * the router's postgres_fdw reaches the shards' sockets (the connect key peer_host, {peer_data}) */
+    char bind_nodes[PATH_MAX * 2];
+    snprintf(bind_nodes, sizeof bind_nodes, "%s/servers:%s", o->work_dir, s->recipe->nodes_mount ? s->recipe->nodes_mount : "");
+    const char *ro_binds[] = {bind_nodes, NULL};
+    const char *const *bind_ro_paths = image[0] && s->recipe->nodes_mount && s->node_index == 0 && s->n_nodes > 1 &&
+                                               s->n_replicas == 0 ? ro_binds : NULL;
     const char *root = image[0] ? image : NULL;
     vb_unit_state st;
     if (cold && cold_prepare(s, u, out, &facts, &err)) goto fail;   /* never adopts: the unit is stopped now */
@@ -704,7 +716,8 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
             kv_addf(&facts, "replica.start_args", "%s", extra);
         }
         vb_unit_spec spec = {.description = "vbench database server", .argv = (const char *const *)argv,
-                             .root_directory = root, .bind_paths = bind_paths, .cpus = b.server_cpus,
+                             .root_directory = root, .bind_paths = bind_paths, .bind_ro_paths = bind_ro_paths,
+                             .cpus = b.server_cpus,
                              .memory_max = b.server_memory, .shm_bytes = b.shm,
                              .limit_nofile = (uint64_t)s->recipe->limit_nofile, .drop_privileges = 1, .uid = uid,
                              .gid = gid, .kill_signal = s->recipe->stop_signal,

@@ -21,7 +21,7 @@
 static const char *const top_keys[] = {"name", "engine", "description", "image", "user", "data_mount", "packages",
                                        "password_file", "init", "start", "settings", "connect", "sizes",
                                        "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", "build",
-                                       "parameters", "replica", "port", NULL};
+                                       "parameters", "replica", "port", "shard", NULL};
 
 typedef struct rctx {
     const char *path;
@@ -299,6 +299,12 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             (ra && get_argv(c, ra, "replica.args", &r->replica_args, NULL)))
             return VB_ERROR;
     }
+    if ((n = vb_yaml_map_get(root, "shard", NULL))) {
+        if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'shard': expected a map with nodes_mount");
+        if (get_string(c, n, "nodes_mount", 1, &r->nodes_mount)) return VB_ERROR;
+        if (r->nodes_mount[0] != '/')
+            return rfail(c, n->line, "key 'shard.nodes_mount': '%s' is not an absolute path", r->nodes_mount);
+    }
     if ((n = vb_yaml_map_get(root, "settings", NULL))) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'settings': expected a map");
         r->settings = calloc(n->n ? n->n : 1, sizeof *r->settings);
@@ -426,6 +432,7 @@ void vb_recipe_destroy(vb_recipe **rp) {
     free(r->replica_mount);
     vb_recipe_argv_free(r->replica_primary_args);
     vb_recipe_argv_free(r->replica_args);
+    free(r->nodes_mount);
     for (size_t i = 0; i < r->n_settings; i++) free(r->settings[i].name), free(r->settings[i].literal);
     free(r->settings);
     vb_recipe_kv_free(r->connect, r->n_connect);

@@ -45,6 +45,10 @@
  *     args: ["--server-id={server_id}"]  on each replica ({server_id}: the node's index + 1; {replication_port}:
  *                                       a free loopback TCP port kept for the primary, for engines whose
  *                                       replicas connect over TCP)
+ *   shard:                              optional: for the engine's `shards: N` (issue 39), where node 0 (the router)
+ *     nodes_mount: /var/lib/vbench-nodes   sees the work directory's servers/ (every node's data directory, read-only,
+ *                                       so it reaches the shards' sockets); {peer_data} is a node's data directory
+ *                                       as node 0 sees it (its connect key peer_host)
  *   parameters:                         choices a profile makes by naming the recipe as "NAME key=value ...":
  *     pgvector_version:                 each value may set the image, literal settings, the packages and the
  *       default: packaged               build: block (the default applies when not named)
@@ -52,7 +56,8 @@
  *       0.8.7: {image: db-sid, settings: {pg_major: "18"}, packages: [postgresql-18, postgresql-18-pgvector],
  *               build: {package: postgresql-18-pgvector, target_isa: x86-64}}
  *
- * Templates: {data} (data_mount), {datadir} (the data directory on the host), {password}, {cpus} and
+ * Templates: {data} (data_mount), {datadir} (the data directory on the host), {peer_data} (the data directory as
+ * node 0 of a topology sees it: under shard.nodes_mount in an image, else {datadir}), {password}, {cpus} and
  * {memory_bytes} (the budget), {host}, {listen} and {port} (port: above), and every setting by name. An unknown name
  * in braces is an error. */
 #ifndef VB_ORCHESTRATOR_RECIPE_H
@@ -95,6 +100,7 @@ typedef struct vb_recipe {
     size_t n_replica_init;
     char **replica_primary_args;   /* replica.primary_args: appended to start on a primary with replicas, or NULL */
     char **replica_args;           /* replica.args: appended to start on a replica, or NULL */
+    char *nodes_mount;      /* shard.nodes_mount, or NULL: where node 0 sees the other nodes' data directories */
     vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.7") */
     size_t n_params;
 } vb_recipe;

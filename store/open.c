@@ -77,6 +77,7 @@ static const struct {
     {"capacity_window_share", "window_start", "REAL"},
     {"streaming_result", "fresh_node", "INTEGER"},  /* issue 39: freshness read on a replica; lag samples' times */
     {"node_reading", "at_s", "REAL"},
+    {"node_result", "build_ms", "INTEGER"},   /* issue 39: a shard's own index build */
 };
 
 static int add_missing_columns(vb_store *s, vb_error *err) {

@@ -674,17 +674,19 @@ static store_value int_or_null(int64_t v) { return v < 0 ? v_null() : v_int(v); 
 
 static int after_nodes(vb_store *s, store_row *w, vb_error *err) {
     sqlite3_stmt *st = store_prepare(s, "INSERT INTO node_result (result_key, node, role, rows, index_bytes, "
-                                        "table_bytes, searches, lag_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err);
+                                        "table_bytes, searches, lag_bytes, build_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     err);
     if (!st) return s->last;
     int rc = SQLITE_DONE;
     for (size_t i = 0; i < R->nodes->n_nodes && rc == SQLITE_DONE; i++) {
         const Vbench__NodeStats *n = R->nodes->nodes[i];
         store_value v[] = {int_or_null(n->rows), int_or_null(n->index_bytes), int_or_null(n->table_bytes),
-                           int_or_null(n->searches), int_or_null(n->lag_bytes)};
+                           int_or_null(n->searches), int_or_null(n->lag_bytes),
+                           n->build_ms > 0 ? v_int(n->build_ms) : v_null()};   /* 0: a sender that did not measure */
         store_bind_text(st, 1, R->result_key);
         sqlite3_bind_int(st, 2, (int)n->node);
         store_bind_text(st, 3, n->role);
-        for (int j = 0; j < 5; j++)
+        for (int j = 0; j < 6; j++)
             if (v[j].type == STORE_NULL) sqlite3_bind_null(st, 4 + j);
             else sqlite3_bind_int64(st, 4 + j, v[j].i);
         rc = sqlite3_step(st);

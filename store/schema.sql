@@ -664,5 +664,6 @@ CREATE TABLE IF NOT EXISTS node_result (
     table_bytes     INTEGER,
     searches        INTEGER,                -- the server's own kNN statement count since it started
     lag_bytes       INTEGER,                -- WAL not replayed yet against the primary's position at the reading
+    build_ms        INTEGER,                -- a shard's own index build (shards: N); NULL: not measured
     PRIMARY KEY (result_key, node)
 );

@@ -1034,9 +1034,9 @@ CREATE VIEW v_nodes AS
            (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.cpu_s') AS cpu_s,
            item, seq, at_s,
            (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.host') AS host,
-           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.agent') AS agent
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.agent') AS agent, build_ms
     FROM (SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
-                 n.table_bytes, n.searches, n.lag_bytes, r.item_key AS item, plan.seq, r.at_s,
+                 n.table_bytes, n.searches, n.lag_bytes, n.build_ms, r.item_key AS item, plan.seq, r.at_s,
                  COALESCE((SELECT value FROM manifest WHERE key = 'engine.' || COALESCE(r.config, r.engine) || '.server'),
                           (SELECT t.server FROM v_topology AS t WHERE t.engine = COALESCE(r.config, r.engine)),
                           COALESCE(r.config, r.engine)) AS srv,

@@ -1449,7 +1449,7 @@ static void test_topology(void) {
         ok(vb_profile_check_engines(p, &err) == VB_ERROR, "topology refused: mariadb has no shards");
         contains(err.message, "bad.yml:5: key 'engines[0].shards': engine 'mariadb' runs on one server",
                  "topology refused: file, line, key and engine");
-        contains(err.message, "(engines that can: sharded_probe)", "topology refused: names the engines that can");
+        contains(err.message, "(engines that can: pgvector, sharded_probe)", "topology refused: names the engines that can");
     }
     vb_profile_destroy(&p);
     p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: hnswlib\n    replicas: 1\n"
