@@ -20,7 +20,9 @@ static const node_col node_cols[] = {
     {"rows", "v.rows"},
     {"index_bytes", "v.index_bytes"},
     {"table_bytes", "v.table_bytes"},
-    {"build_s", "v.build_s"},          /* the node's own index build, where the engine times one per node */
+    /* the node's own index build, where the engine times one per node (a shard): its build reading's */
+    {"build_ms", "(SELECT MAX(b.build_ms) FROM v_nodes AS b WHERE b.engine = v.engine AND b.dataset = v.dataset "
+                 "AND b.node = v.node) / 1000.0 AS build_s"},
     {"searches", "v.searches"},        /* the server's own count of kNN statements since it started */
     {"searches", "(SELECT v.searches - p.searches FROM v_nodes AS p WHERE p.engine = v.engine AND p.dataset = v.dataset "
                  "AND p.node = v.node AND p.after = 'window' AND p.seq = (SELECT MAX(x.seq) FROM v_nodes AS x WHERE "

@@ -67,6 +67,8 @@ for n in 2 3; do
                    AND after = 'churn-reinsert' AND role = 'shard' ORDER BY node)")" "$(seq -s ' ' $n | sed "s/[0-9]*/$((3000 / n))/g")" \
        "shards $n: after the reinserts each shard holds its 3000 / $n rows again (each row back on its own shard)"
 done
+like "$("$VBENCH" show "$db" 2>&1 | sed -n '/^Topology: each node/,/^$/p')" "build_s" \
+     "show's per-node table has each shard's own build time (build_s, from its build reading)"
 is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE config LIKE 'pgvector[shards=%' AND server_calls = queries + warmup_queries + edge_queries")" "3" \
    "every topology: the router's (or the server's) own statement count is the searches vbench sent in the window"
 
