@@ -12,7 +12,10 @@
 # nodes 0 and 2 share the first host (its budget halved, node 2 copied over node 0's socket), node 1 on the second;
 # then node 1 is killed in the middle of the window on its host: the window fails with its unit's death (the server's
 # death, as on one host), the first host's nodes are stopped, the campaign goes on to its end. MariaDB with replicas
-# 1 (a recipe without port:) is refused placement with the reason. Smallest data: 3000
+# 1 (a recipe without port:) is refused placement with the reason. pgvector with shards 2 (issue 39 item 3: one shard
+# per host): the router (node 0) and shard 2 on the first host, shard 1 on the second; the router's postgres_fdw reaches
+# the remote shard at its host's address and port, each shard holds its half of the rows, both are scanned at once by
+# every search (Async Foreign Scans), and recall is not lower than one server's. Smallest data: 3000
 # rows of dimension 8; each host's systemd booted once.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/hosts.sh"
@@ -37,6 +40,7 @@ engines:
     ef_construction: 32
     replicas: [1, 2]
   - {name: mariadb, recipe: mariadb, m: 8, replicas: 1}
+  - {name: sharded, engine: pgvector, recipe: pgvector, m: 8, ef_construction: 32, shards: 2}
 resources: {layout: small, orchestrators: 2}
 phases:
   build: {}
@@ -83,8 +87,8 @@ wait_pid $coord 300
 is "$WAIT_RC" "1" "the campaign over two orchestrator hosts goes on to its end (exit 1: one item failed, $(($(date +%s) - t0)) s)"
 [ "$WAIT_RC" = 1 ] || { tail -20 "$SCRATCH/coord.txt"; tail -8 "$SCRATCH/orch.txt" "$SCRATCH/orch2.txt"; } | diag
 q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | cut -c1-300 | diag
-is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "5" \
-   "every other item is done (build, a sweep point, a window for replicas 1; build and sweep for replicas 2)"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "8" \
+   "every other item is done (build, a sweep point, a window for replicas 1 and for shards 2; build and sweep for replicas 2)"
 like "$(q "$db" "SELECT error FROM plan WHERE key = 'placed/mariadb/t/build'")" \
      "mariadb.yml has no port:, so the nodes of its topology cannot be placed over several orchestrator hosts" \
      "MariaDB's replicas, whose recipe reaches the primary on the loopback, are refused placement, saying why"
@@ -151,6 +155,25 @@ is "$(q "$db" "SELECT COUNT(*) FROM event WHERE kind = 'server_died' AND message
 is "$(q "$db" "SELECT COUNT(*) FROM server_log WHERE engine = '$r2' AND state = 'stopped'")" "1" \
    "the first host's part (nodes 0 and 2) was stopped after the death, its answer recorded"
 q "$db" "SELECT engine, state, substr(message, 1, 120) FROM server_log" | diag
+
+# --- shards 2 over the two hosts: one shard per host, the router beside shard 2 -------------------------------------
+sh=sharded
+like "$(m "server.$sh.placement")" "node 0 on $a0 ($a0-host), node 1 on $a1 ($a1-host), node 2 on $a0 ($a0-host)" \
+     "shards 2: the router (node 0) and shard 2 on the first host, shard 1 on the second: one shard per host"
+is "$(m "server.$sh.node.1.listen_address")" "$(addr "$a1"):5433" "shard 1 listened on TCP at its own host's address"
+q "$db" "SELECT engine, after, node, role, rows, searches, host FROM v_nodes WHERE engine = '$sh'" | diag
+is "$(q "$db" "SELECT group_concat(node || ':' || role || ':' || rows || ':' || host, ' ') FROM (SELECT * FROM v_nodes
+               WHERE engine = '$sh' AND after = 'build' AND role = 'shard' ORDER BY node)")" \
+   "1:shard:1500:$a1-host 2:shard:1500:$a0-host" "after the build each shard holds its 1500 rows (id % 2) on its own host"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$sh' AND after = 'window' AND role = 'shard' AND searches > 0")" "2" \
+   "after the window both shards, one on each host, have scanned their index"
+plan=$(q "$db" "SELECT plan FROM sweep_result WHERE config = '$sh'")
+is "$(grep -c 'Async Foreign Scan' <<<"$plan")" "2" "the router's plan: an Async Foreign Scan per shard, the remote one included"
+is "$(grep -c 'Remote SQL: SELECT id, embedding FROM .* ORDER BY (embedding OPERATOR(public.<->) .* LIMIT 10' <<<"$plan")" "2" \
+   "every shard, on either host, receives the ORDER BY distance and the LIMIT"
+rs=$(q "$db" "SELECT recall FROM sweep_result WHERE config = '$sh'")
+awk -v s="$rs" -v r="$r" 'BEGIN { exit !(s >= r) }'
+ok $? "recall through the router and two shards on two hosts is not lower than one server's ($rs against $r at ef_search 40)"
 
 wait_pid $bench 30; is "$WAIT_RC" "0" "the client agent leaves when the campaign is over"
 wait_pid $orch 60; is "$WAIT_RC" "0" "the first orchestrator leaves, its host's systemd torn down cleanly"
