@@ -1,6 +1,7 @@
 /* Init steps and data templates (see orchestrator/template.h). */
 #include "orchestrator/template.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -99,16 +100,38 @@ static int copy_tree(const char *from, const char *to, vb_error *err) {
     return VB_OK;
 }
 
-/* TEMPLATES/NAME-KEY.new/files made by init.run, the password file removed, template.txt beside it, then renamed to
+/* PATH.new-* of makers that died more than a day ago. */
+static void remove_stale(const char *path) {
+    char dir[PATH_MAX], prefix[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return;
+    *slash = '\0';
+    snprintf(prefix, sizeof prefix, "%s.new-", slash + 1);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[PATH_MAX * 2];
+        struct stat st;
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (stat(p, &st) == 0 && time(NULL) - st.st_mtime > 86400) rm_tree(p);
+    }
+    closedir(d);
+}
+
+/* TEMPLATES/NAME-KEY.new-PID-NS/files made by init.run, the password file removed, template.txt beside it, then renamed to
  * TEMPLATES/NAME-KEY. Under the template's lock. */
 static int make_template(const vb_init_ctx *c, const char *path, const char *key, const char *image_id,
                          const vb_kv *vars, size_t nv, double *init_s, char **tail, vb_error *err) {
     const vb_recipe *r = c->r;
-    char stage[PATH_MAX + 16], files[PATH_MAX + 32], info[PATH_MAX + 32];
-    snprintf(stage, sizeof stage, "%s.new", path);
+    char stage[PATH_MAX + 64], files[PATH_MAX + 80], info[PATH_MAX + 80];
+    /* a name of this maker's own: the init unit of an orchestrator that died while it made the template may still
+     * be writing into that one's (systemd's unit outlives it), so it is left alone, and removed a day later */
+    snprintf(stage, sizeof stage, "%s.new-%d-%llu", path, (int)getpid(), (unsigned long long)vb_now_ns());
     snprintf(files, sizeof files, "%s/files", stage);
     snprintf(info, sizeof info, "%s/template.txt", stage);
-    rm_tree(stage);   /* a template left half made by an orchestrator that died */
+    remove_stale(path);
     vb_error mk;
     if (vb_mkdirs(files, 0755, &mk) != VB_OK)
         return vb_error_set(err, "template", mk.code, "cannot make the data template %s: %s", files, mk.message);

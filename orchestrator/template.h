@@ -53,7 +53,7 @@ typedef struct vb_template_info {
 } vb_template_info;
 
 /* datadir (made, the server's, holding the password file) filled from the recipe's template: the template found
- * or made (init.run into TEMPLATES/NAME-KEY.new, bound at data_mount, with a password of its own, then renamed
+ * or made (init.run into TEMPLATES/NAME-KEY.new-PID-NS, bound at data_mount, with a password of its own, then renamed
  * into place), copied in (cp -a --reflink=auto), then init.template.apply run there with vars (the data
  * directory's own password, ...). image_id goes into the key (vb_recipe_template_key). */
 int vb_template_init(const vb_init_ctx *c, const char *templates, const char *image_id, const char *datadir,

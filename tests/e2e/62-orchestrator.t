@@ -58,7 +58,8 @@ for e in pgvector mariadb; do
     [[ $tpl =~ ^$tpl_root/$e-[0-9a-f]{16}$ ]]; ok $? "$e: the data directory is a copy of a data template (${tpl:-none})"
     [ -f "$tpl/template.txt" ] && [ -d "$tpl/files" ]; ok $? "$e: the template is in place, with how it was made"
     cs=$(m "$db" "server.$e.data_template_copy_s")
-    [[ $cs =~ ^[0-9]+\.[0-9]{3}$ ]]; ok $? "$e: the copy's seconds are recorded (${cs:-none} s)"
+    [[ $cs =~ ^[0-9]+\.[0-9]{3}$ ]]
+    ok $? "$e: the copy's seconds are recorded (${cs:-none} s; applying its own settings $(m "$db" "server.$e.data_template_apply_s") s, made here: $(m "$db" "server.$e.data_template_made"))"
 done
 dev_tpl=$(m "$db" "server.pgvector.data_template")
 [ -d "$dev_tpl/files/data" ] && [ ! -e "$dev_tpl/files/pwfile" ]; ok $? "pgvector's template keeps no password file"
