@@ -94,7 +94,7 @@ typedef struct agent {
     char fault[32];        /* VBENCH_AGENT_FAULT: the kind, and after which occurrence */
     int fault_n, fault_seen, fault_stop;   /* fault_stop: SIGSTOP instead of SIGKILL (stop-after-final) */
     vb_orch *orch;         /* the orchestrator role, when this agent has it */
-    const char *recipes_dir, *images_dir, *bus_address;
+    const char *recipes_dir, *images_dir, *bus_address, *address;
     uint64_t last_sent_ns, last_heard_ns, last_hello_ns, socket_ns;
 } agent;
 
@@ -120,6 +120,9 @@ static void usage(FILE *f) {
             "                       or /etc/vbench/engines)\n"
             "  --images DIR         engine images (default $VBENCH_IMAGES or /var/cache/vbench/images)\n"
             "  --bus ADDRESS        systemd's D-Bus address (default: the local systemd)\n"
+            "  --address ADDR       where other hosts reach this one: the nodes of a server placed over several\n"
+            "                       orchestrators listen there (default: this host's address on the route to the\n"
+            "                       coordinator)\n"
             "  --exit-with-parent   exit when the process that started this one exits (local mode)\n"
             "  --cert FILE.key      this agent's key pair for CURVE (`vbench keys agent-NAME`; its .pub goes into\n"
             "                       the coordinator's --allow directory)\n"
@@ -603,6 +606,7 @@ int main(int argc, char **argv) {
         {"bus", required_argument, 0, 'B'},
         {"cert", required_argument, 0, 'C'},    {"server-key", required_argument, 0, 'S'},
         {"insecure", no_argument, 0, 'I'},      {"silent-s", required_argument, 0, 'L'},
+        {"address", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -618,6 +622,7 @@ int main(int argc, char **argv) {
         case 'R': a.recipes_dir = optarg; break;
         case 'M': a.images_dir = optarg; break;
         case 'B': a.bus_address = optarg; break;
+        case 'A': a.address = optarg; break;
         case 'C': cert = optarg; break;
         case 'S': server_key = optarg; break;
         case 'I': insecure = 1; break;
@@ -704,7 +709,8 @@ int main(int argc, char **argv) {
     }
     if (strstr(a.roles, "orchestrator")) {
         vb_orch_opts oo = {.recipes_dir = a.recipes_dir, .images_dir = a.images_dir, .work_dir = a.work_dir,
-                           .bus_address = a.bus_address, .inbox_ep = a.inbox_ep, .agent_id = a.id};
+                           .bus_address = a.bus_address, .inbox_ep = a.inbox_ep, .agent_id = a.id,
+                           .address = a.address, .coordinator = a.endpoint};
         a.orch = vb_orch_new(&oo);
     }
     say_hello(&a);

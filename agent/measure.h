@@ -21,7 +21,7 @@ typedef struct vb_measure {
     /* The server's plan for this query (vb_engine_explain, asked once before the queries): 1 it scans the
      * vector index, 0 it does not, -1 unknown (no planner, or EXPLAIN failed: plan then says why). */
     int index_used;
-    char plan[2048];
+    char plan[8192];   /* a sharded router's plan with each shard's remote SQL and plan (engines/pgvector.c) */
     /* vb_measure_run_answers only: every query's answer as SweepResult.answers lays it out (proto/vbench.proto),
      * owned; NULL when not asked for, or when it would exceed VB_WIRE_ANSWERS_MAX (answers_note says so). */
     uint8_t *answers;

@@ -390,7 +390,7 @@ void vb_phase_node_result(vb_phase_ctx *ctx, vb_engine *e, const char *after) {
         w[i].node = (uint32_t)ns[i].node;
         w[i].role = ns[i].role;
         w[i].rows = ns[i].rows, w[i].index_bytes = ns[i].index_bytes, w[i].table_bytes = ns[i].table_bytes;
-        w[i].searches = ns[i].searches, w[i].lag_bytes = ns[i].lag_bytes;
+        w[i].searches = ns[i].searches, w[i].lag_bytes = ns[i].lag_bytes, w[i].build_ms = ns[i].build_ms;
         wp[i] = &w[i];
     }
     Vbench__NodeResult nr = VBENCH__NODE_RESULT__INIT;
@@ -449,4 +449,125 @@ void vb_mailbox_clear(vb_mailbox *m) {
     for (int i = 0; i < m->n; i++) vb_wire_free(m->q[i]);
     m->n = 0;
     pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- replication lag sampled while writes run (read replicas, issue 39) ----------------------------------------- */
+
+#define LAG_MAX_SAMPLES 4096
+
+struct vb_lag_sampler {
+    vb_engine *e;
+    uint64_t t0, interval_ns;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+    size_t n_nodes, n;              /* nodes per sample, samples taken */
+    double *at_s;                   /* [n] */
+    int64_t *lag;                   /* [n x n_nodes] */
+    char failure[1100];
+};
+
+/* One sample of every node's lag into the sampler; non-zero (and failure said) when it cannot be read. */
+static int lag_take(vb_lag_sampler *ls) {
+    int64_t lag[VB_ENGINE_MAX_NODES];
+    size_t n = 0;
+    vb_error err = {0};
+    uint64_t now = vb_now_ns();
+    int rc = vb_engine_node_lag(ls->e, lag, VB_ENGINE_MAX_NODES, &n, &err);
+    pthread_mutex_lock(&ls->lock);
+    if (rc != VB_OK || n != ls->n_nodes) {
+        snprintf(ls->failure, sizeof ls->failure, "%s", rc != VB_OK ? err.message : "the number of nodes changed");
+        rc = VB_ERROR;
+    } else if (ls->n < LAG_MAX_SAMPLES) {
+        ls->at_s[ls->n] = (double)(now - ls->t0) / 1e9;
+        memcpy(ls->lag + ls->n * ls->n_nodes, lag, n * sizeof *lag);
+        ls->n++;
+    }
+    pthread_mutex_unlock(&ls->lock);
+    return rc;
+}
+
+static void *lag_main(void *arg) {
+    vb_lag_sampler *ls = arg;
+    pthread_mutex_lock(&ls->lock);
+    while (!ls->stop && ls->n < LAG_MAX_SAMPLES) {
+        pthread_mutex_unlock(&ls->lock);
+        int rc = lag_take(ls);
+        pthread_mutex_lock(&ls->lock);
+        if (rc != VB_OK) break;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        uint64_t ns = (uint64_t)until.tv_nsec + ls->interval_ns;
+        until.tv_sec += (time_t)(ns / 1000000000ull);
+        until.tv_nsec = (long)(ns % 1000000000ull);
+        if (!ls->stop) pthread_cond_timedwait(&ls->cond, &ls->lock, &until);
+    }
+    pthread_mutex_unlock(&ls->lock);
+    return NULL;
+}
+
+vb_lag_sampler *vb_lag_sampler_start(vb_engine *e, double interval_s) {
+    int64_t lag[VB_ENGINE_MAX_NODES];
+    size_t n = 0;
+    vb_error err = {0};
+    if (vb_engine_node_lag(e, lag, VB_ENGINE_MAX_NODES, &n, &err) != VB_OK || n == 0) return NULL;
+    vb_lag_sampler *ls = calloc(1, sizeof *ls);
+    if (!ls) return NULL;
+    ls->e = e;
+    ls->n_nodes = n;
+    ls->t0 = vb_now_ns();
+    ls->interval_ns = (uint64_t)(interval_s * 1e9);
+    ls->at_s = malloc(LAG_MAX_SAMPLES * sizeof *ls->at_s);
+    ls->lag = malloc(LAG_MAX_SAMPLES * n * sizeof *ls->lag);
+    pthread_mutex_init(&ls->lock, NULL);
+    pthread_cond_init(&ls->cond, NULL);
+    if (!ls->at_s || !ls->lag || pthread_create(&ls->thread, NULL, lag_main, ls) != 0) {
+        free(ls->at_s), free(ls->lag), free(ls);
+        return NULL;
+    }
+    return ls;
+}
+
+size_t vb_lag_sampler_nodes(const vb_lag_sampler *ls) { return ls ? ls->n_nodes : 0; }
+
+void vb_lag_sampler_stop(vb_phase_ctx *ctx, vb_lag_sampler **lsp, const char *during) {
+    vb_lag_sampler *ls = *lsp;
+    if (!ls) return;
+    *lsp = NULL;
+    pthread_mutex_lock(&ls->lock);
+    ls->stop = 1;
+    pthread_cond_signal(&ls->cond);
+    pthread_mutex_unlock(&ls->lock);
+    pthread_join(ls->thread, NULL);
+    /* and once more as the writes stop, so a phase shorter than the interval still has its lag at both ends */
+    if (!ls->failure[0]) lag_take(ls);
+    if (ls->failure[0])
+        vb_phase_log(ctx, "warn", "the replicas' lag could not be read during the %s after %zu samples: %s", during,
+                     ls->n, ls->failure);
+    Vbench__NodeStats w[VB_ENGINE_MAX_NODES], *wp[VB_ENGINE_MAX_NODES];
+    for (size_t i = 0; i < ls->n; i++) {
+        for (size_t k = 0; k < ls->n_nodes; k++) {
+            vbench__node_stats__init(&w[k]);
+            w[k].node = (uint32_t)k;
+            w[k].role = k ? "replica" : "primary";
+            w[k].rows = w[k].index_bytes = w[k].table_bytes = w[k].searches = -1;
+            w[k].lag_bytes = ls->lag[i * ls->n_nodes + k];
+            wp[k] = &w[k];
+        }
+        Vbench__NodeResult nr = VBENCH__NODE_RESULT__INIT;
+        nr.after = (char *)during;
+        nr.n_nodes = ls->n_nodes;
+        nr.nodes = wp;
+        nr.at_s = ls->at_s[i];
+        Vbench__Result r = VBENCH__RESULT__INIT;
+        r.body_case = VBENCH__RESULT__BODY_NODES;
+        r.nodes = &nr;
+        char suffix[96];
+        snprintf(suffix, sizeof suffix, "nodes-%s@%zu", during, i);
+        vb_phase_result(ctx, &r, suffix);
+    }
+    pthread_mutex_destroy(&ls->lock);
+    pthread_cond_destroy(&ls->cond);
+    free(ls->at_s), free(ls->lag), free(ls);
 }

@@ -108,6 +108,16 @@ void vb_phase_result(vb_phase_ctx *ctx, Vbench__Result *r, const char *suffix);
  * NodeResult "KEY#nodes-AFTER" (not completing the item), sent before the result it accompanies; nothing for an
  * engine of one server. A reading that fails is logged, not the item's failure. */
 void vb_phase_node_result(vb_phase_ctx *ctx, vb_engine *e, const char *after);
+/* Read replicas' lag sampled while writes run (issue 39): a thread of its own reads each node's lag
+ * (vb_engine_node_lag) every interval_s from start until stop, which sends each sample as a NodeResult
+ * "KEY#nodes-DURING@I" with after = during and at_s (its time since start); NULL (and nothing sent) for an engine of
+ * one server. A reading that fails ends the sampling with a warning, not the item's failure. */
+typedef struct vb_lag_sampler vb_lag_sampler;
+#define VB_LAG_SAMPLE_S 0.2   /* the churn's and the streaming phase's lag sampling interval */
+vb_lag_sampler *vb_lag_sampler_start(vb_engine *e, double interval_s);
+void vb_lag_sampler_stop(vb_phase_ctx *ctx, vb_lag_sampler **ls, const char *during);
+/* The nodes the sampler reads (primary and replicas), 0 for NULL. */
+size_t vb_lag_sampler_nodes(const vb_lag_sampler *ls);
 /* Copies a merged latency histogram into its wire form. w->idx and w->counts are malloc'd: release them with
  * vb_phase_histogram_wire_free (which leaves w reusable). */
 void vb_phase_histogram_to_wire(const vb_histogram *h, Vbench__Histogram *w);

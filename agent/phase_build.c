@@ -272,6 +272,8 @@ int vb_phase_ensure_index(vb_phase_ctx *ctx, vb_error *err) {
     s->ready = 1;
     s->build = ctx->point.build;
     if (vb_engine_persist(s->engine, err) != VB_OK) return VB_ERROR;
+    /* read replicas: every replica has applied the rebuild before anything is measured */
+    if (vb_engine_catch_up(s->engine, err) != VB_OK) return VB_ERROR;
     vb_phase_count_begin(ctx, s->engine);
     return VB_OK;
 }
@@ -286,7 +288,8 @@ int vb_phase_build_prefix(vb_phase_ctx *ctx, size_t rows, vb_error *err) {
     if (vb_engine_create(s->engine, &s->spec, err) != VB_OK) return VB_ERROR;
     uint64_t t_loaded, t_built;
     if (vb_phase_load_rows(ctx, s, rows, 2, 1000, NULL, &t_loaded, err) != VB_OK) return VB_ERROR;
-    return build_with_progress(ctx, s, t_loaded, &t_built, err);
+    if (build_with_progress(ctx, s, t_loaded, &t_built, err) != VB_OK) return VB_ERROR;
+    return vb_engine_catch_up(s->engine, err);   /* read replicas: the stream starts from replicas at lag 0 */
 }
 
 /* Polls with the first query until the engine answers: some engines accept queries only after a while. */
@@ -350,6 +353,8 @@ int vb_phase_build(vb_phase_ctx *ctx, vb_error *err) {
         return VB_ERROR;
     vb_phase_progress(ctx, "persist", 0, 1, 0, 1);
     if (vb_engine_persist(s->engine, err) != VB_OK) return VB_ERROR;
+    /* read replicas: every replica has applied the build (and the sizes' ANALYZE) before anything is measured */
+    if (vb_engine_catch_up(s->engine, err) != VB_OK) return VB_ERROR;
 
     Vbench__BuildResult b = VBENCH__BUILD_RESULT__INIT;
     b.rows = s->ds->n_train;

@@ -229,8 +229,10 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         s->churn_deleted = 0;
         s->churn_reinserted = 0;
     }
+    vb_lag_sampler *lag = NULL;   /* read replicas: their lag sampled while the deletes and reinserts run */
     if (rc == VB_OK && resume < 0) {
         rc = measure_repeats(ctx, s, VBENCH__CHURN_STAGE__CHURN_BEFORE, "measure before", err);
+        if (rc == VB_OK) lag = vb_lag_sampler_start(s->engine, VB_LAG_SAMPLE_S);
         if (rc == VB_OK) {
             vb_phase_progress(ctx, "delete", 0, c.planned, 0, 1);
             uint64_t t0 = vb_now_ns();
@@ -247,6 +249,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         start = (size_t)resume;
         rc = restore_checkpoint(&c, start, err);
     }
+    if (rc == VB_OK && !lag) lag = vb_lag_sampler_start(s->engine, VB_LAG_SAMPLE_S);
     if (rc == VB_OK) {
         /* The first reinsert progress message starts the coordinator's limit clock. */
         vb_phase_progress_churn(ctx, VBENCH__CHURN_STAGE__CHURN_REINSERT, "reinsert", start, c.planned, 0, 1);
@@ -265,6 +268,7 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
                               limit ? " at the wall-clock limit" : "", done, c.planned, rate);
         }
     }
+    vb_lag_sampler_stop(ctx, &lag, "churn");
     /* Every row is back: a limit abort that crossed the last insert on the wire is moot (the limit is the
      * reinsert's), so maintenance and the after measurement run whole. */
     if (rc == VB_OK && ctx->limit_moot) atomic_store(ctx->limit_moot, 1);   /* later limit aborts are ignored */
@@ -282,6 +286,8 @@ int vb_phase_churn(vb_phase_ctx *ctx, vb_error *err) {
         if (rc == VB_OK)
             send_stage(ctx, VBENCH__CHURN_STAGE__CHURN_MAINTAIN, "maintain", c.planned, 0, covered, (double)(vb_now_ns() - t0) / 1e9, 0, 1);
     }
+    /* read replicas: the after measurement reads replicas that have applied every reinsert (lag 0) */
+    if (rc == VB_OK) rc = vb_engine_catch_up(s->engine, err);
     if (rc == VB_OK) rc = measure_repeats(ctx, s, VBENCH__CHURN_STAGE__CHURN_AFTER, "measure after", err);
     vb_conn_close(&c.conn);
     free(c.ids);

@@ -511,6 +511,8 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
     m.t0 = vb_now_ns();
     iv.start_ns = m.t0;
     uint64_t limit_at = m.t0 + (uint64_t)(p->limit_s > 0 ? p->limit_s : 2592000) * 1000000000ull;
+    /* read replicas: each replica's lag sampled while the writes run (a window's stale answers may be its lag) */
+    vb_lag_sampler *lag = rc == VB_OK && wshare > 0 ? vb_lag_sampler_start(s->engine, VB_LAG_SAMPLE_S) : NULL;
     if (rc == VB_OK && wshare > 0) {
         if (pthread_create(&writer, NULL, writer_main, &m) == 0) writer_started = 1;
         else rc = vb_error_set(err, "agent", 1, "cannot start the writer thread");
@@ -541,6 +543,9 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
             if (writer_started) pthread_join(writer, NULL);
             if (probe_started) pthread_join(probe, NULL);
             writer_started = probe_started = 0;
+            vb_lag_sampler_stop(ctx, &lag, "mixed");
+            /* read replicas: the window at rest reads replicas that have applied every write (lag 0) */
+            rc = vb_engine_catch_up(s->engine, err);
         } else {
             uint64_t t = vb_now_ns();
             vb_phase_progress(ctx, "maintenance", (uint64_t)j, (uint64_t)windows + 2, 0, 1);
@@ -588,6 +593,7 @@ int vb_phase_mixed(vb_phase_ctx *ctx, vb_error *err) {
     atomic_store(&m.w.stop, 1);
     if (writer_started) pthread_join(writer, NULL);
     if (probe_started) pthread_join(probe, NULL);
+    vb_lag_sampler_stop(ctx, &lag, "mixed");
     uint64_t writes = m.writes_total;
     vb_mixed_state_free(&m.st);
     vb_mixed_touched_free(&m.during);

@@ -50,6 +50,7 @@ typedef struct stream {
     vb_histogram *insert_lat;    /* this interval's insert calls */
     vb_histogram *fresh;         /* this interval's found probes: ack -> returned */
     uint64_t fresh_probes, fresh_never, insert_errors;
+    int fresh_node;              /* the node the probe searches on (read replicas: the last one), -1 one server */
     uint64_t max_lag_ns;         /* the stream's largest lag so far */
     uint64_t interval_lag_ns;    /* this interval's largest lag */
 } stream;
@@ -130,6 +131,14 @@ static void *probe_main(void *arg) {
     vb_conn *c = NULL;
     vb_error err;
     if (vb_writer_probe_connect(st->s->engine, st->ef_search, &c, &err) != VB_OK) return NULL;
+    /* with read replicas, the probe reads on the last one (fresh_node, set before this thread started): a row is
+     * fresh when that replica returns it, so the freshness counts the replication lag */
+    int chosen;
+    if (st->fresh_node > 0 && vb_conn_read_on(c, st->fresh_node, &chosen, &err) != VB_OK) {
+        vb_phase_log(st->ctx, "warn", "the freshness probe cannot read on replica %d: %s", st->fresh_node, err.message);
+        vb_conn_close(&c);
+        return NULL;
+    }
     int64_t *got = malloc((size_t)st->k * sizeof *got);
     uint64_t last = 0, give_up = (uint64_t)llround(st->window_s * 1e9);
     while (got && !atomic_load(&st->w.stop)) {
@@ -237,6 +246,7 @@ static void send_window(stream *st, const interval *iv, int stage_index, double 
     r.rows_inserted_total = iv->acked_end - st->initial;
     r.rows_scheduled_total = st->rate > 0 ? iv->due_end - st->initial : r.rows_inserted_total;
     r.recall_full = m->covered ? m->recall_full : -1;
+    r.fresh_node = st->fresh_node;
     Vbench__Result res = VBENCH__RESULT__INIT;
     res.body_case = VBENCH__RESULT__BODY_STREAMING;
     res.streaming = &r;
@@ -300,6 +310,10 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     st.t0 = vb_now_ns();
     iv.start_ns = st.t0, iv.acked_start = initial, iv.due_start = initial;
     uint64_t limit_at = st.t0 + (uint64_t)(p->limit_s > 0 ? p->limit_s : 2592000) * 1000000000ull;
+    /* read replicas: the probe's node chosen here (vb_conn_read_on on its connection), each replica's lag sampled
+     * while the writer runs */
+    vb_lag_sampler *lag = vb_lag_sampler_start(s->engine, VB_LAG_SAMPLE_S);
+    st.fresh_node = lag ? (int)vb_lag_sampler_nodes(lag) - 1 : -1;
     if (rc == VB_OK && pthread_create(&writer, NULL, writer_main, &st) == 0) writer_started = 1;
     else if (rc == VB_OK) rc = vb_error_set(err, "agent", 1, "cannot start the writer thread");
     if (rc == VB_OK && pthread_create(&probe, NULL, probe_main, &st) == 0) probe_started = 1;
@@ -332,6 +346,9 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
             writer_started = 0;
             if (probe_started) pthread_join(probe, NULL);
             probe_started = 0;
+            vb_lag_sampler_stop(ctx, &lag, "streaming");
+            /* read replicas: the window at rest reads replicas that have applied every row (lag 0) */
+            if ((rc = vb_engine_catch_up(s->engine, err)) != VB_OK) break;
         }
         /* the window's rows: those acknowledged now; their ground truth is the previous stage's merged with the
          * new rows' (rows acknowledged while it is computed, a few ms, count as fresh rows of the window) */
@@ -364,6 +381,7 @@ int vb_phase_streaming(vb_phase_ctx *ctx, vb_error *err) {
     atomic_store(&st.w.stop, 1);
     if (writer_started) pthread_join(writer, NULL);
     if (probe_started) pthread_join(probe, NULL);
+    vb_lag_sampler_stop(ctx, &lag, "streaming");
     vb_groundtruth_free(&gt);
     vb_histogram_destroy(&st.insert_lat);
     vb_histogram_destroy(&st.fresh);

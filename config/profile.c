@@ -1304,7 +1304,7 @@ static int check_phases(const ctx *c, const vb_yaml_node *root, vb_profile *p) {
  * the CPUs exist is known only on the server's host (vb_budget_resolve). */
 static int check_resources(const ctx *c, const vb_yaml_node *res, kvbuf *out) {
     static const char *const keys[] = {"layout", "server_cpus", "server_memory", "shm", "client_cpus", "client_memory",
-                                       NULL};
+                                       "orchestrators", NULL};
     static const char *const layouts[] = {"auto", "reference", "small", NULL};
     char got[64], known[256], path[64];
     for (size_t i = 0; i < res->n; i++) {
@@ -1322,7 +1322,13 @@ static int check_resources(const ctx *c, const vb_yaml_node *res, kvbuf *out) {
         if (strcmp(k, "layout") == 0 && !in_list(layouts, v->text))
             return fail(c, v->line, "key 'resources.layout': '%s' is not one of %s", v->text,
                         join_names(layouts, known, sizeof known));
-        if (strstr(k, "memory") || strcmp(k, "shm") == 0) {
+        if (strcmp(k, "orchestrators") == 0) {   /* placement (coordinator/placement.h): servers wait for this many */
+            char *end = NULL;
+            long n = strtol(v->text, &end, 10);
+            if (!end || *end || n < 1 || n > 16)
+                return fail(c, v->line, "key 'resources.orchestrators': '%s' is not a whole number from 1 to 16 (the "
+                            "orchestrator agents a server of several nodes waits for and places its nodes on)", v->text);
+        } else if (strstr(k, "memory") || strcmp(k, "shm") == 0) {
             if (vb_size_parse(v->text, path, &bytes, &e)) return fail(c, v->line, "key %s", e.message);
         } else if (strstr(k, "cpus") && vb_cpulist_parse(v->text, cpus, 1024, &e) <= 0) {
             return fail(c, v->line, "key 'resources.%s': '%s' is not a CPU list such as 0-63 or 0,2,4", k, v->text);

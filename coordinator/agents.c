@@ -232,6 +232,7 @@ static peer *record_hello(campaign *c, agent_ev *ev) {
         snprintf(p->roles + strlen(p->roles), sizeof p->roles - strlen(p->roles), "%s%s", i ? "," : "", h->roles[i]);
     p->cores = (int)h->cores;
     p->memory_bytes = h->memory_bytes;
+    snprintf(p->host, sizeof p->host, "%s", h->host ? h->host : "");
     p->last_heard_ns = vb_now_ns();
     p->instance = h->instance;
     p->hello_seq = h->seq;

@@ -241,6 +241,11 @@ void vb_campaign_free_state(campaign *c) {
         for (size_t i = 0; i < c->servers[e].n_connect; i++)
             free((char *)c->servers[e].connect[i].key), free((char *)c->servers[e].connect[i].value);
         free(c->servers[e].connect);
+        for (int q = 0; q < VB_PLACE_MAX_PARTS; q++) {   /* a placed server's parts (servers.c) */
+            for (size_t i = 0; i < c->servers[e].part[q].n_connect; i++)
+                free((char *)c->servers[e].part[q].connect[i].key), free((char *)c->servers[e].part[q].connect[i].value);
+            free(c->servers[e].part[q].connect);
+        }
     }
     free(c->servers);
     free(c->server_of);

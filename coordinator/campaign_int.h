@@ -27,6 +27,7 @@
 #include "coordinator/console.h"
 #include "coordinator/server_fsm.h"
 #include "coordinator/notify.h"
+#include "coordinator/placement.h"
 #include "store/store.h"
 #include "proto/transport.h"
 #include "proto/wire.h"
@@ -45,6 +46,7 @@ typedef struct peer {
     char id[128];
     zframe_t *routing;
     char roles[128];
+    char host[256];       /* Hello.host: the manifest says where each node of a placed server ran */
     int cores;
     uint64_t memory_bytes;
     vb_agent_state state;
@@ -113,6 +115,25 @@ typedef struct server {
      * profile was asked for (-1 none) and that window. */
     int perf_item, perf_asked;
     vb_store_profile_window perf_window;
+    /* Placement (coordinator/placement.h): what each orchestrator runs of the server, one part when the campaign has
+     * one orchestrator (or the server one node). A part's orchestrator, budget (its host's), connect parameters
+     * (merged into `connect` once every part is ready) and whether it confirmed the pending "phase". `orchestrator`
+     * above is part 0's. */
+    vb_place_part parts[VB_PLACE_MAX_PARTS];
+    int n_parts;
+    struct server_part {
+        char orchestrator[128];
+        vb_budget budget;
+        vb_kv *connect;    /* owned strings */
+        size_t n_connect;
+        int phase_ok;
+    } part[VB_PLACE_MAX_PARTS];
+    /* The orchestrators asked to stop their part after another part failed or died, whose answer has not come: it
+     * is recorded only, also when the server was placed anew (a restart) before it came. */
+    char cleanup[VB_PLACE_MAX_PARTS][128];
+    int n_cleanup;
+    uint64_t cleanup_since_ns;   /* the latest cleanup stop: the campaign's end waits for the answers, 900 s at most */
+    uint64_t orch_wait_said_ns;  /* when the wait for resources.orchestrators was last said (once a minute) */
 } server;
 
 typedef struct local_agent {
@@ -181,6 +202,8 @@ typedef struct server_ev {
     peer *orch;                          /* set by server_facts: the orchestrator, NULL none */
     vb_budget budget;                    /* set by server_facts for NEEDED: resolved for the orchestrator's host */
     vb_error budget_err;
+    int parts_pending;                   /* a placed server's part answered, another has not (PARTS_PENDING) */
+    int start_waiting;                   /* part 0 is ready: TAKE_PART starts the parts that wait for it */
 } server_ev;
 
 /* One event of an agent's machine (coordinator/agent_fsm.h), and what its facts and actions need. */

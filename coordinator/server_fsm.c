@@ -6,7 +6,8 @@
  * vb_campaign_server_fire() steps this table, and server_start(), server_stop() and server_died() carry out the
  * actions. The rows keep the behaviour the code had before the table was written, except three marked
  * DIFFERENCE (a death reported while stopping, a start that timed out or whose budget fails under
- * limits.on_server_failure: stop) and the rows marked ADDITION (the cold start of a cold_start item, COLD_PENDING).
+ * limits.on_server_failure: stop) and the rows marked ADDITION (the cold start of a cold_start item, COLD_PENDING;
+ * the parts of a server placed over several orchestrators, PARTS_PENDING).
  * tests/unit/test_server_fsm.c checks that every (state, event) pair has rows ending with one without guard. */
 #include "coordinator/server_fsm.h"
 
@@ -73,6 +74,9 @@ static const vb_server_row rows[] = {
 
     /* ---- STARTING: "start" is out ------------------------------------------------------------------------- */
     ROW(STARTING, NEEDED, 0, 0, STARTING, "starting: wait", A(WAIT)),
+    /* ADDITION: a server placed over several orchestrators is ready when its last part is (placement.h). */
+    ROW(STARTING, REPORT_READY, F(PARTS_PENDING), 0, STARTING, "a part is ready: wait for the others",
+        A(LOG_REPORT), A(TAKE_PART)),
     REPORTS(STARTING),
     REPORT_FAILED_UP(STARTING),
     REPORT_DIED_UP(STARTING),
@@ -110,6 +114,9 @@ static const vb_server_row rows[] = {
 
     /* ---- STOPPING: "stop" is out ------------------------------------------------------------------------- */
     ROW(STOPPING, NEEDED, 0, 0, STOPPING, "stopping: wait", A(WAIT)),
+    /* ADDITION: a placed server is stopped when its last part is. */
+    ROW(STOPPING, REPORT_STOPPED, F(PARTS_PENDING), 0, STOPPING, "a part stopped: wait for the others",
+        A(LOG_REPORT), A(TAKE_PART)),
     REPORTS(STOPPING),
     /* A failed stop ends as stopped: the unit is gone or not ours to run any more. */
     ROW(STOPPING, REPORT_FAILED, 0, 0, STOPPED, "the stop failed: taken as stopped", A(LOG_REPORT),
@@ -188,14 +195,14 @@ const char *vb_server_fsm_action_name(vb_server_action a) {
         "none", "ignore", "refuse", "may_run", "wait", "fail_item", "request_start", "budget_failed", "log_report",
         "take_ready", "record_failure", "server_died", "count_restart", "no_restart", "stop_campaign",
         "record_stop", "store_samples", "store_sizes", "start_timed_out", "stop_timed_out", "request_stop",
-        "request_cold_start", "store_profile"};
+        "request_cold_start", "store_profile", "take_part"};
     _Static_assert(sizeof names / sizeof names[0] == VB_SERVER_N_ACTIONS, "a name per action");
     return (unsigned)a < VB_SERVER_N_ACTIONS ? names[a] : "?";
 }
 
 const char *vb_server_fsm_fact_name(unsigned bit) {
     static const char *const names[] = {"other_up", "no_orchestrator", "budget_fails", "policy_restart",
-                                        "policy_stop", "restarts_left", "cold_pending"};
+                                        "policy_stop", "restarts_left", "cold_pending", "parts_pending"};
     _Static_assert(sizeof names / sizeof names[0] == VB_SERVER_N_FACTS, "a name per fact");
     for (unsigned i = 0; i < VB_SERVER_N_FACTS; i++)
         if (bit == 1u << i) return names[i];

@@ -53,7 +53,9 @@ enum {
     VB_SERVER_F_POLICY_STOP = 1u << 4,     /* limits.on_server_failure is stop */
     VB_SERVER_F_RESTARTS_LEFT = 1u << 5,   /* fewer than 2 restarts so far */
     VB_SERVER_F_COLD_PENDING = 1u << 6,    /* NEEDED by a cold_start item whose cold start is not done for it yet */
-    VB_SERVER_N_FACTS = 7
+    VB_SERVER_F_PARTS_PENDING = 1u << 7,   /* a ready or stopped report of one part of a server placed over several
+                                            * orchestrators while another part has not answered (placement.h) */
+    VB_SERVER_N_FACTS = 8
 };
 
 typedef enum {
@@ -85,6 +87,9 @@ typedef enum {
     VB_SERVER_ACT_REQUEST_COLD_START, /* as REQUEST_START, but "cold start" (stop if running, evict the data
                                        * directory from the page cache, start) for the item; the item waits */
     VB_SERVER_ACT_STORE_PROFILE,   /* the window's CPU profile into the store, or its note into the manifest */
+    VB_SERVER_ACT_TAKE_PART,       /* one part's answer of a placed server (coordinator/placement.h): its connect
+                                    * parameters and facts (ready) or its at_stop facts (stopped) recorded; part 0
+                                    * ready starts the parts that wait for it */
     VB_SERVER_N_ACTIONS
 } vb_server_action;
 

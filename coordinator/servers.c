@@ -68,10 +68,14 @@ void vb_campaign_kvbuild_add(void *ctx, const char *key, const char *value) {
     b->n++;
 }
 
-/* The parts of a request only some actions have: SERVER_PHASE's perf, SERVER_PROFILE's window. */
+/* The parts of a request only some actions have: SERVER_PHASE's perf, SERVER_PROFILE's window; the start of a
+ * placed server's part: the nodes it runs and node 0's connect parameters (placement.h). */
 typedef struct request_extra {
     int perf;
     double profile_start, profile_end;
+    const vb_place_part *place;
+    const vb_kv *primary;
+    size_t n_primary;
 } request_extra;
 
 static void send_server_request_x(campaign *c, peer *p, int e, Vbench__ServerAction action, const char *item_key,
@@ -89,11 +93,22 @@ static void send_server_request_x(campaign *c, peer *p, int e, Vbench__ServerAct
         rq.n_budget = budget->n;
         rq.budget = vb_wire_kv_make(budget->kv, budget->n);
     }
+    uint32_t place[VB_PLACE_MAX_NODES];
+    if (x && x->place) {
+        for (int k = 0; k < x->place->n_nodes; k++) place[k] = (uint32_t)x->place->nodes[k];
+        rq.n_place = (size_t)x->place->n_nodes;
+        rq.place = place;
+    }
+    if (x && x->n_primary) {
+        rq.n_primary = x->n_primary;
+        rq.primary = vb_wire_kv_make(x->primary, x->n_primary);
+    }
     Vbench__Envelope env = VBENCH__ENVELOPE__INIT;
     env.body_case = VBENCH__ENVELOPE__BODY_SERVER_REQUEST;
     env.server_request = &rq;
     vb_campaign_send_to(c, p, &env);
     vb_wire_kv_free(rq.budget, rq.n_budget);
+    vb_wire_kv_free(rq.primary, rq.n_primary);
 }
 
 static void send_server_request(campaign *c, peer *p, int e, Vbench__ServerAction action, const char *item_key,
@@ -212,12 +227,119 @@ static report_view report_parts(const Vbench__ServerReport *r) {
     return v;
 }
 
+/* ---- placement (coordinator/placement.h): a server's parts on several orchestrators ------------------------- */
+
+/* The orchestrator agents that are not lost, in the order they joined; at most max. */
+static int live_orchestrators(campaign *c, peer **out, int max) {
+    int n = 0;
+    for (size_t i = 0; i < c->n_peers && n < max; i++)
+        if (c->peers[i].state != VB_AGENT_LOST && strstr(c->peers[i].roles, "orchestrator")) out[n++] = &c->peers[i];
+    return n;
+}
+
+/* resources.orchestrators: the orchestrator agents a server waits for before it starts (1 by default). */
+static int orchestrators_wanted(campaign *c) {
+    const char *v = vb_profile_setting(c->profile, "resources.orchestrators", NULL);
+    return v ? atoi(v) : 1;
+}
+
+static void free_kv(vb_kv **kv, size_t *n) {
+    for (size_t i = 0; i < *n; i++) free((char *)(*kv)[i].key), free((char *)(*kv)[i].value);
+    free(*kv);
+    *kv = NULL;
+    *n = 0;
+}
+
+/* Places engine e's nodes over the live orchestrators (node K on orchestrator K mod H) and resolves each part's
+ * budget for its own host. VB_ERROR with err when a budget cannot be resolved (the host is named). */
+static int server_place(campaign *c, int e, peer *first, vb_error *err) {
+    server *sv = &c->servers[e];
+    peer *orch[VB_PLACE_MAX_PARTS];
+    int h = live_orchestrators(c, orch, VB_PLACE_MAX_PARTS);
+    int nodes = vb_profile_engine_nodes(&c->profile->engines[e]);
+    if (h <= 1 || nodes <= 1) h = 1, orch[0] = first;   /* one orchestrator runs the whole server, as before */
+    for (int p = 0; p < sv->n_parts; p++) free_kv(&sv->part[p].connect, &sv->part[p].n_connect);
+    sv->n_parts = vb_placement_plan(nodes, h, sv->parts);
+    for (int p = 0; p < sv->n_parts; p++) {
+        peer *o = orch[sv->parts[p].orch];
+        snprintf(sv->part[p].orchestrator, sizeof sv->part[p].orchestrator, "%s", o->id);
+        sv->part[p].phase_ok = 0;
+        if (vb_budget_resolve(c->profile, o->cores, o->memory_bytes, &sv->part[p].budget, err) != VB_OK)
+            return sv->n_parts > 1 ? vb_error_prefix(err, "the budget on orchestrator %s (host %s)", o->id, o->host)
+                                   : VB_ERROR;
+    }
+    return VB_OK;
+}
+
+/* The part whose orchestrator is agent id, -1 none. */
+static int part_of_agent(const server *sv, const char *id) {
+    for (int p = 0; p < sv->n_parts; p++)
+        if (strcmp(sv->part[p].orchestrator, id) == 0) return p;
+    return -1;
+}
+
+/* "node 0 on orch (orch-host), node 1 on orch2 (orch2-host)": where each node of engine e's server runs. */
+static void placement_text(campaign *c, int e, char *buf, size_t len) {
+    server *sv = &c->servers[e];
+    int nodes = vb_profile_engine_nodes(&c->profile->engines[e]), o = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < nodes && o < (int)len; k++) {
+        int p = vb_placement_part_of(sv->parts, sv->n_parts, k);
+        peer *q = p >= 0 ? vb_campaign_find_peer(c, sv->part[p].orchestrator) : NULL;
+        o += snprintf(buf + o, len - (size_t)o, "%snode %d on %s (%s)", k ? ", " : "", k,
+                      p >= 0 ? sv->part[p].orchestrator : "?", q ? q->host : "?");
+    }
+}
+
+/* The manifest says where each node of part p ran: server.NAME[.node.K].agent and .host. */
+static void record_where(campaign *c, int e, int p) {
+    server *sv = &c->servers[e];
+    peer *q = vb_campaign_find_peer(c, sv->part[p].orchestrator);
+    const char *name = vb_campaign_server_name(c, e);
+    for (int j = 0; j < sv->parts[p].n_nodes; j++) {
+        int k = sv->parts[p].nodes[j];
+        char key[256], node[32] = "";
+        if (k > 0) snprintf(node, sizeof node, ".node.%d", k);
+        snprintf(key, sizeof key, "server.%s%s.agent", name, node);
+        vb_store_manifest_set(c->store, key, sv->part[p].orchestrator, NULL);
+        snprintf(key, sizeof key, "server.%s%s.host", name, node);
+        vb_store_manifest_set(c->store, key, q ? q->host : "", NULL);
+    }
+}
+
+/* Sends part p its start (or cold start for cold_item), with its nodes and, for a part without node 0, node 0's
+ * connect parameters (part 0's, unprefixed: its replicas copy node 0 over the network). */
+static void part_start(campaign *c, int e, int p, int cold_item) {
+    server *sv = &c->servers[e];
+    peer *q = vb_campaign_orchestrator_peer(c, sv->part[p].orchestrator);
+    if (!q || strcmp(q->id, sv->part[p].orchestrator) != 0) return;   /* gone: its start timer fails the server */
+    kvbuild kb = {.n = 0};
+    vb_budget_each(&sv->part[p].budget, vb_campaign_kvbuild_add, &kb);
+    vb_kv primary[16];
+    size_t n_primary = 0;
+    for (size_t i = 0; p > 0 && i < sv->part[0].n_connect && n_primary < 16; i++)
+        if (strncmp(sv->part[0].connect[i].key, "node.", 5) != 0) primary[n_primary++] = sv->part[0].connect[i];
+    sv->parts[p].state = VB_PART_STARTING;
+    send_server_request_x(c, q, e, cold_item >= 0 ? VBENCH__SERVER_ACTION__SERVER_COLD_START
+                                                  : VBENCH__SERVER_ACTION__SERVER_START,
+                          cold_item >= 0 ? c->plan->items[cold_item].key : NULL, &kb,
+                          &(request_extra){.place = sv->n_parts > 1 ? &sv->parts[p] : NULL, .primary = primary,
+                                           .n_primary = n_primary});
+}
+
 /* Asks orchestrator p to start engine e's server under budget b; cold_item >= 0: a cold start for that cold_start
- * item (the running unit stopped, the data directory evicted from the page cache, then started). */
+ * item (the running unit stopped, the data directory evicted from the page cache, then started). A server placed
+ * over several orchestrators starts part 0 (node 0) now, the others once it is ready (TAKE_PART). */
 static void server_start(campaign *c, int e, peer *p, const vb_budget *b, int cold_item) {
     server *sv = &c->servers[e];
     kvbuild kb = {.n = 0};
     vb_budget_each(b, vb_campaign_kvbuild_add, &kb);
+    for (size_t j = 0; j < c->profile->n_engines; j++) {   /* which server each configuration's facts are under */
+        if (vb_campaign_server_of(c, (int)j) != e) continue;
+        char key[256];
+        snprintf(key, sizeof key, "engine.%s.server", c->profile->engines[j].name);
+        vb_store_manifest_set(c->store, key, vb_campaign_server_name(c, e), NULL);
+    }
     for (size_t i = 0; i < kb.n; i++) {
         char key[256];
         snprintf(key, sizeof key, "server.%s.budget.%s", vb_campaign_server_name(c, e), kb.kv[i].key);
@@ -231,6 +353,19 @@ static void server_start(campaign *c, int e, peer *p, const vb_budget *b, int co
         vb_campaign_engine_recipe(c, e), p->id, cold_item >= 0 ? ", its data directory evicted from the page cache" : "",
         b->server_cpus,
         (double)b->server_memory / 1073741824.0, (double)b->shm / 1073741824.0);
+    if (sv->n_parts > 1) {
+        char where[1024];
+        placement_text(c, e, where, sizeof where);
+        vb_console_say(&c->console, "the %s server's nodes over %d orchestrators: %s", vb_campaign_server_name(c, e),
+                       sv->n_parts, where);
+        char key[256];
+        snprintf(key, sizeof key, "server.%s.placement", vb_campaign_server_name(c, e));
+        vb_store_manifest_set(c->store, key, where, NULL);
+        for (int q = 1; q < sv->n_parts; q++) sv->parts[q].state = VB_PART_WAITING;
+        part_start(c, e, 0, cold_item);
+        return;
+    }
+    sv->parts[0].state = VB_PART_STARTING;
     send_server_request(c, p, e, cold_item >= 0 ? VBENCH__SERVER_ACTION__SERVER_COLD_START
                                                 : VBENCH__SERVER_ACTION__SERVER_START,
                         cold_item >= 0 ? c->plan->items[cold_item].key : NULL, &kb);
@@ -277,7 +412,48 @@ static void server_stop(campaign *c, int e, peer *p) {
     server *sv = &c->servers[e];
     sv->since_ns = vb_now_ns();
     vb_console_say(&c->console, "stopping the %s server", vb_campaign_server_name(c, e));
-    send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+    if (sv->n_parts <= 1) {
+        sv->parts[0].state = VB_PART_STOPPING;
+        send_server_request(c, p, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+        return;
+    }
+    for (int q = 0; q < sv->n_parts; q++) {   /* every part that runs, or is asked to */
+        peer *o = vb_campaign_orchestrator_peer(c, sv->part[q].orchestrator);
+        if (sv->parts[q].state == VB_PART_WAITING) sv->parts[q].state = VB_PART_IDLE;
+        if (sv->parts[q].state != VB_PART_READY && sv->parts[q].state != VB_PART_STARTING) continue;
+        if (!o || strcmp(o->id, sv->part[q].orchestrator) != 0) {   /* its orchestrator is gone: nobody to ask */
+            sv->parts[q].state = VB_PART_IDLE;
+            continue;
+        }
+        sv->parts[q].state = VB_PART_STOPPING;
+        send_server_request(c, o, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+    }
+}
+
+/* The parts a failure or death of another part left running (CLEANUP) are asked to stop. */
+static void stop_cleanup_parts(campaign *c, int e) {
+    server *sv = &c->servers[e];
+    for (int q = 0; q < sv->n_parts; q++) {
+        peer *o = vb_campaign_orchestrator_peer(c, sv->part[q].orchestrator);
+        if (sv->parts[q].state != VB_PART_CLEANUP || !o || strcmp(o->id, sv->part[q].orchestrator) != 0) continue;
+        vb_console_say(&c->console, "stopping the %s server's part on %s (another part of it failed)",
+                       vb_campaign_server_name(c, e), o->id);
+        send_server_request(c, o, e, VBENCH__SERVER_ACTION__SERVER_STOP, NULL, NULL);
+        if (sv->n_cleanup < VB_PLACE_MAX_PARTS)
+            snprintf(sv->cleanup[sv->n_cleanup++], sizeof sv->cleanup[0], "%s", o->id);
+        sv->cleanup_since_ns = vb_now_ns();
+    }
+}
+
+/* Whether agent id's stopped (or failed) report answers a cleanup stop (stop_cleanup_parts): taken off the list. */
+static int cleanup_answered(server *sv, const char *id) {
+    for (int i = 0; i < sv->n_cleanup; i++)
+        if (strcmp(sv->cleanup[i], id) == 0) {
+            memmove(sv->cleanup[i], sv->cleanup[i + 1], (size_t)(sv->n_cleanup - i - 1) * sizeof sv->cleanup[0]);
+            sv->n_cleanup--;
+            return 1;
+        }
+    return 0;
 }
 
 static int engine_has_pending(campaign *c, int e) {
@@ -292,7 +468,17 @@ static int engine_has_pending(campaign *c, int e) {
 int vb_campaign_server_ready_for(campaign *c, int i) {
     int e = vb_campaign_server_of(c, (int)c->plan->items[i].engine);
     if (!vb_campaign_engine_recipe(c, e)) return 1;
-    return vb_campaign_server_fire(c, e, &(server_ev){.kind = VB_SERVER_EV_NEEDED, .item = i});
+    int may = vb_campaign_server_fire(c, e, &(server_ev){.kind = VB_SERVER_EV_NEEDED, .item = i});
+    server *sv = &c->servers[e];
+    peer *live[VB_PLACE_MAX_PARTS];
+    int n = live_orchestrators(c, live, VB_PLACE_MAX_PARTS), want = orchestrators_wanted(c);
+    if (!may && n > 0 && n < want && (sv->state == VB_SERVER_NONE || sv->state == VB_SERVER_STOPPED) &&
+        vb_now_ns() - sv->orch_wait_said_ns > 60000000000ull) {
+        sv->orch_wait_said_ns = vb_now_ns();
+        vb_console_say(&c->console, "the %s server waits for %d orchestrator agents (resources.orchestrators): %d "
+                       "joined so far", vb_campaign_server_name(c, e), want, n);
+    }
+    return may;
 }
 
 /* For an item on a server: asks the orchestrator whether the server is alive (and to tag its samples with the
@@ -308,6 +494,16 @@ int vb_campaign_server_confirmed(campaign *c, int i) {
         sv->phase_item = i;
         sv->phase_ok = 0;
         sv->phase_sent_ns = vb_now_ns();
+        /* a placed server: every part answers for its own nodes (its sizes), part 0 below */
+        for (int q = 1; q < sv->n_parts; q++) {
+            peer *o = vb_campaign_orchestrator_peer(c, sv->part[q].orchestrator);
+            sv->part[q].phase_ok = 0;
+            if (o && strcmp(o->id, sv->part[q].orchestrator) == 0)
+                send_server_request(c, o, e, VBENCH__SERVER_ACTION__SERVER_PHASE, c->plan->items[i].key, NULL);
+            else
+                sv->part[q].phase_ok = 1;   /* gone: its death or the 30 s bound below decides */
+        }
+        sv->part[0].phase_ok = 0;
         int perf = perf_wanted(c, i);
         sv->perf_item = perf ? i : -1;
         if (perf && !vb_store_has_server_profile(c->store, vb_campaign_item_engine(c, i), vb_campaign_item_dataset(c, i))) {
@@ -357,6 +553,15 @@ int vb_campaign_servers_housekeeping(campaign *c) {
         if (waited > 900ull * 1000000000ull)
             vb_campaign_server_fire(c, (int)e, &(server_ev){.kind = VB_SERVER_EV_STOP_TIMEOUT});
         busy |= sv->state == VB_SERVER_STARTING || sv->state == VB_SERVER_STOPPING || sv->state == VB_SERVER_READY;
+        /* a placed server's parts stopped after another part's failure: their answers (at_stop facts) are waited
+         * for, as a stop's are */
+        if (sv->n_cleanup > 0 && now - sv->cleanup_since_ns > 900ull * 1000000000ull) {
+            vb_store_server_log(c->store, vb_campaign_server_name(c, (int)e), NULL, "failed",
+                                "no answer to the stop request within 900 s (a part stopped after another part failed)",
+                                NULL, NULL);
+            sv->n_cleanup = 0;
+        }
+        busy |= sv->n_cleanup > 0;
     }
     return busy;
 }
@@ -440,17 +645,66 @@ static unsigned server_facts(campaign *c, int e, server_ev *ev) {
             f |= VB_SERVER_F_OTHER_UP;
     }
     ev->orch = vb_campaign_orchestrator_peer(c, sv->orchestrator);
-    if (!ev->orch) f |= VB_SERVER_F_NO_ORCHESTRATOR;
+    peer *live[VB_PLACE_MAX_PARTS];
+    if (!ev->orch || (ev->kind == VB_SERVER_EV_NEEDED && live_orchestrators(c, live, VB_PLACE_MAX_PARTS) <
+                                                          orchestrators_wanted(c)))
+        f |= VB_SERVER_F_NO_ORCHESTRATOR;   /* none yet, or fewer than resources.orchestrators */
+    if (ev->parts_pending) f |= VB_SERVER_F_PARTS_PENDING;
     /* A cold_start item needs a cold start of its own attempt: one done for it and not yet assigned lets it run. */
     if (ev->kind == VB_SERVER_EV_NEEDED && c->plan->items[ev->item].kind == VB_PHASE_COLD_START &&
         !(sv->cold_item == ev->item && sv->cold_attempt == 0))
         f |= VB_SERVER_F_COLD_PENDING;
     /* The budget only where a start may follow (it is resolved for the host that would run the server). */
     int may_start = sv->state == VB_SERVER_NONE || sv->state == VB_SERVER_STOPPED || (f & VB_SERVER_F_COLD_PENDING);
-    if (ev->kind == VB_SERVER_EV_NEEDED && ev->orch && may_start &&
-        vb_budget_resolve(c->profile, ev->orch->cores, ev->orch->memory_bytes, &ev->budget, &ev->budget_err) != VB_OK)
-        f |= VB_SERVER_F_BUDGET_FAILS;
+    /* A running server's cold start keeps its placement; any other start places the nodes anew. */
+    if (ev->kind == VB_SERVER_EV_NEEDED && ev->orch && may_start && !(f & VB_SERVER_F_NO_ORCHESTRATOR)) {
+        int placed = sv->state == VB_SERVER_READY && sv->n_parts > 0;
+        if (placed) {
+            for (int q = 0; q < sv->n_parts && !(f & VB_SERVER_F_BUDGET_FAILS); q++) {
+                peer *o = vb_campaign_find_peer(c, sv->part[q].orchestrator);
+                if (!o || vb_budget_resolve(c->profile, o->cores, o->memory_bytes, &sv->part[q].budget,
+                                            &ev->budget_err) != VB_OK)
+                    f |= VB_SERVER_F_BUDGET_FAILS;
+            }
+        } else if (server_place(c, e, ev->orch, &ev->budget_err) != VB_OK) {
+            f |= VB_SERVER_F_BUDGET_FAILS;
+        }
+        if (!(f & VB_SERVER_F_BUDGET_FAILS)) {
+            ev->budget = sv->part[0].budget;
+            ev->orch = vb_campaign_find_peer(c, sv->part[0].orchestrator);
+        }
+    }
     return f;
+}
+
+/* TAKE_PART (and the part's share of TAKE_READY and RECORD_STOP): a ready part's connect parameters kept and its
+ * facts recorded with where its nodes run; a stopped part's facts as at_stop.*. Returns the part, -1 none. */
+static int take_part(campaign *c, int e, const server_ev *ev, const report_view *v) {
+    server *sv = &c->servers[e];
+    const char *name = vb_campaign_server_name(c, e);
+    int p = ev->from ? part_of_agent(sv, ev->from->id) : -1;
+    if (ev->kind == VB_SERVER_EV_REPORT_STOPPED) {
+        record_facts(c, name, "at_stop.", v->facts, v->n_facts);
+        return p;
+    }
+    record_facts(c, name, "", v->facts, v->n_facts);
+    if (p < 0) {   /* a ready report nothing asked for (a late answer): the server as one orchestrator runs it */
+        p = 0;
+        if (sv->n_parts < 1) sv->n_parts = vb_placement_plan(vb_profile_engine_nodes(&c->profile->engines[e]), 1,
+                                                             sv->parts);
+        if (ev->from) snprintf(sv->part[0].orchestrator, sizeof sv->part[0].orchestrator, "%s", ev->from->id);
+    }
+    free_kv(&sv->part[p].connect, &sv->part[p].n_connect);
+    sv->part[p].connect = calloc(v->n_connect ? v->n_connect : 1, sizeof *sv->part[p].connect);
+    for (size_t i = 0; i < v->n_connect; i++)
+        sv->part[p].connect[sv->part[p].n_connect++] = (vb_kv){strdup(v->connect[i]->key), strdup(v->connect[i]->value)};
+    record_where(c, e, p);
+    if (ev->kind == VB_SERVER_EV_REPORT_READY && ev->start_waiting)
+        for (int q = 1; q < sv->n_parts; q++)
+            if (sv->parts[q].state == VB_PART_WAITING) part_start(c, e, q, sv->cold_requested);
+    /* a placed server's cold start: node 0's part says what it evicted (cold.*), the other parts started cold above */
+    if (ev->kind == VB_SERVER_EV_REPORT_READY && p == 0 && sv->n_parts > 1) take_cold_ready(c, e, v);
+    return p;
 }
 
 /* Drives engine e's server machine: the table's row for the event, its actions, its next state. Returns 1 when
@@ -496,21 +750,30 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
                            vb_wire_server_report_name(r), was, v.message);
             break;
         }
+        case VB_SERVER_ACT_TAKE_PART: take_part(c, e, ev, &v); break;
         case VB_SERVER_ACT_TAKE_READY: {
-            for (size_t i = 0; i < sv->n_connect; i++)
-                free((char *)sv->connect[i].key), free((char *)sv->connect[i].value);
-            free(sv->connect);
-            sv->connect = calloc(v.n_connect ? v.n_connect : 1, sizeof *sv->connect);
-            sv->n_connect = v.n_connect;
-            for (size_t i = 0; i < v.n_connect; i++)
-                sv->connect[i] = (vb_kv){strdup(v.connect[i]->key), strdup(v.connect[i]->value)};
-            record_facts(c, name, "", v.facts, v.n_facts);
+            int p = take_part(c, e, ev, &v);   /* this part's connect parameters and facts, where it runs */
+            free_kv(&sv->connect, &sv->n_connect);
+            size_t n = 0;
+            for (int q = 0; q < sv->n_parts; q++) n += sv->part[q].n_connect;
+            sv->connect = calloc(n ? n : 1, sizeof *sv->connect);
+            for (int q = 0; q < sv->n_parts; q++)   /* every part's: node 0's keys and node.K.KEY */
+                for (size_t i = 0; i < sv->part[q].n_connect; i++)
+                    sv->connect[sv->n_connect++] = (vb_kv){strdup(sv->part[q].connect[i].key),
+                                                           strdup(sv->part[q].connect[i].value)};
             const char *ready_s = "?";
             for (size_t i = 0; i < v.n_facts; i++)
-                if (strcmp(v.facts[i]->key, "ready_s") == 0) ready_s = v.facts[i]->value;
-            vb_console_say(&c->console, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message, r->unit,
-                            ready_s);
-            take_cold_ready(c, e, &v);
+                if (strcmp(v.facts[i]->key, "ready_s") == 0 || strstr(v.facts[i]->key, ".ready_s")) ready_s = v.facts[i]->value;
+            if (sv->n_parts > 1) {
+                char where[1024];
+                placement_text(c, e, where, sizeof where);
+                vb_console_say(&c->console, "the %s server is ready on %d orchestrators (%s; the last, %s, answered "
+                               "after %s s)", name, sv->n_parts, where, p >= 0 ? sv->part[p].orchestrator : "?", ready_s);
+            } else {
+                vb_console_say(&c->console, "the %s server is ready (%s, unit %s, answered after %s s)", name, v.message,
+                               r->unit, ready_s);
+            }
+            if (sv->n_parts <= 1) take_cold_ready(c, e, &v);   /* placed: node 0's part said it (take_part) */
             break;
         }
         case VB_SERVER_ACT_RECORD_FAILURE:
@@ -532,7 +795,7 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
                                  ? "a server died and limits.on_server_failure is stop"
                                  : "a server failed to start and limits.on_server_failure is stop";
             break;
-        case VB_SERVER_ACT_RECORD_STOP: record_facts(c, name, "at_stop.", v.facts, v.n_facts); break;
+        case VB_SERVER_ACT_RECORD_STOP: take_part(c, e, ev, &v); break;
         case VB_SERVER_ACT_STORE_SAMPLES:
             vb_store_server_samples(c->store, name, v.item_key, r->samples->samples, r->samples->n_samples, NULL);
             break;
@@ -540,7 +803,12 @@ int vb_campaign_server_fire(campaign *c, int e, server_ev *ev) {
         case VB_SERVER_ACT_STORE_SIZES:
             for (size_t i = 0; i < v.n_facts; i++)
                 vb_store_server_size(c->store, name, v.item_key, v.facts[i]->key, atoll(v.facts[i]->value), NULL);
-            if (sv->phase_item >= 0 && strcmp(v.item_key, c->plan->items[sv->phase_item].key) == 0) sv->phase_ok = 1;
+            if (sv->phase_item >= 0 && strcmp(v.item_key, c->plan->items[sv->phase_item].key) == 0) {
+                int p = ev->from ? part_of_agent(sv, ev->from->id) : 0;
+                if (p >= 0) sv->part[p].phase_ok = 1;
+                sv->phase_ok = 1;   /* one orchestrator: its answer; placed: once every part answered for its nodes */
+                for (int q = 0; sv->n_parts > 1 && q < sv->n_parts; q++) sv->phase_ok &= sv->part[q].phase_ok;
+            }
             break;
         case VB_SERVER_ACT_START_TIMED_OUT: {
             char msg[256];
@@ -580,5 +848,38 @@ void vb_campaign_on_server_report(campaign *c, peer *p, const Vbench__ServerRepo
     server_ev ev = {.kind = VB_SERVER_EV_REPORT_OTHER, .from = p, .report = r};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (r->body_case == kinds[i].body) ev.kind = kinds[i].kind;
+    server *sv = &c->servers[e];
+    int part = part_of_agent(sv, p->id);
+    if ((ev.kind == VB_SERVER_EV_REPORT_STOPPED || ev.kind == VB_SERVER_EV_REPORT_FAILED) && cleanup_answered(sv, p->id)) {
+        /* the answer to a stop after another part's failure: recorded, whatever the server does now */
+        report_view v = report_parts(r);
+        vb_store_server_log(c->store, r->engine, r->unit, vb_wire_server_report_name(r), v.message, v.log_tail, NULL);
+        if (ev.kind == VB_SERVER_EV_REPORT_STOPPED) record_facts(c, r->engine, "at_stop.", v.facts, v.n_facts);
+        if (part >= 0 && sv->parts[part].state == VB_PART_CLEANUP) sv->parts[part].state = VB_PART_IDLE;
+        return;
+    }
+    if (sv->n_parts > 1 && part >= 0 && (ev.kind == VB_SERVER_EV_REPORT_READY || ev.kind == VB_SERVER_EV_REPORT_STOPPED ||
+                                         ev.kind == VB_SERVER_EV_REPORT_FAILED || ev.kind == VB_SERVER_EV_REPORT_DIED)) {
+        /* one part of a placed server answered: the machine hears the server's answer (placement.h) */
+        vb_part_said said = ev.kind == VB_SERVER_EV_REPORT_READY     ? VB_PART_SAID_READY
+                            : ev.kind == VB_SERVER_EV_REPORT_STOPPED ? VB_PART_SAID_STOPPED
+                            : ev.kind == VB_SERVER_EV_REPORT_FAILED  ? VB_PART_SAID_FAILED
+                                                                     : VB_PART_SAID_DIED;
+        int stop_others = 0;
+        vb_place_heard heard = vb_placement_answer(sv->parts, sv->n_parts, part, said, &stop_others, &ev.start_waiting);
+        if (heard == VB_PLACE_PENDING && sv->state != VB_SERVER_STARTING && sv->state != VB_SERVER_STOPPING)
+            heard = VB_PLACE_RECORDED;   /* not an answer the machine waits for (a late one) */
+        if (heard == VB_PLACE_RECORDED) {
+            report_view v = report_parts(r);
+            vb_store_server_log(c->store, r->engine, r->unit, vb_wire_server_report_name(r), v.message, v.log_tail,
+                                NULL);
+            if (ev.kind == VB_SERVER_EV_REPORT_STOPPED) record_facts(c, r->engine, "at_stop.", v.facts, v.n_facts);
+        } else {
+            ev.parts_pending = heard == VB_PLACE_PENDING;
+            vb_campaign_server_fire(c, e, &ev);
+        }
+        if (stop_others) stop_cleanup_parts(c, e);
+        return;
+    }
     vb_campaign_server_fire(c, e, &ev);
 }

@@ -392,6 +392,51 @@ static void rows_ok(script *s, const char *when) {
               live_rows(s));
 }
 
+typedef struct listing {
+    script *s;
+    uint8_t *seen;
+    size_t rows, vectors, twice, unknown, dead, moved;
+} listing;
+
+static int listed_row(void *arg, int64_t id, const float *vec) {
+    listing *l = arg;
+    script *s = l->s;
+    int r = row_of(s, id);
+    l->rows++;
+    if (r < 0) l->unknown++;
+    else if (l->seen[r]++) l->twice++;
+    else if (!s->alive[r]) l->dead++;
+    else if (vec) {
+        l->vectors++;
+        const float *want = s->vecs + (size_t)r * s->dim;
+        /* angular engines may keep the unit-length copy: the same direction is the same row */
+        if (s->spec.metric == VB_METRIC_ANGULAR ? vb_distance(VB_METRIC_ANGULAR, vec, want, s->dim) > 1e-5
+                                                : vb_distance(VB_METRIC_EUCLIDEAN, vec, want, s->dim) > 1e-5)
+            l->moved++;
+    }
+    return 0;
+}
+
+/* The engine's listing of its rows (the rows op, which the mixed phase holds against its write log) is the model's
+ * live rows, each once, with the model's vectors where the engine gives them. */
+static void listing_ok(script *s, const char *when) {
+    listing l = {s, calloc(s->n ? s->n : 1, 1), 0, 0, 0, 0, 0, 0};
+    int listed = 0;
+    vb_error err = {0};
+    int rc = st(s, vb_engine_rows(s->e, listed_row, &l, &listed, &err), &err);
+    if (rc == VB_OK && !listed) skip(s, when, "the engine cannot list its rows");
+    else if (check(s, rc == VB_OK && l.seen, "%s: the rows listed (%s)", when, rc ? err.message : "ok")) {
+        size_t missing = 0;
+        for (size_t i = 0; i < s->n; i++) missing += s->alive[i] && !l.seen[i];
+        check(s, !missing && !l.twice && !l.unknown && !l.dead,
+              "%s: the listing is the %zu live rows, each once (%zu listed: %zu missing, %zu twice, %zu unknown, "
+              "%zu removed)", when, live_rows(s), l.rows, missing, l.twice, l.unknown, l.dead);
+        check(s, !l.moved, "%s: %zu vectors listed, each the row's last written (%zu differ)", when, l.vectors,
+              l.moved);
+    }
+    free(l.seen);
+}
+
 /* The searches of the script are answered by the vector index, not by a scan that would make every check exact:
  * for an engine with an explain op, the plan of the kNN query (as its connections run it, at EF_HIGH) must use the
  * index, at each stage whose answers are judged. Engines without one (the embedded ones are their index) say so. */
@@ -661,6 +706,7 @@ static void main_case(script *s) {
             s->classes[up[i]] = CLASSES;
         }
         rows_ok(s, "after the upsert (no row added)");
+        listing_ok(s, "after the upsert");
         if (ops->flags & VB_ENGINE_FILTER) plan_ok(s, "after the upsert", &(vb_filter){.kind = VB_FILTER_TAG_BELOW, .tag_below = 1});
         int left = 0;
         misses moved = {0}, retagged = {0}, reclassed = {0};
@@ -701,6 +747,7 @@ static void main_case(script *s) {
     if (check(s, rc == VB_OK, "insert of the %zu removed ids brings them back (%s)", nr, rc ? err.message : "ok")) {
         for (size_t i = 0; i < nr; i++) s->alive[gone[i]] = 1;
         rows_ok(s, "after the reinsert");
+        listing_ok(s, "after the reinsert");
         plan_ok(s, "after the reinsert", NULL);
         misses back = {0};
         for (size_t i = 0; i < nr && i < 30; i++) seek(s, a, gv + i * s->dim, NULL, gone[i], NULL, &back);

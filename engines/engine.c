@@ -281,6 +281,19 @@ int vb_engine_node_stats(vb_engine *e, vb_node_stats *out, size_t cap, size_t *n
     return finish(e->ops->node_stats(e->state, out, cap, n, err), err, e->ops, "node_stats");
 }
 
+int vb_engine_node_lag(vb_engine *e, int64_t *lag, size_t cap, size_t *n, vb_error *err) {
+    *n = 0;
+    if (!e->ops->node_lag) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->node_lag(e->state, lag, cap, n, err), err, e->ops, "node_lag");
+}
+
+int vb_engine_catch_up(vb_engine *e, vb_error *err) {
+    if (!e->ops->catch_up) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->catch_up(e->state, err), err, e->ops, "catch_up");
+}
+
 int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err) {
     error_reset(err);
     if (!e->ops->wait_sample) return vb_error_set(err, e->ops->name, 1, "%s has no wait profile", e->ops->name);
@@ -386,6 +399,13 @@ int vb_conn_load(vb_conn *c, const int64_t *ids, const float *vecs, const int32_
 int vb_conn_set_search(vb_conn *c, const vb_search_params *p, vb_error *err) {
     error_reset(err);
     return finish(c->ops->set_search(c->conn, p, err), err, c->ops, "set_search");
+}
+
+int vb_conn_read_on(vb_conn *c, int node, int *chosen, vb_error *err) {
+    *chosen = 0;
+    if (!c->ops->read_on) return VB_OK;
+    error_reset(err);
+    return finish(c->ops->read_on(c->conn, node, chosen, err), err, c->ops, "read_on");
 }
 
 /* A filter given to an engine that cannot apply it would silently return unfiltered rows: refused instead. */

@@ -175,6 +175,7 @@ typedef struct vb_node_stats {
     int64_t table_bytes;
     int64_t searches;       /* the server's own count of kNN statements since it started (pg_stat_statements) */
     int64_t lag_bytes;      /* a replica's WAL not yet replayed, against the primary's position now; 0 the primary */
+    int64_t build_ms;       /* a shard's own index build, ms; <= 0: not measured (a router, a replica) */
 } vb_node_stats;
 #define VB_ENGINE_MAX_NODES 16
 
@@ -287,6 +288,17 @@ typedef struct vb_engine_ops {
     int (*build_progress)(void *state, uint64_t *done, uint64_t *total, char *stage, size_t stage_len, vb_error *err);
     /* Per node of a topology (vb_node_stats), up to cap into out, *n of them; engines of one server: NULL. */
     int (*node_stats)(void *state, vb_node_stats *out, size_t cap, size_t *n, vb_error *err);
+    /* Read replicas (VB_ENGINE_REPLICAS): each node's replication lag now, lag[K] in bytes of the primary's log not yet
+     * applied on replica K (0 for node 0), up to cap, *n of them; cheap enough to sample a few times a second while
+     * writes run, from a thread of its own (connections of its own). NULL, or *n = 0: one server. */
+    int (*node_lag)(void *state, int64_t *lag, size_t cap, size_t *n, vb_error *err);
+    /* Read replicas: waits until every replica has applied the primary's log as it is now (replay lag 0), at most
+     * the phase's bound, failing with the replica and how far behind it stayed; called before a measurement that
+     * follows writes (build, churn's after, streaming at rest). NULL or VB_OK at once: one server. */
+    int (*catch_up)(void *state, vb_error *err);
+    /* Read replicas: conn's searches go to node from now on (0 the primary, K a replica, -1 the last replica),
+     * *chosen the node; the streaming phase's freshness probe reads on a replica. NULL: one server. */
+    int (*read_on)(void *conn, int node, int *chosen, vb_error *err);
     /* The server's command counts (vb_counters), on the administrative connection. */
     int (*counters)(void *state, vb_counters *out, vb_error *err);
     /* The server's own accounting of the kNN statement (vb_server_stats), on the administrative connection. */
@@ -336,6 +348,10 @@ int vb_engine_version(vb_engine *e, char *buf, size_t len, vb_error *err);
 int vb_engine_counters(vb_engine *e, vb_counters *out, vb_error *err);
 /* VB_OK with *n = 0 when the engine has no node_stats op (one server). */
 int vb_engine_node_stats(vb_engine *e, vb_node_stats *out, size_t cap, size_t *n, vb_error *err);
+/* VB_OK with *n = 0 when the engine has no node_lag op; VB_OK at once without catch_up; *chosen = 0 without read_on. */
+int vb_engine_node_lag(vb_engine *e, int64_t *lag, size_t cap, size_t *n, vb_error *err);
+int vb_engine_catch_up(vb_engine *e, vb_error *err);
+int vb_conn_read_on(vb_conn *c, int node, int *chosen, vb_error *err);
 /* VB_ERROR when the engine has no wait_sample op. */
 int vb_engine_wait_sample(vb_engine *e, vb_wait_profile *acc, vb_error *err);
 /* VB_OK with calls = -1, exec_s = -1 when the engine has no server_stats op. */

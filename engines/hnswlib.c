@@ -188,6 +188,14 @@ static int hnsw_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) 
     return vb_hnsw_remove(s->index, ids, n, NULL, err);
 }
 
+/* Every live row with its vector as the graph holds it (angular: the unit-length copy), for the mixed phase's
+ * check of the rows against its write log. */
+static int hnsw_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
+    hnsw_state *s = state;
+    if (need_index(s, err) != VB_OK) return VB_ERROR;
+    return vb_hnsw_rows(s->index, fn, arg, err);
+}
+
 static int hnsw_set_search(void *conn, const vb_search_params *p, vb_error *err) {
     hnsw_conn *c = conn;
     if (need_index(c->s, err) != VB_OK) return VB_ERROR;
@@ -249,6 +257,7 @@ const vb_engine_ops vb_engine_hnswlib = {
     .remove = hnsw_remove,
     .insert = hnsw_insert,
     .sizes = hnsw_sizes,
+    .rows = hnsw_rows,
     .client_bytes = hnsw_client_bytes,
     .client_keeps = "its graph, with a copy of each vector",
 };

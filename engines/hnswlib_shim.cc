@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -346,6 +347,29 @@ int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb
         return fail(err, "removing id %lld: %s", (long long)ids[i], e.what());
     }
     if (removed) *removed = count;
+    return VB_OK;
+}
+
+/* The lookup table names every label with its slot (a removed id keeps its entry, its slot marked deleted); it is
+ * copied under its lock and the rows are read after, in slot order. */
+int vb_hnsw_rows(vb_hnsw *h, vb_hnsw_row_fn fn, void *arg, vb_error *err) {
+    try {
+        Index &ix = *h->index;
+        std::vector<std::pair<tableint, labeltype>> live;
+        {
+            std::unique_lock<std::mutex> lock_table(ix.label_lookup_lock);
+            live.reserve(ix.label_lookup_.size());
+            for (const auto &e : ix.label_lookup_) live.emplace_back(e.second, e.first);
+        }
+        std::sort(live.begin(), live.end());
+        for (const auto &e : live) {
+            if (ix.isMarkedDeleted(e.first)) continue;
+            if (fn(arg, (int64_t)e.second, reinterpret_cast<const float *>(ix.getDataByInternalId(e.first))))
+                return fail(err, "the listing of the rows was stopped at id %lld", (long long)e.second);
+        }
+    } catch (const std::exception &e) {
+        return fail(err, "listing the rows: %s", e.what());
+    }
     return VB_OK;
 }
 

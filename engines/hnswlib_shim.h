@@ -65,6 +65,12 @@ int vb_hnsw_add(vb_hnsw *h, const int64_t *ids, const float *vecs, const int32_t
  * churn) is not an error; *removed (may be NULL) counts the rows that were live. */
 int vb_hnsw_remove(vb_hnsw *h, const int64_t *ids, size_t n, size_t *removed, vb_error *err);
 
+/* Every live row, fn(arg, id, vec) once each in slot order, with no write in flight: vec the vector as the index
+ * holds it (for angular the unit-length copy the shim stored: the same direction). fn returns non-zero to stop,
+ * which is VB_ERROR. */
+typedef int (*vb_hnsw_row_fn)(void *arg, int64_t id, const float *vec);
+int vb_hnsw_rows(vb_hnsw *h, vb_hnsw_row_fn fn, void *arg, vb_error *err);
+
 /* The filter callback: non-zero when the row (its id, stored tag and class) passes. Called from the graph walk,
  * for rows that have a tag or a class (VB_HNSW_NO_TAG / VB_HNSW_NO_CLASS for the one they lack). */
 typedef int (*vb_hnsw_pass)(void *arg, int64_t id, int32_t tag, int32_t cls);

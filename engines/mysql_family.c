@@ -30,6 +30,7 @@
 #include "datasets/dataset.h"
 #include "engines/filter.h"
 #include "engines/sql_common.h"
+#include "util/clock.h"
 
 #include <errmsg.h>
 #include <math.h>
@@ -37,6 +38,7 @@
 #include <mysqld_error.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -47,6 +49,13 @@
 #define MY_NO_TAG 2147483647   /* rows loaded without a tag never pass a tag filter */
 #define MY_NO_CLASS (-1)       /* rows loaded without a class never pass a class filter (classes are >= 0) */
 #define DEADLOCK_BUDGET_S 300.0 /* retries of one insert batch after deadlocks before the load fails */
+#define MY_MAX_NODES 16         /* node 0 and its read replicas (MariaDB's replicas: R, issue 39) */
+
+/* One server's connect parameters: node 0's (the primary, or the only server), or a read replica's (node.K.KEY). */
+typedef struct my_node {
+    char host[256], socket[512], user[128], password[128];
+    unsigned port;
+} my_node;
 
 typedef struct my_state {
     vb_mysql_dialect d;
@@ -62,6 +71,12 @@ typedef struct my_state {
     int waits_off;              /* wait_profile: off (MariaDB; the instruments' overhead measured against it) */
     struct my_wait_total *waits; /* the wait profile's last reading per instrument (my_wait_sample) */
     size_t n_waits, cap_waits;
+    /* Read replicas (MariaDB, replicas: R): nodes 1 .. R replicate node 0 by MariaDB's own replication (the
+     * recipe's replica.run seeds each from the primary's dump at its GTID position). Writes, the build and every
+     * engine op go to node 0; each connection's searches go to one node, round robin over 0 .. R (next_node). */
+    int n_nodes;
+    my_node nodes[MY_MAX_NODES];   /* [1 .. n_nodes - 1]; node 0's are the fields above */
+    atomic_uint next_node;
 } my_state;
 
 typedef struct my_conn {
@@ -76,10 +91,14 @@ typedef struct my_conn {
     size_t text_cap;
     long deadlocks;             /* insert batches sent again after a deadlock */
     unsigned jitter;            /* rand_r state of the deadlock back-off, one per connection */
+    int read_node;              /* where this connection's searches go (round robin at connect; read_on) */
+    struct my_conn *reader;     /* its session on replica read_node, opened at the first search */
+    char set_sql[128];          /* the last search setting (SET mhnsw_ef_search), replayed on the reader */
 } my_conn;
 
 static const char *const mariadb_params[] = {"host", "port", "socket", "user", "password", "database", "table",
-                                             "m", "insert_batch", "mhnsw_max_cache_size", "wait_profile", NULL};
+                                             "m", "insert_batch", "mhnsw_max_cache_size", "wait_profile",
+                                             "replicas", NULL};
 static const char *const alisql_params[] = {"host", "port", "socket", "user", "password", "database", "table",
                                             "m", "ef_construction", "insert_batch", "vidx_hnsw_cache_size", NULL};
 /* session variables of the kNN query (SET mhnsw_max_cache_size / vidx_hnsw_cache_size): the index is the same */
@@ -294,9 +313,13 @@ static int run(const my_state *s, MYSQL *my, const char *sql, vb_error *err) {
     return VB_OK;
 }
 
-/* A new connection to the server; with use_db, in the database (created when missing by open). */
-static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err) {
+/* A new connection to node (0: the primary or only server, K: a read replica); with use_db, in the database
+ * (created when missing by open on the primary, replicated to the replicas). */
+static int my_connect_node(const my_state *s, int node, int use_db, MYSQL **out, vb_error *err) {
     *out = NULL;
+    const my_node n0 = {.port = s->port}, *nd = node > 0 ? &s->nodes[node] : &n0;
+    const char *host = node > 0 ? nd->host : s->host, *sock = node > 0 ? nd->socket : s->socket;
+    const char *user = node > 0 ? nd->user : s->user, *pw = node > 0 ? nd->password : s->password;
     MYSQL *my = mysql_init(NULL);
     if (!my) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
     if (s->io_timeout_s) {
@@ -305,12 +328,11 @@ static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err)
         mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &t);
         mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &t);
     }
-    if (!mysql_real_connect(my, s->host[0] ? s->host : NULL, s->user, s->password[0] ? s->password : NULL,
-                            use_db ? s->database : NULL, s->port, s->socket[0] ? s->socket : NULL, 0)) {
-        char where[700];
-        snprintf(where, sizeof where, "connect to %s as %s", s->socket[0] ? s->socket : s->host[0] ? s->host
-                                                                                                  : "localhost",
-                 s->user);
+    if (!mysql_real_connect(my, host[0] ? host : NULL, user, pw[0] ? pw : NULL, use_db ? s->database : NULL,
+                            nd->port, sock[0] ? sock : NULL, 0)) {
+        char where[800];
+        snprintf(where, sizeof where, "connect to %s%s as %s", node > 0 ? "replica " : "",
+                 sock[0] ? sock : host[0] ? host : "localhost", user);
         int rc = my_fail(s, my, where, err);   /* VB_RETRY when no server answers there */
         mysql_close(my);
         return rc;
@@ -322,6 +344,10 @@ static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err)
     }
     *out = my;
     return VB_OK;
+}
+
+static int my_connect(const my_state *s, int use_db, MYSQL **out, vb_error *err) {
+    return my_connect_node(s, 0, use_db, out, err);
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------------------- */
@@ -420,6 +446,30 @@ static int family_open(vb_mysql_dialect d, const vb_engine_config *cfg, void **s
     }
     s->waits_off = strcmp(wp, "off") == 0;
     s->port = (unsigned)port;
+    long replicas = 0;
+    if (vb_kv_get_long(cfg->params, cfg->n_params, "replicas", 0, 0, MY_MAX_NODES - 1, &replicas, err)) {
+        free(s);
+        return vb_error_prefix(err, "%s", vb_mysql_dialect_name(d));
+    }
+    s->n_nodes = 1 + (int)replicas;
+    for (int k = 1; k < s->n_nodes; k++) {
+        /* node K's connect parameters (node.K.KEY), node 0's where it has none */
+        my_node *nd = &s->nodes[k];
+        char key[5][48];
+        const char *names[] = {"host", "socket", "user", "password", "port"};
+        for (int i = 0; i < 5; i++) snprintf(key[i], sizeof key[i], "node.%d.%s", k, names[i]);
+        snprintf(nd->host, sizeof nd->host, "%s", vb_kv_get(cfg->params, cfg->n_params, key[0], s->host));
+        snprintf(nd->socket, sizeof nd->socket, "%s", vb_kv_get(cfg->params, cfg->n_params, key[1], ""));
+        snprintf(nd->user, sizeof nd->user, "%s", vb_kv_get(cfg->params, cfg->n_params, key[2], s->user));
+        snprintf(nd->password, sizeof nd->password, "%s", vb_kv_get(cfg->params, cfg->n_params, key[3], s->password));
+        nd->port = (unsigned)atoi(vb_kv_get(cfg->params, cfg->n_params, key[4], "3306"));
+        if (!nd->socket[0] && !vb_kv_get(cfg->params, cfg->n_params, key[0], NULL)) {
+            free(s);
+            return vb_error_set(err, "engine", 1, "%s: replicas: %ld without their servers (no node.%d.socket or "
+                                "node.%d.host): the orchestrator starts them for an entry with a recipe",
+                                vb_mysql_dialect_name(d), replicas, k, k);
+        }
+    }
     s->io_timeout_s = cfg->io_timeout_s > 0 ? (unsigned)cfg->io_timeout_s : 0;
     s->insert_batch = batch;
     s->cache_bytes = cache;
@@ -472,6 +522,7 @@ static int family_connect(void *state, void **conn, vb_error *err) {
     if (!c) return vb_error_set(err, "engine", 1, "%s: out of memory", s->name);
     c->s = s;
     c->jitter = (unsigned)(uintptr_t)c ^ (unsigned)time(NULL);
+    c->read_node = (int)(atomic_fetch_add(&s->next_node, 1) % (unsigned)s->n_nodes);
     int rc = my_connect(s, 1, &c->my, err);
     if (rc != VB_OK) {
         free(c);
@@ -489,9 +540,11 @@ static void stmt_close(void *ctx, void *stmt) {
 
 static void family_disconnect(void *conn) {
     my_conn *c = conn;
+    if (!c) return;
+    family_disconnect(c->reader);
     vb_sql_knn_clear(&c->knn, stmt_close, NULL);
     if (c->insert) mysql_stmt_close(c->insert);
-    mysql_close(c->my);
+    if (c->my) mysql_close(c->my);
     free(c->binds);
     free(c->text);
     free(c);
@@ -662,11 +715,51 @@ static int family_remove(void *conn, const int64_t *ids, size_t n, vb_error *err
 
 /* ---- search ---------------------------------------------------------------------------------------- */
 
+/* The connection c's searches use: c itself, or its session on replica read_node, opened at the first search (a
+ * load connection never reads there) with the search setting made so far. */
+static int reader_of(my_conn *c, my_conn **out, vb_error *err) {
+    *out = c;
+    if (c->read_node == 0) return VB_OK;
+    if (!c->reader) {
+        my_conn *r = calloc(1, sizeof *r);
+        if (!r) return vb_error_set(err, "engine", 1, "%s: out of memory", c->s->name);
+        r->s = c->s;
+        r->read_node = c->read_node;
+        int rc = my_connect_node(c->s, c->read_node, 1, &r->my, err);
+        if (rc == VB_OK && c->set_sql[0]) rc = run(c->s, r->my, c->set_sql, err);
+        if (rc != VB_OK) {
+            family_disconnect(r);
+            return rc;
+        }
+        c->reader = r;
+    }
+    *out = c->reader;
+    return VB_OK;
+}
+
 static int family_set_search(void *conn, const vb_search_params *p, vb_error *err) {
     my_conn *c = conn;
     char sql[128];
     if (vb_mysql_sql_set_ef(c->s->d, p->ef_search, sql, sizeof sql, err)) return VB_ERROR;
-    return run(c->s, c->my, sql, err);
+    int rc = run(c->s, c->my, sql, err);
+    if (rc == VB_OK) snprintf(c->set_sql, sizeof c->set_sql, "%s", sql);
+    if (rc == VB_OK && c->reader) rc = run(c->s, c->reader->my, sql, err);   /* its replica session, if open */
+    return rc;
+}
+
+/* Searches of conn go to node from now on (0 the primary, K a replica, -1 the last replica): the streaming
+ * phase's freshness probe reads on a replica, so that the freshness it measures counts the replication lag. */
+static int family_read_on(void *conn, int node, int *chosen, vb_error *err) {
+    my_conn *c = conn;
+    if (node < 0) node = c->s->n_nodes - 1;
+    if (node >= c->s->n_nodes) return vb_error_set(err, "engine", 1, "%s: no node %d (%d servers)", c->s->name, node, c->s->n_nodes);
+    if (node != c->read_node) {
+        family_disconnect(c->reader);
+        c->reader = NULL;
+        c->read_node = node;
+    }
+    *chosen = node;
+    return VB_OK;
 }
 
 static int search_doris(my_conn *c, const float *query, int k, const vb_filter *filter, int64_t *ids_out,
@@ -693,6 +786,8 @@ static int family_search(void *conn, const float *query, int k, const vb_filter 
     my_conn *c = conn;
     my_state *s = c->s;
     *n_out = 0;
+    int rrc = reader_of(conn, &c, err);
+    if (rrc != VB_OK) return rrc;
     if (s->d == VB_MYSQL_DORIS) return search_doris(c, query, k, filter, ids_out, n_out, err);
     if (filter && (unsigned)filter->kind >= VB_FILTER_KINDS)
         return vb_error_set(err, "engine", 1, "%s: unknown filter kind %d", s->name, (int)filter->kind);
@@ -740,12 +835,15 @@ static int family_search(void *conn, const float *query, int k, const vb_filter 
     return VB_OK;
 }
 
+static int family_catch_up(void *state, vb_error *err);
+
 /* The rebuild of the rows and the MHNSW graph without the deleted nodes (the head of this file says why not OPTIMIZE). */
 static int family_maintain(void *state, vb_error *err) {
     my_state *s = state;
     char sql[512];
     snprintf(sql, sizeof sql, "ALTER TABLE `%s` FORCE, ALGORITHM=COPY", s->table);
-    return admin_run(s, sql, err);
+    if (admin_run(s, sql, err)) return VB_ERROR;
+    return family_catch_up(s, err);   /* the replicas rebuilt it too before anything is measured */
 }
 
 /* Every row with its vector as stored (SELECT id, v: the VECTOR column's little-endian float32 bytes), MariaDB. The
@@ -866,7 +964,7 @@ static int family_attach(void *state, const vb_table_spec *spec, int *found, vb_
     s->dim = spec->dim;
     s->metric = spec->metric;
     *found = 1;
-    return VB_OK;
+    return family_catch_up(s, err);   /* an item on an existing build measures caught-up replicas */
 }
 
 /* information_schema.TABLES (DATA_LENGTH, INDEX_LENGTH) after ANALYZE; for MHNSW the graph lives in a hidden
@@ -973,21 +1071,221 @@ static int family_version(void *state, char *buf, size_t len, vb_error *err) {
     return rc;
 }
 
-/* performance_schema's statement/com/Execute (engine.h vb_server_stats): every prepared execution, the searches
- * among them; SUM_TIMER_WAIT is in picoseconds. VB_ERROR naming the setting when performance_schema is off. */
-static int family_server_stats(void *state, vb_server_stats *out, vb_error *err) {
-    my_state *s = state;
-    row_arg a = {s, "SELECT COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_global_by_event_name "
-                    "WHERE EVENT_NAME = 'statement/com/Execute'", 2, {NULL, NULL, NULL}};
-    int rc = vb_admin_run(&s->admin, row_on, &a, err);
+/* performance_schema's statement/com/Execute on one connection: every prepared execution, the searches among them;
+ * SUM_TIMER_WAIT is in picoseconds. VB_ERROR naming the setting when performance_schema is off. */
+#define MY_EXECUTE_SQL "SELECT COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_statements_summary_global_by_event_name " \
+                       "WHERE EVENT_NAME = 'statement/com/Execute'"
+static int execute_count(const my_state *s, MYSQL *my, long long *calls, double *exec_s, vb_error *err) {
+    row_arg a = {(my_state *)s, MY_EXECUTE_SQL, 2, {NULL, NULL, NULL}};
+    int rc = row_on(my, &a, err);
     if (rc == VB_OK && !a.vals[0])
         rc = vb_error_set(err, s->name, 1, "%s: performance_schema has no statement/com/Execute row (is the server "
                           "started with --performance-schema=ON?)", s->name);
     if (rc == VB_OK) {
-        out->calls = strtoll(a.vals[0], NULL, 10);
-        out->exec_s = a.vals[1] ? strtod(a.vals[1], NULL) / 1e12 : 0;
+        *calls = strtoll(a.vals[0], NULL, 10);
+        *exec_s = a.vals[1] ? strtod(a.vals[1], NULL) / 1e12 : 0;
     }
     row_free(&a);
+    return rc;
+}
+
+static int execute_count_on(void *conn, void *arg, vb_error *err) {
+    void **a = arg;
+    return execute_count(a[0], conn, a[1], a[2], err);
+}
+
+/* The engine's server_stats (engine.h vb_server_stats): statement/com/Execute summed over the primary and every read
+ * replica (each server counts the searches it ran), so with replicas the sum is what the window's validity check
+ * compares with the searches vbench sent. */
+static int family_server_stats(void *state, vb_server_stats *out, vb_error *err) {
+    my_state *s = state;
+    long long calls = 0;
+    double exec_s = 0;
+    void *arg[3] = {s, &calls, &exec_s};
+    int rc = vb_admin_run(&s->admin, execute_count_on, arg, err);
+    out->calls = calls, out->exec_s = exec_s;
+    for (int k = 1; rc == VB_OK && k < s->n_nodes; k++) {
+        MYSQL *my = NULL;
+        if ((rc = my_connect_node(s, k, 0, &my, err)) == VB_OK && (rc = execute_count(s, my, &calls, &exec_s, err)) == VB_OK)
+            out->calls += calls, out->exec_s += exec_s;
+        if (my) mysql_close(my);
+        if (rc != VB_OK) vb_error_prefix(err, "replica %d", k);
+    }
+    return rc;
+}
+
+/* ---- read replicas (MariaDB replication, replicas: R) ----------------------------------------------------------- */
+
+/* SHOW SLAVE STATUS's columns by name, from the replica my (NULL where the replica has none: not a replica). */
+enum { SS_IO, SS_SQL, SS_IO_ERR, SS_SQL_ERR, SS_FILE, SS_POS, SS_N };
+static int slave_status(const my_state *s, MYSQL *my, char *vals[SS_N], vb_error *err) {
+    static const char *const names[SS_N] = {"Slave_IO_Running", "Slave_SQL_Running", "Last_IO_Error",
+                                            "Last_SQL_Error", "Relay_Master_Log_File", "Exec_Master_Log_Pos"};
+    for (int i = 0; i < SS_N; i++) vals[i] = NULL;
+    if (mysql_real_query(my, "SHOW SLAVE STATUS", 17)) return my_fail(s, my, "SHOW SLAVE STATUS", err);
+    MYSQL_RES *r = mysql_store_result(my);
+    if (!r) return my_fail(s, my, "SHOW SLAVE STATUS", err);
+    MYSQL_ROW row = mysql_fetch_row(r);
+    MYSQL_FIELD *f = mysql_fetch_fields(r);
+    for (unsigned j = 0; row && j < mysql_num_fields(r); j++)
+        for (int i = 0; i < SS_N; i++)
+            if (strcmp(f[j].name, names[i]) == 0 && row[j]) vals[i] = strdup(row[j]);
+    mysql_free_result(r);
+    return VB_OK;
+}
+
+static void slave_status_free(char *vals[SS_N]) {
+    for (int i = 0; i < SS_N; i++) free(vals[i]), vals[i] = NULL;
+}
+
+/* The primary's binary log position now: SHOW MASTER STATUS's file and position, and @@gtid_binlog_pos. */
+typedef struct binlog_pos {
+    char file[256], gtid[1024];
+    long long pos;
+} binlog_pos;
+
+static int primary_pos(const my_state *s, MYSQL *my, binlog_pos *p, vb_error *err) {
+    memset(p, 0, sizeof *p);
+    p->pos = -1;
+    row_arg a = {(my_state *)s, "SHOW MASTER STATUS", 2, {NULL, NULL, NULL}};
+    int rc = row_on(my, &a, err);
+    if (rc == VB_OK && (!a.vals[0] || !a.vals[1]))
+        rc = vb_error_set(err, s->name, 1, "%s: the primary has no binary log (SHOW MASTER STATUS is empty): its "
+                          "replicas cannot follow it (the recipe's replica.primary_args turn it on)", s->name);
+    if (rc == VB_OK) snprintf(p->file, sizeof p->file, "%s", a.vals[0]), p->pos = strtoll(a.vals[1], NULL, 10);
+    row_free(&a);
+    row_arg g = {(my_state *)s, "SELECT @@gtid_binlog_pos", 1, {NULL, NULL, NULL}};
+    if (rc == VB_OK) rc = row_on(my, &g, err);
+    if (rc == VB_OK) snprintf(p->gtid, sizeof p->gtid, "%s", g.vals[0] ? g.vals[0] : "");
+    row_free(&g);
+    return rc;
+}
+
+/* Bytes of the primary's binary log (at p) that the replica has not executed yet: the same file's position minus
+ * Exec_Master_Log_Pos; in an earlier file, at least the primary's position in its current one. */
+static long long lag_bytes(const binlog_pos *p, char *ss[SS_N]) {
+    if (!ss[SS_FILE] || !ss[SS_POS]) return p->pos;
+    if (strcmp(ss[SS_FILE], p->file) != 0) return p->pos;
+    long long d = p->pos - strtoll(ss[SS_POS], NULL, 10);
+    return d > 0 ? d : 0;
+}
+
+/* Replay lag 0 before a measurement: the primary's GTID position now, then on each replica MASTER_GTID_WAIT for it,
+ * a second at a time, at most the phase's bound (10 minutes without one). A replica whose replication stopped fails
+ * at once with the replica's own error; one that does not get there in time fails with how far behind it stayed: no
+ * window measures a replica that lags. */
+static int family_catch_up(void *state, vb_error *err) {
+    my_state *s = state;
+    if (s->n_nodes <= 1) return VB_OK;
+    MYSQL *pm = NULL, *my = NULL;
+    binlog_pos p;
+    int rc = my_connect_node(s, 0, 0, &pm, err);
+    if (rc == VB_OK) rc = primary_pos(s, pm, &p, err);
+    uint64_t t0 = vb_now_ns(), bound = (uint64_t)(s->io_timeout_s ? s->io_timeout_s : 600) * 1000000000ull;
+    size_t len = strlen(p.gtid) * 2 + 64;
+    char *sql = rc == VB_OK ? malloc(len) : NULL, *ss[SS_N] = {NULL};
+    if (rc == VB_OK && !sql) rc = vb_error_set(err, s->name, 1, "%s: out of memory", s->name);
+    for (int k = 1; rc == VB_OK && k < s->n_nodes; k++) {
+        if ((rc = my_connect_node(s, k, 0, &my, err)) != VB_OK) break;
+        size_t u = (size_t)snprintf(sql, len, "SELECT MASTER_GTID_WAIT('");
+        u += mysql_real_escape_string(my, sql + u, p.gtid, strlen(p.gtid));
+        snprintf(sql + u, len - u, "', 1)");
+        for (;;) {
+            row_arg a = {s, sql, 1, {NULL, NULL, NULL}};
+            rc = row_on(my, &a, err);
+            int reached = rc == VB_OK && a.vals[0] && strcmp(a.vals[0], "0") == 0;
+            row_free(&a);
+            if (rc != VB_OK || reached) break;
+            if ((rc = slave_status(s, my, ss, err)) != VB_OK) break;
+            if (!ss[SS_SQL] || strcmp(ss[SS_SQL], "Yes") != 0 || !ss[SS_IO] || strcmp(ss[SS_IO], "No") == 0) {
+                rc = vb_error_set(err, s->name, 1, "%s: replica %d does not replicate (SQL thread %s, I/O thread %s): "
+                                  "%s%s; its log says more", s->name, k, ss[SS_SQL] ? ss[SS_SQL] : "absent",
+                                  ss[SS_IO] ? ss[SS_IO] : "absent", ss[SS_SQL_ERR] && ss[SS_SQL_ERR][0] ? ss[SS_SQL_ERR] : "",
+                                  ss[SS_IO_ERR] && ss[SS_IO_ERR][0] ? ss[SS_IO_ERR] : "");
+                break;
+            }
+            if (vb_now_ns() - t0 > bound) {
+                rc = vb_error_set(err, s->name, 1, "%s: replica %d did not apply the primary's binary log up to GTID %s "
+                                  "within %.0f s (%lld bytes behind): its measurement would read old rows", s->name, k,
+                                  p.gtid, (double)bound / 1e9, lag_bytes(&p, ss));
+                break;
+            }
+            slave_status_free(ss);
+        }
+        slave_status_free(ss);
+        mysql_close(my);
+        my = NULL;
+    }
+    free(sql);
+    if (pm) mysql_close(pm);
+    return rc;
+}
+
+/* Each replica's lag now (bytes of the primary's binary log not executed there; node 0: 0), on connections of its
+ * own: sampled while writes run. */
+static int family_node_lag(void *state, int64_t *lag, size_t cap, size_t *n, vb_error *err) {
+    my_state *s = state;
+    *n = 0;
+    if (s->n_nodes <= 1) return VB_OK;
+    MYSQL *my = NULL;
+    binlog_pos p;
+    char *ss[SS_N] = {NULL};
+    int rc = my_connect_node(s, 0, 0, &my, err);
+    if (rc == VB_OK) rc = primary_pos(s, my, &p, err);
+    if (my) mysql_close(my);
+    for (int k = 0; rc == VB_OK && k < s->n_nodes && (size_t)k < cap; k++) {
+        lag[k] = 0;
+        if (k > 0) {
+            my = NULL;
+            if ((rc = my_connect_node(s, k, 0, &my, err)) == VB_OK && (rc = slave_status(s, my, ss, err)) == VB_OK)
+                lag[k] = lag_bytes(&p, ss);
+            slave_status_free(ss);
+            if (my) mysql_close(my);
+            if (rc != VB_OK) return vb_error_prefix(err, "replica %d", k), rc;
+        }
+        (*n)++;
+    }
+    return rc;
+}
+
+/* Each node's own rows, index and table sizes (information_schema, the MHNSW graph's hidden table included, as
+ * family_sizes reads them but without ANALYZE, which the primary would write to its binary log), statement/com/Execute
+ * count and lag (vb_node_stats), on a connection of its own per node. */
+static int family_node_stats(void *state, vb_node_stats *out, size_t cap, size_t *n, vb_error *err) {
+    my_state *s = state;
+    *n = 0;
+    if (s->n_nodes <= 1) return VB_OK;
+    int64_t lag[MY_MAX_NODES];
+    size_t nl = 0;
+    int rc = family_node_lag(s, lag, MY_MAX_NODES, &nl, err);
+    for (int k = 0; rc == VB_OK && k < s->n_nodes && (size_t)k < cap; k++) {
+        vb_node_stats *o = &out[k];
+        *o = (vb_node_stats){.node = k, .rows = -1, .index_bytes = -1, .table_bytes = -1, .searches = -1,
+                             .lag_bytes = (size_t)k < nl ? lag[k] : -1};
+        snprintf(o->role, sizeof o->role, "%s", k ? "replica" : "primary");
+        MYSQL *my = NULL;
+        char sql[768];
+        if ((rc = my_connect_node(s, k, 1, &my, err)) != VB_OK) return vb_error_prefix(err, "node %d", k), rc;
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s`", s->table);
+        row_arg a = {s, sql, 1, {NULL, NULL, NULL}};
+        vb_error ignored;
+        if (row_on(my, &a, &ignored) == VB_OK && a.vals[0]) o->rows = strtoll(a.vals[0], NULL, 10);   /* no table: -1 */
+        row_free(&a);
+        snprintf(sql, sizeof sql,
+                 "SELECT t.DATA_LENGTH, t.INDEX_LENGTH + COALESCE((SELECT SUM(ALLOCATED_SIZE) FROM "
+                 "information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE '%s/%s#i#%%'), 0) FROM "
+                 "information_schema.TABLES t WHERE t.TABLE_SCHEMA = '%s' AND t.TABLE_NAME = '%s'",
+                 s->database, s->table, s->database, s->table);
+        row_arg z = {s, sql, 2, {NULL, NULL, NULL}};
+        if (row_on(my, &z, &ignored) == VB_OK && z.vals[0] && z.vals[1])
+            o->table_bytes = strtoll(z.vals[0], NULL, 10), o->index_bytes = strtoll(z.vals[1], NULL, 10);
+        row_free(&z);
+        long long calls = 0;
+        double exec_s = 0;
+        if (execute_count(s, my, &calls, &exec_s, &ignored) == VB_OK) o->searches = calls;
+        mysql_close(my);
+        (*n)++;
+    }
     return rc;
 }
 
@@ -1100,13 +1398,14 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
         .sizes = family_sizes, .explain = family_explain, .attach = family_attach,                            \
         .server_stats = family_server_stats, .wait_sample = WAITS, .maintain = MAINTAIN,                      \
-        .maintenance = MAINTENANCE, .rows = ROWS,                                                              \
+        .maintenance = MAINTENANCE, .rows = ROWS, .node_stats = family_node_stats,                            \
+        .node_lag = family_node_lag, .catch_up = family_catch_up, .read_on = family_read_on,                  \
     }
 
 const vb_engine_ops vb_engine_mariadb =
     FAMILY_OPS("mariadb", "MariaDB 11.8+ MHNSW vector index over Connector/C (VECTOR(d), mhnsw_ef_search)",
                VB_ENGINE_BUILD_ON_INSERT | VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND |
-                   VB_ENGINE_FILTER_CLASS | VB_ENGINE_MAINTAIN_REBUILDS, mariadb_params, mariadb_search_params,
+                   VB_ENGINE_FILTER_CLASS | VB_ENGINE_MAINTAIN_REBUILDS | VB_ENGINE_REPLICAS, mariadb_params, mariadb_search_params,
                mariadb_open, my_wait_sample, family_maintain, "ALTER TABLE FORCE, ALGORITHM=COPY", family_rows,
                /* InnoDB row + MHNSW graph table + the binary log of the load: ~2.5 copies */
                .load_rows_s = 1000, .insert_rows_s = 800, .qps100 = 600, .filtered_qps = 200, .copies = 2.5,

@@ -44,7 +44,11 @@
  *
  * The engine instance keeps one administrative connection (create, build, maintain, sizes, version, attach;
  * engines/adapter_common.h: opened on first use, serialised, dialled again after a loss); every vb_conn owns its own
- * connection. */
+ * connection.
+ *
+ * Topology (issue 39): `replicas: R` reads from hot standbys of the primary (pg_state); `shards: N` splits the rows
+ * over N shard servers behind a postgres_fdw router, where the administrative connection and every search go to the
+ * router and writes straight to the shards (the section "shards" below). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libpq-fe.h>
@@ -63,12 +67,12 @@
 
 #define PG_DOMAIN "pgvector"
 #define PG_NAME_MAX 48
-#define PG_MAX_NODES 16   /* node 0 and its read replicas (replicas: R, issue 39) */
+#define PG_MAX_NODES 16   /* node 0 and its read replicas (replicas: R) or shards (shards: N), issue 39 */
 
 static const char *const pg_params[] = {"host", "port", "user", "password", "dbname", "table", "variant",
                                         "iterative_scan", "max_scan_tuples", "maintenance_work_mem",
                                         "max_parallel_maintenance_workers", "m", "ef_construction", "wait_profile",
-                                        "replicas", NULL};
+                                        "replicas", "shards", "router_form", "peer_host", NULL};
 /* session settings of the kNN query (SET hnsw.iterative_scan, hnsw.max_scan_tuples): the index is the same */
 static const char *const pg_search_params[] = {"iterative_scan", "max_scan_tuples", NULL};
 
@@ -83,6 +87,14 @@ typedef struct pg_state {
     const char *node_keys[PG_MAX_NODES][16];
     char *node_vals[PG_MAX_NODES][16];
     atomic_uint next_node;
+    /* Shards (shards: N > 1, the section "shards" below): node 0 the router, nodes 1 .. N the shard servers; a row
+     * lives on node 1 + id % N. peer_host[K]: where the router's postgres_fdw reaches node K: a node whose host is a
+     * socket directory at node.K.peer_host (the recipe's path of it as the router's unit sees it), else at its host
+     * (a network address: another host, with node.K.port). */
+    int n_shards;                      /* 0: one server, or replicas */
+    int router_cte;                    /* router_form: cte (1, the default) or plain (0) */
+    char *peer_host[PG_MAX_NODES];
+    int64_t build_ms[PG_MAX_NODES];    /* each shard's own index build, ms (-1 before a build by this process) */
     char table[PG_NAME_MAX + 1];
     int waits_off;          /* wait_profile: off (the sampler's overhead measured against it) */
     char index[PG_NAME_MAX + 8];
@@ -106,6 +118,7 @@ typedef struct pg_conn {
     pg_state *s;
     int node;                          /* the server it talks to: 0 the primary, K a replica */
     struct pg_conn *reader;            /* a connection whose searches go to replica K: its own session there */
+    struct pg_conn *shard[PG_MAX_NODES];   /* shards: its sessions on shard K (writes go straight there) */
     int read_node;                     /* where this connection's searches go (round robin at connect) */
     PGconn *pg;
     int ef_search;                     /* 0 = never set */
@@ -283,6 +296,7 @@ static void pg_close(void *state) {
     for (size_t i = 0; s->keys[i]; i++) free(s->vals[i]);
     for (int k = 1; k < s->n_nodes; k++)
         for (size_t i = 0; s->node_keys[k][i]; i++) free(s->node_vals[k][i]);
+    for (int k = 0; k < PG_MAX_NODES; k++) free(s->peer_host[k]);
     free(s);
 }
 
@@ -327,12 +341,37 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
         atomic_store(&pg_io_ms, t * 1000);
     }
     s->keys[nk] = NULL;
-    long replicas = 0;
-    if (vb_kv_get_long(kv, n, "replicas", 0, 0, PG_MAX_NODES - 1, &replicas, err)) {
+    long replicas = 0, shards = 1;
+    if (vb_kv_get_long(kv, n, "replicas", 0, 0, PG_MAX_NODES - 1, &replicas, err) ||
+        vb_kv_get_long(kv, n, "shards", 1, 1, PG_MAX_NODES - 1, &shards, err)) {
         vb_error_prefix(err, "pgvector");
         goto fail;
     }
-    s->n_nodes = 1 + (int)replicas;
+    if (shards > 1 && replicas > 0) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: shards: %ld and replicas: %ld: an entry has one or the other", shards,
+                     replicas);
+        goto fail;
+    }
+    const char *form = vb_kv_get(kv, n, "router_form", "cte");
+    if (strcmp(form, "cte") && strcmp(form, "plain")) {
+        vb_error_set(err, PG_DOMAIN, 1, "pgvector: router_form '%s': expected cte (a MATERIALIZED union of per-shard "
+                     "ORDER BY ... LIMIT k) or plain (SELECT ... FROM the partitioned table ORDER BY ... LIMIT k)", form);
+        goto fail;
+    }
+    s->router_cte = strcmp(form, "cte") == 0;
+    s->n_shards = shards > 1 ? (int)shards : 0;
+    s->n_nodes = 1 + (shards > 1 ? (int)shards : (int)replicas);
+    for (int k = 0; k < PG_MAX_NODES; k++) s->build_ms[k] = -1;
+    for (int k = 1; k < s->n_nodes; k++) {
+        /* a node reached by a socket directory (host a path: on this host) is reached by the router at peer_host; a
+         * node at a network address (another host) at that same address */
+        char key[64];
+        snprintf(key, sizeof key, "node.%d.host", k);
+        const char *host = vb_kv_get(kv, n, key, "");
+        snprintf(key, sizeof key, "node.%d.peer_host", k);
+        const char *v = host[0] == '/' ? vb_kv_get(kv, n, key, host) : host;
+        if (!(s->peer_host[k] = strdup(v))) goto oom;
+    }
     for (int k = 1; k < s->n_nodes; k++) {
         /* node K's own connect keys (host, password, ...), then node 0's other keys (application name, bounds) */
         size_t m = 0;
@@ -356,8 +395,9 @@ static int pg_open(const vb_engine_config *cfg, void **state, vb_error *err) {
         }
         s->node_keys[k][m] = NULL;
         if (!vb_kv_get(kv, n, "node.1.host", NULL) && k == 1) {
-            vb_error_set(err, PG_DOMAIN, 1, "pgvector: replicas: %ld without their servers (no node.1.host): the "
-                         "orchestrator starts them for an entry with a recipe", replicas);
+            vb_error_set(err, PG_DOMAIN, 1, "pgvector: %s: %ld without their servers (no node.1.host): the "
+                         "orchestrator starts them for an entry with a recipe", shards > 1 ? "shards" : "replicas",
+                         shards > 1 ? shards : replicas);
             goto fail;
         }
     }
@@ -481,9 +521,24 @@ static const char *const knn_where[VB_FILTER_KINDS] = {"", " WHERE tag < $2", " 
 static const char *const knn_names[VB_FILTER_KINDS] = {"vb_knn", "vb_knn_filter", "vb_knn_label", "vb_knn_and",
                                                        "vb_knn_class"};
 static void knn_sql(const pg_state *s, int k, int filtered, char *buf, size_t len) {
-    snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table,
-             knn_where[filtered >= 0 && filtered < VB_FILTER_KINDS ? filtered : 0],
-             metric_op(s->metric), k);
+    const char *where = knn_where[filtered >= 0 && filtered < VB_FILTER_KINDS ? filtered : 0], *op = metric_op(s->metric);
+    if (!s->n_shards || !s->router_cte) {   /* one server, or the router's plain form over its partitioned table */
+        snprintf(buf, len, "SELECT id FROM %s%s ORDER BY embedding %s $1 LIMIT %d", s->table, where, op, k);
+        return;
+    }
+    /* The router's cte form (the section "shards" below): each shard's foreign table its own ORDER BY ... LIMIT k,
+     * the union materialised, then the k nearest of the N x k. */
+    size_t used = (size_t)snprintf(buf, len, "WITH vb_knn AS MATERIALIZED (");
+    for (int K = 1; K <= s->n_shards && used < len; K++)
+        used += (size_t)snprintf(buf + used, len - used, "%s(SELECT id, embedding %s $1 AS d FROM %s_p%d%s ORDER BY "
+                                 "embedding %s $1 LIMIT %d)", K > 1 ? " UNION ALL " : "", op, s->table, K, where, op, k);
+    if (used < len) snprintf(buf + used, len - used, ") SELECT id FROM vb_knn ORDER BY d LIMIT %d", k);
+}
+
+/* The LIKE pattern of the kNN statement as pg_stat_statements and pg_stat_activity show it (constants as $n). */
+static void knn_like(const pg_state *s, char *buf, size_t len) {
+    if (s->n_shards && s->router_cte) snprintf(buf, len, "WITH vb_knn AS MATERIALIZED ((SELECT id, embedding %% FROM %s_p1 %%", s->table);
+    else snprintf(buf, len, "SELECT id FROM %s %%ORDER BY embedding %%", s->table);
 }
 
 
@@ -575,6 +630,7 @@ static void pg_disconnect(void *conn) {
     pg_conn *c = conn;
     if (!c) return;
     pg_disconnect(c->reader);
+    for (int k = 1; k < PG_MAX_NODES; k++) pg_disconnect(c->shard[k]);
     if (c->pg) PQfinish(c->pg);
     free(c->buf);
     free(c);
@@ -585,7 +641,8 @@ static int pg_connect(void *state, void **conn, vb_error *err) {
     pg_conn *c = calloc(1, sizeof *c);
     if (!c) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
     c->s = state;
-    c->read_node = (int)(atomic_fetch_add(&c->s->next_node, 1) % (unsigned)c->s->n_nodes);
+    /* replicas: round robin; shards: every search goes to the router (node 0) */
+    c->read_node = c->s->n_shards ? 0 : (int)(atomic_fetch_add(&c->s->next_node, 1) % (unsigned)c->s->n_nodes);
     int rc = conn_ready(c, err);
     if (rc != VB_OK) {
         pg_disconnect(c);
@@ -644,11 +701,25 @@ static int create_on(void *conn, void *arg, vb_error *err) {
     return pg_command(conn, sql, err);
 }
 
+/* shards: N (the section "shards" below) */
+static int on_node(pg_state *s, int k, int (*fn)(void *conn, void *arg, vb_error *err), void *arg, vb_error *err);
+static int shard_create(pg_state *s, vb_error *err);
+static int shard_build(pg_state *s, vb_error *err);
+static int shard_sizes(pg_state *s, vb_sizes *out, vb_error *err);
+static int shard_node_stats(pg_state *s, vb_node_stats *out, size_t cap, size_t *n, vb_error *err);
+static int shard_set_ef(pg_conn *c, int ef, vb_error *err);
+static int shard_explain(pg_conn *c, int ef, int k, int filtered, int *uses_index, vb_sql_plan *out, vb_error *err);
+typedef struct index_arg {   /* attach: is the shard's index there */
+    pg_state *s;
+    int there;
+} index_arg;
+static int index_on(void *conn, void *arg, vb_error *err);
+
 static int pg_create(void *state, const vb_table_spec *spec, vb_error *err) {
     pg_state *s = state;
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
     s->ready = 0;
-    int rc = vb_admin_run(&s->admin, create_on, s, err);
+    int rc = s->n_shards ? shard_create(s, err) : vb_admin_run(&s->admin, create_on, s, err);
     s->ready = rc == VB_OK;
     return rc;
 }
@@ -688,7 +759,7 @@ static int attach_on(void *conn, void *arg, vb_error *err) {
         strcmp(has_class, "1") != 0)
         return rc;
     /* A load in progress (attach_missing >= capacity) has no index yet: the build makes it after the load. */
-    if (a->missing < a->capacity &&
+    if (a->missing < a->capacity && !s->n_shards &&   /* shards: each shard's index, pg_attach */
         ((rc = query_value(conn, "SELECT to_regclass($1) IS NOT NULL", s->index, idx, sizeof idx, err)) != VB_OK ||
          strcmp(idx, "t") != 0))
         return rc;
@@ -712,6 +783,10 @@ static int pg_attach(void *state, const vb_table_spec *spec, int *found, vb_erro
     if (check_spec(s, spec, err) != VB_OK) return VB_ERROR;
     attach_arg a = {s, spec->capacity, spec->attach_missing, 0};
     int rc = vb_admin_run(&s->admin, attach_on, &a, err);
+    for (int K = 1; K <= s->n_shards && rc == VB_OK && a.found && spec->attach_missing < spec->capacity; K++) {
+        index_arg ia = {s, 0};
+        if ((rc = on_node(s, K, index_on, &ia, err)) == VB_OK && !ia.there) a.found = 0;
+    }
     *found = rc == VB_OK && a.found;
     s->ready = *found;
     if (*found) rc = replicas_catch_up(s, err);   /* an item on an existing build measures caught-up replicas */
@@ -776,7 +851,7 @@ static int build_on(void *conn, void *arg, vb_error *err) {
  * it has replayed up to it (pg_last_wal_replay_lsn), at most the phase's bound (10 minutes without one). A replica
  * that does not get there fails the op with how far behind it stayed: no window measures a replica that lags. */
 static int replicas_catch_up(pg_state *s, vb_error *err) {
-    if (s->n_nodes <= 1) return VB_OK;
+    if (s->n_nodes <= 1 || s->n_shards) return VB_OK;
     PGconn *pg = NULL;
     char lsn[64], behind[64] = "";
     int rc = pg_dial_node(s, 0, &pg, err);
@@ -808,6 +883,7 @@ static int replicas_catch_up(pg_state *s, vb_error *err) {
 static int pg_build(void *state, vb_error *err) {
     pg_state *s = state;
     if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: build before create or attach");
+    if (s->n_shards) return shard_build(s, err);
     int rc = vb_admin_run(&s->admin, build_on, s, err);
     return rc == VB_OK ? replicas_catch_up(s, err) : rc;
 }
@@ -820,6 +896,9 @@ static int maintain_on(void *conn, void *arg, vb_error *err) {
 
 static int pg_maintain(void *state, vb_error *err) {
     pg_state *s = state;
+    for (int K = 1; K <= s->n_shards; K++)   /* shards: each its own VACUUM (ANALYZE) */
+        if (on_node(s, K, maintain_on, s, err) != VB_OK) return VB_ERROR;
+    if (s->n_shards) return VB_OK;
     int rc = vb_admin_run(&s->admin, maintain_on, s, err);
     return rc == VB_OK ? replicas_catch_up(s, err) : rc;
 }
@@ -849,6 +928,7 @@ static int sizes_on(void *conn, void *arg, vb_error *err) {
 /* Index bytes (pg_relation_size of the HNSW index, -1 without one), table bytes (pg_table_size: heap, TOAST,
  * free space and visibility maps, no indexes) and the row count. */
 static int pg_sizes(void *state, vb_sizes *out, vb_error *err) {
+    if (((pg_state *)state)->n_shards) return shard_sizes(state, out, err);
     sizes_arg a = {state, out};
     return vb_admin_run(&((pg_state *)state)->admin, sizes_on, &a, err);
 }
@@ -918,10 +998,12 @@ static int stats_on(void *conn, void *arg, vb_error *err) {
             return rc;
         if (strcmp(there, "t") != 0) return VB_OK;   /* not replayed yet: nothing ran there */
     }
+    char like[PG_NAME_MAX + 96];
+    knn_like(a->s, like, sizeof like);
     snprintf(sql, sizeof sql,
              "SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
              "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-             "AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%'", a->s->table);
+             "AND query LIKE '%s'", like);
     PGresult *r;
     if ((rc = pg_row(conn, sql, "pg_stat_statements", &r, err)) != VB_OK) return rc;
     a->out->calls += strtoll(PQgetvalue(r, 0, 0), NULL, 10);
@@ -939,11 +1021,11 @@ typedef struct wait_arg {
  * wait_event_type / wait_event, NULL meaning on CPU. */
 static int wait_on(void *conn, void *arg, vb_error *err) {
     wait_arg *a = arg;
-    char sql[640];
+    char sql[640], like[PG_NAME_MAX + 96];
+    knn_like(a->s, like, sizeof like);
     snprintf(sql, sizeof sql,
              "SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, 'CPU'), count(*) FROM pg_stat_activity "
-             "WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE 'SELECT id FROM %s %%ORDER BY embedding %%' "
-             "GROUP BY 1, 2", a->s->table);
+             "WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%s' GROUP BY 1, 2", like);
     PGresult *r = pg_exec(conn, sql);
     int rc = VB_OK;
     if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(conn, r, err, "pg_stat_activity");
@@ -970,10 +1052,12 @@ static int pg_node_stats(void *state, vb_node_stats *out, size_t cap, size_t *n,
     char lsn[64] = "", v[64];
     *n = 0;
     if (s->n_nodes <= 1) return VB_OK;
+    if (s->n_shards) return shard_node_stats(s, out, cap, n, err);
     for (int k = 0; k < s->n_nodes && (size_t)k < cap; k++) {
         PGconn *pg = NULL;
         vb_node_stats *o = &out[k];
-        *o = (vb_node_stats){.node = k, .rows = -1, .index_bytes = -1, .table_bytes = -1, .searches = -1, .lag_bytes = 0};
+        *o = (vb_node_stats){.node = k, .rows = -1, .index_bytes = -1, .table_bytes = -1, .searches = -1, .lag_bytes = 0,
+                             .build_ms = -1};
         snprintf(o->role, sizeof o->role, "%s", k ? "replica" : "primary");
         int rc = pg_dial_node(s, k, &pg, err);
         if (rc == VB_OK && k == 0) rc = query_value(pg, "SELECT pg_current_wal_lsn()::text", NULL, lsn, sizeof lsn, err);
@@ -996,6 +1080,47 @@ static int pg_node_stats(void *state, vb_node_stats *out, size_t cap, size_t *n,
     return VB_OK;
 }
 
+/* Each replica's replay lag now (bytes of WAL behind the primary's current position; node 0: 0), on connections of
+ * its own: sampled while writes run. */
+static int pg_node_lag(void *state, int64_t *lag, size_t cap, size_t *n, vb_error *err) {
+    pg_state *s = state;
+    char lsn[64] = "", v[64];
+    *n = 0;
+    if (s->n_nodes <= 1 || s->n_shards) return VB_OK;   /* shards replicate nothing: no lag to sample */
+    for (int k = 0; k < s->n_nodes && (size_t)k < cap; k++) {
+        PGconn *pg = NULL;
+        lag[k] = 0;
+        int rc = pg_dial_node(s, k, &pg, err);
+        if (rc == VB_OK && k == 0) rc = query_value(pg, "SELECT pg_current_wal_lsn()::text", NULL, lsn, sizeof lsn, err);
+        if (rc == VB_OK && k > 0 &&
+            (rc = query_value(pg, "SELECT pg_wal_lsn_diff($1::pg_lsn, coalesce(pg_last_wal_replay_lsn(), '0/0'))::bigint",
+                              lsn, v, sizeof v, err)) == VB_OK)
+            lag[k] = atoll(v) > 0 ? atoll(v) : 0;
+        if (pg) PQfinish(pg);
+        if (rc != VB_OK) return vb_error_prefix(err, "node %d", k), rc;
+        (*n)++;
+    }
+    return VB_OK;
+}
+
+static int pg_catch_up(void *state, vb_error *err) { return replicas_catch_up(state, err); }
+
+/* Searches of conn go to node from now on (0 the primary, K a replica, -1 the last replica): the streaming phase's
+ * freshness probe reads on a replica. */
+static int pg_read_on(void *conn, int node, int *chosen, vb_error *err) {
+    pg_conn *c = conn;
+    if (c->s->n_shards) node = 0;   /* shards: every search is the router's */
+    else if (node < 0) node = c->s->n_nodes - 1;
+    if (node >= c->s->n_nodes) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no node %d (%d servers)", node, c->s->n_nodes);
+    if (node != c->read_node) {
+        pg_disconnect(c->reader);
+        c->reader = NULL;
+        c->read_node = node;
+    }
+    *chosen = node;
+    return VB_OK;
+}
+
 /* Summed over the primary and every replica (each server counts the searches it ran): with replicas the sum is what
  * the window's validity check compares with the searches vbench sent. */
 static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
@@ -1003,7 +1128,7 @@ static int pg_server_stats(void *state, vb_server_stats *out, vb_error *err) {
     stats_arg a = {state, out, 0};
     out->calls = 0, out->exec_s = 0;
     int rc = vb_admin_run(&s->admin, stats_on, &a, err);
-    for (int k = 1; rc == VB_OK && k < s->n_nodes; k++) {
+    for (int k = 1; rc == VB_OK && !s->n_shards && k < s->n_nodes; k++) {   /* a router counts them all */
         PGconn *pg = NULL;
         a.replica = 1;
         if ((rc = pg_dial_node(s, k, &pg, err)) == VB_OK) rc = stats_on(pg, &a, err);
@@ -1051,6 +1176,376 @@ static int put_bounds(char *p, const vb_filter *f) {
     if (f->kind != VB_FILTER_AND) return 1;
     put32(p + 4, (uint32_t)f->tag2_below);
     return 2;
+}
+
+/* ---- shards (shards: N, issue 39) -------------------------------------------------------------------------
+ *
+ * N shard servers (nodes 1 .. N) behind a router (node 0), each a PostgreSQL server of the recipe. The rule: the row
+ * with id i lives on node 1 + i % N. Each shard holds the table as one server does (same name and columns, its own
+ * HNSW index made by its own CREATE INDEX: the N builds run at once, a connection each) and the view
+ * <table>_settings, which says the session's hnsw.ef_search. The router holds no rows: for each shard a postgres_fdw
+ * foreign server <table>_srvK (the shard's host, port and dbname as the router reaches it: node.K.peer_host, else
+ * node.K.host; extensions 'vector', so pgvector's operators are shipped and ORDER BY embedding <op> $1 runs on the
+ * shard; async_capable 'true', so the shards' scans run at once; options '-c hnsw.ef_search=E ...' for the shard
+ * sessions) with a user mapping (the shard's user and password), and the table partitioned BY LIST ((id % N)) with
+ * the foreign tables <table>_pK FOR VALUES IN (K - 1). A search is one statement to the router, in the form
+ * router_form names (knn_sql):
+ *   cte (default): WITH vb_knn AS MATERIALIZED ((SELECT id, embedding <op> $1 AS d FROM t_p1 [WHERE ...] ORDER BY
+ *                  embedding <op> $1 LIMIT k) UNION ALL ... t_pN ...) SELECT id FROM vb_knn ORDER BY d LIMIT k
+ *                  PostgreSQL 17 plans an Append of Async Foreign Scans, each shard receiving ORDER BY ... LIMIT k;
+ *   plain:         SELECT id FROM t [WHERE ...] ORDER BY embedding <op> $1 LIMIT k
+ *                  the query an application would write: a Merge Append whose shards get the ORDER BY without the
+ *                  LIMIT, one after the other (measured as such; the explain op says index_used 0).
+ * The build checks the router's plan (EXPLAIN VERBOSE, generic): with cte, every shard's scan must be an Async
+ * Foreign Scan whose remote SQL has the ORDER BY and the LIMIT, or the build fails with the plan. The explain op
+ * records the router's plan with each shard's remote SQL, what each shard's session says of hnsw.ef_search, and each
+ * shard's own plan of that remote query.
+ * ef_search: postgres_fdw opens its own session on each shard and carries none of the router session's hnsw.*
+ * settings; the foreign server's `options` is applied when it connects, and an ALTER SERVER makes every router
+ * session connect again at its next statement. So set_search sets the servers' options (only when the value
+ * changes, under an advisory lock) and reads <table>_setK through the router session, which must say the value.
+ * Writes go straight to the shards by the rule (shard_write). */
+
+/* Node k's value of a libpq connect key; NULL when it has none. */
+static const char *node_val(const pg_state *s, int k, const char *key) {
+    const char *const *keys = k ? s->node_keys[k] : s->keys;
+    char *const *vals = k ? s->node_vals[k] : s->vals;
+    for (size_t i = 0; keys[i]; i++)
+        if (strcmp(keys[i], key) == 0) return vals[i];
+    return NULL;
+}
+
+/* The `options` of the shards' sessions: the search settings and node 0's statement_timeout. */
+static void shard_session_options(const pg_state *s, int ef, char *buf, size_t len) {
+    const char *bound = node_val(s, 0, "options");
+    char it[64] = "", mst[64] = "";
+    if (s->iterative_scan[0]) snprintf(it, sizeof it, " -c hnsw.iterative_scan=%s", s->iterative_scan);
+    if (s->max_scan_tuples > 0) snprintf(mst, sizeof mst, " -c hnsw.max_scan_tuples=%ld", s->max_scan_tuples);
+    snprintf(buf, len, "-c hnsw.ef_search=%d%s%s%s%s", ef, it, mst, bound ? " " : "", bound ? bound : "");
+}
+
+/* Appends ", NAME 'VALUE'" (the value escaped for pg) to sql; -1 when it does not fit or cannot be escaped. */
+static int add_option(PGconn *pg, char *sql, size_t len, const char *name, const char *value) {
+    if (!value) return 0;
+    char *lit = PQescapeLiteral(pg, value, strlen(value));
+    if (!lit) return -1;
+    size_t used = strlen(sql);
+    int n = snprintf(sql + used, len - used, "%s%s %s", sql[used - 1] == '(' ? "" : ", ", name, lit);
+    PQfreemem(lit);
+    return n < 0 || (size_t)n >= len - used ? -1 : 0;
+}
+
+/* fn on a connection of its own to node k (a shard), its failure named by the node. */
+static int on_node(pg_state *s, int k, int (*fn)(void *conn, void *arg, vb_error *err), void *arg, vb_error *err) {
+    PGconn *pg = NULL;
+    int rc = pg_dial_node(s, k, &pg, err);
+    if (rc == VB_OK) rc = fn(pg, arg, err);
+    if (pg) PQfinish(pg);
+    if (rc != VB_OK) vb_error_prefix(err, "shard %d (node %d)", k, k);
+    return rc;
+}
+
+/* A shard's table (create_on) and its settings view. */
+static int shard_create_on(void *conn, void *arg, vb_error *err) {
+    pg_state *s = arg;
+    char sql[512];
+    int rc = create_on(conn, arg, err);
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "CREATE OR REPLACE VIEW %s_settings AS SELECT current_setting('hnsw.ef_search', "
+                 "true) AS ef_search", s->table);
+        rc = pg_command(conn, sql, err);
+    }
+    return rc;
+}
+
+/* The router: the extensions, a foreign server and user mapping per shard, the partitioned table of foreign tables,
+ * and a foreign table per shard on its settings view. Safe to repeat (drops first). */
+static int router_create_on(void *conn, void *arg, vb_error *err) {
+    pg_state *s = arg;
+    PGconn *pg = conn;
+    char sql[2048], opts[512];
+    int rc = pg_command(pg, "CREATE EXTENSION IF NOT EXISTS vector", err);
+    if (rc == VB_OK) rc = pg_command(pg, "CREATE EXTENSION IF NOT EXISTS postgres_fdw", err);
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", s->table);
+        rc = pg_command(pg, sql, err);
+    }
+    shard_session_options(s, 40, opts, sizeof opts);   /* pgvector's default until set_search */
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        snprintf(sql, sizeof sql, "DROP SERVER IF EXISTS %s_srv%d CASCADE", s->table, K);
+        if ((rc = pg_command(pg, sql, err)) != VB_OK) break;
+        snprintf(sql, sizeof sql, "CREATE SERVER %s_srv%d FOREIGN DATA WRAPPER postgres_fdw OPTIONS (", s->table, K);
+        if (add_option(pg, sql, sizeof sql, "host", s->peer_host[K][0] ? s->peer_host[K] : NULL) ||
+            add_option(pg, sql, sizeof sql, "port", node_val(s, K, "port")) ||
+            add_option(pg, sql, sizeof sql, "dbname", node_val(s, K, "dbname")) ||
+            add_option(pg, sql, sizeof sql, "extensions", "vector") ||
+            add_option(pg, sql, sizeof sql, "async_capable", "true") ||
+            add_option(pg, sql, sizeof sql, "options", opts) || strlen(sql) + 2 > sizeof sql) {
+            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: shard %d's connect parameters do not fit a CREATE SERVER", K);
+            break;
+        }
+        strcat(sql, ")");
+        if ((rc = pg_command(pg, sql, err)) != VB_OK) break;
+        snprintf(sql, sizeof sql, "CREATE USER MAPPING FOR CURRENT_USER SERVER %s_srv%d OPTIONS (", s->table, K);
+        if (add_option(pg, sql, sizeof sql, "user", node_val(s, K, "user")) ||
+            add_option(pg, sql, sizeof sql, "password", node_val(s, K, "password")) || strlen(sql) + 2 > sizeof sql) {
+            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: shard %d's user and password do not fit", K);
+            break;
+        }
+        if (sql[strlen(sql) - 1] == '(') sql[strlen(sql) - strlen(" OPTIONS (")] = '\0';
+        else strcat(sql, ")");
+        rc = pg_command(pg, sql, err);
+    }
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "CREATE TABLE %s (id bigint NOT NULL, tag integer, tag2 integer, label integer, "
+                 "class integer, embedding %s(%zu)) PARTITION BY LIST ((id %% %d))", s->table,
+                 s->halfvec ? "halfvec" : "vector", s->dim, s->n_shards);
+        rc = pg_command(pg, sql, err);
+    }
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        snprintf(sql, sizeof sql, "CREATE FOREIGN TABLE %s_p%d PARTITION OF %s FOR VALUES IN (%d) SERVER %s_srv%d "
+                 "OPTIONS (table_name '%s')", s->table, K, s->table, K - 1, s->table, K, s->table);
+        if ((rc = pg_command(pg, sql, err)) != VB_OK) break;
+        snprintf(sql, sizeof sql, "CREATE FOREIGN TABLE %s_set%d (ef_search text) SERVER %s_srv%d OPTIONS (table_name "
+                 "'%s_settings')", s->table, K, s->table, K, s->table);
+        if ((rc = pg_command(pg, sql, err)) != VB_OK) break;
+        /* the router reaches the shard now, or the create fails naming it (not every search after the build) */
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s_set%d", s->table, K);
+        if ((rc = pg_command(pg, sql, err)) != VB_OK)
+            vb_error_prefix(err, "the router cannot reach shard %d through postgres_fdw at host '%s' (node.%d.host, or "
+                            "node.%d.peer_host for a socket directory)", K, s->peer_host[K], K, K);
+    }
+    if (rc == VB_OK && PQserverVersion(pg) < 160000)
+        rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: shards need PostgreSQL 16 or later on the router (its plan is "
+                          "checked with EXPLAIN (GENERIC_PLAN)); this one is %d", PQserverVersion(pg));
+    return rc;
+}
+
+static int shard_create(pg_state *s, vb_error *err) {
+    int rc = VB_OK;
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) rc = on_node(s, K, shard_create_on, s, err);
+    if (rc == VB_OK && (rc = vb_admin_run(&s->admin, router_create_on, s, err)) != VB_OK)
+        vb_error_prefix(err, "the router (node 0)");
+    return rc;
+}
+
+/* attach: the shard's index is there. */
+static int index_on(void *conn, void *arg, vb_error *err) {
+    index_arg *a = arg;
+    char v[8];
+    int rc = query_value(conn, "SELECT to_regclass($1) IS NOT NULL", a->s->index, v, sizeof v, err);
+    a->there = rc == VB_OK && strcmp(v, "t") == 0;
+    return rc;
+}
+
+/* Each shard's index build, at once (a thread and a connection each), each timed (build_ms). */
+typedef struct shard_job {
+    pg_state *s;
+    int k, rc;
+    vb_error err;
+} shard_job;
+
+static void *shard_build_thread(void *arg) {
+    shard_job *j = arg;
+    uint64_t t0 = vb_now_ns();
+    j->rc = on_node(j->s, j->k, build_on, j->s, &j->err);
+    if (j->rc == VB_OK) j->s->build_ms[j->k] = (int64_t)((vb_now_ns() - t0) / 1000000ull);
+    return NULL;
+}
+
+/* The router's generic plan of the kNN statement (EXPLAIN VERBOSE): its lines into out (when not NULL), how many
+ * shard scans are Async Foreign Scans and how many shards receive the ORDER BY and the LIMIT (their Remote SQL). */
+static int router_plan(PGconn *pg, const pg_state *s, int k, int filtered, vb_sql_plan *out, int *async, int *pushed,
+                       vb_error *err) {
+    char sql[4096];
+    snprintf(sql, sizeof sql, "EXPLAIN (VERBOSE, COSTS OFF, GENERIC_PLAN) ");
+    knn_sql(s, k, filtered, sql + strlen(sql), sizeof sql - strlen(sql));
+    PGresult *r = pg_exec(pg, sql);
+    *async = *pushed = 0;
+    int rc = VB_OK;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(pg, r, err, "EXPLAIN on the router");
+    for (int i = 0; rc == VB_OK && i < PQntuples(r); i++) {
+        const char *line = PQgetvalue(r, i, 0);
+        *async += strstr(line, "Async Foreign Scan") != NULL;
+        *pushed += strstr(line, "Remote SQL:") && strstr(line, " ORDER BY ") && strstr(line, " LIMIT ");
+        if (out) vb_sql_plan_add(out, "%s\n", line);
+    }
+    PQclear(r);
+    return rc;
+}
+
+typedef struct plan_arg {
+    pg_state *s;
+    char plan[4096];
+    int async, pushed;
+} plan_arg;
+
+static int plan_check_on(void *conn, void *arg, vb_error *err) {
+    plan_arg *a = arg;
+    vb_sql_plan out;
+    vb_sql_plan_init(&out, a->plan, sizeof a->plan);
+    return router_plan(conn, a->s, 10, 0, &out, &a->async, &a->pushed, err);
+}
+
+static int shard_build(pg_state *s, vb_error *err) {
+    pthread_t th[PG_MAX_NODES];
+    shard_job jobs[PG_MAX_NODES];
+    int started[PG_MAX_NODES] = {0}, rc = VB_OK;
+    for (int K = 1; K <= s->n_shards; K++) {
+        jobs[K] = (shard_job){.s = s, .k = K, .rc = VB_OK};
+        vb_error_clear(&jobs[K].err);
+        started[K] = pthread_create(&th[K], NULL, shard_build_thread, &jobs[K]) == 0;
+        if (!started[K]) shard_build_thread(&jobs[K]);
+    }
+    for (int K = 1; K <= s->n_shards; K++) {
+        if (started[K]) pthread_join(th[K], NULL);
+        if (jobs[K].rc != VB_OK && rc == VB_OK) *err = jobs[K].err, rc = jobs[K].rc;
+    }
+    if (rc != VB_OK) return rc;
+    plan_arg *a = calloc(1, sizeof *a);
+    if (!a) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+    a->s = s;
+    rc = vb_admin_run(&s->admin, plan_check_on, a, err);
+    if (rc == VB_OK && s->router_cte && (a->async != s->n_shards || a->pushed != s->n_shards))
+        rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: the router's plan (router_form: cte) does not send every shard "
+                          "its ORDER BY ... LIMIT at once: %d of %d scans async, %d of %d with ORDER BY and LIMIT in "
+                          "their remote SQL; its plan: %s", a->async, s->n_shards, a->pushed, s->n_shards, a->plan);
+    free(a);
+    return rc;
+}
+
+/* set_search on a router session: the shards' sessions get ef through their foreign servers' options (set when the
+ * value changes, under an advisory lock, so sessions setting the same value at once alter nothing twice), then each
+ * shard's session, read through this router session, must say it. */
+static int shard_set_ef(pg_conn *c, int ef, vb_error *err) {
+    pg_state *s = c->s;
+    char opts[512], want[528], sql[1024], srv[PG_NAME_MAX + 16], v[32];
+    shard_session_options(s, ef, opts, sizeof opts);
+    snprintf(want, sizeof want, "options=%s", opts);
+    int rc = pg_command(c->pg, "BEGIN", err);
+    if (rc == VB_OK) {
+        snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock(hashtext('vbench shards %s'))", s->table);
+        rc = pg_command(c->pg, sql, err);
+    }
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        snprintf(srv, sizeof srv, "%s_srv%d", s->table, K);
+        const char *params[2] = {srv, want};
+        PGresult *r = pg_exec_params(c->pg, "SELECT count(*) FROM pg_foreign_server WHERE srvname = $1 AND "
+                                            "$2 = ANY(srvoptions)", 2, params, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) rc = pg_fail(c->pg, r, err, "pg_foreign_server");
+        int same = rc == VB_OK && strcmp(PQgetvalue(r, 0, 0), "1") == 0;
+        PQclear(r);
+        if (rc != VB_OK || same) continue;
+        char *lit = PQescapeLiteral(c->pg, opts, strlen(opts));
+        if (!lit) rc = pg_fail(c->pg, NULL, err, "escaping the shard options");
+        else {
+            snprintf(sql, sizeof sql, "ALTER SERVER %s OPTIONS (SET options %s)", srv, lit);
+            PQfreemem(lit);
+            rc = pg_command(c->pg, sql, err);
+        }
+    }
+    if (rc == VB_OK) rc = pg_command(c->pg, "COMMIT", err);
+    else if (PQstatus(c->pg) == CONNECTION_OK) PQclear(pg_exec(c->pg, "ROLLBACK"));
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        snprintf(sql, sizeof sql, "SELECT ef_search FROM %s_set%d", s->table, K);
+        if ((rc = query_value(c->pg, sql, NULL, v, sizeof v, err)) == VB_OK && atoi(v) != ef)
+            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: shard %d's session through the router says hnsw.ef_search "
+                              "= '%s', not %d: its foreign server's options did not reach it", K, v, ef);
+    }
+    return rc;
+}
+
+/* The explain op on a router session c (ef_search set): the rule and the form, the router's plan with each
+ * shard's remote SQL, what each shard's session says of hnsw.ef_search, and each shard's own plan of that query.
+ * *uses_index: every shard's scan async with the ORDER BY and LIMIT pushed, and every shard on its HNSW index. */
+static int shard_explain(pg_conn *c, int ef, int k, int filtered, int *uses_index, vb_sql_plan *out, vb_error *err) {
+    pg_state *s = c->s;
+    int async = 0, pushed = 0, indexed = 0;
+    vb_sql_plan_add(out, "router node 0, shards nodes 1..%d, row id on node 1 + id %% %d, router_form: %s\n",
+                    s->n_shards, s->n_shards, s->router_cte ? "cte" : "plain");
+    int rc = router_plan(c->pg, s, k, filtered, out, &async, &pushed, err);
+    char sql[1024], needle[PG_NAME_MAX + 16], v[32];
+    snprintf(needle, sizeof needle, "using %s ", s->index);
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        snprintf(sql, sizeof sql, "SELECT ef_search FROM %s_set%d", s->table, K);
+        if ((rc = query_value(c->pg, sql, NULL, v, sizeof v, err)) != VB_OK) break;
+        vb_sql_plan_add(out, "shard %d: its session from the router has hnsw.ef_search = %s\n", K, v);
+        pg_conn *sc = calloc(1, sizeof *sc);
+        if (!sc) {
+            rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+            break;
+        }
+        sc->s = s, sc->node = sc->read_node = K, sc->ef_search = ef;
+        if ((rc = conn_ready(sc, err)) == VB_OK) {
+            /* the shard's query as the router sends it: the plain form's carries no LIMIT */
+            char limit[32] = "";
+            if (s->router_cte) snprintf(limit, sizeof limit, " LIMIT %d", k);
+            snprintf(sql, sizeof sql, "EXPLAIN (COSTS OFF, GENERIC_PLAN) SELECT id FROM %s%s ORDER BY embedding %s $1%s",
+                     s->table, knn_where[filtered], metric_op(s->metric), limit);
+            PGresult *r = pg_exec(sc->pg, sql);
+            if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = pg_fail(sc->pg, r, err, "EXPLAIN on a shard");
+            int uses = 0;
+            for (int i = 0; rc == VB_OK && i < PQntuples(r); i++) {
+                char padded[1024];
+                snprintf(padded, sizeof padded, "%s ", PQgetvalue(r, i, 0));
+                uses |= strstr(padded, needle) != NULL;
+                vb_sql_plan_add(out, "shard %d: %s\n", K, PQgetvalue(r, i, 0));
+            }
+            indexed += uses;
+            PQclear(r);
+        }
+        if (rc != VB_OK) vb_error_prefix(err, "shard %d (node %d)", K, K);
+        pg_disconnect(sc);
+    }
+    *uses_index = rc == VB_OK && async == s->n_shards && pushed == s->n_shards && indexed == s->n_shards;
+    return rc;
+}
+
+/* Each node as it says of itself: the router its kNN statement count (pg_stat_statements), each shard its rows,
+ * sizes, index scans (pg_stat_user_indexes.idx_scan of its HNSW index: one per search the router sent it, as the
+ * server's statistics have flushed them) and the build time of its index. */
+static int shard_node_stats(pg_state *s, vb_node_stats *out, size_t cap, size_t *n, vb_error *err) {
+    for (int k = 0; k <= s->n_shards && (size_t)k < cap; k++) {
+        PGconn *pg = NULL;
+        vb_node_stats *o = &out[k];
+        *o = (vb_node_stats){.node = k, .rows = -1, .index_bytes = -1, .table_bytes = -1, .searches = -1,
+                             .lag_bytes = 0, .build_ms = k ? s->build_ms[k] : -1};
+        snprintf(o->role, sizeof o->role, "%s", k ? "shard" : "router");
+        int rc = pg_dial_node(s, k, &pg, err);
+        if (rc == VB_OK && k == 0) {
+            vb_server_stats st = {0};
+            stats_arg ta = {s, &st, 0};
+            if ((rc = stats_on(pg, &ta, err)) == VB_OK) o->searches = st.calls;
+        } else if (rc == VB_OK) {
+            vb_sizes sz;
+            sizes_arg sa = {s, &sz};
+            char v[32];
+            if (s->ready && (rc = sizes_on(pg, &sa, err)) == VB_OK)
+                o->rows = sz.rows, o->index_bytes = sz.index_bytes, o->table_bytes = sz.table_bytes;
+            if (rc == VB_OK && (rc = query_value(pg, "SELECT coalesce(sum(idx_scan), 0) FROM pg_stat_user_indexes WHERE "
+                                                 "indexrelname = $1", s->index, v, sizeof v, err)) == VB_OK)
+                o->searches = atoll(v);
+        }
+        if (pg) PQfinish(pg);
+        if (rc != VB_OK) return vb_error_prefix(err, "node %d", k), rc;
+        (*n)++;
+    }
+    return VB_OK;
+}
+
+/* The engine's sizes: the shards' summed. */
+static int shard_sizes(pg_state *s, vb_sizes *out, vb_error *err) {
+    *out = (vb_sizes){0, 0, 0};
+    int rc = VB_OK;
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        vb_sizes sz;
+        sizes_arg sa = {s, &sz};
+        if ((rc = on_node(s, K, sizes_on, &sa, err)) != VB_OK) break;
+        out->index_bytes = out->index_bytes < 0 || sz.index_bytes < 0 ? -1 : out->index_bytes + sz.index_bytes;
+        out->table_bytes += sz.table_bytes;
+        out->rows += sz.rows;
+    }
+    return rc;
 }
 
 /* ---- writes ------------------------------------------------------------------------------------------ */
@@ -1115,26 +1610,80 @@ static int copy_rows(pg_conn *c, const char *table, const int64_t *ids, const fl
     return rc;
 }
 
+/* One write of rows on one server's session (load_rows, upsert_rows, delete_rows; vecs, tags, classes NULL for a
+ * delete). */
+typedef int (*pg_rows_fn)(pg_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags,
+                          const int32_t *classes, size_t n, vb_error *err);
+
+/* A write on a sharded table (shards: N): the rows split by the rule, node 1 + id % N, and each shard's part written
+ * straight on this connection's own session there (c->shard[K], opened on first use), shard after shard: a batch
+ * over several shards is one transaction per shard, not one for all. The router's partitioned table is not in the
+ * path: postgres_fdw takes no INSERT ... ON CONFLICT DO UPDATE, and a COPY through it would cross two servers. */
+static int shard_write(pg_conn *c, pg_rows_fn fn, const int64_t *ids, const float *vecs, const int32_t *tags,
+                       const int32_t *classes, size_t n, vb_error *err) {
+    pg_state *s = c->s;
+    size_t dim = s->dim;
+    int64_t *sid = malloc((n ? n : 1) * sizeof *sid);
+    float *sv = vecs ? malloc((n ? n : 1) * dim * sizeof *sv) : NULL;
+    int32_t *st = tags ? malloc((n ? n : 1) * sizeof *st) : NULL, *sc = classes ? malloc((n ? n : 1) * sizeof *sc) : NULL;
+    int rc = !sid || (vecs && !sv) || (tags && !st) || (classes && !sc)
+                 ? vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory splitting %zu rows over the shards", n)
+                 : VB_OK;
+    for (int K = 1; K <= s->n_shards && rc == VB_OK; K++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (ids[i] < 0 || 1 + ids[i] % s->n_shards != K) continue;
+            sid[m] = ids[i];
+            if (sv) memcpy(sv + m * dim, vecs + i * dim, dim * sizeof *sv);
+            if (st) st[m] = tags[i];
+            if (sc) sc[m] = classes[i];
+            m++;
+        }
+        if (!m) continue;
+        if (!c->shard[K]) {
+            if (!(c->shard[K] = calloc(1, sizeof *c->shard[K]))) {
+                rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
+                break;
+            }
+            c->shard[K]->s = s;
+            c->shard[K]->node = c->shard[K]->read_node = K;
+        }
+        if ((rc = conn_ready(c->shard[K], err)) == VB_OK) rc = fn(c->shard[K], sid, sv, st, sc, m, err);
+        if (rc != VB_OK) vb_error_prefix(err, "shard %d (node %d)", K, K);
+    }
+    free(sid), free(sv), free(st), free(sc);
+    return rc;
+}
+
+/* The write on c's own server, or split over the shards. */
+static int write_rows(pg_conn *c, pg_rows_fn fn, const int64_t *ids, const float *vecs, const int32_t *tags,
+                      const int32_t *classes, size_t n, vb_error *err) {
+    if (!c->s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
+    if (c->s->n_shards) return shard_write(c, fn, ids, vecs, tags, classes, n, err);
+    int rc = conn_ready(c, err);
+    return rc == VB_OK ? fn(c, ids, vecs, tags, classes, n, err) : rc;
+}
+
+static int load_rows(pg_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
+    return copy_rows(c, c->s->table, ids, vecs, tags, classes, n, err);
+}
+
 /* New ids, straight into the table (the bulk path). */
 static int pg_load(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
                    size_t n, vb_error *err) {
-    pg_conn *c = conn;
-    if (!c->s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
-    int rc = conn_ready(c, err);
-    return rc == VB_OK ? copy_rows(c, c->s->table, ids, vecs, tags, classes, n, err) : rc;
+    return write_rows(conn, load_rows, ids, vecs, tags, classes, n, err);
 }
 
 /* The upsert of the engine contract: COPY into the connection's staging table, then one INSERT ... ON CONFLICT
  * into the table, in one transaction (the staging rows go at COMMIT). A live id gets the new vector and tag, a
  * removed or new id is added. */
-static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
-                     size_t n, vb_error *err) {
-    pg_conn *c = conn;
+static int upsert_rows(pg_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                       size_t n, vb_error *err) {
     pg_state *s = c->s;
-    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
-    int rc = conn_ready(c, err);
+    int rc = VB_OK;
     char sql[512];
-    if (rc == VB_OK && !c->staged) {
+    if (!c->staged) {
         snprintf(sql, sizeof sql,
                  "CREATE TEMP TABLE vb_stage (id bigint, tag integer, tag2 integer, label integer, class integer, embedding %s(%zu)) "
                  "ON COMMIT DELETE ROWS",
@@ -1157,13 +1706,17 @@ static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const in
     return rc;
 }
 
+static int pg_insert(void *conn, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                     size_t n, vb_error *err) {
+    return write_rows(conn, upsert_rows, ids, vecs, tags, classes, n, err);
+}
+
 /* DELETE ... WHERE id = ANY($1) with the ids as a text array; absent ids are not an error. */
-static int pg_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
-    pg_conn *c = conn;
+static int delete_rows(pg_conn *c, const int64_t *ids, const float *vecs, const int32_t *tags, const int32_t *classes,
+                       size_t n, vb_error *err) {
+    (void)vecs, (void)tags, (void)classes;
     pg_state *s = c->s;
-    if (!s->ready) return vb_error_set(err, PG_DOMAIN, 1, "pgvector: no table: create or attach first");
-    int rc = conn_ready(c, err);
-    if (rc != VB_OK) return rc;
+    int rc = VB_OK;
     if (grow(c, 3 + n * 21, err) != VB_OK) return VB_ERROR;
     char *p = c->buf;
     *p++ = '{';
@@ -1179,6 +1732,10 @@ static int pg_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
     return rc;
 }
 
+static int pg_remove(void *conn, const int64_t *ids, size_t n, vb_error *err) {
+    return write_rows(conn, delete_rows, ids, NULL, NULL, NULL, n, err);
+}
+
 /* ---- search ------------------------------------------------------------------------------------------ */
 
 static int pg_set_search(void *conn, const vb_search_params *p, vb_error *err) {
@@ -1191,6 +1748,7 @@ static int pg_set_search(void *conn, const vb_search_params *p, vb_error *err) {
     char sql[64];
     snprintf(sql, sizeof sql, "SET hnsw.ef_search = %d", p->ef_search);
     if ((rc = pg_command(c->pg, sql, err)) == VB_OK) c->ef_search = p->ef_search;
+    if (rc == VB_OK && c->s->n_shards) rc = shard_set_ef(c, p->ef_search, err);
     if (rc == VB_OK && c->reader) {   /* its replica session: set now if open, else when it opens */
         c->reader->ef_search = p->ef_search;
         if (c->reader->pg && PQstatus(c->reader->pg) == CONNECTION_OK) rc = pg_command(c->reader->pg, sql, err);
@@ -1208,7 +1766,7 @@ static void deallocate(void *ctx, void *stmt) {
 /* Prepares the kNN statement for k once per connection (again when k changes). */
 static int prepare_knn(pg_conn *c, int k, int filtered, vb_error *err) {
     if (vb_sql_knn_get(&c->knn, filtered, k, deallocate, c)) return VB_OK;
-    char sql[512];
+    char sql[4096];
     knn_sql(c->s, k, filtered, sql, sizeof sql);
     PGresult *r = pg_prepare(c->pg, knn_names[filtered], sql);
     int rc = VB_OK;
@@ -1263,7 +1821,7 @@ static int pg_build_progress(void *state, uint64_t *done, uint64_t *total, char 
                              vb_error *err) {
     pg_state *s = state;
     PGconn *pg = NULL;
-    int rc = pg_dial(s, &pg, err);
+    int rc = pg_dial_node(s, s->n_shards ? 1 : 0, &pg, err);   /* shards: the first shard's build stands for all */
     if (rc != VB_OK) return rc;
     char sql[512];
     snprintf(sql, sizeof sql,
@@ -1302,7 +1860,9 @@ static int pg_explain(void *state, const vb_table_spec *spec, int ef_search, int
     int filtered = filter && (unsigned)filter->kind < VB_FILTER_KINDS ? (int)filter->kind : 0;
     float *ones = vb_sql_ones(s->dim);
     if (!ones) rc = vb_error_set(err, PG_DOMAIN, 1, "pgvector: out of memory");
-    if (rc == VB_OK && (rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 8, err)) == VB_OK) {
+    if (rc == VB_OK && s->n_shards) {
+        if ((rc = pg_set_search(c, &sp, err)) == VB_OK) rc = shard_explain(c, ef_search, k, filtered, uses_index, &out, err);
+    } else if (rc == VB_OK && (rc = pg_set_search(c, &sp, err)) == VB_OK && (rc = grow(c, vec_bytes(s) + 8, err)) == VB_OK) {
         char *tag = put_vec(s, c->buf, ones);
         int nb = put_bounds(tag, filtered ? filter : NULL);
         /* EXPLAIN (GENERIC_PLAN) (PostgreSQL 16+) plans with $n unbound: the plan the prepared statement runs
@@ -1339,7 +1899,7 @@ const vb_engine_ops vb_engine_pgvector = {
     .name = "pgvector",
     .description = "PostgreSQL + pgvector HNSW over libpq (vector or halfvec; binary COPY, prepared binary kNN)",
     .flags = VB_ENGINE_FILTER | VB_ENGINE_FILTER_EQ | VB_ENGINE_FILTER_AND | VB_ENGINE_FILTER_CLASS |
-             VB_ENGINE_LOAD_RESUMES | VB_ENGINE_REPLICAS,
+             VB_ENGINE_LOAD_RESUMES | VB_ENGINE_REPLICAS | VB_ENGINE_SHARDS,
     .param_names = pg_params,
     .search_params = pg_search_params,
     /* heap tuple + HNSW element (the vector again, 2 x M neighbour TIDs) + WAL of the load: ~2.3 copies */
@@ -1349,6 +1909,9 @@ const vb_engine_ops vb_engine_pgvector = {
     .close = pg_close,
     .explain = pg_explain,
     .node_stats = pg_node_stats,
+    .node_lag = pg_node_lag,
+    .catch_up = pg_catch_up,
+    .read_on = pg_read_on,
     .build_progress = pg_build_progress,
     .create = pg_create,
     .connect = pg_connect,

@@ -18,6 +18,8 @@
  *     sizes    MEMORY USAGE KEY as the index (graph, vectors and attributes live in the one key), the rest of
  *              INFO memory's used_memory as the table, VCARD as the rows
  *     version  INFO server's redis_version, and VINFO's quant-type and hnsw-m once the key exists
+ *     rows     VCARD, VRANDMEMBER KEY <VCARD> (every element once), and under NOQUANT VEMB per element (the
+ *              quantised storages give back an approximation: ids only, their vectors not checked)
  *     counters INFO commandstats: calls of VSIM and VADD (cmdstat_VSIM, cmdstat_VADD), for the validity check
  *              that the server ran exactly the searches and writes vbench sent
  *     server time  INFO commandstats: cmdstat_VSIM's calls and usec (the server's time per query, per window)
@@ -248,6 +250,59 @@ static int rs_sizes(void *state, vb_sizes *out, vb_error *err) {
     sizes_arg a = {state, out};
     out->index_bytes = out->table_bytes = out->rows = -1;
     return vb_admin_run(&((rs_state *)state)->admin, sizes_on, &a, err);
+}
+
+typedef struct rows_arg {
+    rs_state *s;
+    vb_row_fn fn;
+    void *arg;
+} rows_arg;
+
+static int rows_on(void *conn, void *arg, vb_error *err) {
+    rows_arg *a = arg;
+    rs_state *s = a->s;
+    redisContext *rc = conn;
+    vb_resp_argv c;
+    vb_resp_argv_init(&c);
+    vb_resp_arg(&c, "VCARD");
+    vb_resp_arg(&c, s->key);
+    redisReply *r = NULL;
+    int st = vb_resp_run(RS_DOMAIN, rc, &c, &r, err, "VCARD");
+    if (st != VB_OK) return st;
+    long long card = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    if (card <= 0) return VB_OK;
+    vb_vset_members_cmd(&c, s->key, card);
+    if ((st = vb_resp_run(RS_DOMAIN, rc, &c, &r, err, "VRANDMEMBER")) != VB_OK) return st;
+    int64_t *ids = malloc((size_t)card * sizeof *ids);
+    float *v = malloc(s->dim * sizeof *v);
+    int n = 0;
+    st = ids && v ? vb_vset_sim_ids(r, (int)card, ids, &n, err) : vb_error_set(err, RS_DOMAIN, 1, "redis: out of memory");
+    freeReplyObject(r);
+    if (st == VB_OK && n != card)
+        st = vb_error_set(err, RS_DOMAIN, 1, "redis: VRANDMEMBER %lld listed %d elements of %lld", card, n, card);
+    for (int i = 0; st == VB_OK && i < n; i++) {
+        const float *vec = NULL;
+        char element[24];
+        if (s->quant == VB_VSET_NOQUANT) {
+            vb_vset_emb_cmd(&c, s->key, vb_vset_element(ids[i], element, sizeof element));
+            if ((st = vb_resp_run(RS_DOMAIN, rc, &c, &r, err, "VEMB")) != VB_OK) break;
+            st = vb_vset_emb_parse(r, element, v, s->dim, err);
+            freeReplyObject(r);
+            vec = v;
+        }
+        if (st == VB_OK && a->fn(a->arg, ids[i], vec))
+            st = vb_error_set(err, RS_DOMAIN, 1, "redis: the listing of the rows was stopped");
+    }
+    free(ids);
+    free(v);
+    return st;
+}
+
+/* Every element of the key; their vectors only where the key stores them as given (NOQUANT). */
+static int rs_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
+    rows_arg a = {state, fn, arg};
+    return vb_admin_run(&((rs_state *)state)->admin, rows_on, &a, err);
 }
 
 typedef struct version_arg {
@@ -517,6 +572,7 @@ const vb_engine_ops vb_engine_redis = {
     .remove = rs_remove,
     .insert = rs_insert,
     .sizes = rs_sizes,
+    .rows = rs_rows,
     .counters = rs_counters,
     .server_stats = rs_server_stats,
     .wait_sample = rs_wait_sample,

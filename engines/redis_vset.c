@@ -114,6 +114,37 @@ void vb_vset_info_cmd(vb_resp_argv *a, const char *key) {
     vb_resp_arg(a, key);
 }
 
+void vb_vset_members_cmd(vb_resp_argv *a, const char *key, long long count) {
+    vb_resp_argv_init(a);
+    vb_resp_arg(a, "VRANDMEMBER");
+    vb_resp_arg(a, key);
+    vb_resp_argf(a, "%lld", count);
+}
+
+void vb_vset_emb_cmd(vb_resp_argv *a, const char *key, const char *element) {
+    vb_resp_argv_init(a);
+    vb_resp_arg(a, "VEMB");
+    vb_resp_arg(a, key);
+    vb_resp_arg(a, element);
+}
+
+int vb_vset_emb_parse(const redisReply *r, const char *element, float *out, size_t dim, vb_error *err) {
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != dim)
+        return vb_error_set(err, "redis", 1, "redis: VEMB %s: unexpected reply (%s%zu values, want %zu)", element,
+                            r && r->type == REDIS_REPLY_ARRAY ? "" : "not an array, ",
+                            r && r->type == REDIS_REPLY_ARRAY ? r->elements : 0, dim);
+    for (size_t j = 0; j < dim; j++) {
+        const redisReply *e = r->element[j];
+        char *end = NULL;
+        float v = e->type == REDIS_REPLY_STRING ? strtof(e->str, &end) : 0;
+        if (e->type != REDIS_REPLY_STRING || !e->len || !end || *end != '\0')
+            return vb_error_set(err, "redis", 1, "redis: VEMB %s: value %zu is not a number (%.40s)", element, j,
+                                e->type == REDIS_REPLY_STRING ? e->str : "not a string");
+        out[j] = v;
+    }
+    return VB_OK;
+}
+
 int vb_vset_sim_ids(const redisReply *r, int k, int64_t *ids, int *n, vb_error *err) {
     *n = 0;
     if (!r || r->type != REDIS_REPLY_ARRAY)

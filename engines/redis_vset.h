@@ -12,6 +12,8 @@
  *            (expr from engines/filter.h vb_filter_redis_expr: ".tag < N", ".label == L", ".tag < A and .tag2 < B", ".class == C")
  *            (the reply: the elements, most similar first)
  *   info     VINFO KEY: quant-type (int8, f32, bin), hnsw-m, vector-dim, size
+ *   members  VRANDMEMBER KEY <count>     (count >= VCARD: every element once, in no order)
+ *   vector   VEMB KEY <id>               (the vector de-normalised, and de-quantised: exact only under NOQUANT)
  *
  * Vector sets compare by cosine similarity only (VADD normalises every vector): the metric vbench calls angular. */
 #ifndef VB_ENGINES_REDIS_VSET_H
@@ -59,6 +61,12 @@ typedef struct vb_vset_sim_opts {
 int vb_vset_sim_cmd(vb_resp_argv *a, const char *key, const float *q, size_t dim, int k, const vb_vset_sim_opts *o,
                     vb_error *err);
 void vb_vset_info_cmd(vb_resp_argv *a, const char *key);
+void vb_vset_members_cmd(vb_resp_argv *a, const char *key, long long count);
+void vb_vset_emb_cmd(vb_resp_argv *a, const char *key, const char *element);
+
+/* VEMB's reply (an array of dim numbers as bulk strings) into out. VB_ERROR (err filled) naming the element for
+ * any other shape: not an array, another length, a value that is not a number. */
+int vb_vset_emb_parse(const redisReply *r, const char *element, float *out, size_t dim, vb_error *err);
 
 /* The ids of VSIM's reply (an array of element names): at most k into ids, their count in *n. VB_ERROR (err
  * filled) when the reply is not an array of decimal ids. */

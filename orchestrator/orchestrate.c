@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <netdb.h>
 
 #include "config/budget.h"
 #include "engines/engine.h"
@@ -99,11 +103,20 @@ typedef struct server {
     int dead_node;                    /* check_died: the node found dead (0: node 0), for op_died */
     int n_replicas;                   /* nodes 1 .. n_replicas are read replicas of node 0 (ServerRequest.replicas) */
     struct server *primary;           /* a replica node: node 0, whose data its recipe's replica.run copies */
+    /* Placement (ServerRequest.place, coordinator/placement.h): the nodes this orchestrator runs, ascending (every
+     * node when the request names none). held[0] is this server's own node_index and leads the reports: a lead
+     * K > 0 says its facts, connect parameters and sizes as node.K.* too, and streams no samples (the series is
+     * node 0's). placed: the nodes listen on TCP at this host's address ({listen}, {host}), node K on port + K.
+     * share_index / share_count: the node's share of this host's budget (its place among the held nodes). */
+    int held[MAX_NODES], n_held, placed, share_index, share_count;
+    char base_unit[200];              /* the server's unit name; node K's is BASE-nodeK */
+    kvlist remote_primary;            /* a replica whose node 0 runs on another host: node 0's connect parameters */
 } server;
 
 struct vb_orch {
     vb_orch_opts o;
     char recipes_dir[PATH_MAX], images_dir[PATH_MAX], work_dir[PATH_MAX], bus[512], inbox_ep[128], agent_id[128];
+    char address[64];           /* where other hosts reach this one: placed servers listen there (vb_orch_new) */
     server srv[MAX_SERVERS];
     size_t n_srv;
     vb_units *watch;            /* the main thread's own bus connection, to watch that ready units stay active */
@@ -194,8 +207,20 @@ static int find_image(const vb_orch *o, const char *name, char *out, size_t len,
  * resumed campaign reconnects; also written where the recipe's init reads it, owned by the server's user. */
 static int server_password(server *s, uid_t uid, gid_t gid, char *pw, size_t len, vb_error *err) {
     char keep[PATH_MAX + 32];
-    /* a replica is a copy of its primary, roles and passwords included */
+    /* a replica is a copy of its primary, roles and passwords included: on this host its file, from another host
+     * the password node 0's connect parameters carry */
     snprintf(keep, sizeof keep, "%s.password", s->primary ? s->primary->datadir : s->datadir);
+    const char *given = s->primary ? NULL : vb_kv_get(s->remote_primary.kv, s->remote_primary.n, "password", NULL);
+    if (given && given[0]) {
+        snprintf(pw, len, "%s", given);
+        int fd = open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dprintf(fd, "%s\n", pw) < 0) {
+            if (fd >= 0) close(fd);
+            return vb_error_set(err, "orchestrator", errno, "cannot write %s: %s", keep, strerror(errno));
+        }
+        close(fd);
+        goto write_copy;
+    }
     FILE *f = fopen(keep, "r");
     if (f) {
         int ok = fgets(pw, (int)len, f) != NULL;
@@ -224,6 +249,55 @@ write_copy:
     }
     close(fd);
     return VB_OK;
+}
+
+/* The loopback TCP port a primary with replicas listens on for them (recipe replica.primary_args and replica.run's
+ * {replication_port}: MariaDB's replicas connect over TCP): a free port chosen once per primary data directory and
+ * kept beside it, so a restarted primary keeps the port its replicas were told. */
+static int replication_port(const server *primary, unsigned *port, vb_error *err) {
+    char keep[PATH_MAX + 32];
+    snprintf(keep, sizeof keep, "%s.port", primary->datadir);
+    FILE *f = fopen(keep, "r");
+    if (f) {
+        int ok = fscanf(f, "%u", port) == 1 && *port > 0 && *port < 65536;
+        fclose(f);
+        if (ok) return VB_OK;
+    }
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return vb_error_set(err, "orchestrator", e, "no free loopback TCP port for the replicas: %s", strerror(e));
+    }
+    close(fd);
+    *port = ntohs(a.sin_port);
+    if (!(f = fopen(keep, "w")) || fprintf(f, "%u\n", *port) < 0) {
+        if (f) fclose(f);
+        return vb_error_set(err, "orchestrator", errno, "cannot write %s: %s", keep, strerror(errno));
+    }
+    fclose(f);
+    return VB_OK;
+}
+
+/* argv with extra's elements expanded and appended (extra NULL: argv as it is); NULL with err on failure (argv freed). */
+static char **argv_append(const vb_recipe *r, char **argv, char **extra, const vb_kv *vars, size_t n_vars, vb_error *err) {
+    if (!argv || !extra) return argv;
+    char **more = vb_recipe_expand_argv(r, extra, vars, n_vars, err);
+    size_t n = 0, m = 0;
+    while (argv[n]) n++;
+    while (more && more[m]) m++;
+    char **all = more ? realloc(argv, (n + m + 1) * sizeof *all) : NULL;
+    if (!all) {
+        if (more) vb_error_set(err, "orchestrator", 1, "out of memory");
+        vb_recipe_argv_free(argv);
+        vb_recipe_argv_free(more);
+        return NULL;
+    }
+    memcpy(all + n, more, (m + 1) * sizeof *all);
+    free(more);
+    return all;
 }
 
 static char *journal_tail(vb_units *u, const char *unit) {
@@ -466,14 +540,27 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         (s->recipe->image && (find_image(o, s->recipe->image, image, sizeof image, &err) ||
                               vb_image_check(image, &err) || vb_image_user(image, s->recipe->user, &uid, &gid, &err))))
         goto fail;
-    vb_budget_node_share(&whole, s->node_index, s->n_nodes, &b);
+    vb_budget_node_share(&whole, s->share_index, s->share_count, &b);
     /* a replica's settings are its primary's (a hot standby refuses to start with fewer worker processes or
      * connections than its primary has); its CPUs and memory are its own share */
+    int replica = s->node_index > 0 && s->node_index <= s->n_replicas;
     vb_budget settings_b;
-    vb_budget_node_share(&whole, s->primary ? 0 : s->node_index, s->n_nodes, &settings_b);
-    if (s->primary && !s->recipe->replica_mount) {
+    vb_budget_node_share(&whole, replica ? 0 : s->share_index, s->share_count, &settings_b);
+    if (replica && !s->primary && !vb_kv_get(s->remote_primary.kv, s->remote_primary.n, "host", NULL)) {
+        vb_error_set(&err, "orchestrator", 1, "node %d is a replica of node 0 on another host, but the request carries "
+                     "no connect parameters of node 0 (a coordinator of another version?)", s->node_index);
+        goto fail;
+    }
+    if (s->placed && !s->recipe->port) {   /* its nodes would listen on sockets only, out of the other hosts' reach */
+        vb_error_set(&err, "orchestrator", 1, "%s has no port:, so the nodes of its topology cannot be placed over "
+                     "several orchestrator hosts (they listen on sockets only): run this engine's topology with one "
+                     "orchestrator agent, or give the recipe a port: and TCP settings ({listen}, {host}, {port}; "
+                     "docs/adding-an-engine.md)", s->recipe->path);
+        goto fail;
+    }
+    if (replica && !s->recipe->replica_mount) {
         vb_error_set(&err, "orchestrator", 1, "%s has no replica: section, so it cannot make read replicas (replicas: "
-                     "%d): add one, or run with replicas: 0", s->recipe->path, s->primary->n_replicas);
+                     "%d): add one, or run with replicas: 0", s->recipe->path, s->n_replicas);
         goto fail;
     }
     snprintf(s->image_root, sizeof s->image_root, "%s", s->recipe->image ? image : "");
@@ -517,13 +604,41 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
     }
     kv_addf(&vars, "data", "%s", image[0] ? s->recipe->data_mount : s->datadir);
     kv_addf(&vars, "datadir", "%s", s->datadir);
+    /* where node 0 (a router) reaches this node's data directory: node 0's unit binds servers/ at nodes_mount */
+    if (image[0] && s->recipe->nodes_mount)
+        kv_addf(&vars, "peer_data", "%s/%s", s->recipe->nodes_mount, strrchr(s->datadir, '/') + 1);
+    else
+        kv_addf(&vars, "peer_data", "%s", s->datadir);
     kv_addf(&vars, "password", "%s", password);
     kv_addf(&vars, "cpus", "%d", b.n_server_cpus);
     kv_addf(&vars, "memory_bytes", "%llu", (unsigned long long)b.server_memory);
-    if (s->primary) {
+    /* where clients reach the node: its socket in the data directory on one host; placed over several hosts, TCP on
+     * this host's address, node K on port + K (coordinator/placement.h) */
+    kv_addf(&vars, "listen", "%s", s->placed ? o->address : "");
+    kv_addf(&vars, "host", "%s", s->placed ? o->address : s->datadir);
+    if (s->recipe->port) kv_addf(&vars, "port", "%ld", s->recipe->port + (s->placed ? s->node_index : 0));
+    if (replica && s->primary) {   /* node 0 on this host: its socket, its data directory bound */
         kv_addf(&vars, "primary", "%s", image[0] ? s->recipe->replica_mount : s->primary->datadir);
+        kv_addf(&vars, "primary_host", "%s", image[0] ? s->recipe->replica_mount : s->primary->datadir);
+        kv_addf(&vars, "primary_port", "%ld", s->recipe->port);
         kv_addf(&vars, "primary_password", "%s", password);
         kv_addf(&facts, "replica_of", "%s", s->primary->unit);
+    } else if (replica) {          /* node 0 on another host: over the network, nothing bound */
+        const vb_kv *rp = s->remote_primary.kv;
+        size_t nrp = s->remote_primary.n;
+        kv_addf(&vars, "primary", "%s", "");
+        kv_addf(&vars, "primary_host", "%s", vb_kv_get(rp, nrp, "host", ""));
+        kv_addf(&vars, "primary_port", "%s", vb_kv_get(rp, nrp, "port", ""));
+        kv_addf(&vars, "primary_password", "%s", password);
+        kv_addf(&facts, "replica_of", "%s:%s (node 0, on another host)", vb_kv_get(rp, nrp, "host", ""),
+                vb_kv_get(rp, nrp, "port", ""));
+    }
+    kv_addf(&vars, "server_id", "%d", s->node_index + 1);
+    /* node 0 with replicas, or a replica beside it (a recipe placed over hosts has a port:, checked above) */
+    if ((replica && s->primary) || (s->node_index == 0 && s->n_replicas > 0)) {
+        unsigned port = 0;
+        if (replication_port(s->primary ? s->primary : s, &port, &err)) goto fail;
+        kv_addf(&vars, "replication_port", "%u", port);
     }
     for (size_t i = 0; i < s->recipe->n_connect; i++) {
         char *v = NULL;
@@ -539,9 +654,17 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
     }
     char bind[PATH_MAX * 2], bind_primary[PATH_MAX * 2];
     snprintf(bind, sizeof bind, "%s:%s", s->datadir, s->recipe->data_mount);
-    if (s->primary) snprintf(bind_primary, sizeof bind_primary, "%s:%s", s->primary->datadir, s->recipe->replica_mount);
-    const char *binds[] = {bind, s->primary ? bind_primary : NULL, NULL};
+    int bind_it = replica && s->primary;   /* a primary on another host is reached over the network */
+    if (bind_it) snprintf(bind_primary, sizeof bind_primary, "%s:%s", s->primary->datadir, s->recipe->replica_mount);
+    const char *binds[] = {bind, bind_it ? bind_primary : NULL, NULL};
     const char *const *bind_paths = image[0] ? binds : NULL;
+    /* node 0 of shards (several nodes, none a replica): every node's data directory, read-only, at nodes_mount, so
+     * the router's postgres_fdw reaches the shards' sockets (the connect key peer_host, {peer_data}) */
+    char bind_nodes[PATH_MAX * 2];
+    snprintf(bind_nodes, sizeof bind_nodes, "%s/servers:%s", o->work_dir, s->recipe->nodes_mount ? s->recipe->nodes_mount : "");
+    const char *ro_binds[] = {bind_nodes, NULL};
+    const char *const *bind_ro_paths = image[0] && s->recipe->nodes_mount && s->node_index == 0 && s->n_nodes > 1 &&
+                                               s->n_replicas == 0 ? ro_binds : NULL;
     const char *root = image[0] ? image : NULL;
     vb_unit_state st;
     if (cold && cold_prepare(s, u, out, &facts, &err)) goto fail;   /* never adopts: the unit is stopped now */
@@ -554,8 +677,8 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         snprintf(creates, sizeof creates, "%s/%s", s->datadir, s->recipe->init_creates ? s->recipe->init_creates : "");
         struct stat sst;
         /* a replica's init is its copy of the primary (replica.run) */
-        size_t n_init = s->primary ? s->recipe->n_replica_init : s->recipe->n_init;
-        char ***init = s->primary ? s->recipe->replica_init : s->recipe->init;
+        size_t n_init = replica ? s->recipe->n_replica_init : s->recipe->n_init;
+        char ***init = replica ? s->recipe->replica_init : s->recipe->init;
         if (n_init && stat(creates, &sst) != 0) {
             /* issue 40: a recipe with init.template copies its data directory from a template made once per image,
              * recipe and version (orchestrator/template.h); a replica copies its primary instead */
@@ -563,7 +686,7 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
             char tdir[PATH_MAX], image_id[PATH_MAX + 512], ik[128] = "", ib[128] = "";
             vb_template_info ti;
             uint64_t i0 = vb_now_ns();
-            if (!s->primary && s->recipe->init_template && vb_template_dir(tdir, sizeof tdir)) {
+            if (!replica && s->recipe->init_template && vb_template_dir(tdir, sizeof tdir)) {
                 if (image[0]) {
                     vb_image_field(image, "vbench-image.txt", "key", ik, sizeof ik, NULL);
                     vb_image_field(image, "vbench-image.txt", "built_at", ib, sizeof ib, NULL);
@@ -575,16 +698,31 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
                 if (ti.made) kv_addf(&facts, "data_template_init_s", "%.3f", ti.init_s);
                 kv_addf(&facts, "data_template_copy_s", "%.3f", ti.copy_s);
                 kv_addf(&facts, "data_template_apply_s", "%.3f", ti.apply_s);
-            } else if (vb_init_steps(&ic, init, n_init, s->primary ? "replica.run" : "init", bind_paths, vars.kv,
+            } else if (vb_init_steps(&ic, init, n_init, replica ? "replica.run" : "init", bind_paths, vars.kv,
                                      vars.n, &tail, &err)) {
                 goto fail;
             }
             kv_addf(&facts, "data_init_s", "%.3f", (double)(vb_now_ns() - i0) / 1e9);
         }
         char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->start, vars.kv, vars.n, &err);
+        /* the recipe's replica.primary_args on a primary with replicas, replica.args on a replica (the manifest's
+         * replica.start_args: what this node's start command has beyond the recipe's start) */
+        size_t n_start = 0;
+        while (argv && argv[n_start]) n_start++;
+        argv = argv_append(s->recipe, argv, replica ? s->recipe->replica_args
+                                            : s->node_index == 0 && s->n_replicas > 0 ? s->recipe->replica_primary_args
+                                                                                      : NULL,
+                           vars.kv, vars.n, &err);
         if (!argv) goto fail;
+        if (argv[n_start]) {
+            char extra[2048] = "";
+            for (size_t i = n_start, u = 0; argv[i] && u < sizeof extra; i++)
+                u += (size_t)snprintf(extra + u, sizeof extra - u, "%s%s", i > n_start ? " " : "", argv[i]);
+            kv_addf(&facts, "replica.start_args", "%s", extra);
+        }
         vb_unit_spec spec = {.description = "vbench database server", .argv = (const char *const *)argv,
-                             .root_directory = root, .bind_paths = bind_paths, .cpus = b.server_cpus,
+                             .root_directory = root, .bind_paths = bind_paths, .bind_ro_paths = bind_ro_paths,
+                             .cpus = b.server_cpus,
                              .memory_max = b.server_memory, .shm_bytes = b.shm,
                              .limit_nofile = (uint64_t)s->recipe->limit_nofile, .drop_privileges = 1, .uid = uid,
                              .gid = gid, .kill_signal = s->recipe->stop_signal,
@@ -615,6 +753,8 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         if (vb_image_field(image, "vbench-image.txt", image_keys[i], v, sizeof v, NULL) == VB_OK) kv_addf(&facts, key, "%s", v);
     }
     kv_addf(&facts, "data_dir", "%s", s->datadir);
+    if (s->placed && s->recipe->port)   /* where the other hosts reach it (coordinator/placement.h) */
+        kv_addf(&facts, "listen_address", "%s:%ld", o->address, s->recipe->port + s->node_index);
     kv_addf(&facts, "probe_answer", "%s", version); /* what the readiness probe's version query said */
     kv_addf(&facts, "adopted", "%d", adopted);
     kv_addf(&facts, "ready_s", "%.3f", (double)(vb_now_ns() - t0ns) / 1e9);
@@ -677,12 +817,22 @@ static server *node_of(server *s, int k) {
     snprintf(n->engine, sizeof n->engine, "%s", s->engine);
     snprintf(n->recipe_name, sizeof n->recipe_name, "%s", s->recipe_name);
     snprintf(n->campaign, sizeof n->campaign, "%s", s->campaign);
-    if (snprintf(n->unit, sizeof n->unit, "%.180s-node%d", s->unit, k) < 0) n->unit[0] = '\0';
+    if (snprintf(n->unit, sizeof n->unit, "%.180s-node%d", s->base_unit, k) < 0) n->unit[0] = '\0';
     kv_clear(&n->budget);
     for (size_t i = 0; i < s->budget.n; i++) kv_addf(&n->budget, s->budget.kv[i].key, "%s", s->budget.kv[i].value);
     n->node_index = k;
     n->n_nodes = s->n_nodes;
-    n->primary = k <= s->n_replicas ? s : NULL;
+    n->n_replicas = s->n_replicas;
+    n->placed = s->placed;
+    n->share_count = s->share_count;
+    n->share_index = 0;
+    for (int j = 0; j < s->n_held; j++)
+        if (s->held[j] == k) n->share_index = j;
+    /* a replica copies node 0: this server when it is node 0, else node 0 on another host */
+    n->primary = k <= s->n_replicas && s->node_index == 0 ? s : NULL;
+    kv_clear(&n->remote_primary);
+    for (size_t i = 0; i < s->remote_primary.n; i++)
+        kv_addf(&n->remote_primary, s->remote_primary.kv[i].key, "%s", s->remote_primary.kv[i].value);
     return n;
 }
 
@@ -703,13 +853,21 @@ static int stop_node(server *n, vb_units *u, kvlist *facts, vb_error *err);
  * all are, their connect parameters as node.K.KEY beside node 0's. A node that fails stops the ones started. */
 static void op_start(server *s, zsock_t *out) {
     int cold = atomic_exchange(&s->cold, 0), adopted = 0;
-    kvlist facts = {0}, connect = {0};
+    kvlist facts = {0}, connect = {0};   /* what the report says: node.K.* for every node but node 0 */
     char *tail = NULL;
     vb_error err;
     vb_error_clear(&err);
-    int rc = start_node(s, out, cold, &facts, &connect, &adopted, &tail, &err);
-    if (s->n_nodes > 1) kv_addf(&facts, "nodes", "%d", s->n_nodes);
-    for (int k = 1; rc == VB_OK && k < s->n_nodes; k++) {
+    kvlist own_facts = {0}, own_connect = {0};
+    int rc = start_node(s, out, cold, &own_facts, &own_connect, &adopted, &tail, &err);
+    char lead[32] = "";   /* a lead K > 0 says its own as node.K.* (the coordinator's node 0 is another host's) */
+    if (s->node_index > 0) snprintf(lead, sizeof lead, "node.%d.", s->node_index);
+    kv_add_prefixed(&facts, lead, &own_facts);
+    kv_add_prefixed(&connect, lead, &own_connect);
+    kv_clear(&own_facts);
+    kv_clear(&own_connect);
+    if (s->n_nodes > 1 && s->node_index == 0) kv_addf(&facts, "nodes", "%d", s->n_nodes);
+    for (int j = 1; rc == VB_OK && j < s->n_held; j++) {
+        int k = s->held[j];
         server *n = node_of(s, k);
         kvlist nf = {0}, nc = {0};
         int nadopted = 0;
@@ -729,15 +887,14 @@ static void op_start(server *s, zsock_t *out) {
         vb_units *u = vb_units_open(&uo, &ue);
         kvlist ignored = {0};
         if (u && get_state(s) == VB_SERVER_READY) vb_unit_stop(u, s->unit, NULL);
-        for (int k = 1; u && k < s->n_nodes; k++)
-            if (s->node[k] && get_state(s->node[k]) == VB_SERVER_READY) stop_node(s->node[k], u, &ignored, NULL);
+        for (int j = 1; u && j < s->n_held; j++)
+            if (s->node[s->held[j]] && get_state(s->node[s->held[j]]) == VB_SERVER_READY)
+                stop_node(s->node[s->held[j]], u, &ignored, NULL);
         kv_clear(&ignored);
         vb_units_close(&u);
     }
     if (rc == VB_OK) {
-        kv_clear(&s->connect);
-        for (size_t i = 0; i < connect.n; i++) kv_addf(&s->connect, connect.kv[i].key, "%s", connect.kv[i].value);
-        set_state(s, VB_SERVER_READY);
+        set_state(s, VB_SERVER_READY);   /* s->connect stays its own node's, unprefixed: the liveness probe's */
         send_report(out, s, VBENCH__SERVER_REPORT__BODY_READY, adopted ? "adopted a running unit" : cold ? "started cold"
                     : "started", NULL, &connect, &facts, NULL, NULL, 0, 0);
     } else {
@@ -752,7 +909,7 @@ static void op_start(server *s, zsock_t *out) {
 static void op_stop(server *s, zsock_t *out) {
     vb_error err;
     vb_error_clear(&err);
-    kvlist facts = {0};
+    kvlist facts = {0}, own = {0};
     vb_units_opts uo = {.bus_address = s->o->bus[0] ? s->o->bus : NULL};
     vb_units *u = vb_units_open(&uo, &err);
     int rc = u ? vb_unit_stop(u, s->unit, &err) : VB_ERROR;
@@ -765,21 +922,32 @@ static void op_stop(server *s, zsock_t *out) {
         flush_samples(s, out);
         vb_sampler_summary sum;
         vb_sampler_summary_get(s->sampler, &sum);
-        kv_addf(&facts, "peak_cgroup_bytes", "%llu", (unsigned long long)sum.peak_cgroup_bytes);
-        kv_addf(&facts, "peak_rss_bytes", "%llu", (unsigned long long)sum.peak_rss_bytes);
-        kv_addf(&facts, "peak_pss_bytes", "%llu", (unsigned long long)sum.peak_pss_bytes);
-        kv_addf(&facts, "cpu_s", "%.3f", (double)sum.cpu_usec / 1e6);
-        kv_addf(&facts, "cpu_source", "%s", sum.cpu_source);
-        kv_addf(&facts, "samples", "%zu", sum.samples);
-        kv_addf(&facts, "oom_kills", "%d", sum.oom_kills);
-        kv_addf(&facts, "cgroup_version", "%d", sum.cgroup_version);
+        kv_addf(&own, "peak_cgroup_bytes", "%llu", (unsigned long long)sum.peak_cgroup_bytes);
+        kv_addf(&own, "peak_rss_bytes", "%llu", (unsigned long long)sum.peak_rss_bytes);
+        kv_addf(&own, "peak_pss_bytes", "%llu", (unsigned long long)sum.peak_pss_bytes);
+        kv_addf(&own, "cpu_s", "%.3f", (double)sum.cpu_usec / 1e6);
+        kv_addf(&own, "cpu_source", "%s", sum.cpu_source);
+        kv_addf(&own, "samples", "%zu", sum.samples);
+        kv_addf(&own, "oom_kills", "%d", sum.oom_kills);
+        kv_addf(&own, "cgroup_version", "%d", sum.cgroup_version);
     }
-    if (s->recipe) measure_sizes(s, &facts);
-    for (int k = 1; u && k < s->n_nodes; k++)
-        if (s->node[k] && stop_node(s->node[k], u, &facts, rc ? NULL : &err) != VB_OK && !rc) {
+    if (s->recipe) measure_sizes(s, &own);
+    char lead[32] = "";
+    if (s->node_index > 0) {   /* a node K of a placed server: its last words, as stop_node records them */
+        snprintf(lead, sizeof lead, "node.%d.", s->node_index);
+        char *own_tail = u ? journal_tail(u, s->unit) : NULL;
+        kv_addf(&own, "log_tail", "%s", own_tail ? own_tail : "");
+        free(own_tail);
+    }
+    kv_add_prefixed(&facts, lead, &own);
+    kv_clear(&own);
+    for (int j = 1; u && j < s->n_held; j++) {
+        server *n = s->node[s->held[j]];
+        if (n && stop_node(n, u, &facts, rc ? NULL : &err) != VB_OK && !rc) {
             rc = VB_ERROR;
-            tail = journal_tail(u, s->node[k]->unit);
+            tail = journal_tail(u, n->unit);
         }
+    }
     set_state(s, rc ? VB_SERVER_FAILED : VB_SERVER_STOPPED);
     send_report(out, s, rc ? VBENCH__SERVER_REPORT__BODY_FAILED : VBENCH__SERVER_REPORT__BODY_STOPPED, rc ? err.message : "stopped", tail, NULL, &facts, NULL, NULL, 0, 0);
     free(tail);
@@ -873,8 +1041,8 @@ static void op_phase(server *s, zsock_t *out) {
         op_died(s, out, err.message);
         return;
     }
-    for (int k = 1; k < s->n_nodes && s->node[k]; k++) {   /* every node of the topology answers, or it is dead */
-        server *n = s->node[k];
+    for (int j = 1; j < s->n_held && s->node[s->held[j]]; j++) {   /* every node it runs answers, or it is dead */
+        server *n = s->node[s->held[j]];
         cfg = (vb_engine_config){.params = n->connect.kv, .n_params = n->connect.n, .io_timeout_s = PROBE_TIMEOUT_S};
         rc = vb_engine_open(n->recipe->engine, &cfg, &e, &err);
         if (rc == VB_OK) rc = vb_engine_version(e, version, sizeof version, &err);
@@ -885,9 +1053,14 @@ static void op_phase(server *s, zsock_t *out) {
             return;
         }
     }
-    kvlist facts = {0};
-    measure_sizes(s, &facts);
-    for (int k = 1; k < s->n_nodes && s->node[k]; k++) {
+    kvlist facts = {0}, own = {0};
+    char lead[32] = "";
+    if (s->node_index > 0) snprintf(lead, sizeof lead, "node.%d.", s->node_index);
+    measure_sizes(s, &own);
+    kv_add_prefixed(&facts, lead, &own);
+    kv_clear(&own);
+    for (int j = 1; j < s->n_held && s->node[s->held[j]]; j++) {
+        int k = s->held[j];
         kvlist nf = {0};
         char pfx[32];
         snprintf(pfx, sizeof pfx, "node.%d.", k);
@@ -933,6 +1106,35 @@ static void run_op(server *s, const char *action) {
 
 /* ---- the main thread's side --------------------------------------------------------------------------------- */
 
+/* The address of this host on the route to the coordinator's tcp://HOST:PORT (a UDP socket connected there says
+ * which local address the kernel would send from; nothing is sent), into out; 127.0.0.1 for another endpoint or
+ * when the route cannot be found. */
+static void route_address(const char *endpoint, char *out, size_t len) {
+    snprintf(out, len, "127.0.0.1");
+    if (!endpoint || strncmp(endpoint, "tcp://", 6) != 0) return;
+    char host[256], *port;
+    snprintf(host, sizeof host, "%s", endpoint + 6);
+    if (!(port = strrchr(host, ':'))) return;
+    *port++ = '\0';
+    if (host[0] == '[') {   /* tcp://[::1]:5555 */
+        memmove(host, host + 1, strlen(host));
+        host[strcspn(host, "]")] = '\0';
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *ai = NULL;
+    if (getaddrinfo(host, port, &hints, &ai) != 0 || !ai) return;
+    int fd = socket(ai->ai_family, SOCK_DGRAM, 0);
+    struct sockaddr_storage me;
+    socklen_t ml = sizeof me;
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 && getsockname(fd, (struct sockaddr *)&me, &ml) == 0) {
+        const void *a = me.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&me)->sin6_addr
+                                                 : (const void *)&((struct sockaddr_in *)&me)->sin_addr;
+        char text[INET6_ADDRSTRLEN];
+        if (inet_ntop(me.ss_family, a, text, sizeof text)) snprintf(out, len, "%s", text);
+    }
+    if (fd >= 0) close(fd);
+    freeaddrinfo(ai);
+}
+
 vb_orch *vb_orch_new(const vb_orch_opts *opts) {
     vb_orch *o = calloc(1, sizeof *o);
     o->o = *opts;
@@ -950,6 +1152,8 @@ vb_orch *vb_orch_new(const vb_orch_opts *opts) {
     snprintf(o->bus, sizeof o->bus, "%s", opts->bus_address ? opts->bus_address : "");
     snprintf(o->inbox_ep, sizeof o->inbox_ep, "%s", opts->inbox_ep);
     snprintf(o->agent_id, sizeof o->agent_id, "%s", opts->agent_id ? opts->agent_id : "");
+    if (opts->address && opts->address[0]) snprintf(o->address, sizeof o->address, "%s", opts->address);
+    else route_address(opts->coordinator, o->address, sizeof o->address);
     o->o.recipes_dir = o->recipes_dir;
     return o;
 }
@@ -998,10 +1202,10 @@ static int unit_alive(vb_orch *o, server *s) {
 static int check_died(vb_orch *o, server *s) {
     if (get_state(s) != VB_SERVER_READY) return 0;
     int dead = !unit_alive(o, s);
-    for (int k = 1; !dead && k < s->n_nodes; k++)
-        if (s->node[k] && !unit_alive(o, s->node[k])) {
+    for (int j = 1; !dead && j < s->n_held; j++)
+        if (s->node[s->held[j]] && !unit_alive(o, s->node[s->held[j]])) {
             dead = 1;
-            s->dead_node = k;
+            s->dead_node = s->held[j];
         }
     if (!dead) return 0;
     set_state(s, VB_SERVER_DIED);
@@ -1154,10 +1358,28 @@ void vb_orch_request(vb_orch *o, const Vbench__ServerRequest *rq, zsock_t *coord
         }
         snprintf(s->recipe_name, sizeof s->recipe_name, "%s", rq->recipe);
         snprintf(s->campaign, sizeof s->campaign, "%s", rq->campaign);
-        unit_name(s->unit, sizeof s->unit, rq->campaign, rq->engine);
-        s->node_index = 0;
+        unit_name(s->base_unit, sizeof s->base_unit, rq->campaign, rq->engine);
         s->n_nodes = rq->nodes > 1 ? (rq->nodes < MAX_NODES ? (int)rq->nodes : MAX_NODES) : 1;
         s->n_replicas = rq->replicas < (uint32_t)s->n_nodes ? (int)rq->replicas : s->n_nodes - 1;
+        /* the nodes it runs: those the coordinator placed here (ascending, each once), else all */
+        s->n_held = 0;
+        s->placed = rq->n_place > 0;
+        for (int k = 0; k < s->n_nodes; k++)
+            for (size_t i = 0; i < rq->n_place || (!s->placed && i == 0); i++)
+                if (!s->placed || rq->place[i] == (uint32_t)k) {
+                    s->held[s->n_held++] = k;
+                    break;
+                }
+        if (s->n_held == 0) s->held[s->n_held++] = 0;   /* a request naming no node of its topology: node 0 */
+        s->node_index = s->held[0];
+        s->share_index = 0;
+        s->share_count = s->n_held;
+        if (s->node_index > 0) snprintf(s->unit, sizeof s->unit, "%.180s-node%d", s->base_unit, s->node_index);
+        else snprintf(s->unit, sizeof s->unit, "%s", s->base_unit);
+        s->primary = NULL;
+        kv_clear(&s->remote_primary);
+        for (size_t i = 0; i < rq->n_primary; i++)
+            kv_addf(&s->remote_primary, rq->primary[i]->key, "%s", rq->primary[i]->value);
         kv_clear(&s->budget);
         for (size_t i = 0; i < rq->n_budget; i++) kv_addf(&s->budget, rq->budget[i]->key, "%s", rq->budget[i]->value);
         s->pending[0] = '\0';
@@ -1204,7 +1426,7 @@ static void key_at(const server *s, double t, char *out, size_t len) {
 
 /* Streams the rows sampled since the last call, one report per run of rows that belong to the same item. */
 static void flush_samples(server *s, zsock_t *coord) {
-    if (!s->sampler) return;
+    if (!s->sampler || s->node_index > 0) return;   /* the server's series is node 0's; a lead K > 0 keeps its peaks */
     vb_sampler_summary sum;
     vb_sampler_summary_get(s->sampler, &sum);
     vb_sample rows[SAMPLE_BATCH];
@@ -1279,6 +1501,7 @@ void vb_orch_destroy(vb_orch **op) {
             vb_recipe_destroy(&n->recipe);
             kv_clear(&n->budget);
             kv_clear(&n->connect);
+            kv_clear(&n->remote_primary);
             pthread_mutex_destroy(&n->lock);
             free(n);
         }
@@ -1286,6 +1509,7 @@ void vb_orch_destroy(vb_orch **op) {
         vb_recipe_destroy(&s->recipe);
         kv_clear(&s->budget);
         kv_clear(&s->connect);
+        kv_clear(&s->remote_primary);
         pthread_mutex_destroy(&s->lock);
     }
     if (abandoned) {

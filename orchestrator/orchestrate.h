@@ -22,6 +22,11 @@ typedef struct vb_orch_opts {
     const char *bus_address;   /* NULL: the local systemd (see orchestrator/units.h) */
     const char *inbox_ep;      /* the agent's inproc PULL endpoint */
     const char *agent_id;
+    /* Where other hosts reach this one (the servers of a topology placed over several orchestrators listen there,
+     * coordinator/placement.h): address, or NULL for the address this host reaches the coordinator from (its
+     * endpoint, coordinator: the local end of the route to tcp://HOST:PORT; 127.0.0.1 for another transport). */
+    const char *address;
+    const char *coordinator;
 } vb_orch_opts;
 
 typedef struct vb_orch vb_orch;

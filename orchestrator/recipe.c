@@ -23,7 +23,7 @@
 static const char *const top_keys[] = {"name", "engine", "description", "image", "user", "data_mount", "packages",
                                        "password_file", "init", "start", "settings", "connect", "sizes",
                                        "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", "build",
-                                       "parameters", "replica", NULL};
+                                       "parameters", "replica", "port", "shard", NULL};
 
 typedef struct rctx {
     const char *path;
@@ -234,7 +234,7 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             return rfail(c, root->key_lines[i], "unknown key '%s' (known: name, engine, description, image, user, "
                                                 "data_mount, packages, password_file, init, start, settings, connect, "
                                                 "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal, "
-                                                "build, parameters, replica)",
+                                                "build, parameters, replica, port)",
                          root->keys[i]);
     if (get_string(c, root, "name", 1, &r->name) || get_string(c, root, "engine", 1, &r->engine) ||
         get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 0, &r->image) ||
@@ -242,9 +242,12 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
         get_string(c, root, "password_file", 0, &r->password_file) ||
         get_long(c, root, "ready_timeout_s", 120, &r->ready_timeout_s) ||
         get_long(c, root, "stop_timeout_s", 300, &r->stop_timeout_s) ||
-        get_long(c, root, "limit_nofile", 65536, &r->limit_nofile))
+        get_long(c, root, "limit_nofile", 65536, &r->limit_nofile) || get_long(c, root, "port", 0, &r->port))
         return VB_ERROR;
     if (!r->data_mount) r->data_mount = strdup("/var/lib/vbench");
+    if (r->port < 0 || r->port > 65535 - 16)
+        return rfail(c, 1, "key 'port': %ld is not a TCP port from 1 to 65519 (node K of a server placed over several "
+                     "hosts listens on port + K)", r->port);
     r->stop_signal = SIGTERM;
     const vb_yaml_node *sig = vb_yaml_map_get(root, "stop_signal", NULL);
     if (sig) {
@@ -315,6 +318,18 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             if (get_argv(c, run->items[i], what, &r->replica_init[i], NULL)) return VB_ERROR;
             r->n_replica_init++;
         }
+        /* arguments added to start: on the primary of a server with replicas, on each replica (MariaDB: the binary
+         * log and a TCP port on the primary, a server id on each) */
+        const vb_yaml_node *pa = vb_yaml_map_get(n, "primary_args", NULL), *ra = vb_yaml_map_get(n, "args", NULL);
+        if ((pa && get_argv(c, pa, "replica.primary_args", &r->replica_primary_args, NULL)) ||
+            (ra && get_argv(c, ra, "replica.args", &r->replica_args, NULL)))
+            return VB_ERROR;
+    }
+    if ((n = vb_yaml_map_get(root, "shard", NULL))) {
+        if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'shard': expected a map with nodes_mount");
+        if (get_string(c, n, "nodes_mount", 1, &r->nodes_mount)) return VB_ERROR;
+        if (r->nodes_mount[0] != '/')
+            return rfail(c, n->line, "key 'shard.nodes_mount': '%s' is not an absolute path", r->nodes_mount);
     }
     if ((n = vb_yaml_map_get(root, "settings", NULL))) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'settings': expected a map");
@@ -443,6 +458,9 @@ void vb_recipe_destroy(vb_recipe **rp) {
     for (size_t i = 0; i < r->n_replica_init; i++) vb_recipe_argv_free(r->replica_init[i]);
     free(r->replica_init);
     free(r->replica_mount);
+    vb_recipe_argv_free(r->replica_primary_args);
+    vb_recipe_argv_free(r->replica_args);
+    free(r->nodes_mount);
     for (size_t i = 0; i < r->n_settings; i++) free(r->settings[i].name), free(r->settings[i].literal);
     free(r->settings);
     vb_recipe_kv_free(r->connect, r->n_connect);
@@ -503,7 +521,8 @@ int vb_recipe_expand(const vb_recipe *r, const char *tmpl, const vb_kv *vars, si
                 free(s);
                 return vb_error_set(err, "recipe", 1,
                                     "%s: '%s': unknown name {%s} (known: data, datadir, password, cpus, memory_bytes, "
-                                    "and the settings)", r->path, tmpl, name);
+                                    "host, listen, port, and the settings; a replica's primary, primary_password, "
+                                    "primary_host, primary_port)", r->path, tmpl, name);
             }
             skip = (size_t)(end - p) + 1;
         }

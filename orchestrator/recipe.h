@@ -35,10 +35,26 @@
  *     flags: "..."                      targeted (x86-64, x86-64-v2/v3/v4), the flags as far as known, and
  *     runtime_dispatch: "..."           what the code picks at run time from the CPU it finds, and
  *     kernel_isa: x86-64-v4             the level its vector distance kernels reach that way (default: target_isa)
+ *   port: 5432                          optional: the server's TCP port, {port}. A server whose nodes are placed
+ *                                       over several orchestrator hosts (coordinator/placement.h) listens on TCP at
+ *                                       the host's address, {listen} (empty otherwise), node K on port + K, and
+ *                                       {host} is that address (else the data directory: a socket); one host keeps
+ *                                       port for every node
  *   replica:                            optional: how a read replica of the server is made (topology, issue 39:
  *     primary_mount: /var/lib/vbench-primary   the engine's `replicas: R`): where the primary's data directory
  *     run: [[.../pg_basebackup, ...]]    appears in the replica's units, and the commands that replace init
- *                                       for a replica node ({primary}, {primary_password}: the primary's)
+ *                                       for a replica node ({primary}, {primary_password}: the primary's;
+ *                                       {primary_host}, {primary_port}: where the replica reaches it, the
+ *                                       primary_mount socket on one host, node 0's address and port from another,
+ *                                       where nothing is bound)
+ *     primary_args: [--log-bin=binlog]   optional: arguments added to start on a primary that has replicas, and
+ *     args: ["--server-id={server_id}"]  on each replica ({server_id}: the node's index + 1; {replication_port}:
+ *                                       a free loopback TCP port kept for the primary, for engines whose
+ *                                       replicas connect over TCP)
+ *   shard:                              optional: for the engine's `shards: N` (issue 39), where node 0 (the router)
+ *     nodes_mount: /var/lib/vbench-nodes   sees the work directory's servers/ (every node's data directory, read-only,
+ *                                       so it reaches the shards' sockets); {peer_data} is a node's data directory
+ *                                       as node 0 sees it (its connect key peer_host)
  *   parameters:                         choices a profile makes by naming the recipe as "NAME key=value ...":
  *     pgvector_version:                 each value may set the image, literal settings, the packages and the
  *       default: packaged               build: block (the default applies when not named)
@@ -46,8 +62,10 @@
  *       0.8.7: {image: db-sid, settings: {pg_major: "18"}, packages: [postgresql-18, postgresql-18-pgvector],
  *               build: {package: postgresql-18-pgvector, target_isa: x86-64}}
  *
- * Templates: {data} (data_mount), {datadir} (the data directory on the host), {password}, {cpus} and
- * {memory_bytes} (the budget), and every setting by name. An unknown name in braces is an error. */
+ * Templates: {data} (data_mount), {datadir} (the data directory on the host), {peer_data} (the data directory as
+ * node 0 of a topology sees it: under shard.nodes_mount in an image, else {datadir}), {password}, {cpus} and
+ * {memory_bytes} (the budget), {host}, {listen} and {port} (port: above), and every setting by name. An unknown name
+ * in braces is an error. */
 #ifndef VB_ORCHESTRATOR_RECIPE_H
 #define VB_ORCHESTRATOR_RECIPE_H
 
@@ -83,11 +101,15 @@ typedef struct vb_recipe {
     char **sizes;
     size_t n_sizes;
     long ready_timeout_s, stop_timeout_s, limit_nofile;
+    long port;              /* the server's TCP port, 0 none (the recipe uses no {port}) */
     int stop_signal;
     char *build_package, *build_target_isa, *build_kernel_isa, *build_flags, *build_dispatch; /* build: or NULL */
     char *replica_mount;    /* replica.primary_mount, or NULL: the recipe makes no replicas */
     char ***replica_init;   /* replica.run: argv lists */
     size_t n_replica_init;
+    char **replica_primary_args;   /* replica.primary_args: appended to start on a primary with replicas, or NULL */
+    char **replica_args;           /* replica.args: appended to start on a replica, or NULL */
+    char *nodes_mount;      /* shard.nodes_mount, or NULL: where node 0 sees the other nodes' data directories */
     vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.7") */
     size_t n_params;
 } vb_recipe;

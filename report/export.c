@@ -23,12 +23,13 @@ static const char *const views[] = {"v_build", "v_recall_sweep", "v_build_spread
                                     "v_concurrency", "v_concurrency_points", "v_filtered", "v_cold_start",
                                     "v_cold_start_queries", "v_churn", "v_streaming", "v_streaming_cost", "v_capacity",
                                     "v_capacity_windows", "v_mixed", "v_mixed_ops", "v_servers", "v_server_phase",
-                                    "v_validity", NULL};
+                                    "v_validity", "v_topology", "v_topology_points", "v_nodes", NULL};
 static const char *const tables[] = {"campaign", "plan", "agent", "build_result", "sweep_result", "window_result",
                                      "filtered_result", "cold_start_result", "cold_start_query", "churn_result",
                                      "recall_dist", "streaming_result", "capacity_window", "capacity_window_share",
                                      "capacity_result", "mixed_result", "server_log", "server_size", "server_profile",
-                                     "server_profile_function", "event", NULL};
+                                     "server_profile_function", "event", "node_reading", "node_result",
+                                     NULL};
 
 /* RFC 4180: a field with a comma, quote, CR or LF is quoted, quotes doubled; lines end in CRLF. */
 static void csv_field(FILE *f, const char *s) {
@@ -89,7 +90,8 @@ static int export_json(sqlite3 *db, const char *dir, int quiet, vb_error *err) {
             /* the resolved profile is JSON itself: nested, not a string */
             json_t *parsed = strcmp(k, "profile.resolved") == 0 ? json_loads(v, 0, NULL) : NULL;
             if (parsed) json_object_set_new(doc, "profile", parsed);
-            json_object_set_new(manifest, k, json_string(v) ? json_string(v) : json_null());
+            json_t *text = json_string(v);   /* NULL when v is not UTF-8: null, not a second copy leaked */
+            json_object_set_new(manifest, k, text ? text : json_null());
         }
         sqlite3_finalize(st);
     }

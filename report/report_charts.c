@@ -942,6 +942,44 @@ static int charts_server(vb_report_set *rs, vb_error *err) {
     return VB_OK;
 }
 
+/* ---- topology: QPS and recall against the number of nodes (issue 39) --------------------------------------------- */
+/* A line per engine entry and topology kind (shards, replicas: the single server is the first point of each) and per
+ * client count (QPS, the closed-loop concurrency points) or ef_search (recall, the one-client sweep), against the
+ * nodes the configuration took: the Doris seed's single node against three, for our engines. */
+static int chart_topology(vb_report_set *rs, const char *name, const char *title, const char *series, const char *y,
+                          const char *where, const char *ylabel, const char *yrange, int whiskers, vb_error *err) {
+    char sql[1024], qb[300];
+    snprintf(sql, sizeof sql, "SELECT p.entry || ' ' || k.kind || ', ' || %s || IIF((SELECT COUNT(DISTINCT dataset) FROM "
+             "v_topology_points) > 1, ' on ' || p.dataset, ''), p.nodes, %s FROM v_topology_points AS p "
+             "JOIN (SELECT DISTINCT entry, kind FROM v_topology WHERE kind <> 'single') AS k ON k.entry = p.entry "
+             "AND p.kind IN (k.kind, 'single') WHERE %s ORDER BY 1, 2", series, y, where);
+    series_set *ss = calloc(1, sizeof *ss);
+    if (collect(rs, "v_topology_points", sql, ss, err)) return free(ss), VB_ERROR;
+    vb_chart *c = chart_new(rs, name, title, "v_topology_points");
+    vb_chart_cmd(c, "set xlabel 'nodes (servers the configuration took)'\nset xtics 1\nset ylabel '%s'\n"
+                    "set yrange [%s]\nset offsets 0.3, 0.3, 0, 0", ylabel, yrange);
+    for (size_t i = 0; i < ss->n; i++) {
+        int b = vb_chart_block(c);
+        for (size_t j = 0; j < ss->s[i].n; j++)
+            vb_chart_row(c, "%g %.9g %.9g %.9g %.9g %.9g", ss->s[i].p[j].x, ss->s[i].p[j].med, ss->s[i].p[j].lo,
+                         ss->s[i].p[j].hi, ss->s[i].p[j].aux, ss->s[i].p[j].aux2);
+        /* y's median over its repeats with their range as whiskers (y is "MEDIAN, MIN, MAX"), or the line alone */
+        vb_chart_plot(c, "data index %d using 1:2%s with %s pt 7 lw 2 lc %zu title '%s'", b, whiskers ? ":5:6" : "",
+                      whiskers ? "yerrorlines" : "linespoints", i + 1, q(ss->s[i].name, qb, sizeof qb));
+    }
+    return draw_series(rs, c, ss, err);
+}
+
+static int charts_topology(vb_report_set *rs, vb_error *err) {
+    if (chart_topology(rs, "topology-qps", "Topology: QPS against the number of nodes (closed loop)",
+                       "p.clients || ' client' || IIF(p.clients = 1, '', 's')", "p.qps, p.qps_min, p.qps_max",
+                       "p.phase = 'concurrency'", "queries per second (median, min-max over the repeats)", "0:*", 1, err))
+        return VB_ERROR;
+    return chart_topology(rs, "topology-recall", "Topology: recall against the number of nodes (one client)",
+                          "'ef_search ' || p.ef_search", "p.recall", "p.phase = 'recall_sweep' AND p.clients = 1",
+                          "recall@k", "*:1.0", 0, err);
+}
+
 int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_error *err) {
     *first = rs->n_charts;
     if (strcmp(section, "recall") == 0) {
@@ -977,5 +1015,6 @@ int vb_report_charts(vb_report_set *rs, const char *section, size_t *first, vb_e
     if (strcmp(section, "capacity") == 0) return charts_capacity(rs, err);
     if (strcmp(section, "mixed") == 0) return charts_mixed(rs, err);
     if (strcmp(section, "server") == 0) return charts_server(rs, err);
+    if (strcmp(section, "topology") == 0) return charts_topology(rs, err);
     return vb_error_set(err, "report", 1, "no chart section named %s", section);
 }

@@ -18,6 +18,7 @@
 #include "report/grid.h"
 #include "report/show.h"
 #include "report/report_runs.h"
+#include "report/topology.h"
 #include "util/versions.h"
 #include "util/fs.h"
 
@@ -848,6 +849,86 @@ static int timegoes(doc *d, vb_error *err) {
     return cpu_profile(d, err);
 }
 
+/* ---- topology (issue 39): QPS and recall against the nodes, what limited each point, each node ------------------- */
+static int topology(doc *d, vb_error *err) {
+    vb_report_set *rs = d->rs;
+    para(d, NULL, "An engine entry with shards or replicas runs each configuration on servers of its own (nodes: a "
+                  "router and its shards, or a primary and its read replicas), started by the orchestrator from one "
+                  "image, each with its share of the budget (on one host the server CPUs and memory are split between "
+                  "the nodes). Each point is measured as any other (the sweep: one client; concurrency: a closed loop); "
+                  "what limited it is read from what the results record: the client, node 0's CPU against the cores it "
+                  "was given, replay lag at the window's node reading; otherwise \"not recorded\" with what was measured "
+                  "(only node 0's unit is sampled during a window). docs/metrics.md, Topology.");
+    int configs = 0;
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(rs->runs[r].db, "SELECT COUNT(*) FROM v_topology", -1, &st, NULL) != SQLITE_OK)
+            return vb_error_set(err, "report", 1, "%s: reading v_topology: %s", rs->runs[r].path,
+                                sqlite3_errmsg(rs->runs[r].db));
+        if (sqlite3_step(st) == SQLITE_ROW) configs += sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (!configs) {
+        para(d, "none", "No configuration in these runs has shards or replicas: every engine ran on one server.");
+        return VB_OK;
+    }
+    if (figures(d, "topology", err)) return VB_ERROR;
+    /* the seed's table (Doris: one BE node against three, BestQPS and recall): per configuration and dataset its
+     * closed-loop point of the highest QPS */
+    h3(d, "Best QPS per topology");
+    if (table(d, "v_topology_points", "SELECT {label} AS series, nodes, dataset, qps AS best_qps, clients, ef_search, "
+              "recall, p99_ms FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY engine, dataset ORDER BY qps DESC) AS r "
+              "FROM v_topology_points WHERE phase = 'concurrency') WHERE r = 1 ORDER BY entry, dataset, nodes", err) < 0)
+        return VB_ERROR;
+    /* one sentence per concurrency point: its QPS and recall beside what limited it */
+    int points = 0;
+    for (size_t r = 0; r < rs->n; r++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(rs->runs[r].db, "SELECT engine, nodes, dataset, clients, qps, recall, ef_search, "
+                               "limited_by FROM v_topology_points WHERE phase = 'concurrency'", -1, &st, NULL) != SQLITE_OK)
+            return vb_error_set(err, "report", 1, "%s: reading v_topology_points: %s", rs->runs[r].path,
+                                sqlite3_errmsg(rs->runs[r].db));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            if (!points++) h3(d, "What limited each point"), fputs("<ul class=\"summary\">\n", d->html);
+            char name[300], text[1200], recall[64] = "recall not measured at this ef_search";
+            vb_report_series(rs, r, (const char *)sqlite3_column_text(st, 0), name, sizeof name);
+            int nodes = sqlite3_column_int(st, 1), clients = sqlite3_column_int(st, 3);
+            if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+                snprintf(recall, sizeof recall, "recall %.4f", sqlite3_column_double(st, 5));
+            snprintf(text, sizeof text, "%s (%d node%s) on %s at %d client%s, ef_search %d: %.0f QPS, %s; limited by: "
+                     "%s.", name, nodes, nodes == 1 ? "" : "s", (const char *)sqlite3_column_text(st, 2), clients,
+                     clients == 1 ? "" : "s", sqlite3_column_int(st, 6), sqlite3_column_double(st, 4), recall,
+                     (const char *)sqlite3_column_text(st, 7));
+            fputs("<li>", d->html);
+            html_esc(d->html, text);
+            fputs("</li>\n", d->html);
+            fprintf(d->md, "- %s\n", text);
+        }
+        sqlite3_finalize(st);
+    }
+    if (points) fputs("</ul>\n", d->html), fputs("\n", d->md);
+    else para(d, "none", "No concurrency point: the sweep's one-client points only, whose QPS is 1 / latency.");
+    h3(d, "Each point beside its topology");
+    if (table(d, "v_topology_points", "SELECT {label} AS series, shards, replicas, nodes, dataset, phase, clients, "
+              "ef_search, recall, qps, p50_ms, p99_ms, limited_by FROM v_topology_points", err) < 0)
+        return VB_ERROR;
+    h3(d, "Each node at its configuration's last reading");
+    para(d, NULL, "After the build or the configuration's last window: rows, index and table size, the server's own "
+                  "count of kNN statements since it started and in the last window (last_window_searches: how the reads "
+                  "spread, when the reading before it was a window's), replay lag then and the most any reading saw "
+                  "(max_lag_bytes); the orchestrator's CPUs, memory limit, and over the node's life its peak memory and "
+                  "CPU seconds. Every reading: `vbench export` (v_nodes).");
+    sqlite3 **dbs = calloc(rs->n, sizeof *dbs);
+    if (!dbs) return vb_error_set(err, "report", 1, "out of memory writing the topology section");
+    for (size_t r = 0; r < rs->n; r++) dbs[r] = rs->runs[r].db;
+    char *sql = vb_topology_nodes_sql(dbs, rs->n, "{label} AS series");
+    free(dbs);
+    if (!sql) return vb_error_set(err, "report", 1, "out of memory writing the topology section");
+    int rows = table(d, "v_nodes", sql, err);
+    free(sql);
+    return rows < 0 ? VB_ERROR : VB_OK;
+}
+
 static const char *css =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1100px;"
     "padding:0 12px 40px;color:#1a1a1a;line-height:1.45}"
@@ -882,6 +963,7 @@ static const struct {
     {"capacity", "Capacity at a latency objective"},
     {"mixed", "Mixed (search while rows are updated, deleted and inserted)"},
     {"server", "Server memory and CPU"},
+    {"topology", "Topology (several servers of one engine)"},
     {"reproduce", "Reproduce this run"},
     {"appendix", "Appendix: the manifest"},
 };
@@ -1014,6 +1096,8 @@ static int body(doc *d, vb_error *err) {
             if (!rc) rc = table(d, "v_server_phase", "SELECT {label} AS series, phase, item, samples, seconds, "
                                 "peak_cgroup_bytes, peak_rss_bytes, server_cpu_s FROM v_server_phase "
                                 "WHERE item IS NOT NULL ORDER BY seq", err) < 0;
+        } else if (strcmp(id, "topology") == 0) {
+            rc = topology(d, err);
         } else if (strcmp(id, "reproduce") == 0) {
             rc = reproduce(d, err);
         } else if (strcmp(id, "appendix") == 0) {

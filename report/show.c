@@ -4,6 +4,7 @@
 
 #include "report/grid.h"
 #include "report/json_rows.h"
+#include "report/topology.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -13,16 +14,24 @@
 typedef struct report_table {
     const char *name;
     const char *title;
-    const char *sql;
+    const char *sql;   /* NULL: SQL made for the file at hand (made_sql) */
 } report_table;
 
+/* The SQL of a table whose columns depend on the file (sql NULL): the per-node table of a topology from the columns
+ * this file's v_nodes has (report/topology.h). malloc'd; NULL when out of memory. */
+static char *made_sql(sqlite3 *db, const report_table *t) {
+    return strcmp(t->name, "topology_nodes") == 0 ? vb_topology_nodes_sql(&db, 1, NULL) : NULL;
+}
+
 /* The cost tables exist only with a cost in the profile, the streaming ones only with a streaming phase, the mixed ones
- * only with a mixed phase: without rows they have no key in show --json either. */
+ * only with a mixed phase, the topology ones only with shards or replicas: without rows they have no key in show
+ * --json either. */
 static int optional(const report_table *t) {
     return strncmp(t->name, "cost_", 5) == 0 || strncmp(t->name, "streaming", 9) == 0 ||
            strncmp(t->name, "mixed", 5) == 0 ||
            strncmp(t->name, "cpu_profile", 11) == 0 || strcmp(t->name, "build_spread") == 0 ||
-           strcmp(t->name, "filtered_classes") == 0 || strncmp(t->name, "capacity", 8) == 0;
+           strcmp(t->name, "filtered_classes") == 0 || strncmp(t->name, "capacity", 8) == 0 ||
+           strncmp(t->name, "topology", 8) == 0;
 }
 
 static const report_table tables[] = {
@@ -110,6 +119,16 @@ static const report_table tables[] = {
      "IIF(peak_rss_bytes IS NULL, NULL, printf('%.1f', peak_rss_bytes / 1048576.0)) AS peak_rss_mib, "
      "IIF(peak_pss_bytes IS NULL, NULL, printf('%.1f', peak_pss_bytes / 1048576.0)) AS peak_pss_mib, cpu_s, "
      "IIF(disk_bytes IS NULL, NULL, printf('%.1f', disk_bytes / 1048576.0)) AS disk_mib, unit FROM v_servers"},
+    /* topology (issue 39, docs/metrics.md "Topology"): each configuration's points beside its servers, what limited
+     * them; then each node at the last reading */
+    {"topology", "Topology: each configuration of an engine over several servers, its points and what limited them "
+                 "(nodes: the servers it took)",
+     "SELECT entry, shards, replicas, nodes, dataset, phase, clients, ef_search, recall, qps, p50_ms, p99_ms, "
+     "limited_by FROM v_topology_points"},
+    {"topology_nodes", "Topology: each node at its configuration's last reading (after the build or its last window; "
+                       "last_window_searches: the node's share of the last window; max_lag_bytes: the most any reading saw; cpu_s "
+                       "and peak_bytes: over the node's life)",
+     NULL},
     {"engine_provenance", "Engine provenance (what the server reports, where it came from, how it was built)",
      "SELECT engine, server_version, source, image, suite, sha256, flags, target_isa, build_simd, host_simd FROM v_engine_provenance"},
     {"server_phases", "Server memory and CPU per phase (sampled every 250 ms)",
@@ -171,7 +190,10 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, vb_error *er
 /* One table as a JSON array of row objects, into the document (json_rows.h: the one JSON path). */
 static int table_json(sqlite3 *db, const report_table *t, json_t *doc, vb_error *err) {
     const char *why = NULL;
-    json_t *rows = vb_json_rows(db, t->sql, &why);
+    char *made = t->sql ? NULL : made_sql(db, t);
+    if (!t->sql && !made) return vb_error_set(err, "results", 1, "out of memory for the table %s", t->name);
+    json_t *rows = vb_json_rows(db, made ? made : t->sql, &why);
+    free(made);
     if (!rows)
         return vb_error_set(err, "results", 1, "reading the results: %s (is this a vbench results database?)", why);
     if (optional(t) && json_array_size(rows) == 0) json_decref(rows);
@@ -264,6 +286,19 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
     int last = -1, width = 0, n = 0;
     for (int i = 0; i < g->cols; i++)
         if (show[i]) last = i, width += g->w[i] + (n++ ? 2 : 0);
+    /* A table printed in parts had its text cut to fit the whole width; the part's last column takes back the room
+     * its part leaves (up to its longest cell), so a reason wraps on a few wide lines, not many narrow ones. */
+    int lw = last < 0 ? 0 : g->w[last];
+    if (last >= 0) {
+        int longest = lw;
+        for (int r = 0; r < g->rows; r++) {
+            int l = (int)strlen(vb_grid_at(g, r, last));
+            if (l > longest) longest = l;
+        }
+        int room = VB_SHOW_WIDTH - (width - lw);
+        if (room > lw) lw = room < longest ? room : longest;
+        width += lw - g->w[last];
+    }
     int first = 1;
     for (int i = 0; i < g->cols; i++)
         if (show[i]) fprintf(out, "%s%-*s", first ? "" : "  ", i == last ? 0 : g->w[i], g->name[i]), first = 0;
@@ -273,7 +308,7 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
         if (!show[i]) continue;
         fprintf(out, "%s", first ? "" : "  ");
         first = 0;
-        for (int j = 0; j < g->w[i]; j++) fputc('-', out);
+        for (int j = 0; j < (i == last ? lw : g->w[i]); j++) fputc('-', out);
     }
     fputc('\n', out);
     for (int r = 0; r < g->rows; r++) {
@@ -282,8 +317,10 @@ static void print_part(FILE *out, const vb_grid *g, const unsigned char *show) {
             if (!show[i]) continue;
             const char *cell = vb_grid_at(g, r, i);
             int numeric = g->num[(size_t)r * (size_t)g->cols + (size_t)i];
-            if ((int)strlen(cell) > g->w[i] && i == last)   /* the last column wraps at its width */
-                fputs(first ? "" : "  ", out), put_column(out, cell, g->w[i], width - g->w[i]);
+            if ((int)strlen(cell) > lw && i == last)   /* the last column wraps at its width */
+                fputs(first ? "" : "  ", out), put_column(out, cell, lw, width - lw);
+            else if (i == last)
+                fprintf(out, "%s%*s", first ? "" : "  ", numeric ? lw : 0, cell);
             else if ((int)strlen(cell) > g->w[i])   /* cut: the start of the text and "..." */
                 fprintf(out, "%s%.*s...", first ? "" : "  ", g->w[i] - 3, cell);
             else
@@ -308,7 +345,11 @@ static void show_part(const unsigned char *mask, void *arg) {
 
 static int table_text(sqlite3 *db, const report_table *t, FILE *out, int wide, vb_error *err) {
     sqlite3_stmt *st;
-    if (prepare(db, t->sql, &st, err)) return VB_ERROR;
+    char *made = t->sql ? NULL : made_sql(db, t);
+    if (!t->sql && !made) return vb_error_set(err, "results", 1, "out of memory for the table %s", t->name);
+    int rc = prepare(db, made ? made : t->sql, &st, err);
+    free(made);
+    if (rc) return VB_ERROR;
     vb_grid g;
     char notes[1024] = "", context[512] = "";
     if (vb_grid_read(&g, st, NULL) != 0) {

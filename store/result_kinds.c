@@ -427,6 +427,7 @@ static void describe_churn(const Vbench__Result *r, char *buf, size_t len) {
                                       (sqlite3_int64)R->streaming->fresh_row_max))                                  \
     C(k, interval_max_lag_s,                                                                                        \
       v_real_or_null(R->streaming->rows_scheduled_window_end == 0, R->streaming->interval_max_lag_s))               \
+    C(k, fresh_node, v_int_or_null(R->streaming->fresh_node < 0, R->streaming->fresh_node))                        \
     AGENT_COLUMNS(k, C)
 COLUMNS(streaming, STREAMING_COLUMNS)
 
@@ -653,29 +654,39 @@ static void describe_cold_start(const Vbench__Result *r, char *buf, size_t len) 
 
 /* ---- nodes (topology, issue 39) ------------------------------------------------------------------------------ */
 
+/* A lag sample (agent/phase.c vb_lag_sampler: read replicas while a churn, a stream or a mixed phase writes), not a
+ * reading after a step: it has a time (at_s) and no row counts. */
+static int is_lag_sample(const char *after) {
+    return strcmp(after, "churn") == 0 || strcmp(after, "streaming") == 0 || strcmp(after, "mixed") == 0;
+}
+
 /* One reading of an engine's servers: its row in node_reading, a row per node in node_result. */
 #define NODES_COLUMNS(k, C, P)                                                                                      \
     KEY_COLUMNS(k, C, P)                                                                                            \
     C(k, after, v_text(R->nodes->after))                                                                            \
     C(k, nodes, v_int((sqlite3_int64)R->nodes->n_nodes))                                                            \
+    C(k, at_s, v_real_or_null(!is_lag_sample(R->nodes->after), R->nodes->at_s))                                    \
     AGENT_COLUMNS(k, C)
 COLUMNS(nodes, NODES_COLUMNS)
 
 static store_value int_or_null(int64_t v) { return v < 0 ? v_null() : v_int(v); }
 
+
 static int after_nodes(vb_store *s, store_row *w, vb_error *err) {
     sqlite3_stmt *st = store_prepare(s, "INSERT INTO node_result (result_key, node, role, rows, index_bytes, "
-                                        "table_bytes, searches, lag_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", err);
+                                        "table_bytes, searches, lag_bytes, build_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                     err);
     if (!st) return s->last;
     int rc = SQLITE_DONE;
     for (size_t i = 0; i < R->nodes->n_nodes && rc == SQLITE_DONE; i++) {
         const Vbench__NodeStats *n = R->nodes->nodes[i];
         store_value v[] = {int_or_null(n->rows), int_or_null(n->index_bytes), int_or_null(n->table_bytes),
-                           int_or_null(n->searches), int_or_null(n->lag_bytes)};
+                           int_or_null(n->searches), int_or_null(n->lag_bytes),
+                           n->build_ms > 0 ? v_int(n->build_ms) : v_null()};   /* 0: a sender that did not measure */
         store_bind_text(st, 1, R->result_key);
         sqlite3_bind_int(st, 2, (int)n->node);
         store_bind_text(st, 3, n->role);
-        for (int j = 0; j < 5; j++)
+        for (int j = 0; j < 6; j++)
             if (v[j].type == STORE_NULL) sqlite3_bind_null(st, 4 + j);
             else sqlite3_bind_int64(st, 4 + j, v[j].i);
         rc = sqlite3_step(st);
@@ -692,6 +703,8 @@ static int after_nodes(vb_store *s, store_row *w, vb_error *err) {
 static void describe_nodes(const Vbench__Result *r, char *buf, size_t len) {
     for (size_t i = 0; i < r->nodes->n_nodes; i++) {
         const Vbench__NodeStats *n = r->nodes->nodes[i];
+        /* a lag sample (five a second while a churn or a stream writes) says nothing: v_nodes has them */
+        if (is_lag_sample(r->nodes->after)) continue;
         say(buf, len, "%s: node %u (%s) after the %s: %lld rows, %lld searches, replay lag %lld bytes", r->item_key,
             n->node, n->role, r->nodes->after, (long long)n->rows, (long long)n->searches, (long long)n->lag_bytes);
     }

@@ -526,6 +526,7 @@ CREATE TABLE IF NOT EXISTS streaming_result (
     rows_scheduled_window_end INTEGER,      -- rows due since the stream began when the window ended (issue 36.1)
     fresh_row_max   INTEGER,                -- the largest fresh id returned in the window; NULL none
     interval_max_lag_s REAL,                -- the interval's largest lag (max_lag_s: the stream's so far)
+    fresh_node      INTEGER,                -- read replicas (issue 39): the node the freshness probe read on; NULL one server
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );
@@ -648,8 +649,9 @@ CREATE TABLE IF NOT EXISTS node_reading (
     engine          TEXT NOT NULL,
     config          TEXT,
     dataset         TEXT NOT NULL,
-    after           TEXT NOT NULL,          -- build, window
+    after           TEXT NOT NULL,          -- build, window, churn-delete, churn-reinsert; churn, streaming: lag samples
     nodes           INTEGER NOT NULL,
+    at_s            REAL,                   -- a lag sample's seconds since the churn's or the stream's writes began
     agent           TEXT,
     recorded_at     TEXT NOT NULL
 );
@@ -662,5 +664,6 @@ CREATE TABLE IF NOT EXISTS node_result (
     table_bytes     INTEGER,
     searches        INTEGER,                -- the server's own kNN statement count since it started
     lag_bytes       INTEGER,                -- WAL not replayed yet against the primary's position at the reading
+    build_ms        INTEGER,                -- a shard's own index build (shards: N); NULL: not measured
     PRIMARY KEY (result_key, node)
 );

@@ -446,7 +446,7 @@ CREATE VIEW v_streaming AS
            r.fresh_never, r.fresh_p50_ms, r.fresh_p99_ms, r.insert_errors, r.rows_inserted_total,
            r.rows_scheduled_total, r.rows_scheduled_total - r.rows_inserted_total AS shortfall_rows, r.recall_full,
            r.rows_scheduled_window_end, r.fresh_row_max, r.interval_max_lag_s, r.attempt,
-           r.item_key
+           r.item_key, r.fresh_node
     FROM streaming_result AS r JOIN plan ON plan.key = r.item_key
     WHERE r.attempt = (SELECT MAX(x.attempt) FROM streaming_result AS x WHERE x.item_key = r.item_key)
     ORDER BY plan.seq, r.stage_index;
@@ -1018,22 +1018,121 @@ CREATE VIEW v_capacity AS
     WHERE r.attempt = (SELECT MAX(r2.attempt) FROM capacity_result AS r2 WHERE r2.item_key = r.item_key)
     ORDER BY plan.seq, r.target_ms;
 
--- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window),
+-- Topology (issue 39): each node of an engine of several servers per reading (after the build, after each window;
+-- read replicas' lag samples taken during a churn's writes and a stream's, after 'churn' / 'streaming' with at_s),
 -- with the orchestrator's facts of that node from the manifest: its unit, CPUs and memory limit, and at the stop its
--- peak memory and CPU seconds (node 0's facts are the server's own keys).
+-- peak memory and CPU seconds (node 0's facts are the server's own keys), and where it ran (its orchestrator's host
+-- and agent id, coordinator/placement.h). The facts are under the server's name (engine.LABEL.server: the entry's
+-- name for its first configuration with a server, the label for a later one on a server of its own; results
+-- written before that key, v_topology's server name).
 CREATE VIEW v_nodes AS
-    SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
-           n.table_bytes, n.searches, n.lag_bytes,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
-                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit') AS unit,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
-                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit.cpu_affinity') AS cpus,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) ||
-                   CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END || '.unit.memory_max') AS memory_max,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
-                   CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'peak_cgroup_bytes') AS peak_bytes,
-           (SELECT value FROM manifest WHERE key = 'server.' || COALESCE(r.config, r.engine) || '.at_stop.' ||
-                   CASE n.node WHEN 0 THEN '' ELSE 'node.' || n.node || '.' END || 'cpu_s') AS cpu_s,
-           r.item_key AS item, plan.seq
-    FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key
-    ORDER BY plan.seq, n.node;
+    SELECT engine, dataset, after, node, role, rows, index_bytes, table_bytes, searches, lag_bytes,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit') AS unit,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit.cpu_affinity') AS cpus,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.unit.memory_max') AS memory_max,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.peak_cgroup_bytes') AS peak_bytes,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || '.at_stop' || nk || '.cpu_s') AS cpu_s,
+           item, seq, at_s,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.host') AS host,
+           (SELECT value FROM manifest WHERE key = 'server.' || srv || nk || '.agent') AS agent, build_ms
+    FROM (SELECT COALESCE(r.config, r.engine) AS engine, r.dataset, r.after, n.node, n.role, n.rows, n.index_bytes,
+                 n.table_bytes, n.searches, n.lag_bytes, n.build_ms, r.item_key AS item, plan.seq, r.at_s,
+                 COALESCE((SELECT value FROM manifest WHERE key = 'engine.' || COALESCE(r.config, r.engine) || '.server'),
+                          (SELECT t.server FROM v_topology AS t WHERE t.engine = COALESCE(r.config, r.engine)),
+                          COALESCE(r.config, r.engine)) AS srv,
+                 CASE n.node WHEN 0 THEN '' ELSE '.node.' || n.node END AS nk
+          FROM node_result AS n JOIN node_reading AS r ON r.result_key = n.result_key JOIN plan ON plan.key = r.item_key)
+    ORDER BY seq, at_s, node;
+
+-- Topology (issue 39): each configuration of an engine entry that has shards or replicas (one of its configurations
+-- says either, `replicas: 0` included: the single server to compare with), from the resolved profile: its shards, its
+-- replicas, the servers it takes (nodes: a router and its shards, or a primary and its replicas; as
+-- vb_profile_engine_nodes counts them), its kind (shards, replicas or single) and the name of the server it ran on
+-- (the manifest's server.NAME.*: the entry's name for the entry's first server, else the label of the configuration
+-- that owns it; coordinator/servers.c vb_campaign_server_name, configurations of the same recipe and node count
+-- share one server).
+CREATE VIEW v_topology AS
+    WITH c AS (
+        SELECT CAST(je.key AS INTEGER) AS i, je.value ->> '$.name' AS series,
+               COALESCE(je.value ->> '$.entry', je.value ->> '$.name') AS entry,
+               je.value ->> '$.params.recipe' AS recipe,
+               CAST(COALESCE(je.value ->> '$.params.shards', 1) AS INTEGER) AS shards,
+               CAST(COALESCE(je.value ->> '$.params.replicas', 0) AS INTEGER) AS replicas,
+               (je.value ->> '$.params.shards') IS NOT NULL OR (je.value ->> '$.params.replicas') IS NOT NULL AS said
+        FROM manifest AS m, json_each(m.value, '$.engines') AS je
+        WHERE m.key = 'profile.resolved' AND json_valid(m.value)),
+    n AS (SELECT c.*, CASE WHEN shards > 1 THEN 1 + shards ELSE 1 + replicas END AS nodes FROM c),
+    o AS (SELECT n.*, (SELECT MIN(x.i) FROM n AS x WHERE x.entry = n.entry AND x.recipe IS n.recipe
+                                                          AND x.nodes = n.nodes) AS owner,
+                      (SELECT MIN(x.i) FROM n AS x WHERE x.entry = n.entry) AS first FROM n)
+    SELECT o.series AS engine, o.entry, o.shards, o.replicas, o.nodes,
+           CASE WHEN o.shards > 1 THEN 'shards' WHEN o.replicas > 0 THEN 'replicas' ELSE 'single' END AS kind,
+           CASE WHEN o.owner = o.first THEN o.entry ELSE (SELECT x.series FROM n AS x WHERE x.i = o.owner) END AS server,
+           o.i AS seq
+    FROM o WHERE o.entry IN (SELECT entry FROM c WHERE said)
+    ORDER BY o.i;
+
+-- Topology (issue 39): every measured point of those configurations beside its topology, the seed's single node
+-- against several, for our engines: the recall sweep's points (v_recall_sweep: medians over the repeats) and the
+-- closed-loop concurrency points (v_concurrency_points; recall: the one-client sweep's at the window's ef_search),
+-- and what limited the point, from what the results record and nothing else (docs/metrics.md "Topology"): the
+-- client (in flight under half its clients, or its CPU saturated: v_validity's finding), node 0's CPU (the router
+-- of shards, the primary of replicas: its unit's cores busy in the windows against the cores it was given: its
+-- share), replay lag at the window's node reading, else "not recorded" with what was measured (node 0's cores busy,
+-- the CPUs the nodes share, server_share: the part of the client's latency the servers' own statistics say they
+-- executed, as v_concurrency; the queries the client kept in flight). Only node 0's unit is sampled during a window:
+-- the other nodes' CPU in the window is not recorded (their CPU seconds over their life are, in v_nodes), and the
+-- line says so.
+CREATE VIEW v_topology_points AS
+    WITH pt AS (
+        SELECT t.entry, t.engine, t.shards, t.replicas, t.nodes, t.kind, s.dataset, 'recall_sweep' AS phase,
+               s.clients, s.ef_search, s.recall, s.qps, s.qps_min, s.qps_max, s.p50_ms, s.p99_ms, NULL AS in_flight,
+               NULL AS refused,
+               NULL AS client_saturated, NULL AS cores_busy, NULL AS cores, NULL AS server_share, NULL AS lag_bytes,
+               NULL AS shared_cpus, s.seq
+        FROM v_topology AS t JOIN v_recall_sweep AS s ON s.engine = t.engine
+        UNION ALL
+        SELECT t.entry, t.engine, t.shards, t.replicas, t.nodes, t.kind, c.dataset, 'concurrency', c.clients, w.ef,
+               (SELECT s.recall FROM v_recall_sweep AS s WHERE s.engine = c.engine AND s.dataset = c.dataset
+                    AND s.clients = 1 AND s.ef_search = w.ef),
+               c.qps, c.qps_min, c.qps_max, c.p50_ms, c.p99_ms, c.in_flight, c.efficiency_refused LIKE 'refused%',
+               (SELECT group_concat(DISTINCT v.detail) FROM v_validity AS v WHERE v."check" = 'client CPU saturated'
+                    AND v.item IN (SELECT item_key FROM window_result AS x WHERE COALESCE(x.config, x.engine) = c.engine
+                                   AND x.dataset = c.dataset AND x.clients = c.clients AND x.target_rate IS NULL)),
+               (SELECT AVG(k.server_cores_busy) FROM v_concurrency AS k WHERE k.engine = c.engine
+                    AND k.dataset = c.dataset AND k.clients = c.clients AND k.target_rate IS NULL),
+               (SELECT MAX(k.server_cores) FROM v_concurrency AS k WHERE k.engine = c.engine
+                    AND k.dataset = c.dataset AND k.clients = c.clients AND k.target_rate IS NULL),
+               (SELECT AVG(k.server_share) FROM v_concurrency AS k WHERE k.engine = c.engine
+                    AND k.dataset = c.dataset AND k.clients = c.clients AND k.target_rate IS NULL),
+               (SELECT MAX(n.lag_bytes) FROM v_nodes AS n WHERE n.engine = c.engine AND n.after = 'window'
+                    AND n.item IN (SELECT item_key FROM window_result AS x WHERE COALESCE(x.config, x.engine) = c.engine
+                                   AND x.dataset = c.dataset AND x.clients = c.clients AND x.target_rate IS NULL)),
+               -- the CPUs every node of the configuration was given, when they are all the same set
+               (SELECT IIF(COUNT(DISTINCT n.cpus) = 1 AND COUNT(DISTINCT n.node) > 1, MAX(n.cpus), NULL)
+                    FROM v_nodes AS n WHERE n.engine = c.engine),
+               c.seq
+        FROM v_topology AS t JOIN v_concurrency_points AS c ON c.engine = t.engine AND c.target_rate IS NULL
+        JOIN (SELECT COALESCE(config, engine) AS cfg, dataset, clients, MAX(ef_search) AS ef FROM window_result
+              WHERE target_rate IS NULL GROUP BY 1, 2, 3) AS w
+             ON w.cfg = c.engine AND w.dataset = c.dataset AND w.clients = c.clients)
+    SELECT entry, engine, shards, replicas, nodes, kind, dataset, phase, clients, ef_search, recall, qps, qps_min,
+           qps_max, p50_ms, p99_ms, in_flight, cores_busy AS node0_cores_busy, cores AS node0_cores, server_share, lag_bytes AS max_lag_bytes,
+           CASE
+           WHEN phase = 'recall_sweep' AND clients = 1 THEN 'one client: QPS = 1 / latency'
+           WHEN refused THEN printf('the client: %.2f of %d queries in flight', in_flight, clients)
+           WHEN client_saturated IS NOT NULL THEN 'the client guard: ' || client_saturated
+           WHEN cores_busy >= 0.9 * cores
+           THEN printf('node 0 CPU (%s): %.2f of its %d core%s busy', IIF(kind = 'shards', 'router',
+                       IIF(kind = 'replicas', 'primary', 'server')), cores_busy, cores, IIF(cores = 1, '', 's'))
+           WHEN lag_bytes > 0 THEN printf('replay lag: a replica %d bytes behind', lag_bytes)
+           WHEN phase = 'recall_sweep' THEN 'not recorded (no server CPU sampled in the sweep)'
+           ELSE 'not recorded (' ||
+                IIF(cores_busy IS NULL, 'no server CPU sampled',
+                    printf('node 0 %.2f of %d core%s busy', cores_busy, cores, IIF(cores = 1, '', 's'))) ||
+                IIF(nodes > 1, ', other nodes not sampled', '') ||
+                IIF(shared_cpus IS NOT NULL, printf(', all %d nodes on CPU %s', nodes, shared_cpus), '') ||
+                IIF(server_share IS NULL, '', printf(', the servers executed %.0f %% of the latency', 100 * server_share)) ||
+                printf(', %.2f of %d in flight)', in_flight, clients)
+           END AS limited_by, seq
+    FROM pt ORDER BY entry, dataset, phase DESC, clients, ef_search, nodes;

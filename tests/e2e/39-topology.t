@@ -9,7 +9,10 @@
 # both configurations done, recall of the replicated configuration the same as with one server (the standby holds the
 # same index), the manifest's per-node facts (unit, data directory, CPUs, memory limit; at the stop each node's peak
 # memory, CPU seconds, sizes and log tail), the replica's own log says it is a standby that streams from the primary.
-# Smallest data: 3000 rows of dimension 8.
+# The read side (issue 39, item 5): `vbench show` (text and --json) prints each configuration's points beside its
+# topology with what limited them and each node at the last reading, the csv export has them, and the report's Topology
+# section draws QPS and recall against the number of nodes, says what limited each point, and is seen in headless
+# Chromium. Smallest data: 3000 rows of dimension 8.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/ns-servers.sh"
 vb_ns_servers_boot
@@ -90,4 +93,51 @@ q "$db" "SELECT config, stage, recall FROM churn_result WHERE stage IN ('before'
 is "$(q "$db" "SELECT COUNT(*) FROM churn_result a JOIN churn_result b ON a.stage = b.stage
                WHERE a.config = 'pgvector[replicas=0]' AND b.config = '$r1' AND a.stage = 'after'
                AND b.recall >= a.recall - 0.02")" "1" "churn: recall after the reinserts on primary + replica is one server's"
+
+# --- the read side: show, --json, the exports and the report's Topology section (seen in headless Chromium) --------
+out=$("$VBENCH" show "$db")
+like "$out" "Topology: each configuration of an engine over several servers" "show prints the topology table"
+like "$out" "Topology: each node at its configuration's last reading" "show prints the per-node table"
+"$VBENCH" show --json "$db" >"$SCRATCH/show.json"
+/usr/bin/python3 - "$SCRATCH/show.json" "$(q "$db" "SELECT qps FROM window_result WHERE config = '$r1'")" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["topology"]
+# two configurations x (two sweep points + one concurrency point), each with its topology and what limited it
+assert len(t) == 6, t
+assert sorted({(r["replicas"], r["nodes"]) for r in t}) == [(0, 1), (1, 2)], t
+c = [r for r in t if r["phase"] == "concurrency" and r["nodes"] == 2]
+assert len(c) == 1 and abs(c[0]["qps"] - float(sys.argv[2])) < 1e-6 * float(sys.argv[2]), c
+assert c[0]["recall"] is not None and c[0]["recall"] >= 0.95, c   # the one-client sweep's at the window's ef_search
+# what the results record: node 0's cores busy, the replica not sampled in the window, both nodes on one CPU
+assert c[0]["limited_by"].startswith("not recorded (node 0 ") and "other nodes not sampled" in c[0]["limited_by"] \
+    and "all 2 nodes on CPU" in c[0]["limited_by"], c[0]["limited_by"]
+assert all(r["limited_by"] == "one client: QPS = 1 / latency" for r in t if r["phase"] == "recall_sweep"), t
+n = d["topology_nodes"]
+assert [(r["node"], r["role"], r["reading"]) for r in n] == [(0, "primary", "window"), (1, "replica", "window")], n
+for r in n:
+    assert r["rows"] == 3000 and r["index_bytes"] > 0 and r["searches"] > 0 and r["max_lag_bytes"] is not None, r
+    assert r["peak_bytes"] > 0 and r["cpu_s"] > 0 and r["memory_max"] > 0, r
+PY
+ok $? "show --json: topology (6 points, replicas 1's window QPS and recall, what limited it) and topology_nodes (both nodes: rows, index, searches, lag, peak memory, CPU seconds)"
+"$VBENCH" export "$db" --format csv -o "$SCRATCH/csv" >/dev/null 2>&1
+is "$(($(wc -l <"$SCRATCH/csv/topology_points.csv") - 1)) $(($(wc -l <"$SCRATCH/csv/nodes.csv") - 1))" \
+   "6 $(q "$db" "SELECT COUNT(*) FROM node_result")" "the csv export has the topology points and every node reading"
+"$VBENCH" report "$db" -o "$SCRATCH/report" >/dev/null 2>"$SCRATCH/report.err"
+ok $? "vbench report exits 0" || tail -5 "$SCRATCH/report.err" | sed 's/^/#   /'
+html=$SCRATCH/report/report.html
+like "$(cat "$html" 2>/dev/null)" '<section id="topology">' "the report has a Topology section"
+is "$(ls "$SCRATCH/report/charts/" | grep -c '^topology-\(qps\|recall\)\.png$')" "2" \
+   "the report draws QPS and recall against the number of nodes"
+grep -q "with yerrorlines .* title 'pgvector replicas, 2 clients'" "$SCRATCH/report/charts/topology-qps.body.gp"
+ok $? "the QPS chart has a line for pgvector's replicas at 2 clients (1 and 2 nodes), the repeats' range as whiskers"
+like "$(cat "$SCRATCH/report/report.md" 2>/dev/null)" \
+     "| pgvector[replicas=1] | 2 | $(printf %.0f "$(q "$db" "SELECT qps FROM window_result WHERE config = '$r1'")") |" \
+     "the seed's table: each topology's best QPS beside its node count (replicas 1: 2 nodes, its window's QPS)"
+like "$(cat "$html" 2>/dev/null)" "pgvector[replicas=1] (2 nodes) on t at 2 clients, ef_search 40:" \
+     "the section says what limited each concurrency point"
+over=$(vb_report_overflow "$html"); rc=$?
+[ $rc -eq 0 ] && ! printf '%s\n' "$over" | grep -q '^topology:'
+ok $? "every table of the Topology section fits its page in Chromium at 1400 px${over:+: $over}"
+vb_report_section_shot "$html" topology "$SCRATCH/topology.png"
 done_testing

@@ -89,7 +89,14 @@ like "$(cat "$SCRATCH/mdc.err")" "queries/s at p99 <= 10 ms" "the console says t
 
 # ---- the read side: show, show --json, the exports, the report's section in headless Chromium -------------------
 db=$SCRATCH/mdc.sqlite
-like "$("$VBENCH" show "$db" 2>&1)" "Capacity at a latency objective" "vbench show prints the capacity per configuration"
+capout=$("$VBENCH" show "$db" 2>&1)
+like "$capout" "Capacity at a latency objective" "vbench show prints the capacity per configuration"
+# The table is printed in two parts; the reason, the second part's last column, takes the room its part leaves (it
+# wrapped at 16 columns before: a reason of 150 characters on ten lines).
+capsec=$(printf '%s\n' "$capout" | sed -n '/^Capacity at/,/^$/{p};/^engine .*reason/,/^$/{p}')
+is "$(printf '%s\n' "$capout" | awk 'length($0) > 120' | wc -l)" "0" "show: every line fits 120 columns"
+is "$(printf '%s\n' "$capsec" | awk 'h { match($0, /-+$/); w = RLENGTH; h = 0 } /^engine .*reason$/ { h = 1 } END { print (w >= 40) }')" "1" \
+   "show: the capacity reason column is at least 40 wide where the table is printed in parts ($(printf '%s\n' "$capsec" | grep -c '^ \{40,\}') continuation lines)"
 like "$("$VBENCH" show --windows "$db" 2>&1)" "Capacity search windows" "show --windows prints every window of the search"
 is "$("$VBENCH" show --json "$db" | /usr/bin/python3 -c 'import json, sys
 d = json.load(sys.stdin)

@@ -69,13 +69,15 @@ grep -q '<p id="x">JS-OFF</p>' "$SCRATCH/probe.dom"; ok $? "Chromium runs with J
 chrome "$SCRATCH/c1" --dump-dom "file://$dir/report.html" > "$SCRATCH/report.dom"
 ok $? "Chromium renders report.html"
 missing=""
-for s in summary environment validity asymmetries recall build concurrency timegoes filtered churn streaming capacity mixed server reproduce appendix; do
+for s in summary environment validity asymmetries recall build concurrency timegoes filtered churn streaming capacity mixed server topology reproduce appendix; do
     grep -q "<section id=\"$s\"" "$SCRATCH/report.dom" || missing="$missing $s"
 done
 is_empty "$missing" "every section is in the rendered page, in order"
 order=$(grep -o '<section id="[a-z]*"' "$SCRATCH/report.dom" | sed 's/.*id="//; s/"//' | tr '\n' ' ')
-is "$order" "summary environment validity asymmetries recall build concurrency timegoes filtered churn streaming capacity mixed server reproduce appendix " \
-   "sections in the issue's order (issue 27 adds timegoes after concurrency, issue 25 streaming after churn, issue 37 capacity and issue 38 mixed after streaming)"
+is "$order" "summary environment validity asymmetries recall build concurrency timegoes filtered churn streaming capacity mixed server topology reproduce appendix " \
+   "sections in the issue's order (issue 27 adds timegoes after concurrency, issue 25 streaming after churn, issue 37 capacity and issue 38 mixed after streaming, issue 39 topology after server)"
+like "$(cat "$SCRATCH/report.dom")" "No configuration in these runs has shards or replicas" \
+     "without shards or replicas the Topology section says every engine ran on one server"
 chrome "$SCRATCH/c2" --window-size=1100,5000 --screenshot="$SCRATCH/report.png" "file://$dir/report.html" >/dev/null
 ok $? "Chromium takes a screenshot"
 /usr/bin/python3 - "$SCRATCH/report.dom" "$SCRATCH/report.png" <<'PY'

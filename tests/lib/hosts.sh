@@ -6,7 +6,10 @@
 #   bench  10.77.1.2                                                  the client agent
 #   orch   10.77.2.2, routed through coord                            the agent with role orchestrator
 #
-# hosts_up makes them (root only: without root the test skips); on_host HOST CMD... runs CMD there, keeping
+#   orch2  10.77.3.2, routed through coord                            a second orchestrator (hosts_up_orch2)
+#
+# hosts_up makes them (root only: without root the test skips); hosts_up_orch2 adds orch2 and lets coord route
+# between the hosts (the client and the orchestrators reach each other's servers); on_host HOST CMD... runs CMD there, keeping
 # its PID (ip netns exec, unshare and sh all exec), so `on_host bench vbench-agent ... &` gives the agent's
 # PID in $!; link_down / link_up cut and restore the bench host's only link (wait_sql / wait_pid, the waits with a
 # deadline, are in lib.sh); everything started is stopped and the namespaces removed on exit.
@@ -14,6 +17,7 @@ HOSTS_TAG=$$
 NS_coord="vbt-c-$HOSTS_TAG"
 NS_bench="vbt-b-$HOSTS_TAG"
 NS_orch="vbt-o-$HOSTS_TAG"
+NS_orch2="vbt-p-$HOSTS_TAG"
 BENCH_IF="vb$HOSTS_TAG"
 COORD_ADDR=10.77.1.1
 PORT=5555
@@ -28,6 +32,7 @@ hosts_cleanup() {
     ip netns del "$NS_coord" 2>/dev/null
     ip netns del "$NS_bench" 2>/dev/null
     ip netns del "$NS_orch" 2>/dev/null
+    ip netns del "$NS_orch2" 2>/dev/null
     if [ -n "${VB_KEEP:-}" ]; then echo "# kept $SCRATCH (VB_KEEP)"; else rm -rf "$SCRATCH"; fi
 }
 trap hosts_cleanup EXIT
@@ -55,6 +60,34 @@ hosts_up() {
         ip -n "$NS_bench" link set "$BENCH_IF" up && ip -n "$NS_orch" link set "vo$HOSTS_TAG" up || return 1
     ip -n "$NS_orch" route add default via 10.77.2.1 || return 1
     ip -n "$NS_bench" route get "$COORD_ADDR" >/dev/null && ip -n "$NS_orch" route get "$COORD_ADDR" >/dev/null
+}
+
+# A fourth host, orch2 (10.77.3.2, linked to coord's 10.77.3.1), and routes between all of them through coord: the
+# client reaches the servers of both orchestrators, and a server on one reaches a server on the other (a replica
+# copies its primary). After hosts_up.
+hosts_up_orch2() {
+    ip netns add "$NS_orch2" || return 1
+    ip link add "vc3$HOSTS_TAG" netns "$NS_coord" type veth peer name "vp$HOSTS_TAG" netns "$NS_orch2" || return 1
+    ip -n "$NS_coord" addr add 10.77.3.1/24 dev "vc3$HOSTS_TAG"
+    ip -n "$NS_orch2" addr add 10.77.3.2/24 dev "vp$HOSTS_TAG"
+    ip -n "$NS_orch2" link set lo up && ip -n "$NS_coord" link set "vc3$HOSTS_TAG" up &&
+        ip -n "$NS_orch2" link set "vp$HOSTS_TAG" up || return 1
+    ip -n "$NS_orch2" route add default via 10.77.3.1 || return 1
+    ip -n "$NS_bench" route add default via 10.77.1.1 || return 1
+    ip netns exec "$NS_coord" sysctl -qw net.ipv4.ip_forward=1 || return 1
+    ip -n "$NS_bench" route get 10.77.3.2 >/dev/null && ip -n "$NS_orch2" route get 10.77.2.2 >/dev/null
+}
+
+# on_host_systemd HOST CMD...: CMD on that host as on_host does, under a systemd of its own booted in the host's
+# network namespace (deploy/systemd-ns, $SCRATCH shared), so the units an orchestrator starts there have the host's
+# addresses. nsenter --net, not ip netns exec: that one mounts a fresh /sys, without the cgroup hierarchies systemd
+# needs. The host's name is set once systemd booted (it sets the image's /etc/hostname in its UTS namespace). Exits
+# with CMD's status once the namespace is torn down. Background it and take $!.
+on_host_systemd() {
+    local host=$1; shift
+    local ns_var="NS_$host"
+    exec nsenter --net="/run/netns/${!ns_var}" unshare --uts bash "$VB_ROOT/deploy/systemd-ns" --share "$SCRATCH" -- \
+        sh -c 'hostname "$0-host" && exec "$@"' "$host" "$@"
 }
 
 # Keys: the coordinator's pair, one pair per agent name given, and the allow-list directory with their .pub.

@@ -267,9 +267,20 @@ int main(void) {
     contains(err.message, "no parameter 'nope'", "naming it");
     ok(vb_recipe_load(dir, "pv ver", &r, &err) == VB_ERROR, "a word without '=' is refused");
     contains(err.message, "is not key=value", "saying how to write it");
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nreplica:\n  primary_mount: /p\n"
+                     "  run: [[/y]]\n  args: --x\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "replica.args that is not a list is refused");
+    contains(err.message, "pv.yml:9: key 'replica.args': expected a non-empty list", "with file, line and key");
     write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nbuild: {cflags: x}\n");
     ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "an unknown build key is refused");
     contains(err.message, "pv.yml:6: unknown key 'build.cflags'", "with file, line and key");
+    /* port: the TCP port of a server placed over several hosts (node K on port + K) */
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x]\nport: 65530\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_ERROR, "a port without room for the nodes' ports is refused");
+    contains(err.message, "key 'port': 65530 is not a TCP port from 1 to 65519", "saying the range");
+    write_file(path, "name: pv\nengine: pgvector\nimage: base\nuser: u\nstart: [/x, \"{port}\"]\nport: 6000\n");
+    ok(vb_recipe_load(dir, "pv", &r, &err) == VB_OK && r->port == 6000, "port: 6000 is kept");
+    vb_recipe_destroy(&r);
     snprintf(path, sizeof path, "rm -rf %s", dir);
     if (system(path) != 0) printf("# cleanup failed\n");
 
@@ -281,22 +292,40 @@ int main(void) {
             printf("#   %s\n", err.message);
             continue;
         }
-        if (i == 0)   /* issue 39: pgvector makes read replicas with pg_basebackup; mariadb's recipe none yet */
+        if (i == 0)   /* issue 39: pgvector makes read replicas with pg_basebackup, MariaDB by its replication */
             ok(r->replica_mount && strcmp(r->replica_mount, "/var/lib/vbench-primary") == 0 &&
                    r->n_replica_init == 1 && strstr(r->replica_init[0][0], "pg_basebackup"),
                "pgvector's recipe: replica.run copies the primary with pg_basebackup");
-        if (i == 1) ok(r->replica_mount == NULL && r->n_replica_init == 0, "mariadb's recipe: no replica section");
+        if (i == 1) {
+            ok(r->replica_mount && r->n_replica_init == 1 && strstr(r->replica_init[0][2], "mariadb-dump") &&
+                   strstr(r->replica_init[0][2], "MASTER_USE_GTID = slave_pos"),
+               "mariadb's recipe: replica.run seeds the replica from the primary's dump at its GTID position");
+            int bin = 0, id = 0;
+            for (size_t j = 0; r->replica_primary_args && r->replica_primary_args[j]; j++)
+                bin |= strcmp(r->replica_primary_args[j], "--log-bin=binlog") == 0;
+            for (size_t j = 0; r->replica_args && r->replica_args[j]; j++)
+                id |= strcmp(r->replica_args[j], "--server-id={server_id}") == 0;
+            ok(bin && id, "mariadb's recipe: the binary log on a primary with replicas, a server id per replica");
+        }
+        if (i == 0)   /* placement (coordinator/placement.h): TCP at {listen} on port + K, replicas over {primary_host} */
+            ok(r->port == 5432 && strstr(r->replica_init[0][2], "host={primary_host} port={primary_port}") &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{host}") == 0 &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "port", ""), "{port}") == 0,
+               "pgvector's recipe: port 5432, connect host {host} and port {port}, replicas copy {primary_host}:{primary_port}");
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
         size_t ns = 0;
         vb_recipe_settings(r, &b, &set, &ns, &err);
-        vb_kv vars[40];
+        vb_kv vars[48];
         size_t nv = 0;
-        for (size_t j = 0; j < ns && nv < 34; j++) vars[nv++] = set[j];
+        for (size_t j = 0; j < ns && nv < 30; j++) vars[nv++] = set[j];   /* room for the 12 below */
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};   /* what the orchestrator gives every node (orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"host", "/x"};
+        if (r->port) vars[nv++] = (vb_kv){"port", "5432"};
         char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         ok(argv != NULL, "%s: every start argument expands", names[i]);
         if (!argv) printf("#   %s\n", err.message);
@@ -314,6 +343,23 @@ int main(void) {
         }
         ok(init_ok, "%s: every init step expands (%zu, and %zu of init.template.apply)", names[i], r->n_init,
            r->n_template_apply);
+        /* the replica's steps and arguments with the replica's variables (orchestrator/orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"primary", "/var/lib/vbench-primary"};
+        vars[nv++] = (vb_kv){"primary_password", "p"};
+        vars[nv++] = (vb_kv){"server_id", "2"};
+        vars[nv++] = (vb_kv){"replication_port", "40000"};
+        vars[nv++] = (vb_kv){"primary_host", "/var/lib/vbench-primary"};   /* placement: node 0's host and port */
+        vars[nv++] = (vb_kv){"primary_port", "5432"};
+        int rep_ok = 1;
+        char **more[2] = {r->replica_primary_args, r->replica_args};
+        for (size_t j = 0; j < r->n_replica_init + 2; j++) {
+            char **src = j < r->n_replica_init ? r->replica_init[j] : more[j - r->n_replica_init];
+            if (!src) continue;
+            char **iv = vb_recipe_expand_argv(r, src, vars, nv, &err);
+            if (!iv) rep_ok = 0, printf("#   %s\n", err.message);
+            vb_recipe_argv_free(iv);
+        }
+        ok(rep_ok, "%s: every replica step and argument expands", names[i]);
         vb_recipe_kv_free(set, ns);
         vb_profile_destroy(&p);
         vb_recipe_destroy(&r);
@@ -378,6 +424,9 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};   /* what the orchestrator gives every node (orchestrate.c start_node) */
+        vars[nv++] = (vb_kv){"host", "/x"};
+        if (r->port) vars[nv++] = (vb_kv){"port", "5432"};
         char **argv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         char line[1024] = "";
         for (size_t j = 0; argv && argv[j]; j++)
@@ -412,6 +461,8 @@ int main(void) {
         vars[nv++] = (vb_kv){"data", "/var/lib/vbench"};
         vars[nv++] = (vb_kv){"datadir", "/x"};
         vars[nv++] = (vb_kv){"password", "p"};
+        vars[nv++] = (vb_kv){"listen", ""};
+        vars[nv++] = (vb_kv){"port", "5432"};
         char **sv = vb_recipe_expand_argv(r, r->start, vars, nv, &err);
         is_str(sv ? sv[0] : "(no argv)", "/usr/lib/postgresql/18/bin/postgres", "0.8.7: PostgreSQL 18's postgres starts");
         vb_recipe_argv_free(sv);

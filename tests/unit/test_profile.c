@@ -328,6 +328,16 @@ static void test_errors(void) {
     expect_error("empty value", BASE_HEAD "  churn:\n    limit_s:\n", 13, "key 'phases.churn.limit_s'",
                  "got an empty value");
     expect_error("resources not a map", BASE_HEAD "resources: 5\n", 12, "key 'resources'", "expected a map");
+    /* placement (coordinator/placement.h): the orchestrator agents a server waits for */
+    expect_error("orchestrators 0", BASE_HEAD "resources:\n  orchestrators: 0\n", 13, "key 'resources.orchestrators'",
+                 "not a whole number from 1 to 16");
+    expect_error("orchestrators a word", BASE_HEAD "resources: {orchestrators: two}\n", 12,
+                 "key 'resources.orchestrators'", "'two' is not a whole number");
+    vb_error err = {0};
+    vb_profile *p = parse(BASE_HEAD "resources: {orchestrators: 3}\n", &err);
+    is_str(p ? vb_profile_setting(p, "resources.orchestrators", NULL) : "(refused)", "3",
+           "resources.orchestrators: 3 is kept");
+    vb_profile_destroy(&p);
 }
 
 static void test_select_engines(void) {
@@ -1439,7 +1449,7 @@ static void test_topology(void) {
         ok(vb_profile_check_engines(p, &err) == VB_ERROR, "topology refused: mariadb has no shards");
         contains(err.message, "bad.yml:5: key 'engines[0].shards': engine 'mariadb' runs on one server",
                  "topology refused: file, line, key and engine");
-        contains(err.message, "(engines that can: sharded_probe)", "topology refused: names the engines that can");
+        contains(err.message, "(engines that can: pgvector, sharded_probe)", "topology refused: names the engines that can");
     }
     vb_profile_destroy(&p);
     p = parse("name: t\ndatasets: [{name: d}]\nengines:\n  - name: hnswlib\n    replicas: 1\n"
@@ -1448,7 +1458,7 @@ static void test_topology(void) {
         ok(vb_profile_check_engines(p, &err) == VB_ERROR, "topology refused: hnswlib has no replicas");
         contains(err.message, "bad.yml:5: key 'engines[0].replicas': engine 'hnswlib' runs on one server and cannot "
                  "take replicas", "topology refused (embedded): says why");
-        contains(err.message, "(engines that can: pgvector, sharded_probe)", "topology refused (embedded): names the engines that can");
+        contains(err.message, "(engines that can: mariadb, pgvector, sharded_probe)", "topology refused (embedded): names the engines that can");
     }
     vb_profile_destroy(&p);
     expect_error("shards 0", "name: t\ndatasets: [{name: d}]\nengines:\n  - name: pgvector\n    shards: [1, 0]\n"

@@ -135,6 +135,10 @@ int main(void) {
     is_str(text(&a), "VSIM vb FP32 <8 bytes> COUNT 10 EF 40", "a filter of kind none sends no FILTER");
     vb_vset_info_cmd(&a, "vb");
     is_str(text(&a), "VINFO vb", "VINFO key");
+    vb_vset_members_cmd(&a, "vb", 2700);
+    is_str(text(&a), "VRANDMEMBER vb 2700", "members: VRANDMEMBER key count (count = VCARD: every element once)");
+    vb_vset_emb_cmd(&a, "vb", "123");
+    is_str(text(&a), "VEMB vb 123", "vector: VEMB key element");
 
     /* ---- quantization words */
     vb_vset_quant q;
@@ -159,6 +163,22 @@ int main(void) {
     r = reply("*1\r\n$5\r\napple\r\n");
     ok(r && vb_vset_sim_ids(r, 10, ids, &n, &err) == VB_ERROR && strstr(err.message, "apple"),
        "an element that is not a row id is an error naming it (%s)", err.message);
+    freeReplyObject(r);
+    float emb[3];
+    r = reply("*3\r\n$19\r\n0.18208661675453186\r\n$4\r\n-2.5\r\n$1\r\n0\r\n");
+    ok(r && vb_vset_emb_parse(r, "7", emb, 3, &err) == VB_OK && emb[0] == 0.18208661675453186f && emb[1] == -2.5f &&
+       emb[2] == 0.0f, "VEMB's reply: the vector's numbers as bulk strings");
+    ok(r && vb_vset_emb_parse(r, "7", emb, 2, &err) == VB_ERROR && strstr(err.message, "VEMB 7") &&
+       strstr(err.message, "3 values, want 2"), "VEMB: another length than the key's dimension is an error (%s)",
+       err.message);
+    freeReplyObject(r);
+    r = reply("*2\r\n$3\r\n1.5\r\n$4\r\nnan-\r\n");
+    ok(r && vb_vset_emb_parse(r, "9", emb, 2, &err) == VB_ERROR && strstr(err.message, "value 1"),
+       "VEMB: a value that is not a number is an error naming it (%s)", err.message);
+    freeReplyObject(r);
+    r = reply("$-1\r\n");
+    ok(r && vb_vset_emb_parse(r, "9", emb, 2, &err) == VB_ERROR && strstr(err.message, "not an array"),
+       "VEMB of a missing element (nil) is an error (%s)", err.message);
     freeReplyObject(r);
     r = reply("*18\r\n$10\r\nquant-type\r\n$4\r\nint8\r\n$6\r\nhnsw-m\r\n:16\r\n$10\r\nvector-dim\r\n:3\r\n"
               "$20\r\nprojection-input-dim\r\n:0\r\n$4\r\nsize\r\n:2\r\n$9\r\nmax-level\r\n:0\r\n"
@@ -192,7 +212,7 @@ int main(void) {
     const vb_engine_ops *ops = vb_engine_find("redis");
     ok(ops && (ops->flags & VB_ENGINE_FILTER_EQ) && (ops->flags & VB_ENGINE_FILTER_AND), "redis runs equality and and");
     ok(ops && (ops->flags & VB_ENGINE_FILTER) && (ops->flags & VB_ENGINE_BUILD_ON_INSERT) && ops->counters &&
-       ops->insert && ops->remove, "redis: filtered search, the graph grows on VADD, server counters, churn");
+       ops->insert && ops->remove && ops->rows, "redis: filtered search, the graph grows on VADD, server counters, churn, its rows listed");
     ok(ops && vb_engine_supports_metric(ops, VB_METRIC_ANGULAR) && !vb_engine_supports_metric(ops, VB_METRIC_EUCLIDEAN) &&
        !vb_engine_supports_metric(ops, VB_METRIC_DOT), "redis: cosine (angular) only");
     vb_kv bad[] = {{"quantization", "int4"}};

@@ -199,6 +199,38 @@ int main(void) {
                    "nodes: a row per node in node_result");
             is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE node = 1 AND searches IS NULL AND rows = 1000 "
                                   "AND role = 'replica'"), 1, "nodes: v_nodes shows node 1, its unknown count NULL");
+            is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE at_s IS NULL"), 2,
+                   "nodes: a reading after the build has no sample time");
+            /* a lag sample taken during a churn's writes (agent/phase.c vb_lag_sampler): its time since they began */
+            Vbench__Result lr = r;
+            Vbench__NodeResult ln = nr;
+            ln.after = "churn", ln.at_s = 0.4;
+            ns[1].lag_bytes = 4096;
+            lr.nodes = &ln;
+            lr.result_key = "k-nodes-lag";
+            rc = vb_store_commit_result(s, &lr, "exact", "d1", "a", &dup, &err);
+            ok(rc == VB_OK && dup == 0, "nodes: a lag sample commits");
+            is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE after = 'churn' AND at_s = 0.4 AND node = 1 AND "
+                                  "lag_bytes = 4096"), 1, "nodes: v_nodes shows the lag sample with its time");
+            vb_result_describe(k, &lr, lines, sizeof lines);
+            is_str(lines, "", "nodes: a lag sample says nothing on the terminal (five a second)");
+            /* the facts are under the server's name (engine.LABEL.server, coordinator/servers.c): here "srv" */
+            char msql[400];
+            snprintf(msql, sizeof msql, "SELECT engine FROM v_nodes WHERE node = 1");
+            sqlite3_stmt *q = NULL;
+            char eng[128] = "";
+            if (sqlite3_prepare_v2(db, msql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+                snprintf(eng, sizeof eng, "%s", (const char *)sqlite3_column_text(q, 0));
+            sqlite3_finalize(q);
+            char mk[256];
+            snprintf(mk, sizeof mk, "engine.%s.server", eng);
+            vb_store_manifest_set(s, mk, "srv", NULL);
+            vb_store_manifest_set(s, "server.srv.node.1.host", "orch2-host", NULL);
+            vb_store_manifest_set(s, "server.srv.node.1.agent", "orch2", NULL);
+            vb_store_manifest_set(s, "server.srv.node.1.unit", "u-node1", NULL);
+            is_int((int)count(db, "SELECT COUNT(*) FROM v_nodes WHERE node = 1 AND host = 'orch2-host' AND "
+                                  "agent = 'orch2' AND unit = 'u-node1' AND at_s IS NULL"),
+                   1, "nodes: v_nodes reads node 1's unit, host and agent under the configuration's server's name");
         }
     }
     /* the capacity window's shares, beside it and in its view */

@@ -81,6 +81,11 @@ static outcome legacy(vb_server_state st, vb_server_event ev, unsigned f) {
     case VB_SERVER_EV_REPORT_STOPPED:
     case VB_SERVER_EV_REPORT_OTHER:
         DO(LOG_REPORT);
+        if ((ev == VB_SERVER_EV_REPORT_READY && IS(STARTING) && HAS(PARTS_PENDING)) ||
+            (ev == VB_SERVER_EV_REPORT_STOPPED && IS(STOPPING) && HAS(PARTS_PENDING))) {
+            DO(TAKE_PART);   /* ADDITION: one part of a placed server answered, another has not */
+            return o;
+        }
         if (ev == VB_SERVER_EV_REPORT_READY) {
             DO(TAKE_READY);
             o.next = VB_SERVER_READY;
@@ -381,6 +386,20 @@ static void test_scenarios(void) {
     walk(sc, &st, E(REPORT_READY), restart, "log_report,take_ready", S(READY));
     walk(sc, &st, E(CAMPAIGN_END), restart, "request_stop", S(STOPPING));
     walk(sc, &st, E(REPORT_FAILED), restart, "log_report,record_failure", S(STOPPED));
+
+    /* 35: a server placed over two orchestrators (coordinator/placement.h): ready when its last part is, stopped
+     * when its last part is; a part's death is the server's. ADDITION. */
+    sc = "placed over two orchestrators";
+    st = S(NONE);
+    walk(sc, &st, E(NEEDED), restart, "request_start", S(STARTING));
+    walk(sc, &st, E(REPORT_READY), restart | F(PARTS_PENDING), "log_report,take_part", S(STARTING));
+    walk(sc, &st, E(NEEDED), restart, "wait", S(STARTING));
+    walk(sc, &st, E(REPORT_READY), restart, "log_report,take_ready", S(READY));
+    walk(sc, &st, E(NO_PENDING), restart, "request_stop", S(STOPPING));
+    walk(sc, &st, E(REPORT_STOPPED), restart | F(PARTS_PENDING), "log_report,take_part", S(STOPPING));
+    walk(sc, &st, E(REPORT_STOPPED), restart, "log_report,record_stop", S(STOPPED));
+    st = S(READY);
+    walk(sc, &st, E(REPORT_DIED), restart | F(RESTARTS_LEFT), "log_report,server_died,count_restart", S(NONE));
 }
 
 int main(void) {
