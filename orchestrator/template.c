@@ -120,8 +120,8 @@ static void remove_stale(const char *path) {
     closedir(d);
 }
 
-/* TEMPLATES/NAME-KEY.new-PID-NS/files made by init.run, the password file removed, template.txt beside it, then renamed to
- * TEMPLATES/NAME-KEY. Under the template's lock. */
+/* TEMPLATES/NAME-KEY.new-PID-NS/files made by init.run, the password file removed, template.txt beside it, then
+ * renamed to TEMPLATES/NAME-KEY. Under the template's lock. */
 static int make_template(const vb_init_ctx *c, const char *path, const char *key, const char *image_id,
                          const vb_kv *vars, size_t nv, double *init_s, char **tail, vb_error *err) {
     const vb_recipe *r = c->r;
