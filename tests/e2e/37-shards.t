@@ -17,7 +17,7 @@ m() { q "$db" "SELECT value FROM manifest WHERE key = '$1'"; }
 cat >"$SCRATCH/shards.yml" <<'YML'
 name: shards
 k: 10
-datasets: [{name: t, source: synthetic, rows: 3000, queries: 100, dim: 16, clusters: 8, metric: euclidean, seed: 7}]
+datasets: [{name: t, source: synthetic, rows: 3000, queries: 300, dim: 16, clusters: 8, metric: euclidean, seed: 7}]
 engines:
   - name: pgvector
     recipe: pgvector
@@ -30,10 +30,10 @@ engines:
 resources: {layout: small}
 phases:
   build: {}
-  recall_sweep: {ef_search: [10, 20], queries: 100}
+  recall_sweep: {ef_search: [10, 20], queries: 300}
   filtered: {predicate: range, selectivity: [0.5, 0.1], queries: 20, ef_search: 10}
   concurrency: {clients: [2], repeats: 1, window_s: 2, warmup_s: 0.3, ef_search: 40}
-  churn: {fraction: 0.1, queries: 100, ef_search: 10}
+  churn: {fraction: 0.1, queries: 300, ef_search: 10}
 YML
 db=$SCRATCH/shards.sqlite
 vb_ns_campaign "$SCRATCH/shards.yml" "$db" "pgvector with shards [1, 2, 3]"
