@@ -312,6 +312,16 @@ int main(void) {
                    strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{host}") == 0 &&
                    strcmp(vb_kv_get(r->connect, r->n_connect, "port", ""), "{port}") == 0,
                "pgvector's recipe: port 5432, connect host {host} and port {port}, replicas copy {primary_host}:{primary_port}");
+        if (i == 1) {   /* placed: networking at {listen}:{port} after the rest, root@'%' from accounts.sql */
+            int bind = 0, init_file = 0;
+            for (size_t j = 0; r->placed_args && r->placed_args[j]; j++) {
+                bind |= strcmp(r->placed_args[j], "--bind-address={listen}") == 0;
+                init_file |= strcmp(r->placed_args[j], "--init-file={data}/accounts.sql") == 0;
+            }
+            ok(r->port == 3306 && bind && init_file && strstr(r->replica_init[0][2], "MASTER_HOST = '$H'") &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{listen}") == 0,
+               "mariadb's recipe: port 3306, placed_args listen at {listen} and run accounts.sql, replicas over TCP");
+        }
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
