@@ -152,7 +152,10 @@ static const char *usage_image =
     "made from the recipe's content: a second build of an unchanged recipe does nothing. Needs root (and\n"
     "installs debootstrap with apt-get when it is missing); about 3 minutes and 1 GB for db-trixie (MariaDB\n"
     "11.8, PostgreSQL 17 + pgvector 0.8).\n"
-    "path: prints where the image is; exit 1 when it is not built.\n";
+    "path: prints where the image is; exit 1 when it is not built.\n"
+    "A server's data directory is a copy of a template its recipe's init (initdb, mariadb-install-db) made once\n"
+    "per image and recipe, kept in $VBENCH_TEMPLATES (default /var/cache/vbench/templates; off: the init runs for\n"
+    "every campaign); docs/engines.md \"Data templates\".\n";
 
 static const char *usage_engines = "usage: vbench engines\n\nLists the engine adapters in this build.\n";
 

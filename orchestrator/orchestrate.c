@@ -30,6 +30,7 @@
 #include "orchestrator/perf.h"
 #include "orchestrator/recipe.h"
 #include "orchestrator/sampler.h"
+#include "orchestrator/template.h"
 #include "orchestrator/units.h"
 #include "proto/server_state.h"
 #include "util/clock.h"
@@ -681,25 +682,29 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         size_t n_init = replica ? s->recipe->n_replica_init : s->recipe->n_init;
         char ***init = replica ? s->recipe->replica_init : s->recipe->init;
         if (n_init && stat(creates, &sst) != 0) {
-            for (size_t i = 0; i < n_init; i++) {
-                char **argv = vb_recipe_expand_argv(s->recipe, init[i], vars.kv, vars.n, &err);
-                if (!argv) goto fail;
-                char name[256];
-                snprintf(name, sizeof name, "%s-init%zu", s->unit, i);
-                vb_unit_reset_failed(u, name, NULL);
-                vb_unit_spec spec = {.description = "vbench server init", .argv = (const char *const *)argv,
-                                     .type = "oneshot", .root_directory = root, .bind_paths = bind_paths,
-                                     .drop_privileges = 1, .uid = uid, .gid = gid};
-                int rc = vb_unit_start(u, name, &spec, &err);
-                vb_recipe_argv_free(argv);
-                if (rc) {
-                    tail = journal_tail(u, name);
-                    vb_error_prefix(&err, "%s step %zu of recipe %s", replica ? "replica.run" : "init", i + 1,
-                                    s->recipe->path);
-                    vb_unit_reset_failed(u, name, NULL);
-                    goto fail;
+            /* issue 40: a recipe with init.template copies its data directory from a template made once per image,
+             * recipe and version (orchestrator/template.h); a replica copies its primary instead */
+            vb_init_ctx ic = {.u = u, .r = s->recipe, .unit = s->unit, .root = root, .uid = uid, .gid = gid};
+            char tdir[PATH_MAX], image_id[PATH_MAX + 512], ik[128] = "", ib[128] = "";
+            vb_template_info ti;
+            uint64_t i0 = vb_now_ns();
+            if (!replica && s->recipe->init_template && vb_template_dir(tdir, sizeof tdir)) {
+                if (image[0]) {
+                    vb_image_field(image, "vbench-image.txt", "key", ik, sizeof ik, NULL);
+                    vb_image_field(image, "vbench-image.txt", "built_at", ib, sizeof ib, NULL);
                 }
+                snprintf(image_id, sizeof image_id, "%s key=%s built_at=%s", image[0] ? image : "(host)", ik, ib);
+                if (vb_template_init(&ic, tdir, image_id, s->datadir, vars.kv, vars.n, &ti, &tail, &err)) goto fail;
+                kv_addf(&facts, "data_template", "%s", ti.path);
+                kv_addf(&facts, "data_template_made", "%d", ti.made);
+                if (ti.made) kv_addf(&facts, "data_template_init_s", "%.3f", ti.init_s);
+                kv_addf(&facts, "data_template_copy_s", "%.3f", ti.copy_s);
+                kv_addf(&facts, "data_template_apply_s", "%.3f", ti.apply_s);
+            } else if (vb_init_steps(&ic, init, n_init, replica ? "replica.run" : "init", bind_paths, vars.kv,
+                                     vars.n, &tail, &err)) {
+                goto fail;
             }
+            kv_addf(&facts, "data_init_s", "%.3f", (double)(vb_now_ns() - i0) / 1e9);
         }
         char **argv = vb_recipe_expand_argv(s->recipe, s->recipe->start, vars.kv, vars.n, &err);
         /* the recipe's replica.primary_args on a primary with replicas, replica.args on a replica (the manifest's

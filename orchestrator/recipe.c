@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "config/yaml_tree.h"
 
 #define MAX_RECIPE_BYTES (1u << 20)
@@ -276,6 +278,30 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             if (get_argv(c, run->items[i], what, &r->init[i], NULL)) return VB_ERROR;
             r->n_init++;
         }
+        const vb_yaml_node *t = vb_yaml_map_get(n, "template", NULL);
+        static const char *const init_keys[] = {"creates", "run", "template", NULL};
+        for (size_t i = 0; i < n->n; i++)
+            if (!in_list(init_keys, n->keys[i]))
+                return rfail(c, n->key_lines[i], "unknown key 'init.%s' (known: creates, run, template)", n->keys[i]);
+        if (t) {
+            if (t->type != VB_YAML_MAP)
+                return rfail(c, t->line, "key 'init.template': expected a map (apply: the commands run in each copy; "
+                             "{} when there are none)");
+            for (size_t i = 0; i < t->n; i++)
+                if (strcmp(t->keys[i], "apply") != 0)
+                    return rfail(c, t->key_lines[i], "unknown key 'init.template.%s' (known: apply)", t->keys[i]);
+            r->init_template = 1;
+            const vb_yaml_node *apply = vb_yaml_map_get(t, "apply", NULL);
+            if (apply && (apply->type != VB_YAML_SEQ || apply->n == 0))
+                return rfail(c, apply->line, "key 'init.template.apply': expected a list of commands");
+            if (apply) r->template_apply = calloc(apply->n, sizeof *r->template_apply);
+            for (size_t i = 0; apply && i < apply->n; i++) {
+                char what[48];
+                snprintf(what, sizeof what, "init.template.apply[%zu]", i);
+                if (get_argv(c, apply->items[i], what, &r->template_apply[i], NULL)) return VB_ERROR;
+                r->n_template_apply++;
+            }
+        }
     }
     if ((n = vb_yaml_map_get(root, "replica", NULL))) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'replica': expected a map with primary_mount and run");
@@ -431,6 +457,8 @@ void vb_recipe_destroy(vb_recipe **rp) {
     vb_recipe_argv_free(r->start);
     for (size_t i = 0; i < r->n_init; i++) vb_recipe_argv_free(r->init[i]);
     free(r->init);
+    for (size_t i = 0; i < r->n_template_apply; i++) vb_recipe_argv_free(r->template_apply[i]);
+    free(r->template_apply);
     for (size_t i = 0; i < r->n_replica_init; i++) vb_recipe_argv_free(r->replica_init[i]);
     free(r->replica_init);
     free(r->replica_mount);
@@ -526,6 +554,47 @@ char **vb_recipe_expand_argv(const vb_recipe *r, char *const *tmpl, const vb_kv 
     }
     if (!out) vb_error_set(err, "recipe", 1, "out of memory");
     return out;
+}
+
+int vb_recipe_template_key(const vb_recipe *r, const char *image_id, const vb_kv *vars, size_t n, char key[17],
+                           vb_error *err) {
+    static const char *const own[] = {"data", "datadir", "password", "primary", "primary_password", NULL};
+    vb_kv *v = calloc(n ? n : 1, sizeof *v);
+    char (*names)[40] = calloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = vars[i];
+        if (in_list(own, vars[i].key)) {
+            snprintf(names[i], sizeof names[i], "{%s}", vars[i].key);
+            v[i].value = names[i];
+        }
+    }
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int rc = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 ? VB_OK
+             : vb_error_set(err, "recipe", 1, "%s: no sha256 in libcrypto for the template key", r->path);
+    /* each field NUL-terminated, so that no two lists of fields hash alike */
+#define ADD(s) (rc == VB_OK && EVP_DigestUpdate(ctx, (s) ? (s) : "", strlen((s) ? (s) : "") + 1) != 1 ? \
+                (rc = vb_error_set(err, "recipe", 1, "%s: sha256 failed", r->path)) : rc)
+    ADD("vbench data template 1");
+    ADD(r->name);
+    for (size_t i = 0; i < r->n_params; i++) ADD(r->params[i].key), ADD(r->params[i].value);
+    ADD(image_id), ADD(r->user), ADD(r->data_mount), ADD(r->password_file), ADD(r->init_creates);
+    for (size_t i = 0; rc == VB_OK && i < r->n_init; i++) {
+        char **argv = vb_recipe_expand_argv(r, r->init[i], v, n, err);
+        if (!argv) rc = VB_ERROR;
+        for (size_t j = 0; argv && argv[j]; j++) ADD(argv[j]);
+        ADD("\n");
+        vb_recipe_argv_free(argv);
+    }
+#undef ADD
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (rc == VB_OK && (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 8))
+        rc = vb_error_set(err, "recipe", 1, "%s: sha256 failed", r->path);
+    for (unsigned i = 0; rc == VB_OK && i < 8; i++) snprintf(key + 2 * i, 3, "%02x", md[i]);
+    EVP_MD_CTX_free(ctx);
+    free(v);
+    free(names);
+    return rc;
 }
 
 const char *vb_recipe_default_dir(char *buf, size_t len) {

@@ -14,6 +14,12 @@
  *   init:                               once per data directory, when `creates` does not exist
  *     creates: data
  *     run: [[/usr/lib/postgresql/17/bin/initdb, -D, "{data}/data", ...]]
+ *     template:                         optional: init.run's output is the same for every data directory of
+ *       apply: [[/bin/sh, -c, "..."]]   an image and recipe, so it runs once into a template (the orchestrator's
+ *                                       cache, keyed by vb_recipe_template_key) and each data directory is a
+ *                                       copy of it; apply: what init bakes in that is each directory's own (the
+ *                                       password), run in the copy before the start. `template: {}` when
+ *                                       nothing is (docs/engines.md "Data templates")
  *   start: [/usr/lib/postgresql/17/bin/postgres, -D, "{data}/data", -c, "shared_buffers={shared_buffers}"]
  *   settings:                           derived from the budget (config/budget.h), or literal values
  *     shared_buffers: {of: memory, fraction: 0.25, unit: MiB, suffix: MB}
@@ -89,6 +95,9 @@ typedef struct vb_recipe {
     size_t n_settings;
     char ***init;           /* argv lists, each NULL-terminated */
     size_t n_init;
+    int init_template;      /* init.template: given: data directories are copies of a template */
+    char ***template_apply; /* init.template.apply: argv lists, run in each copy */
+    size_t n_template_apply;
     char **start;           /* NULL-terminated */
     vb_kv *connect;         /* templates */
     size_t n_connect;
@@ -129,6 +138,16 @@ int vb_recipe_expand(const vb_recipe *r, const char *tmpl, const vb_kv *vars, si
  * array the caller frees with vb_recipe_argv_free, or NULL with err naming the unknown name. */
 char **vb_recipe_expand_argv(const vb_recipe *r, char *const *tmpl, const vb_kv *vars, size_t n, vb_error *err);
 void vb_recipe_argv_free(char **argv);
+
+/* The key of the recipe's data template (init.template): 16 hex digits of the sha256 of what init.run's output
+ * depends on: the recipe's name and parameters in force, image_id (the caller's words for the image: its path and
+ * the key and date of its build), the user, data_mount, password_file, init.creates, and every init.run command
+ * expanded with vars, in which the values each data directory has of its own ({data}, {datadir}, {password},
+ * {primary}, {primary_password}) stay their names. So two campaigns of one image and recipe share a key, whatever
+ * their budgets and passwords (unless init.run names a budget-derived setting), and a changed init command, user,
+ * image or version makes another. VB_ERROR naming an unknown name in braces. */
+int vb_recipe_template_key(const vb_recipe *r, const char *image_id, const vb_kv *vars, size_t n, char key[17],
+                           vb_error *err);
 
 /* The directory recipes are read from when none is given: $VBENCH_RECIPES, else deploy/engines beside the
  * binary's source tree (BINDIR/../deploy/engines), else /etc/vbench/engines. */

@@ -22,7 +22,7 @@ m() { q "$db" "SELECT value FROM manifest WHERE key = '$1'"; }
 cat >"$SCRATCH/rep.yml" <<'YML'
 name: rep
 k: 10
-datasets: [{name: t, source: synthetic, rows: 2000, queries: 40, dim: 8, clusters: 8, metric: euclidean, seed: 7}]
+datasets: [{name: t, source: synthetic, rows: 2000, queries: 200, dim: 8, clusters: 8, metric: euclidean, seed: 7}]
 engines:
   - name: mariadb
     recipe: mariadb
@@ -37,7 +37,7 @@ resources: {layout: small}
 phases:
   build: {}
   concurrency: {clients: [3], repeats: 1, window_s: 1, warmup_s: 0.2, ef_search: 40}
-  churn: {fraction: 0.2, queries: 40, ef_search: 40}
+  churn: {fraction: 0.2, queries: 200, ef_search: 40}
   streaming: {insert_rate: [400], insert_batch: 20, stages: [0.8, 1.0], window_s: 1, clients: 2, ef_search: 40}
   mixed: {ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), rate: 400, window_s: 0.5, windows: 1, clients: 2, ef_search: 40}
 YML

@@ -21,7 +21,7 @@ m() { q "$db" "SELECT value FROM manifest WHERE key = '$1'"; }
 cat >"$SCRATCH/topo.yml" <<'YML'
 name: topo
 k: 10
-datasets: [{name: t, source: synthetic, rows: 3000, queries: 60, dim: 8, clusters: 8, metric: euclidean, seed: 7}]
+datasets: [{name: t, source: synthetic, rows: 3000, queries: 300, dim: 8, clusters: 8, metric: euclidean, seed: 7}]
 engines:
   - name: pgvector
     recipe: pgvector
@@ -31,9 +31,9 @@ engines:
 resources: {layout: small}
 phases:
   build: {}
-  recall_sweep: {ef_search: [10, 40], queries: 60}
+  recall_sweep: {ef_search: [10, 40], queries: 300}
   concurrency: {clients: [2], repeats: 1, window_s: 2, warmup_s: 0.3, ef_search: 40}
-  churn: {fraction: 0.1, queries: 30, ef_search: 40}
+  churn: {fraction: 0.1, queries: 150, ef_search: 40}
 YML
 db=$SCRATCH/topo.sqlite
 vb_ns_campaign "$SCRATCH/topo.yml" "$db" "pgvector with replicas [0, 1]"

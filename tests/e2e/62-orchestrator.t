@@ -50,6 +50,19 @@ for e in pgvector mariadb; do
     [ -n "$r" ] && awk -v r="$r" 'BEGIN { exit !(r <= 0.25) }'
     ok $? "$e: client CPU during the load is at most 25 % of the server's (ratio $r)"
 done
+# Data templates (issue 40): each server's data directory is a copy of a template that the recipe's init made once
+# per image and recipe (orchestrator/template.h), in the host's cache beside the images; the manifest names it.
+tpl_root=${VBENCH_TEMPLATES:-/var/cache/vbench/templates}
+for e in pgvector mariadb; do
+    tpl=$(m "$db" "server.$e.data_template")
+    [[ $tpl =~ ^$tpl_root/$e-[0-9a-f]{16}$ ]]; ok $? "$e: the data directory is a copy of a data template (${tpl:-none})"
+    [ -f "$tpl/template.txt" ] && [ -d "$tpl/files" ]; ok $? "$e: the template is in place, with how it was made"
+    cs=$(m "$db" "server.$e.data_template_copy_s")
+    [[ $cs =~ ^[0-9]+\.[0-9]{3}$ ]]
+    ok $? "$e: the copy's seconds are recorded (${cs:-none} s; applying its own settings $(m "$db" "server.$e.data_template_apply_s") s, made here: $(m "$db" "server.$e.data_template_made"))"
+done
+dev_tpl=$(m "$db" "server.pgvector.data_template")
+[ -d "$dev_tpl/files/data" ] && [ ! -e "$dev_tpl/files/pwfile" ]; ok $? "pgvector's template keeps no password file"
 like "$(m "$db" "server.pgvector.package.postgresql-17-pgvector")" "0.8" "the manifest has the image's pgvector version"
 like "$(m "$db" "server.mariadb.package.mariadb-server")" "11.8" "and MariaDB's"
 for k in shared_buffers maintenance_work_mem max_parallel_maintenance_workers effective_cache_size; do
@@ -103,6 +116,8 @@ like "$("$VBENCH" show "$SCRATCH/flag.sqlite")" "index not used" "a plan without
 mkdir -p "$SCRATCH/recipes"
 cp "$ROOT/deploy/engines/"*.yml "$SCRATCH/recipes/"
 sed -i 's/-c, "logging_collector=off"/-c, "logging_collector=off", -c, "no_such_option=1"/' "$SCRATCH/recipes/pgvector.yml"
+# and its initdb another locale: a changed init command makes another data template (a changed start keeps it)
+sed -i 's/--locale=C.UTF-8, -E, UTF8/--locale=C, -E, UTF8/' "$SCRATCH/recipes/pgvector.yml"
 tiny() { # tiny NAME ENGINE-ENTRY... : a small profile: pgvector/mariadb entries then exact, build + 1 sweep point
     local f=$SCRATCH/$1.yml; shift
     { echo "name: $(basename "$f" .yml)"; echo "k: 10"
@@ -112,7 +127,8 @@ tiny() { # tiny NAME ENGINE-ENTRY... : a small profile: pgvector/mariadb entries
     echo "$f"
 }
 p=$(tiny broken "{name: pgvector, recipe: pgvector}")
-run_in "$VBENCH" run --profile "$p" --out "$SCRATCH/broken.sqlite" --recipes "$SCRATCH/recipes" >/dev/null 2>"$SCRATCH/broken.err"
+VBENCH_TEMPLATES=$SCRATCH/templates run_in "$VBENCH" run --profile "$p" --out "$SCRATCH/broken.sqlite" \
+    --recipes "$SCRATCH/recipes" >/dev/null 2>"$SCRATCH/broken.err"
 is $? "1" "a broken recipe: the campaign ends with failed items (exit 1)"
 err=$(q "$SCRATCH/broken.sqlite" "SELECT error FROM plan WHERE key = 'broken/pgvector/t/build'")
 like "$err" "server error" "the engine's build fails with a server error"
@@ -122,6 +138,11 @@ like "$(q "$SCRATCH/broken.sqlite" "SELECT log_tail FROM server_log WHERE engine
 is "$(q "$SCRATCH/broken.sqlite" "SELECT group_concat(status) FROM plan WHERE engine = 'exact'")" "done,done" \
    "the campaign went on with the next engine"
 like "$(cat "$SCRATCH/broken.err")" "FAILED the pgvector server" "the terminal says so"
+# (its templates in the test's own directory, so that this start makes one: VBENCH_TEMPLATES)
+changed=$(ls -d "$SCRATCH"/templates/pgvector-*/ 2>/dev/null); changed=${changed%/}
+like "$(cat "$changed/template.txt" 2>/dev/null)" "--locale=C -E UTF8" \
+     "the recipe with another initdb locale made a data template of its own, with that init"
+[ -n "$changed" ] && [ "${changed##*/}" != "${dev_tpl##*/}" ]; ok $? "under another key than the first campaign's (${changed##*/})"
 
 p=$(tiny noimage "{name: mariadb, recipe: mariadb}")
 run_in "$VBENCH" run --profile "$p" --out "$SCRATCH/noimage.sqlite" --images "$SCRATCH/no-images" >/dev/null 2>&1
@@ -189,6 +210,9 @@ is "$(q "$SCRATCH/die.sqlite" "SELECT status FROM plan WHERE key = 'die/pgvector
 is "$(q "$SCRATCH/die.sqlite" "SELECT group_concat(state) FROM server_log ORDER BY rowid")" "ready,died,ready,stopped" \
    "the server log: ready, died, ready, stopped"
 like "$("$VBENCH" show "$SCRATCH/die.sqlite")" "server died" "the validity section reports the death"
+is "$(m "$SCRATCH/die.sqlite" "server.pgvector.data_template")" "$dev_tpl" \
+   "a second campaign's server starts from the first one's data template"
+is "$(m "$SCRATCH/die.sqlite" "server.pgvector.data_template_made")" "0" "without running initdb (the template was there)"
 is "$(run_in systemctl list-units --all --no-legend --plain 'vbench-*.service' | awk '$3 == "active"' | wc -l)" "0" "no server unit is left running"
 
 [ "$T_FAILED" -eq "$failed_before" ] || diag <"$SCRATCH/die.diag"

@@ -346,7 +346,13 @@ int main(void) {
             if (!iv) init_ok = 0, printf("#   %s\n", err.message);
             vb_recipe_argv_free(iv);
         }
-        ok(init_ok, "%s: every init step expands (%zu)", names[i], r->n_init);
+        for (size_t j = 0; j < r->n_template_apply; j++) {
+            char **iv = vb_recipe_expand_argv(r, r->template_apply[j], vars, nv, &err);
+            if (!iv) init_ok = 0, printf("#   %s\n", err.message);
+            vb_recipe_argv_free(iv);
+        }
+        ok(init_ok, "%s: every init step expands (%zu, and %zu of init.template.apply)", names[i], r->n_init,
+           r->n_template_apply);
         /* the replica's steps and arguments with the replica's variables (orchestrator/orchestrate.c start_node) */
         vars[nv++] = (vb_kv){"primary", "/var/lib/vbench-primary"};
         vars[nv++] = (vb_kv){"primary_password", "p"};
@@ -531,5 +537,106 @@ int main(void) {
         }
     ok(vb_recipe_load("deploy/engines", "pgvector server_pass=fast", &r, &err) == VB_ERROR &&
            strstr(err.message, "known: durable, relaxed"), "an unknown pass is refused, naming the known ones");
+    /* ---- data templates (issue 40): the key of init.run's output, the same for every campaign of an image and
+     * recipe, another for a changed init command, user, image or version */
+    {
+        vb_profile *tp = profile("", &err);
+        vb_budget small, big;
+        vb_budget_resolve(tp, 2, 8 * GIB, &small, &err);
+        vb_budget_resolve(tp, 64, 120 * GIB, &big, &err);
+        vb_profile_destroy(&tp);
+        char k1[17] = "", k2[17] = "", k3[17] = "", k4[17] = "", k5[17] = "";
+        /* the vars start_node gives a data directory: the settings of its budget and its own paths and password */
+        #define TKEY(R, B, DATADIR, PW, IMG, OUT)                                                                \
+            do {                                                                                               \
+                vb_kv *set_ = NULL, v_[48];                                                                    \
+                size_t ns_ = 0, nv_ = 0;                                                                       \
+                vb_recipe_settings((R), (B), &set_, &ns_, &err);                                               \
+                for (size_t j_ = 0; j_ < ns_ && nv_ < 40; j_++) v_[nv_++] = set_[j_];                           \
+                v_[nv_++] = (vb_kv){"data", "/var/lib/vbench"};                                               \
+                v_[nv_++] = (vb_kv){"datadir", (DATADIR)};                                                     \
+                v_[nv_++] = (vb_kv){"password", (PW)};                                                         \
+                v_[nv_++] = (vb_kv){"cpus", (B)->n_server_cpus > 8 ? "64" : "2"};                             \
+                v_[nv_++] = (vb_kv){"memory_bytes", "1000"};                                                   \
+                OUT[0] = '\0';                                                                                 \
+                if (vb_recipe_template_key((R), (IMG), v_, nv_, OUT, &err) != VB_OK)                            \
+                    printf("#   %s\n", err.message);                                                         \
+                vb_recipe_kv_free(set_, ns_);                                                                  \
+            } while (0)
+        r = NULL;
+        ok(vb_recipe_load("deploy/engines", "pgvector", &r, &err) == VB_OK && r && r->init_template &&
+               r->n_template_apply == 1 && strstr(r->template_apply[0][2], "ALTER ROLE postgres PASSWORD"),
+           "pgvector's recipe: initdb into a template, each copy's password set by init.template.apply");
+        if (r) {
+            TKEY(r, &small, "/w1/servers/pgvector", "pw1", "/img/db-trixie-1 key=1", k1);
+            TKEY(r, &big, "/w2/servers/pgvector", "pw2", "/img/db-trixie-1 key=1", k2);
+            TKEY(r, &small, "/w1/servers/pgvector", "pw1", "/img/db-trixie-2 key=2", k3);
+        }
+        ok(strlen(k1) == 16 && strspn(k1, "0123456789abcdef") == 16, "a template key is 16 hex digits (%s)", k1);
+        is_str(k2, k1, "two campaigns of one image and recipe share the key (another budget, data directory, password)");
+        ok(strlen(k3) == 16 && strcmp(k3, k1) != 0, "another image build makes another key (%s)", k3);
+        vb_recipe_destroy(&r);
+        ok(vb_recipe_load("deploy/engines", "pgvector pgvector_version=0.8.7", &r, &err) == VB_OK, "pgvector 0.8.7 loads");
+        if (r) TKEY(r, &small, "/w1/servers/pgvector", "pw1", "/img/db-trixie-1 key=1", k4);
+        ok(strlen(k4) == 16 && strcmp(k4, k1) != 0, "another version (PostgreSQL 18's initdb) makes another key (%s)", k4);
+        vb_recipe_destroy(&r);
+        ok(vb_recipe_load("deploy/engines", "mariadb", &r, &err) == VB_OK && r && r->init_template &&
+               r->n_template_apply == 1 && strstr(r->template_apply[0][2], "IDENTIFIED BY '{password}'") &&
+               strstr(r->template_apply[0][2], "{data}/accounts.sql"),
+           "mariadb's recipe: mariadb-install-db into a template, the copy's own accounts.sql (its password) applied");
+        vb_recipe_destroy(&r);
+        /* a recipe of the test's own, then the same with one init argument changed, another user, no template */
+        char tdir[] = "/tmp/vb-template-XXXXXX", tpath[64];
+        ok(mkdtemp(tdir) != NULL, "a recipe directory for the template keys");
+        snprintf(tpath, sizeof tpath, "%s/t.yml", tdir);
+        const char *base = "name: t\nengine: pgvector\nimage: base\nuser: %s\nstart: [/x, \"{data}\"]\n"
+                           "settings: {mem: {of: memory, fraction: 0.5, unit: MiB}}\n"
+                           "init:\n  creates: d\n  run: [[/init, \"{data}/d\", \"--pw={password}\", %s]]\n"
+                           "  template: {}\n";
+        char text[512];
+        snprintf(text, sizeof text, base, "u", "--locale=C");
+        write_file(tpath, text);
+        ok(vb_recipe_load(tdir, "t", &r, &err) == VB_OK && r && r->init_template && r->n_template_apply == 0,
+           "init.template: {} loads (a template, nothing to apply)");
+        if (r) {
+            TKEY(r, &small, "/w/servers/t", "p", "/img/base key=1", k1);
+            TKEY(r, &big, "/v/servers/t", "q", "/img/base key=1", k2);
+        }
+        is_str(k2, k1, "the key leaves out the password and data directory the init names");
+        vb_recipe_destroy(&r);
+        snprintf(text, sizeof text, base, "u", "--locale=C.UTF-8");
+        write_file(tpath, text);
+        if (vb_recipe_load(tdir, "t", &r, &err) == VB_OK) TKEY(r, &small, "/w/servers/t", "p", "/img/base key=1", k3);
+        ok(k3[0] && strcmp(k3, k1) != 0, "a changed init argument makes another key (%s, was %s)", k3, k1);
+        vb_recipe_destroy(&r);
+        snprintf(text, sizeof text, base, "v", "--locale=C");
+        write_file(tpath, text);
+        if (vb_recipe_load(tdir, "t", &r, &err) == VB_OK) TKEY(r, &small, "/w/servers/t", "p", "/img/base key=1", k5);
+        ok(k5[0] && strcmp(k5, k1) != 0 && strcmp(k5, k3) != 0, "another user makes another key (%s)", k5);
+        vb_recipe_destroy(&r);
+        snprintf(text, sizeof text, base, "u", "\"--mem={mem}\"");
+        write_file(tpath, text);
+        if (vb_recipe_load(tdir, "t", &r, &err) == VB_OK) {
+            TKEY(r, &small, "/w/servers/t", "p", "/img/base key=1", k4);
+            TKEY(r, &big, "/w/servers/t", "p", "/img/base key=1", k5);
+        }
+        ok(k4[0] && k5[0] && strcmp(k4, k5) != 0, "an init that names a budget-derived setting: a key per budget");
+        vb_recipe_destroy(&r);
+        #undef TKEY
+        write_file(tpath, "name: t\nengine: pgvector\nuser: u\nstart: [/x]\n"
+                          "init:\n  creates: d\n  run: [[/init]]\n  template: {aply: [[/x]]}\n");
+        ok(vb_recipe_load(tdir, "t", &r, &err) == VB_ERROR, "an unknown key under init.template is refused");
+        contains(err.message, "t.yml:8: unknown key 'init.template.aply' (known: apply)", "with file, line and key");
+        write_file(tpath, "name: t\nengine: pgvector\nuser: u\nstart: [/x]\n"
+                          "init:\n  creates: d\n  run: [[/init]]\n  templates: {}\n");
+        ok(vb_recipe_load(tdir, "t", &r, &err) == VB_ERROR, "an unknown key under init is refused");
+        contains(err.message, "t.yml:8: unknown key 'init.templates' (known: creates, run, template)", "naming it");
+        write_file(tpath, "name: t\nengine: pgvector\nuser: u\nstart: [/x]\n"
+                          "init:\n  creates: d\n  run: [[/init]]\n  template: yes\n");
+        ok(vb_recipe_load(tdir, "t", &r, &err) == VB_ERROR, "init.template must be a map");
+        contains(err.message, "key 'init.template': expected a map", "saying so");
+        snprintf(tpath, sizeof tpath, "rm -rf %s", tdir);
+        if (system(tpath) != 0) printf("# cleanup failed\n");
+    }
     return done_testing();
 }
