@@ -328,11 +328,14 @@ static int my_connect_node(const my_state *s, int node, int use_db, MYSQL **out,
         mysql_options(my, MYSQL_OPT_READ_TIMEOUT, &t);
         mysql_options(my, MYSQL_OPT_WRITE_TIMEOUT, &t);
     }
+    /* a host other than localhost: TCP at host:port (a node placed on another orchestrator host, whose socket path
+     * is that host's), else the socket */
+    if (host[0] && strcmp(host, "localhost") != 0) sock = "";
     if (!mysql_real_connect(my, host[0] ? host : NULL, user, pw[0] ? pw : NULL, use_db ? s->database : NULL,
                             nd->port, sock[0] ? sock : NULL, 0)) {
         char where[800];
-        snprintf(where, sizeof where, "connect to %s%s as %s", node > 0 ? "replica " : "",
-                 sock[0] ? sock : host[0] ? host : "localhost", user);
+        snprintf(where, sizeof where, "connect to %s%s%s%.0u as %s", node > 0 ? "replica " : "",
+                 sock[0] ? sock : host[0] ? host : "localhost", sock[0] ? "" : ":", sock[0] ? 0 : nd->port, user);
         int rc = my_fail(s, my, where, err);   /* VB_RETRY when no server answers there */
         mysql_close(my);
         return rc;

@@ -632,6 +632,8 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
         kv_addf(&vars, "primary_password", "%s", password);
         kv_addf(&facts, "replica_of", "%s:%s (node 0, on another host)", vb_kv_get(rp, nrp, "host", ""),
                 vb_kv_get(rp, nrp, "port", ""));
+        /* the port node 0 replicates on is the one it listens on there (MariaDB's replica.run) */
+        kv_addf(&vars, "replication_port", "%s", vb_kv_get(rp, nrp, "port", ""));
     }
     kv_addf(&vars, "server_id", "%d", s->node_index + 1);
     /* node 0 with replicas, or a replica beside it (a recipe placed over hosts has a port:, checked above) */
@@ -713,6 +715,8 @@ static int start_node(server *s, zsock_t *out, int cold, kvlist *facts_out, kvli
                                             : s->node_index == 0 && s->n_replicas > 0 ? s->recipe->replica_primary_args
                                                                                       : NULL,
                            vars.kv, vars.n, &err);
+        /* a placed node's own arguments last: they win over replica.primary_args where both set an option */
+        if (argv && s->placed) argv = argv_append(s->recipe, argv, s->recipe->placed_args, vars.kv, vars.n, &err);
         if (!argv) goto fail;
         if (argv[n_start]) {
             char extra[2048] = "";

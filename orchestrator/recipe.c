@@ -23,7 +23,7 @@
 static const char *const top_keys[] = {"name", "engine", "description", "image", "user", "data_mount", "packages",
                                        "password_file", "init", "start", "settings", "connect", "sizes",
                                        "ready_timeout_s", "stop_timeout_s", "limit_nofile", "stop_signal", "build",
-                                       "parameters", "replica", "port", "shard", NULL};
+                                       "parameters", "replica", "port", "placed_args", "shard", NULL};
 
 typedef struct rctx {
     const char *path;
@@ -234,7 +234,7 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             return rfail(c, root->key_lines[i], "unknown key '%s' (known: name, engine, description, image, user, "
                                                 "data_mount, packages, password_file, init, start, settings, connect, "
                                                 "sizes, ready_timeout_s, stop_timeout_s, limit_nofile, stop_signal, "
-                                                "build, parameters, replica, port)",
+                                                "build, parameters, replica, port, placed_args, shard)",
                          root->keys[i]);
     if (get_string(c, root, "name", 1, &r->name) || get_string(c, root, "engine", 1, &r->engine) ||
         get_string(c, root, "description", 0, &r->description) || get_string(c, root, "image", 0, &r->image) ||
@@ -325,6 +325,10 @@ static int parse(const rctx *c, const vb_yaml_node *root, vb_recipe *r) {
             (ra && get_argv(c, ra, "replica.args", &r->replica_args, NULL)))
             return VB_ERROR;
     }
+    /* arguments added to start on a node placed over several orchestrator hosts (MariaDB: networking on, at
+     * {listen}:{port}; pgvector needs none, its start says listen_addresses={listen}) */
+    if ((n = vb_yaml_map_get(root, "placed_args", NULL)) && get_argv(c, n, "placed_args", &r->placed_args, NULL))
+        return VB_ERROR;
     if ((n = vb_yaml_map_get(root, "shard", NULL))) {
         if (n->type != VB_YAML_MAP) return rfail(c, n->line, "key 'shard': expected a map with nodes_mount");
         if (get_string(c, n, "nodes_mount", 1, &r->nodes_mount)) return VB_ERROR;
@@ -459,6 +463,7 @@ void vb_recipe_destroy(vb_recipe **rp) {
     free(r->replica_init);
     free(r->replica_mount);
     vb_recipe_argv_free(r->replica_primary_args);
+    vb_recipe_argv_free(r->placed_args);
     vb_recipe_argv_free(r->replica_args);
     free(r->nodes_mount);
     for (size_t i = 0; i < r->n_settings; i++) free(r->settings[i].name), free(r->settings[i].literal);

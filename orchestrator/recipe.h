@@ -40,6 +40,9 @@
  *                                       the host's address, {listen} (empty otherwise), node K on port + K, and
  *                                       {host} is that address (else the data directory: a socket); one host keeps
  *                                       port for every node
+ *   placed_args: [--bind-address={listen}]   optional: arguments added to start (after replica's) on a node
+ *                                       placed over several orchestrator hosts, for a server whose start cannot
+ *                                       say "sockets only" and "TCP at {listen}" in one template (MariaDB)
  *   replica:                            optional: how a read replica of the server is made (topology, issue 39:
  *     primary_mount: /var/lib/vbench-primary   the engine's `replicas: R`): where the primary's data directory
  *     run: [[.../pg_basebackup, ...]]    appears in the replica's units, and the commands that replace init
@@ -109,6 +112,7 @@ typedef struct vb_recipe {
     size_t n_replica_init;
     char **replica_primary_args;   /* replica.primary_args: appended to start on a primary with replicas, or NULL */
     char **replica_args;           /* replica.args: appended to start on a replica, or NULL */
+    char **placed_args;            /* placed_args: appended to start (after replica's) on a placed node, or NULL */
     char *nodes_mount;      /* shard.nodes_mount, or NULL: where node 0 sees the other nodes' data directories */
     vb_kv *params;          /* every declared parameter with the value in force ("pgvector_version" -> "0.8.7") */
     size_t n_params;

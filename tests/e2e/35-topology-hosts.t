@@ -12,7 +12,9 @@
 # nodes 0 and 2 share the first host (its budget halved, node 2 copied over node 0's socket), node 1 on the second;
 # then node 1 is killed in the middle of the window on its host: the window fails with its unit's death (the server's
 # death, as on one host), the first host's nodes are stopped, the campaign goes on to its end. MariaDB with replicas
-# 1 (a recipe without port:) is refused placement with the reason. pgvector with shards 2 (issue 39 item 3: one shard
+# 1 the same way (node K on port 3306 + K at its host's address; the replica dumped from node 0 over TCP and
+# replicating from it as root@'%', the account each placed node makes at its start from accounts.sql, root@localhost
+# keeping socket authentication): its log names node 0's address, both nodes serve. pgvector with shards 2 (issue 39 item 3: one shard
 # per host): the router (node 0) and shard 2 on the first host, shard 1 on the second; the router's postgres_fdw reaches
 # the remote shard at its host's address and port, each shard holds its half of the rows, both are scanned at once by
 # every search (Async Foreign Scans), and recall is not lower than one server's. Smallest data: 3000
@@ -87,11 +89,9 @@ wait_pid $coord 300
 is "$WAIT_RC" "1" "the campaign over two orchestrator hosts goes on to its end (exit 1: one item failed, $(($(date +%s) - t0)) s)"
 [ "$WAIT_RC" = 1 ] || { tail -20 "$SCRATCH/coord.txt"; tail -8 "$SCRATCH/orch.txt" "$SCRATCH/orch2.txt"; } | diag
 q "$db" "SELECT key, status, error FROM plan WHERE status <> 'done'" | cut -c1-300 | diag
-is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "8" \
-   "every other item is done (build, a sweep point, a window for replicas 1 and for shards 2; build and sweep for replicas 2)"
-like "$(q "$db" "SELECT error FROM plan WHERE key = 'placed/mariadb/t/build'")" \
-     "mariadb.yml has no port:, so the nodes of its topology cannot be placed over several orchestrator hosts" \
-     "MariaDB's replicas, whose recipe reaches the primary on the loopback, are refused placement, saying why"
+is "$(q "$db" "SELECT COUNT(*) FROM plan WHERE status = 'done'")" "11" \
+   "every other item is done (build, a sweep point, a window for pgvector's and MariaDB's replicas 1 and for shards 2;
+    build and sweep for replicas 2)"
 is "$(q "$db" "SELECT group_concat(id || ':' || host, ' ') FROM (SELECT * FROM agent ORDER BY id)")" \
    "bench:bench-host orch:orch-host orch2:orch2-host" "the agents, each on its own host"
 
@@ -136,6 +136,30 @@ is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE config = '$r1' AND serve
 r=$(q "$db" "SELECT recall FROM sweep_result WHERE config = '$r1'")
 awk -v r="$r" 'BEGIN { exit !(r >= 0.9) }'
 ok $? "recall through primary and replica on two hosts is one server's ($r at ef_search 40)"
+
+# --- MariaDB with replicas 1 over the two hosts: the replica made and fed over TCP from node 0 on the other host ----
+ma0=$(m server.mariadb.agent); ma1=$(m server.mariadb.node.1.agent)
+[ -n "$ma0" ] && [ -n "$ma1" ] && [ "$ma0" != "$ma1" ]
+ok $? "MariaDB's node 0 and node 1 ran on different orchestrators ($ma0, $ma1)"
+is "$(m server.mariadb.listen_address) $(m server.mariadb.node.1.listen_address)" "$(addr "$ma0"):3306 $(addr "$ma1"):3307" \
+   "each MariaDB node listened on TCP at its own host's address (node 1 on port + 1)"
+is "$(m server.mariadb.node.1.replica_of)" "$(addr "$ma0"):3306 (node 0, on another host)" \
+   "MariaDB's node 1 is a replica of node 0 over the network"
+like "$(m server.mariadb.at_stop.node.1.log_tail)" "Slave I/O thread: connected to master 'root@$(addr "$ma0"):3306'" \
+     "node 1's own log: its replication stream connected to node 0 at the other host's address"
+grep -q "^$(addr "$ma0")\$" "$(m server.mariadb.node.1.data_dir)/data/master.info" 2>/dev/null
+ok $? "... and its master.info (SHOW SLAVE STATUS's Master_Host) names that address"
+mr='mariadb'
+q "$db" "SELECT engine, after, node, role, rows, searches, lag_bytes, host, agent FROM v_nodes WHERE engine = '$mr'" | diag
+is "$(q "$db" "SELECT group_concat(node || ':' || host || ':' || agent, ' ') FROM (SELECT DISTINCT node, host, agent
+               FROM v_nodes WHERE engine = '$mr' ORDER BY node)")" "0:$ma0-host:$ma0 1:$ma1-host:$ma1" \
+   "v_nodes names each MariaDB node's host and agent"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$mr' AND after = 'build' AND rows = 3000 AND lag_bytes = 0")" "2" \
+   "after the build both MariaDB nodes hold the 3000 rows, the replica caught up over the network"
+is "$(q "$db" "SELECT COUNT(*) FROM v_nodes WHERE engine = '$mr' AND after = 'window' AND searches > 0")" "2" \
+   "after the window both MariaDB nodes served searches (one client each, over TCP)"
+is "$(q "$db" "SELECT COUNT(*) FROM window_result WHERE config = '$mr' AND server_calls = queries + warmup_queries + edge_queries")" "1" \
+   "the two MariaDB nodes' own statement counts sum to the searches vbench sent"
 
 # --- replicas 2: three nodes on two hosts (nodes 0 and 2 on the first), then node 1's death -------------------------
 like "$(m "server.$r2.placement")" "node 0 on $a0 ($a0-host), node 1 on $a1 ($a1-host), node 2 on $a0 ($a0-host)" \

@@ -312,6 +312,16 @@ int main(void) {
                    strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{host}") == 0 &&
                    strcmp(vb_kv_get(r->connect, r->n_connect, "port", ""), "{port}") == 0,
                "pgvector's recipe: port 5432, connect host {host} and port {port}, replicas copy {primary_host}:{primary_port}");
+        if (i == 1) {   /* placed: networking at {listen}:{port} after the rest, root@'%' from accounts.sql */
+            int bind = 0, init_file = 0;
+            for (size_t j = 0; r->placed_args && r->placed_args[j]; j++) {
+                bind |= strcmp(r->placed_args[j], "--bind-address={listen}") == 0;
+                init_file |= strcmp(r->placed_args[j], "--init-file={data}/accounts.sql") == 0;
+            }
+            ok(r->port == 3306 && bind && init_file && strstr(r->replica_init[0][2], "MASTER_HOST = '$H'") &&
+                   strcmp(vb_kv_get(r->connect, r->n_connect, "host", ""), "{listen}") == 0,
+               "mariadb's recipe: port 3306, placed_args listen at {listen} and run accounts.sql, replicas over TCP");
+        }
         p = profile("", &err);
         vb_budget_resolve(p, 2, 24 * GIB, &b, &err);
         vb_kv *set = NULL;
@@ -571,7 +581,9 @@ int main(void) {
         ok(strlen(k4) == 16 && strcmp(k4, k1) != 0, "another version (PostgreSQL 18's initdb) makes another key (%s)", k4);
         vb_recipe_destroy(&r);
         ok(vb_recipe_load("deploy/engines", "mariadb", &r, &err) == VB_OK && r && r->init_template &&
-               r->n_template_apply == 0, "mariadb's recipe: mariadb-install-db into a template, nothing to apply");
+               r->n_template_apply == 1 && strstr(r->template_apply[0][2], "IDENTIFIED BY '{password}'") &&
+               strstr(r->template_apply[0][2], "{data}/accounts.sql"),
+           "mariadb's recipe: mariadb-install-db into a template, the copy's own accounts.sql (its password) applied");
         vb_recipe_destroy(&r);
         /* a recipe of the test's own, then the same with one init argument changed, another user, no template */
         char tdir[] = "/tmp/vb-template-XXXXXX", tpath[64];
