@@ -372,9 +372,10 @@ static int run_window(cap_item *c, double rate, vb_capacity_stage stage, int tar
     }
     vb_phase_log(ctx, o.client_limited ? "warn" : "info",
                  "%s capacity window %d (%s%s): offered %.1f/s%s, achieved %.1f/s (%llu of %llu arrivals started), p99 "
-                 "%.3f ms from the intended start%s%s%s%s", s->engine_name, step, stage_name(stage), for_target, rate,
+                 "%.3f ms from the intended start%s%s%s%s%s", s->engine_name, step, stage_name(stage), for_target, rate,
                  split, o.achieved,
                  (unsigned long long)o.started, (unsigned long long)o.scheduled, o.p99_ms,
+                 o.none_answered ? " (no query was answered in the window: no latency, it meets nothing)" : "",
                  res.errors ? ", queries failed: " : "", res.errors ? res.first_error : "",
                  o.client_limited ? "; client-limited" : "",
                  discounted ? "; failed while the client host paused: measured again" : "");

@@ -24,7 +24,7 @@ void vb_capacity_search_init(vb_capacity_search *s, const double *targets_ms, in
 }
 
 int vb_capacity_meets(const vb_capacity_search *s, const vb_capacity_obs *o, int t) {
-    return !o->client_limited && o->errors == 0 && o->started > 0 &&
+    return !o->client_limited && !o->none_answered && o->errors == 0 && o->started > 0 &&
            (double)o->started >= VB_CAPACITY_ACHIEVED * (double)o->scheduled && o->p99_ms <= s->targets_ms[t];
 }
 
@@ -315,6 +315,7 @@ int vb_capacity_merge(const vb_capacity_share *sh, int n, vb_capacity_obs *o, vb
         }
     }
     o->achieved = longest > 0 ? (double)o->started / longest : 0;
+    o->none_answered = o->scheduled > 0 && vb_histogram_count(h) + vb_histogram_out_of_range(h) == 0;
     o->p50_ms = (double)vb_histogram_value_at_percentile(h, 50) / 1e6;
     o->p99_ms = (double)vb_histogram_value_at_percentile(h, 99) / 1e6;
     o->p999_ms = (double)vb_histogram_value_at_percentile(h, 99.9) / 1e6;

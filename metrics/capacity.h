@@ -65,6 +65,8 @@ typedef struct vb_capacity_obs {
     double p50_ms, p99_ms, p999_ms;    /* from the intended start */
     uint64_t errors;
     int client_limited;
+    int none_answered;                 /* no latency in the window: nothing was answered in it (a stalled server), so
+                                        * its p50/p99/p999 (0) say nothing and it cannot meet a target */
     double host_pause_ms;              /* the client host's longest pause in the window (0: not measured) */
     vb_capacity_stage stage;
     int target;                        /* CONFIRM / KNEE: the target's index; -1 otherwise */

@@ -990,7 +990,7 @@ CREATE VIEW v_capacity_windows AS
            COALESCE(w.agents, 1) AS agents,
            (SELECT group_concat(printf('%s %.1f/s', sh.agent, sh.offered_rate), ', ')
               FROM (SELECT * FROM capacity_window_share AS x WHERE x.result_key = w.result_key ORDER BY x.share) AS sh)
-               AS shares
+               AS shares, w.queries AS answered
     FROM capacity_window AS w JOIN plan ON plan.key = w.item_key
     LEFT JOIN (SELECT w2.result_key, MIN(s.engine) AS server,
                       CASE WHEN COUNT(*) >= 2 AND MAX(s.t) > MIN(s.t) THEN (MAX(s.cpu_s) - MIN(s.cpu_s)) / (MAX(s.t) - MIN(s.t))
