@@ -128,16 +128,6 @@ is "$(q "$db" "SELECT COUNT(*) FROM churn_result a JOIN churn_result b ON a.stag
 # The main PID of shard 1's unit gets SIGKILL two seconds into an 8 s window; systemd ends the rest of its unit. The
 # router's searches lose that shard; the orchestrator's probe finds node 1 dead: the window fails with the shard's
 # own unit and log, the server (all its nodes) is started again (on_server_failure: restart) and the next window runs.
-wait_status() { # wait_status DB KEY STATUS... TIMEOUT_S: polls the plan row until it has one of the statuses
-    local db=$1 key=$2 t=${*: -1} st deadline
-    deadline=$(($(date +%s) + t))
-    while [ "$(date +%s)" -lt $deadline ]; do
-        st=$(q "$db" "SELECT status FROM plan WHERE key = '$key'" 2>/dev/null)
-        for want in "${@:3:$#-3}"; do [ "$st" = "$want" ] && { echo "$st"; return 0; }; done
-        sleep 0.1
-    done
-    echo "${st:-none}"; return 1
-}
 db=$SCRATCH/fault.sqlite
 cat >"$SCRATCH/fault.yml" <<'YML'
 name: fault

@@ -18,16 +18,6 @@
 . "$(dirname "$0")/../lib/ns-servers.sh"
 run_in() { vb_ns_run "$@"; }
 vb_ns_servers_boot
-wait_status() { # wait_status DB KEY STATUS... TIMEOUT_S: polls the plan row until it has one of the statuses
-    local db=$1 key=$2 t=${*: -1} st deadline
-    deadline=$(($(date +%s) + t))
-    while [ "$(date +%s)" -lt $deadline ]; do
-        st=$(q "$db" "SELECT status FROM plan WHERE key = '$key'" 2>/dev/null)
-        for want in "${@:3:$#-3}"; do [ "$st" = "$want" ] && { echo "$st"; return 0; }; done
-        sleep 0.1
-    done
-    echo "${st:-none}"; return 1
-}
 
 # --- 1. a SIGSTOPped server during a window ------------------------------------------------------------------
 db=$SCRATCH/hang.sqlite

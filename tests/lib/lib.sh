@@ -174,6 +174,18 @@ wait_sql() { # wait_sql DB SQL-COUNT MIN TIMEOUT_S: polls until the count reache
     return 1
 }
 
+wait_status() { # wait_status DB KEY STATUS... TIMEOUT_S: polls the plan row until it has one of the statuses;
+    # prints the status it saw (the last one on timeout, "none" for no row)
+    local db=$1 key=$2 t=${*: -1} st deadline
+    deadline=$(($(date +%s) + t))
+    while [ "$(date +%s)" -lt $deadline ]; do
+        st=$(q "$db" "SELECT status FROM plan WHERE key = '$key'" 2>/dev/null)
+        for want in "${@:3:$#-3}"; do [ "$st" = "$want" ] && { echo "$st"; return 0; }; done
+        sleep 0.1
+    done
+    echo "${st:-none}"; return 1
+}
+
 wait_pid() { # wait_pid PID TIMEOUT_S: waits for a child to exit; its status in WAIT_RC (124 on timeout)
     local pid=$1 deadline=$(($(date +%s) + $2))
     while kill -0 "$pid" 2>/dev/null; do
