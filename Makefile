@@ -104,7 +104,7 @@ E2E_FIRST := $(wildcard $(addprefix tests/e2e/,$(shell awk '$$1 ~ /\.t$$/ { prin
                                                          sort -rn | awk '{ print $$2 }')))
 test: test-deps
 	@$(MAKE) --no-print-directory binaries unit
-	@VB_BIN=$(CURDIR)/bin bash tests/run-suite --exec '' --timer -j$(TEST_JOBS) $(E2E_FIRST) \
+	@VB_BIN=$(CURDIR)/bin bash tests/run-suite --exec 'bash tests/lib/cpu-exec' --timer -j$(TEST_JOBS) $(E2E_FIRST) \
 	  $(filter-out $(E2E_FIRST),$(E2E_ALL)) $(UNIT_BIN)
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a build tree of their own.

@@ -56,6 +56,15 @@ printf '# file seconds\nc-pass.t 0\n' >"$SCRATCH/budget"
 out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --timer "$SCRATCH/t/c-pass.t" 2>/dev/null)
 like "$out" "c-pass.t  (budget 0 s)" "--timer: the slowest files, each with its budget"
 like "$out" "OVER BUDGET (more than 1.5 times $SCRATCH/budget): c-pass.t " "... a file over 1.5 times its budget is named"
+# With tests/lib/cpu-exec as prove's --exec (make test's), each line has the file's CPU-seconds and the heading the
+# suite's: a file that burns a tenth of a second in a child shows at least that much.
+printf '#!/usr/bin/env bash\necho 1..1\ni=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done\necho ok 1\n' >"$SCRATCH/t/d-busy.t"
+chmod +x "$SCRATCH/t/d-busy.t"
+out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --exec "bash $ROOT/tests/lib/cpu-exec" --timer \
+      "$SCRATCH/t/d-busy.t" 2>/dev/null)
+cpu=$(printf '%s\n' "$out" | sed -n 's/.*d-busy\.t  \([0-9.]*\) CPU-s.*/\1/p')
+ok "$(awk -v c="${cpu:-0}" 'BEGIN { print (c >= 0.1) ? 0 : 1 }')" "--exec tests/lib/cpu-exec: the file's CPU-seconds beside its wall seconds (${cpu:-none}; its loop of 200,000 steps in bash)"
+like "$out" "CPU-s):" "... and the suite's CPU-seconds in the heading"
 printf '* 100\n' >"$SCRATCH/budget"
 out=$(VB_BUDGET="$SCRATCH/budget" bash "$ROOT/tests/run-suite" --timer "$SCRATCH/t/c-pass.t" 2>/dev/null)
 like "$out" "budget: no file took more than 1.5 times its budget ($SCRATCH/budget)" "... and none, when none is (the * budget)"
