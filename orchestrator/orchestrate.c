@@ -338,12 +338,14 @@ static int name_oom(server *s, vb_units *u, vb_unit_state *st, char *advice, siz
     uint64_t max = 0;
     vb_error e;
     if (!u || vb_unit_property_u64(u, s->unit, "MemoryMax", &max, &e) != VB_OK || max == UINT64_MAX) max = 0;
-    /* The wait only where an OOM kill is possible: the cgroup's peak came within a tenth of its limit. A SIGKILL of
-     * a server far below its limit (a kill by hand, a test) is reported at once, before the window it broke can
-     * end and be taken for a measurement. */
+    /* The wait only where an OOM kill is possible: the cgroup's peak came within a tenth of its limit, or nothing
+     * is known of it (no sample yet: a server that dies at start by allocating past its limit can be gone before
+     * the sampler's first reading, and on a loaded host before its thread has read the OOM event either; 43 saw it
+     * reported as a plain SIGKILL at three lanes). A SIGKILL of a sampled server far below its limit (a kill by
+     * hand, a test) is reported at once, before the window it broke can end and be taken for a measurement. */
     vb_sampler_summary sum = {0};
     if (s->sampler) vb_sampler_summary_get(s->sampler, &sum);
-    int near_limit = !max || sum.peak_cgroup_bytes >= max / 10 * 9;
+    int near_limit = !max || sum.samples == 0 || sum.peak_cgroup_bytes >= max / 10 * 9;
     for (int i = 0; i < 5 && near_limit && s->sampler && !vb_sampler_oom_kills(s->sampler) &&
                     strcmp(st->result, "signal") == 0 && st->exec_main_status == SIGKILL; i++)
         vb_sleep_ns(200000000ull);
