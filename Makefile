@@ -39,10 +39,13 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 EMBEDDED := $(sort $(wildcard profiles/*.yml)) store/schema.sql store/views.sql datasets/parquet2fbin.mjs
 
 .PHONY: all binaries deps test test-deps unit asan-test valgrind-test bench-gt bench-client bench-client-pg bench-scale clean
+# The builds run as many compilers as the machine has cores (a clean build of everything with the unit tests and
+# the fuzz replayers is some 200 compilations: on 2 cores serial it was most of make test's first minutes).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # `make` first installs what is missing (Debian packages), then builds in a fresh make so that the
 # pkg-config flags are read after the install.
 all: deps
-	@$(MAKE) --no-print-directory binaries
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) binaries
 
 binaries: bin/vbench bin/vbench-agent
 
@@ -52,7 +55,8 @@ deps:
 test-deps:
 	@bash deploy/install-deps --with-tests
 
-$(BUILD)/gen/proto/vbench.pb-c.c $(BUILD)/gen/proto/vbench.pb-c.h: proto/vbench.proto
+# One run of protoc-c makes both files (a grouped target: a parallel make must not run it twice at once).
+$(BUILD)/gen/proto/vbench.pb-c.c $(BUILD)/gen/proto/vbench.pb-c.h &: proto/vbench.proto
 	@mkdir -p $(BUILD)/gen/proto
 	protoc-c --proto_path=proto --c_out=$(BUILD)/gen/proto proto/vbench.proto
 
@@ -103,16 +107,16 @@ E2E_ALL   := $(sort $(wildcard tests/e2e/*.t))
 E2E_FIRST := $(wildcard $(addprefix tests/e2e/,$(shell awk '$$1 ~ /\.t$$/ { print $$2, $$1 }' tests/budget.txt | \
                                                          sort -rn | awk '{ print $$2 }')))
 test: test-deps
-	@$(MAKE) --no-print-directory binaries unit
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) binaries unit
 	@VB_BIN=$(CURDIR)/bin bash tests/run-suite --exec 'bash tests/lib/cpu-exec' --timer -j$(TEST_JOBS) $(E2E_FIRST) \
 	  $(filter-out $(E2E_FIRST),$(E2E_ALL)) $(UNIT_BIN)
 
 # Unit tests under AddressSanitizer + UndefinedBehaviorSanitizer, in a build tree of their own.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(CURDIR)/tests/ubsan.supp
 asan-test: test-deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" unit
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" unit
 	@$(SAN_ENV) \
-	  prove --exec '' $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
+	  prove --exec '' -j$(TEST_JOBS) $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
 	@for t in $(FUZZ_NAMES); do $(SAN_ENV) \
 	  build-asan/fuzz-replay/$$t -timeout=60 tests/fuzz/corpus/$$t/* >build-asan/fuzz-replay/$$t.log 2>&1 || \
 	  { echo "fuzz corpus replay of $$t under ASan/UBSan failed: build-asan/fuzz-replay/$$t.log"; exit 1; }; \
@@ -120,7 +124,7 @@ asan-test: test-deps
 
 # Unit tests, then a whole campaign (coordinator and agent) under valgrind memcheck.
 valgrind-test: test-deps
-	@$(MAKE) --no-print-directory binaries unit
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) binaries unit
 	@for t in $(UNIT_BIN); do valgrind -q --error-exitcode=99 --leak-check=full $$t >/dev/null || exit 1; done; echo "valgrind: unit tests clean"
 	@bash tests/valgrind-campaign.sh bin
 
