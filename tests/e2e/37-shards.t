@@ -99,9 +99,16 @@ is "$(grep -c 'Remote SQL: .* ORDER BY .*ASC NULLS LAST$' <<<"$plain")" "2" "pla
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result WHERE config = 'pgvector-plain' AND index_used = 0 AND recall > 0.9")" "2" \
    "plain: both sweep points measured (recall above 0.9) and marked as not pushed down (index_used 0)"
 diag <<<"$plain"
+# Compared at ef_search 10, where one server's recall is far below 1: each shard answers its own top k at that
+# ef_search, so the router sees 2 or 3 times the candidates, and the gain (0.949 -> 0.980 / 0.989 alone on 2026-12-06 17:53,
+# 0.945 -> 0.981 / 0.991 the session before) is several times the spread between two builds of the same table
+# (pgvector's HNSW levels are random per build). At ef_search 20 the gain is a few thousandths (0.987 -> 0.991 /
+# 0.994, 0.973 -> 0.997 / 0.999) and two builds differ by as much: the check failed there twice in a row with other
+# test files running (2 and 3 shards against one server, 3 of 4 points), so ef_search 20 is listed, not compared.
 is "$(q "$db" "SELECT COUNT(*) FROM sweep_result a JOIN sweep_result b ON a.ef_search = b.ef_search
-               WHERE a.config = 'pgvector[shards=1]' AND b.config IN ('pgvector[shards=2]', '$s3') AND b.recall >= a.recall")" "4" \
-   "recall at each ef_search (10, 20: one server below 1) with 2 and 3 shards is not lower than one server's"
+               WHERE a.config = 'pgvector[shards=1]' AND b.config IN ('pgvector[shards=2]', '$s3') AND b.recall >= a.recall
+               AND a.ef_search = 10")" "2" \
+   "recall at ef_search 10 (one server's well below 1) with 2 and 3 shards is not lower than one server's ($(q "$db" "SELECT group_concat(config || ' ' || ef_search || ': ' || printf('%.3f', recall), ', ') FROM sweep_result WHERE config LIKE 'pgvector[%'"))"
 q "$db" "SELECT config, ef_search, printf('%.3f', recall), printf('%.0f', qps) FROM sweep_result ORDER BY config, ef_search" | diag
 
 # --- filtered: the WHERE on every shard, the answers checked by the phase, recall against exact's ground truth -----
@@ -128,6 +135,8 @@ is "$(q "$db" "SELECT COUNT(*) FROM churn_result a JOIN churn_result b ON a.stag
 # The main PID of shard 1's unit gets SIGKILL two seconds into an 8 s window; systemd ends the rest of its unit. The
 # router's searches lose that shard; the orchestrator's probe finds node 1 dead: the window fails with the shard's
 # own unit and log, the server (all its nodes) is started again (on_server_failure: restart) and the next window runs.
+# The windows are an open loop at 200 queries/s: the fault needs the window's time, not its throughput (a closed
+# loop kept the server and the clients busy on both cores for every window: CPU the whole suite paid for).
 db=$SCRATCH/fault.sqlite
 cat >"$SCRATCH/fault.yml" <<'YML'
 name: fault
@@ -138,13 +147,13 @@ engines:
 resources: {layout: small}
 phases:
   build: {}
-  concurrency: {clients: [2, 1], window_s: 8, repeats: 1, warmup_s: 0.2, ef_search: 40}
+  concurrency: {clients: [2, 1], window_s: 8, repeats: 1, warmup_s: 0.2, ef_search: 40, mode: open, target_rate: 200}
 limits: {phase_timeout_s: 30, abort_unanswered_s: 5, on_server_failure: restart}
 YML
 failed_before=$T_FAILED
 vb_ns_run timeout 400 "$VBENCH" run --profile "$SCRATCH/fault.yml" --out "$db" >/dev/null 2>"$SCRATCH/fault.err" &
 runpid=$!
-w1=fault/pgvector/t/concurrency/clients=2,repeat=1
+w1=fault/pgvector/t/concurrency/clients=2,repeat=1,mode=open,target_rate=200
 st=$(wait_status "$db" "$w1" running done failed 300)
 is "$st" running "the first window is running"
 unit=$(m server.pgvector.node.1.unit)
@@ -158,7 +167,7 @@ rc=$?
 err=$(q "$db" "SELECT status || ': ' || COALESCE(error, '') FROM plan WHERE key = '$w1'")
 like "$err" "failed: " "the window with the kill failed: $err"
 like "$err" "$unit" "its error names shard 1's unit"
-is "$(q "$db" "SELECT status FROM plan WHERE key = 'fault/pgvector/t/concurrency/clients=1,repeat=1'")" "done" \
+is "$(q "$db" "SELECT status FROM plan WHERE key = 'fault/pgvector/t/concurrency/clients=1,repeat=1,mode=open,target_rate=200'")" "done" \
    "the campaign went on: the next window ran on the servers started again"
 died=$(q "$db" "SELECT message || ' | ' || COALESCE(log_tail, '') FROM server_log WHERE state = 'died'")
 like "$died" "$unit" "the server log's death names shard 1's unit"

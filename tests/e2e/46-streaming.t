@@ -199,7 +199,8 @@ is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE stage_index = 1 AND at_res
 
 # SIGKILL in the middle of the stream, then resume.
 db="$SCRATCH/kill.sqlite"
-profile kill "  - name: hnswlib" "{insert_rate: [300], insert_batch: 20, window_s: 0.5, clients: 2}" >"$SCRATCH/kill.yml"
+# (the searches an open loop at 400/s: the kill needs the stream's time, not the clients' throughput)
+profile kill "  - name: hnswlib" "{insert_rate: [300], insert_batch: 20, window_s: 0.5, clients: 2, mode: open, target_rate: 400}" >"$SCRATCH/kill.yml"
 "$VBENCH" run --profile "$SCRATCH/kill.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
 wait_sql "$db" "SELECT COUNT(*) FROM streaming_result" 2 120
@@ -351,10 +352,11 @@ is "$(q "$db" "SELECT engine || ': ' || \"check\" || ': ' || detail FROM v_valid
    "mixed, a skipped update: a validity finding naming the row and why: $(q "$db" "SELECT detail FROM v_validity")"
 
 # SIGKILL of the coordinator and its agent in the middle of the mixed phase, then resume: the item runs again from
-# its build; the engine's rows at rest equal the write log's, every window once, of the last attempt.
+# its build; the engine's rows at rest equal the write log's, every window once, of the last attempt (the operations
+# an open loop at 400/s: the kill needs the windows' time, not the clients' throughput).
 db="$SCRATCH/mixed-kill.sqlite"
 mixed_profile mixedkill "  - name: exact
-  - name: hnswlib" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), window_s: 0.5, windows: 4, clients: 2}" >"$SCRATCH/mixed-kill.yml"
+  - name: hnswlib" "{ops: {search: 0.8, update: 0.1, delete: 0.05, insert: 0.05}, ids: zipf(1.1), window_s: 0.5, windows: 4, clients: 2, rate: 400}" >"$SCRATCH/mixed-kill.yml"
 "$VBENCH" run --profile "$SCRATCH/mixed-kill.yml" --out "$db" --quiet 2>"$SCRATCH/run1.txt" &
 pid=$!
 wait_sql "$db" "SELECT COUNT(*) FROM mixed_result" 2 120
