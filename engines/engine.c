@@ -248,6 +248,13 @@ int vb_engine_rows(vb_engine *e, vb_row_fn fn, void *arg, int *listed, vb_error 
     return finish(e->ops->rows(e->state, fn, arg, err), err, e->ops, "rows");
 }
 
+int vb_engine_rows_node(vb_engine *e, int node, vb_row_fn fn, void *arg, int *listed, vb_error *err) {
+    *listed = 0;
+    if (!e->ops->rows_node) return VB_OK;
+    error_reset(err);
+    return finish(e->ops->rows_node(e->state, node, fn, arg, listed, err), err, e->ops, "rows_node");
+}
+
 const char *vb_engine_maintenance(const vb_engine *e) {
     if (!e->ops->maintain) return "none";
     return e->ops->maintenance ? e->ops->maintenance : "the engine's maintain";

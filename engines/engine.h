@@ -278,6 +278,10 @@ typedef struct vb_engine_ops {
      * during the call), NULL where the engine cannot return them. For a check after the writes (the mixed phase
      * holds the rows against its write log), with no write in flight. fn returns non-zero to stop (an error). */
     int (*rows)(void *state, vb_row_fn fn, void *arg, vb_error *err);
+    /* Read replicas: the rows of replica node (1 .. nodes - 1) as rows lists the primary's, on a connection of its
+     * own; *listed = 0 (VB_OK) when there is no such replica (or the nodes each hold a part: shards). After
+     * catch_up, each replica's rows are the primary's: the mixed phase holds every node against its write log. */
+    int (*rows_node)(void *state, int node, vb_row_fn fn, void *arg, int *listed, vb_error *err);
     /* The query plan the server uses for the kNN query at ef_search with filter (may be NULL): *uses_index = 1
      * when it scans the vector index, plan (may be NULL) gets its text. Servers only; embedded engines have no
      * planner. */
@@ -340,6 +344,8 @@ int vb_engine_persist(vb_engine *e, vb_error *err);
 int vb_engine_maintain(vb_engine *e, vb_error *err);
 /* Lists the engine's rows (the ops' rows); *listed = 0, VB_OK, when the engine has no rows op. */
 int vb_engine_rows(vb_engine *e, vb_row_fn fn, void *arg, int *listed, vb_error *err);
+/* Lists replica node's rows (the ops' rows_node); *listed = 0, VB_OK, without the op or without that replica. */
+int vb_engine_rows_node(vb_engine *e, int node, vb_row_fn fn, void *arg, int *listed, vb_error *err);
 /* What vb_engine_maintain runs (the ops' maintenance): "none" without a maintain op. Static text. */
 const char *vb_engine_maintenance(const vb_engine *e);
 int vb_engine_sizes(vb_engine *e, vb_sizes *out, vb_error *err);      /* -1 fields when no op */

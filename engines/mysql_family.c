@@ -888,6 +888,21 @@ static int family_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
     return vb_admin_run(&((my_state *)state)->admin, rows_on, &a, err);
 }
 
+/* A replica's rows, on a connection of its own to that node (the same SELECT as the primary's). */
+static int family_rows_node(void *state, int node, vb_row_fn fn, void *arg, int *listed, vb_error *err) {
+    my_state *s = state;
+    *listed = 0;
+    if (node < 1 || node >= s->n_nodes) return VB_OK;
+    MYSQL *my = NULL;
+    if (my_connect_node(s, node, 1, &my, err) != VB_OK) return vb_error_prefix(err, "replica %d", node), VB_ERROR;
+    rows_arg a = {s, fn, arg};
+    int rc = rows_on(my, &a, err);
+    mysql_close(my);
+    if (rc != VB_OK) return vb_error_prefix(err, "replica %d", node), rc;
+    *listed = 1;
+    return VB_OK;
+}
+
 /* ---- sizes, version, EXPLAIN ----------------------------------------------------------------------- */
 
 /* A one-row query on the administrative connection: the first n values as strings, or NULL (no row, NULL). */
@@ -1401,7 +1416,8 @@ static int my_wait_sample(void *state, vb_wait_profile *acc, vb_error *err) {
         .search = family_search, .version = family_version, .remove = family_remove, .insert = family_load,   \
         .sizes = family_sizes, .explain = family_explain, .attach = family_attach,                            \
         .server_stats = family_server_stats, .wait_sample = WAITS, .maintain = MAINTAIN,                      \
-        .maintenance = MAINTENANCE, .rows = ROWS, .node_stats = family_node_stats,                            \
+        .maintenance = MAINTENANCE, .rows = ROWS, .rows_node = family_rows_node,                             \
+        .node_stats = family_node_stats,                                                                      \
         .node_lag = family_node_lag, .catch_up = family_catch_up, .read_on = family_read_on,                  \
     }
 

@@ -976,6 +976,21 @@ static int pg_rows(void *state, vb_row_fn fn, void *arg, vb_error *err) {
     return vb_admin_run(&((pg_state *)state)->admin, rows_on, &a, err);
 }
 
+/* A hot standby's rows, on a connection of its own (shards each hold a part: not listed here). */
+static int pg_rows_node(void *state, int node, vb_row_fn fn, void *arg, int *listed, vb_error *err) {
+    pg_state *s = state;
+    *listed = 0;
+    if (s->n_shards || node < 1 || node >= s->n_nodes) return VB_OK;
+    PGconn *pg = NULL;
+    int rc = pg_dial_node(s, node, &pg, err);
+    rows_arg a = {s, fn, arg};
+    if (rc == VB_OK) rc = rows_on(pg, &a, err);
+    if (pg) PQfinish(pg);
+    if (rc != VB_OK) return vb_error_prefix(err, "replica %d", node), rc;
+    *listed = 1;
+    return VB_OK;
+}
+
 typedef struct stats_arg {
     pg_state *s;
     vb_server_stats *out;
@@ -1929,5 +1944,6 @@ const vb_engine_ops vb_engine_pgvector = {
     .maintain = pg_maintain,
     .maintenance = "VACUUM (ANALYZE)",
     .rows = pg_rows,
+    .rows_node = pg_rows_node,
     .sizes = pg_sizes,
 };
