@@ -333,19 +333,20 @@ static void measure_sizes(server *s, kvlist *facts) {
  * only Result=signal, status 9; the counter tells the kernel's OOM killer from another SIGKILL. The count can trail
  * the unit's end by a sample, so it is waited for up to a second. Fills st->result with "oom-kill" and advice
  * with the sentence (empty when it was not one). */
-static int name_oom(server *s, vb_units *u, vb_unit_state *st, char *advice, size_t len) {
+static int name_oom(server *s, vb_units *u, vb_unit_state *st, int at_start, char *advice, size_t len) {
     advice[0] = '\0';
     uint64_t max = 0;
     vb_error e;
     if (!u || vb_unit_property_u64(u, s->unit, "MemoryMax", &max, &e) != VB_OK || max == UINT64_MAX) max = 0;
-    /* The wait only where an OOM kill is possible: the cgroup's peak came within a tenth of its limit, or nothing
-     * is known of it (no sample yet: a server that dies at start by allocating past its limit can be gone before
-     * the sampler's first reading, and on a loaded host before its thread has read the OOM event either; 43 saw it
-     * reported as a plain SIGKILL at three lanes). A SIGKILL of a sampled server far below its limit (a kill by
-     * hand, a test) is reported at once, before the window it broke can end and be taken for a measurement. */
+    /* The wait only where an OOM kill is possible: at start (no window to break: a server that allocates past its
+     * limit while it starts grows from a sampled few MiB to the kill between two readings, and on a loaded host the
+     * sampler's thread reads the OOM event late; 43 saw it reported as a plain SIGKILL at three lanes, with and
+     * without a sample before the kill), or when the cgroup's peak came within a tenth of its limit. A SIGKILL of
+     * a running server far below its limit (a kill by hand, a test) is reported at once, before the window it broke
+     * can end and be taken for a measurement. */
     vb_sampler_summary sum = {0};
     if (s->sampler) vb_sampler_summary_get(s->sampler, &sum);
-    int near_limit = !max || sum.samples == 0 || sum.peak_cgroup_bytes >= max / 10 * 9;
+    int near_limit = at_start || !max || sum.peak_cgroup_bytes >= max / 10 * 9;
     for (int i = 0; i < 5 && near_limit && s->sampler && !vb_sampler_oom_kills(s->sampler) &&
                     strcmp(st->result, "signal") == 0 && st->exec_main_status == SIGKILL; i++)
         vb_sleep_ns(200000000ull);
@@ -380,7 +381,7 @@ static int wait_ready(server *s, vb_units *u, const kvlist *connect, char *versi
         if (vb_unit_state_get(u, s->unit, &st, err) == VB_OK &&
             (strcmp(st.active_state, "failed") == 0 || strcmp(st.active_state, "inactive") == 0)) {
             char oom[300];
-            if (name_oom(s, u, &st, oom, sizeof oom))
+            if (name_oom(s, u, &st, 1, oom, sizeof oom))
                 return vb_error_set(err, "server", 1, "%s ended before it answered: %s (systemd: result %s, status %d); "
                                     "last probe: %s", s->unit, oom, st.systemd_result, st.exec_main_status,
                                     last.message);
@@ -1006,7 +1007,7 @@ static void op_died(server *s, zsock_t *out, const char *hung) {
                  s->unit, PROBE_TIMEOUT_S, hung);
     } else if (u && vb_unit_state_get(u, s->unit, &st, &err) == VB_OK) {
         char oom[300];
-        int was_oom = name_oom(s, u, &st, oom, sizeof oom);
+        int was_oom = name_oom(s, u, &st, 0, oom, sizeof oom);
         snprintf(msg, sizeof msg, "server unit %s ended while the campaign needed it: result %s, %s %d%s%s%s", s->unit,
                  st.result[0] ? st.result : "unknown", st.exec_main_code == 1 ? "exit status" : "signal",
                  st.exec_main_status, was_oom ? " (" : "", was_oom ? oom : "", was_oom ? ")" : "");
