@@ -93,16 +93,17 @@ unit: $(UNIT_BIN)
 # The whole suite: unit programs and end-to-end scripts, all speaking TAP, summarised by prove, TEST_JOBS at a
 # time. They can run side by side: none uses a fixed path, port or namespace name (scratch directories come from
 # mktemp; network namespaces, cgroups, veth names and TCP ports are named after the test's PID; servers listen on
-# sockets in the scratch directory, bound into their own mount namespace). As many lanes as this machine has
-# cores by default: more lanes finish sooner (measured on this 2-core machine, images cached: 6 min 10 s at -j2,
-# 5 min 32 s at -j3, 4 min 46 s at -j4), but at four lanes on two cores the scripts that kill a server two
-# seconds into a window or time a stall met a machine so loaded that CI failed twice on them; a CI run has 90
-# minutes, so the suite takes the calmer machine. `make test TEST_JOBS=4` for a quick local run. The longest go
+# sockets in the scratch directory, bound into their own mount namespace). Twice as many lanes as this machine has
+# cores, four at most: the files wait on windows, timeouts and servers (each uses under half a core), so extra lanes
+# fill the cores they leave idle. Measured on this 2-core machine, warm (docs/testing.md, 2026-12-06): prove 1,056 s
+# at two lanes, 772 at three, 625 at four, for 1,348 / 1,248 / 1,009 CPU-seconds (the last after the fault tests'
+# windows became open loops). Four lanes once failed CI twice, on scripts that kill a server two seconds into what
+# was then a closed-loop window; `make test TEST_JOBS=2` for the calmer machine. The longest go
 # first (the files of tests/budget.txt, by their measured seconds, longest first: a long file started last would
 # run alone at the end), then the other end-to-end scripts, and the short unit programs fill the lanes at the end.
 # tests/run-suite is prove with the gate: as root with systemd and debootstrap (tests/required-here) every skip is a
 # failure naming its cause, and the line before prove's summary counts the skips by reason.
-TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); n=$$((n * 2)); [ "$$n" -gt 4 ] && n=4; echo $$n)
 E2E_ALL   := $(sort $(wildcard tests/e2e/*.t))
 E2E_FIRST := $(wildcard $(addprefix tests/e2e/,$(shell awk '$$1 ~ /\.t$$/ { print $$2, $$1 }' tests/budget.txt | \
                                                          sort -rn | awk '{ print $$2 }')))
