@@ -105,7 +105,9 @@ int vb_package_install(const vb_registry_package *p, FILE *say, vb_error *err) {
     if (!say) say = stderr;
     fprintf(say, "installing Debian's %s: %s\n", p->name, cmd);
     fflush(say);
-    char *argv[] = {"apt-get", "install", "-y", "--no-install-recommends", (char *)p->name, NULL};
+    /* another apt holding dpkg's lock (an unattended upgrade, a second install) is waited for, up to two minutes */
+    char *argv[] = {"apt-get", "-o", "DPkg::Lock::Timeout=120", "install", "-y", "--no-install-recommends",
+                    (char *)p->name, NULL};
     int rc = run_capture(argv, NULL, 0, fileno(say));
     if (rc != 0 || !vb_package_here(p))
         return vb_error_set(err, "dataset", 1, "`%s` %s%s: see apt's message above (apt-get update may be needed, "
