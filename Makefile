@@ -106,7 +106,13 @@ unit: $(UNIT_BIN)
 # run alone at the end), then the other end-to-end scripts, and the short unit programs fill the lanes at the end.
 # tests/run-suite is prove with the gate: as root with systemd and debootstrap (tests/required-here) every skip is a
 # failure naming its cause, and the line before prove's summary counts the skips by reason.
-TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); n=$$((n * 2)); [ "$$n" -gt 4 ] && n=4; echo $$n)
+# Only as many lanes as cores while an engine image (deploy/images/*.list) is not in the cache yet: the suite's first
+# run builds them (debootstrap and apt beside the tests), and at four lanes beside those builds the streaming
+# writer of 46 fell behind its schedule in two fresh checks (2026-12-06 18:37 and 18:58, cold cache, load 11-17).
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); m=$$((n * 2)); [ "$$m" -gt 4 ] && m=4; \
+                     for i in deploy/images/*.list; do \
+                         bash deploy/image-build --path-only "$$(basename "$$i" .list)" >/dev/null 2>&1 || m=$$n; done; \
+                     [ "$$m" -gt 4 ] && m=4; echo $$m)
 E2E_ALL   := $(sort $(wildcard tests/e2e/*.t))
 E2E_FIRST := $(wildcard $(addprefix tests/e2e/,$(shell awk '$$1 ~ /\.t$$/ { print $$2, $$1 }' tests/budget.txt | \
                                                          sort -rn | awk '{ print $$2 }')))
