@@ -109,7 +109,7 @@ unit: $(UNIT_BIN)
 # Only as many lanes as cores while an engine image (deploy/images/*.list) is not in the cache yet: the suite's first
 # run builds them (debootstrap and apt beside the tests), and at four lanes beside those builds the streaming
 # writer of 46 fell behind its schedule in two fresh checks (2026-12-06 18:37 and 18:58, cold cache, load 11-17).
-TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); m=$$((n * 2)); [ "$$m" -gt 4 ] && m=4; \
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); m=$$((n * 2)); \
                      for i in deploy/images/*.list; do \
                          bash deploy/image-build --path-only "$$(basename "$$i" .list)" >/dev/null 2>&1 || m=$$n; done; \
                      [ "$$m" -gt 4 ] && m=4; echo $$m)
